@@ -1,0 +1,3 @@
+from devfix.cli import app
+
+app(prog_name="devfix")

@@ -1,0 +1,143 @@
+"""Which device expression a fix should use at a given place, and the script preamble.
+
+Preference: an existing device variable visible at that place (a parameter or assignment named
+like a device, or anything assigned from `torch.device(...)`); otherwise the conventional
+`device = torch.device("cuda" if torch.cuda.is_available() else "cpu")` added after the imports,
+so the fixed program runs with and without a GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import (
+    Assignment,
+    ClassScope,
+    GlobalScope,
+    ParentNodeProvider,
+    PositionProvider,
+    Scope,
+    ScopeProvider,
+)
+
+from devfix.analysis.torch_names import DEVICE_CONSTRUCTOR, call_names
+
+DEVICE_NAMES = ("device", "dev", "DEVICE", "torch_device")
+PREAMBLE_NAME = "device"
+
+
+@dataclass(frozen=True)
+class DeviceChoice:
+    """`name` to write in the fix; `needs_preamble` when the fix must also add the preamble."""
+
+    name: str
+    needs_preamble: bool = False
+
+
+def device_for(rule: cst.CSTVisitor, node: cst.CSTNode) -> DeviceChoice | None:
+    """The device to use at `node`, or None when no unambiguous choice exists."""
+    existing = device_variable_in_scope(rule, node)
+    if existing is not None:
+        return DeviceChoice(existing)
+    global_scope = _global_scope(rule, node)
+    if global_scope is None or PREAMBLE_NAME in global_scope:
+        return None  # the name is taken (or defined too late to use here): do not shadow it
+    return DeviceChoice(PREAMBLE_NAME, needs_preamble=True)
+
+
+def device_variable_in_scope(rule: cst.CSTVisitor, node: cst.CSTNode) -> str | None:
+    scope: Scope | None = rule.get_metadata(ScopeProvider, node, None)
+    line = rule.get_metadata(PositionProvider, node).start.line
+    while scope is not None:
+        if not isinstance(scope, ClassScope):
+            found = _device_binding(rule, scope, line)
+            if found is not None:
+                return found
+        scope = None if isinstance(scope, GlobalScope) else scope.parent
+    return None
+
+
+def _device_binding(rule: cst.CSTVisitor, scope: Scope, before_line: int) -> str | None:
+    for assignment in scope.assignments:
+        if not isinstance(assignment, Assignment):
+            continue
+        if isinstance(scope, GlobalScope) and _line(rule, assignment.node) > before_line:
+            continue  # a module-level variable defined after this point does not exist yet here
+        if _is_device_binding(rule, assignment):
+            return assignment.name
+    return None
+
+
+def _is_device_binding(rule: cst.CSTVisitor, assignment: Assignment) -> bool:
+    target = assignment.node
+    if isinstance(target, cst.Param):
+        return assignment.name in DEVICE_NAMES
+    if not isinstance(target, cst.Name):
+        return False
+    statement = assigning_statement(rule, target)
+    if statement is not None and statement.value is not None:
+        is_single_target = not isinstance(statement, cst.Assign) or len(statement.targets) == 1
+        if is_single_target and DEVICE_CONSTRUCTOR in call_names(rule, statement.value):
+            return True
+        return is_single_target and assignment.name in DEVICE_NAMES
+    return False
+
+
+def assigning_statement(rule: cst.CSTVisitor, target: cst.Name) -> cst.Assign | cst.AnnAssign | None:
+    """The `Assign`/`AnnAssign` whose target is exactly `target`, if any."""
+    parent = rule.get_metadata(ParentNodeProvider, target, None)
+    if isinstance(parent, cst.AssignTarget):
+        parent = rule.get_metadata(ParentNodeProvider, parent, None)
+    return parent if isinstance(parent, (cst.Assign, cst.AnnAssign)) else None
+
+
+def _line(rule: cst.CSTVisitor, node: cst.CSTNode) -> int:
+    position = rule.get_metadata(PositionProvider, node, None)
+    return position.start.line if position is not None else 0
+
+
+def _global_scope(rule: cst.CSTVisitor, node: cst.CSTNode) -> GlobalScope | None:
+    scope = rule.get_metadata(ScopeProvider, node, None)
+    return None if scope is None else scope.globals
+
+
+def preamble_statement(torch_name: str) -> cst.SimpleStatementLine:
+    return cst.parse_statement(
+        f'{PREAMBLE_NAME} = {torch_name}.device("cuda" if {torch_name}.cuda.is_available() else "cpu")\n'
+    )
+
+
+def insert_preamble(module: cst.Module, torch_name: str) -> cst.Module:
+    """Put the preamble after the leading imports (and after `import torch`, wherever it is)."""
+    body = list(module.body)
+    index = 0
+    while index < len(body) and _is_header_statement(body[index], index):
+        index += 1
+    for position, statement in enumerate(body):
+        if _imports_torch(statement):
+            index = max(index, position + 1)
+    statement = preamble_statement(torch_name).with_changes(leading_lines=[cst.EmptyLine()])
+    if index < len(body) and not body[index].leading_lines:
+        body[index] = body[index].with_changes(leading_lines=[cst.EmptyLine()])
+    body.insert(index, statement)
+    return module.with_changes(body=body)
+
+
+def _is_header_statement(statement: cst.BaseStatement, index: int) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    if index == 0 and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr):
+        return isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    return all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
+
+
+def _imports_torch(statement: cst.BaseStatement) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Import) and any(
+            cst.Module([]).code_for_node(alias.name) == "torch" for alias in small.names
+        ):
+            return True
+    return False

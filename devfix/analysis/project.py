@@ -1,0 +1,112 @@
+"""Which classes are `nn.Module`s, across the files of a run.
+
+Model code often lives in another file than the script that misuses it, and base classes in yet
+another. The index reads files lazily with `ast` (cheap, no libcst) and follows imports, so
+`from models.net import Net` in a training script resolves to the class in `models/net.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MODULE_BASE_SUFFIXES = ("LightningModule", "PreTrainedModel")
+NOT_MODULES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"}
+
+
+@dataclass
+class FileClasses:
+    """Class name → base names (qualified through the file's imports), and the file's imports."""
+
+    classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    imports: dict[str, str] = field(default_factory=dict)
+
+
+class ProjectIndex:
+    """Lazily parsed class facts; `sources` holds texts newer than the disk (an editor buffer)."""
+
+    def __init__(self, sources: dict[str, str] | None = None) -> None:
+        self._sources = dict(sources or {})
+        self._files: dict[str, FileClasses | None] = {}
+
+    def is_module_class(self, from_file: str, qualified_name: str) -> bool | None:
+        """True or False when known; None when devfix cannot tell (then a rule must not guess)."""
+        return self._is_module(Path(from_file).resolve(), qualified_name, set())
+
+    def _is_module(self, file: Path, name: str, seen: set[tuple[Path, str]]) -> bool | None:
+        if (file, name) in seen:
+            return None
+        seen.add((file, name))
+        if name in NOT_MODULES:
+            return False
+        if name.startswith("torch.nn.") and name.rsplit(".", 1)[1][:1].isupper():
+            return True
+        if name.endswith(MODULE_BASE_SUFFIXES):
+            return True
+        owner, _, class_name = name.rpartition(".")
+        if not owner:
+            return self._local_class(file, class_name, seen)
+        target = self._module_file(file, owner)
+        return None if target is None else self._local_class(target, class_name, seen)
+
+    def _local_class(self, file: Path, class_name: str, seen: set[tuple[Path, str]]) -> bool | None:
+        facts = self._facts(file)
+        if facts is None:
+            return None
+        if class_name in facts.classes:
+            verdicts = [self._is_module(file, base, seen) for base in facts.classes[class_name]]
+            if any(verdict is True for verdict in verdicts):
+                return True
+            return False if all(verdict is False for verdict in verdicts) else None
+        if class_name in facts.imports:
+            return self._is_module(file, facts.imports[class_name], seen)
+        return None
+
+    def _module_file(self, file: Path, dotted: str) -> Path | None:
+        level = len(dotted) - len(dotted.lstrip("."))
+        parts = [part for part in dotted.lstrip(".").split(".") if part]
+        if level:
+            bases = [file.parents[level - 1]] if level <= len(file.parents) else []
+        else:
+            bases = list(file.parents)
+        for base in bases:
+            for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
+                if str(candidate) in self._sources or candidate.is_file():
+                    return candidate
+        return None
+
+    def _facts(self, file: Path) -> FileClasses | None:
+        key = str(file)
+        if key not in self._files:
+            self._files[key] = _read_facts(file, self._sources.get(key))
+        return self._files[key]
+
+
+def _read_facts(file: Path, text: str | None) -> FileClasses | None:
+    try:
+        tree = ast.parse(text if text is not None else file.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    facts = FileClasses()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                facts.imports[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            prefix = "." * node.level + (node.module or "")
+            for alias in node.names:
+                separator = "" if prefix.endswith(".") else "."
+                facts.imports[alias.asname or alias.name] = f"{prefix}{separator}{alias.name}"
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            facts.classes[node.name] = tuple(_qualify(base, facts.imports) for base in node.bases)
+    return facts
+
+
+def _qualify(expression: ast.expr, imports: dict[str, str]) -> str:
+    dotted = ast.unparse(expression)
+    head, _, rest = dotted.partition(".")
+    if head in imports:
+        return imports[head] + ("." + rest if rest else "")
+    return dotted

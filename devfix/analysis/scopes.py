@@ -1,0 +1,61 @@
+"""A rule mixin that answers questions about the function (or module top level) a node is in."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider
+
+from devfix.analysis.placement import PlacementFacts, collect
+from devfix.analysis.torch_names import qualified_names
+
+ScopeNode = cst.Module | cst.FunctionDef
+
+
+class ScopeTracker:
+    """Computes placement facts once per scope; needs ParentNodeProvider and QualifiedNameProvider."""
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._facts: dict[int, PlacementFacts] = {}
+        self._modules: dict[int, dict[str, cst.Call]] = {}
+
+    def enclosing_scope(self, node: cst.CSTNode) -> ScopeNode:
+        current = node
+        while not isinstance(current, (cst.Module, cst.FunctionDef)):
+            current = self.get_metadata(ParentNodeProvider, current)
+        return current
+
+    def scope_facts(self, node: cst.CSTNode) -> PlacementFacts:
+        scope = self.enclosing_scope(node)
+        if id(scope) not in self._facts:
+            self._facts[id(scope)] = collect(_statements(scope), lambda n: qualified_names(self, n))
+        return self._facts[id(scope)]
+
+    def scope_modules(self, node: cst.CSTNode) -> dict[str, cst.Call]:
+        """Names assigned exactly once in this scope, from a call that builds an nn.Module."""
+        scope = self.enclosing_scope(node)
+        if id(scope) not in self._modules:
+            facts = self.scope_facts(node)
+            self._modules[id(scope)] = {
+                name: values[0]
+                for name, values in facts.assignments.items()
+                if len(values) == 1 and isinstance(values[0], cst.Call) and self.builds_module(values[0])
+            }
+        return self._modules[id(scope)]
+
+    def scope_parameters(self, node: cst.CSTNode) -> set[str]:
+        scope = self.enclosing_scope(node)
+        if isinstance(scope, cst.Module):
+            return set()
+        params = scope.params
+        return {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+
+    def builds_module(self, call: cst.Call) -> bool:
+        filename = self.context.filename or "<memory>"
+        return any(self.project.is_module_class(filename, name) is True for name in qualified_names(self, call.func))
+
+
+def _statements(scope: ScopeNode) -> list[cst.CSTNode]:
+    if isinstance(scope, cst.Module):
+        return list(scope.body)
+    body = scope.body
+    return list(body.body) if isinstance(body, cst.IndentedBlock) else [body]

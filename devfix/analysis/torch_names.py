@@ -1,0 +1,88 @@
+"""Names of torch things, matched on qualified names so any import style works."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.codemod import ContextAwareVisitor
+from libcst.metadata import QualifiedNameProvider
+
+QualifiedNames = Callable[[cst.CSTNode], set[str]]
+
+DATALOADER_NAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+PROGRESS_WRAPPERS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "enumerate", "iter"})
+DEVICE_CONSTRUCTOR = "torch.device"
+CUDA_LITERALS = frozenset({"cuda", "cuda:0"})
+
+# torch.nn classes that hold no parameters or buffers (unless given tensor arguments): calling them
+# with device tensors works even if they were never moved.
+PARAMETER_FREE_NN = frozenset(
+    {
+        "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
+        "Tanh", "Softmax", "LogSoftmax", "Softplus", "Softsign", "Hardtanh", "Hardswish",
+        "Hardsigmoid", "Tanhshrink", "Threshold", "GLU", "Identity", "Flatten", "Unflatten",
+        "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "MaxPool1d", "MaxPool2d",
+        "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+        "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+        "AdaptiveMaxPool3d", "Upsample", "PixelShuffle", "PixelUnshuffle", "ZeroPad2d",
+        "ConstantPad1d", "ConstantPad2d", "ReflectionPad2d", "ReplicationPad2d", "CosineSimilarity",
+        "PairwiseDistance",
+    }
+)
+LOSS_TENSOR_KEYWORDS = frozenset({"weight", "pos_weight"})
+
+
+def qualified_names(visitor: ContextAwareVisitor | cst.CSTVisitor, node: cst.CSTNode) -> set[str]:
+    return {qualified.name for qualified in visitor.get_metadata(QualifiedNameProvider, node, set())}
+
+
+def call_names(visitor: ContextAwareVisitor | cst.CSTVisitor, node: cst.CSTNode) -> set[str]:
+    """Qualified names of the callee when `node` is a call, else the empty set."""
+    return qualified_names(visitor, node.func) if isinstance(node, cst.Call) else set()
+
+
+def is_cuda_literal(node: cst.BaseExpression) -> bool:
+    """`"cuda"` or `"cuda:0"`: the hard-coded single-GPU device (other indices are deliberate)."""
+    return isinstance(node, cst.SimpleString) and node.evaluated_value in CUDA_LITERALS
+
+
+def is_cuda_device_expression(node: cst.BaseExpression, qualified: QualifiedNames) -> bool:
+    """A CUDA literal, or `torch.device("cuda")` / `torch.device("cuda", 0)`."""
+    if is_cuda_literal(node):
+        return True
+    if not isinstance(node, cst.Call) or DEVICE_CONSTRUCTOR not in qualified(node.func):
+        return False
+    args = node.args
+    if len(args) == 1 and is_cuda_literal(args[0].value):
+        return True
+    return (
+        len(args) == 2
+        and m.matches(args[0].value, m.SimpleString())
+        and args[0].value.evaluated_value == "cuda"
+        and m.matches(args[1].value, m.Integer(value="0"))
+    )
+
+
+def torch_alias(module: cst.Module) -> str | None:
+    """The local name bound to the `torch` package by a top-level `import torch [as T]`."""
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        if m.matches(alias.name, m.Name("torch")):
+                            return alias.asname.name.value if alias.asname else "torch"
+    return None
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def name_of(node: cst.CSTNode) -> str | None:
+    return node.value if isinstance(node, cst.Name) else None

@@ -1,0 +1,39 @@
+"""The rules, one a module, and the registry that selects them by code or prefix."""
+
+from __future__ import annotations
+
+from devfix.codemods.base import DevfixRule
+from devfix.codemods.df001_hardcoded_cuda import HardcodedCuda
+from devfix.codemods.df002_loader_to_device import LoaderToDevice
+from devfix.codemods.df003_module_not_moved import ModuleNotMoved
+
+ALL_RULES: tuple[type[DevfixRule], ...] = (HardcodedCuda, LoaderToDevice, ModuleNotMoved)
+
+
+class UnknownRuleCode(ValueError):
+    pass
+
+
+def rule_by_code(code: str) -> type[DevfixRule]:
+    for rule in ALL_RULES:
+        if rule.CODE == code.upper():
+            return rule
+    raise UnknownRuleCode(f"unknown rule code {code!r}; `devfix rules` lists them")
+
+
+def select_rules(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[type[DevfixRule], ...]:
+    """Rules whose code starts with a selected prefix (all when none) and no ignored prefix."""
+    for prefix in (*select, *ignore):
+        if prefix.upper() not in ("ALL",) and not any(rule.CODE.startswith(prefix.upper()) for rule in ALL_RULES):
+            raise UnknownRuleCode(f"{prefix!r} matches no rule code; `devfix rules` lists them")
+    chosen = [
+        rule
+        for rule in ALL_RULES
+        if (not select or any(_matches(rule.CODE, prefix) for prefix in select))
+        and not any(_matches(rule.CODE, prefix) for prefix in ignore)
+    ]
+    return tuple(chosen)
+
+
+def _matches(code: str, prefix: str) -> bool:
+    return prefix.upper() == "ALL" or code.startswith(prefix.upper())

@@ -1,0 +1,100 @@
+"""The base of every devfix rule: a libcst codemod that reports findings and applies only the
+fixes the run allows (selected, not suppressed, safe or --unsafe-fixes, or the one fix asked for)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import libcst as cst
+from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+
+from devfix.analysis.device_scope import DeviceChoice, insert_preamble
+from devfix.analysis.project import ProjectIndex
+from devfix.analysis.torch_names import torch_alias
+from devfix.findings import Finding, Position, Safety
+from devfix.suppressions import Suppressions
+
+
+@dataclass(frozen=True)
+class FixPolicy:
+    """Which fixes a pass applies. `only` limits it to the finding that starts at that position."""
+
+    apply: bool = False
+    unsafe: bool = False
+    only: tuple[str, Position] | None = None
+
+
+class DevfixRule(VisitorBasedCodemodCommand):
+    """One rule: `CODE`, `NAME`, `SAFETY`, a one-line `DESCRIPTION`, and the docstring as its docs."""
+
+    CODE: ClassVar[str]
+    NAME: ClassVar[str]
+    SAFETY: ClassVar[Safety]
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+
+    def __init__(
+        self,
+        context: CodemodContext,
+        policy: FixPolicy,
+        suppressions: Suppressions,
+        project: ProjectIndex,
+    ) -> None:
+        super().__init__(context)
+        self.policy = policy
+        self.suppressions = suppressions
+        self.project = project
+        self.findings: list[Finding] = []
+        self._needs_preamble = False
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        fix_title: str = "",
+        fixable: bool = True,
+        safety: Safety | None = None,
+    ) -> bool:
+        """Record a finding at the original `node`; True when the caller should apply its fix."""
+        code_range = self.get_metadata(PositionProvider, node)
+        start = Position(code_range.start.line, code_range.start.column + 1)
+        end = Position(code_range.end.line, code_range.end.column + 1)
+        if self.suppressions.suppresses(self.CODE, (start.line, self._statement_line(node))):
+            return False
+        fix_safety = (safety or self.SAFETY) if fixable else None
+        apply = fix_safety is not None and self._allowed(fix_safety, start)
+        self.findings.append(Finding(self.CODE, message, start, end, fix_safety, fix_title, apply))
+        return apply
+
+    def use_device(self, choice: DeviceChoice) -> str:
+        """The name to write for `choice`; asks for the preamble when the name is new."""
+        if choice.needs_preamble:
+            self._needs_preamble = True
+        return choice.name
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not self._needs_preamble:
+            return updated_node
+        alias = torch_alias(updated_node)
+        if alias is None:
+            AddImportsVisitor.add_needed_import(self.context, "torch")
+            alias = "torch"
+        return insert_preamble(updated_node, alias)
+
+    def _allowed(self, safety: Safety, start: Position) -> bool:
+        policy = self.policy
+        if not policy.apply:
+            return False
+        if policy.only is not None:
+            return policy.only == (self.CODE, start)
+        return safety is Safety.SAFE or policy.unsafe
+
+    def _statement_line(self, node: cst.CSTNode) -> int:
+        """First line of the statement holding `node`, where a suppression comment also counts."""
+        current: cst.CSTNode | None = node
+        while current is not None and not isinstance(current, cst.BaseStatement):
+            current = self.get_metadata(ParentNodeProvider, current, None)
+        return -1 if current is None else self.get_metadata(PositionProvider, current).start.line

@@ -1,0 +1,195 @@
+"""DF001 hard-coded-cuda: `.cuda()`, `.to("cuda")` and `device="cuda"` only run with a GPU.
+
+    Before:  model = Net().cuda();        x = torch.zeros(3, device="cuda")
+    After:   device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # once
+             model = Net().to(device);    x = torch.zeros(3, device=device)
+
+The program then runs unchanged on a GPU machine and falls back to the CPU elsewhere. An existing
+device variable in scope is reused; otherwise the preamble is added after the imports. A
+hard-coded `device = "cuda"` variable becomes `"cuda" if torch.cuda.is_available() else "cpu"`.
+
+Refuses (leaves the code alone): code under a test that already checks for CUDA or a GPU flag
+(`if torch.cuda.is_available():`, `x.cuda() if use_gpu else x`); explicit multi-GPU or
+distributed placement (`"cuda:1"`, `.cuda(rank)`, `f"cuda:{rank}"`, `device_ids=`,
+`init_process_group`, `LOCAL_RANK`); MPS and CPU fallbacks; `map_location="cpu"`. Inside an
+`nn.Module` class it reports without a fix (the module should follow `.to()` instead).
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from devfix.analysis.device_scope import DEVICE_NAMES, device_for
+from devfix.analysis.torch_names import (
+    DEVICE_CONSTRUCTOR,
+    is_cuda_device_expression,
+    is_cuda_literal,
+    keyword,
+    qualified_names,
+    torch_alias,
+)
+from devfix.codemods.base import DevfixRule
+from devfix.findings import Safety
+
+MULTI_GPU_MARKERS = re.compile(
+    r"cuda:[1-9]|\.cuda\(\s*[1-9a-zA-Z_]|device_ids\s*=|init_process_group|set_device\(|"
+    r"local_rank|LOCAL_RANK|DistributedDataParallel"
+)
+GUARD_WORDS = re.compile(r"cuda|gpu", re.IGNORECASE)
+DEVICE_KEYWORDS = ("device", "map_location")
+
+
+class HardcodedCuda(DevfixRule):
+    CODE = "DF001"
+    NAME = "hardcoded-cuda"
+    SAFETY = Safety.SAFE
+    DESCRIPTION = "Hard-coded CUDA device: use a device chosen at run time"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._multi_gpu_file = MULTI_GPU_MARKERS.search(node.code) is not None
+        self._torch = torch_alias(node) or "torch"
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if self._multi_gpu_file or self._guarded(original_node):
+            return updated_node
+        method = original_node.func.attr.value if isinstance(original_node.func, cst.Attribute) else None
+        if method == "cuda" and self._is_plain_cuda_call(original_node):
+            return self._fix_cuda_method(original_node, updated_node)
+        if method == "to":
+            return self._fix_to_call(original_node, updated_node)
+        return self._fix_device_keyword(original_node, updated_node)
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        """`device = "cuda"` / `device = torch.device("cuda")` → choose at run time."""
+        if self._multi_gpu_file or len(original_node.targets) != 1 or self._guarded(original_node):
+            return updated_node
+        target = original_node.targets[0].target
+        if not (isinstance(target, cst.Name) and target.value in DEVICE_NAMES):
+            return updated_node
+        literal, path = self._device_literal(original_node.value)
+        if literal is None:
+            return updated_node
+        conditional = self._conditional(literal)
+        apply = self.report(
+            original_node.value,
+            f"`{target.value}` is hard-coded to {literal.value}: the program fails without a GPU",
+            fix_title="choose CUDA only when it is available",
+        )
+        if not apply:
+            return updated_node
+        if path == "literal":
+            return updated_node.with_changes(value=conditional)
+        call = updated_node.value
+        return updated_node.with_changes(value=call.with_changes(args=[call.args[0].with_changes(value=conditional)]))
+
+    def _device_literal(self, value: cst.BaseExpression) -> tuple[cst.SimpleString | None, str]:
+        if is_cuda_literal(value):
+            return value, "literal"
+        if (
+            isinstance(value, cst.Call)
+            and DEVICE_CONSTRUCTOR in qualified_names(self, value.func)
+            and len(value.args) == 1
+            and is_cuda_literal(value.args[0].value)
+        ):
+            return value.args[0].value, "call"
+        return None, ""
+
+    def _conditional(self, literal: cst.SimpleString) -> cst.BaseExpression:
+        return cst.parse_expression(f'{literal.value} if {self._torch}.cuda.is_available() else "cpu"')
+
+    def _is_plain_cuda_call(self, call: cst.Call) -> bool:
+        """`.cuda()`, `.cuda(0)`, `.cuda(non_blocking=True)`: nothing that names another GPU."""
+        positional = [arg for arg in call.args if arg.keyword is None]
+        keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+        if keywords - {"non_blocking"} or len(positional) > 1:
+            return False
+        return not positional or (isinstance(positional[0].value, cst.Integer) and positional[0].value.value == "0")
+
+    def _fix_cuda_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if any(name.startswith("torch.") for name in qualified_names(self, original.func.value)):
+            return updated  # `torch.cuda` and friends are not values being moved
+        device = self._device_name(original, "`.cuda()` hard-codes the GPU: the program fails without one")
+        if device is None:
+            return updated
+        kept = [arg for arg in updated.args if arg.keyword is not None]
+        args = [cst.Arg(cst.Name(device)), *kept]
+        if kept:
+            args[0] = args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")), args=args)
+
+    def _fix_to_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        for index, arg in enumerate(original.args):
+            if arg.keyword is not None and arg.keyword.value != "device":
+                continue
+            if is_cuda_device_expression(arg.value, self._qualified):
+                device = self._device_name(arg.value, f"`.to({_code(arg.value)})` hard-codes the GPU: the program fails without one")
+                if device is None:
+                    return updated
+                args = list(updated.args)
+                args[index] = args[index].with_changes(value=cst.Name(device))
+                return updated.with_changes(args=args)
+            if arg.keyword is None:
+                break  # only the first positional argument can be a device
+        return updated
+
+    def _fix_device_keyword(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        for keyword_name in DEVICE_KEYWORDS:
+            arg = keyword(original, keyword_name)
+            if arg is None or not is_cuda_device_expression(arg.value, self._qualified):
+                continue
+            device = self._device_name(arg.value, f"`{keyword_name}={_code(arg.value)}` hard-codes the GPU: the program fails without one")
+            if device is None:
+                return updated
+            args = [
+                a.with_changes(value=cst.Name(device)) if a.keyword and a.keyword.value == keyword_name else a
+                for a in updated.args
+            ]
+            return updated.with_changes(args=args)
+        return updated
+
+    def _device_name(self, node: cst.CSTNode, message: str) -> str | None:
+        """Report at `node`; the device name to write when the fix is to be applied."""
+        if self._inside_module_class(node):
+            self.report(node, message + " (inside an nn.Module: let `.to()` move it)", fixable=False)
+            return None
+        choice = device_for(self, node)
+        if choice is None:
+            self.report(node, message + " (no device variable can be added here)", fixable=False)
+            return None
+        if not self.report(node, message, fix_title=f"use `{choice.name}` chosen at run time"):
+            return None
+        return self.use_device(choice)
+
+    def _qualified(self, node: cst.CSTNode) -> set[str]:
+        return qualified_names(self, node)
+
+    def _guarded(self, node: cst.CSTNode) -> bool:
+        """Inside an `if`/conditional expression whose test already asks about CUDA or a GPU."""
+        current = self.get_metadata(cst.metadata.ParentNodeProvider, node, None)
+        child = node
+        while current is not None:
+            if isinstance(current, (cst.If, cst.IfExp, cst.While)) and child is not current.test:
+                if GUARD_WORDS.search(_code(current.test)):
+                    return True
+            if isinstance(current, cst.IfExp) and child is current.test:
+                return True
+            child, current = current, self.get_metadata(cst.metadata.ParentNodeProvider, current, None)
+        return False
+
+    def _inside_module_class(self, node: cst.CSTNode) -> bool:
+        current = self.get_metadata(cst.metadata.ParentNodeProvider, node, None)
+        while current is not None:
+            if isinstance(current, cst.ClassDef):
+                return any(
+                    self.project.is_module_class(self.context.filename or "<memory>", name) is True
+                    for base in current.bases
+                    for name in qualified_names(self, base.value) | {_code(base.value)}
+                )
+            current = self.get_metadata(cst.metadata.ParentNodeProvider, current, None)
+        return False
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)

@@ -1,0 +1,105 @@
+"""DF003 module-not-moved: a Module is called with device tensors but was never moved.
+
+    Before:  model = Net()
+             out = model(x.to(device))
+    After:   model = Net().to(device)
+             out = model(x.to(device))
+
+The move is added right after construction (before any optimizer is built from its parameters),
+to the device the data was moved to. Loss modules count when they hold tensors (`weight=`,
+`pos_weight=`); parameter-free modules (`nn.ReLU()`, a plain `nn.CrossEntropyLoss()`) do not need
+moving and are left alone.
+
+Refuses: instances moved anywhere in the scope, reassigned, or handed to other code
+(`nn.DataParallel(model)`, `setup(model)`), models loaded with `from_pretrained(...,
+device_map=...)` and classes devfix cannot prove to be `nn.Module`s.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
+from devfix.analysis.placement import PlacementFacts
+from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.torch_names import LOSS_TENSOR_KEYWORDS, PARAMETER_FREE_NN, qualified_names
+from devfix.codemods.base import DevfixRule
+from devfix.findings import Safety
+
+
+class ModuleNotMoved(ScopeTracker, DevfixRule):
+    CODE = "DF003"
+    NAME = "module-not-moved"
+    SAFETY = Safety.SAFE
+    DESCRIPTION = "Module called with device tensors but never moved to the device"
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        if len(original_node.targets) != 1 or not isinstance(original_node.targets[0].target, cst.Name):
+            return updated_node
+        name = original_node.targets[0].target.value
+        if self.scope_modules(original_node).get(name) is not original_node.value:
+            return updated_node
+        facts = self.scope_facts(original_node)
+        if not self._needs_move(name, original_node.value, facts):
+            return updated_node
+        message = f"`{name}` is called with tensors on a device but its parameters stay on the CPU"
+        choice = self._device_choice(original_node, facts)
+        if choice is None:
+            self.report(original_node.value, message + "; move it with `.to(device)`", fixable=False)
+            return updated_node
+        if not self.report(original_node.value, message, fix_title=f"move `{name}` to `{choice.name}` after construction"):
+            return updated_node
+        device = self.use_device(choice)
+        moved = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")), args=[cst.Arg(cst.Name(device))])
+        return updated_node.with_changes(value=moved)
+
+    def _needs_move(self, name: str, constructor: cst.Call, facts: PlacementFacts) -> bool:
+        if name in facts.moved or name in facts.escaped or not self._holds_state(constructor):
+            return False
+        scope = self.enclosing_scope(constructor)
+        finder = _CallsWithDeviceData(name, facts, inside_function=isinstance(scope, cst.FunctionDef))
+        scope.visit(finder)
+        return finder.found
+
+    def _holds_state(self, constructor: cst.Call) -> bool:
+        for qualified in qualified_names(self, constructor.func):
+            if qualified.startswith("torch.nn."):
+                class_name = qualified.rsplit(".", 1)[1]
+                if class_name in PARAMETER_FREE_NN:
+                    return False
+                if class_name.endswith("Loss"):
+                    return any(arg.keyword is None or arg.keyword.value in LOSS_TENSOR_KEYWORDS for arg in constructor.args)
+        return True
+
+    def _device_choice(self, node: cst.Assign, facts: PlacementFacts) -> DeviceChoice | None:
+        """Where the data went: one device expression, a device variable, or the preamble for `.cuda()`."""
+        devices = {cst.Module([]).code_for_node(move.device) for move in facts.moved.values() if move.device is not None}
+        simple = {device for device in devices if device.replace(".", "").replace("_", "").isalnum()}
+        if len(devices) == 1 and simple:
+            return DeviceChoice(simple.pop())
+        existing = device_variable_in_scope(self, node)
+        if existing is not None:
+            return DeviceChoice(existing)
+        return device_for(self, node) if not devices else None
+
+
+class _CallsWithDeviceData(cst.CSTVisitor):
+    def __init__(self, name: str, facts: PlacementFacts, inside_function: bool) -> None:
+        self.name, self.facts = name, facts
+        self.found = False
+        self._depth = 0 if inside_function else 1  # the scope's own def is depth 1
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self._depth += 1
+        return self._depth == 1  # the scope itself, not functions nested in it
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._depth -= 1
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == self.name:
+            if any(self.facts.is_device_value(arg.value) for arg in node.args):
+                self.found = True

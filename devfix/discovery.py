@@ -1,0 +1,110 @@
+"""Paths on the command line → the Python files to process, in sorted order.
+
+Directories are walked without following symlinks (a symlinked directory is reported, a loop is an
+error); `.gitignore` files are honoured with gitwildmatch semantics and ignored directories are
+pruned, so large virtual environments are never walked.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+DEFAULT_EXCLUDES = (
+    ".git", ".hg", ".svn", ".venv", "venv", "build", "dist", "__pycache__",
+    "node_modules", "site-packages", ".mypy_cache", ".pytest_cache", ".tox", ".eggs",
+)
+
+
+@dataclass
+class Discovery:
+    files: list[Path] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> Discovery:
+    """Files named explicitly are always kept; directories are walked recursively."""
+    found = Discovery()
+    user_excludes = pathspec.GitIgnoreSpec.from_lines(exclude)
+    for path in paths:
+        if os.path.islink(path) and not path.exists():
+            found.errors.append(f"{path}: broken symbolic link")
+        elif path.is_dir():
+            _walk(path, user_excludes, found)
+        elif path.exists():
+            found.files.append(path)
+        else:
+            found.errors.append(f"{path}: no such file or directory")
+    found.files = sorted(set(found.files), key=lambda p: p.as_posix())
+    return found
+
+
+def _walk(root: Path, user_excludes: pathspec.PathSpec, found: Discovery) -> None:
+    ignore_specs: list[tuple[Path, pathspec.PathSpec]] = []
+    for directory, dirnames, filenames in os.walk(root):
+        current = Path(directory)
+        spec = _gitignore_spec(current)
+        if spec is not None:
+            ignore_specs.append((current, spec))
+        kept = []
+        for name in sorted(dirnames):
+            child = current / name
+            if name in DEFAULT_EXCLUDES or _ignored(child, True, root, user_excludes, ignore_specs):
+                continue
+            if child.is_symlink():
+                _report_symlinked_dir(child, found)
+                continue
+            kept.append(name)
+        dirnames[:] = kept
+        for name in sorted(filenames):
+            child = current / name
+            if name.endswith((".py", ".pyi")) and not _ignored(child, False, root, user_excludes, ignore_specs):
+                if child.is_symlink() and not child.exists():
+                    found.errors.append(f"{child}: broken symbolic link")
+                else:
+                    found.files.append(child)
+
+
+def _report_symlinked_dir(link: Path, found: Discovery) -> None:
+    """A link to the directory it sits in, or to one above it, would make the walk endless."""
+    try:
+        target = link.resolve(strict=True)
+    except (OSError, RuntimeError):
+        found.errors.append(f"{link}: symbolic link loop or broken link; not followed")
+        return
+    parent = link.parent.resolve()
+    if target == parent or target in parent.parents:
+        found.errors.append(f"{link}: symbolic link loop (points to {target}); not followed")
+    else:
+        found.notes.append(f"{link}: symbolic link to a directory ({target}); not followed")
+
+
+def _gitignore_spec(directory: Path) -> pathspec.PathSpec | None:
+    gitignore = directory / ".gitignore"
+    if not gitignore.is_file():
+        return None
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(gitignore.read_text(encoding="utf-8", errors="replace").splitlines())
+    except (OSError, ValueError):
+        return None
+
+
+def _ignored(
+    path: Path,
+    is_dir: bool,
+    root: Path,
+    user_excludes: pathspec.PathSpec,
+    ignore_specs: list[tuple[Path, pathspec.PathSpec]],
+) -> bool:
+    suffix = "/" if is_dir else ""
+    if user_excludes.match_file(path.relative_to(root).as_posix() + suffix) or user_excludes.match_file(path.name + suffix):
+        return True
+    for base, spec in ignore_specs:
+        if base == path or base in path.parents:
+            if spec.match_file(path.relative_to(base).as_posix() + suffix):
+                return True
+    return False

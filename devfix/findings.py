@@ -1,0 +1,70 @@
+"""Results that every front end (CLI, LSP, Fixit adapter) renders: computed once, in the rules."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Safety(enum.Enum):
+    """How much a fix may change behaviour; `fix` applies unsafe fixes only when asked."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """1-based line, 1-based column (in characters of the decoded line)."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One device-placement problem at one place; `fix_safety` is None when devfix has no fix."""
+
+    code: str
+    message: str
+    start: Position
+    end: Position
+    fix_safety: Safety | None = None
+    fix_title: str = ""
+    applied: bool = False
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix_safety is not None
+
+    def sort_key(self) -> tuple[int, int, str]:
+        return (self.start.line, self.start.column, self.code)
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What the engine made of one file: findings on the original text and the fixed bytes."""
+
+    path: str
+    source: bytes
+    fixed: bytes
+    findings: tuple[Finding, ...] = ()
+    applied: tuple[Finding, ...] = ()
+    error: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.error is None and self.fixed != self.source
+
+
+@dataclass
+class RunSummary:
+    """Counts for the closing line of a CLI run."""
+
+    files: int = 0
+    findings: int = 0
+    fixable: int = 0
+    unsafe_available: int = 0
+    fixed: int = 0
+    changed_files: int = 0
+    errors: list[str] = field(default_factory=list)

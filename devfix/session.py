@@ -1,0 +1,74 @@
+"""One CLI run: settings → files → results → (for `fix`) atomic writes. No printing here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from devfix.codemods import select_rules
+from devfix.codemods.base import FixPolicy
+from devfix.config import Settings, load_settings
+from devfix.discovery import discover
+from devfix.findings import FileResult
+from devfix.runner import run
+from devfix.writing import WriteRefused, write_atomically
+
+
+@dataclass(frozen=True)
+class Request:
+    paths: tuple[Path, ...]
+    apply_fixes: bool
+    write: bool
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    unsafe_fixes: bool | None = None
+    jobs: int | None = None
+
+
+@dataclass
+class Outcome:
+    settings: Settings
+    results: list[FileResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    written: list[FileResult] = field(default_factory=list)
+
+    @property
+    def findings(self) -> int:
+        return sum(len(result.findings) for result in self.results)
+
+    @property
+    def changed(self) -> list[FileResult]:
+        return [result for result in self.results if result.changed]
+
+
+def execute(request: Request, progress: Callable[[int], Callable[[int], None] | None] | None = None) -> Outcome:
+    """`progress(total)` may return a per-file callback (the CLI's progress bar)."""
+    base = load_settings(request.paths[0] if request.paths else Path.cwd())
+    settings = base.with_overrides(
+        select=request.select, ignore=request.ignore, unsafe_fixes=request.unsafe_fixes, jobs=request.jobs
+    )
+    settings = settings.with_overrides(exclude=base.exclude + request.exclude)
+    rules = select_rules(settings.select, settings.ignore)
+    found = discover(list(request.paths), settings.exclude)
+    outcome = Outcome(settings, errors=list(found.errors), notes=list(found.notes))
+    policy = FixPolicy(apply=request.apply_fixes, unsafe=settings.unsafe_fixes)
+    callback = progress(len(found.files)) if progress is not None else None
+    codes = tuple(rule.CODE for rule in rules)
+    outcome.results = run(found.files, codes, policy, settings.max_file_bytes, settings.jobs, callback)
+    outcome.errors += [result.error for result in outcome.results if result.error]
+    if request.write:
+        _write(outcome)
+    return outcome
+
+
+def _write(outcome: Outcome) -> None:
+    for result in outcome.changed:
+        try:
+            write_atomically(Path(result.path), result.source, result.fixed)
+        except WriteRefused as refusal:
+            outcome.errors.append(str(refusal))
+        else:
+            outcome.written.append(result)
