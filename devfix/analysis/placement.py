@@ -1,21 +1,20 @@
 """Where values live inside one function (or a module's top level): which names were moved to a
-device, which hold device tensors, which are Module instances built in that scope.
+device, which hold device tensors, which are built once and never handed to other code.
 
-The analysis is flow-insensitive and deliberately conservative: a name assigned in more than one
-way, or handed to code devfix cannot see, is not reported as anything.
+Names are resolved in source order: a use sees the latest assignment on an earlier line, so
+`x = torch.randn(3)` then `x = x.to(device)` makes `x` a device value only after the move. What
+devfix cannot see (loop targets, parameters, `with` targets) is never called a device value.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from devfix.analysis.torch_names import QualifiedNames, is_cuda_device_expression, keyword
 
-MOVE_METHODS = frozenset({"to", "cuda"})
 HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
 TORCH_DTYPES = frozenset(
     {
@@ -24,6 +23,7 @@ TORCH_DTYPES = frozenset(
     }
 )
 CPU_LITERALS = frozenset({"cpu"})
+LineOf = Callable[[cst.CSTNode], int]
 
 
 @dataclass(frozen=True)
@@ -35,23 +35,35 @@ class Move:
     call: cst.Call
 
 
+@dataclass(frozen=True)
+class Binding:
+    """One assignment of a name: its line and value (None when devfix cannot see the value)."""
+
+    line: int
+    value: cst.BaseExpression | None
+
+
 @dataclass
 class PlacementFacts:
+    qualified: QualifiedNames
+    line_of: LineOf
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
     moved: dict[str, Move] = field(default_factory=dict)
-    device_values: set[str] = field(default_factory=set)
-    assignments: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     escaped: set[str] = field(default_factory=set)
     called: set[str] = field(default_factory=set)
     modules_on_device: set[str] = field(default_factory=set)
-    qualified: QualifiedNames = lambda node: set()
+
+    @property
+    def assignments(self) -> dict[str, list[cst.BaseExpression | None]]:
+        return {name: [binding.value for binding in bindings] for name, bindings in self.bindings.items()}
 
     def is_device_value(self, expression: cst.BaseExpression) -> bool:
-        """True when `expression` certainly evaluates to something on a device."""
-        move = as_move(expression, self.qualified)
-        if move is not None:
+        """True when `expression`, where it stands, certainly evaluates to something on a device."""
+        if as_move(expression, self.qualified) is not None:
             return True
         if isinstance(expression, cst.Name):
-            return expression.value in self.device_values
+            binding = self._binding_before(expression.value, self.line_of(expression))
+            return binding is not None and binding.value is not None and self.is_device_value(binding.value)
         if isinstance(expression, (cst.Attribute, cst.Subscript)):
             return self.is_device_value(expression.value)
         if isinstance(expression, cst.BinaryOperation):
@@ -63,6 +75,10 @@ class PlacementFacts:
             if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS:
                 return self.is_device_value(callee.value)
         return False
+
+    def _binding_before(self, name: str, line: int) -> Binding | None:
+        earlier = [binding for binding in self.bindings.get(name, ()) if binding.line < line]
+        return max(earlier, key=lambda binding: binding.line) if earlier else None
 
 
 def as_move(node: cst.CSTNode, qualified: QualifiedNames) -> Move | None:
@@ -85,52 +101,22 @@ def as_move(node: cst.CSTNode, qualified: QualifiedNames) -> Move | None:
 
 
 def collect(
-    statements: Iterable[cst.CSTNode], qualified: QualifiedNames, modules_on_device: Iterable[str] = ()
+    statements: Iterable[cst.CSTNode],
+    qualified: QualifiedNames,
+    line_of: LineOf,
+    modules_on_device: Iterable[str] = (),
 ) -> PlacementFacts:
-    """Facts of one scope. Loop targets count as unknown until reassigned (`x = x.to(device)`);
-    `modules_on_device` are callables known to run on a device (their outputs are device values)."""
-    collector = _Collector(qualified)
+    """Facts of one scope; `modules_on_device` are callables known to run on a device."""
+    facts = PlacementFacts(qualified, line_of, modules_on_device=set(modules_on_device))
+    collector = _Collector(facts)
     for statement in statements:
         statement.visit(collector)
-    facts = PlacementFacts(
-        assignments=collector.assignments, escaped=collector.escaped, called=collector.called, qualified=qualified
-    )
-    facts.moved = collector.moved
-    facts.modules_on_device = set(modules_on_device)
-    counts = Counter(collector.assigned_names)
-    changed = True
-    while changed:  # propagate "on a device" through assignments until nothing new is learnt
-        changed = False
-        for name, values in collector.assignments.items():
-            if name in facts.device_values or counts[name] != len(values):
-                continue
-            if values and all(facts.is_device_value(value) for value in values):
-                facts.device_values.add(name)
-                changed = True
     return facts
 
 
-def root_name(expression: cst.BaseExpression) -> str | None:
-    """`a` for `a`, `a.b.c`, `a[0]`, `a.f().g`; None for anything else."""
-    while True:
-        if isinstance(expression, cst.Name):
-            return expression.value
-        if isinstance(expression, (cst.Attribute, cst.Subscript)):
-            expression = expression.value
-        elif isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute):
-            expression = expression.func.value
-        else:
-            return None
-
-
 class _Collector(cst.CSTVisitor):
-    def __init__(self, qualified: QualifiedNames) -> None:
-        self.qualified = qualified
-        self.moved: dict[str, Move] = {}
-        self.assignments: dict[str, list[cst.BaseExpression]] = {}
-        self.assigned_names: list[str] = []
-        self.escaped: set[str] = set()
-        self.called: set[str] = set()
+    def __init__(self, facts: PlacementFacts) -> None:
+        self.facts = facts
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False  # a nested function is a scope of its own
@@ -143,49 +129,47 @@ class _Collector(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            self._record_target(target.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name):
-            self.assigned_names.append(node.target.value)
+            self._bind(target.target, node.value, node)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
-            self._record_target(node.target, node.value)
+            self._bind(node.target, node.value, node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, None, node)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, None, node)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind(node.asname.name, None, node)
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name):
-            self.called.add(node.func.value)
-        move = as_move(node, self.qualified)
+            self.facts.called.add(node.func.value)
+        move = as_move(node, self.facts.qualified)
         if move is not None and isinstance(move.receiver, cst.Name):
-            self.moved.setdefault(move.receiver.value, move)
+            self.facts.moved.setdefault(move.receiver.value, move)
         for arg in node.args:
             if isinstance(arg.value, cst.Name):
-                self.escaped.add(arg.value.value)
+                self.facts.escaped.add(arg.value.value)
 
-    def _record_target(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode) -> None:
+        line = self.facts.line_of(statement)
         if isinstance(target, cst.Name):
-            self.assigned_names.append(target.value)
-            self.assignments.setdefault(target.value, []).append(value)
-            move = as_move(value, self.qualified)
+            self.facts.bindings.setdefault(target.value, []).append(Binding(line, value))
+            move = as_move(value, self.facts.qualified) if value is not None else None
             if move is not None:
-                self.moved.setdefault(target.value, move)
-        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
-            if len(target.elements) == len(value.elements):
-                for element, element_value in zip(target.elements, value.elements):
-                    self._record_target(element.value, element_value.value)
-                return
-            self.assigned_names.extend(_target_names(target))
-        else:
-            self.assigned_names.extend(_target_names(target))
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    return []
+                self.facts.moved.setdefault(target.value, move)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
+            if values is not None and len(values) == len(target.elements):
+                for element, element_value in zip(target.elements, values):
+                    self._bind(element.value, element_value.value, statement)
+            else:
+                for element in target.elements:
+                    self._bind(element.value, None, statement)
 
 
 def _is_dtype(node: cst.BaseExpression, qualified: QualifiedNames) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider
+from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.torch_names import qualified_names
@@ -27,8 +27,14 @@ class ScopeTracker:
     def scope_facts(self, node: cst.CSTNode) -> PlacementFacts:
         scope = self.enclosing_scope(node)
         if id(scope) not in self._facts:
-            self._facts[id(scope)] = collect(_statements(scope), lambda n: qualified_names(self, n))
+            self._facts[id(scope)] = collect(_statements(scope), self.qualified, self.line_of)
         return self._facts[id(scope)]
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        return qualified_names(self, node)
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
 
     def scope_modules(self, node: cst.CSTNode) -> dict[str, cst.Call]:
         """Names assigned exactly once in this scope, from a call that builds an nn.Module."""

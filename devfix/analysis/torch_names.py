@@ -12,7 +12,8 @@ from libcst.metadata import QualifiedNameProvider
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
 DATALOADER_NAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
-PROGRESS_WRAPPERS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "enumerate", "iter"})
+ENUMERATE_NAMES = frozenset({"enumerate", "builtins.enumerate"})
+PROGRESS_WRAPPERS = ENUMERATE_NAMES | {"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "iter", "builtins.iter"}
 DEVICE_CONSTRUCTOR = "torch.device"
 CUDA_LITERALS = frozenset({"cuda", "cuda:0"})
 

@@ -34,7 +34,7 @@ from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
 MULTI_GPU_MARKERS = re.compile(
-    r"cuda:[1-9]|\.cuda\(\s*[1-9a-zA-Z_]|device_ids\s*=|init_process_group|set_device\(|"
+    r"cuda:[1-9]|\.cuda\(\s*(?!non_blocking)[1-9a-zA-Z_]|device_ids\s*=|init_process_group|set_device\(|"
     r"local_rank|LOCAL_RANK|DistributedDataParallel"
 )
 GUARD_WORDS = re.compile(r"cuda|gpu", re.IGNORECASE)
@@ -108,8 +108,11 @@ class HardcodedCuda(DevfixRule):
         return not positional or (isinstance(positional[0].value, cst.Integer) and positional[0].value.value == "0")
 
     def _fix_cuda_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if any(name.startswith("torch.") for name in qualified_names(self, original.func.value)):
-            return updated  # `torch.cuda` and friends are not values being moved
+        receiver = original.func.value
+        if isinstance(receiver, (cst.Name, cst.Attribute)) and any(
+            name.startswith("torch.") for name in qualified_names(self, receiver)
+        ):
+            return updated  # a torch namespace, not a value being moved
         device = self._device_name(original, "`.cuda()` hard-codes the GPU: the program fails without one")
         if device is None:
             return updated

@@ -27,7 +27,7 @@ from libcst.metadata import Assignment, ScopeProvider
 from devfix.analysis.device_scope import DeviceChoice, assigning_statement, device_for, device_variable_in_scope
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import DATALOADER_NAMES, PROGRESS_WRAPPERS, qualified_names, torch_alias
+from devfix.analysis.torch_names import DATALOADER_NAMES, ENUMERATE_NAMES, PROGRESS_WRAPPERS, qualified_names, torch_alias
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -47,7 +47,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
     DESCRIPTION = "DataLoader batch used with a model on a device but never moved"
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
-        loader, target = _unwrap_loader(original_node, self._qualified)
+        loader, target = _unwrap_loader(original_node, self.qualified)
         if loader is None or not self._is_dataloader(loader):
             return updated_node
         names = _target_names(target)
@@ -56,9 +56,9 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         models = self._models_in(original_node)
         if not models:
             return updated_node
-        body_facts = collect([original_node.body], self._qualified, models)
+        body_facts = collect([original_node.body], self.qualified, self.line_of, models)
         callables = set(models) | set(self.scope_modules(original_node)) | self.scope_parameters(original_node)
-        uses, ambiguous = _batches_to_move(original_node.body, names, callables, models, body_facts, self._qualified)
+        uses, ambiguous = _batches_to_move(original_node.body, names, callables, models, body_facts, self.qualified)
         if ambiguous:
             self.report(target, f"batch `{ambiguous}` meets a model on a device but is indexed by position: "
                         "move its tensor elements with `.to(device)`", fixable=False)
@@ -93,13 +93,13 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
 
     def _models_in(self, node: cst.For) -> dict[str, str | None]:
         """Callables in this scope that run on a device → the device expression they were moved to
-        (None for `.cuda()`/CUDA literals). With a device variable in scope, Modules built here and
-        called parameters (`def evaluate(model, loader, device)`) count too."""
+        (None for `.cuda()`/CUDA literals). With a device variable in scope, called parameters
+        (`def evaluate(model, loader, device)`) count too: the caller placed them. A Module built
+        here and never moved is on the CPU, like its data: consistent, so left alone."""
         facts = self.scope_facts(node)
         models = {name: _device_code(move.device) for name, move in facts.moved.items() if name in facts.called}
         if device_variable_in_scope(self, node) is not None:
-            called_parameters = self.scope_parameters(node) & facts.called
-            for name in (*self.scope_modules(node), *sorted(called_parameters)):
+            for name in sorted(self.scope_parameters(node) & facts.called):
                 models.setdefault(name, None)
         return models
 
@@ -122,14 +122,11 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
                         return True
         return False
 
-    def _qualified(self, node: cst.CSTNode) -> set[str]:
-        return qualified_names(self, node)
-
 
 def _unwrap_loader(node: cst.For, qualified) -> tuple[cst.Name | None, cst.BaseExpression]:
     iterable, target = node.iter, node.target
     while isinstance(iterable, cst.Call) and iterable.args and qualified(iterable.func) & PROGRESS_WRAPPERS:
-        if "enumerate" in qualified(iterable.func):
+        if qualified(iterable.func) & ENUMERATE_NAMES:
             if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
                 return None, target
             target = target.elements[1].value

@@ -1,0 +1,43 @@
+"""The fixture layout: `fixtures/<CODE>-<rule-name>/<case>/before.py` and `after.py`.
+
+A case whose name starts with `clean-` is correct code that every rule must leave byte-identical;
+any other case must be changed by its directory's rule. Extra `.py` files in a case directory are
+modules the case imports (multi-file cases).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+CLEAN_PREFIX = "clean-"
+
+
+@dataclass(frozen=True)
+class FixtureCase:
+    directory: Path
+
+    @property
+    def rule_code(self) -> str:
+        return self.directory.parent.name.split("-", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return f"{self.directory.parent.name}/{self.directory.name}"
+
+    @property
+    def is_clean(self) -> bool:
+        return self.directory.name.startswith(CLEAN_PREFIX)
+
+    @property
+    def before(self) -> Path:
+        return self.directory / "before.py"
+
+    @property
+    def after(self) -> Path:
+        return self.directory / "after.py"
+
+
+def discover_cases(root: Path) -> list[FixtureCase]:
+    """Every directory under `root` holding a before.py, sorted by name."""
+    return sorted((FixtureCase(path.parent) for path in root.rglob("before.py")), key=lambda case: case.name)

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from devfix.analysis.project import ProjectIndex
+from devfix.codemods import ALL_RULES
+from devfix.codemods.base import FixPolicy
+from devfix.engine import process
+from devfix.findings import FileResult
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run_devfix(source: str | bytes, path: str = "snippet.py", *, fix: bool = True, unsafe: bool = True, rules=ALL_RULES) -> FileResult:
+    """The engine on an in-memory file, the way `devfix fix --unsafe-fixes` runs it."""
+    data = source.encode() if isinstance(source, str) else source
+    index = ProjectIndex({str(Path(path).resolve()): data.decode("utf-8", "replace")})
+    return process(data, path, rules, index, FixPolicy(apply=fix, unsafe=unsafe))
+
+
+@pytest.fixture
+def repo() -> Path:
+    return REPO
