@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from devfix.codemods import HardcodedCuda
+from tests.conftest import run_devfix
+
+
+def fix(source: str) -> str:
+    return run_devfix(source, rules=[HardcodedCuda]).fixed.decode()
+
+
+def test_map_location_cuda_becomes_the_device():
+    assert 'torch.load("m.pt", map_location=device)' in fix('import torch\nsd = torch.load("m.pt", map_location="cuda")\n')
+
+
+def test_map_location_cpu_is_left_alone():
+    source = 'import torch\nsd = torch.load("m.pt", map_location="cpu")\n'
+    assert fix(source) == source
+
+
+def test_other_gpu_indices_mark_the_file_as_multi_gpu():
+    source = 'import torch\na = torch.ones(1).cuda()\nb = torch.ones(1).to("cuda:1")\n'
+    assert fix(source) == source
+
+
+def test_to_with_dtype_keeps_dtype():
+    assert "x.to(device, torch.float16)" in fix('import torch\nx = torch.ones(1)\nx = x.to("cuda", torch.float16)\n')
+
+
+def test_inside_module_reports_without_fix():
+    source = (
+        "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.w = torch.ones(3).cuda()\n"
+    )
+    result = run_devfix(source, rules=[HardcodedCuda])
+    assert result.fixed.decode() == source
+    assert [finding.fixable for finding in result.findings] == [False]
+    assert "nn.Module" in result.findings[0].message
+
+
+def test_device_name_taken_by_something_else_reports_without_fix():
+    source = "import torch\nfrom mylib import device\nx = torch.ones(1).cuda()\n"
+    result = run_devfix(source, rules=[HardcodedCuda])
+    assert result.fixed.decode() == source
+    assert result.findings and not result.findings[0].fixable
+
+
+def test_gpu_flag_guard_is_respected():
+    source = "import torch\nuse_gpu = True\nx = torch.ones(1)\nif use_gpu:\n    x = x.cuda()\n"
+    assert fix(source) == source
+
+
+def test_preamble_goes_after_a_late_torch_import():
+    source = 'import sys\nsys.path.insert(0, ".")\nimport torch\nx = torch.ones(1).cuda()\n'
+    assert fix(source).splitlines()[3:5] == ["", 'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")']
+
+
+def test_docstring_and_future_import_stay_first():
+    source = '"""Doc."""\nfrom __future__ import annotations\nimport torch\nx = torch.ones(1).cuda()\n'
+    lines = fix(source).splitlines()
+    assert lines[:3] == ['"""Doc."""', "from __future__ import annotations", "import torch"]

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from devfix.codemods import LoaderToDevice
+from tests.conftest import run_devfix
+
+HEADER = (
+    "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\n"
+    'device = torch.device("cpu")\nmodel = nn.Linear(2, 2).to(device)\nloader = DataLoader([])\n'
+)
+
+
+def run(body: str):
+    return run_devfix(HEADER + body, rules=[LoaderToDevice])
+
+
+def test_positionally_indexed_batch_is_reported_without_fix():
+    result = run("for batch in loader:\n    model(batch[0])\n")
+    assert result.fixed == result.source
+    assert result.findings and not result.findings[0].fixable
+
+
+def test_one_line_loop_body_is_reported_without_fix():
+    result = run("for x in loader: model(x)\n")
+    assert result.fixed == result.source
+    assert result.findings and not result.findings[0].fixable
+
+
+def test_iterables_not_tied_to_a_dataloader_are_ignored():
+    result = run("batches = [torch.ones(2)]\nfor x in batches:\n    model(x)\n")
+    assert result.fixed == result.source and not result.findings
+
+
+def test_batch_only_handed_to_unknown_code_is_left_alone():
+    result = run("for x, names in loader:\n    out = model(x.to(device))\n    save(out, names)\n")
+    assert result.fixed == result.source
+
+
+def test_moves_to_the_device_expression_the_model_used():
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader\n\n"
+        "def train(args, net, data):\n    net.to(args.device)\n"
+        "    for x in DataLoader(data):\n        net(x)\n"
+        "    loader = DataLoader(data)\n    for x in loader:\n        net(x)\n"
+    )
+    fixed = run_devfix(source, rules=[LoaderToDevice]).fixed.decode()
+    assert "        x = x.to(args.device)\n        net(x)" in fixed
+    assert fixed.count("x.to(args.device)") == 1  # DataLoader(...) inline is not a tracked name
+
+
+def test_tqdm_wrapper_is_unwrapped():
+    fixed = run("from tqdm import tqdm\nfor x, y in tqdm(loader, desc='train'):\n    model(x)\n").fixed.decode()
+    assert "    x = x.to(device)\n    model(x)" in fixed

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from devfix.codemods import ModuleNotMoved
+from tests.conftest import run_devfix
+
+HEADER = 'import torch\nfrom torch import nn\ndevice = torch.device("cpu")\nx = torch.ones(1, 2).to(device)\n'
+
+
+def run(body: str):
+    return run_devfix(HEADER + body, rules=[ModuleNotMoved])
+
+
+def test_module_handed_to_other_code_is_left_alone():
+    result = run("model = nn.Linear(2, 2)\nmodel = wrap(model)\nmodel(x)\n")
+    assert result.fixed == result.source and not result.findings
+
+
+def test_unknown_classes_are_not_moved():
+    result = run("from transformers import AutoModel\nmodel = AutoModel.from_pretrained('m', device_map='auto')\nmodel(x)\n")
+    assert result.fixed == result.source and not result.findings
+
+
+def test_use_before_the_data_moves_is_not_a_finding():
+    source = "import torch\nfrom torch import nn\ndevice = torch.device('cpu')\ny = torch.ones(1, 2)\nmodel = nn.Linear(2, 2)\nmodel(y)\ny = y.to(device)\n"
+    result = run_devfix(source, rules=[ModuleNotMoved])
+    assert result.fixed == result.source and not result.findings
+
+
+def test_loss_without_tensor_arguments_needs_no_move():
+    result = run("loss = nn.MSELoss()\nloss(x, x)\n")
+    assert result.fixed == result.source and not result.findings
+
+
+def test_positional_loss_weight_counts_as_state():
+    fixed = run("w = torch.ones(2)\nloss = nn.NLLLoss(w)\nloss(x, torch.zeros(1).long().to(device))\n").fixed.decode()
+    assert "loss = nn.NLLLoss(w).to(device)" in fixed

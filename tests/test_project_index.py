@@ -1,0 +1,33 @@
+"""nn.Module classes are recognised through bases and imports across files."""
+
+from __future__ import annotations
+
+from devfix.analysis.project import ProjectIndex
+
+
+def test_local_and_imported_bases(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from .layers import Block\n")
+    (tmp_path / "pkg" / "layers.py").write_text("import torch.nn as nn\nclass Base(nn.Module): pass\nclass Block(Base): pass\nclass Plain: pass\n")
+    (tmp_path / "train.py").write_text("from pkg import Block\n")
+    index = ProjectIndex()
+    train = str(tmp_path / "train.py")
+    assert index.is_module_class(train, "pkg.Block") is True
+    assert index.is_module_class(train, "pkg.layers.Plain") is False
+    assert index.is_module_class(train, "pkg.layers.Missing") is None
+    assert index.is_module_class(train, "torch.nn.Linear") is True
+    assert index.is_module_class(train, "torch.nn.Parameter") is False
+
+
+def test_relative_import_and_unsaved_source(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    model = tmp_path / "pkg" / "model.py"
+    index = ProjectIndex({str(model): "from torch import nn\nclass Net(nn.Module): pass\n"})
+    (tmp_path / "pkg" / "run.py").write_text("")
+    assert index.is_module_class(str(tmp_path / "pkg" / "run.py"), ".model.Net") is True
+
+
+def test_cycles_do_not_loop(tmp_path):
+    (tmp_path / "a.py").write_text("from b import B\nclass A(B): pass\n")
+    (tmp_path / "b.py").write_text("from a import A\nclass B(A): pass\n")
+    assert ProjectIndex().is_module_class(str(tmp_path / "a.py"), "A") is None
