@@ -1,0 +1,120 @@
+"""CUDA's device rules for mixed-device calls, with the messages real CUDA builds print.
+
+Only calls whose tensors sit on different devices get here. Pointwise (TensorIterator) ops let
+0-dim CPU tensors join CUDA tensors; indexing lets CPU indices into CUDA tensors; convolutions,
+RNNs and `pack_padded_sequence` have their own texts; everything else demands one device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+CROSS_DEVICE_OK = frozenset({"copy_", "to", "cuda", "cpu", "type_as", "__setitem__", "set_", "data"})
+INDEXING = frozenset({"__getitem__", "index", "index_put_", "index_put"})
+CONVOLUTIONS = frozenset({"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution", "_convolution"})
+RNNS = frozenset({"lstm", "gru", "rnn_tanh", "rnn_relu"})
+_POINTWISE_CACHE: dict[str, bool] = {}
+
+
+class DeviceMismatch(RuntimeError):
+    """Raised as the plain RuntimeError PyTorch raises (its class name is only for devfix)."""
+
+
+def op_name(func: Callable) -> str:
+    name = getattr(func, "__name__", "")
+    if name.startswith("__i") and name.endswith("__") and name not in ("__index__", "__iter__", "__int__"):
+        return name[3:-2] + "_"  # __iadd__ → add_
+    if name.startswith("__r") and name.endswith("__") and name not in ("__repr__", "__reduce__", "__reduce_ex__"):
+        return name[3:-2]  # __radd__ → add
+    if name.startswith("__") and name.endswith("__") and name not in INDEXING and name != "__setitem__":
+        return name[2:-2]
+    return name
+
+
+def is_pointwise(name: str) -> bool:
+    base = name.rstrip("_") or name
+    if base not in _POINTWISE_CACHE:
+        packet = getattr(torch.ops.aten, {"truediv": "div", "floordiv": "floor_divide", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor", "invert": "bitwise_not"}.get(base, base), None)
+        tags = set()
+        if packet is not None:
+            for overload in packet.overloads():
+                tags |= set(getattr(packet, overload).tags)
+        _POINTWISE_CACHE[base] = torch.Tag.pointwise in tags
+    return _POINTWISE_CACHE[base]
+
+
+def check_devices(name: str, tensors: list[tuple[torch.Tensor, torch.device]]) -> torch.device | None:
+    """Raise like CUDA would for this mix of devices; else return the result's device (None: CPU)."""
+    devices = [device for _, device in tensors]
+    cuda = [device for device in devices if device.type == "cuda"]
+    if not cuda:
+        return None
+    if len(set(devices)) == 1 or name in CROSS_DEVICE_OK:
+        return cuda[0]
+    if name in INDEXING:
+        return _indexing(tensors)
+    if name in CONVOLUTIONS:
+        _convolution(tensors)
+    if name in RNNS:
+        _rnn(tensors)
+    if is_pointwise(name):
+        return _pointwise(name, tensors)
+    raise _mismatch(devices)
+
+
+def _pointwise(name: str, tensors: list[tuple[torch.Tensor, torch.device]]) -> torch.device:
+    """0-dim CPU tensors behave like Python numbers next to CUDA tensors (not the reverse)."""
+    significant = [device for tensor, device in tensors if not (device.type == "cpu" and tensor.dim() == 0)]
+    if name.endswith("_") and tensors[0][1].type == "cpu":
+        significant.insert(0, tensors[0][1])  # an in-place op writes into its CPU self
+    if len(set(significant)) > 1 or not significant or significant[0].type != "cuda":
+        raise _mismatch([device for _, device in tensors])
+    return significant[0]
+
+
+def _indexing(tensors: list[tuple[torch.Tensor, torch.device]]) -> torch.device | None:
+    indexed = tensors[0][1]
+    for _, device in tensors[1:]:
+        if device != indexed and device.type != "cpu":
+            raise DeviceMismatch(f"indices should be either on cpu or on the same device as the indexed tensor ({indexed})")
+    return indexed if indexed.type == "cuda" else None
+
+
+def _convolution(tensors: list[tuple[torch.Tensor, torch.device]]) -> None:
+    (input_tensor, input_device), (weight, weight_device) = tensors[0], tensors[1]
+    if input_device != weight_device:
+        raise DeviceMismatch(
+            f"Input type ({_type_name(input_tensor, input_device)}) and weight type "
+            f"({_type_name(weight, weight_device)}) should be the same or input should be a MKLDNN tensor "
+            "and weight is a dense tensor"
+        )
+    raise _mismatch([device for _, device in tensors])
+
+
+def _rnn(tensors: list[tuple[torch.Tensor, torch.device]]) -> None:
+    input_device = tensors[0][1]
+    for _, device in tensors[1:]:
+        if device != input_device:
+            raise DeviceMismatch(
+                f"Input and parameter tensors are not at the same device, found input tensor at {input_device} "
+                f"and parameter tensor at {device}"
+            )
+
+
+def pack_padded_lengths_error(lengths: torch.Tensor, device: torch.device) -> DeviceMismatch:
+    kind = {torch.int64: "Long", torch.int32: "Int"}.get(lengths.dtype, str(lengths.dtype))
+    return DeviceMismatch(f"'lengths' argument should be a 1D CPU int64 tensor, but got {lengths.dim()}D {device} {kind} tensor")
+
+
+def _mismatch(devices: list[torch.device]) -> DeviceMismatch:
+    first = devices[0]
+    second = next(device for device in devices if device != first)
+    return DeviceMismatch(f"Expected all tensors to be on the same device, but found at least two devices, {first} and {second}!")
+
+
+def _type_name(tensor: torch.Tensor, device: torch.device) -> str:
+    """`torch.FloatTensor` / `torch.cuda.FloatTensor`, from the CPU tensor that holds the data."""
+    legacy = tensor.type().rsplit(".", 1)[-1]
+    return f"torch.cuda.{legacy}" if device.type == "cuda" else f"torch.{legacy}"

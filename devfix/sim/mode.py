@@ -1,0 +1,248 @@
+"""The TorchFunctionMode that makes a CPU build behave like a CUDA machine.
+
+Every overridable torch call passes through `SimulatedCudaMode.__torch_function__`: tensors are
+unwrapped to their CPU data, CUDA's device rules are checked on the devices the program sees, the
+call runs on the CPU (autograd included) and results are wrapped back onto the right device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_flatten, tree_map
+
+from devfix.sim import device_rules
+from devfix.sim.errors import SimulatorUnsupported
+from devfix.sim.tensor import SimCudaParameter, SimCudaTensor, device_of, is_sim, unwrap, unwrap_all, wrap
+
+# Properties the wrapper answers itself (its metadata mirrors the data); the rest go to the data.
+WRAPPER_PROPERTIES = frozenset(
+    {"device", "is_cuda", "is_cpu", "shape", "dtype", "ndim", "layout", "is_sparse", "is_quantized", "is_meta", "is_mkldnn", "is_nested", "names", "itemsize", "nbytes"}
+)
+WRAPPER_METHODS = frozenset(
+    {"size", "dim", "numel", "nelement", "element_size", "is_floating_point", "is_complex", "get_device", "__hash__", "__len__", "ndimension", "is_contiguous", "stride", "storage_offset"}
+)
+NUMPY_MESSAGE = "can't convert {device} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
+CPU_RESULTS = frozenset({"_pack_padded_sequence", "_pad_packed_sequence"})  # their second output is CPU by design
+
+
+@dataclass
+class SimulatedState:
+    device_count: int = 1
+    current: int = 0
+
+    def normalize(self, device: torch.device) -> torch.device:
+        index = self.current if device.index is None else device.index
+        if index >= self.device_count:
+            raise RuntimeError("CUDA error: invalid device ordinal\nCUDA kernel errors might be asynchronously reported at some other API call")
+        return torch.device("cuda", index)
+
+
+class SimulatedCudaMode(TorchFunctionMode):
+    def __init__(self, state: SimulatedState) -> None:
+        super().__init__()
+        self.state = state
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        access = _property_access(func)
+        if access is not None:
+            return self._property(func, access, args)
+        name = getattr(func, "__name__", "")
+        handler = _HANDLERS.get(name)
+        if handler is not None and (name != "cuda" or _is_tensor_method(func)):
+            return handler(self, func, args, kwargs)
+        if name in WRAPPER_METHODS and args and is_sim(args[0]) and _is_tensor_method(func):
+            return func(*args, **kwargs)
+        return self._generic(func, name, args, kwargs)
+
+    # -- the general path -------------------------------------------------------------------------
+
+    def _generic(self, func, name, args, kwargs):
+        target = self._factory_device(kwargs)
+        if target is not None:
+            kwargs = {**kwargs, "device": "cpu"}
+        tensors = [leaf for leaf in tree_flatten((args, kwargs))[0] if isinstance(leaf, torch.Tensor)]
+        if name == "_pack_padded_sequence" and len(args) > 1 and is_sim(args[1]):
+            raise device_rules.pack_padded_lengths_error(args[1], device_of(args[1]))
+        result_device = device_rules.check_devices(
+            device_rules.op_name(func), [(unwrap(tensor), device_of(tensor)) for tensor in tensors]
+        ) if any(is_sim(tensor) for tensor in tensors) else None
+        device = target or result_device
+        inner_args, inner_kwargs = unwrap_all(args), unwrap_all(kwargs)
+        result = func(*inner_args, **inner_kwargs)
+        return self._wrap_result(result, device, name, args, inner_args)
+
+    def _wrap_result(self, result, device, name, args, inner_args):
+        if device is None:
+            return result
+        if name in CPU_RESULTS and isinstance(result, tuple):
+            return (wrap(result[0], device), *result[1:])
+        originals = {id(inner): outer for inner, outer in zip(_tensors(inner_args), _tensors(args))}
+        return tree_map(lambda value: originals[id(value)] if id(value) in originals else wrap(value, device), result)
+
+    def _factory_device(self, kwargs) -> torch.device | None:
+        requested = kwargs.get("device")
+        if requested is None:
+            return None
+        device = torch.device(requested) if not isinstance(requested, torch.device) else requested
+        return self.state.normalize(device) if device.type == "cuda" else None
+
+    # -- properties -----------------------------------------------------------------------------
+
+    def _property(self, func, access, args):
+        kind, name = access
+        target = args[0]
+        if not is_sim(target):
+            if kind == "set" and is_sim(args[1]) and name == "data":
+                return self._adopt(target, args[1])
+            return func(*unwrap_all(args))
+        if name in WRAPPER_PROPERTIES and kind == "get":
+            return func(*args)
+        if kind == "set":
+            if name == "data":
+                return self._set_data(target, args[1])
+            return func(target._inner, unwrap(args[1]))
+        value = func(target._inner)
+        if name in ("grad", "data", "T", "mT", "H", "mH", "real", "imag") and isinstance(value, torch.Tensor):
+            return wrap(value, device_of(target))
+        return value
+
+    def _adopt(self, cpu_tensor: torch.Tensor, new: SimCudaTensor) -> None:
+        """`param.data = cuda_tensor` (Module.to): the same Python object becomes a CUDA tensor, so
+        optimizers and references built before the move keep working, as on real CUDA."""
+        shell_class = SimCudaParameter if isinstance(cpu_tensor, torch.nn.Parameter) else SimCudaTensor
+        shell = shell_class(new._inner, device_of(new))
+        torch.utils.swap_tensors(cpu_tensor, shell)
+        old = shell  # after the swap this object holds the original CPU tensor, grad and all
+        with torch.no_grad():
+            old.data = new._inner
+        cpu_tensor._inner = old
+
+    def _set_data(self, target: SimCudaTensor, new) -> None:
+        """`param.data = other`: same device keeps the wrapper; `.cpu()` turns it back into a CPU tensor."""
+        if is_sim(new) and device_of(new) == device_of(target):
+            target._inner.data = new._inner
+        elif not is_sim(new):
+            old = target._inner
+            torch.utils.swap_tensors(target, old)  # `target` is the CPU tensor again
+            with torch.no_grad():
+                target.data = new
+        else:
+            raise SimulatorUnsupported("moving a module between two simulated GPUs")
+
+    # -- special methods ----------------------------------------------------------------------------
+
+    def _to(self, func, args, kwargs):
+        tensor = args[0]
+        device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*args[1:], **kwargs)
+        copy = bool(kwargs.get("copy", False))
+        return self._move(tensor, device, dtype, memory_format, copy)
+
+    def _cuda(self, func, args, kwargs):
+        tensor = args[0]
+        requested = args[1] if len(args) > 1 else kwargs.get("device")
+        if isinstance(requested, int):
+            device = torch.device("cuda", requested)
+        elif requested is None:
+            device = torch.device("cuda")
+        else:
+            device = torch.device(requested)
+        return self._move(tensor, device, None, None, False)
+
+    def _cpu(self, func, args, kwargs):
+        return self._move(args[0], torch.device("cpu"), None, None, False)
+
+    def _move(self, tensor, device, dtype, memory_format, copy):
+        current = device_of(tensor)
+        target = current if device is None else (self.state.normalize(device) if device.type == "cuda" else device)
+        inner = unwrap(tensor)
+        converted = inner.to(dtype=dtype or inner.dtype, memory_format=memory_format or torch.preserve_format, copy=copy)
+        if target == current:
+            if converted is inner:
+                return tensor
+            return wrap(converted, target) if target.type == "cuda" else converted
+        if target.type not in ("cuda", "cpu"):
+            raise SimulatorUnsupported(f"moving tensors to {target} while simulating CUDA")
+        if converted is inner:
+            converted = inner.clone()  # a move across devices is a copy, as on real hardware
+        return wrap(converted, target) if target.type == "cuda" else converted
+
+    def _numpy(self, func, args, kwargs):
+        if is_sim(args[0]):
+            raise TypeError(NUMPY_MESSAGE.format(device=device_of(args[0])))
+        return func(*args, **kwargs)
+
+    def _pin_memory(self, func, args, kwargs):
+        return args[0]
+
+    def _is_pinned(self, func, args, kwargs):
+        return False
+
+    def _repr(self, func, args, kwargs):
+        tensor = args[0]
+        if not is_sim(tensor):
+            return func(*args, **kwargs)
+        text = repr(tensor._inner)
+        suffix = f"device='{device_of(tensor)}'"
+        for marker in (", grad_fn=", ", requires_grad=True"):
+            if marker in text:
+                return text.replace(marker, f", {suffix}{marker}", 1)
+        return text[:-1] + f", {suffix})"
+
+    def _type_as(self, func, args, kwargs):
+        tensor, other = args[0], args[1]
+        return self._move(tensor, device_of(other), other.dtype, None, False)
+
+    def _reduce_ex(self, func, args, kwargs):
+        tensor = args[0]
+        if not is_sim(tensor):
+            return func(*args, **kwargs)
+        from devfix.sim.serialization import reduce_sim_tensor
+
+        return reduce_sim_tensor(tensor)
+
+    def _deepcopy(self, func, args, kwargs):
+        tensor, memo = args[0], args[1] if len(args) > 1 else {}
+        if not is_sim(tensor):
+            return func(*args, **kwargs)
+        import copy
+
+        inner = copy.deepcopy(tensor._inner, memo)
+        result_class = SimCudaParameter if isinstance(tensor, torch.nn.Parameter) else SimCudaTensor
+        result = result_class(inner, device_of(tensor))
+        memo[id(tensor)] = result
+        return result
+
+
+_HANDLERS = {
+    "to": SimulatedCudaMode._to,
+    "cuda": SimulatedCudaMode._cuda,
+    "cpu": SimulatedCudaMode._cpu,
+    "numpy": SimulatedCudaMode._numpy,
+    "__array__": SimulatedCudaMode._numpy,
+    "pin_memory": SimulatedCudaMode._pin_memory,
+    "is_pinned": SimulatedCudaMode._is_pinned,
+    "__repr__": SimulatedCudaMode._repr,
+    "type_as": SimulatedCudaMode._type_as,
+    "__reduce_ex__": SimulatedCudaMode._reduce_ex,
+    "__deepcopy__": SimulatedCudaMode._deepcopy,
+}
+
+
+def _property_access(func) -> tuple[str, str] | None:
+    name = getattr(func, "__name__", "")
+    if name not in ("__get__", "__set__"):
+        return None
+    owner = getattr(func, "__self__", None)
+    return ("get" if name == "__get__" else "set", getattr(owner, "__name__", ""))
+
+
+def _is_tensor_method(func) -> bool:
+    return getattr(func, "__objclass__", None) in (torch._C.TensorBase, torch.Tensor) or getattr(func, "__qualname__", "").startswith(("Tensor.", "TensorBase."))
+
+
+def _tensors(tree) -> list[torch.Tensor]:
+    return [leaf for leaf in tree_flatten(tree)[0] if isinstance(leaf, torch.Tensor)]

@@ -1,0 +1,99 @@
+"""The torch.cuda (and torch.accelerator) answers of a machine with simulated GPUs."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack, contextmanager
+from unittest import mock
+
+import torch
+
+from devfix.sim import serialization
+from devfix.sim.errors import SimulatorUnsupported
+from devfix.sim.tensor import is_sim
+
+LEGACY_CUDA_TYPES = (
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+    "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
+)
+UNSUPPORTED_CUDA = ("Stream", "Event", "graph", "CUDAGraph", "stream", "nvtx", "comm", "default_stream")
+
+
+@contextmanager
+def patched_torch(state):
+    original_shallow_copy = torch._has_compatible_shallow_copy_type
+
+    def compatible(a, b):
+        # Module._apply then assigns `param.data = moved`, which the mode turns into an in-place
+        # device change of the same Parameter object (optimizers built earlier keep working).
+        return True if (is_sim(a) or is_sim(b)) else original_shallow_copy(a, b)
+
+    def set_device(device):
+        state.current = state.normalize(torch.device("cuda", device) if isinstance(device, int) else torch.device(device)).index
+
+    replacements = {
+        "torch.cuda.is_available": lambda: True,
+        "torch.cuda.device_count": lambda: state.device_count,
+        "torch.cuda.current_device": lambda: state.current,
+        "torch.cuda.set_device": set_device,
+        "torch.cuda.is_initialized": lambda: True,
+        "torch.cuda.init": lambda: None,
+        "torch.cuda.synchronize": lambda device=None: None,
+        "torch.cuda.empty_cache": lambda: None,
+        "torch.cuda.manual_seed": lambda seed: None,
+        "torch.cuda.manual_seed_all": lambda seed: None,
+        "torch.cuda.get_device_name": lambda device=None: "devfix simulated CUDA device",
+        "torch.cuda.get_device_capability": lambda device=None: (9, 0),
+        "torch.cuda.memory_allocated": lambda device=None: 0,
+        "torch.cuda.max_memory_allocated": lambda device=None: 0,
+        "torch.cuda.memory_reserved": lambda device=None: 0,
+        "torch.cuda.reset_peak_memory_stats": lambda device=None: None,
+        "torch.accelerator.is_available": lambda: True,
+        "torch.accelerator.device_count": lambda: state.device_count,
+        "torch.accelerator.current_accelerator": lambda check_available=False: torch.device("cuda"),
+        "torch.accelerator.current_stream": lambda device=None: _IdleStream(),
+        "torch.cuda.current_stream": lambda device=None: _IdleStream(),
+        "torch._has_compatible_shallow_copy_type": compatible,
+        "torch.save": serialization.save(torch.save),
+        "torch.load": serialization.load(torch.load),
+        "torch.set_default_device": _refuse_cuda_default(torch.set_default_device),
+    }
+    for name in LEGACY_CUDA_TYPES:
+        replacements[f"torch.cuda.{name}"] = _unsupported(f"the legacy constructor torch.cuda.{name}")
+    for name in UNSUPPORTED_CUDA:
+        if hasattr(torch.cuda, name):
+            replacements[f"torch.cuda.{name}"] = _unsupported(f"torch.cuda.{name}")
+    with ExitStack() as stack:
+        for target, replacement in replacements.items():
+            stack.enter_context(mock.patch(target, replacement))
+        serialization.activate(state)
+        stack.callback(serialization.deactivate)
+        yield
+
+
+class _IdleStream:
+    """The default stream of a simulated GPU: never capturing a graph, always finished."""
+
+    def is_capturing(self) -> bool:
+        return False
+
+    def synchronize(self) -> None:
+        return None
+
+    def query(self) -> bool:
+        return True
+
+
+def _unsupported(what: str):
+    def refuse(*args, **kwargs):
+        raise SimulatorUnsupported(what)
+
+    return refuse
+
+
+def _refuse_cuda_default(original):
+    def set_default_device(device):
+        if device is not None and torch.device(device).type == "cuda":
+            raise SimulatorUnsupported('torch.set_default_device("cuda")')
+        return original(device)
+
+    return set_default_device

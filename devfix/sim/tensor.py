@@ -1,0 +1,69 @@
+"""The simulated CUDA tensor: a wrapper whose C++ device is `cuda:N` around an ordinary CPU tensor.
+
+Because the wrapper's device really is cuda, `x.device`, `x.is_cuda` and device equality come from
+PyTorch itself. Autograd never touches the wrapper (a CUDA-device tensor in autograd aborts a CPU
+build): every operation runs on the inner CPU tensors, where gradients live.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.utils._pytree import tree_map
+
+from devfix.sim.errors import SimulatorUnsupported
+
+
+class SimCudaTensor(torch.Tensor):
+    _inner: torch.Tensor
+
+    @staticmethod
+    def __new__(cls, inner: torch.Tensor, device: torch.device) -> SimCudaTensor:
+        wrapper = torch.Tensor._make_wrapper_subclass(
+            cls,
+            inner.size(),
+            strides=inner.stride(),
+            storage_offset=inner.storage_offset(),
+            dtype=inner.dtype,
+            layout=inner.layout,
+            device=device,
+            requires_grad=False,
+        )
+        wrapper._inner = inner
+        return wrapper
+
+    # All interception happens in the mode (devfix.sim.mode); the subclass itself stays inert.
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        raise SimulatorUnsupported(f"the operation {func} reaching the dispatcher with a simulated CUDA tensor")
+
+
+class SimCudaParameter(SimCudaTensor, torch.nn.Parameter):
+    """What a Parameter becomes after `module.to("cuda")`: still an `nn.Parameter` to the module."""
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+
+def is_sim(value: object) -> bool:
+    return isinstance(value, SimCudaTensor)
+
+
+def unwrap(value: object) -> object:
+    return value._inner if isinstance(value, SimCudaTensor) else value
+
+
+def unwrap_all(tree: object) -> object:
+    return tree_map(unwrap, tree)
+
+
+def wrap(value: object, device: torch.device | None) -> object:
+    """A plain tensor result on `device` (None: it stays a CPU tensor)."""
+    if device is None or not isinstance(value, torch.Tensor) or isinstance(value, SimCudaTensor):
+        return value
+    return SimCudaTensor(value, device)
+
+
+def device_of(value: torch.Tensor) -> torch.device:
+    """The device the program sees: cuda:N for wrappers, the real device otherwise."""
+    return torch._C.TensorBase.device.__get__(value)
