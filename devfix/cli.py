@@ -133,6 +133,115 @@ def fix(
     raise typer.Exit(_exit_code(outcome, problems=problems))
 
 
+class DeviceChoice(str, Enum):
+    auto = "auto"
+    sim = "sim"
+    cuda = "cuda"
+
+
+@app.command()
+def verify(
+    fixtures: Annotated[Optional[list[Path]], typer.Argument(help="Fixture directories or cases (default: fixtures)", show_default=False)] = None,
+    device: Annotated[DeviceChoice, typer.Option("--device", help="CUDA machine: a real GPU, the simulator, or auto.")] = DeviceChoice.auto,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per program run.")] = 120.0,
+) -> None:
+    """Run before/after fixtures: before fails with a device error, after runs with the same RESULT."""
+    _require_torch("verify")
+    from devfix.verify import cuda_machine, verify_paths
+
+    machine = cuda_machine(device.value)
+    table = Table("case", "before", "after (CUDA)", "after (CPU)", "verdict", box=None, pad_edge=False)
+    reports = verify_paths(list(fixtures or [Path("fixtures")]), machine, timeout)
+    for report in reports:
+        outcomes = report.outcomes
+        first = outcomes.get("before (CUDA)")
+        row_after_cuda = outcomes.get("after (CUDA)", outcomes.get("before (CUDA)"))
+        row_after_cpu = outcomes.get("after (CPU)", outcomes.get("before (CPU)"))
+        table.add_row(
+            report.case.name,
+            "clean" if report.case.is_clean else _short(first),
+            _short(row_after_cuda),
+            _short(row_after_cpu),
+            "[green]pass[/green]" if report.ok else "[red]FAIL[/red]",
+        )
+    console = Console(soft_wrap=True)
+    console.print(table)
+    for report in reports:
+        for failure in report.failures:
+            console.print(f"[red]FAIL[/red] {report.case.name}: {failure}", highlight=False)
+    failed = sum(not report.ok for report in reports)
+    console.print(f"{len(reports) - failed} passed, {failed} failed ({machine} as the CUDA machine)")
+    raise typer.Exit(EXIT_FINDINGS if failed else EXIT_CLEAN)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def run(
+    script: Annotated[Path, typer.Argument(help="The Python program to run.")],
+    args: Annotated[Optional[list[str]], typer.Argument(help="Its arguments.", show_default=False)] = None,
+) -> None:
+    """Run a program under simulated CUDA; explain its first device error and show the fix."""
+    _require_torch("run")
+    from devfix.run_script import run_script
+
+    report = run_script(script, list(args or []))
+    if report.finished:
+        stderr.print(f"devfix: {script} finished under simulated CUDA without a device error.")
+        raise typer.Exit(report.exit_code)
+    if not report.device_error:
+        where = f" at {report.frames[0].path}:{report.frames[0].line}" if report.frames else ""
+        stderr.print(f"devfix: {script} failed{where} with {report.error_type}: {report.message} (not a device error)", markup=False)
+        raise typer.Exit(report.exit_code)
+    _print_device_error(report)
+    raise typer.Exit(EXIT_FINDINGS)
+
+
+def _print_device_error(report) -> None:
+    innermost = report.frames[0] if report.frames else None
+    location = f"{_display(innermost.path)}:{innermost.line}: " if innermost else ""
+    stderr.print(f"{location}{report.error_type}: {report.message}", markup=False)
+    for frame in report.frames:
+        stderr.print(f"    {_display(frame.path)}:{frame.line}: {frame.code}", markup=False)
+    if not report.results:
+        stderr.print("devfix has no finding for these files; the cause needs a look by hand.")
+        return
+    stderr.print("devfix findings (nearest to the error first):")
+    for result in report.results:
+        for finding in result.checked.findings:
+            path = _display(Path(result.checked.path))
+            stderr.print(f"    {path}:{finding.start.line}:{finding.start.column}: {finding.code} {finding.message}", markup=False)
+    stderr.file.flush()
+    for result in report.results:
+        if result.fixed.changed:
+            sys.stdout.buffer.write(unified_diff(diff_label(Path(result.fixed.path)), result.fixed.source, result.fixed.fixed))
+    sys.stdout.flush()
+    stderr.print("Apply with `devfix fix --unsafe-fixes` on these files.")
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _short(outcome) -> str:
+    if outcome is None:
+        return "-"
+    if outcome.ok:
+        return f"RESULT {outcome.result:.6g}" if outcome.result is not None else "ran"
+    return f"{outcome.error_type}"
+
+
+def _require_torch(command: str) -> None:
+    import importlib.util
+    import os
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if importlib.util.find_spec("torch") is None:
+        stderr.print(f"error: `devfix {command}` runs programs and needs PyTorch: pip install 'devfix[verify]'")
+        raise typer.Exit(EXIT_ERROR)
+
+
 @app.command()
 def rules() -> None:
     """List every rule: code, name, fix safety and summary."""

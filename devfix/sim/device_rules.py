@@ -11,15 +11,14 @@ from collections.abc import Callable
 
 import torch
 
+from devfix.sim.tensor import device_of
+
 CROSS_DEVICE_OK = frozenset({"copy_", "to", "cuda", "cpu", "type_as", "__setitem__", "set_", "data"})
+FIRST_ARGUMENT_DECIDES = frozenset({"_pack_padded_sequence", "_pad_packed_sequence"})  # lengths live on the CPU
 INDEXING = frozenset({"__getitem__", "index", "index_put_", "index_put"})
 CONVOLUTIONS = frozenset({"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution", "_convolution"})
 RNNS = frozenset({"lstm", "gru", "rnn_tanh", "rnn_relu"})
 _POINTWISE_CACHE: dict[str, bool] = {}
-
-
-class DeviceMismatch(RuntimeError):
-    """Raised as the plain RuntimeError PyTorch raises (its class name is only for devfix)."""
 
 
 def op_name(func: Callable) -> str:
@@ -45,20 +44,25 @@ def is_pointwise(name: str) -> bool:
     return _POINTWISE_CACHE[base]
 
 
-def check_devices(name: str, tensors: list[tuple[torch.Tensor, torch.device]]) -> torch.device | None:
-    """Raise like CUDA would for this mix of devices; else return the result's device (None: CPU)."""
+def check_devices(name: str, tensors: list[tuple[torch.Tensor, torch.device]], args: tuple = ()) -> torch.device | None:
+    """Raise like CUDA would for this mix of devices; else return the result's device (None: CPU).
+
+    `tensors` pairs each tensor argument's CPU data with the device the program sees; `args` are
+    the call's own arguments, for the ops whose rule depends on which argument is which."""
     devices = [device for _, device in tensors]
     cuda = [device for device in devices if device.type == "cuda"]
     if not cuda:
         return None
+    if name in RNNS:
+        return _rnn(args)
+    if name in FIRST_ARGUMENT_DECIDES:
+        return devices[0] if devices[0].type == "cuda" else None
     if len(set(devices)) == 1 or name in CROSS_DEVICE_OK:
         return cuda[0]
     if name in INDEXING:
         return _indexing(tensors)
     if name in CONVOLUTIONS:
         _convolution(tensors)
-    if name in RNNS:
-        _rnn(tensors)
     if is_pointwise(name):
         return _pointwise(name, tensors)
     raise _mismatch(devices)
@@ -78,14 +82,14 @@ def _indexing(tensors: list[tuple[torch.Tensor, torch.device]]) -> torch.device 
     indexed = tensors[0][1]
     for _, device in tensors[1:]:
         if device != indexed and device.type != "cpu":
-            raise DeviceMismatch(f"indices should be either on cpu or on the same device as the indexed tensor ({indexed})")
+            raise RuntimeError(f"indices should be either on cpu or on the same device as the indexed tensor ({indexed})")
     return indexed if indexed.type == "cuda" else None
 
 
 def _convolution(tensors: list[tuple[torch.Tensor, torch.device]]) -> None:
     (input_tensor, input_device), (weight, weight_device) = tensors[0], tensors[1]
     if input_device != weight_device:
-        raise DeviceMismatch(
+        raise RuntimeError(
             f"Input type ({_type_name(input_tensor, input_device)}) and weight type "
             f"({_type_name(weight, weight_device)}) should be the same or input should be a MKLDNN tensor "
             "and weight is a dense tensor"
@@ -93,25 +97,41 @@ def _convolution(tensors: list[tuple[torch.Tensor, torch.device]]) -> None:
     raise _mismatch([device for _, device in tensors])
 
 
-def _rnn(tensors: list[tuple[torch.Tensor, torch.device]]) -> None:
-    input_device = tensors[0][1]
-    for _, device in tensors[1:]:
-        if device != input_device:
-            raise DeviceMismatch(
+def _rnn(args: tuple) -> torch.device | None:
+    """`lstm(input, hx, params, ...)` or, packed, `lstm(data, batch_sizes, hx, params, ...)`."""
+    input_device = device_of(args[0])
+    rest = list(args[1:])
+    if isinstance(rest[0], torch.Tensor) and not rest[0].is_floating_point():
+        rest = rest[1:]  # batch_sizes of a PackedSequence stay on the CPU by design
+    hidden, params = rest[0], rest[1]
+    for parameter in params:
+        if device_of(parameter) != input_device:
+            raise RuntimeError(
                 f"Input and parameter tensors are not at the same device, found input tensor at {input_device} "
-                f"and parameter tensor at {device}"
+                f"and parameter tensor at {device_of(parameter)}"
             )
+    for state in hidden if isinstance(hidden, (tuple, list)) else [hidden]:
+        if device_of(state) != input_device:
+            raise RuntimeError(
+                f"Input and hidden tensors are not at the same device, found input tensor at {input_device} "
+                f"and hidden tensor at {device_of(state)}"
+            )
+    return input_device if input_device.type == "cuda" else None
 
 
-def pack_padded_lengths_error(lengths: torch.Tensor, device: torch.device) -> DeviceMismatch:
+def generator_error(generator: torch.Generator, device: torch.device) -> RuntimeError:
+    return RuntimeError(f"Expected a '{device.type}' device type for generator but found '{generator.device.type}'")
+
+
+def pack_padded_lengths_error(lengths: torch.Tensor, device: torch.device) -> RuntimeError:
     kind = {torch.int64: "Long", torch.int32: "Int"}.get(lengths.dtype, str(lengths.dtype))
-    return DeviceMismatch(f"'lengths' argument should be a 1D CPU int64 tensor, but got {lengths.dim()}D {device} {kind} tensor")
+    return RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got {lengths.dim()}D {device} {kind} tensor")
 
 
-def _mismatch(devices: list[torch.device]) -> DeviceMismatch:
+def _mismatch(devices: list[torch.device]) -> RuntimeError:
     first = devices[0]
     second = next(device for device in devices if device != first)
-    return DeviceMismatch(f"Expected all tensors to be on the same device, but found at least two devices, {first} and {second}!")
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, {first} and {second}!")
 
 
 def _type_name(tensor: torch.Tensor, device: torch.device) -> str:

@@ -11,11 +11,10 @@ from dataclasses import dataclass
 
 import torch
 from torch.overrides import TorchFunctionMode
-from torch.utils._pytree import tree_flatten, tree_map
 
 from devfix.sim import device_rules
 from devfix.sim.errors import SimulatorUnsupported
-from devfix.sim.tensor import SimCudaParameter, SimCudaTensor, device_of, is_sim, unwrap, unwrap_all, wrap
+from devfix.sim.tensor import SimCudaParameter, SimCudaTensor, device_of, is_sim, map_structure, unwrap, unwrap_all, wrap
 
 # Properties the wrapper answers itself (its metadata mirrors the data); the rest go to the data.
 WRAPPER_PROPERTIES = frozenset(
@@ -61,27 +60,43 @@ class SimulatedCudaMode(TorchFunctionMode):
     # -- the general path -------------------------------------------------------------------------
 
     def _generic(self, func, name, args, kwargs):
-        target = self._factory_device(kwargs)
+        target = self._factory_device(kwargs) if "device" in kwargs else None
+        tensors: list[torch.Tensor] = []
+        outer_of: dict[int, SimCudaTensor] = {}
+
+        def unwrap_and_collect(tensor: torch.Tensor) -> torch.Tensor:
+            tensors.append(tensor)
+            if isinstance(tensor, SimCudaTensor):
+                outer_of[id(tensor._inner)] = tensor
+                return tensor._inner
+            return tensor
+
+        inner_args = map_structure(unwrap_and_collect, args)
+        inner_kwargs = map_structure(unwrap_and_collect, kwargs)
+        if not outer_of and target is None:
+            return func(*args, **kwargs)  # nothing simulated is involved: plain CPU work
         if target is not None:
-            kwargs = {**kwargs, "device": "cpu"}
-        tensors = [leaf for leaf in tree_flatten((args, kwargs))[0] if isinstance(leaf, torch.Tensor)]
+            generator = kwargs.get("generator")
+            if isinstance(generator, torch.Generator) and generator.device.type != "cuda":
+                raise device_rules.generator_error(generator, target)
+            inner_kwargs["device"] = "cpu"
         if name == "_pack_padded_sequence" and len(args) > 1 and is_sim(args[1]):
             raise device_rules.pack_padded_lengths_error(args[1], device_of(args[1]))
-        result_device = device_rules.check_devices(
-            device_rules.op_name(func), [(unwrap(tensor), device_of(tensor)) for tensor in tensors]
-        ) if any(is_sim(tensor) for tensor in tensors) else None
+        result_device = None
+        if outer_of:
+            pairs = [(unwrap(tensor), device_of(tensor)) for tensor in tensors]
+            result_device = device_rules.check_devices(device_rules.op_name(func), pairs, args)
         device = target or result_device
-        inner_args, inner_kwargs = unwrap_all(args), unwrap_all(kwargs)
         result = func(*inner_args, **inner_kwargs)
-        return self._wrap_result(result, device, name, args, inner_args)
+        return self._wrap_result(result, device, name, outer_of)
 
-    def _wrap_result(self, result, device, name, args, inner_args):
+    def _wrap_result(self, result, device, name, outer_of):
+        """Results on `device`; an input's own data coming back (in-place ops) is that input."""
         if device is None:
             return result
         if name in CPU_RESULTS and isinstance(result, tuple):
             return (wrap(result[0], device), *result[1:])
-        originals = {id(inner): outer for inner, outer in zip(_tensors(inner_args), _tensors(args))}
-        return tree_map(lambda value: originals[id(value)] if id(value) in originals else wrap(value, device), result)
+        return map_structure(lambda value: outer_of[id(value)] if id(value) in outer_of else wrap(value, device), result)
 
     def _factory_device(self, kwargs) -> torch.device | None:
         requested = kwargs.get("device")
@@ -242,7 +257,3 @@ def _property_access(func) -> tuple[str, str] | None:
 
 def _is_tensor_method(func) -> bool:
     return getattr(func, "__objclass__", None) in (torch._C.TensorBase, torch.Tensor) or getattr(func, "__qualname__", "").startswith(("Tensor.", "TensorBase."))
-
-
-def _tensors(tree) -> list[torch.Tensor]:
-    return [leaf for leaf in tree_flatten(tree)[0] if isinstance(leaf, torch.Tensor)]

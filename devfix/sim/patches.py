@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from contextlib import ExitStack, contextmanager
+from types import SimpleNamespace
 from unittest import mock
 
 import torch
+from torch.utils._pytree import tree_map
 
 from devfix.sim import serialization
 from devfix.sim.errors import SimulatorUnsupported
@@ -22,10 +24,10 @@ UNSUPPORTED_CUDA = ("Stream", "Event", "graph", "CUDAGraph", "stream", "nvtx", "
 def patched_torch(state):
     original_shallow_copy = torch._has_compatible_shallow_copy_type
 
-    def compatible(a, b):
+    def compatible(input: torch.Tensor, from_: torch.Tensor) -> bool:  # torch checks this signature
         # Module._apply then assigns `param.data = moved`, which the mode turns into an in-place
         # device change of the same Parameter object (optimizers built earlier keep working).
-        return True if (is_sim(a) or is_sim(b)) else original_shallow_copy(a, b)
+        return True if (is_sim(input) or is_sim(from_)) else original_shallow_copy(input, from_)
 
     def set_device(device):
         state.current = state.normalize(torch.device("cuda", device) if isinstance(device, int) else torch.device(device)).index
@@ -43,6 +45,8 @@ def patched_torch(state):
         "torch.cuda.manual_seed_all": lambda seed: None,
         "torch.cuda.get_device_name": lambda device=None: "devfix simulated CUDA device",
         "torch.cuda.get_device_capability": lambda device=None: (9, 0),
+        "torch.cuda.get_device_properties": lambda device=None: _PROPERTIES,
+        "torch.nn.parallel.DataParallel.scatter": _single_device_scatter,
         "torch.cuda.memory_allocated": lambda device=None: 0,
         "torch.cuda.max_memory_allocated": lambda device=None: 0,
         "torch.cuda.memory_reserved": lambda device=None: 0,
@@ -53,6 +57,7 @@ def patched_torch(state):
         "torch.accelerator.current_stream": lambda device=None: _IdleStream(),
         "torch.cuda.current_stream": lambda device=None: _IdleStream(),
         "torch._has_compatible_shallow_copy_type": compatible,
+        "torch.backends.cudnn.is_acceptable": lambda tensor: False,  # no cuDNN: RNNs skip flattening
         "torch.save": serialization.save(torch.save),
         "torch.load": serialization.load(torch.load),
         "torch.set_default_device": _refuse_cuda_default(torch.set_default_device),
@@ -68,6 +73,20 @@ def patched_torch(state):
         serialization.activate(state)
         stack.callback(serialization.deactivate)
         yield
+
+
+_PROPERTIES = SimpleNamespace(
+    name="devfix simulated CUDA device", major=9, minor=0, total_memory=80 * 2**30, multi_processor_count=132
+)
+
+
+def _single_device_scatter(self, inputs, kwargs, device_ids):
+    """DataParallel on one GPU moves its inputs there and calls the module; more is not modelled."""
+    if len(device_ids) != 1:
+        raise SimulatorUnsupported("DataParallel across several simulated GPUs")
+    device = torch.device("cuda", device_ids[0])
+    move = lambda value: value.to(device) if isinstance(value, torch.Tensor) else value  # noqa: E731
+    return [tree_map(move, tuple(inputs))], [tree_map(move, dict(kwargs or {}))]
 
 
 class _IdleStream:

@@ -8,8 +8,6 @@ build): every operation runs on the inner CPU tensors, where gradients live.
 from __future__ import annotations
 
 import torch
-from torch.utils._pytree import tree_map
-
 from devfix.sim.errors import SimulatorUnsupported
 
 
@@ -29,6 +27,7 @@ class SimCudaTensor(torch.Tensor):
             requires_grad=False,
         )
         wrapper._inner = inner
+        wrapper._device = device
         return wrapper
 
     # All interception happens in the mode (devfix.sim.mode); the subclass itself stays inert.
@@ -54,7 +53,25 @@ def unwrap(value: object) -> object:
 
 
 def unwrap_all(tree: object) -> object:
-    return tree_map(unwrap, tree)
+    return map_structure(unwrap, tree)
+
+
+def map_structure(function, value: object) -> object:
+    """`function` applied to every tensor in nested tuples, lists and dicts (pytree is too slow for
+    the per-call hot path of the simulator)."""
+    if isinstance(value, torch.Tensor):
+        return function(value)
+    if isinstance(value, (tuple, list)):
+        items = [map_structure(function, item) for item in value]
+        kind = type(value)
+        if kind is tuple or kind is list:
+            return kind(items)
+        if hasattr(kind, "_fields"):
+            return kind(*items)
+        return kind(items) if isinstance(value, tuple) else items
+    if isinstance(value, dict):
+        return {key: map_structure(function, item) for key, item in value.items()}
+    return value
 
 
 def wrap(value: object, device: torch.device | None) -> object:
@@ -66,4 +83,5 @@ def wrap(value: object, device: torch.device | None) -> object:
 
 def device_of(value: torch.Tensor) -> torch.device:
     """The device the program sees: cuda:N for wrappers, the real device otherwise."""
-    return torch._C.TensorBase.device.__get__(value)
+    device = getattr(value, "_device", None) if isinstance(value, SimCudaTensor) else None
+    return device if device is not None else torch._C.TensorBase.device.__get__(value)

@@ -1,0 +1,33 @@
+"""Recognising device-placement errors by the message families PyTorch uses for them."""
+
+from __future__ import annotations
+
+import re
+
+DEVICE_ERROR_PATTERNS = (
+    r"Expected all tensors to be on the same device",
+    r"Input type \(.*\) and weight type \(.*\) should be the same",
+    r"tensors are not at the same device",
+    r"indices should be either on cpu or on the same device",
+    r"'lengths' argument should be a 1D CPU int64 tensor",
+    r"Expected object of (device type|backend)",
+    r"is on (CPU|GPU), but expected it to be on",
+    r"Attempting to deserialize object on (a )?CUDA device",
+    r"Torch not compiled with CUDA enabled",
+    r"Cannot access accelerator device when none is available",
+    r"Found no NVIDIA driver",
+    r"can't convert cuda:?\d* device type tensor to numpy",
+    r"Expected a '(cuda|cpu)(:\d+)?' (device type for )?generator",
+    r"legacy constructor expects device type",
+    r"module must have its parameters and buffers on device",
+    r"Expected condition, x and y to be on the same device",
+    r"CUDA error: invalid device ordinal",
+)
+_DEVICE_ERROR = re.compile("|".join(DEVICE_ERROR_PATTERNS))
+
+
+def is_device_error(error_type: str, message: str) -> bool:
+    """`error_type` is the exception's class name; only runtime, type and assertion errors count."""
+    if error_type not in ("RuntimeError", "TypeError", "AssertionError", "ValueError"):
+        return False
+    return _DEVICE_ERROR.search(message) is not None

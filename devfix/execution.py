@@ -1,0 +1,195 @@
+"""Run one Python program on a chosen machine and report how it ended.
+
+Machines: "sim" (simulated CUDA on the CPU build), "cpu" (CUDA unavailable), "collapsed" (every
+device mapped to the CPU: the numbers the program means), "cuda" (real GPU). On a CPU-only build
+the parent imports torch once and forks a child per program (fresh user modules, the program's own
+cwd and argv, a timeout); real CUDA runs use a fresh interpreter, since CUDA does not survive fork.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+MACHINES = ("sim", "cpu", "collapsed", "cuda")
+RESULT_LINE = re.compile(r"^RESULT\s+(\S+)\s*$")
+DEFAULT_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class ProgramOutcome:
+    machine: str
+    ok: bool
+    result: float | None = None
+    error_type: str = ""
+    error_message: str = ""
+    error_location: str = ""
+    output_tail: str = ""
+
+    def describe(self) -> str:
+        if self.ok:
+            return f"ran, RESULT {self.result}" if self.result is not None else "ran, printed no RESULT line"
+        where = f" at {self.error_location}" if self.error_location else ""
+        return f"{self.error_type}{where}: {self.error_message}".strip()
+
+
+def run_program(script: Path, machine: str, timeout: float = DEFAULT_TIMEOUT, argv: list[str] | None = None) -> ProgramOutcome:
+    if machine not in MACHINES:
+        raise ValueError(f"unknown machine {machine!r}")
+    if machine == "cuda" or not hasattr(os, "fork"):
+        return _run_in_subprocess(script, machine, timeout, argv or [])
+    return _run_in_fork(script, machine, timeout, argv or [])
+
+
+def _run_in_fork(script: Path, machine: str, timeout: float, argv: list[str]) -> ProgramOutcome:
+    import torch  # noqa: F401  (imported once in the parent; children inherit it)
+
+    import devfix.sim  # noqa: F401
+
+    read_end, write_end = os.pipe()
+    with tempfile.TemporaryFile() as output:
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(read_end)
+            os.dup2(output.fileno(), 1)
+            os.dup2(output.fileno(), 2)
+            report = _execute(script, machine, argv)
+            os.write(write_end, json.dumps(report).encode())
+            os._exit(0)
+        os.close(write_end)
+        payload = _read_with_timeout(read_end, pid, timeout)
+        output.seek(0)
+        tail = output.read().decode("utf-8", "replace")[-4000:]
+    if payload is None:
+        return ProgramOutcome(machine, False, error_type="Timeout", error_message=f"no answer within {timeout:.0f} s", output_tail=tail)
+    if not payload:
+        return ProgramOutcome(machine, False, error_type="Crash", error_message="the program died without a report", output_tail=tail)
+    return _outcome(machine, json.loads(payload), tail)
+
+
+def _read_with_timeout(fd: int, pid: int, timeout: float) -> bytes | None:
+    chunks, deadline = [], time.monotonic() + timeout
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                os.kill(pid, signal.SIGKILL)
+                return None
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    return b"".join(chunks)
+                chunks.append(chunk)
+    finally:
+        os.close(fd)
+        os.waitpid(pid, 0)
+
+
+def _run_in_subprocess(script: Path, machine: str, timeout: float, argv: list[str]) -> ProgramOutcome:
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    if machine == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    command = [sys.executable, "-m", "devfix.execution", machine, str(script), *argv]
+    try:
+        completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return ProgramOutcome(machine, False, error_type="Timeout", error_message=f"no answer within {timeout:.0f} s")
+    report_lines = [line for line in completed.stdout.splitlines() if line.startswith("DEVFIX-REPORT ")]
+    tail = (completed.stdout + completed.stderr)[-4000:]
+    if not report_lines:
+        return ProgramOutcome(machine, False, error_type="Crash", error_message=f"exit status {completed.returncode}", output_tail=tail)
+    return _outcome(machine, json.loads(report_lines[-1][len("DEVFIX-REPORT "):]), tail)
+
+
+def _execute(script: Path, machine: str, argv: list[str]) -> dict:
+    """In the child: run `script` as `__main__` on `machine`; never raises."""
+    import contextlib
+    import io
+    import runpy
+
+    script = script.resolve()
+    os.chdir(script.parent)
+    sys.argv = [str(script), *argv]
+    sys.path.insert(0, str(script.parent))
+    captured = io.StringIO()
+    report: dict = {"ok": True}
+    try:
+        with _machine(machine), contextlib.redirect_stdout(_Tee(captured, sys.stdout)):
+            runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as exit_request:
+        if exit_request.code not in (None, 0):
+            report = _error_report(exit_request, script)
+    except BaseException as error:  # the program's own failure is the report
+        report = _error_report(error, script)
+    sys.stdout.flush()
+    results = [match.group(1) for line in captured.getvalue().splitlines() if (match := RESULT_LINE.match(line))]
+    report["result"] = results[-1] if results else None
+    return report
+
+
+def _machine(machine: str):
+    import contextlib
+
+    if machine == "sim":
+        from devfix.sim import simulated_cuda
+
+        return simulated_cuda()
+    if machine == "collapsed":
+        from devfix.sim.collapse import collapsed_devices
+
+        return collapsed_devices()
+    return contextlib.nullcontext()
+
+
+def _error_report(error: BaseException, script: Path) -> dict:
+    frames = traceback.extract_tb(error.__traceback__)
+    user = [frame for frame in frames if Path(frame.filename).resolve().is_relative_to(script.parent)]
+    location = f"{Path(user[-1].filename).name}:{user[-1].lineno}" if user else ""
+    return {"ok": False, "error_type": type(error).__name__, "error_message": str(error).split("\n")[0][:500], "location": location}
+
+
+def _outcome(machine: str, report: dict, tail: str) -> ProgramOutcome:
+    result = report.get("result")
+    try:
+        number = float(result) if result is not None else None
+    except ValueError:
+        number = None
+    return ProgramOutcome(
+        machine,
+        bool(report.get("ok")),
+        number,
+        report.get("error_type", ""),
+        report.get("error_message", ""),
+        report.get("location", ""),
+        tail,
+    )
+
+
+class _Tee:
+    def __init__(self, *streams) -> None:
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+
+if __name__ == "__main__":  # the fresh-interpreter path (real CUDA)
+    outcome = _execute(Path(sys.argv[2]), sys.argv[1], sys.argv[3:])
+    print("DEVFIX-REPORT " + json.dumps(outcome), flush=True)

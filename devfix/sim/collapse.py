@@ -1,0 +1,59 @@
+"""Every device collapsed onto the CPU: what a program *means* when placement is ignored.
+
+The verifier runs the buggy program this way to learn the numbers it was meant to compute: CUDA
+appears available (so the program takes its GPU branches), but `.cuda()`, `.to("cuda")` and
+`device="cuda"` all land on the CPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from unittest import mock
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+
+class CollapsedDeviceMode(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        name = getattr(func, "__name__", "")
+        if name in ("cuda", "pin_memory") and args and isinstance(args[0], torch.Tensor):
+            return args[0]
+        if name == "to" and args and isinstance(args[0], torch.Tensor):
+            device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*args[1:], **kwargs)
+            return args[0].to(dtype=dtype or args[0].dtype, memory_format=memory_format or torch.preserve_format)
+        if _is_cuda(kwargs.get("device")):
+            kwargs["device"] = "cpu"
+        return func(*args, **kwargs)
+
+
+@contextmanager
+def collapsed_devices() -> Iterator[None]:
+    original_load = torch.load
+
+    def load(*args, **kwargs):
+        kwargs["map_location"] = "cpu"
+        return original_load(*args, **kwargs)
+
+    with ExitStack() as stack:
+        stack.enter_context(mock.patch("torch.cuda.is_available", lambda: True))
+        stack.enter_context(mock.patch("torch.cuda.device_count", lambda: 1))
+        stack.enter_context(mock.patch("torch.cuda.manual_seed", lambda seed: None))
+        stack.enter_context(mock.patch("torch.cuda.manual_seed_all", lambda seed: None))
+        stack.enter_context(mock.patch("torch.cuda.synchronize", lambda device=None: None))
+        stack.enter_context(mock.patch("torch.load", load))
+        stack.enter_context(CollapsedDeviceMode())
+        yield
+
+
+def _is_cuda(device: object) -> bool:
+    if device is None:
+        return False
+    if isinstance(device, int):
+        return True
+    try:
+        return torch.device(device).type == "cuda"
+    except (RuntimeError, TypeError):
+        return False

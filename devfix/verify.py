@@ -1,0 +1,112 @@
+"""Proof by execution for fixtures: the buggy program fails with a device error, the fixed one
+runs on a CUDA machine and on a CPU-only machine and computes what the buggy one meant.
+
+For a case that devfix changes:
+  1. before.py fails with a device error under CUDA, or on the CPU-only machine (a hard-coded
+     `.cuda()` only fails there);
+  2. before.py with every device collapsed onto the CPU gives the reference RESULT;
+  3. after.py runs under CUDA and on the CPU-only machine, each with that RESULT (1e-5 relative),
+     unless the case has a file `changes-numbers` (then both runs only have to agree).
+For a `clean-` case: before.py runs under CUDA and on the CPU-only machine with the same RESULT.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from devfix.device_errors import is_device_error
+from devfix.execution import DEFAULT_TIMEOUT, ProgramOutcome, run_program
+from devfix.fixture_cases import FixtureCase, discover_cases
+
+RELATIVE_TOLERANCE = 1e-5
+CHANGES_NUMBERS_MARKER = "changes-numbers"
+
+
+@dataclass
+class CaseReport:
+    case: FixtureCase
+    outcomes: dict[str, ProgramOutcome] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def cuda_machine(choice: str) -> str:
+    """`auto`: real CUDA when this torch build has a GPU, else the simulator."""
+    if choice in ("sim", "cuda"):
+        return choice
+    import torch
+
+    return "cuda" if torch.cuda.is_available() and torch.version.cuda else "sim"
+
+
+def verify_case(case: FixtureCase, cuda: str = "sim", timeout: float = DEFAULT_TIMEOUT) -> CaseReport:
+    report = CaseReport(case)
+
+    def run(label: str, script: Path, machine: str) -> ProgramOutcome:
+        outcome = run_program(script, machine, timeout)
+        report.outcomes[label] = outcome
+        return outcome
+
+    if case.is_clean:
+        _verify_clean(report, run, cuda)
+    else:
+        _verify_fixed(report, run, cuda)
+    return report
+
+
+def _verify_clean(report: CaseReport, run: Callable, cuda: str) -> None:
+    on_cuda = run("before (CUDA)", report.case.before, cuda)
+    on_cpu = run("before (CPU)", report.case.before, "cpu")
+    for outcome in (on_cuda, on_cpu):
+        _require_result(report, outcome, "the clean program")
+    if on_cuda.ok and on_cpu.ok:
+        _require_close(report, on_cuda.result, on_cpu.result, "the clean program's CUDA and CPU RESULTs differ")
+
+
+def _verify_fixed(report: CaseReport, run: Callable, cuda: str) -> None:
+    case = report.case
+    failures = [run("before (CUDA)", case.before, cuda), run("before (CPU)", case.before, "cpu")]
+    if not any(not outcome.ok and is_device_error(outcome.error_type, outcome.error_message) for outcome in failures):
+        report.failures.append("before.py raised no device error on either machine: " + "; ".join(o.describe() for o in failures))
+    meant = run("before (meant)", case.before, "collapsed")
+    _require_result(report, meant, "before.py with devices collapsed onto the CPU")
+    fixed = [run("after (CUDA)", case.after, cuda), run("after (CPU)", case.after, "cpu")]
+    for outcome in fixed:
+        _require_result(report, outcome, "after.py")
+    if not all(outcome.ok for outcome in fixed):
+        return
+    if (case.directory / CHANGES_NUMBERS_MARKER).exists():
+        _require_close(report, fixed[0].result, fixed[1].result, "after.py's CUDA and CPU RESULTs differ")
+    elif meant.ok:
+        for outcome in fixed:
+            _require_close(report, outcome.result, meant.result, f"after.py on {outcome.machine} computes a different RESULT than before.py meant")
+
+
+def _require_result(report: CaseReport, outcome: ProgramOutcome, what: str) -> None:
+    if not outcome.ok:
+        report.failures.append(f"{what} failed on {outcome.machine}: {outcome.describe()}")
+    elif outcome.result is None:
+        report.failures.append(f"{what} printed no RESULT line on {outcome.machine}")
+
+
+def _require_close(report: CaseReport, got: float | None, expected: float | None, message: str) -> None:
+    if got is None or expected is None:
+        return
+    if not math.isclose(got, expected, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-9):
+        report.failures.append(f"{message}: {got!r} vs {expected!r}")
+
+
+def verify_paths(paths: list[Path], cuda: str = "sim", timeout: float = DEFAULT_TIMEOUT, on_report: Callable[[CaseReport], None] | None = None) -> list[CaseReport]:
+    cases = [case for path in paths for case in (discover_cases(path) if path.is_dir() else [FixtureCase(path.parent)])]
+    reports = []
+    for case in sorted(set(cases), key=lambda c: c.name):
+        reports.append(verify_case(case, cuda, timeout))
+        if on_report is not None:
+            on_report(reports[-1])
+    return reports

@@ -1,0 +1,273 @@
+"""The simulated CUDA device against real CUDA's behaviour: devices, moves, rules, numbers."""
+
+from __future__ import annotations
+
+import io
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+
+from devfix.sim import SimulatorUnsupported, simulated_cuda  # noqa: E402
+
+SAME_DEVICE = r"Expected all tensors to be on the same device, but found at least two devices, (cuda:0 and cpu|cpu and cuda:0)!"
+
+
+@pytest.fixture
+def cuda():
+    with simulated_cuda(device_count=2) as state:
+        yield state
+
+
+def test_availability_and_devices(cuda):
+    assert torch.cuda.is_available() and torch.cuda.device_count() == 2
+    x = torch.ones(2, device="cuda")
+    y = torch.ones(2, device=torch.device("cuda:1"))
+    assert x.device == torch.device("cuda:0") and x.is_cuda and x.get_device() == 0
+    assert x.device != torch.device("cuda")  # as on real CUDA: an indexed device differs from "cuda"
+    assert y.device == torch.device("cuda:1")
+    assert repr(x) == "tensor([1., 1.], device='cuda:0')"
+    assert "device='cuda:0', requires_grad=True" in repr(torch.ones(1, device="cuda", requires_grad=True))
+
+
+def test_leaving_the_context_restores_a_cpu_only_torch():
+    with simulated_cuda():
+        pass
+    assert not torch.cuda.is_available()
+    with pytest.raises((AssertionError, RuntimeError)):
+        torch.ones(1).cuda()
+
+
+@pytest.mark.parametrize(
+    "move",
+    [
+        lambda t: t.to("cuda"),
+        lambda t: t.to(torch.device("cuda", 0)),
+        lambda t: t.to(device="cuda:0"),
+        lambda t: t.to("cuda", torch.float64),
+        lambda t: t.to(torch.ones(1, device="cuda")),
+        lambda t: t.to("cuda", non_blocking=True),
+        lambda t: t.cuda(),
+        lambda t: t.cuda(0),
+        lambda t: t.cuda(non_blocking=True),
+    ],
+)
+def test_every_to_signature_lands_on_cuda(cuda, move):
+    moved = move(torch.arange(3.0))
+    assert moved.device == torch.device("cuda:0")
+    assert moved.cpu().tolist() == [0.0, 1.0, 2.0]
+
+
+def test_dtype_only_to_keeps_the_device(cuda):
+    x = torch.ones(2, device="cuda").to(torch.float16)
+    assert x.device.type == "cuda" and x.dtype == torch.float16
+    assert x.to("cuda:0") is x
+
+
+def test_cpu_and_item_and_tolist(cuda):
+    x = torch.tensor([1.5, 2.5], device="cuda")
+    back = x.cpu()
+    assert back.device.type == "cpu" and type(back) is torch.Tensor
+    assert x.sum().item() == 4.0 and x.tolist() == [1.5, 2.5]
+
+
+def test_numpy_raises_the_real_type_error(cuda):
+    x = torch.ones(2, device="cuda")
+    message = "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
+    with pytest.raises(TypeError) as error:
+        x.numpy()
+    assert str(error.value) == message
+    with pytest.raises(TypeError, match="can't convert cuda:0"):
+        np.asarray(x)
+    assert x.cpu().numpy().tolist() == [1.0, 1.0]
+
+
+def test_mixing_devices_raises_the_real_message(cuda):
+    with pytest.raises(RuntimeError, match=SAME_DEVICE):
+        torch.ones(2, device="cuda") + torch.ones(2)
+    with pytest.raises(RuntimeError, match="cuda:0 and cuda:1"):
+        torch.ones(2, device="cuda:0") * torch.ones(2, device="cuda:1")
+
+
+def test_zero_dim_cpu_tensors_join_cuda_tensors_but_not_the_reverse(cuda):
+    x = torch.ones(3, device="cuda")
+    assert (x * torch.tensor(2.0)).device.type == "cuda"
+    assert torch.where(x > 0, x, torch.tensor(0.0)).device.type == "cuda"
+    with pytest.raises(RuntimeError, match=SAME_DEVICE):
+        torch.ones(3) * torch.tensor(2.0, device="cuda")
+    with pytest.raises(RuntimeError, match=SAME_DEVICE):
+        torch.tensor(1.0).add_(torch.ones(3, device="cuda"))
+
+
+def test_non_pointwise_ops_have_no_zero_dim_exemption(cuda):
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.mm(torch.ones(2, 2, device="cuda"), torch.ones(2, 2))
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.cat([torch.ones(1, device="cuda"), torch.ones(1)])
+
+
+def test_indexing_rules(cuda):
+    table = torch.arange(5.0)
+    assert torch.arange(5.0, device="cuda")[torch.tensor([1, 2])].tolist() == [1.0, 2.0]
+    assert torch.arange(5.0, device="cuda")[torch.tensor([True, False, True, False, True])].device.type == "cuda"
+    with pytest.raises(RuntimeError) as error:
+        table[torch.tensor([1, 2], device="cuda")]
+    assert str(error.value) == "indices should be either on cpu or on the same device as the indexed tensor (cpu)"
+
+
+def test_conv_input_and_weight_message(cuda):
+    conv = nn.Conv2d(1, 1, 3).cuda()
+    with pytest.raises(RuntimeError) as error:
+        conv(torch.ones(1, 1, 5, 5))
+    assert str(error.value).startswith("Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same")
+    cpu_conv = nn.Conv2d(1, 1, 3)
+    with pytest.raises(RuntimeError, match=r"Input type \(torch.cuda.FloatTensor\) and weight type \(torch.FloatTensor\)"):
+        cpu_conv(torch.ones(1, 1, 5, 5, device="cuda"))
+
+
+def test_rnn_hidden_state_and_parameters(cuda):
+    lstm = nn.LSTM(4, 8).cuda()
+    x = torch.randn(5, 2, 4, device="cuda")
+    with pytest.raises(RuntimeError) as error:
+        lstm(x, (torch.zeros(1, 2, 8), torch.zeros(1, 2, 8)))
+    assert str(error.value) == "Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden tensor at cpu"
+    with pytest.raises(RuntimeError, match="Input and parameter tensors are not at the same device, found input tensor at cpu"):
+        lstm(torch.randn(5, 2, 4))
+    assert lstm(x)[0].device.type == "cuda"
+
+
+def test_pack_padded_sequence_lengths_must_stay_on_cpu(cuda):
+    x = torch.randn(5, 2, 4, device="cuda")
+    packed = nn.utils.rnn.pack_padded_sequence(x, torch.tensor([5, 3]), enforce_sorted=False)
+    assert packed.data.device.type == "cuda" and packed.batch_sizes.device.type == "cpu"
+    padded, lengths = nn.utils.rnn.pad_packed_sequence(nn.LSTM(4, 3).cuda()(packed)[0])
+    assert padded.device.type == "cuda" and lengths.device.type == "cpu"
+    with pytest.raises(RuntimeError) as error:
+        nn.utils.rnn.pack_padded_sequence(x, torch.tensor([5, 3], device="cuda"), enforce_sorted=False)
+    assert str(error.value) == "'lengths' argument should be a 1D CPU int64 tensor, but got 1D cuda:0 Long tensor"
+
+
+def test_loss_weight_on_cpu(cuda):
+    logits, target = torch.randn(2, 3, device="cuda"), torch.tensor([0, 1], device="cuda")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        nn.CrossEntropyLoss(weight=torch.ones(3))(logits, target)
+    assert nn.CrossEntropyLoss(weight=torch.ones(3)).to("cuda")(logits, target).device.type == "cuda"
+
+
+def test_cpu_generator_with_cuda_factory(cuda):
+    with pytest.raises(RuntimeError, match="Expected a 'cuda' device type for generator but found 'cpu'"):
+        torch.randn(2, generator=torch.Generator().manual_seed(0), device="cuda")
+
+
+def test_module_to_keeps_parameter_objects_and_moves_buffers(cuda):
+    model = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+    model[1].register_buffer("extra", torch.zeros(3))
+    weight = model[0].weight
+    model.to("cuda")
+    assert model[0].weight is weight and isinstance(weight, nn.Parameter)
+    assert weight.device.type == "cuda" and weight.requires_grad and weight.is_leaf
+    assert all(buffer.device.type == "cuda" for buffer in model.buffers())
+    model.cpu()
+    assert model[0].weight is weight and weight.device.type == "cpu" and isinstance(weight, nn.Parameter)
+    model.cuda()
+    assert next(model.parameters()).device.type == "cuda"
+
+
+def _train(device: str, optimizer_class, build_optimizer_first: bool) -> tuple[float, nn.Module]:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3))
+    optimizer = optimizer_class(model.parameters(), lr=0.05) if build_optimizer_first else None
+    model.to(device)
+    optimizer = optimizer or optimizer_class(model.parameters(), lr=0.05)
+    data = TensorDataset(torch.randn(32, 6), torch.randint(0, 3, (32,)))
+    total = 0.0
+    for x, y in DataLoader(data, batch_size=8, pin_memory=True):
+        x, y = x.to(device, non_blocking=True), y.to(device)
+        optimizer.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+    return total, model
+
+
+@pytest.mark.parametrize("optimizer_class", [torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW])
+@pytest.mark.parametrize("build_optimizer_first", [True, False])
+def test_training_gives_bit_identical_numbers(optimizer_class, build_optimizer_first):
+    expected, _ = _train("cpu", optimizer_class, build_optimizer_first)
+    with simulated_cuda():
+        got, model = _train("cuda", optimizer_class, build_optimizer_first)
+        parameter = next(model.parameters())
+        assert parameter.device.type == "cuda" and parameter.grad.device.type == "cuda"
+    assert got == expected
+
+
+def test_optimizer_state_lives_on_the_device(cuda):
+    _, model = _train("cuda", torch.optim.Adam, False)
+    optimizer = torch.optim.Adam(model.parameters())
+    nn.functional.mse_loss(model(torch.ones(1, 6, device="cuda")), torch.zeros(1, 3, device="cuda")).backward()
+    optimizer.step()
+    state = optimizer.state[next(model.parameters())]
+    assert state["exp_avg"].device.type == "cuda" and state["step"].device.type == "cpu"
+
+
+def test_autograd_and_no_grad(cuda):
+    w = torch.ones(3, device="cuda", requires_grad=True)
+    (w * 2).sum().backward()
+    assert w.grad.device.type == "cuda" and w.grad.tolist() == [2.0, 2.0, 2.0]
+    with torch.no_grad():
+        assert not (w * 2).requires_grad
+    leaf = torch.ones(2, requires_grad=True)
+    (leaf.cuda() * 3).sum().backward()
+    assert leaf.grad.tolist() == [3.0, 3.0]
+
+
+def test_save_and_load_with_every_map_location(cuda):
+    buffer = io.BytesIO()
+    torch.save({"w": torch.arange(3.0, device="cuda"), "c": torch.ones(1)}, buffer)
+    cases = [
+        (None, "cuda", "cpu"),
+        ("cpu", "cpu", "cpu"),
+        ("cuda", "cuda", "cuda"),  # a device map_location moves every storage, CPU ones too
+        (torch.device("cuda:0"), "cuda", "cuda"),
+        ({"cuda:0": "cpu"}, "cpu", "cpu"),
+    ]
+    for map_location, expected_w, expected_c in cases:
+        buffer.seek(0)
+        loaded = torch.load(buffer, map_location=map_location)
+        assert loaded["w"].device.type == expected_w and loaded["w"].tolist() == [0.0, 1.0, 2.0]
+        assert loaded["c"].device.type == expected_c
+
+
+def test_cuda_checkpoint_fails_on_a_cpu_only_machine_without_map_location():
+    buffer = io.BytesIO()
+    with simulated_cuda():
+        torch.save(nn.Linear(2, 2).cuda().state_dict(), buffer)
+    buffer.seek(0)
+    with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+        torch.load(buffer)
+    buffer.seek(0)
+    assert torch.load(buffer, map_location="cpu")["weight"].device.type == "cpu"
+
+
+def test_load_state_dict_into_a_moved_model(cuda):
+    source = nn.Linear(2, 2)
+    target = nn.Linear(2, 2).cuda()
+    target.load_state_dict(source.state_dict())
+    assert target.weight.device.type == "cuda" and torch.equal(target.weight.cpu(), source.weight.detach())
+
+
+def test_unsupported_features_say_so(cuda):
+    with pytest.raises(SimulatorUnsupported, match="torch.cuda.Stream"):
+        torch.cuda.Stream()
+    with pytest.raises(SimulatorUnsupported, match="torch.cuda.FloatTensor"):
+        torch.cuda.FloatTensor([1.0])
+    with pytest.raises(SimulatorUnsupported, match="set_default_device"):
+        torch.set_default_device("cuda")
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        torch.ones(1, device="cuda:5")

@@ -1,0 +1,47 @@
+"""`devfix run` finds a GPU-only device bug on a CPU machine and points at the user's line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+
+def _devfix(*args: str, cwd) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "devfix", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+
+
+def test_run_reports_the_multi_file_example_at_its_true_line(tmp_path):
+    shutil.copytree(REPO / "examples", tmp_path / "examples")
+    completed = _devfix("run", "examples/train.py", cwd=tmp_path)
+    assert completed.returncode == 1, completed.stderr
+    lines = completed.stderr.splitlines()
+    assert lines[0] == (
+        "examples/model.py:13: RuntimeError: Expected all tensors to be on the same device, "
+        "but found at least two devices, cpu and cuda:0!"
+    )
+    assert "    examples/train.py:21: loss = criterion(model(inputs), labels)" in lines
+    nearest = lines[lines.index("devfix findings (nearest to the error first):") + 1]
+    assert nearest.startswith("    examples/train.py:19:9: DF002")
+    assert "+        inputs, labels = inputs.to(device), labels.to(device)" in completed.stdout
+
+
+def test_run_passes_arguments_and_reports_success(tmp_path):
+    script = tmp_path / "ok.py"
+    script.write_text("import sys, torch\nx = torch.ones(2).cuda()\nprint(sys.argv[1:], x.device)\n")
+    completed = _devfix("run", str(script), "--flag", "value", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    assert "['--flag', 'value'] cuda:0" in completed.stdout
+    assert "finished under simulated CUDA without a device error" in completed.stderr
+
+
+def test_run_reports_non_device_errors_as_such(tmp_path):
+    script = tmp_path / "bad.py"
+    script.write_text("raise ValueError('boom')\n")
+    completed = _devfix("run", str(script), cwd=tmp_path)
+    assert completed.returncode == 1
+    assert "ValueError: boom (not a device error)" in completed.stderr

@@ -1,0 +1,68 @@
+"""Every fixture is proven by execution under simulated CUDA; broken fixes are caught."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from devfix.cli import app
+from devfix.fixture_cases import FixtureCase, discover_cases
+from devfix.verify import verify_case
+from tests.conftest import REPO
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+CASES = discover_cases(REPO / "fixtures")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+def test_fixture_is_proven_by_execution(case):
+    report = verify_case(case, "sim")
+    assert report.ok, "\n".join(report.failures)
+
+
+def _copy(case_name: str, tmp_path):
+    source = REPO / "fixtures" / case_name
+    target = tmp_path / "fixtures" / source.parent.name / source.name
+    shutil.copytree(source, target)
+    return FixtureCase(target)
+
+
+def test_after_that_forgets_a_move_fails_with_a_clear_message(tmp_path):
+    case = _copy("DF002-loader-to-device/tuple-batch", tmp_path)
+    text = case.after.read_text()
+    case.after.write_text(text.replace("    batch_X, batch_y = batch_X.to(device), batch_y.to(device)\n", ""))
+    report = verify_case(case, "sim")
+    assert not report.ok
+    assert any(
+        failure.startswith("after.py failed on sim: RuntimeError") and "Expected all tensors to be on the same device" in failure
+        for failure in report.failures
+    ), report.failures
+
+
+def test_after_that_changes_the_numbers_fails(tmp_path):
+    case = _copy("DF003-module-not-moved/model-never-moved", tmp_path)
+    case.after.write_text(case.after.read_text().replace("net = Net(16).to(device)", "torch.manual_seed(1)\nnet = Net(16).to(device)"))
+    report = verify_case(case, "sim")
+    assert any("computes a different RESULT than before.py meant" in failure for failure in report.failures), report.failures
+
+
+def test_before_without_a_device_error_fails(tmp_path):
+    case = _copy("DF003-module-not-moved/model-never-moved", tmp_path)
+    shutil.copy(case.after, case.before)
+    report = verify_case(case, "sim")
+    assert any(failure.startswith("before.py raised no device error") for failure in report.failures)
+
+
+def test_verify_command_exit_codes(tmp_path):
+    good = _copy("DF001-hardcoded-cuda/model-and-input-to-cuda", tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(app, ["verify", str(good.directory), "--device", "sim"])
+    assert result.exit_code == 0, result.stdout
+    assert "1 passed, 0 failed" in result.stdout
+    good.after.write_text(good.before.read_text())
+    result = runner.invoke(app, ["verify", str(tmp_path / "fixtures"), "--device", "sim"])
+    assert result.exit_code == 1
+    assert "FAIL" in result.stdout and "Torch not compiled with CUDA enabled" in result.stdout
