@@ -11,7 +11,7 @@ from torch.utils._pytree import tree_map
 
 from devfix.sim import serialization
 from devfix.sim.errors import SimulatorUnsupported
-from devfix.sim.tensor import is_sim
+from devfix.sim.tensor import is_sim, new_parameter
 
 LEGACY_CUDA_TYPES = (
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
@@ -58,6 +58,7 @@ def patched_torch(state):
         "torch.cuda.current_stream": lambda device=None: _IdleStream(),
         "torch._has_compatible_shallow_copy_type": compatible,
         "torch.backends.cudnn.is_acceptable": lambda tensor: False,  # no cuDNN: RNNs skip flattening
+        "torch.nn.Parameter.__new__": staticmethod(new_parameter(torch.nn.Parameter.__new__)),
         "torch.save": serialization.save(torch.save),
         "torch.load": serialization.load(torch.load),
         "torch.set_default_device": _refuse_cuda_default(torch.set_default_device),

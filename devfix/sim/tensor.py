@@ -39,9 +39,31 @@ class SimCudaTensor(torch.Tensor):
 
 
 class SimCudaParameter(SimCudaTensor, torch.nn.Parameter):
-    """What a Parameter becomes after `module.to("cuda")`: still an `nn.Parameter` to the module."""
+    """What a Parameter becomes after `module.to("cuda")`: still an `nn.Parameter` to the module.
+
+    Also built the way `nn.Parameter(data, requires_grad)` is (deepcopy, user code): the CPU data
+    becomes a real CPU Parameter inside, so gradients accumulate there."""
+
+    @staticmethod
+    def __new__(cls, inner: torch.Tensor, device: torch.device | bool = True) -> SimCudaParameter:
+        if isinstance(device, bool):
+            data = inner
+            inner = torch.nn.Parameter(unwrap(data), requires_grad=device)
+            device = device_of(data)
+        return SimCudaTensor.__new__(cls, inner, device)
 
     __torch_function__ = torch._C._disabled_torch_function_impl
+
+
+def new_parameter(original_new):
+    """`nn.Parameter.__new__` under simulation: a CUDA tensor makes a simulated CUDA Parameter."""
+
+    def parameter_new(cls, data=None, requires_grad=True):
+        if isinstance(data, SimCudaTensor) and not issubclass(cls, SimCudaTensor):
+            return SimCudaParameter(data, requires_grad)
+        return original_new(cls, data, requires_grad)
+
+    return parameter_new
 
 
 def is_sim(value: object) -> bool:

@@ -271,3 +271,26 @@ def test_unsupported_features_say_so(cuda):
         torch.set_default_device("cuda")
     with pytest.raises(RuntimeError, match="invalid device ordinal"):
         torch.ones(1, device="cuda:5")
+
+
+def test_parameter_built_from_a_cuda_tensor_trains_on_the_cpu_data(cuda):
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(3, device="cuda"))
+
+    model = Scale()
+    assert [name for name, _ in model.named_parameters()] == ["weight"]
+    (model.weight * torch.full((3,), 2.0, device="cuda")).sum().backward()
+    assert model.weight.grad.tolist() == [2.0, 2.0, 2.0]
+    torch.optim.SGD(model.parameters(), lr=1.0).step()
+    assert model.weight.device.type == "cuda" and model.weight.tolist() == [-1.0, -1.0, -1.0]
+
+
+def test_deepcopy_of_a_moved_module(cuda):
+    import copy
+
+    model = nn.Linear(2, 2).cuda()
+    twin = copy.deepcopy(model)
+    assert twin.weight is not model.weight and twin.weight.device.type == "cuda"
+    assert isinstance(twin.weight, nn.Parameter) and torch.equal(twin.weight.cpu(), model.weight.cpu())
