@@ -36,7 +36,19 @@ LOSS_TENSOR_KEYWORDS = frozenset({"weight", "pos_weight"})
 
 
 def qualified_names(visitor: ContextAwareVisitor | cst.CSTVisitor, node: cst.CSTNode) -> set[str]:
+    """Qualified names of a dotted name (`torch.nn.functional.relu`, `F.relu`, `zeros`).
+
+    Empty for anything else: libcst names `torch.triu(x).bool` "torch.triu.bool", which is a
+    method of a tensor, not a torch function."""
+    if not _is_dotted_name(node):
+        return set()
     return {qualified.name for qualified in visitor.get_metadata(QualifiedNameProvider, node, set())}
+
+
+def _is_dotted_name(node: cst.CSTNode) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def call_names(visitor: ContextAwareVisitor | cst.CSTVisitor, node: cst.CSTNode) -> set[str]:

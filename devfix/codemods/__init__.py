@@ -6,8 +6,9 @@ from devfix.codemods.base import DevfixRule
 from devfix.codemods.df001_hardcoded_cuda import HardcodedCuda
 from devfix.codemods.df002_loader_to_device import LoaderToDevice
 from devfix.codemods.df003_module_not_moved import ModuleNotMoved
+from devfix.codemods.df004_constructor_device import ConstructorDevice
 
-ALL_RULES: tuple[type[DevfixRule], ...] = (HardcodedCuda, LoaderToDevice, ModuleNotMoved)
+ALL_RULES: tuple[type[DevfixRule], ...] = (HardcodedCuda, LoaderToDevice, ModuleNotMoved, ConstructorDevice)
 
 
 class UnknownRuleCode(ValueError):
