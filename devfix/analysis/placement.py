@@ -52,6 +52,7 @@ class PlacementFacts:
     escaped: set[str] = field(default_factory=set)
     called: set[str] = field(default_factory=set)
     modules_on_device: set[str] = field(default_factory=set)
+    passthrough: set[str] = field(default_factory=set)
 
     @property
     def assignments(self) -> dict[str, list[cst.BaseExpression | None]]:
@@ -72,6 +73,8 @@ class PlacementFacts:
             callee = expression.func
             if isinstance(callee, cst.Name) and (callee.value in self.moved or callee.value in self.modules_on_device):
                 return True  # output of a module that lives on a device
+            if isinstance(callee, cst.Name) and callee.value in self.passthrough:
+                return any(self.is_device_value(arg.value) for arg in expression.args)  # model(x) follows x
             if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS:
                 return self.is_device_value(callee.value)
         return False

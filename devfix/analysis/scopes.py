@@ -6,6 +6,7 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from devfix.analysis.placement import PlacementFacts, collect
+from devfix.analysis.tensors import tensor_names
 from devfix.analysis.torch_names import qualified_names
 
 ScopeNode = cst.Module | cst.FunctionDef
@@ -17,6 +18,7 @@ class ScopeTracker:
     def visit_Module(self, node: cst.Module) -> None:
         self._facts: dict[int, PlacementFacts] = {}
         self._modules: dict[int, dict[str, cst.Call]] = {}
+        self._tensors: dict[int, set[str]] = {}
 
     def enclosing_scope(self, node: cst.CSTNode) -> ScopeNode:
         current = node
@@ -27,7 +29,9 @@ class ScopeTracker:
     def scope_facts(self, node: cst.CSTNode) -> PlacementFacts:
         scope = self.enclosing_scope(node)
         if id(scope) not in self._facts:
-            self._facts[id(scope)] = collect(_statements(scope), self.qualified, self.line_of)
+            facts = collect(_statements(scope), self.qualified, self.line_of)
+            self._facts[id(scope)] = facts
+            facts.passthrough = self.scope_parameters(node) | set(self.scope_modules(node))
         return self._facts[id(scope)]
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
@@ -47,6 +51,13 @@ class ScopeTracker:
                 if len(values) == 1 and isinstance(values[0], cst.Call) and self.builds_module(values[0])
             }
         return self._modules[id(scope)]
+
+    def scope_tensors(self, node: cst.CSTNode) -> set[str]:
+        """Names in this scope that certainly hold tensors (see analysis.tensors)."""
+        scope = self.enclosing_scope(node)
+        if id(scope) not in self._tensors:
+            self._tensors[id(scope)] = tensor_names(scope, self.qualified)
+        return self._tensors[id(scope)]
 
     def scope_parameters(self, node: cst.CSTNode) -> set[str]:
         scope = self.enclosing_scope(node)

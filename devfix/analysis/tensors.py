@@ -24,12 +24,13 @@ NON_TENSOR_TORCH_CALLS = frozenset(
 TENSOR_ONLY_MEMBERS = frozenset(
     {
         "device", "is_cuda", "requires_grad", "grad", "size", "view", "unsqueeze", "contiguous", "masked_fill",
-        "masked_fill_", "to", "detach", "dim", "float", "long", "half", "bool", "int", "cuda", "cpu", "numel",
+        "masked_fill_", "detach", "dim", "long", "bool", "int", "numel", "numpy", "item", "tolist",
         "type_as", "expand", "expand_as", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
         "backward", "softmax", "log_softmax", "argmax", "permute", "clamp", "index_select", "masked_select",
         "scatter_", "gather", "chunk", "split", "unbind", "detach_", "sigmoid", "relu", "matmul", "bmm",
     }
 )
+NON_TENSOR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "numpy", "backward", "split", "chunk", "unbind", "parameters", "state_dict", "named_parameters", "items", "keys", "values"})
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "Tensor", "torch.nn.Parameter"})
 
 
@@ -37,37 +38,65 @@ def is_factory_call(node: cst.CSTNode, qualified: QualifiedNames) -> bool:
     return isinstance(node, cst.Call) and bool(qualified(node.func) & FACTORY_FUNCTIONS)
 
 
-def tensor_names(function: cst.FunctionDef, qualified: QualifiedNames) -> set[str]:
-    """Parameters and locals of `function` that hold tensors wherever they are bound."""
+def tensor_names(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNames) -> set[str]:
+    """Parameters and locals of a function (or a module's globals) that hold tensors wherever bound.
+
+    `.to()`, `.cuda()`, `.float()` alone are not evidence: Modules have them too."""
     finder = _TensorEvidence(qualified)
-    function.body.visit(finder)
+    if isinstance(scope, cst.Module):
+        for statement in scope.body:
+            statement.visit(finder)
+        params = []
+    else:
+        scope.body.visit(finder)
+        params = [*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params]
     names = set(finder.evidenced)
-    for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
+    for param in params:
         annotation = param.annotation.annotation if param.annotation is not None else None
         if annotation is not None and (qualified(annotation) | {_code(annotation)}) & TENSOR_ANNOTATIONS:
             names.add(param.name.value)
     changed = True
-    while changed:  # `sim = z1 @ z2.T / tau`: arithmetic on tensors gives tensors
+    while changed:  # `sim = z1 @ z2.T / tau`: what is computed from tensors is a tensor
         changed = False
-        for name, value in finder.derived:
-            if name not in names and _mentions_tensor(value, names):
+        for name, value in finder.assignments:
+            if name not in names and is_tensor_expression(value, names, qualified):
                 names.add(name)
                 changed = True
-    return names - finder.rebound_to_non_tensors
+    return names - finder.rebound_to_non_tensors - finder.imported
 
 
-def _mentions_tensor(value: cst.BaseExpression, names: set[str]) -> bool:
+def is_tensor_expression(value: cst.BaseExpression, tensors: set[str], qualified: QualifiedNames) -> bool:
+    """Certainly a tensor: a torch op, arithmetic or a tensor method on known tensors."""
     if isinstance(value, cst.Name):
-        return value.value in names
+        return value.value in tensors
     if isinstance(value, cst.BinaryOperation):
-        return _mentions_tensor(value.left, names) or _mentions_tensor(value.right, names)
-    if isinstance(value, cst.UnaryOperation):
-        return _mentions_tensor(value.expression, names)
-    if isinstance(value, cst.Attribute) and value.attr.value in ("T", "mT", "data"):
-        return _mentions_tensor(value.value, names)
+        return is_tensor_expression(value.left, tensors, qualified) or is_tensor_expression(value.right, tensors, qualified)
+    if isinstance(value, cst.Comparison):
+        operands = [value.left, *(item.comparator for item in value.comparisons)]
+        return any(is_tensor_expression(operand, tensors, qualified) for operand in operands)
+    if isinstance(value, cst.UnaryOperation) and not isinstance(value.operator, cst.Not):
+        return is_tensor_expression(value.expression, tensors, qualified)
+    if isinstance(value, cst.Attribute) and value.attr.value in ("T", "mT", "data", "grad"):
+        return is_tensor_expression(value.value, tensors, qualified)
     if isinstance(value, cst.Subscript):
-        return _mentions_tensor(value.value, names)
+        return is_tensor_expression(value.value, tensors, qualified)
+    if isinstance(value, cst.Call):
+        names = qualified(value.func)
+        if names:
+            return _is_torch_tensor_function(names)
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value not in NON_TENSOR_METHODS:
+            return is_tensor_expression(value.func.value, tensors, qualified)
     return False
+
+
+def _is_torch_tensor_function(names: set[str]) -> bool:
+    if names & NON_TENSOR_TORCH_CALLS:
+        return False
+    return any(
+        name.startswith("torch.") and not name.startswith(("torch.cuda.", "torch.backends.", "torch.distributed."))
+        and name.rsplit(".", 1)[1][:1].islower()
+        for name in names
+    )
 
 
 class _TensorEvidence(cst.CSTVisitor):
@@ -75,7 +104,8 @@ class _TensorEvidence(cst.CSTVisitor):
         self.qualified = qualified
         self.evidenced: set[str] = set()
         self.rebound_to_non_tensors: set[str] = set()
-        self.derived: list[tuple[str, cst.BaseExpression]] = []
+        self.assignments: list[tuple[str, cst.BaseExpression]] = []
+        self.imported: set[str] = set()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -84,12 +114,19 @@ class _TensorEvidence(cst.CSTVisitor):
         if isinstance(node.value, cst.Name) and node.attr.value in TENSOR_ONLY_MEMBERS:
             self.evidenced.add(node.value.value)
 
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            self.imported.add(_code(alias.asname.name if alias.asname else alias.name).split(".")[0])
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                self.imported.add(_code(alias.asname.name if alias.asname else alias.name))
+
     def visit_Call(self, node: cst.Call) -> None:
         """`torch.cat([a, b])`, `torch.where(mask, ...)`: the first argument of a torch op is a tensor."""
         names = self.qualified(node.func)
-        if not node.args or node.args[0].keyword is not None or names & (FACTORY_FUNCTIONS | NON_TENSOR_TORCH_CALLS):
-            return
-        if not any(name.startswith("torch.") and name.rsplit(".", 1)[1][:1].islower() for name in names):
+        if not node.args or node.args[0].keyword is not None or names & FACTORY_FUNCTIONS or not _is_torch_tensor_function(names):
             return
         first = node.args[0].value
         elements = [element.value for element in first.elements] if isinstance(first, (cst.List, cst.Tuple)) else [first]
@@ -98,20 +135,10 @@ class _TensorEvidence(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             if isinstance(target.target, cst.Name):
-                if self._makes_tensor(node.value):
-                    self.evidenced.add(target.target.value)
-                elif isinstance(node.value, (cst.List, cst.Dict, cst.Tuple, cst.SimpleString, cst.Integer, cst.Float, cst.ListComp)):
+                if isinstance(node.value, (cst.List, cst.Dict, cst.Tuple, cst.SimpleString, cst.Integer, cst.Float, cst.ListComp)):
                     self.rebound_to_non_tensors.add(target.target.value)
                 else:
-                    self.derived.append((target.target.value, node.value))
-
-    def _makes_tensor(self, value: cst.BaseExpression) -> bool:
-        if not isinstance(value, cst.Call):
-            return False
-        names = self.qualified(value.func)
-        if any(name.startswith("torch.") for name in names) and not names & NON_TENSOR_TORCH_CALLS:
-            return not any(name.startswith(("torch.nn.", "torch.optim.", "torch.utils.")) and name.rsplit(".", 1)[1][:1].isupper() for name in names)
-        return isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_ONLY_MEMBERS - {"size", "dim", "numel", "device", "backward", "split", "chunk", "unbind"}
+                    self.assignments.append((target.target.value, node.value))
 
 
 def _code(node: cst.CSTNode) -> str:

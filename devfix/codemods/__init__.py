@@ -7,8 +7,21 @@ from devfix.codemods.df001_hardcoded_cuda import HardcodedCuda
 from devfix.codemods.df002_loader_to_device import LoaderToDevice
 from devfix.codemods.df003_module_not_moved import ModuleNotMoved
 from devfix.codemods.df004_constructor_device import ConstructorDevice
+from devfix.codemods.df005_discarded_to import DiscardedTo
+from devfix.codemods.df006_pack_padded_lengths import PackPaddedLengths
+from devfix.codemods.df007_load_map_location import LoadMapLocation
+from devfix.codemods.df008_tensor_to_numpy import TensorToNumpy
 
-ALL_RULES: tuple[type[DevfixRule], ...] = (HardcodedCuda, LoaderToDevice, ModuleNotMoved, ConstructorDevice)
+ALL_RULES: tuple[type[DevfixRule], ...] = (
+    HardcodedCuda,
+    LoaderToDevice,
+    ModuleNotMoved,
+    ConstructorDevice,
+    DiscardedTo,
+    PackPaddedLengths,
+    LoadMapLocation,
+    TensorToNumpy,
+)
 
 
 class UnknownRuleCode(ValueError):

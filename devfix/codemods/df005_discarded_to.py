@@ -1,0 +1,84 @@
+"""DF005 discarded-to: `x.to(device)` as a statement does nothing to a tensor.
+
+    Before:  t.to(batch.device)
+    After:   t = t.to(batch.device)
+
+`Tensor.to`, `.cuda()` and `.cpu()` return a new tensor; only `Module.to` works in place. The rule
+acts on a bare statement whose receiver is a name that certainly holds a tensor (assigned from a
+torch call, or used with tensor-only methods such as `.size()` or `.view()`).
+
+Refuses: receivers that may be Modules (a bare `model.to(device)` is correct and stays) or whose
+type devfix cannot tell; attributes such as `self.table.to(device)` are reported without a fix
+(reassigning a Parameter attribute raises, and a buffer is the better fix).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.scopes import ScopeTracker
+from devfix.codemods.base import DevfixRule
+from devfix.findings import Safety
+
+MOVE_METHODS = frozenset({"to", "cuda", "cpu"})
+
+
+class DiscardedTo(ScopeTracker, DevfixRule):
+    CODE = "DF005"
+    NAME = "discarded-to"
+    SAFETY = Safety.SAFE
+    DESCRIPTION = "Result of Tensor.to()/.cuda()/.cpu() discarded: the tensor does not move"
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        if len(original_node.body) != 1 or not isinstance(original_node.body[0], cst.Expr):
+            return updated_node
+        call = original_node.body[0].value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in MOVE_METHODS):
+            return updated_node
+        receiver = call.func.value
+        method = call.func.attr.value
+        if isinstance(receiver, cst.Attribute) and self._is_tensor_attribute(receiver, original_node):
+            code = cst.Module([]).code_for_node(receiver)
+            self.report(call, f"`{code}.{method}(...)` returns a moved copy that is thrown away; register the "
+                        "tensor as a buffer or assign the result", fixable=False)
+            return updated_node
+        if not (isinstance(receiver, cst.Name) and receiver.value in self.scope_tensors(original_node)):
+            return updated_node
+        name = receiver.value
+        if not self.report(call, f"`{name}.{method}(...)` returns a moved copy that is thrown away: `{name}` does not move",
+                           fix_title=f"assign it back to `{name}`"):
+            return updated_node
+        assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=updated_node.body[0].value)
+        return updated_node.with_changes(body=[assign])
+
+    def _is_tensor_attribute(self, receiver: cst.Attribute, statement: cst.CSTNode) -> bool:
+        """`self.x.to(...)` where the class assigns `self.x` from a torch factory call."""
+        if not (isinstance(receiver.value, cst.Name) and receiver.value.value == "self"):
+            return False
+        current = statement
+        while current is not None and not isinstance(current, cst.ClassDef):
+            current = self.get_metadata(cst.metadata.ParentNodeProvider, current, None)
+        if current is None:
+            return False
+        finder = _AttributeAssignments(receiver.attr.value, self.qualified)
+        current.visit(finder)
+        return finder.assigned_a_tensor and not finder.assigned_a_parameter
+
+
+class _AttributeAssignments(cst.CSTVisitor):
+    def __init__(self, attribute: str, qualified) -> None:
+        self.attribute, self.qualified = attribute, qualified
+        self.assigned_a_tensor = False
+        self.assigned_a_parameter = False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            expression = target.target
+            if isinstance(expression, cst.Attribute) and expression.attr.value == self.attribute and isinstance(node.value, cst.Call):
+                names = self.qualified(node.value.func)
+                if any(name.startswith("torch.nn.") for name in names):
+                    self.assigned_a_parameter = True
+                elif any(name.startswith("torch.") for name in names):
+                    self.assigned_a_tensor = True

@@ -1,0 +1,69 @@
+"""DF006 pack-padded-lengths: `pack_padded_sequence` needs its lengths on the CPU.
+
+    Before:  x, lengths = x.to(device), lengths.to(device)
+             packed = pack_padded_sequence(x, lengths, batch_first=True)
+    After:   packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True)
+
+Moving "everything" to the GPU moves the lengths too, and PyTorch then raises "'lengths' argument
+should be a 1D CPU int64 tensor". The fix goes the other way from most device fixes: the lengths
+go to the CPU at the call, so other uses of `lengths` on the GPU (masks) keep working.
+
+Refuses: lengths that are not known to be on a device (a list, a CPU tensor, an argument of unknown
+origin) and lengths already converted (`.cpu()`, `.tolist()`, `.to("cpu")`).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.torch_names import keyword
+from devfix.codemods.base import DevfixRule
+from devfix.findings import Safety
+
+PACKING_FUNCTIONS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_padded_sequence.__call__"})
+HOST_CONVERSIONS = frozenset({"cpu", "tolist"})
+
+
+class PackPaddedLengths(ScopeTracker, DevfixRule):
+    CODE = "DF006"
+    NAME = "pack-padded-lengths"
+    SAFETY = Safety.SAFE
+    DESCRIPTION = "pack_padded_sequence lengths on a device: they must be a CPU tensor"
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if not self.qualified(original_node.func) & PACKING_FUNCTIONS:
+            return updated_node
+        index, lengths = _lengths_argument(original_node)
+        if lengths is None or _already_on_host(lengths):
+            return updated_node
+        if not self.scope_facts(original_node).is_device_value(lengths):
+            return updated_node
+        code = cst.Module([]).code_for_node(lengths)
+        if not self.report(lengths, f"`{code}` is on a device, but pack_padded_sequence needs CPU lengths",
+                           fix_title=f"pass `{code}.cpu()`"):
+            return updated_node
+        args = list(updated_node.args)
+        on_host = cst.Call(func=cst.Attribute(value=args[index].value, attr=cst.Name("cpu")))
+        args[index] = args[index].with_changes(value=on_host)
+        return updated_node.with_changes(args=args)
+
+
+def _lengths_argument(call: cst.Call) -> tuple[int, cst.BaseExpression | None]:
+    named = keyword(call, "lengths")
+    if named is not None:
+        return list(call.args).index(named), named.value
+    positional = [index for index, arg in enumerate(call.args) if arg.keyword is None]
+    return (positional[1], call.args[positional[1]].value) if len(positional) > 1 else (-1, None)
+
+
+def _already_on_host(expression: cst.BaseExpression) -> bool:
+    if isinstance(expression, (cst.List, cst.Tuple, cst.ListComp)):
+        return True
+    if isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute):
+        method = expression.func.attr.value
+        if method in HOST_CONVERSIONS:
+            return True
+        if method == "to" and expression.args and isinstance(expression.args[0].value, cst.SimpleString):
+            return expression.args[0].value.evaluated_value == "cpu"
+    return False

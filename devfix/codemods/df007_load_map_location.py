@@ -1,0 +1,94 @@
+"""DF007 load-map-location: `torch.load` of a GPU checkpoint fails on a CPU-only machine.
+
+    Before:  model.load_state_dict(torch.load("ckpt.pt"))
+    After:   model.load_state_dict(torch.load("ckpt.pt", map_location="cpu"))
+
+Without `map_location`, tensors saved on a GPU are restored to that GPU, and a machine without one
+raises "Attempting to deserialize object on a CUDA device". When the result feeds
+`load_state_dict` (directly, through a variable, or through `ckpt["model"]`), `"cpu"` is right:
+`load_state_dict` copies into the parameters, which keep their device. Otherwise the checkpoint is
+loaded onto the device in scope (or the conventional `device` preamble), so a pickled model or
+tensor lands where the program's other tensors live.
+
+Refuses: calls that already pass `map_location` (by keyword or position); `map_location="cpu"`
+followed by `.to(device)` is the correct idiom and stays.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.device_scope import device_for
+from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.torch_names import keyword
+from devfix.codemods.base import DevfixRule
+from devfix.codemods.df004_constructor_device import add_keyword
+from devfix.findings import Safety
+
+LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"})
+
+
+class LoadMapLocation(ScopeTracker, DevfixRule):
+    CODE = "DF007"
+    NAME = "load-map-location"
+    SAFETY = Safety.SAFE
+    DESCRIPTION = "torch.load without map_location: GPU checkpoints fail on CPU-only machines"
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        names = self.qualified(original_node.func)
+        if not names & LOADERS or keyword(original_node, "map_location") is not None:
+            return updated_node
+        positional = [arg for arg in original_node.args if arg.keyword is None]
+        if len(positional) > 1 or any(arg.star for arg in original_node.args):
+            return updated_node
+        message = "checkpoint loaded without `map_location`: tensors saved on a GPU fail to load on a CPU-only machine"
+        if self._feeds_load_state_dict(original_node):
+            if self.report(original_node, message, fix_title='load it with `map_location="cpu"`'):
+                return add_keyword(updated_node, "map_location", '"cpu"')
+            return updated_node
+        choice = device_for(self, original_node)
+        if choice is None:
+            self.report(original_node, message, fixable=False)
+            return updated_node
+        if not self.report(original_node, message, fix_title=f"load it onto `{choice.name}`"):
+            return updated_node
+        return add_keyword(updated_node, "map_location", self.use_device(choice))
+
+    def _feeds_load_state_dict(self, call: cst.Call) -> bool:
+        parent = self.get_metadata(cst.metadata.ParentNodeProvider, call, None)
+        if isinstance(parent, cst.Arg):
+            return _is_load_state_dict(self.get_metadata(cst.metadata.ParentNodeProvider, parent, None))
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            finder = _StateDictUses(parent.targets[0].target.value)
+            self.enclosing_scope(call).visit(finder)
+            return finder.inside > 0 and finder.outside == 1  # the assignment itself is the one outside use
+        return False
+
+
+def _is_load_state_dict(node: cst.CSTNode | None) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "load_state_dict"
+
+
+class _StateDictUses(cst.CSTVisitor):
+    """Counts uses of `name` inside and outside `load_state_dict(...)` arguments."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.inside = 0
+        self.outside = 0
+        self._depth = 0
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if _is_load_state_dict(node):
+            self._depth += 1
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if _is_load_state_dict(original_node):
+            self._depth -= 1
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            if self._depth:
+                self.inside += 1
+            else:
+                self.outside += 1

@@ -1,0 +1,88 @@
+"""DF008 tensor-to-numpy: a tensor that may be on a GPU is handed to numpy.
+
+    Before:  preds = model(x).argmax(1).numpy()
+    After:   preds = model(x).argmax(1).detach().cpu().numpy()
+
+`.numpy()` on a CUDA tensor raises "can't convert cuda:0 device type tensor to numpy"; on a tensor
+that requires grad it raises too. The rule adds only what is missing (`.detach()`, `.cpu()`), so it
+never stacks `.cpu().cpu()`. It acts when the value is known to live on a device (moved there,
+computed from moved values, or the output of a moved model). `np.array(t)`/`np.asarray(t)` and
+other `numpy`, `matplotlib` and `sklearn` calls fed such a tensor get `t.detach().cpu()`.
+
+Refuses: `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
+cannot place on a device are left alone.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.scopes import ScopeTracker
+from devfix.codemods.base import DevfixRule
+from devfix.findings import Safety
+
+HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
+DETACHING = frozenset({"detach", "data", "item", "tolist"})
+
+
+class TensorToNumpy(ScopeTracker, DevfixRule):
+    CODE = "DF008"
+    NAME = "tensor-to-numpy"
+    SAFETY = Safety.SAFE
+    DESCRIPTION = "Tensor that may be on a GPU converted to numpy without .cpu()"
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        func = original_node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not original_node.args:
+            return self._fix_numpy_method(original_node, updated_node)
+        if any(name.startswith(HOST_LIBRARIES) for name in self.qualified(func)):
+            return self._fix_host_arguments(original_node, updated_node)
+        return updated_node
+
+    def _fix_numpy_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        receiver = original.func.value
+        chain = _method_chain(receiver)
+        if "cpu" in chain or not self.scope_facts(original).is_device_value(receiver):
+            return updated
+        code = cst.Module([]).code_for_node(receiver)
+        missing = ([] if chain & DETACHING else ["detach"]) + ["cpu"]
+        added = "".join(f".{method}()" for method in missing)
+        if not self.report(original, f"`{code}.numpy()` fails when `{code}` is on a GPU", fix_title=f"call `{added}` first"):
+            return updated
+        value = updated.func.value
+        for method in missing:
+            value = cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))
+        return updated.with_changes(func=updated.func.with_changes(value=value))
+
+    def _fix_host_arguments(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        args = list(updated.args)
+        changed = False
+        for index, arg in enumerate(original.args):
+            value = arg.value
+            if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) or "cpu" in _method_chain(value):
+                continue
+            if not self.scope_facts(original).is_device_value(value):
+                continue
+            code = cst.Module([]).code_for_node(value)
+            callee = cst.Module([]).code_for_node(original.func)
+            if self.report(value, f"`{code}` may be on a GPU; `{callee}` converts it with numpy, which fails",
+                           fix_title=f"pass `{code}.detach().cpu()`"):
+                moved = cst.Call(func=cst.Attribute(value=cst.Call(func=cst.Attribute(value=args[index].value, attr=cst.Name("detach"))), attr=cst.Name("cpu")))
+                args[index] = args[index].with_changes(value=moved)
+                changed = True
+        return updated.with_changes(args=args) if changed else updated
+
+
+def _method_chain(expression: cst.BaseExpression) -> set[str]:
+    """Method and attribute names along `a.b().c.d()`: {"b", "c", "d"}."""
+    names = set()
+    while True:
+        if isinstance(expression, cst.Call):
+            expression = expression.func
+        elif isinstance(expression, cst.Attribute):
+            names.add(expression.attr.value)
+            expression = expression.value
+        elif isinstance(expression, cst.Subscript):
+            expression = expression.value
+        else:
+            return names
