@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import MetadataWrapper
 
 from devfix.analysis.project import ProjectIndex
 from devfix.codemods.base import DevfixRule, FixPolicy
@@ -34,9 +37,17 @@ def check_module(
     """Findings on `module` as it is; nothing is changed."""
     findings: list[Finding] = []
     suppressions = Suppressions.from_source(module.code)
+    wrapper = MetadataWrapper(module)  # resolved once, shared: check mode changes nothing
     for rule in rules:
-        findings += _run_rule(rule, module, path, FixPolicy(), suppressions, project)[1]
+        findings += _run_rule(rule, wrapper, path, FixPolicy(), suppressions, project)[1]
     return sorted(findings, key=Finding.sort_key)
+
+
+@dataclass(frozen=True)
+class FixOutcome:
+    module: cst.Module
+    applied: list[Finding]
+    remaining: list[Finding] | None  # findings on the final code, when the last pass saw it whole
 
 
 def fix_module(
@@ -45,18 +56,27 @@ def fix_module(
     rules: Sequence[type[DevfixRule]],
     project: ProjectIndex,
     policy: FixPolicy,
-) -> tuple[cst.Module, list[Finding]]:
-    """Apply the allowed fixes until nothing changes; returns the new module and the applied fixes."""
+) -> FixOutcome:
+    """Apply the allowed fixes until a whole pass changes nothing. That last pass ran every rule on
+    the final code, so its findings are what remains (no separate check is needed)."""
     applied: list[Finding] = []
+    wrapper = MetadataWrapper(module)
+    suppressions = Suppressions.from_source(module.code)
     for _ in range(MAX_PASSES):
-        before = module.code
+        changed, pass_findings = False, []
         for rule in rules:
-            suppressions = Suppressions.from_source(module.code)
-            module, findings = _run_rule(rule, module, path, policy, suppressions, project)
+            new_module, findings = _run_rule(rule, wrapper, path, policy, suppressions, project)
             applied += [finding for finding in findings if finding.applied]
-        if module.code == before or policy.only is not None:
-            break
-    return module, applied
+            pass_findings += findings
+            if new_module is not wrapper.module and new_module.code != wrapper.module.code:
+                wrapper = MetadataWrapper(new_module)  # metadata is only valid for the tree it was built on
+                suppressions = Suppressions.from_source(new_module.code)
+                changed = True
+        if policy.only is not None:
+            return FixOutcome(wrapper.module, applied, None)
+        if not changed:
+            return FixOutcome(wrapper.module, applied, sorted(pass_findings, key=Finding.sort_key))
+    return FixOutcome(wrapper.module, applied, None)
 
 
 def process(
@@ -71,14 +91,16 @@ def process(
         module = parse(source)
     except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
         return FileResult(path, source, source, error=describe_parse_error(path, error))
-    findings = check_module(module, path, rules, project)
-    if not policy.apply or not any(finding.fixable for finding in findings):
-        return FileResult(path, source, source, tuple(findings))
-    fixed, applied = fix_module(module, path, rules, project, policy)
-    fixed_bytes = fixed.bytes
+    if not policy.apply:
+        return FileResult(path, source, source, tuple(check_module(module, path, rules, project)))
+    outcome = fix_module(module, path, rules, project, policy)
+    if not outcome.applied:
+        remaining = outcome.remaining if outcome.remaining is not None else check_module(module, path, rules, project)
+        return FileResult(path, source, source, tuple(remaining))
+    fixed_bytes = outcome.module.bytes
     ensure_parses(fixed_bytes, path)
-    remaining = check_module(fixed, path, rules, project) if applied else findings
-    return FileResult(path, source, fixed_bytes, tuple(remaining), tuple(applied))
+    remaining = outcome.remaining if outcome.remaining is not None else check_module(outcome.module, path, rules, project)
+    return FileResult(path, source, fixed_bytes, tuple(remaining), tuple(outcome.applied))
 
 
 def ensure_parses(source: bytes, path: str) -> None:
@@ -99,14 +121,21 @@ def describe_parse_error(path: str, error: Exception) -> str:
 
 def _run_rule(
     rule: type[DevfixRule],
-    module: cst.Module,
+    wrapper: MetadataWrapper,
     path: str,
     policy: FixPolicy,
     suppressions: Suppressions,
     project: ProjectIndex,
 ) -> tuple[cst.Module, list[Finding]]:
-    instance = rule(CodemodContext(filename=path), policy, suppressions, project)
-    new_module = instance.transform_module(module)
+    """One rule over an already analysed tree (what `Codemod.transform_module` does, minus a fresh
+    copy and re-analysis of the tree for every rule)."""
+    context = CodemodContext(filename=path, wrapper=wrapper)
+    instance = rule(context, policy, suppressions, project)
+    with instance.resolve(wrapper):
+        new_module = wrapper.module.visit(instance)
+    for follow_up in (AddImportsVisitor, RemoveImportsVisitor):
+        if follow_up.CONTEXT_KEY in instance.context.scratch:
+            new_module = follow_up(instance.context).transform_module(new_module)
     return new_module, instance.findings
 
 

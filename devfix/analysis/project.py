@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MODULE_BASE_SUFFIXES = ("LightningModule", "PreTrainedModel")
+MODULE_PACKAGES = ("torch.nn.", "torchmetrics.", "torchvision.models.")  # their classes are Modules
 NOT_MODULES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"}
 
 
@@ -40,7 +41,7 @@ class ProjectIndex:
         seen.add((file, name))
         if name in NOT_MODULES:
             return False
-        if name.startswith("torch.nn.") and name.rsplit(".", 1)[1][:1].isupper():
+        if name.startswith(MODULE_PACKAGES) and name.rsplit(".", 1)[1][:1].isupper():
             return True
         if name.endswith(MODULE_BASE_SUFFIXES):
             return True

@@ -11,6 +11,10 @@ from devfix.codemods.df005_discarded_to import DiscardedTo
 from devfix.codemods.df006_pack_padded_lengths import PackPaddedLengths
 from devfix.codemods.df007_load_map_location import LoadMapLocation
 from devfix.codemods.df008_tensor_to_numpy import TensorToNumpy
+from devfix.codemods.df009_legacy_constructor import LegacyConstructor
+from devfix.codemods.df010_helper_device import HelperDevice
+from devfix.codemods.df011_loss_weight_device import LossWeightDevice
+from devfix.codemods.df012_lookup_table_device import LookupTableDevice
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
     HardcodedCuda,
@@ -21,6 +25,10 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     PackPaddedLengths,
     LoadMapLocation,
     TensorToNumpy,
+    LegacyConstructor,
+    HelperDevice,
+    LossWeightDevice,
+    LookupTableDevice,
 )
 
 

@@ -39,6 +39,7 @@ MULTI_GPU_MARKERS = re.compile(
 )
 GUARD_WORDS = re.compile(r"cuda|gpu", re.IGNORECASE)
 DEVICE_KEYWORDS = ("device", "map_location")
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
 class HardcodedCuda(DevfixRule):
@@ -113,6 +114,8 @@ class HardcodedCuda(DevfixRule):
             name.startswith("torch.") for name in qualified_names(self, receiver)
         ):
             return updated  # a torch namespace, not a value being moved
+        if isinstance(receiver, cst.Call) and qualified_names(self, receiver.func) & PARAMETER_CLASSES:
+            return updated  # `nn.Parameter(t).cuda()` is DF009's: the move belongs inside
         device = self._device_name(original, "`.cuda()` hard-codes the GPU: the program fails without one")
         if device is None:
             return updated

@@ -44,8 +44,24 @@ def collapsed_devices() -> Iterator[None]:
         stack.enter_context(mock.patch("torch.cuda.manual_seed_all", lambda seed: None))
         stack.enter_context(mock.patch("torch.cuda.synchronize", lambda device=None: None))
         stack.enter_context(mock.patch("torch.load", load))
+        for name in LEGACY_TYPES:  # torch.cuda.FloatTensor(...) and torch.FloatTensor(..., device="cuda")
+            cpu_type = getattr(torch, name)
+            stack.enter_context(mock.patch(f"torch.cuda.{name}", _legacy(cpu_type)))
+            stack.enter_context(mock.patch(f"torch.{name}", _legacy(cpu_type)))
         stack.enter_context(CollapsedDeviceMode())
         yield
+
+
+LEGACY_TYPES = ("FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor")
+
+
+def _legacy(cpu_type):
+    def construct(*args, **kwargs):
+        if _is_cuda(kwargs.get("device")):
+            kwargs["device"] = "cpu"
+        return cpu_type(*args, **kwargs)
+
+    return construct
 
 
 def _is_cuda(device: object) -> bool:

@@ -1,0 +1,137 @@
+"""DataLoader loops: which iterables are loaders, which batch variables must move, and the
+statements that move them. Shared by the loader rules (DF002, DF010)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import Assignment, ScopeProvider
+
+from devfix.analysis.device_scope import assigning_statement
+from devfix.analysis.placement import PlacementFacts
+from devfix.analysis.torch_names import DATALOADER_NAMES, ENUMERATE_NAMES, PROGRESS_WRAPPERS, qualified_names
+
+
+@dataclass(frozen=True)
+class BatchUse:
+    """A loop variable that must move, and whether it is a dict of fields."""
+
+    name: str
+    is_dict: bool
+
+
+def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name) -> bool:
+    """Built with `DataLoader(...)`, or a parameter annotated as one or named like one."""
+    scope = rule.get_metadata(ScopeProvider, loader, None)
+    if scope is None:
+        return False
+    for assignment in scope[loader.value]:
+        if not isinstance(assignment, Assignment):
+            continue
+        node = assignment.node
+        if isinstance(node, cst.Param):
+            annotated = node.annotation is not None and qualified_names(rule, node.annotation.annotation) & DATALOADER_NAMES
+            if annotated or "loader" in loader.value.lower():
+                return True
+        elif isinstance(node, cst.Name):
+            statement = assigning_statement(rule, node)
+            if statement is not None and isinstance(statement.value, cst.Call):
+                if qualified_names(rule, statement.value.func) & DATALOADER_NAMES:
+                    return True
+    return False
+
+
+def unwrap_loader(node: cst.For, qualified) -> tuple[cst.Name | None, cst.BaseExpression]:
+    iterable, target = node.iter, node.target
+    while isinstance(iterable, cst.Call) and iterable.args and qualified(iterable.func) & PROGRESS_WRAPPERS:
+        if qualified(iterable.func) & ENUMERATE_NAMES:
+            if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+                return None, target
+            target = target.elements[1].value
+        iterable = iterable.args[0].value
+    return (iterable if isinstance(iterable, cst.Name) else None), target
+
+
+def target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Name) for e in target.elements):
+        return [element.value.value for element in target.elements]
+    return []
+
+
+def move_statements(uses: list[BatchUse], device: str, torch_name: str) -> list[cst.SimpleStatementLine]:
+    statements = []
+    tensors = [use.name for use in uses if not use.is_dict]
+    if tensors:
+        targets = ", ".join(tensors)
+        values = ", ".join(f"{name}.to({device})" for name in tensors)
+        statements.append(cst.parse_statement(f"{targets} = {values}\n"))
+    for use in uses:
+        if use.is_dict:
+            statements.append(cst.parse_statement(
+                f"{use.name} = {{key: value.to({device}) if {torch_name}.is_tensor(value) else value "
+                f"for key, value in {use.name}.items()}}\n"
+            ))
+    return statements
+
+
+def batches_to_move(body, names, callables, models, facts: PlacementFacts, qualified) -> tuple[list[BatchUse], str | None]:
+    finder = _BatchUseFinder(set(names), set(callables), set(models), facts, qualified)
+    body.visit(finder)
+    untouched = [name for name in names if name not in facts.moved and name not in facts.assignments and not name.startswith("_")]
+    uses = []
+    for name in untouched:
+        if name in finder.positional:
+            return [], name
+        if name in finder.needed:
+            uses.append(BatchUse(name, is_dict=name in finder.as_dict))
+    return uses, None
+
+
+class _BatchUseFinder(cst.CSTVisitor):
+    """Which loop variables meet a model or a device value, and how they are indexed there."""
+
+    def __init__(self, names: set[str], callables: set[str], models: set[str], facts: PlacementFacts, qualified) -> None:
+        self.names, self.callables, self.models, self.facts, self.qualified = names, callables, models, facts, qualified
+        self.needed: set[str] = set()
+        self.as_dict: set[str] = set()
+        self.positional: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = node.func
+        is_model = isinstance(callee, cst.Name) and callee.value in self.models
+        is_torch = any(name.startswith("torch.") for name in self.qualified(callee))
+        values = [arg.value for arg in node.args]
+        meets_device = any(self.facts.is_device_value(value) for value in values)
+        is_known_callable = isinstance(callee, cst.Name) and callee.value in self.callables
+        if is_model or (meets_device and (is_torch or is_known_callable)):
+            for value in values:
+                self._mark(value)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if self.facts.is_device_value(node.left) or self.facts.is_device_value(node.right):
+            self._mark(node.left)
+            self._mark(node.right)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        operands = [node.left, *(target.comparator for target in node.comparisons)]
+        if any(self.facts.is_device_value(operand) for operand in operands):
+            for operand in operands:
+                self._mark(operand)
+
+    def _mark(self, value: cst.BaseExpression) -> None:
+        if isinstance(value, cst.Name) and value.value in self.names:
+            self.needed.add(value.value)
+        elif isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value in self.names:
+            name = value.value.value
+            key = value.slice[0].slice if len(value.slice) == 1 else None
+            if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
+                self.needed.add(name)
+                self.as_dict.add(name)
+            else:
+                self.positional.add(name)

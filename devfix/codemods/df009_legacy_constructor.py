@@ -1,0 +1,158 @@
+"""DF009 legacy-constructor: typed constructors and `nn.Parameter(...).cuda()`.
+
+    Before:  mask = torch.cuda.ByteTensor(mask_list)      self.alpha = nn.Parameter(torch.ones(3)).cuda()
+    After:   mask = torch.tensor(mask_list, dtype=torch.uint8, device=device)
+             self.alpha = nn.Parameter(torch.ones(3).to(device))
+
+`torch.cuda.FloatTensor(...)` only exists on a GPU build; `torch.FloatTensor(x, device=d)` raises
+"legacy constructor expects device type: cpu". Both become `torch.tensor`/`torch.as_tensor` with an
+explicit dtype (legacy constructors always convert), or `torch.empty` when the arguments are a
+shape (`torch.cuda.FloatTensor(3, 4)`). `nn.Parameter(t).cuda()` returns a plain non-leaf tensor,
+so the "parameter" is never registered nor trained: the move goes inside.
+
+Refuses (reports only): a single argument that may be a length or data (`torch.cuda.LongTensor(n)`
+with `n` of unknown type), and aliases such as `Tensor = torch.cuda.FloatTensor`.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.device_scope import device_for
+from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.torch_names import keyword
+from devfix.codemods.base import DevfixRule
+from devfix.findings import Safety
+
+LEGACY_DTYPES = {
+    "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16", "BFloat16Tensor": "bfloat16",
+    "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "CharTensor": "int8",
+    "ByteTensor": "uint8", "BoolTensor": "bool",
+}
+PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+DATA_LITERALS = (cst.List, cst.Tuple, cst.ListComp)
+
+
+class LegacyConstructor(ScopeTracker, DevfixRule):
+    CODE = "DF009"
+    NAME = "legacy-constructor"
+    SAFETY = Safety.SAFE
+    DESCRIPTION = "Legacy typed constructor or nn.Parameter(...).cuda(): device placement that breaks"
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        legacy = self._legacy_type(original_node.func)
+        if legacy is not None:
+            return self._fix_legacy(original_node, updated_node, *legacy)
+        if isinstance(original_node.func, cst.Attribute) and original_node.func.attr.value in ("cuda", "to"):
+            receiver = original_node.func.value
+            if isinstance(receiver, cst.Call) and self.qualified(receiver.func) & PARAMETER and receiver.args:
+                return self._fix_parameter(original_node, updated_node)
+        return updated_node
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        value = original_node.value
+        candidates = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        if any(self._legacy_type(candidate) and self._legacy_type(candidate)[1] for candidate in candidates):
+            self.report(original_node.value, "alias of a legacy CUDA tensor type: build tensors with "
+                        "`torch.tensor(..., dtype=..., device=...)` instead", fixable=False)
+        return updated_node
+
+    def _legacy_type(self, func: cst.BaseExpression) -> tuple[str, bool] | None:
+        for name in self.qualified(func):
+            parts = name.split(".")
+            if parts[-1] in LEGACY_DTYPES and parts[:-1] in (["torch"], ["torch", "cuda"]):
+                return parts[-1], parts[:-1] == ["torch", "cuda"]
+        return None
+
+    def _fix_legacy(self, original: cst.Call, updated: cst.Call, type_name: str, on_cuda: bool) -> cst.BaseExpression:
+        device_arg = keyword(original, "device")
+        if not on_cuda and device_arg is None:
+            return updated  # a plain CPU constructor is old-fashioned, not a device bug
+        torch_name = cst.Module([]).code_for_node(original.func).split(".")[0]
+        legacy = cst.Module([]).code_for_node(original.func)
+        message = f"`{legacy}(...)` " + ("only works on a GPU build" if on_cuda else "rejects `device=`: legacy constructors are CPU-only")
+        positional = [arg for arg in updated.args if arg.keyword is None]
+        factory = self._factory(original, positional)
+        if factory is None:
+            self.report(original, message + "; use torch.tensor(..., dtype=..., device=...) or torch.empty(shape, ...)", fixable=False)
+            return updated
+        if device_arg is not None:
+            device_code = cst.Module([]).code_for_node(device_arg.value)
+        else:
+            choice = device_for(self, original)
+            if choice is None:
+                self.report(original, message, fixable=False)
+                return updated
+            device_code = choice.name
+        if not self.report(original, message, fix_title=f"use `{torch_name}.{factory}` with dtype and device"):
+            return updated
+        if device_arg is None:
+            self.use_device(choice)
+        args = ", ".join(cst.Module([]).code_for_node(arg.value) for arg in positional)
+        args = f"{args}, " if args else "0, "
+        return cst.parse_expression(f"{torch_name}.{factory}({args}dtype={torch_name}.{LEGACY_DTYPES[type_name]}, device={device_code})")
+
+    def _factory(self, call: cst.Call, positional: list[cst.Arg]) -> str | None:
+        """`empty` for a shape, `tensor` for literal data, `as_tensor` for data in a variable."""
+        if len(positional) != 1:
+            return "empty"
+        value = positional[0].value
+        if isinstance(value, cst.Integer):
+            return "empty"
+        if isinstance(value, DATA_LITERALS):
+            return "tensor"
+        if isinstance(value, cst.Name):
+            assigned = self.scope_facts(call).assignments.get(value.value, [])
+            if assigned and all(isinstance(item, DATA_LITERALS) or _is_array_call(item, self.qualified) for item in assigned):
+                return "as_tensor"
+            if self._annotated_as_data(call, value.value):
+                return "as_tensor"
+        if isinstance(value, cst.Call) and _is_array_call(value, self.qualified):
+            return "as_tensor"
+        return None
+
+    def _annotated_as_data(self, call: cst.Call, name: str) -> bool:
+        """A parameter annotated as an array or a list of numbers holds data, not a size."""
+        scope = self.enclosing_scope(call)
+        if isinstance(scope, cst.Module):
+            return False
+        for param in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
+            if param.name.value == name and param.annotation is not None:
+                annotation = param.annotation.annotation
+                names = self.qualified(annotation) | {cst.Module([]).code_for_node(annotation)}
+                return any(n.startswith(("numpy.", "list", "List", "typing.List", "Sequence", "typing.Sequence")) for n in names)
+        return False
+
+    def _fix_parameter(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """`nn.Parameter(t).cuda()` → `nn.Parameter(t.to(device))`: the result stays a registered leaf."""
+        method = original.func.attr.value
+        if method == "to" and (len(original.args) != 1 or original.args[0].keyword is not None):
+            return updated
+        message = f"`nn.Parameter(...).{method}(...)` returns a plain tensor: the parameter is never registered or trained"
+        if method == "cuda":
+            if original.args:
+                return updated
+            choice = device_for(self, original)
+            if choice is None:
+                self.report(original, message, fixable=False)
+                return updated
+            device_code = choice.name
+        else:
+            choice = None
+            device_code = cst.Module([]).code_for_node(original.args[0].value)
+        if not self.report(original, message, fix_title="move the data inside nn.Parameter(...)"):
+            return updated
+        if choice is not None:
+            self.use_device(choice)
+        parameter_call = updated.func.value
+        first = parameter_call.args[0]
+        moved = cst.Call(func=cst.Attribute(value=first.value, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device_code))])
+        return parameter_call.with_changes(args=[first.with_changes(value=moved), *parameter_call.args[1:]])
+
+
+def _is_array_call(node: cst.BaseExpression, qualified) -> bool:
+    if isinstance(node, cst.Call):
+        if any(name.startswith("numpy.") for name in qualified(node.func)):
+            return True
+        return isinstance(node.func, cst.Attribute) and node.func.attr.value in ("tolist", "astype", "numpy")
+    return False

@@ -1,0 +1,174 @@
+"""DF010 helper-device: an evaluation/helper function feeds DataLoader batches to a model it receives,
+with no device in sight.
+
+    Before:  def evaluate(model, loader):
+                 for x, y in loader:
+                     correct += (model(x).argmax(1) == y).sum().item()
+    After:   def evaluate(model, loader):
+                 device = next(model.parameters()).device
+                 for x, y in loader:
+                     x, y = x.to(device), y.to(device)
+                     ...
+
+The batches go to wherever the caller put the model: correct on a GPU, a no-op on the CPU, and
+never tied to a global device variable the helper cannot see. Only loops over something tied to a
+DataLoader (as in DF002) and batch variables that meet the model or its outputs are moved.
+
+Refuses: functions with a device parameter or local (DF002 uses it), models that are not
+parameters of the function, batches already moved, dict or positional batches it cannot type.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.device_scope import DEVICE_NAMES
+from devfix.analysis.placement import collect
+from devfix.analysis.scopes import ScopeTracker
+from devfix.codemods.base import DevfixRule
+from devfix.analysis.loaders import batches_to_move, is_dataloader, move_statements, target_names, unwrap_loader
+from devfix.analysis.torch_names import torch_alias
+from devfix.findings import Safety
+
+
+class HelperDevice(ScopeTracker, DevfixRule):
+    CODE = "DF010"
+    NAME = "helper-device"
+    SAFETY = Safety.SAFE
+    DESCRIPTION = "Helper function feeds DataLoader batches to its model argument without moving them"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._loops: dict[cst.For, tuple[str, list]] = {}
+        self._functions: dict[cst.FunctionDef, str] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._has_local_device(node):
+            return
+        parameters = self.scope_parameters(node.body)
+        finder = _LoaderLoops()
+        node.body.visit(finder)
+        for loop in finder.loops:
+            plan = self._plan(loop, parameters)
+            if plan is not None:
+                self._loops[loop] = plan
+                self._functions.setdefault(node, plan[0])
+
+    def _plan(self, loop: cst.For, parameters: set[str]):
+        loader, target = unwrap_loader(loop, self.qualified)
+        names = target_names(target)
+        if loader is None or not names or not is_dataloader(self, loader) or not isinstance(loop.body, cst.IndentedBlock):
+            return None
+        facts = self.scope_facts(loop)
+        models = sorted(name for name in parameters & facts.called if name not in names)
+        if not models:
+            return None
+        body_facts = collect([loop.body], self.qualified, self.line_of, models)
+        uses, ambiguous = batches_to_move(loop.body, names, set(models), set(models), body_facts, self.qualified)
+        model = _pick_model(loop.body, [model for model in models if _calls_with(loop.body, model, names)])
+        if ambiguous or not uses or model is None:
+            return None
+        return model, uses
+
+    def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
+        plan = self._loops.get(original_node)
+        if plan is None:
+            return updated_node
+        model, uses = plan
+        listed = ", ".join(f"`{use.name}`" for use in uses)
+        if not self.report(original_node.target, f"batch {listed} is fed to `{model}` without being moved to the model's device",
+                           fix_title=f"move it to `{model}`'s device"):
+            return updated_node
+        statements = move_statements(uses, "device", torch_alias(self.module) or "torch")
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=[*statements, *updated_node.body.body]))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        model = self._functions.get(original_node)
+        if model is None or updated_node.body.deep_equals(original_node.body):
+            return updated_node
+        first = cst.parse_statement(f"device = next({model}.parameters()).device\n")
+        body = list(updated_node.body.body)
+        index = 1 if body and _is_docstring(body[0]) else 0
+        body.insert(index, first)
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+
+    def _has_local_device(self, function: cst.FunctionDef) -> bool:
+        facts = self.scope_facts(function.body)
+        return bool((self.scope_parameters(function.body) | set(facts.bindings)) & set(DEVICE_NAMES))
+
+
+class _LoaderLoops(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.loops: list[cst.For] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops.append(node)
+
+
+MODEL_WORDS = ("model", "net", "encoder", "decoder", "classifier", "generator", "discriminator", "backbone")
+
+
+def _pick_model(body: cst.CSTNode, candidates: list[str]) -> str | None:
+    """The callable whose parameters hold the device: not one fed another's output (a criterion),
+    and by its name when several remain. A wrong pick could be parameter-free, so none is better
+    than a guess."""
+    finder = _FedOutputs(set(candidates))
+    body.visit(finder)
+    remaining = [name for name in candidates if name not in finder.fed]
+    if len(remaining) > 1:
+        remaining = [name for name in remaining if any(word in name.lower() for word in MODEL_WORDS)]
+    return remaining[0] if len(remaining) == 1 else None
+
+
+class _FedOutputs(cst.CSTVisitor):
+    """Candidates called with another candidate's output, directly or through a local name."""
+
+    def __init__(self, candidates: set[str]) -> None:
+        self.candidates = candidates
+        self.fed: set[str] = set()
+        self.outputs: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._is_candidate_call(node.value):
+            self.outputs.update(target.target.value for target in node.targets if isinstance(target.target, cst.Name))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in self.candidates:
+            for arg in node.args:
+                if self._is_candidate_call(arg.value) or (isinstance(arg.value, cst.Name) and arg.value.value in self.outputs):
+                    self.fed.add(node.func.value)
+
+    def _is_candidate_call(self, node: cst.BaseExpression) -> bool:
+        while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in self.candidates
+
+
+def _calls_with(body: cst.CSTNode, callee: str, names: list[str]) -> bool:
+    finder = _CallFinder(callee, set(names))
+    body.visit(finder)
+    return finder.found
+
+
+class _CallFinder(cst.CSTVisitor):
+    def __init__(self, callee: str, names: set[str]) -> None:
+        self.callee, self.names, self.found = callee, names, False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == self.callee:
+            for arg in node.args:
+                value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
+                if isinstance(value, cst.Name) and value.value in self.names:
+                    self.found = True
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
