@@ -46,6 +46,21 @@ def cuda_machine(choice: str) -> str:
 
 
 def verify_case(case: FixtureCase, cuda: str = "sim", timeout: float = DEFAULT_TIMEOUT) -> CaseReport:
+    changes_numbers = (case.directory / CHANGES_NUMBERS_MARKER).exists()
+    return verify_pair(case, case.before, case.after, case.is_clean, changes_numbers, cuda, timeout)
+
+
+def verify_pair(
+    case: FixtureCase,
+    before: Path,
+    after: Path,
+    clean: bool = False,
+    changes_numbers: bool = False,
+    cuda: str = "sim",
+    timeout: float = DEFAULT_TIMEOUT,
+) -> CaseReport:
+    """The contract on any two programs (multi-file projects too: `before` and `after` may sit
+    in different directories, each beside its own modules)."""
     report = CaseReport(case)
 
     def run(label: str, script: Path, machine: str) -> ProgramOutcome:
@@ -53,35 +68,34 @@ def verify_case(case: FixtureCase, cuda: str = "sim", timeout: float = DEFAULT_T
         report.outcomes[label] = outcome
         return outcome
 
-    if case.is_clean:
-        _verify_clean(report, run, cuda)
+    if clean:
+        _verify_clean(report, run, cuda, before)
     else:
-        _verify_fixed(report, run, cuda)
+        _verify_fixed(report, run, cuda, before, after, changes_numbers)
     return report
 
 
-def _verify_clean(report: CaseReport, run: Callable, cuda: str) -> None:
-    on_cuda = run("before (CUDA)", report.case.before, cuda)
-    on_cpu = run("before (CPU)", report.case.before, "cpu")
+def _verify_clean(report: CaseReport, run: Callable, cuda: str, before: Path) -> None:
+    on_cuda = run("before (CUDA)", before, cuda)
+    on_cpu = run("before (CPU)", before, "cpu")
     for outcome in (on_cuda, on_cpu):
         _require_result(report, outcome, "the clean program")
     if on_cuda.ok and on_cpu.ok:
         _require_close(report, on_cuda.result, on_cpu.result, "the clean program's CUDA and CPU RESULTs differ")
 
 
-def _verify_fixed(report: CaseReport, run: Callable, cuda: str) -> None:
-    case = report.case
-    failures = [run("before (CUDA)", case.before, cuda), run("before (CPU)", case.before, "cpu")]
+def _verify_fixed(report: CaseReport, run: Callable, cuda: str, before: Path, after: Path, changes_numbers: bool) -> None:
+    failures = [run("before (CUDA)", before, cuda), run("before (CPU)", before, "cpu")]
     if not any(not outcome.ok and is_device_error(outcome.error_type, outcome.error_message) for outcome in failures):
         report.failures.append("before.py raised no device error on either machine: " + "; ".join(o.describe() for o in failures))
-    meant = run("before (meant)", case.before, "collapsed")
+    meant = run("before (meant)", before, "collapsed")
     _require_result(report, meant, "before.py with devices collapsed onto the CPU")
-    fixed = [run("after (CUDA)", case.after, cuda), run("after (CPU)", case.after, "cpu")]
+    fixed = [run("after (CUDA)", after, cuda), run("after (CPU)", after, "cpu")]
     for outcome in fixed:
         _require_result(report, outcome, "after.py")
     if not all(outcome.ok for outcome in fixed):
         return
-    if (case.directory / CHANGES_NUMBERS_MARKER).exists():
+    if changes_numbers:
         _require_close(report, fixed[0].result, fixed[1].result, "after.py's CUDA and CPU RESULTs differ")
     elif meant.ok:
         for outcome in fixed:

@@ -49,7 +49,7 @@ class PlacementFacts:
     line_of: LineOf
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     moved: dict[str, Move] = field(default_factory=dict)
-    escaped: set[str] = field(default_factory=set)
+    escaped: dict[str, list[cst.Call]] = field(default_factory=dict)
     called: set[str] = field(default_factory=set)
     modules_on_device: set[str] = field(default_factory=set)
     passthrough: set[str] = field(default_factory=set)
@@ -58,25 +58,28 @@ class PlacementFacts:
     def assignments(self) -> dict[str, list[cst.BaseExpression | None]]:
         return {name: [binding.value for binding in bindings] for name, bindings in self.bindings.items()}
 
-    def is_device_value(self, expression: cst.BaseExpression) -> bool:
-        """True when `expression`, where it stands, certainly evaluates to something on a device."""
+    def is_device_value(self, expression: cst.BaseExpression, loose: bool = False) -> bool:
+        """True when `expression`, where it stands, certainly evaluates to something on a device.
+
+        `loose` also counts what any function returns when fed device values: right for "may be
+        on a device" questions (is `.cpu()` needed?), too weak for moving things to a GPU."""
         if as_move(expression, self.qualified) is not None:
             return True
         if isinstance(expression, cst.Name):
             binding = self._binding_before(expression.value, self.line_of(expression))
-            return binding is not None and binding.value is not None and self.is_device_value(binding.value)
+            return binding is not None and binding.value is not None and self.is_device_value(binding.value, loose)
         if isinstance(expression, (cst.Attribute, cst.Subscript)):
-            return self.is_device_value(expression.value)
+            return self.is_device_value(expression.value, loose)
         if isinstance(expression, cst.BinaryOperation):
-            return self.is_device_value(expression.left) or self.is_device_value(expression.right)
+            return self.is_device_value(expression.left, loose) or self.is_device_value(expression.right, loose)
         if isinstance(expression, cst.Call):
             callee = expression.func
             if isinstance(callee, cst.Name) and (callee.value in self.moved or callee.value in self.modules_on_device):
                 return True  # output of a module that lives on a device
-            if isinstance(callee, cst.Name) and callee.value in self.passthrough:
-                return any(self.is_device_value(arg.value) for arg in expression.args)  # model(x) follows x
+            if isinstance(callee, cst.Name) and (loose or callee.value in self.passthrough):
+                return any(self.is_device_value(arg.value, loose) for arg in expression.args)  # model(x) follows x
             if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS:
-                return self.is_device_value(callee.value)
+                return self.is_device_value(callee.value, loose)
         return False
 
     def _binding_before(self, name: str, line: int) -> Binding | None:
@@ -156,7 +159,7 @@ class _Collector(cst.CSTVisitor):
             self.facts.moved.setdefault(move.receiver.value, move)
         for arg in node.args:
             if isinstance(arg.value, cst.Name):
-                self.facts.escaped.add(arg.value.value)
+                self.facts.escaped.setdefault(arg.value.value, []).append(node)
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode) -> None:
         line = self.facts.line_of(statement)
@@ -171,8 +174,10 @@ class _Collector(cst.CSTVisitor):
                 for element, element_value in zip(target.elements, values):
                     self._bind(element.value, element_value.value, statement)
             else:
+                # `out, (h, c) = lstm(x)`: each part lives where the whole result lives
+                unpacked = value if isinstance(value, cst.Call) else None
                 for element in target.elements:
-                    self._bind(element.value, None, statement)
+                    self._bind(element.value, unpacked, statement)
 
 
 def _is_dtype(node: cst.BaseExpression, qualified: QualifiedNames) -> bool:

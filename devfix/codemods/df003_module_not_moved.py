@@ -20,7 +20,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
-from devfix.analysis.placement import PlacementFacts
+from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import LOSS_TENSOR_KEYWORDS, PARAMETER_FREE_NN, qualified_names
 from devfix.codemods.base import DevfixRule
@@ -54,12 +54,31 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         return updated_node.with_changes(value=moved)
 
     def _needs_move(self, name: str, constructor: cst.Call, facts: PlacementFacts) -> bool:
-        if name in facts.moved or name in facts.escaped or not self._holds_state(constructor):
+        if name in facts.moved or not self._holds_state(constructor):
+            return False
+        if any(not self._keeps_in_place(call, name) for call in facts.escaped.get(name, [])):
             return False
         scope = self.enclosing_scope(constructor)
         finder = _CallsWithDeviceData(name, facts, inside_function=isinstance(scope, cst.FunctionDef))
         scope.visit(finder)
         return finder.found
+
+    def _keeps_in_place(self, call: cst.Call, name: str) -> bool:
+        """`helper(model, ...)` where `helper` is a function of this file that never moves or
+        wraps that parameter: the model comes back where it was. Anything else may move it."""
+        if not isinstance(call.func, cst.Name):
+            return False
+        function = _module_function(self.module, call.func.value)
+        if function is None:
+            return False
+        parameters = [param.name.value for param in function.params.params]
+        positions = [index for index, arg in enumerate(call.args) if arg.keyword is None and isinstance(arg.value, cst.Name) and arg.value.value == name]
+        keywords = [arg.keyword.value for arg in call.args if arg.keyword is not None and isinstance(arg.value, cst.Name) and arg.value.value == name]
+        received = [parameters[index] for index in positions if index < len(parameters)] + keywords
+        if len(received) != len(positions) + len(keywords):
+            return False
+        facts = collect([function.body], self.qualified, self.line_of)
+        return not any(parameter in facts.moved or parameter in facts.escaped for parameter in received)
 
     def _holds_state(self, constructor: cst.Call) -> bool:
         for qualified in qualified_names(self, constructor.func):
@@ -81,6 +100,13 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         if existing is not None:
             return DeviceChoice(existing)
         return device_for(self, node) if not devices else None
+
+
+def _module_function(module: cst.Module, name: str) -> cst.FunctionDef | None:
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
+            return statement
+    return None
 
 
 class _CallsWithDeviceData(cst.CSTVisitor):

@@ -142,8 +142,16 @@ class _Combinations(cst.CSTVisitor):
                 self.aligned.setdefault(call, reference)
 
     def _reference(self, expression: cst.BaseExpression) -> str | None:
-        if isinstance(expression, cst.Name) and expression.value in self.tensors and expression.value not in self.fresh_names:
-            return expression.value
+        """A known tensor name inside `expression` (`x0` in `alpha_bar.sqrt() * x0`, `ids[:, 1:]`)."""
+        if isinstance(expression, cst.Name):
+            known = expression.value in self.tensors and expression.value not in self.fresh_names
+            return expression.value if known else None
+        if isinstance(expression, cst.BinaryOperation):
+            return self._reference(expression.left) or self._reference(expression.right)
+        if isinstance(expression, cst.Subscript):
+            return self._reference(expression.value)
+        if isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute) and not self.qualified(expression.func):
+            return self._reference(expression.func.value)
         return None
 
     def _fresh(self, expression: cst.BaseExpression, pointwise: bool = False) -> list[cst.Call]:
@@ -156,6 +164,8 @@ class _Combinations(cst.CSTVisitor):
 
     def _sources(self, expression: cst.BaseExpression) -> list[cst.Call]:
         """The factory calls that an expression's value is built from."""
+        if isinstance(expression, cst.Name):
+            return list(self.fresh_names.get(expression.value, []))
         if is_factory_call(expression, self.qualified):
             call = expression
             has_device = keyword(call, "device") is not None or keyword(call, "generator") is not None

@@ -42,7 +42,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _fix_numpy_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         receiver = original.func.value
         chain = _method_chain(receiver)
-        if "cpu" in chain or not self.scope_facts(original).is_device_value(receiver):
+        if "cpu" in chain or not self.scope_facts(original).is_device_value(receiver, loose=True):
             return updated
         code = cst.Module([]).code_for_node(receiver)
         missing = ([] if chain & DETACHING else ["detach"]) + ["cpu"]
@@ -61,7 +61,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             value = arg.value
             if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) or "cpu" in _method_chain(value):
                 continue
-            if not self.scope_facts(original).is_device_value(value):
+            if not self.scope_facts(original).is_device_value(value, loose=True):
                 continue
             code = cst.Module([]).code_for_node(value)
             callee = cst.Module([]).code_for_node(original.func)

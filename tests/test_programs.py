@@ -1,0 +1,42 @@
+"""Multi-pattern programs: `devfix fix --unsafe-fixes` turns each into one the verifier accepts."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from devfix.cli import app
+from devfix.fixture_cases import FixtureCase
+from devfix.verify import CHANGES_NUMBERS_MARKER, verify_pair
+from tests.conftest import REPO
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+PROGRAMS = sorted(path for path in (REPO / "tests" / "programs").iterdir() if path.is_dir())
+
+
+def test_there_are_at_least_ten_programs_some_across_files():
+    assert len(PROGRAMS) >= 10
+    assert sum(len(list(program.glob("*.py"))) > 1 for program in PROGRAMS) >= 2
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda path: path.name)
+def test_fix_makes_the_program_pass_the_verifier(program, tmp_path, monkeypatch):
+    before, after = tmp_path / "before", tmp_path / "after"
+    shutil.copytree(program, before)
+    shutil.copytree(program, after)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["fix", "--unsafe-fixes", "after"], catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.stderr
+    fixed_codes = set(re.findall(r"DF\d{3}", "".join(line for line in result.stdout.splitlines() if line.startswith("fixed "))))
+    assert len(fixed_codes) >= 2, result.stdout
+    report = verify_pair(
+        FixtureCase(after),
+        before / "main.py",
+        after / "main.py",
+        changes_numbers=(program / CHANGES_NUMBERS_MARKER).exists(),
+    )
+    assert report.ok, "\n".join(report.failures) + "\n" + result.stdout
