@@ -164,7 +164,7 @@ def verify(
             _short(row_after_cpu),
             "[green]pass[/green]" if report.ok else "[red]FAIL[/red]",
         )
-    console = Console(soft_wrap=True)
+    console = _stdout_console()
     console.print(table)
     for report in reports:
         for failure in report.failures:
@@ -217,6 +217,11 @@ def _print_device_error(report) -> None:
     stderr.print("Apply with `devfix fix --unsafe-fixes` on these files.")
 
 
+def _stdout_console() -> Console:
+    """Tables keep one row a line when piped (rich would otherwise wrap them at 80 columns)."""
+    return Console(soft_wrap=True, width=None if sys.stdout.isatty() else 240)
+
+
 def _display(path: Path) -> str:
     try:
         return str(path.relative_to(Path.cwd()))
@@ -248,7 +253,7 @@ def rules() -> None:
     table = Table("code", "name", "fix", "summary", box=None, pad_edge=False)
     for rule in ALL_RULES:
         table.add_row(rule.CODE, rule.NAME, rule.SAFETY.value, rule.DESCRIPTION)
-    Console(soft_wrap=True).print(table)
+    _stdout_console().print(table)
 
 
 @app.command()

@@ -147,10 +147,20 @@ def test_github_output(project):
 
 
 def test_rules_lists_every_rule_with_safety():
-    result = invoke("rules")
-    for code in ("DF001", "DF002", "DF003"):
-        assert code in result.stdout
-    assert "safe" in result.stdout
+    from devfix.codemods import ALL_RULES
+
+    lines = invoke("rules").stdout.splitlines()
+    for rule in ALL_RULES:
+        row = next(line for line in lines if line.startswith(rule.CODE))
+        assert rule.NAME in row and rule.SAFETY.value in row and rule.DESCRIPTION in row
+
+
+def test_every_rule_is_documented_with_before_after_and_refusals():
+    from devfix.codemods import ALL_RULES
+
+    for rule in ALL_RULES:
+        text = invoke("explain", rule.CODE).stdout
+        assert "Before:" in text and "After:" in text and "Refuses" in text, rule.CODE
 
 
 def test_explain_shows_docs_and_rejects_unknown_codes():
