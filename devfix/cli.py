@@ -252,7 +252,7 @@ def rules() -> None:
     """List every rule: code, name, fix safety and summary."""
     table = Table("code", "name", "fix", "summary", box=None, pad_edge=False)
     for rule in ALL_RULES:
-        table.add_row(rule.CODE, rule.NAME, rule.SAFETY.value, rule.DESCRIPTION)
+        table.add_row(rule.CODE, rule.NAME, "none" if rule.REPORT_ONLY else rule.SAFETY.value, rule.DESCRIPTION)
     _stdout_console().print(table)
 
 
@@ -264,7 +264,7 @@ def explain(code: Annotated[str, typer.Argument(help="A rule code, e.g. DF001.")
     except UnknownRuleCode as error:
         stderr.print(f"error: {error}")
         raise typer.Exit(EXIT_ERROR) from None
-    print(f"{rule.CODE} {rule.NAME} (fix: {rule.SAFETY.value})\n")
+    print(f"{rule.CODE} {rule.NAME} (fix: {'none, report only' if rule.REPORT_ONLY else rule.SAFETY.value})\n")
     print((sys.modules[rule.__module__].__doc__ or rule.DESCRIPTION).strip())
 
 

@@ -13,7 +13,7 @@ CASES = discover_cases(REPO / "fixtures")
 def test_every_rule_has_at_least_four_cases_including_a_clean_one():
     from devfix.codemods import ALL_RULES
 
-    for rule in ALL_RULES:
+    for rule in (rule for rule in ALL_RULES if not rule.REPORT_ONLY):
         cases = [case for case in CASES if case.rule_code == rule.CODE]
         assert len(cases) >= 4, rule.CODE
         assert any(case.is_clean for case in cases), rule.CODE

@@ -15,6 +15,7 @@ from devfix.codemods.df009_legacy_constructor import LegacyConstructor
 from devfix.codemods.df010_helper_device import HelperDevice
 from devfix.codemods.df011_loss_weight_device import LossWeightDevice
 from devfix.codemods.df012_lookup_table_device import LookupTableDevice
+from devfix.codemods.df013_runtime_placement import RuntimePlacement
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
     HardcodedCuda,
@@ -29,6 +30,7 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     HelperDevice,
     LossWeightDevice,
     LookupTableDevice,
+    RuntimePlacement,
 )
 
 

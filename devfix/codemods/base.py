@@ -37,6 +37,7 @@ class DevfixRule(cst.CSTTransformer):
     CODE: ClassVar[str]
     NAME: ClassVar[str]
     SAFETY: ClassVar[Safety]
+    REPORT_ONLY: ClassVar[bool] = False  # diagnostics without fixes (tested by unit tests, not fixtures)
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def __init__(
