@@ -74,6 +74,8 @@ class PlacementFacts:
             return self.is_device_value(expression.left, loose) or self.is_device_value(expression.right, loose)
         if isinstance(expression, cst.Call):
             callee = expression.func
+            if _placed_by_factory(expression, self.qualified):
+                return True
             if isinstance(callee, cst.Name) and (callee.value in self.moved or callee.value in self.modules_on_device):
                 return True  # output of a module that lives on a device
             if isinstance(callee, cst.Name) and (loose or callee.value in self.passthrough):
@@ -178,6 +180,14 @@ class _Collector(cst.CSTVisitor):
                 unpacked = value if isinstance(value, cst.Call) else None
                 for element in target.elements:
                     self._bind(element.value, unpacked, statement)
+
+
+def _placed_by_factory(call: cst.Call, qualified: QualifiedNames) -> bool:
+    """`torch.randn(3, device=device)`: created on a device unless the device is the CPU literal."""
+    device = keyword(call, "device")
+    if device is None or _is_cpu_literal(device.value) or _is_dtype(device.value, qualified):
+        return False
+    return any(name.startswith("torch.") for name in qualified(call.func))
 
 
 def _is_dtype(node: cst.BaseExpression, qualified: QualifiedNames) -> bool:

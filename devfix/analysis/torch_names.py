@@ -99,3 +99,16 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
 
 def name_of(node: cst.CSTNode) -> str | None:
     return node.value if isinstance(node, cst.Name) else None
+
+
+def holds_state(constructor: cst.Call, qualified: QualifiedNames) -> bool:
+    """False for torch.nn classes known to hold no parameters or buffers (`nn.ReLU()`, a loss
+    without `weight=`): calling them with device tensors works wherever they live."""
+    for name in qualified(constructor.func):
+        if name.startswith("torch.nn."):
+            class_name = name.rsplit(".", 1)[1]
+            if class_name in PARAMETER_FREE_NN:
+                return False
+            if class_name.endswith("Loss"):
+                return any(arg.keyword is None or arg.keyword.value in LOSS_TENSOR_KEYWORDS for arg in constructor.args)
+    return True

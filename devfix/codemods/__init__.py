@@ -16,6 +16,11 @@ from devfix.codemods.df010_helper_device import HelperDevice
 from devfix.codemods.df011_loss_weight_device import LossWeightDevice
 from devfix.codemods.df012_lookup_table_device import LookupTableDevice
 from devfix.codemods.df013_runtime_placement import RuntimePlacement
+from devfix.codemods.df014_tensor_attribute_buffer import TensorAttributeBuffer
+from devfix.codemods.df015_module_container import ModuleContainer
+from devfix.codemods.df016_method_tensor_device import MethodTensorDevice
+from devfix.codemods.df017_copy_before_move import CopyBeforeMove
+from devfix.codemods.df018_module_in_forward import ModuleInForward
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
     HardcodedCuda,
@@ -31,6 +36,11 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     LossWeightDevice,
     LookupTableDevice,
     RuntimePlacement,
+    TensorAttributeBuffer,
+    ModuleContainer,
+    MethodTensorDevice,
+    CopyBeforeMove,
+    ModuleInForward,
 )
 
 

@@ -22,7 +22,7 @@ import libcst as cst
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import LOSS_TENSOR_KEYWORDS, PARAMETER_FREE_NN, qualified_names
+from devfix.analysis.torch_names import holds_state
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -54,7 +54,7 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         return updated_node.with_changes(value=moved)
 
     def _needs_move(self, name: str, constructor: cst.Call, facts: PlacementFacts) -> bool:
-        if name in facts.moved or not self._holds_state(constructor):
+        if name in facts.moved or not holds_state(constructor, self.qualified):
             return False
         if any(not self._keeps_in_place(call, name) for call in facts.escaped.get(name, [])):
             return False
@@ -79,16 +79,6 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
             return False
         facts = collect([function.body], self.qualified, self.line_of)
         return not any(parameter in facts.moved or parameter in facts.escaped for parameter in received)
-
-    def _holds_state(self, constructor: cst.Call) -> bool:
-        for qualified in qualified_names(self, constructor.func):
-            if qualified.startswith("torch.nn."):
-                class_name = qualified.rsplit(".", 1)[1]
-                if class_name in PARAMETER_FREE_NN:
-                    return False
-                if class_name.endswith("Loss"):
-                    return any(arg.keyword is None or arg.keyword.value in LOSS_TENSOR_KEYWORDS for arg in constructor.args)
-        return True
 
     def _device_choice(self, node: cst.Assign, facts: PlacementFacts) -> DeviceChoice | None:
         """Where the data went: one device expression, a device variable, or the preamble for `.cuda()`."""

@@ -1,0 +1,127 @@
+"""Facts about one `nn.Module` class body: its methods and what they assign to `self`.
+
+Module-state rules (buffers, containers, tensors in forward) all ask the same questions: is this
+class a Module, which attributes does `__init__` assign and from what, and which other methods
+read or reassign them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from devfix.analysis.project import ProjectIndex
+from devfix.analysis.torch_names import QualifiedNames
+
+
+@dataclass
+class AttributeUse:
+    assignments: list[tuple[str, cst.Assign]] = field(default_factory=list)  # (method, statement)
+    read_in: set[str] = field(default_factory=set)
+    appended: list[cst.Call] = field(default_factory=list)  # self.x.append(value) calls
+    other_uses: set[str] = field(default_factory=set)  # attribute/method names used on self.x
+
+
+@dataclass
+class ClassFacts:
+    methods: dict[str, cst.FunctionDef]
+    attributes: dict[str, AttributeUse]
+    super_init_line: int | None
+
+
+def is_module_class(node: cst.ClassDef, filename: str, project: ProjectIndex, qualified: QualifiedNames) -> bool:
+    for base in node.bases:
+        names = qualified(base.value) or {cst.Module([]).code_for_node(base.value)}
+        if any(project.is_module_class(filename, name) is True for name in names):
+            return True
+    return False
+
+
+def class_facts(node: cst.ClassDef, line_of) -> ClassFacts:
+    methods = {
+        statement.name.value: statement
+        for statement in (node.body.body if isinstance(node.body, cst.IndentedBlock) else [])
+        if isinstance(statement, cst.FunctionDef)
+    }
+    attributes: dict[str, AttributeUse] = {}
+    super_init_line = None
+    for name, method in methods.items():
+        visitor = _SelfUses(name, attributes, line_of)
+        method.body.visit(visitor)
+        if name == "__init__":
+            super_init_line = visitor.super_init_line
+    return ClassFacts(methods, attributes, super_init_line)
+
+
+def is_self_attribute(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+
+
+class _SelfUses(cst.CSTVisitor):
+    def __init__(self, method: str, attributes: dict[str, AttributeUse], line_of) -> None:
+        self.method, self.attributes, self.line_of = method, attributes, line_of
+        self.super_init_line: int | None = None
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def _use(self, name: str) -> AttributeUse:
+        return self.attributes.setdefault(name, AttributeUse())
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if is_self_attribute(target.target):
+                self._use(target.target.attr.value).assignments.append((self.method, node))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if is_self_attribute(node.target):
+            self._use(node.target.attr.value).other_uses.add("augmented assignment")
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if is_self_attribute(node.value):  # self.x.<attr>
+            self._use(node.value.attr.value).other_uses.add(node.attr.value)
+        if is_self_attribute(node):
+            self._use(node.attr.value).read_in.add(self.method)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "append" and is_self_attribute(func.value):
+            self._use(func.value.attr.value).appended.append(node)
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "__init__"
+            and isinstance(func.value, cst.Call)
+            and isinstance(func.value.func, cst.Name)
+            and func.value.func.value == "super"
+            and self.super_init_line is None
+        ):
+            self.super_init_line = self.line_of(node)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        for side in (node.left, node.right):
+            if is_self_attribute(side):
+                self._use(side.attr.value).other_uses.add("arithmetic")
+
+
+def nn_prefix(module: cst.Module) -> str | None:
+    """How this file spells `torch.nn`: `nn` (`from torch import nn`, `import torch.nn as nn`) or
+    `torch.nn` (`import torch`); None when neither is imported."""
+    has_torch = False
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.ImportFrom) and cst.Module([]).code_for_node(small.module or cst.Name("")) == "torch":
+                if not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        if cst.Module([]).code_for_node(alias.name) == "nn":
+                            return alias.asname.name.value if alias.asname else "nn"
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    name = cst.Module([]).code_for_node(alias.name)
+                    if name == "torch.nn" and alias.asname is not None:
+                        return alias.asname.name.value
+                    if name == "torch" and alias.asname is None:
+                        has_torch = True
+    return "torch.nn" if has_torch else None

@@ -1,0 +1,81 @@
+"""DF014 tensor-attribute-buffer: a Module keeps a tensor as a plain attribute, so `.to()` leaves it
+behind.
+
+    Before:  self.mask = torch.tril(torch.ones(n, n))
+    After:   self.register_buffer("mask", torch.tril(torch.ones(n, n)), persistent=False)
+
+`model.to(device)` moves parameters and buffers only; a plain tensor attribute stays on the CPU and
+the first forward pass on a GPU fails. A non-persistent buffer follows every `.to()`, `.cuda()` and
+`.half()` and does not change `state_dict()` keys, so existing checkpoints still load.
+
+Applies to a single `self.x = <torch computation>` in `__init__` (after `super().__init__()`)
+of a class known to be an `nn.Module`, when another method reads `self.x`.
+
+Refuses: attributes assigned in other methods too (lazy caches re-created on the input's device,
+`self.x = self.x.to(...)` done by hand), `nn.Parameter`s and Modules, values devfix cannot prove to
+be tensors (`build_table(n)`), and classes that are not Modules (see DF012).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.module_classes import class_facts, is_module_class
+from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.tensors import is_tensor_expression
+from devfix.codemods.base import DevfixRule
+from devfix.findings import Safety
+
+NOT_BUFFERS = ("torch.nn.",)
+
+
+class TensorAttributeBuffer(ScopeTracker, DevfixRule):
+    CODE = "DF014"
+    NAME = "tensor-attribute-buffer"
+    SAFETY = Safety.SAFE
+    DESCRIPTION = "Tensor kept as a plain Module attribute: .to(device) does not move it"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._buffers: dict[cst.Assign, str] = {}
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if not is_module_class(node, self.context.filename or "<memory>", self.project, self.qualified):
+            return
+        facts = class_facts(node, self.line_of)
+        init = facts.methods.get("__init__")
+        if init is None or facts.super_init_line is None:
+            return
+        tensors = self.scope_tensors(init.body)
+        for name, use in facts.attributes.items():
+            if len(use.assignments) != 1 or use.assignments[0][0] != "__init__" or use.other_uses & {"augmented assignment"}:
+                continue
+            if not (use.read_in - {"__init__"}):
+                continue
+            statement = use.assignments[0][1]
+            if len(statement.targets) != 1 or self.line_of(statement) <= facts.super_init_line:
+                continue
+            value = statement.value
+            if any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(value)):
+                continue
+            if is_tensor_expression(value, tensors, self.qualified):
+                self._buffers[statement] = name
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        if len(original_node.body) != 1 or original_node.body[0] not in self._buffers:
+            return updated_node
+        name = self._buffers[original_node.body[0]]
+        if not self.report(original_node.body[0], f"`self.{name}` is a plain tensor attribute: `.to(device)` leaves it on the CPU",
+                           fix_title=f"register `{name}` as a non-persistent buffer"):
+            return updated_node
+        value = updated_node.body[0].value
+        call = cst.parse_expression(f'self.register_buffer("{name}", VALUE, persistent=False)')
+        call = call.with_changes(args=[call.args[0], call.args[1].with_changes(value=value), call.args[2]])
+        return updated_node.with_changes(body=[cst.Expr(call)])
+
+    def _callee_names(self, value: cst.BaseExpression) -> set[str]:
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not self.qualified(value.func):
+            value = value.func.value
+        return self.qualified(value.func) if isinstance(value, cst.Call) else set()

@@ -1,0 +1,104 @@
+"""DF015 module-container: submodules kept in a plain list or dict are invisible to `.to()`.
+
+    Before:  self.heads = [nn.Linear(d, k) for k in sizes]
+    After:   self.heads = nn.ModuleList([nn.Linear(d, k) for k in sizes])
+
+Modules in a Python list or dict are not registered: `model.to(device)`, `model.parameters()` and
+`state_dict()` never see them, so they stay on the CPU (and are never trained). Lists become
+`nn.ModuleList`, string-keyed dicts `nn.ModuleDict`, lists of Parameters `nn.ParameterList`; an
+empty list filled by `.append(Module)` in `__init__` becomes an empty `nn.ModuleList()`.
+
+Unsafe: the registered layers now appear in `parameters()` (an optimizer built from it trains
+them) and in `state_dict()` (old checkpoints lack their keys). That is usually the intent: the old
+model silently never trained them.
+
+Refuses: lists mixing Modules with other values, containers used with `+`/`*` or sorted, assigned
+outside `__init__`, or set with `object.__setattr__` (deliberately unregistered).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.module_classes import class_facts, is_module_class, nn_prefix
+from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.torch_names import holds_state
+from devfix.codemods.base import DevfixRule
+from devfix.findings import Safety
+
+LIST_ONLY_METHODS = frozenset({"sort", "copy", "index", "count", "remove", "reverse", "clear"})
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+class ModuleContainer(ScopeTracker, DevfixRule):
+    CODE = "DF015"
+    NAME = "module-container"
+    SAFETY = Safety.UNSAFE
+    DESCRIPTION = "Submodules or Parameters in a plain list/dict: not registered, not moved"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._containers: dict[cst.Assign, tuple[str, str]] = {}
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if not is_module_class(node, self.context.filename or "<memory>", self.project, self.qualified):
+            return
+        facts = class_facts(node, self.line_of)
+        for name, use in facts.attributes.items():
+            if len(use.assignments) != 1 or use.assignments[0][0] != "__init__":
+                continue
+            if use.other_uses & (LIST_ONLY_METHODS | {"arithmetic", "augmented assignment"}):
+                continue
+            statement = use.assignments[0][1]
+            kind = self._container_kind(statement.value, use.appended)
+            if kind is not None:
+                self._containers[statement] = (name, kind)
+
+    def _container_kind(self, value: cst.BaseExpression, appended: list[cst.Call]) -> str | None:
+        if isinstance(value, cst.List) and not value.elements:
+            items = [call.args[0].value for call in appended if len(call.args) == 1]
+            if items and len(items) == len(appended) and all(self._builds_module(item) for item in items):
+                return "ModuleList" if any(holds_state(item, self.qualified) for item in items) else None
+            return None
+        if isinstance(value, cst.List):
+            items = [element.value for element in value.elements if isinstance(element, cst.Element)]
+        elif isinstance(value, cst.ListComp):
+            items = [value.elt]
+        elif isinstance(value, cst.Dict):
+            if not all(isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) for element in value.elements):
+                return None
+            items = [element.value for element in value.elements]
+            if items and all(self._builds_module(item) for item in items):
+                return "ModuleDict" if any(holds_state(item, self.qualified) for item in items) else None
+            return None
+        else:
+            return None
+        if items and all(self._builds_module(item) for item in items):
+            return "ModuleList" if any(holds_state(item, self.qualified) for item in items) else None
+        if items and all(isinstance(item, cst.Call) and self.qualified(item.func) & PARAMETER_CLASSES for item in items):
+            return "ParameterList"
+        return None
+
+    def _builds_module(self, item: cst.BaseExpression) -> bool:
+        if not isinstance(item, cst.Call) or self.qualified(item.func) & PARAMETER_CLASSES:
+            return False
+        return self.builds_module(item)
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        plan = self._containers.get(original_node)
+        if plan is None:
+            return updated_node
+        name, kind = plan
+        prefix = nn_prefix(self.module)
+        message = (f"`self.{name}` holds {'Parameters' if kind == 'ParameterList' else 'submodules'} in a plain "
+                   f"{'dict' if kind == 'ModuleDict' else 'list'}: `.to(device)` and `parameters()` never see them")
+        if prefix is None:
+            self.report(original_node.value, message, fixable=False)
+            return updated_node
+        if not self.report(original_node.value, message + " (the fix makes them trainable and adds state_dict keys)",
+                           fix_title=f"wrap it in `{prefix}.{kind}`"):
+            return updated_node
+        empty = isinstance(updated_node.value, cst.List) and not updated_node.value.elements
+        arguments = [] if empty else [cst.Arg(updated_node.value)]
+        wrapped = cst.Call(func=cst.parse_expression(f"{prefix}.{kind}"), args=arguments)
+        return updated_node.with_changes(value=wrapped)

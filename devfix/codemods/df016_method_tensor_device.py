@@ -1,0 +1,216 @@
+"""DF016 method-tensor-device: a Module method builds a tensor on the CPU and feeds it to a submodule
+(or returns it), while the module itself may be on a GPU.
+
+    Before:  def forward(self, x):                      def init_hidden(self, batch):
+                 pos = torch.arange(x.size(1))              return torch.zeros(1, batch, self.hidden)
+                 return self.emb(x) + self.pos_emb(pos)
+    After:       pos = torch.arange(x.size(1), device=x.device)
+                                                            return torch.zeros(1, batch, self.hidden, device=self.device)
+
+The tensor follows the method's first tensor input (`x.device`). A method with no tensor input uses
+the module's own device through a `device` property derived from its parameters, added to the class
+once (a stored `self.device = ...` would go stale after `.to()`); an existing property or a
+framework's live `self.device` (Lightning, transformers) is reused. `torch.from_numpy(a)` gets
+`.to(x.device)` (it accepts no `device=`).
+
+Refuses: tensors that already have `device=` or a CPU `generator=`, tensors used only on the host,
+classes that store `self.device = ...` (the stored value goes stale; reported instead) and
+parameter-free modules (they have no device of their own).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.module_classes import class_facts, is_module_class, is_self_attribute
+from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.tensors import is_factory_call
+from devfix.analysis.torch_names import keyword
+from devfix.codemods.base import DevfixRule
+from devfix.codemods.df004_constructor_device import add_keyword
+from devfix.findings import Safety
+
+FROM_NUMPY = frozenset({"torch.from_numpy"})
+LIVE_DEVICE_BASES = ("LightningModule", "PreTrainedModel")
+DEVICE_PROPERTY = "@property\ndef device(self):\n    return next(self.parameters()).device\n"
+
+
+class MethodTensorDevice(ScopeTracker, DevfixRule):
+    CODE = "DF016"
+    NAME = "method-tensor-device"
+    SAFETY = Safety.SAFE
+    DESCRIPTION = "Tensor built on the CPU inside a Module method and fed to its submodules"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._targets: dict[cst.Call, str] = {}
+        self._without_property: set[cst.ClassDef] = set()  # classes whose `self.device` must be added
+        self._property_users: set[cst.ClassDef] = set()  # ... and that an applied fix now relies on
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if not is_module_class(node, self.context.filename or "<memory>", self.project, self.qualified):
+            return
+        facts = class_facts(node, self.line_of)
+        submodules = {name for name, use in facts.attributes.items() if self._is_submodule(use)}
+        has_state = bool(submodules) or any(self._is_parameter(use) for use in facts.attributes.values())
+        stored_device = "device" in facts.attributes
+        live_device = "device" in facts.methods or any(
+            cst.Module([]).code_for_node(base.value).endswith(LIVE_DEVICE_BASES) for base in node.bases
+        )
+        for name, method in facts.methods.items():
+            if name == "__init__":
+                continue
+            finder = _FedToSubmodules(self, method, submodules)
+            method.body.visit(finder)
+            for call in finder.calls:
+                reference = finder.reference
+                if reference is None:
+                    if stored_device or not (live_device or has_state):
+                        reference = ""  # reported without a fix
+                    else:
+                        reference = "self"
+                        if not live_device:
+                            self._without_property.add(node)
+                self._targets.setdefault(call, reference)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        reference = self._targets.get(original_node)
+        if reference is None:
+            return updated_node
+        code = cst.Module([]).code_for_node(original_node.func)
+        message = f"`{code}(...)` builds a CPU tensor inside a Module method and feeds it to the module"
+        if not reference:
+            self.report(original_node, message + "; the class stores `self.device`, which goes stale after `.to()`: "
+                        "derive the device from an input or a parameter", fixable=False)
+            return updated_node
+        if not self.report(original_node, message, fix_title=f"create it on `{reference}.device`"):
+            return updated_node
+        owner = self._class_of(original_node)
+        if reference == "self" and owner in self._without_property:
+            self._property_users.add(owner)
+        if self.qualified(original_node.func) & FROM_NUMPY:
+            return cst.Call(func=cst.Attribute(value=updated_node, attr=cst.Name("to")),
+                            args=[cst.Arg(cst.parse_expression(f"{reference}.device"))])
+        return add_keyword(updated_node, "device", f"{reference}.device")
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        if original_node not in self._property_users:
+            return updated_node
+        body = list(updated_node.body.body)
+        index = next((i + 1 for i, s in enumerate(body) if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), len(body))
+        prop = cst.parse_module(DEVICE_PROPERTY).body[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        body.insert(index, prop)
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+
+    def _class_of(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        current = node
+        while current is not None and not isinstance(current, cst.ClassDef):
+            current = self.get_metadata(cst.metadata.ParentNodeProvider, current, None)
+        return current
+
+    def _is_submodule(self, use) -> bool:
+        values = [statement.value for method, statement in use.assignments if method == "__init__"]
+        return bool(values) and all(isinstance(value, cst.Call) and self.builds_module(value) for value in values)
+
+    def _is_parameter(self, use) -> bool:
+        return any(
+            isinstance(statement.value, cst.Call) and any(n.startswith("torch.nn.Parameter") for n in self.qualified(statement.value.func))
+            for _, statement in use.assignments
+        )
+
+
+class _FedToSubmodules(cst.CSTVisitor):
+    """Factory calls of one method whose tensors reach `self.<submodule>(...)` or the return value
+    of a method without tensor inputs; and the method's first tensor input."""
+
+    def __init__(self, rule: MethodTensorDevice, method: cst.FunctionDef, submodules: set[str]) -> None:
+        self.rule, self.submodules = rule, submodules
+        self.fresh: dict[str, list[cst.Call]] = {}
+        self.outputs: set[str] = set()  # names holding what a submodule returned
+        self.calls: list[cst.Call] = []
+        tensors = rule.scope_tensors(method.body)
+        params = [param.name.value for param in method.params.params[1:]]
+        fed = _names_fed_to(method, submodules)
+        self.reference = next((name for name in params if name in tensors or name in fed), None)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            names = [target.target] if isinstance(target.target, cst.Name) else (
+                [e.value for e in target.target.elements] if isinstance(target.target, cst.Tuple) else [])
+            values = [node.value] if len(names) == 1 else (
+                [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) and len(node.value.elements) == len(names) else [])
+            for name, value in zip(names, values):
+                if isinstance(name, cst.Name) and self._sources(value):
+                    self.fresh[name.value] = self._sources(value)
+            if self._is_module_output(node.value):
+                self.outputs.update(name.value for name in names if isinstance(name, cst.Name))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if is_self_attribute(node.func) and node.func.attr.value in self.submodules:
+            for arg in node.args:
+                self._feed(arg.value)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        """`out * scale`: a fresh tensor meets what a submodule returned."""
+        for side, other in ((node.left, node.right), (node.right, node.left)):
+            if self._is_module_output(side):
+                self._feed(other)
+
+    def _is_module_output(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Name):
+            return value.value in self.outputs
+        if isinstance(value, (cst.Subscript, cst.Attribute)):
+            return self._is_module_output(value.value)
+        if isinstance(value, cst.Call):
+            if is_self_attribute(value.func) and value.func.attr.value in self.submodules:
+                return True
+            if isinstance(value.func, cst.Attribute) and not self.rule.qualified(value.func):
+                return self._is_module_output(value.func.value)
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self.reference is None and node.value is not None:
+            self._feed(node.value)
+
+    def _feed(self, value: cst.BaseExpression) -> None:
+        if isinstance(value, (cst.Tuple, cst.List)):
+            for element in value.elements:
+                self._feed(element.value)
+            return
+        for call in self._sources(value):
+            if call not in self.calls:
+                self.calls.append(call)
+
+    def _sources(self, value: cst.BaseExpression) -> list[cst.Call]:
+        qualified = self.rule.qualified
+        if isinstance(value, cst.Name):
+            return list(self.fresh.get(value.value, []))
+        if isinstance(value, cst.Call):
+            if is_factory_call(value, qualified) or qualified(value.func) & FROM_NUMPY:
+                placed = keyword(value, "device") is not None or keyword(value, "generator") is not None
+                return [] if placed else [value]
+            if isinstance(value.func, cst.Attribute) and not qualified(value.func) and value.func.attr.value not in ("to", "cuda", "cpu"):
+                return self._sources(value.func.value)
+            if any(name.startswith("torch.") for name in qualified(value.func)):
+                return [call for arg in value.args for call in self._sources(arg.value)]
+        if isinstance(value, cst.BinaryOperation):
+            return self._sources(value.left) + self._sources(value.right)
+        if isinstance(value, cst.Subscript):
+            return self._sources(value.value)
+        return []
+
+
+def _names_fed_to(method: cst.FunctionDef, submodules: set[str]) -> set[str]:
+    """Parameters passed straight to a submodule (`self.conv(x)`): they are its tensor inputs."""
+    names: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if is_self_attribute(node.func) and node.func.attr.value in submodules:
+                names.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name))
+
+    method.body.visit(Finder())
+    return names
