@@ -62,7 +62,7 @@ def tensor_names(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNames)
             if name not in names and is_tensor_expression(value, names, qualified):
                 names.add(name)
                 changed = True
-    return names - finder.rebound_to_non_tensors - finder.imported
+    return names - finder.rebound_to_non_tensors - finder.imported - {"self", "cls"}
 
 
 def is_tensor_expression(value: cst.BaseExpression, tensors: set[str], qualified: QualifiedNames) -> bool:

@@ -21,6 +21,7 @@ from devfix.codemods.df015_module_container import ModuleContainer
 from devfix.codemods.df016_method_tensor_device import MethodTensorDevice
 from devfix.codemods.df017_copy_before_move import CopyBeforeMove
 from devfix.codemods.df018_module_in_forward import ModuleInForward
+from devfix.codemods.df019_device_argument_layer import DeviceArgumentLayer
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
     HardcodedCuda,
@@ -41,6 +42,7 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     MethodTensorDevice,
     CopyBeforeMove,
     ModuleInForward,
+    DeviceArgumentLayer,
 )
 
 

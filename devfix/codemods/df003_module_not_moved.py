@@ -54,7 +54,7 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         return updated_node.with_changes(value=moved)
 
     def _needs_move(self, name: str, constructor: cst.Call, facts: PlacementFacts) -> bool:
-        if name in facts.moved or not holds_state(constructor, self.qualified):
+        if name in facts.moved or not holds_state(constructor, self.qualified) or _places_itself(constructor, self.module):
             return False
         if any(not self._keeps_in_place(call, name) for call in facts.escaped.get(name, [])):
             return False
@@ -90,6 +90,19 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         if existing is not None:
             return DeviceChoice(existing)
         return device_for(self, node) if not devices else None
+
+
+def _places_itself(constructor: cst.Call, module: cst.Module) -> bool:
+    """`Layer(device)` of a class in this file whose __init__ takes a device: it places its own
+    state (DF019 makes that placement consistent), so the caller needs no `.to()`."""
+    if not isinstance(constructor.func, cst.Name):
+        return False
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef) and statement.name.value == constructor.func.value:
+            for item in statement.body.body:
+                if isinstance(item, cst.FunctionDef) and item.name.value == "__init__":
+                    return any(param.name.value in ("device", "dev", "torch_device") for param in item.params.params)
+    return False
 
 
 def _module_function(module: cst.Module, name: str) -> cst.FunctionDef | None:

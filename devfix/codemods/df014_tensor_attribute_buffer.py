@@ -11,7 +11,8 @@ the first forward pass on a GPU fails. A non-persistent buffer follows every `.t
 Applies to a single `self.x = <torch computation>` in `__init__` (after `super().__init__()`)
 of a class known to be an `nn.Module`, when another method reads `self.x`.
 
-Refuses: attributes assigned in other methods too (lazy caches re-created on the input's device,
+Refuses: tensors placed with a device the constructor receives (`torch.randn(n, device=device)`:
+the layer places its own state, see DF019), attributes assigned in other methods too (lazy caches re-created on the input's device,
 `self.x = self.x.to(...)` done by hand), `nn.Parameter`s and Modules, values devfix cannot prove to
 be tensors (`build_table(n)`), and classes that are not Modules (see DF012).
 """
@@ -58,7 +59,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             value = statement.value
             if any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(value)):
                 continue
-            if is_tensor_expression(value, tensors, self.qualified):
+            if is_tensor_expression(value, tensors, self.qualified) and not _placed_by_argument(value, init):
                 self._buffers[statement] = name
 
     def leave_SimpleStatementLine(
@@ -79,3 +80,12 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not self.qualified(value.func):
             value = value.func.value
         return self.qualified(value.func) if isinstance(value, cst.Call) else set()
+
+
+def _placed_by_argument(value: cst.BaseExpression, init: cst.FunctionDef) -> bool:
+    """`device=device`, `.to(device)` or `device=self.device`: the layer places this state itself
+    with a device it was given, deliberately."""
+    parameters = {param.name.value for param in init.params.params} - {"self"}
+    code = cst.Module([]).code_for_node(value).replace(" ", "")
+    devices = [*parameters, "self."]
+    return any(f"device={name}" in code or f".to({name}" in code for name in devices)
