@@ -35,6 +35,7 @@ class ProgramOutcome:
     error_message: str = ""
     error_location: str = ""
     output_tail: str = ""
+    state_dict_keys: dict[str, list[str]] | None = None  # top-level Modules of the program
 
     def describe(self) -> str:
         if self.ok:
@@ -126,7 +127,8 @@ def _execute(script: Path, machine: str, argv: list[str]) -> dict:
     report: dict = {"ok": True}
     try:
         with _machine(machine), contextlib.redirect_stdout(_Tee(captured, sys.stdout)):
-            runpy.run_path(str(script), run_name="__main__")
+            namespace = runpy.run_path(str(script), run_name="__main__")
+            report["state_dict_keys"] = _state_dict_keys(namespace)
     except SystemExit as exit_request:
         if exit_request.code not in (None, 0):
             report = _error_report(exit_request, script)
@@ -136,6 +138,16 @@ def _execute(script: Path, machine: str, argv: list[str]) -> dict:
     results = [match.group(1) for line in captured.getvalue().splitlines() if (match := RESULT_LINE.match(line))]
     report["result"] = results[-1] if results else None
     return report
+
+
+def _state_dict_keys(namespace: dict) -> dict[str, list[str]]:
+    import torch
+
+    return {
+        name: sorted(value.state_dict().keys())
+        for name, value in namespace.items()
+        if isinstance(value, torch.nn.Module) and not name.startswith("_")
+    }
 
 
 def _machine(machine: str):
@@ -173,6 +185,7 @@ def _outcome(machine: str, report: dict, tail: str) -> ProgramOutcome:
         report.get("error_message", ""),
         report.get("location", ""),
         tail,
+        report.get("state_dict_keys"),
     )
 
 

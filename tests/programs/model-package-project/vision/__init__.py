@@ -1,0 +1,3 @@
+from vision.model import Classifier
+
+__all__ = ["Classifier"]
