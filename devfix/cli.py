@@ -248,6 +248,14 @@ def _require_torch(command: str) -> None:
 
 
 @app.command()
+def lsp() -> None:
+    """Start the language server on stdio (diagnostics and quick fixes for editors)."""
+    from devfix.lsp import serve
+
+    serve()
+
+
+@app.command()
 def rules() -> None:
     """List every rule: code, name, fix safety and summary."""
     table = Table("code", "name", "fix", "summary", box=None, pad_edge=False)

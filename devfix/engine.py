@@ -37,9 +37,11 @@ def check_module(
     """Findings on `module` as it is; nothing is changed."""
     findings: list[Finding] = []
     suppressions = Suppressions.from_source(module.code)
-    wrapper = MetadataWrapper(module)  # resolved once, shared: check mode changes nothing
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # one analysis shared: check mode changes nothing
+    code = module.code
     for rule in rules:
-        findings += _run_rule(rule, wrapper, path, FixPolicy(), suppressions, project)[1]
+        if rule.may_apply(code):
+            findings += _run_rule(rule, wrapper, path, FixPolicy(), suppressions, project)[1]
     return sorted(findings, key=Finding.sort_key)
 
 
@@ -61,16 +63,20 @@ def fix_module(
     the final code, so its findings are what remains (no separate check is needed)."""
     applied: list[Finding] = []
     wrapper = MetadataWrapper(module)
-    suppressions = Suppressions.from_source(module.code)
+    code = module.code
+    suppressions = Suppressions.from_source(code)
     for _ in range(MAX_PASSES):
         changed, pass_findings = False, []
         for rule in rules:
+            if not rule.may_apply(code):
+                continue
             new_module, findings = _run_rule(rule, wrapper, path, policy, suppressions, project)
             applied += [finding for finding in findings if finding.applied]
             pass_findings += findings
-            if new_module is not wrapper.module and new_module.code != wrapper.module.code:
+            if new_module is not wrapper.module and new_module.code != code:
                 wrapper = MetadataWrapper(new_module)  # metadata is only valid for the tree it was built on
-                suppressions = Suppressions.from_source(new_module.code)
+                code = new_module.code
+                suppressions = Suppressions.from_source(code)
                 changed = True
         if policy.only is not None:
             return FixOutcome(wrapper.module, applied, None)

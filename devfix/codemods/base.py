@@ -38,6 +38,12 @@ class DevfixRule(cst.CSTTransformer):
     NAME: ClassVar[str]
     SAFETY: ClassVar[Safety]
     REPORT_ONLY: ClassVar[bool] = False  # diagnostics without fixes (tested by unit tests, not fixtures)
+    TRIGGERS: ClassVar[tuple[str, ...]] = ()  # the rule can only match source containing one of these
+
+    @classmethod
+    def may_apply(cls, code: str) -> bool:
+        """A cheap text test that skips a whole tree pass for files the rule cannot match."""
+        return not cls.TRIGGERS or any(trigger in code for trigger in cls.TRIGGERS)
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def __init__(

@@ -47,6 +47,7 @@ class HardcodedCuda(DevfixRule):
     NAME = "hardcoded-cuda"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Hard-coded CUDA device: use a device chosen at run time"
+    TRIGGERS = ('"cuda', "'cuda", '.cuda(')
 
     def visit_Module(self, node: cst.Module) -> None:
         self._multi_gpu_file = MULTI_GPU_MARKERS.search(node.code) is not None

@@ -35,6 +35,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
     NAME = "loader-to-device"
     SAFETY = Safety.SAFE
     DESCRIPTION = "DataLoader batch used with a model on a device but never moved"
+    TRIGGERS = ('loader', 'Loader')
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
         loader, target = unwrap_loader(original_node, self.qualified)

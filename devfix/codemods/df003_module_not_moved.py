@@ -32,6 +32,7 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
     NAME = "module-not-moved"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Module called with device tensors but never moved to the device"
+    TRIGGERS = ('.to(', '.cuda(')
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         if len(original_node.targets) != 1 or not isinstance(original_node.targets[0].target, cst.Name):

@@ -36,6 +36,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     NAME = "constructor-device"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor created on the CPU next to a tensor that may be on a device"
+    TRIGGERS = ('torch.', 'from torch')
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

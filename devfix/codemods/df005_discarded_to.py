@@ -28,6 +28,7 @@ class DiscardedTo(ScopeTracker, DevfixRule):
     NAME = "discarded-to"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Result of Tensor.to()/.cuda()/.cpu() discarded: the tensor does not move"
+    TRIGGERS = ('.to(', '.cuda(', '.cpu(')
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine

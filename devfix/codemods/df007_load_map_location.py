@@ -33,6 +33,7 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
     NAME = "load-map-location"
     SAFETY = Safety.SAFE
     DESCRIPTION = "torch.load without map_location: GPU checkpoints fail on CPU-only machines"
+    TRIGGERS = ('load',)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = self.qualified(original_node.func)

@@ -30,6 +30,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     NAME = "tensor-to-numpy"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor that may be on a GPU converted to numpy without .cpu()"
+    TRIGGERS = ('numpy', 'np.', 'sklearn', 'plt', 'matplotlib', 'scipy', 'pandas')
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         func = original_node.func

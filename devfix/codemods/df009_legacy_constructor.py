@@ -38,6 +38,7 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
     NAME = "legacy-constructor"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Legacy typed constructor or nn.Parameter(...).cuda(): device placement that breaks"
+    TRIGGERS = ('Tensor(', 'Tensor\n', 'Parameter(')
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         legacy = self._legacy_type(original_node.func)

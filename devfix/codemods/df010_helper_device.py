@@ -36,6 +36,7 @@ class HelperDevice(ScopeTracker, DevfixRule):
     NAME = "helper-device"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Helper function feeds DataLoader batches to its model argument without moving them"
+    TRIGGERS = ('loader', 'Loader')
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -37,6 +37,7 @@ class LossWeightDevice(ScopeTracker, DevfixRule):
     NAME = "loss-weight-device"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Class weights of a functional loss left on the CPU"
+    TRIGGERS = ('weight=',)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if not self.qualified(original_node.func) & FUNCTIONAL_LOSSES or not original_node.args:

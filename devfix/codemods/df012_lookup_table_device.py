@@ -28,6 +28,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
     NAME = "lookup-table-device"
     SAFETY = Safety.SAFE
     DESCRIPTION = "CPU table of a plain object indexed with device indices"
+    TRIGGERS = ('class ',)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         filename = self.context.filename or "<memory>"

@@ -33,6 +33,7 @@ class RuntimePlacement(ScopeTracker, DevfixRule):
     SAFETY = Safety.UNSAFE
     REPORT_ONLY = True
     DESCRIPTION = "Placement that needs a runtime check (jit.trace, device_map, optimizer state order)"
+    TRIGGERS = ('jit.trace', 'device_map', 'load_state_dict')
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified(node.func) & TRACE:

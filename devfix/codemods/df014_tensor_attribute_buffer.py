@@ -35,6 +35,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
     NAME = "tensor-attribute-buffer"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor kept as a plain Module attribute: .to(device) does not move it"
+    TRIGGERS = ('class ',)
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -35,6 +35,7 @@ class ModuleContainer(ScopeTracker, DevfixRule):
     NAME = "module-container"
     SAFETY = Safety.UNSAFE
     DESCRIPTION = "Submodules or Parameters in a plain list/dict: not registered, not moved"
+    TRIGGERS = ('class ',)
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -40,6 +40,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
     NAME = "method-tensor-device"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor built on the CPU inside a Module method and fed to its submodules"
+    TRIGGERS = ('class ',)
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -30,6 +30,7 @@ class CopyBeforeMove(ScopeTracker, DevfixRule):
     NAME = "copy-before-move"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Copy of a model taken before the model moved to the device"
+    TRIGGERS = ('deepcopy',)
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         value = original_node.value

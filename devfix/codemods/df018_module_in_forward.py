@@ -34,6 +34,7 @@ class ModuleInForward(ScopeTracker, DevfixRule):
     NAME = "module-in-forward"
     SAFETY = Safety.UNSAFE
     DESCRIPTION = "Layer with parameters created inside forward: new CPU weights on every call"
+    TRIGGERS = ('class ',)
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -36,6 +36,7 @@ class DeviceArgumentLayer(ScopeTracker, DevfixRule):
     NAME = "device-argument-layer"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Layer taking a device argument creates part of its state without it"
+    TRIGGERS = ('class ',)
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

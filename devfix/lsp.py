@@ -1,0 +1,334 @@
+"""`devfix lsp`: diagnostics and quick fixes over the Language Server Protocol (pygls 2).
+
+A thin shell over the engine: findings become diagnostics; a quick fix applies one finding's fix
+(`FixPolicy.only`) and sends the minimal text edits; "fix all" applies every allowed fix. Positions
+are code points inside devfix and are converted to the encoding negotiated with the client (UTF-16,
+UTF-8 or UTF-32) by pygls. A document that does not parse gets no diagnostics and no fixes until
+it parses again (stale fixes could corrupt it). Nothing here writes to stdout: it is the channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.workspace.position_codec import ServerTextPosition
+
+from devfix import __version__
+from devfix.analysis.project import ProjectIndex
+from devfix.codemods import ALL_RULES, UnknownRuleCode, rule_by_code, select_rules
+from devfix.codemods.base import FixPolicy
+from devfix.config import ConfigError, Settings, load_settings
+from devfix.diffing import TextEdit, minimal_edits
+from devfix.engine import RuleProducedInvalidCode, process
+from devfix.findings import Finding, Safety
+from devfix.suppressions import SUPPRESSION
+
+FIX_ALL_KIND = "source.fixAll.devfix"
+APPLY_AUTOFIX_COMMAND = "devfix.applyAutofix"
+DEBOUNCE_SECONDS = 0.15
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass(frozen=True)
+class EditorOptions:
+    """What the editor asked for (initializationOptions / workspace/didChangeConfiguration)."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    unsafe_fixes: bool | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> EditorOptions:
+        if not isinstance(data, dict):
+            return cls()
+        data = data.get("devfix", data)
+        codes = lambda key: tuple(str(code).upper() for code in data.get(key) or ())  # noqa: E731
+        unsafe = data.get("unsafeFixes", data.get("unsafe-fixes"))
+        return cls(codes("select"), codes("ignore"), None if unsafe is None else bool(unsafe))
+
+
+@dataclass(frozen=True)
+class Analysis:
+    version: int | None
+    text: str
+    findings: tuple[Finding, ...] = ()
+    parses: bool = True
+
+
+class DevfixLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("devfix", __version__)
+        self.options = EditorOptions()
+        self.analyses: dict[str, Analysis] = {}
+        self.pending: dict[str, asyncio.Task] = {}
+
+    # -- engine calls -------------------------------------------------------------------------------
+
+    def settings_for(self, path: str) -> Settings:
+        try:
+            base = load_settings(Path(path))
+        except ConfigError:
+            base = Settings()
+        return base.with_overrides(select=self.options.select, ignore=self.options.ignore, unsafe_fixes=self.options.unsafe_fixes)
+
+    def analyse(self, uri: str) -> Analysis | None:
+        document = self.workspace.get_text_document(uri)
+        if not is_python(document):
+            return None
+        cached = self.analyses.get(uri)
+        if cached is not None and cached.version == document.version and cached.text == document.source:
+            return cached
+        result = self.run_engine(document, FixPolicy())
+        analysis = Analysis(document.version, document.source, tuple(result.findings), result.error is None) if result else Analysis(document.version, document.source, (), False)
+        self.analyses[uri] = analysis
+        return analysis
+
+    def run_engine(self, document, policy: FixPolicy):
+        path = document.path or "untitled.py"
+        settings = self.settings_for(path)
+        try:
+            rules = select_rules(settings.select, settings.ignore)
+        except UnknownRuleCode:
+            rules = ALL_RULES
+        project = ProjectIndex({str(Path(path).resolve()): document.source})
+        try:
+            return process(document.source.encode("utf-8"), path, rules, project, policy)
+        except RuleProducedInvalidCode:
+            return None
+
+    def fixed_text(self, uri: str, policy: FixPolicy) -> str | None:
+        document = self.workspace.get_text_document(uri)
+        result = self.run_engine(document, policy)
+        if result is None or result.error is not None or not result.changed:
+            return None
+        return result.fixed.decode("utf-8")
+
+    # -- conversions --------------------------------------------------------------------------------
+
+    def diagnostic(self, document, finding: Finding) -> lsp.Diagnostic:
+        rule = rule_by_code(finding.code)
+        module_file = Path(__import__(rule.__module__, fromlist=["_"]).__file__)
+        return lsp.Diagnostic(
+            range=self.client_range(document, (finding.start.line - 1, finding.start.column - 1), (finding.end.line - 1, finding.end.column - 1)),
+            message=finding.message,
+            severity=lsp.DiagnosticSeverity.Warning,
+            code=finding.code,
+            code_description=lsp.CodeDescription(href=module_file.as_uri()),
+            source="devfix",
+            data={"fixable": finding.fix_safety is not None, "line": finding.start.line, "column": finding.start.column},
+        )
+
+    def client_range(self, document, start: tuple[int, int], end: tuple[int, int]) -> lsp.Range:
+        return lsp.Range(
+            start=document.position_to_client_units(ServerTextPosition(*start)),
+            end=document.position_to_client_units(ServerTextPosition(*end)),
+        )
+
+    def workspace_edit(self, uri: str, edits: list[TextEdit]) -> lsp.WorkspaceEdit:
+        document = self.workspace.get_text_document(uri)
+        text_edits = [lsp.TextEdit(range=self.client_range(document, edit.start, edit.end), new_text=edit.new_text) for edit in edits]
+        return lsp.WorkspaceEdit(changes={uri: text_edits})
+
+    def supports_pull(self) -> bool:
+        capabilities = self.client_capabilities.text_document
+        return capabilities is not None and capabilities.diagnostic is not None
+
+
+server = DevfixLanguageServer()
+
+
+def is_python(document) -> bool:
+    return document.language_id in (None, "python") and (document.uri.endswith(PYTHON_SUFFIXES) or document.language_id == "python")
+
+
+# -- lifecycle and document sync --------------------------------------------------------------------
+
+
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: DevfixLanguageServer, params: lsp.InitializeParams) -> None:
+    ls.options = EditorOptions.from_json(params.initialization_options)
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: DevfixLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
+    ls.options = EditorOptions.from_json(params.settings)
+    ls.analyses.clear()
+    if ls.supports_pull():
+        ls.workspace_diagnostic_refresh(None)
+    else:
+        for uri in list(ls.workspace.text_documents):
+            schedule_publish(ls, uri, delay=0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: DevfixLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    schedule_publish(ls, params.text_document.uri, delay=0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: DevfixLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    schedule_publish(ls, params.text_document.uri, delay=DEBOUNCE_SECONDS)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: DevfixLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    schedule_publish(ls, params.text_document.uri, delay=0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: DevfixLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    ls.analyses.pop(params.text_document.uri, None)
+    if not ls.supports_pull():
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+
+
+def schedule_publish(ls: DevfixLanguageServer, uri: str, delay: float) -> None:
+    """Push diagnostics (for clients without pull), after a pause in typing; a newer change
+    cancels the older computation."""
+    if ls.supports_pull():
+        return
+    previous = ls.pending.pop(uri, None)
+    if previous is not None:
+        previous.cancel()
+    ls.pending[uri] = asyncio.ensure_future(publish_later(ls, uri, delay))
+
+
+async def publish_later(ls: DevfixLanguageServer, uri: str, delay: float) -> None:
+    if delay:
+        await asyncio.sleep(delay)
+    document = ls.workspace.get_text_document(uri)
+    version = document.version
+    analysis = await asyncio.to_thread(ls.analyse, uri)
+    if analysis is None or ls.workspace.get_text_document(uri).version != version:
+        return  # a newer version is on its way
+    diagnostics = [ls.diagnostic(document, finding) for finding in analysis.findings]
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+
+
+@server.feature(
+    lsp.TEXT_DOCUMENT_DIAGNOSTIC,
+    lsp.DiagnosticOptions(identifier="devfix", inter_file_dependencies=False, workspace_diagnostics=False),
+)
+async def pull_diagnostics(ls: DevfixLanguageServer, params: lsp.DocumentDiagnosticParams) -> lsp.DocumentDiagnosticReport:
+    uri = params.text_document.uri
+    document = ls.workspace.get_text_document(uri)
+    analysis = await asyncio.to_thread(ls.analyse, uri)
+    items = [] if analysis is None else [ls.diagnostic(document, finding) for finding in analysis.findings]
+    return lsp.RelatedFullDocumentDiagnosticReport(items=items)
+
+
+# -- code actions ---------------------------------------------------------------------------------------
+
+
+@server.feature(
+    lsp.TEXT_DOCUMENT_CODE_ACTION,
+    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=True),
+)
+def code_action(ls: DevfixLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    uri = params.text_document.uri
+    analysis = ls.analyse(uri)
+    if analysis is None or not analysis.parses:
+        return []
+    document = ls.workspace.get_text_document(uri)
+    settings = ls.settings_for(document.path or "untitled.py")
+    actions: list[lsp.CodeAction] = []
+    for finding in analysis.findings:
+        diagnostic = ls.diagnostic(document, finding)
+        if not _overlaps(diagnostic.range, params.range):
+            continue
+        shown = finding.fix_safety is Safety.SAFE or (finding.fix_safety is Safety.UNSAFE and settings.unsafe_fixes)
+        if shown:
+            actions.append(_quick_fix(ls, uri, finding, diagnostic))
+        actions.append(_disable_for_line(ls, uri, document, finding, diagnostic))
+    if any(f.fix_safety is not None for f in analysis.findings):
+        actions.append(lsp.CodeAction(title="devfix: fix all auto-fixable problems", kind=FIX_ALL_KIND, data={"uri": uri}))
+    return [action for action in actions if _wanted(action.kind, params.context.only)]
+
+
+@server.feature(lsp.CODE_ACTION_RESOLVE)
+def resolve_code_action(ls: DevfixLanguageServer, action: lsp.CodeAction) -> lsp.CodeAction:
+    if action.kind == FIX_ALL_KIND and action.edit is None and isinstance(action.data, dict):
+        action.edit = _fix_all_edit(ls, action.data["uri"])
+    return action
+
+
+@server.command(APPLY_AUTOFIX_COMMAND)
+async def apply_autofix(ls: DevfixLanguageServer, *arguments: Any) -> None:
+    uri = _uri_argument(arguments)
+    if uri is None:
+        return
+    edit = _fix_all_edit(ls, uri)
+    if edit.changes:
+        await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label="devfix: fix all"))
+
+
+def _quick_fix(ls: DevfixLanguageServer, uri: str, finding: Finding, diagnostic: lsp.Diagnostic) -> lsp.CodeAction:
+    policy = FixPolicy(apply=True, unsafe=True, only=(finding.code, finding.start))
+    fixed = ls.fixed_text(uri, policy)
+    text = ls.workspace.get_text_document(uri).source
+    edits = minimal_edits(text, fixed) if fixed is not None else []
+    title = finding.fix_title or "apply the fix"
+    return lsp.CodeAction(
+        title=f"devfix ({finding.code}): {title}",
+        kind=lsp.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic],
+        is_preferred=finding.fix_safety is Safety.SAFE,
+        edit=ls.workspace_edit(uri, edits),
+    )
+
+
+def _disable_for_line(ls, uri: str, document, finding: Finding, diagnostic: lsp.Diagnostic) -> lsp.CodeAction:
+    index = finding.start.line - 1
+    line = document.lines[index].rstrip("\r\n")
+    match = SUPPRESSION.search(line)
+    if match and match.group("codes") is not None:
+        codes = [code.strip() for code in match.group("codes").split(",") if code.strip()] + [finding.code]
+        start, end = match.span()
+        edit = TextEdit((index, start), (index, end), f"# devfix: ignore[{', '.join(codes)}]")
+    else:
+        edit = TextEdit((index, len(line)), (index, len(line)), f"  # devfix: ignore[{finding.code}]")
+    return lsp.CodeAction(
+        title=f"devfix ({finding.code}): disable for this line",
+        kind=lsp.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic],
+        edit=ls.workspace_edit(uri, [edit]),
+    )
+
+
+def _fix_all_edit(ls: DevfixLanguageServer, uri: str) -> lsp.WorkspaceEdit:
+    document = ls.workspace.get_text_document(uri)
+    settings = ls.settings_for(document.path or "untitled.py")
+    fixed = ls.fixed_text(uri, FixPolicy(apply=True, unsafe=settings.unsafe_fixes))
+    return ls.workspace_edit(uri, minimal_edits(document.source, fixed) if fixed is not None else [])
+
+
+def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
+    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (b.start.line, b.start.character) <= (a.end.line, a.end.character)
+
+
+def _wanted(kind: str | None, only: list[str] | None) -> bool:
+    if not only:
+        return True
+    return kind is not None and any(kind == wanted or kind.startswith(f"{wanted}.") for wanted in only)
+
+
+def _uri_argument(arguments: tuple) -> str | None:
+    for argument in arguments:
+        if isinstance(argument, str):
+            return argument
+        if isinstance(argument, dict) and isinstance(argument.get("uri"), str):
+            return argument["uri"]
+        if isinstance(argument, (list, tuple)):
+            found = _uri_argument(tuple(argument))
+            if found:
+                return found
+    return None
+
+
+def serve() -> None:
+    server.start_io()

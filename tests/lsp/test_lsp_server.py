@@ -1,0 +1,189 @@
+"""`devfix lsp` as a real subprocess, driven like VS Code (UTF-16, push), Neovim (UTF-8, pull) and
+Emacs/eglot (UTF-32, push)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from devfix.codemods import ALL_RULES
+from devfix.codemods.base import FixPolicy
+from devfix.engine import process
+from devfix.analysis.project import ProjectIndex
+
+PROFILES = {"visual-studio-code@v1.65.2": "utf-16", "neovim@v0.11.0": "utf-8", "emacs@v29.1": "utf-32"}
+UNITS = {"utf-16": lambda s: len(s.encode("utf-16-le")) // 2, "utf-8": lambda s: len(s.encode("utf-8")), "utf-32": len}
+URI = "file:///tmp/devfix-lsp-tests/train.py"
+ONE_FINDING = 'import torch\nnom = "héllo wörld 😋"; x = torch.zeros(3).cuda()\nprint(nom, x)\n'
+SEVERAL = (
+    "import torch\nfrom torch.utils.data import DataLoader\n\n"
+    "model = torch.nn.Linear(2, 2).cuda()  # café\n"
+    "loader = DataLoader([torch.ones(2)])\n"
+    "for x in loader:\n    y = model(x)\n"
+)
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "devfix", "lsp"]),
+    params=list(PROFILES),
+)
+async def client(lsp_client: LanguageClient, request):
+    lsp_client.profile = request.param
+    lsp_client.encoding = PROFILES[request.param]
+    lsp_client.applied_edits = []
+
+    @lsp_client.feature(lsp.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: lsp.ApplyWorkspaceEditParams):
+        lsp_client.applied_edits.append(params.edit)
+        return lsp.ApplyWorkspaceEditResult(applied=True)
+
+    await lsp_client.initialize_session(lsp.InitializeParams(capabilities=client_capabilities(request.param)))
+    yield
+    await lsp_client.shutdown_session()
+
+
+def fix_with_engine(text: str, policy: FixPolicy = FixPolicy(apply=True)) -> str:
+    """What `devfix fix` writes for this text."""
+    return process(text.encode(), "train.py", ALL_RULES, ProjectIndex(), policy).fixed.decode()
+
+
+def open_document(client: LanguageClient, text: str, version: int = 1) -> None:
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+        text_document=lsp.TextDocumentItem(uri=URI, language_id="python", version=version, text=text)))
+
+
+async def diagnostics(client: LanguageClient) -> list[lsp.Diagnostic]:
+    if client.encoding == "utf-8":  # the Neovim profile pulls
+        report = await client.text_document_diagnostic_async(
+            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=URI)))
+        return list(report.items)
+    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return list(client.diagnostics[URI])
+
+
+async def code_actions(client, diagnostic_range: lsp.Range, only=None) -> list[lsp.CodeAction]:
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=URI), range=diagnostic_range,
+        context=lsp.CodeActionContext(diagnostics=[], only=only)))
+    return list(actions or [])
+
+
+def apply(text: str, edits: list[lsp.TextEdit], encoding: str) -> str:
+    """Apply LSP edits the way an editor does, converting client units back to characters."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(position: lsp.Position) -> int:
+        if position.line >= len(lines):
+            return len(text)
+        line, units, index = lines[position.line], 0, 0
+        while index < len(line) and units < position.character:
+            units += UNITS[encoding](line[index])
+            index += 1
+        return sum(len(l) for l in lines[: position.line]) + index
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+    return text
+
+
+def edits_of(edit: lsp.WorkspaceEdit) -> list[lsp.TextEdit]:
+    return list(edit.changes[URI])
+
+
+@pytest.mark.asyncio
+async def test_diagnostic_range_and_metadata_in_the_negotiated_encoding(client):
+    open_document(client, ONE_FINDING)
+    (diagnostic,) = await diagnostics(client)
+    line = ONE_FINDING.splitlines()[1]
+    start = line.index("torch.zeros")
+    end = line.index(".cuda()") + len(".cuda()")
+    units = UNITS[client.encoding]
+    assert diagnostic.range == lsp.Range(lsp.Position(1, units(line[:start])), lsp.Position(1, units(line[:end])))
+    assert diagnostic.code == "DF001" and diagnostic.source == "devfix"
+    assert diagnostic.code_description.href.endswith("df001_hardcoded_cuda.py")
+    assert "hard-codes the GPU" in diagnostic.message
+
+
+@pytest.mark.asyncio
+async def test_quick_fix_equals_devfix_fix_for_that_finding(client):
+    open_document(client, ONE_FINDING)
+    (diagnostic,) = await diagnostics(client)
+    actions = await code_actions(client, diagnostic.range)
+    fix = next(action for action in actions if action.title.startswith("devfix (DF001)") and "disable" not in action.title)
+    assert fix.kind == lsp.CodeActionKind.QuickFix and fix.is_preferred
+    fixed = apply(ONE_FINDING, edits_of(fix.edit), client.encoding)
+    assert fixed == fix_with_engine(ONE_FINDING)
+    assert all(edit.new_text != fixed for edit in edits_of(fix.edit))  # minimal edits, not a replacement
+
+
+@pytest.mark.asyncio
+async def test_fix_all_equals_devfix_fix(client):
+    open_document(client, SEVERAL)
+    found = await diagnostics(client)
+    assert {d.code for d in found} >= {"DF001", "DF002"}
+    actions = await code_actions(client, lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)), only=[lsp.CodeActionKind.SourceFixAll])
+    (fix_all,) = actions
+    assert fix_all.kind == "source.fixAll.devfix"
+    if fix_all.edit is None:
+        fix_all = await client.code_action_resolve_async(fix_all)
+    assert apply(SEVERAL, edits_of(fix_all.edit), client.encoding) == fix_with_engine(SEVERAL)
+
+
+@pytest.mark.asyncio
+async def test_disable_for_this_line_suppresses_on_the_next_analysis(client):
+    open_document(client, ONE_FINDING)
+    (diagnostic,) = await diagnostics(client)
+    actions = await code_actions(client, diagnostic.range)
+    disable = next(action for action in actions if action.title == "devfix (DF001): disable for this line")
+    text = apply(ONE_FINDING, edits_of(disable.edit), client.encoding)
+    assert text.splitlines()[1].endswith("  # devfix: ignore[DF001]")
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri=URI, version=2),
+        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+    assert await diagnostics(client) == []
+
+
+@pytest.mark.asyncio
+async def test_incremental_edits_syntax_error_then_fix(client):
+    open_document(client, ONE_FINDING)
+    await diagnostics(client)
+    line = ONE_FINDING.splitlines()[2]
+    units = UNITS[client.encoding]
+    broken = lsp.TextDocumentContentChangePartial(
+        range=lsp.Range(lsp.Position(2, units(line)), lsp.Position(2, units(line))), text=" +")
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri=URI, version=2), content_changes=[broken]))
+    assert await diagnostics(client) == []  # no stale findings while the document does not parse
+    assert await code_actions(client, lsp.Range(lsp.Position(1, 0), lsp.Position(1, 5))) == []
+    repaired = lsp.TextDocumentContentChangePartial(
+        range=lsp.Range(lsp.Position(2, units(line)), lsp.Position(2, units(line) + 2)), text="")
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri=URI, version=3), content_changes=[repaired]))
+    (diagnostic,) = await diagnostics(client)
+    actions = await code_actions(client, diagnostic.range)
+    fix = next(action for action in actions if action.is_preferred)
+    assert apply(ONE_FINDING, edits_of(fix.edit), client.encoding) == fix_with_engine(ONE_FINDING)
+
+
+@pytest.mark.asyncio
+async def test_apply_autofix_command_sends_the_fix_all_edit(client):
+    open_document(client, SEVERAL)
+    await diagnostics(client)
+    await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="devfix.applyAutofix", arguments=[URI]))
+    (edit,) = client.applied_edits
+    assert apply(SEVERAL, edits_of(edit), client.encoding) == fix_with_engine(SEVERAL)
+
+
+@pytest.mark.asyncio
+async def test_non_python_documents_are_ignored(client):
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
+        uri="file:///tmp/devfix-lsp-tests/notes.md", language_id="markdown", version=1, text="x.cuda()\n")))
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri="file:///tmp/devfix-lsp-tests/notes.md"),
+        range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 1)), context=lsp.CodeActionContext(diagnostics=[])))
+    assert not actions
