@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
+from devfix.analysis.module_classes import is_module_class
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.tensors import tensor_names
 from devfix.analysis.torch_names import qualified_names
@@ -65,6 +66,10 @@ class ScopeTracker:
             return set()
         params = scope.params
         return {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+
+    def is_module_classdef(self, node: cst.ClassDef) -> bool:
+        """Is this class an nn.Module, through its bases and across the files of the run?"""
+        return is_module_class(node, self.context.filename or "<memory>", self.project, self.qualified)
 
     def builds_module(self, call: cst.Call) -> bool:
         filename = self.context.filename or "<memory>"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.module_classes import class_facts, is_module_class
+from devfix.analysis.module_classes import class_facts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
 from devfix.codemods.base import DevfixRule
@@ -42,7 +42,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         self._buffers: dict[cst.Assign, str] = {}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if not is_module_class(node, self.context.filename or "<memory>", self.project, self.qualified):
+        if not self.is_module_classdef(node):
             return
         facts = class_facts(node, self.line_of)
         init = facts.methods.get("__init__")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.module_classes import class_facts, is_module_class, nn_prefix
+from devfix.analysis.module_classes import class_facts, nn_prefix
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
 from devfix.codemods.base import DevfixRule
@@ -42,7 +42,7 @@ class ModuleContainer(ScopeTracker, DevfixRule):
         self._containers: dict[cst.Assign, tuple[str, str]] = {}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if not is_module_class(node, self.context.filename or "<memory>", self.project, self.qualified):
+        if not self.is_module_classdef(node):
             return
         facts = class_facts(node, self.line_of)
         for name, use in facts.attributes.items():

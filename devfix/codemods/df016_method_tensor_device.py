@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.module_classes import class_facts, is_module_class, is_self_attribute
+from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_names import keyword
@@ -49,7 +49,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         self._property_users: set[cst.ClassDef] = set()  # ... and that an applied fix now relies on
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if not is_module_class(node, self.context.filename or "<memory>", self.project, self.qualified):
+        if not self.is_module_classdef(node):
             return
         facts = class_facts(node, self.line_of)
         submodules = {name for name, use in facts.attributes.items() if self._is_submodule(use)}

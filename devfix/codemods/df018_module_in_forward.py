@@ -22,7 +22,7 @@ import re
 
 import libcst as cst
 
-from devfix.analysis.module_classes import class_facts, is_module_class, is_self_attribute
+from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
 from devfix.codemods.base import DevfixRule
@@ -42,7 +42,7 @@ class ModuleInForward(ScopeTracker, DevfixRule):
         self._inits: dict[cst.FunctionDef, list[tuple[str, cst.Call]]] = {}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if not is_module_class(node, self.context.filename or "<memory>", self.project, self.qualified):
+        if not self.is_module_classdef(node):
             return
         facts = class_facts(node, self.line_of)
         init = facts.methods.get("__init__")

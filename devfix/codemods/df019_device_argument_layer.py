@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.module_classes import is_module_class
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_names import keyword
@@ -43,7 +42,7 @@ class DeviceArgumentLayer(ScopeTracker, DevfixRule):
         self._unplaced: dict[cst.Call, str] = {}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if not is_module_class(node, self.context.filename or "<memory>", self.project, self.qualified):
+        if not self.is_module_classdef(node):
             return
         init = next((s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
         if init is None:
