@@ -17,7 +17,7 @@ from libcst.metadata import MetadataWrapper
 
 from devfix.analysis.project import ProjectIndex
 from devfix.codemods.base import DevfixRule, FixPolicy
-from devfix.findings import FileResult, Finding, Position
+from devfix.findings import FileResult, Finding
 from devfix.suppressions import Suppressions
 
 MAX_PASSES = 8
@@ -143,7 +143,3 @@ def _run_rule(
         if follow_up.CONTEXT_KEY in instance.context.scratch:
             new_module = follow_up(instance.context).transform_module(new_module)
     return new_module, instance.findings
-
-
-def position_key(finding: Finding) -> tuple[str, Position]:
-    return (finding.code, finding.start)

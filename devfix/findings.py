@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 class Safety(enum.Enum):
@@ -55,16 +55,3 @@ class FileResult:
     @property
     def changed(self) -> bool:
         return self.error is None and self.fixed != self.source
-
-
-@dataclass
-class RunSummary:
-    """Counts for the closing line of a CLI run."""
-
-    files: int = 0
-    findings: int = 0
-    fixable: int = 0
-    unsafe_available: int = 0
-    fixed: int = 0
-    changed_files: int = 0
-    errors: list[str] = field(default_factory=list)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.device_scope import DEVICE_NAMES, DeviceChoice, device_for, device_variable_in_scope
-from devfix.analysis.loaders import batches_to_move, is_dataloader, move_statements, target_names, unwrap_loader
+from devfix.analysis.loaders import BatchUse, batches_to_move, is_dataloader, move_statements, target_names, unwrap_loader
 from devfix.analysis.placement import collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import torch_alias

@@ -4,7 +4,6 @@ Emacs/eglot (UTF-32, push)."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
 import pytest_lsp
