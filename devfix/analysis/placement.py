@@ -53,25 +53,33 @@ class PlacementFacts:
     called: set[str] = field(default_factory=set)
     modules_on_device: set[str] = field(default_factory=set)
     passthrough: set[str] = field(default_factory=set)
+    parameters: set[str] = field(default_factory=set)
+    file_places_devices: bool = False  # the file moves things to devices somewhere
 
     @property
     def assignments(self) -> dict[str, list[cst.BaseExpression | None]]:
         return {name: [binding.value for binding in bindings] for name, bindings in self.bindings.items()}
 
-    def is_device_value(self, expression: cst.BaseExpression, loose: bool = False) -> bool:
+    def is_device_value(self, expression: cst.BaseExpression, loose: bool = False, tensor_parameters: bool = False) -> bool:
         """True when `expression`, where it stands, certainly evaluates to something on a device.
 
         `loose` also counts what any function returns when fed device values: right for "may be
-        on a device" questions (is `.cpu()` needed?), too weak for moving things to a GPU."""
+        on a device" questions (is `.cpu()` needed?), too weak for moving things to a GPU.
+        `tensor_parameters` (with `loose`) also counts the function's own parameters, for a caller
+        that knows the value is a tensor (the receiver of `.numpy()`)."""
         if as_move(expression, self.qualified) is not None:
             return True
         if isinstance(expression, cst.Name):
             binding = self._binding_before(expression.value, self.line_of(expression))
-            return binding is not None and binding.value is not None and self.is_device_value(binding.value, loose)
+            if binding is None and loose and tensor_parameters and self.file_places_devices and expression.value in self.parameters:
+                return True  # a helper's tensor argument may come from a device
+            return binding is not None and binding.value is not None and self.is_device_value(binding.value, loose, tensor_parameters)
         if isinstance(expression, (cst.Attribute, cst.Subscript)):
-            return self.is_device_value(expression.value, loose)
+            return self.is_device_value(expression.value, loose, tensor_parameters)
         if isinstance(expression, cst.BinaryOperation):
-            return self.is_device_value(expression.left, loose) or self.is_device_value(expression.right, loose)
+            return self.is_device_value(expression.left, loose, tensor_parameters) or self.is_device_value(
+                expression.right, loose, tensor_parameters
+            )
         if isinstance(expression, cst.Call):
             callee = expression.func
             if _placed_by_factory(expression, self.qualified):
@@ -79,9 +87,9 @@ class PlacementFacts:
             if isinstance(callee, cst.Name) and (callee.value in self.moved or callee.value in self.modules_on_device):
                 return True  # output of a module that lives on a device
             if isinstance(callee, cst.Name) and (loose or callee.value in self.passthrough):
-                return any(self.is_device_value(arg.value, loose) for arg in expression.args)  # model(x) follows x
+                return any(self.is_device_value(arg.value, loose, tensor_parameters) for arg in expression.args)  # model(x) follows x
             if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS:
-                return self.is_device_value(callee.value, loose)
+                return self.is_device_value(callee.value, loose, tensor_parameters)
         return False
 
     def _binding_before(self, name: str, line: int) -> Binding | None:

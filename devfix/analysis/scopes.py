@@ -33,6 +33,8 @@ class ScopeTracker:
             facts = collect(_statements(scope), self.qualified, self.line_of)
             self._facts[id(scope)] = facts
             facts.passthrough = self.scope_parameters(node) | set(self.scope_modules(node))
+            facts.parameters = self.scope_parameters(node) - {"self", "cls"}
+            facts.file_places_devices = _places_devices(self.module.code)
         return self._facts[id(scope)]
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
@@ -74,6 +76,10 @@ class ScopeTracker:
     def builds_module(self, call: cst.Call) -> bool:
         filename = self.context.filename or "<memory>"
         return any(self.project.is_module_class(filename, name) is True for name in qualified_names(self, call.func))
+
+
+def _places_devices(code: str) -> bool:
+    return any(marker in code for marker in (".cuda(", ".to(", "device=", "torch.device("))
 
 
 def _statements(scope: ScopeNode) -> list[cst.CSTNode]:

@@ -31,6 +31,7 @@ TENSOR_ONLY_MEMBERS = frozenset(
     }
 )
 NON_TENSOR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "numpy", "backward", "split", "chunk", "unbind", "parameters", "state_dict", "named_parameters", "items", "keys", "values"})
+SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "builtins.int", "builtins.float", "builtins.bool", "builtins.str"})
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "Tensor", "torch.nn.Parameter"})
 
 
@@ -53,8 +54,13 @@ def tensor_names(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNames)
     names = set(finder.evidenced)
     for param in params:
         annotation = param.annotation.annotation if param.annotation is not None else None
-        if annotation is not None and (qualified(annotation) | {_code(annotation)}) & TENSOR_ANNOTATIONS:
+        if annotation is None:
+            continue
+        annotated = qualified(annotation) | {_code(annotation)}
+        if annotated & TENSOR_ANNOTATIONS:
             names.add(param.name.value)
+        elif annotated & SCALAR_ANNOTATIONS:
+            finder.rebound_to_non_tensors.add(param.name.value)
     changed = True
     while changed:  # `sim = z1 @ z2.T / tau`: what is computed from tensors is a tensor
         changed = False
@@ -128,9 +134,7 @@ class _TensorEvidence(cst.CSTVisitor):
         names = self.qualified(node.func)
         if not node.args or node.args[0].keyword is not None or names & FACTORY_FUNCTIONS or not _is_torch_tensor_function(names):
             return
-        first = node.args[0].value
-        elements = [element.value for element in first.elements] if isinstance(first, (cst.List, cst.Tuple)) else [first]
-        self.evidenced.update(element.value for element in elements if isinstance(element, cst.Name))
+        self.evidenced.update(_operand_names(node.args[0].value))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -139,6 +143,18 @@ class _TensorEvidence(cst.CSTVisitor):
                     self.rebound_to_non_tensors.add(target.target.value)
                 else:
                     self.assignments.append((target.target.value, node.value))
+
+
+def _operand_names(value: cst.BaseExpression) -> set[str]:
+    """Names given whole to a torch op (`x`, `[a, b]`, `-x`). Not operands of arithmetic inside
+    it: in `torch.exp(t / dim)` the divisor may well be a Python number."""
+    if isinstance(value, cst.Name):
+        return {value.value}
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return {name for element in value.elements for name in _operand_names(element.value)}
+    if isinstance(value, cst.UnaryOperation):
+        return _operand_names(value.expression)
+    return set()
 
 
 def _code(node: cst.CSTNode) -> str:

@@ -4,11 +4,13 @@
              loss = F.cross_entropy(z1 @ z2.T, target)
     After:   target = torch.arange(z1.size(0), device=z1.device)
 
-Inside a function, a factory call (`torch.zeros/ones/empty/full/rand/randn/randint/randperm/arange/
+In a function or a script, a factory call (`torch.zeros/ones/empty/full/rand/randn/randint/randperm/arange/
 linspace/logspace/eye/tensor/as_tensor`) whose result is combined with a tensor `x` — arithmetic,
 comparison, `torch.cat`/`where`/`F.*` arguments, a method of `x`, or indexing the new tensor by `x`
-— gets `device=x.device`, where `x` is a parameter or earlier local that is certainly a tensor. The
-fix follows the tensor it meets, so it is right on every device.
+— gets `device=x.device`, where `x` is a parameter or earlier local that is certainly a tensor. A
+factory call fed to a Module (`G(torch.randn(8, 2))`, `criterion(D(real), torch.ones(8, 1))`) goes
+with the Module's other inputs, or to the device the Module was moved to. The fix follows the
+tensor it meets, so it is right on every device.
 
 Refuses: calls that already have `device=` or a `generator=` (a CPU generator is deliberate),
 `*_like`/`new_*`/`torch.from_numpy`/legacy constructors (already correct or no `device=`), 0-dim
@@ -21,12 +23,13 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import is_factory_call, tensor_names
+from devfix.analysis.tensors import NON_TENSOR_METHODS, is_factory_call, tensor_names
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
 HOST_SIDE_PREFIXES = ("torch.nn.utils.rnn.",)
+DEVICE_CHANGING_METHODS = frozenset({"cpu", "cuda", "to", "type_as", "pin_memory"})
 NOT_COMBINING_METHODS = frozenset({"to", "type_as", "copy_", "view_as", "expand_as", "new_tensor", "new_zeros", "new_ones", "new_full", "new_empty", "split", "tensor_split"})
 SOURCE_WRAPPERS = frozenset({"torch.tril", "torch.triu", "torch.diag", "torch.cumsum", "torch.cumprod", "torch.outer", "torch.exp", "torch.log", "torch.sin", "torch.cos", "torch.sqrt", "torch.pow", "torch.meshgrid", "torch.flip"})
 
@@ -41,24 +44,30 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._aligned: dict[cst.Call, str] = {}
+        self._collect(node, node.body)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        finder = _Combinations(self, node)
-        node.body.visit(finder)
-        for call, reference in finder.aligned.items():
-            self._aligned.setdefault(call, reference)
+        self._collect(node, [node.body])
+
+    def _collect(self, scope: cst.Module | cst.FunctionDef, statements) -> None:
+        finder = _Combinations(self, scope)
+        for statement in statements:
+            statement.visit(finder)
+        for call, device in finder.aligned.items():
+            self._aligned.setdefault(call, device)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        reference = self._aligned.get(original_node)
-        if reference is None:
+        device = self._aligned.get(original_node)
+        if device is None:
             return updated_node
         factory = cst.Module([]).code_for_node(original_node.func)
+        meets = device[: -len(".device")] if device.endswith(".device") else f"a model on `{device}`"
         apply = self.report(
             original_node,
-            f"`{factory}(...)` is created on the CPU but meets `{reference}`, which may be on a GPU",
-            fix_title=f"create it on `{reference}.device`",
+            f"`{factory}(...)` is created on the CPU but meets {meets if meets.startswith('a ') else f'`{meets}`'}, which may be on a GPU",
+            fix_title=f"create it on `{device}`",
         )
-        return add_keyword(updated_node, "device", f"{reference}.device") if apply else updated_node
+        return add_keyword(updated_node, "device", device) if apply else updated_node
 
 
 def add_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
@@ -82,13 +91,15 @@ def add_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
 class _Combinations(cst.CSTVisitor):
     """Factory calls of one function that meet a known tensor, with the tensor they meet."""
 
-    def __init__(self, rule: ConstructorDevice, function: cst.FunctionDef) -> None:
+    def __init__(self, rule: ConstructorDevice, scope: cst.Module | cst.FunctionDef) -> None:
         self.rule = rule
         self.qualified = rule.qualified
-        self.tensors = tensor_names(function, rule.qualified)
-        self.parameters = rule.scope_parameters(function.body)
-        self.first_line = _first_bindings(function, rule)
-        self.fresh_names: dict[str, list[cst.Call]] = {}
+        anchor = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        self.tensors = tensor_names(scope, rule.qualified)
+        self.parameters = rule.scope_parameters(anchor)
+        self.facts = rule.scope_facts(anchor)
+        self.first_line = {name: min(b.line for b in bindings) for name, bindings in self.facts.bindings.items()}
+        self.modules = set(rule.scope_modules(anchor)) | (self.facts.moved.keys() & self.facts.called)
         self.aligned: dict[cst.Call, str] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -96,12 +107,6 @@ class _Combinations(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        sources = self._sources(node.value)
-        for target in node.targets:
-            if isinstance(target.target, cst.Name) and sources:
-                self.fresh_names.setdefault(target.target.value, []).extend(sources)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         self._meet([node.left, node.right], pointwise=not isinstance(node.operator, cst.MatrixMultiply))
@@ -121,7 +126,9 @@ class _Combinations(cst.CSTVisitor):
             return
         values = [arg.value for arg in node.args]
         values += [element.value for value in values if isinstance(value, (cst.List, cst.Tuple)) for element in value.elements]
-        if any(name.startswith("torch.") for name in names) and not is_factory_call(node, self.qualified):
+        if isinstance(node.func, cst.Name) and node.func.value in self.modules:
+            self._feed_module(node.func.value, values)
+        elif any(name.startswith("torch.") for name in names) and not is_factory_call(node, self.qualified):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value not in NOT_COMBINING_METHODS:
@@ -129,6 +136,23 @@ class _Combinations(cst.CSTVisitor):
             if reference is not None:
                 for value in values:
                     self._align(self._fresh(value, pointwise=True), reference)
+
+    def _feed_module(self, module: str, values: list[cst.BaseExpression]) -> None:
+        """`criterion(D(real), torch.ones(8, 1))`, `G(torch.randn(8, 2))`: inputs of a Module go
+        where its other inputs are, or where the Module was moved."""
+        references = [reference for value in values if (reference := self._reference(value))]
+        move = self.facts.moved.get(module)
+        moved_to = _device_code(move.device) if move is not None else None
+        for value in values:
+            for call in self._fresh(value):
+                if references and self._defined_before(references[0], call):
+                    self.aligned.setdefault(call, f"{references[0]}.device")
+                elif moved_to is not None and self._device_defined_before(moved_to, call):
+                    self.aligned.setdefault(call, moved_to)
+
+    def _device_defined_before(self, device: str, call: cst.Call) -> bool:
+        root = device.split(".")[0]
+        return root in self.parameters or (root in self.first_line and self.first_line[root] < self.rule.line_of(call)) or root not in self.first_line
 
     def _meet(self, operands: list[cst.BaseExpression], pointwise: bool) -> None:
         references = [reference for operand in operands if (reference := self._reference(operand))]
@@ -140,24 +164,31 @@ class _Combinations(cst.CSTVisitor):
     def _align(self, calls: list[cst.Call], reference: str) -> None:
         for call in calls:
             if self._defined_before(reference, call):
-                self.aligned.setdefault(call, reference)
+                self.aligned.setdefault(call, f"{reference}.device")
 
     def _reference(self, expression: cst.BaseExpression) -> str | None:
         """A known tensor name inside `expression` (`x0` in `alpha_bar.sqrt() * x0`, `ids[:, 1:]`)."""
         if isinstance(expression, cst.Name):
-            known = expression.value in self.tensors and expression.value not in self.fresh_names
+            known = expression.value in self.tensors and not self._sources(expression)
             return expression.value if known else None
         if isinstance(expression, cst.BinaryOperation):
             return self._reference(expression.left) or self._reference(expression.right)
         if isinstance(expression, cst.Subscript):
             return self._reference(expression.value)
-        if isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute) and not self.qualified(expression.func):
-            return self._reference(expression.func.value)
+        if not isinstance(expression, cst.Call) or is_factory_call(expression, self.qualified):
+            return None
+        if any(name.startswith("torch.") for name in self.qualified(expression.func)):
+            first = expression.args[0].value if expression.args else None
+            return self._reference(first) if first is not None else None  # torch.exp(0.5 * logvar)
+        if isinstance(expression.func, cst.Attribute):
+            if expression.func.attr.value in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS:
+                return None  # `values.size(1)` is a number; `logits.cpu()` is somewhere else
+            return self._reference(expression.func.value)  # a tensor method: `fake.detach()`
+        if isinstance(expression.func, cst.Name) and expression.func.value in self.modules:
+            return next((ref for arg in expression.args if (ref := self._reference(arg.value))), None)  # D(real) lives with real
         return None
 
     def _fresh(self, expression: cst.BaseExpression, pointwise: bool = False) -> list[cst.Call]:
-        if isinstance(expression, cst.Name):
-            return list(self.fresh_names.get(expression.value, []))
         sources = self._sources(expression)
         if pointwise:
             sources = [call for call in sources if not _is_zero_dim_literal(call)]
@@ -166,7 +197,16 @@ class _Combinations(cst.CSTVisitor):
     def _sources(self, expression: cst.BaseExpression) -> list[cst.Call]:
         """The factory calls that an expression's value is built from."""
         if isinstance(expression, cst.Name):
-            return list(self.fresh_names.get(expression.value, []))
+            # what the name holds here: its latest assignment on an earlier line, unless the code
+            # moves it in between (`mask.cuda()`, made effective by DF005)
+            use_line = self.rule.line_of(expression)
+            binding = self.facts._binding_before(expression.value, use_line)
+            if binding is None or binding.value is None:
+                return []
+            move = self.facts.moved.get(expression.value)
+            if move is not None and binding.line < self.rule.line_of(move.call) < use_line:
+                return []
+            return self._sources(binding.value)
         if is_factory_call(expression, self.qualified):
             call = expression
             has_device = keyword(call, "device") is not None or keyword(call, "generator") is not None
@@ -195,9 +235,11 @@ class _Combinations(cst.CSTVisitor):
         return line is not None and line < self.rule.line_of(call)
 
 
-def _first_bindings(function: cst.FunctionDef, rule: ConstructorDevice) -> dict[str, int]:
-    facts = rule.scope_facts(function.body)
-    return {name: min(binding.line for binding in bindings) for name, bindings in facts.bindings.items()}
+def _device_code(device: cst.BaseExpression | None) -> str | None:
+    """A device expression worth repeating: a name or attribute (`device`, `args.device`)."""
+    if isinstance(device, (cst.Name, cst.Attribute)):
+        return cst.Module([]).code_for_node(device)
+    return None
 
 
 def _is_zero_dim_literal(call: cst.Call) -> bool:

@@ -43,7 +43,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _fix_numpy_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         receiver = original.func.value
         chain = _method_chain(receiver)
-        if "cpu" in chain or not self.scope_facts(original).is_device_value(receiver, loose=True):
+        if "cpu" in chain or not self.scope_facts(original).is_device_value(receiver, loose=True, tensor_parameters=True):
             return updated
         code = cst.Module([]).code_for_node(receiver)
         missing = ([] if chain & DETACHING else ["detach"]) + ["cpu"]

@@ -10,7 +10,9 @@
 The tensor follows the method's first tensor input (`x.device`). A method with no tensor input uses
 the module's own device through a `device` property derived from its parameters, added to the class
 once (a stored `self.device = ...` would go stale after `.to()`); an existing property or a
-framework's live `self.device` (Lightning, transformers) is reused. `torch.from_numpy(a)` gets
+framework's live `self.device` (Lightning, transformers) is reused. A class deriving from another
+class of the project gets `next(self.parameters()).device` instead: its base might assign
+`self.device`, which a read-only property would break. `torch.from_numpy(a)` gets
 `.to(x.device)` (it accepts no `device=`).
 
 Refuses: tensors that already have `device=` or a CPU `generator=`, tensors used only on the host,
@@ -58,6 +60,8 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         live_device = "device" in facts.methods or any(
             cst.Module([]).code_for_node(base.value).endswith(LIVE_DEVICE_BASES) for base in node.bases
         )
+        # a base class of ours might assign `self.device`, which a read-only property would break
+        direct_subclass = all(any(n.startswith("torch.nn.") for n in self.qualified(base.value)) for base in node.bases)
         for name, method in facts.methods.items():
             if name == "__init__":
                 continue
@@ -68,10 +72,12 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                 if reference is None:
                     if stored_device or not (live_device or has_state):
                         reference = ""  # reported without a fix
-                    else:
+                    elif live_device or direct_subclass:
                         reference = "self"
                         if not live_device:
                             self._without_property.add(node)
+                    else:
+                        reference = "next(self.parameters())"
                 self._targets.setdefault(call, reference)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
