@@ -12,8 +12,10 @@ factory call fed to a Module (`G(torch.randn(8, 2))`, `criterion(D(real), torch.
 with the Module's other inputs, or to the device the Module was moved to. The fix follows the
 tensor it meets, so it is right on every device.
 
+`torch.from_numpy(a)`, which takes no `device=`, gets `.to(<device>)` instead.
+
 Refuses: calls that already have `device=` or a `generator=` (a CPU generator is deliberate),
-`*_like`/`new_*`/`torch.from_numpy`/legacy constructors (already correct or no `device=`), 0-dim
+`*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
 literals such as `torch.tensor(0.0)` in pointwise ops (allowed next to CUDA tensors), tensors
 handed to `torch.nn.utils.rnn` (lengths must stay on the CPU), and values only used on the host.
 """
@@ -29,6 +31,7 @@ from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
 HOST_SIDE_PREFIXES = ("torch.nn.utils.rnn.",)
+FROM_NUMPY = frozenset({"torch.from_numpy"})
 DEVICE_CHANGING_METHODS = frozenset({"cpu", "cuda", "to", "type_as", "pin_memory"})
 NOT_COMBINING_METHODS = frozenset({"to", "type_as", "copy_", "view_as", "expand_as", "new_tensor", "new_zeros", "new_ones", "new_full", "new_empty", "split", "tensor_split"})
 SOURCE_WRAPPERS = frozenset({"torch.tril", "torch.triu", "torch.diag", "torch.cumsum", "torch.cumprod", "torch.outer", "torch.exp", "torch.log", "torch.sin", "torch.cos", "torch.sqrt", "torch.pow", "torch.meshgrid", "torch.flip"})
@@ -61,6 +64,11 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         if device is None:
             return updated_node
         factory = cst.Module([]).code_for_node(original_node.func)
+        if self.qualified(original_node.func) & FROM_NUMPY:  # accepts no device=: move the result
+            if not self.report(original_node, f"`{factory}(...)` is on the CPU but meets tensors that may be on a GPU",
+                               fix_title=f"move it to `{device}`"):
+                return updated_node
+            return cst.Call(func=cst.Attribute(value=updated_node, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
         meets = device[: -len(".device")] if device.endswith(".device") else f"a model on `{device}`"
         apply = self.report(
             original_node,
@@ -207,6 +215,8 @@ class _Combinations(cst.CSTVisitor):
             if move is not None and binding.line < self.rule.line_of(move.call) < use_line:
                 return []
             return self._sources(binding.value)
+        if isinstance(expression, cst.Call) and self.qualified(expression.func) & FROM_NUMPY:
+            return [expression]
         if is_factory_call(expression, self.qualified):
             call = expression
             has_device = keyword(call, "device") is not None or keyword(call, "generator") is not None

@@ -9,6 +9,9 @@ never stacks `.cpu().cpu()`. It acts when the value is known to live on a device
 computed from moved values, or the output of a moved model). `np.array(t)`/`np.asarray(t)` and
 other `numpy`, `matplotlib` and `sklearn` calls fed such a tensor get `t.detach().cpu()`.
 
+A list that collects such tensors (`losses.append(loss)`) and is then handed to numpy
+(`np.mean(losses)`) gets each tensor brought to the host as it is appended.
+
 Refuses: `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
 cannot place on a device are left alone.
 """
@@ -32,7 +35,31 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     DESCRIPTION = "Tensor that may be on a GPU converted to numpy without .cpu()"
     TRIGGERS = ('numpy', 'np.', 'sklearn', 'plt', 'matplotlib', 'scipy', 'pandas')
 
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._appended: dict[cst.Call, tuple[str, str]] = {}  # list.append(tensor) → (list, host call)
+        finder = _HostCallsOnNames(self)
+        node.visit(finder)
+        for name, host_call in finder.uses:
+            self._plan_appends(name, host_call)
+
+    def _plan_appends(self, name: cst.Name, host_call: cst.Call) -> None:
+        """`losses.append(loss)` … `np.mean(losses)`: the list's tensors go to numpy one by one, so
+        each is brought to the host as it is appended."""
+        facts = self.scope_facts(host_call)
+        binding = facts._binding_before(name.value, self.line_of(host_call))
+        if binding is None or not (isinstance(binding.value, cst.List) and not binding.value.elements):
+            return
+        appends = _Appends(name.value)
+        self.enclosing_scope(host_call).visit(appends)
+        callee = cst.Module([]).code_for_node(host_call.func)
+        for append in appends.calls:
+            if append.args and facts.is_device_value(append.args[0].value, loose=True):
+                self._appended.setdefault(append, (name.value, callee))
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if original_node in self._appended:
+            return self._fix_append(original_node, updated_node)
         func = original_node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not original_node.args:
             return self._fix_numpy_method(original_node, updated_node)
@@ -55,6 +82,18 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             value = cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))
         return updated.with_changes(func=updated.func.with_changes(value=value))
 
+    def _fix_append(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        name, callee = self._appended[original]
+        value = original.args[0].value
+        code = cst.Module([]).code_for_node(value)
+        if "cpu" in _method_chain(value) or not self.report(
+            value, f"`{name}` collects `{code}`, which may be on a GPU, and `{callee}` converts it with numpy",
+            fix_title=f"append `{code}.detach().cpu()`",
+        ):
+            return updated
+        moved = cst.Call(func=cst.Attribute(value=cst.Call(func=cst.Attribute(value=updated.args[0].value, attr=cst.Name("detach"))), attr=cst.Name("cpu")))
+        return updated.with_changes(args=[updated.args[0].with_changes(value=moved), *updated.args[1:]])
+
     def _fix_host_arguments(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         args = list(updated.args)
         changed = False
@@ -72,6 +111,29 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
                 args[index] = args[index].with_changes(value=moved)
                 changed = True
         return updated.with_changes(args=args) if changed else updated
+
+
+class _HostCallsOnNames(cst.CSTVisitor):
+    """Names handed whole to numpy/matplotlib/sklearn/... functions."""
+
+    def __init__(self, rule: TensorToNumpy) -> None:
+        self.rule = rule
+        self.uses: list[tuple[cst.Name, cst.Call]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if any(name.startswith(HOST_LIBRARIES) for name in self.rule.qualified(node.func)):
+            self.uses.extend((arg.value, node) for arg in node.args if isinstance(arg.value, cst.Name))
+
+
+class _Appends(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name) and func.value.value == self.name:
+            self.calls.append(node)
 
 
 def _method_chain(expression: cst.BaseExpression) -> set[str]:
