@@ -22,6 +22,7 @@ from devfix.codemods.df016_method_tensor_device import MethodTensorDevice
 from devfix.codemods.df017_copy_before_move import CopyBeforeMove
 from devfix.codemods.df018_module_in_forward import ModuleInForward
 from devfix.codemods.df019_device_argument_layer import DeviceArgumentLayer
+from devfix.codemods.df020_trainer_attributes import TrainerAttributes
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
     HardcodedCuda,
@@ -43,6 +44,7 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     CopyBeforeMove,
     ModuleInForward,
     DeviceArgumentLayer,
+    TrainerAttributes,
 )
 
 

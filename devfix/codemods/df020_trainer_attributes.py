@@ -1,0 +1,173 @@
+"""DF020 trainer-attributes: a plain trainer class moves `self.model` but not what it feeds it.
+
+    Before:  class Trainer:
+                 def __init__(self, model, device):
+                     self.device = device
+                     self.model = model.to(device)
+                     self.criterion = nn.CrossEntropyLoss(weight=torch.tensor([1.0, 3.0]))
+                 def step(self, x, y):
+                     return self.criterion(self.model(x), y)
+    After:           self.criterion = nn.CrossEntropyLoss(weight=torch.tensor([1.0, 3.0])).to(device)
+                 def step(self, x, y):
+                     x, y = x.to(self.device), y.to(self.device)
+                     ...
+
+Applies to classes that are not `nn.Module`s (those are moved as a whole; Lightning moves batches
+itself) when `__init__` moves a model attribute. Method arguments fed to that model, or to a loss
+together with its output, are moved at the top of the method, to the model's device: `self.device`
+when the class keeps one, else `next(self.model.parameters()).device`. Module attributes holding
+state (a loss with `weight=`) that are never moved get the model's device at construction.
+
+Refuses: arguments already moved in the method, arguments only used elsewhere, Module classes.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.module_classes import class_facts, is_self_attribute
+from devfix.analysis.placement import as_move
+from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.torch_names import holds_state
+from devfix.codemods.base import DevfixRule
+from devfix.findings import Safety
+
+
+class TrainerAttributes(ScopeTracker, DevfixRule):
+    CODE = "DF020"
+    NAME = "trainer-attributes"
+    SAFETY = Safety.SAFE
+    DESCRIPTION = "Trainer class moves its model but not the inputs and losses it feeds it"
+    TRIGGERS = ("self.",)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._argument_moves: dict[cst.FunctionDef, tuple[list[str], str]] = {}
+        self._attribute_moves: dict[cst.Assign, str] = {}
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if self.is_module_classdef(node):
+            return
+        facts = class_facts(node, self.line_of)
+        models = self._moved_models(facts)
+        if not models:
+            return
+        model = sorted(models)[0]
+        device, ready_line = self._device_expression(facts, model)
+        state_attributes = self._unmoved_state(facts)
+        for method_name, method in facts.methods.items():
+            if method_name == "__init__":
+                continue
+            finder = _Feeds(set(models) | set(state_attributes), set(models))
+            method.body.visit(finder)
+            parameters = [param.name.value for param in method.params.params[1:]]
+            moved_here = self.scope_facts(method.body).moved
+            to_move = [name for name in parameters if name in finder.fed and name not in moved_here]
+            if to_move:
+                self._argument_moves[method] = (to_move, device)
+            for attribute in finder.used_attributes & set(state_attributes):
+                statement = state_attributes[attribute]
+                # the device must exist where the attribute is built (later in __init__)
+                self._attribute_moves.setdefault(statement, device if ready_line < self.line_of(statement) else "")
+
+    def _moved_models(self, facts) -> set[str]:
+        """Attributes `__init__` assigns from a move: `self.model = model.to(device)`."""
+        moved = set()
+        for name, use in facts.attributes.items():
+            for method, statement in use.assignments:
+                if method == "__init__" and as_move(statement.value, self.qualified) is not None:
+                    moved.add(name)
+        return moved
+
+    def _device_expression(self, facts, model: str) -> tuple[str, int]:
+        """`self.device` when __init__ keeps one, else the model's own device; and the line of
+        __init__ from which that expression can be evaluated."""
+        device = facts.attributes.get("device")
+        stored = [statement for method, statement in (device.assignments if device else []) if method == "__init__"]
+        if stored:
+            return "self.device", self.line_of(stored[0])
+        model_statement = next(statement for method, statement in facts.attributes[model].assignments if method == "__init__")
+        return f"next(self.{model}.parameters()).device", self.line_of(model_statement)
+
+    def _unmoved_state(self, facts) -> dict[str, cst.Assign]:
+        """Module attributes with tensors (a loss with `weight=`) built once and never moved."""
+        state = {}
+        for name, use in facts.attributes.items():
+            if len(use.assignments) != 1 or use.assignments[0][0] != "__init__" or use.other_uses & {"to", "cuda"}:
+                continue
+            value = use.assignments[0][1].value
+            if isinstance(value, cst.Call) and self.builds_module(value) and holds_state(value, self.qualified):
+                state[name] = use.assignments[0][1]
+        return state
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        plan = self._argument_moves.get(original_node)
+        if plan is None:
+            return updated_node
+        names, device = plan
+        listed = ", ".join(f"`{name}`" for name in names)
+        if not self.report(original_node.name, f"{listed} reach a model the class moved to a device, but are not moved themselves",
+                           fix_title=f"move them to `{device}` at the top of `{original_node.name.value}`"):
+            return updated_node
+        targets = ", ".join(names)
+        values = ", ".join(f"{name}.to({device})" for name in names)
+        statement = cst.parse_statement(f"{targets} = {values}\n")
+        body = list(updated_node.body.body)
+        index = 1 if body and _is_docstring(body[0]) else 0
+        body.insert(index, statement)
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        device = self._attribute_moves.get(original_node)
+        if device is None:
+            return updated_node
+        target = cst.Module([]).code_for_node(original_node.targets[0].target)
+        message = f"`{target}` holds tensors but stays on the CPU while the model is moved"
+        if not device:
+            self.report(original_node.value, message + "; build it after the model's device is known, with `.to(...)`", fixable=False)
+            return updated_node
+        if not self.report(original_node.value, message, fix_title=f"move it to `{device}`"):
+            return updated_node
+        moved = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
+        return updated_node.with_changes(value=moved)
+
+
+class _Feeds(cst.CSTVisitor):
+    """Names passed to `self.<model>(...)`, or to a state attribute together with a model output."""
+
+    def __init__(self, callables: set[str], models: set[str]) -> None:
+        self.callables, self.models = callables, models
+        self.fed: set[str] = set()
+        self.used_attributes: set[str] = set()
+        self.outputs: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._is_model_call(node.value):
+            self.outputs.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (is_self_attribute(node.func) and node.func.attr.value in self.callables):
+            return
+        attribute = node.func.attr.value
+        values = [arg.value for arg in node.args]
+        meets_model = attribute in self.models or any(self._is_model_call(v) or (isinstance(v, cst.Name) and v.value in self.outputs) for v in values)
+        if meets_model:
+            self.used_attributes.add(attribute)
+            self.fed.update(v.value for v in values if isinstance(v, cst.Name) and v.value not in self.outputs)
+
+    def _is_model_call(self, value: cst.BaseExpression) -> bool:
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not is_self_attribute(value.func):
+            value = value.func.value
+        return isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value in self.models
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
