@@ -142,6 +142,8 @@ class HardcodedCuda(DevfixRule):
         return updated
 
     def _fix_device_keyword(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if _is_device_option(original):
+            return self._fix_option_default(original, updated)
         for keyword_name in DEVICE_KEYWORDS:
             arg = keyword(original, keyword_name)
             if arg is None or not is_cuda_device_expression(arg.value, self._qualified):
@@ -155,6 +157,20 @@ class HardcodedCuda(DevfixRule):
             ]
             return updated.with_changes(args=args)
         return updated
+
+    def _fix_option_default(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """`parser.add_argument("--device", default="cuda")` → CUDA only when it is available."""
+        default = keyword(original, "default")
+        if default is None or not is_cuda_literal(default.value):
+            return updated
+        if not self.report(default.value, f"the `--device` option defaults to {default.value.value}: the program fails without a GPU",
+                           fix_title="default to CUDA only when it is available"):
+            return updated
+        args = [
+            arg.with_changes(value=self._conditional(arg.value)) if arg.keyword and arg.keyword.value == "default" else arg
+            for arg in updated.args
+        ]
+        return updated.with_changes(args=args)
 
     def _device_name(self, node: cst.CSTNode, message: str) -> str | None:
         """Report at `node`; the device name to write when the fix is to be applied."""
@@ -196,6 +212,14 @@ class HardcodedCuda(DevfixRule):
                 )
             current = self.get_metadata(cst.metadata.ParentNodeProvider, current, None)
         return False
+
+
+def _is_device_option(call: cst.Call) -> bool:
+    """An argparse option about the device: `add_argument("--device", ...)`."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"):
+        return False
+    flags = [arg.value.evaluated_value for arg in call.args if arg.keyword is None and isinstance(arg.value, cst.SimpleString)]
+    return any("device" in flag or "gpu" in flag or "cuda" in flag for flag in flags)
 
 
 def _code(node: cst.CSTNode) -> str:

@@ -47,18 +47,22 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         models = self._models_in(original_node)
         if not models:
             return updated_node
-        body_facts = collect([original_node.body], self.qualified, self.line_of, models)
+        names, start = _unpacked_batch(original_node, names)
+        body = original_node.body
+        if start:  # `x, y = batch` first: analyse what follows the unpacking
+            body = body.with_changes(body=body.body[start:])
+        body_facts = collect([body], self.qualified, self.line_of, models)
         callables = set(models) | set(self.scope_modules(original_node)) | self.scope_parameters(original_node)
-        uses, ambiguous = batches_to_move(original_node.body, names, callables, models, body_facts, self.qualified)
+        uses, ambiguous = batches_to_move(body, names, callables, models, body_facts, self.qualified)
         if ambiguous:
             self.report(target, f"batch `{ambiguous}` meets a model on a device but is indexed by position: "
                         "move its tensor elements with `.to(device)`", fixable=False)
         if not uses:
             return updated_node
-        return self._fix(original_node, updated_node, target, uses, models)
+        return self._fix(original_node, updated_node, target, uses, models, start)
 
     def _fix(self, original: cst.For, updated: cst.For, target: cst.BaseExpression,
-             uses: list[BatchUse], models: dict[str, str | None]) -> cst.For:
+             uses: list[BatchUse], models: dict[str, str | None], start: int = 0) -> cst.For:
         listed = ", ".join(f"`{use.name}`" for use in uses)
         message = f"DataLoader batch {listed} stays on the CPU while the model runs on a device"
         choice = self._device_choice(original, models)
@@ -70,7 +74,8 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         device = self.use_device(choice)
         torch_name = torch_alias(self.module) or "torch"
         statements = move_statements(uses, device, torch_name)
-        return updated.with_changes(body=updated.body.with_changes(body=[*statements, *updated.body.body]))
+        body = list(updated.body.body)
+        return updated.with_changes(body=updated.body.with_changes(body=[*body[:start], *statements, *body[start:]]))
 
     def _device_choice(self, node: cst.For, models: dict[str, str | None]) -> DeviceChoice | None:
         """The device the model went to; else a device variable; else the preamble (for `.cuda()`)."""
@@ -94,6 +99,25 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             for name in sorted(self.scope_parameters(node) & facts.called):
                 models.setdefault(name, None)
         return models
+
+
+def _unpacked_batch(loop: cst.For, names: list[str]) -> tuple[list[str], int]:
+    """`for batch in loader: x, y = batch` → the unpacked names and where the move can go."""
+    if len(names) != 1 or not isinstance(loop.body, cst.IndentedBlock):
+        return names, 0
+    for index, statement in enumerate(loop.body.body[:3]):
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+            return names, 0
+        assign = statement.body[0]
+        if (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.value, cst.Name)
+            and assign.value.value == names[0]
+        ):
+            unpacked = target_names(assign.targets[0].target)
+            return (unpacked, index + 1) if len(unpacked) > 1 else (names, 0)
+    return names, 0
 
 
 def _device_code(device: cst.BaseExpression | None) -> str | None:
