@@ -110,8 +110,14 @@ class _BatchUseFinder(cst.CSTVisitor):
         meets_device = any(self.facts.is_device_value(value) for value in values)
         is_known_callable = isinstance(callee, cst.Name) and callee.value in self.callables
         if is_model or (meets_device and (is_torch or is_known_callable)):
-            for value in values:
-                self._mark(value)
+            for arg in node.args:
+                if arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value in self.names:
+                    self.needed.add(arg.value.value)  # `model(**batch)`: a dict of fields
+                    self.as_dict.add(arg.value.value)
+                elif arg.star == "*" and isinstance(arg.value, cst.Name) and arg.value.value in self.names:
+                    self.positional.add(arg.value.value)  # `model(*batch)`: which elements are tensors?
+                else:
+                    self._mark(arg.value)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if self.facts.is_device_value(node.left) or self.facts.is_device_value(node.right):

@@ -50,3 +50,19 @@ def test_moves_to_the_device_expression_the_model_used():
 def test_tqdm_wrapper_is_unwrapped():
     fixed = run("from tqdm import tqdm\nfor x, y in tqdm(loader, desc='train'):\n    model(x)\n").fixed.decode()
     assert "    x = x.to(device)\n    model(x)" in fixed
+
+
+def test_keyword_unpacked_batch_is_a_dict_of_fields():
+    fixed = run("for batch in loader:\n    model(**batch)\n").fixed.decode()
+    assert "batch = {key: value.to(device) if torch.is_tensor(value) else value for key, value in batch.items()}" in fixed
+
+
+def test_star_unpacked_batch_is_reported_without_fix():
+    result = run("for batch in loader:\n    model(*batch)\n")
+    assert result.fixed == result.source
+    assert result.findings and not result.findings[0].fixable
+
+
+def test_batch_unpacked_in_the_body_moves_after_the_unpacking():
+    fixed = run("for batch in loader:\n    x, y = batch\n    model(x)\n").fixed.decode()
+    assert "    x, y = batch\n    x = x.to(device)\n    model(x)\n" in fixed
