@@ -144,6 +144,10 @@ class _Combinations(cst.CSTVisitor):
             if reference is not None:
                 for value in values:
                     self._align(self._fresh(value, pointwise=True), reference)
+            else:  # `true_dist.scatter_(1, target.unsqueeze(1), v)`: a fresh receiver meets a tensor
+                argument_references = [ref for value in values if (ref := self._reference(value))]
+                if argument_references:
+                    self._align(self._fresh(node.func.value), argument_references[0])
 
     def _feed_module(self, module: str, values: list[cst.BaseExpression]) -> None:
         """`criterion(D(real), torch.ones(8, 1))`, `G(torch.randn(8, 2))`: inputs of a Module go
@@ -232,6 +236,8 @@ class _Combinations(cst.CSTVisitor):
             return []
         if isinstance(expression, cst.BinaryOperation):
             return self._sources(expression.left) + self._sources(expression.right)
+        if isinstance(expression, cst.UnaryOperation):
+            return self._sources(expression.expression)
         if isinstance(expression, (cst.List, cst.Tuple)):
             return [call for element in expression.elements for call in self._sources(element.value)]
         if isinstance(expression, cst.Subscript):
