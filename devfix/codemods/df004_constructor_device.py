@@ -12,7 +12,8 @@ factory call fed to a Module (`G(torch.randn(8, 2))`, `criterion(D(real), torch.
 with the Module's other inputs, or to the device the Module was moved to. The fix follows the
 tensor it meets, so it is right on every device.
 
-`torch.from_numpy(a)`, which takes no `device=`, gets `.to(<device>)` instead.
+`torch.from_numpy(a)` and legacy CPU constructors (`torch.LongTensor(ids)`), which take no CUDA
+`device=`, get `.to(<device>)` instead.
 
 Refuses: calls that already have `device=` or a `generator=` (a CPU generator is deliberate),
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
@@ -32,6 +33,10 @@ from devfix.findings import Safety
 
 HOST_SIDE_PREFIXES = ("torch.nn.utils.rnn.",)
 FROM_NUMPY = frozenset({"torch.from_numpy"})
+LEGACY_CPU_CONSTRUCTORS = frozenset(
+    f"torch.{name}" for name in ("Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor")
+)
+MOVED_AFTER = FROM_NUMPY | LEGACY_CPU_CONSTRUCTORS  # they take no CUDA device=: the result is moved
 DEVICE_CHANGING_METHODS = frozenset({"cpu", "cuda", "to", "type_as", "pin_memory"})
 NOT_COMBINING_METHODS = frozenset({"to", "type_as", "copy_", "view_as", "expand_as", "new_tensor", "new_zeros", "new_ones", "new_full", "new_empty", "split", "tensor_split"})
 SOURCE_WRAPPERS = frozenset({"torch.tril", "torch.triu", "torch.diag", "torch.cumsum", "torch.cumprod", "torch.outer", "torch.exp", "torch.log", "torch.sin", "torch.cos", "torch.sqrt", "torch.pow", "torch.meshgrid", "torch.flip"})
@@ -64,7 +69,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         if device is None:
             return updated_node
         factory = cst.Module([]).code_for_node(original_node.func)
-        if self.qualified(original_node.func) & FROM_NUMPY:  # accepts no device=: move the result
+        if self.qualified(original_node.func) & MOVED_AFTER:  # accepts no device=: move the result
             if not self.report(original_node, f"`{factory}(...)` is on the CPU but meets tensors that may be on a GPU",
                                fix_title=f"move it to `{device}`"):
                 return updated_node
@@ -181,7 +186,7 @@ class _Combinations(cst.CSTVisitor):
     def _reference(self, expression: cst.BaseExpression) -> str | None:
         """A known tensor name inside `expression` (`x0` in `alpha_bar.sqrt() * x0`, `ids[:, 1:]`)."""
         if isinstance(expression, cst.Name):
-            known = expression.value in self.tensors and not self._sources(expression)
+            known = (expression.value in self.tensors or self._holds_module_output(expression)) and not self._sources(expression)
             return expression.value if known else None
         if isinstance(expression, cst.BinaryOperation):
             return self._reference(expression.left) or self._reference(expression.right)
@@ -199,6 +204,12 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(expression.func, cst.Name) and expression.func.value in self.modules:
             return next((ref for arg in expression.args if (ref := self._reference(arg.value))), None)  # D(real) lives with real
         return None
+
+    def _holds_module_output(self, name: cst.Name) -> bool:
+        """`vectors = embedding(ids)`: what a Module returns is a tensor (on the Module's device)."""
+        binding = self.facts._binding_before(name.value, self.rule.line_of(name))
+        value = binding.value if binding is not None else None
+        return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.modules
 
     def _fresh(self, expression: cst.BaseExpression, pointwise: bool = False) -> list[cst.Call]:
         sources = self._sources(expression)
@@ -219,8 +230,8 @@ class _Combinations(cst.CSTVisitor):
             if move is not None and binding.line < self.rule.line_of(move.call) < use_line:
                 return []
             return self._sources(binding.value)
-        if isinstance(expression, cst.Call) and self.qualified(expression.func) & FROM_NUMPY:
-            return [expression]
+        if isinstance(expression, cst.Call) and self.qualified(expression.func) & MOVED_AFTER:
+            return [] if keyword(expression, "device") is not None else [expression]
         if is_factory_call(expression, self.qualified):
             call = expression
             has_device = keyword(call, "device") is not None or keyword(call, "generator") is not None
