@@ -109,7 +109,9 @@ class _BatchUseFinder(cst.CSTVisitor):
         values = [arg.value for arg in node.args]
         meets_device = any(self.facts.is_device_value(value) for value in values)
         is_known_callable = isinstance(callee, cst.Name) and callee.value in self.callables
-        if is_model or (meets_device and (is_torch or is_known_callable)):
+        # `pred.eq(target)`: a tensor method of a device value meets its arguments
+        is_device_method = isinstance(callee, cst.Attribute) and callee.attr.value not in ("to", "cuda", "cpu") and self.facts.is_device_value(callee.value)
+        if is_model or is_device_method or (meets_device and (is_torch or is_known_callable)):
             for arg in node.args:
                 if arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value in self.names:
                     self.needed.add(arg.value.value)  # `model(**batch)`: a dict of fields
