@@ -60,26 +60,29 @@ class PlacementFacts:
     def assignments(self) -> dict[str, list[cst.BaseExpression | None]]:
         return {name: [binding.value for binding in bindings] for name, bindings in self.bindings.items()}
 
-    def is_device_value(self, expression: cst.BaseExpression, loose: bool = False, tensor_parameters: bool = False) -> bool:
+    def is_device_value(
+        self, expression: cst.BaseExpression, loose: bool = False, tensor_parameters: bool = False, before_line: int | None = None
+    ) -> bool:
         """True when `expression`, where it stands, certainly evaluates to something on a device.
 
         `loose` also counts what any function returns when fed device values: right for "may be
         on a device" questions (is `.cpu()` needed?), too weak for moving things to a GPU.
         `tensor_parameters` (with `loose`) also counts the function's own parameters, for a caller
-        that knows the value is a tensor (the receiver of `.numpy()`)."""
+        that knows the value is a tensor (the receiver of `.numpy()`). Names inside an assigned value
+        are looked up before that assignment's line (`before_line`), so resolution always ends."""
+        again = lambda value, line=before_line: self.is_device_value(value, loose, tensor_parameters, line)  # noqa: E731
         if as_move(expression, self.qualified) is not None:
             return True
         if isinstance(expression, cst.Name):
-            binding = self._binding_before(expression.value, self.line_of(expression))
+            line = before_line if before_line is not None else self.line_of(expression)
+            binding = self._binding_before(expression.value, line)
             if binding is None and loose and tensor_parameters and self.file_places_devices and expression.value in self.parameters:
                 return True  # a helper's tensor argument may come from a device
-            return binding is not None and binding.value is not None and self.is_device_value(binding.value, loose, tensor_parameters)
+            return binding is not None and binding.value is not None and again(binding.value, binding.line)
         if isinstance(expression, (cst.Attribute, cst.Subscript)):
-            return self.is_device_value(expression.value, loose, tensor_parameters)
+            return again(expression.value)
         if isinstance(expression, cst.BinaryOperation):
-            return self.is_device_value(expression.left, loose, tensor_parameters) or self.is_device_value(
-                expression.right, loose, tensor_parameters
-            )
+            return again(expression.left) or again(expression.right)
         if isinstance(expression, cst.Call):
             callee = expression.func
             if _placed_by_factory(expression, self.qualified):
@@ -87,9 +90,9 @@ class PlacementFacts:
             if isinstance(callee, cst.Name) and (callee.value in self.moved or callee.value in self.modules_on_device):
                 return True  # output of a module that lives on a device
             if isinstance(callee, cst.Name) and (loose or callee.value in self.passthrough):
-                return any(self.is_device_value(arg.value, loose, tensor_parameters) for arg in expression.args)  # model(x) follows x
+                return any(again(arg.value) for arg in expression.args)  # model(x) follows x
             if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS:
-                return self.is_device_value(callee.value, loose, tensor_parameters)
+                return again(callee.value)
         return False
 
     def _binding_before(self, name: str, line: int) -> Binding | None:

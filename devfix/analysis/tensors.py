@@ -19,8 +19,15 @@ FACTORY_FUNCTIONS = frozenset(
     )
 )
 NON_TENSOR_TORCH_CALLS = frozenset(
-    {"torch.device", "torch.Size", "torch.dtype", "torch.Generator", "torch.no_grad", "torch.is_tensor", "torch.numel", "torch.manual_seed", "torch.get_default_dtype"}
+    {
+        "torch.device", "torch.Size", "torch.dtype", "torch.Generator", "torch.no_grad", "torch.is_tensor",
+        "torch.numel", "torch.manual_seed", "torch.get_default_dtype", "torch.save", "torch.load",
+        "torch.compile", "torch.typename", "torch.inference_mode", "torch.enable_grad", "torch.autocast",
+        "torch.set_grad_enabled", "torch.use_deterministic_algorithms", "torch.is_grad_enabled",
+        "torch.is_floating_point", "torch.is_complex", "torch.seed", "torch.initial_seed",
+    }
 )
+TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
 TENSOR_ONLY_MEMBERS = frozenset(
     {
         "device", "is_cuda", "requires_grad", "grad", "size", "view", "unsqueeze", "contiguous", "masked_fill",
@@ -89,20 +96,23 @@ def is_tensor_expression(value: cst.BaseExpression, tensors: set[str], qualified
     if isinstance(value, cst.Call):
         names = qualified(value.func)
         if names:
-            return _is_torch_tensor_function(names)
+            return is_torch_tensor_function(names)
         if isinstance(value.func, cst.Attribute) and value.func.attr.value not in NON_TENSOR_METHODS:
             return is_tensor_expression(value.func.value, tensors, qualified)
     return False
 
 
-def _is_torch_tensor_function(names: set[str]) -> bool:
-    if names & NON_TENSOR_TORCH_CALLS:
-        return False
-    return any(
-        name.startswith("torch.") and not name.startswith(("torch.cuda.", "torch.backends.", "torch.distributed."))
-        and name.rsplit(".", 1)[1][:1].islower()
-        for name in names
-    )
+def is_torch_tensor_function(names: set[str]) -> bool:
+    """A torch function that takes and returns tensors: `torch.<op>` and the functional, linalg,
+    fft and special namespaces. Not `torch.jit.script(model)`, `torch.save(obj)`,
+    `torch._dynamo...`: their arguments and results are not tensors."""
+    for name in names - NON_TENSOR_TORCH_CALLS:
+        parts = name.split(".")
+        if name.startswith(TENSOR_NAMESPACES) and parts[-1][:1].islower():
+            return True
+        if len(parts) == 2 and parts[0] == "torch" and parts[1][:1].islower() and not parts[1].startswith("_"):
+            return True
+    return False
 
 
 class _TensorEvidence(cst.CSTVisitor):
@@ -132,7 +142,7 @@ class _TensorEvidence(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         """`torch.cat([a, b])`, `torch.where(mask, ...)`: the first argument of a torch op is a tensor."""
         names = self.qualified(node.func)
-        if not node.args or node.args[0].keyword is not None or names & FACTORY_FUNCTIONS or not _is_torch_tensor_function(names):
+        if not node.args or node.args[0].keyword is not None or names & FACTORY_FUNCTIONS or not is_torch_tensor_function(names):
             return
         self.evidenced.update(_operand_names(node.args[0].value))
 

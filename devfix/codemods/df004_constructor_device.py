@@ -26,7 +26,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import NON_TENSOR_METHODS, is_factory_call, tensor_names
+from devfix.analysis.tensors import NON_TENSOR_METHODS, is_factory_call, is_torch_tensor_function, tensor_names
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
@@ -141,7 +141,7 @@ class _Combinations(cst.CSTVisitor):
         values += [element.value for value in values if isinstance(value, (cst.List, cst.Tuple)) for element in value.elements]
         if isinstance(node.func, cst.Name) and node.func.value in self.modules:
             self._feed_module(node.func.value, values)
-        elif any(name.startswith("torch.") for name in names) and not is_factory_call(node, self.qualified):
+        elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value not in NOT_COMBINING_METHODS:
@@ -194,7 +194,7 @@ class _Combinations(cst.CSTVisitor):
             return self._reference(expression.value)
         if not isinstance(expression, cst.Call) or is_factory_call(expression, self.qualified):
             return None
-        if any(name.startswith("torch.") for name in self.qualified(expression.func)):
+        if is_torch_tensor_function(self.qualified(expression.func)):
             first = expression.args[0].value if expression.args else None
             return self._reference(first) if first is not None else None  # torch.exp(0.5 * logvar)
         if isinstance(expression.func, cst.Attribute):
@@ -217,19 +217,19 @@ class _Combinations(cst.CSTVisitor):
             sources = [call for call in sources if not _is_zero_dim_literal(call)]
         return sources
 
-    def _sources(self, expression: cst.BaseExpression) -> list[cst.Call]:
+    def _sources(self, expression: cst.BaseExpression, before_line: int | None = None) -> list[cst.Call]:
         """The factory calls that an expression's value is built from."""
         if isinstance(expression, cst.Name):
             # what the name holds here: its latest assignment on an earlier line, unless the code
             # moves it in between (`mask.cuda()`, made effective by DF005)
-            use_line = self.rule.line_of(expression)
+            use_line = before_line if before_line is not None else self.rule.line_of(expression)
             binding = self.facts._binding_before(expression.value, use_line)
             if binding is None or binding.value is None:
                 return []
             move = self.facts.moved.get(expression.value)
             if move is not None and binding.line < self.rule.line_of(move.call) < use_line:
                 return []
-            return self._sources(binding.value)
+            return self._sources(binding.value, binding.line)  # names in a value: before its line
         if isinstance(expression, cst.Call) and self.qualified(expression.func) & MOVED_AFTER:
             return [] if keyword(expression, "device") is not None else [expression]
         if is_factory_call(expression, self.qualified):
@@ -239,20 +239,20 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(expression, cst.Call):
             names = self.qualified(expression.func)
             if names & SOURCE_WRAPPERS:
-                return [call for arg in expression.args for call in self._sources(arg.value)]
+                return [call for arg in expression.args for call in self._sources(arg.value, before_line)]
             if any(name.startswith("torch.") for name in names):
                 return []
             if isinstance(expression.func, cst.Attribute) and expression.func.attr.value not in ("to", "cuda", "cpu", "tolist", "item", "numpy"):
-                return self._sources(expression.func.value)  # a tensor method: `.bool()`, `.unsqueeze(0)`
+                return self._sources(expression.func.value, before_line)  # a tensor method: `.bool()`, `.unsqueeze(0)`
             return []
         if isinstance(expression, cst.BinaryOperation):
-            return self._sources(expression.left) + self._sources(expression.right)
+            return self._sources(expression.left, before_line) + self._sources(expression.right, before_line)
         if isinstance(expression, cst.UnaryOperation):
-            return self._sources(expression.expression)
+            return self._sources(expression.expression, before_line)
         if isinstance(expression, (cst.List, cst.Tuple)):
-            return [call for element in expression.elements for call in self._sources(element.value)]
+            return [call for element in expression.elements for call in self._sources(element.value, before_line)]
         if isinstance(expression, cst.Subscript):
-            return self._sources(expression.value)
+            return self._sources(expression.value, before_line)
         return []
 
     def _defined_before(self, reference: str, call: cst.Call) -> bool:
