@@ -100,6 +100,13 @@ class PlacementFacts:
         return max(earlier, key=lambda binding: binding.line) if earlier else None
 
 
+def device_code(device: cst.BaseExpression | None, literals: bool = False) -> str | None:
+    """A device expression worth repeating in a fix: a name or attribute (`device`,
+    `args.device`), and string literals (`"mps"`) when `literals`."""
+    kinds = (cst.Name, cst.Attribute, cst.SimpleString) if literals else (cst.Name, cst.Attribute)
+    return cst.Module([]).code_for_node(device) if isinstance(device, kinds) else None
+
+
 def as_move(node: cst.CSTNode, qualified: QualifiedNames) -> Move | None:
     """`x.cuda()` or `x.to(<device>)` (not `x.to(torch.float16)` nor `x.to("cpu")`)."""
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):

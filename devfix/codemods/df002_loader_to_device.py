@@ -23,7 +23,7 @@ import libcst as cst
 
 from devfix.analysis.device_scope import DEVICE_NAMES, DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.loaders import BatchUse, batches_to_move, is_dataloader, move_statements, target_names, unwrap_loader
-from devfix.analysis.placement import collect
+from devfix.analysis.placement import collect, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import torch_alias
 from devfix.codemods.base import DevfixRule
@@ -93,7 +93,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         (`def evaluate(model, loader, device)`) count too: the caller placed them. A Module built
         here and never moved is on the CPU, like its data: consistent, so left alone."""
         facts = self.scope_facts(node)
-        models = {name: _device_code(move.device) for name, move in facts.moved.items() if name in facts.called}
+        models = {name: device_code(move.device, literals=True) for name, move in facts.moved.items() if name in facts.called}
         local_device = (self.scope_parameters(node) | set(facts.bindings)) & set(DEVICE_NAMES)
         if local_device and not isinstance(self.enclosing_scope(node), cst.Module):
             for name in sorted(self.scope_parameters(node) & facts.called):
@@ -119,10 +119,3 @@ def _unpacked_batch(loop: cst.For, names: list[str]) -> tuple[list[str], int]:
             return (unpacked, index + 1) if len(unpacked) > 1 else (names, 0)
     return names, 0
 
-
-def _device_code(device: cst.BaseExpression | None) -> str | None:
-    if device is None:
-        return None
-    if isinstance(device, (cst.Name, cst.Attribute, cst.SimpleString)):
-        return cst.Module([]).code_for_node(device)
-    return None

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.placement import device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import NON_TENSOR_METHODS, is_factory_call, is_torch_tensor_function, tensor_names
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
 
 HOST_SIDE_PREFIXES = ("torch.nn.utils.rnn.",)
@@ -81,24 +83,6 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             fix_title=f"create it on `{device}`",
         )
         return add_keyword(updated_node, "device", device) if apply else updated_node
-
-
-def add_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
-    """`f(a, b)` → `f(a, b, name=value)`, keeping a trailing comma style if there was one."""
-    new_arg = cst.Arg(
-        value=cst.parse_expression(value),
-        keyword=cst.Name(name),
-        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-    )
-    args = list(call.args)
-    if args:
-        last = args[-1]
-        if isinstance(last.comma, cst.Comma):
-            new_arg = new_arg.with_changes(comma=last.comma)
-            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        else:
-            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    return call.with_changes(args=[*args, new_arg])
 
 
 class _Combinations(cst.CSTVisitor):
@@ -159,7 +143,7 @@ class _Combinations(cst.CSTVisitor):
         where its other inputs are, or where the Module was moved."""
         references = [reference for value in values if (reference := self._reference(value))]
         move = self.facts.moved.get(module)
-        moved_to = _device_code(move.device) if move is not None else None
+        moved_to = device_code(move.device) if move is not None else None
         for value in values:
             for call in self._fresh(value):
                 if references and self._defined_before(references[0], call):
@@ -261,12 +245,6 @@ class _Combinations(cst.CSTVisitor):
         line = self.first_line.get(reference)
         return line is not None and line < self.rule.line_of(call)
 
-
-def _device_code(device: cst.BaseExpression | None) -> str | None:
-    """A device expression worth repeating: a name or attribute (`device`, `args.device`)."""
-    if isinstance(device, (cst.Name, cst.Attribute)):
-        return cst.Module([]).code_for_node(device)
-    return None
 
 
 def _is_zero_dim_literal(call: cst.Call) -> bool:

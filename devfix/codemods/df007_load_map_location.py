@@ -22,7 +22,7 @@ from devfix.analysis.device_scope import device_for
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.df004_constructor_device import add_keyword
+from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
 
 LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"})

@@ -22,6 +22,7 @@ import libcst as cst
 
 from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import call_methods
 from devfix.findings import Safety
 
 HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
@@ -77,10 +78,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         added = "".join(f".{method}()" for method in missing)
         if not self.report(original, f"`{code}.numpy()` fails when `{code}` is on a GPU", fix_title=f"call `{added}` first"):
             return updated
-        value = updated.func.value
-        for method in missing:
-            value = cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))
-        return updated.with_changes(func=updated.func.with_changes(value=value))
+        return updated.with_changes(func=updated.func.with_changes(value=call_methods(updated.func.value, *missing)))
 
     def _fix_append(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         name, callee = self._appended[original]
@@ -91,7 +89,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             fix_title=f"append `{code}.detach().cpu()`",
         ):
             return updated
-        moved = cst.Call(func=cst.Attribute(value=cst.Call(func=cst.Attribute(value=updated.args[0].value, attr=cst.Name("detach"))), attr=cst.Name("cpu")))
+        moved = call_methods(updated.args[0].value, "detach", "cpu")
         return updated.with_changes(args=[updated.args[0].with_changes(value=moved), *updated.args[1:]])
 
     def _fix_host_arguments(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -107,8 +105,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             callee = cst.Module([]).code_for_node(original.func)
             if self.report(value, f"`{code}` may be on a GPU; `{callee}` converts it with numpy, which fails",
                            fix_title=f"pass `{code}.detach().cpu()`"):
-                moved = cst.Call(func=cst.Attribute(value=cst.Call(func=cst.Attribute(value=args[index].value, attr=cst.Name("detach"))), attr=cst.Name("cpu")))
-                args[index] = args[index].with_changes(value=moved)
+                args[index] = args[index].with_changes(value=call_methods(args[index].value, "detach", "cpu"))
                 changed = True
         return updated.with_changes(args=args) if changed else updated
 

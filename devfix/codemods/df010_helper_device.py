@@ -26,6 +26,7 @@ from devfix.analysis.device_scope import DEVICE_NAMES
 from devfix.analysis.placement import collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import prepend_to_function
 from devfix.analysis.loaders import batches_to_move, is_dataloader, move_statements, target_names, unwrap_loader
 from devfix.analysis.torch_names import torch_alias
 from devfix.findings import Safety
@@ -87,11 +88,7 @@ class HelperDevice(ScopeTracker, DevfixRule):
         model = self._functions.get(original_node)
         if model is None or updated_node.body.deep_equals(original_node.body):
             return updated_node
-        first = cst.parse_statement(f"device = next({model}.parameters()).device\n")
-        body = list(updated_node.body.body)
-        index = 1 if body and _is_docstring(body[0]) else 0
-        body.insert(index, first)
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+        return prepend_to_function(updated_node, [cst.parse_statement(f"device = next({model}.parameters()).device\n")])
 
     def _has_local_device(self, function: cst.FunctionDef) -> bool:
         facts = self.scope_facts(function.body)
@@ -164,12 +161,3 @@ class _CallFinder(cst.CSTVisitor):
                 value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
                 if isinstance(value, cst.Name) and value.value in self.names:
                     self.found = True
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.device_scope import DeviceChoice, device_for
+from devfix.analysis.placement import device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
@@ -50,7 +51,8 @@ class CopyBeforeMove(ScopeTracker, DevfixRule):
         self.enclosing_scope(original_node).visit(usage)
         if not usage.used_with_model or usage.moves_itself:
             return updated_node
-        choice = DeviceChoice(cst.Module([]).code_for_node(move.device)) if isinstance(move.device, (cst.Name, cst.Attribute)) else device_for(self, original_node)
+        reusable = device_code(move.device)
+        choice = DeviceChoice(reusable) if reusable is not None else device_for(self, original_node)
         message = f"`{copy_name}` copies `{source.value}` before `{source.value}` moves to its device; the copy stays behind"
         if choice is None:
             self.report(original_node.value, message, fixable=False)

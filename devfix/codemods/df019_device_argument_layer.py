@@ -24,7 +24,7 @@ from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.df004_constructor_device import add_keyword
+from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
 
 DEVICE_PARAMETERS = ("device", "dev", "torch_device")

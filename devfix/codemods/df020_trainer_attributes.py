@@ -30,6 +30,7 @@ from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import prepend_to_function
 from devfix.findings import Safety
 
 
@@ -111,11 +112,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             return updated_node
         targets = ", ".join(names)
         values = ", ".join(f"{name}.to({device})" for name in names)
-        statement = cst.parse_statement(f"{targets} = {values}\n")
-        body = list(updated_node.body.body)
-        index = 1 if body and _is_docstring(body[0]) else 0
-        body.insert(index, statement)
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+        return prepend_to_function(updated_node, [cst.parse_statement(f"{targets} = {values}\n")])
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         device = self._attribute_moves.get(original_node)
@@ -162,12 +159,3 @@ class _Feeds(cst.CSTVisitor):
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not is_self_attribute(value.func):
             value = value.func.value
         return isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value in self.models
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )

@@ -1,0 +1,47 @@
+"""Small libcst edits several rules make: add a keyword, call methods on an expression, put
+statements at the start of a function body. Built here once so every rule formats them alike."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def add_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
+    """`f(a, b)` → `f(a, b, name=value)`, keeping a trailing comma style if there was one."""
+    new_arg = cst.Arg(
+        value=cst.parse_expression(value),
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+    args = list(call.args)
+    if args:
+        last = args[-1]
+        if isinstance(last.comma, cst.Comma):
+            new_arg = new_arg.with_changes(comma=last.comma)
+            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        else:
+            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return call.with_changes(args=[*args, new_arg])
+
+
+def call_methods(value: cst.BaseExpression, *methods: str) -> cst.BaseExpression:
+    """`value` → `value.m1().m2()` (`.detach().cpu()`), with no arguments."""
+    for method in methods:
+        value = cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))
+    return value
+
+
+def is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def prepend_to_function(function: cst.FunctionDef, statements: list[cst.BaseStatement]) -> cst.FunctionDef:
+    """Put `statements` first in the function body, after its docstring if it has one."""
+    body = list(function.body.body)
+    index = 1 if body and is_docstring(body[0]) else 0
+    return function.with_changes(body=function.body.with_changes(body=[*body[:index], *statements, *body[index:]]))
