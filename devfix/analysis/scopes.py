@@ -20,6 +20,7 @@ class ScopeTracker:
         self._facts: dict[int, PlacementFacts] = {}
         self._modules: dict[int, dict[str, cst.Call]] = {}
         self._tensors: dict[int, set[str]] = {}
+        self._file_places_devices: bool | None = None
 
     def enclosing_scope(self, node: cst.CSTNode) -> ScopeNode:
         current = node
@@ -34,8 +35,15 @@ class ScopeTracker:
             self._facts[id(scope)] = facts
             facts.passthrough = self.scope_parameters(node) | set(self.scope_modules(node))
             facts.parameters = self.scope_parameters(node) - {"self", "cls"}
-            facts.file_places_devices = _places_devices(self.module.code)
+            facts.file_places_devices = self.file_places_devices()
         return self._facts[id(scope)]
+
+    def file_places_devices(self) -> bool:
+        """Does the file move anything to a device anywhere? Generated once per pass: the module's
+        code is as long as the file."""
+        if self._file_places_devices is None:
+            self._file_places_devices = _places_devices(self.module.code)
+        return self._file_places_devices
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
         return qualified_names(self, node)
