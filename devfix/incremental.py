@@ -1,0 +1,281 @@
+"""Quick diagnostics after an edit: analyse only the top-level statements the edit touched.
+
+A full analysis costs about 2 ms a line (libcst's parse, metadata and tree passes), so seconds for
+a long file: too slow to follow typing. Most edits change one function or class. The findings of
+each top-level statement are remembered from the last full analysis, keyed by the statement's
+text. After an edit, the statements whose text is new are analysed in a small module made of them,
+the file's simple statements (imports, assignments) and the definitions they use; every other
+statement keeps its remembered findings, moved to its new lines.
+
+The result is provisional: an edit in one function can change what devfix concludes in another,
+so a full analysis must follow and replace it. `QuickDiagnostics.quick` returns None whenever the
+shortcut would not be much cheaper than that full analysis.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from devfix.findings import Finding, Position
+
+LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # ast's line ends, not str.splitlines'
+SIMPLE_STATEMENTS = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Global)
+MAX_SHARE_OF_FILE = 0.5  # above this, analysing the slice is not worth it: analyse the whole file
+
+Analyse = Callable[[str], Sequence[Finding]]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One top-level statement with the comments and blank lines above it (lines are 1-based).
+    Statements sharing a line (`import a; import b`) form one chunk."""
+
+    start: int
+    end: int
+    text: str
+    simple: bool  # an import or assignment: every slice includes it
+    binds: frozenset[str]  # module-level names it defines
+    loads: frozenset[str]  # names it reads, anywhere inside
+
+    @property
+    def lines(self) -> int:
+        return self.end - self.start + 1
+
+
+def split_chunks(text: str, previous: tuple[list[str], list[Chunk]] | None = None) -> list[Chunk] | None:
+    """The file as top-level chunks covering every line, or None when it does not parse. With
+    `previous` (an earlier version's lines and chunks), only the chunks around the changed lines
+    are parsed again (parsing a long file is most of the cost of a quick answer)."""
+    lines = LINE.findall(text)
+    if previous is not None:
+        chunks = _split_again(lines, *previous)
+        if chunks is not None:
+            return chunks
+    return _parse_chunks(lines, 1, len(lines), at_end=True)
+
+
+def _split_again(lines: list[str], old_lines: list[str], old_chunks: list[Chunk]) -> list[Chunk] | None:
+    """Re-parse the chunks the edit touched; None when that region does not parse on its own
+    (then the whole file decides: a syntax error, or statements merged across chunks)."""
+    if not old_chunks:
+        return None
+    same_prefix = 0
+    limit = min(len(lines), len(old_lines))
+    while same_prefix < limit and lines[same_prefix] == old_lines[same_prefix]:
+        same_prefix += 1
+    same_suffix = 0
+    while same_suffix < limit - same_prefix and lines[-1 - same_suffix] == old_lines[-1 - same_suffix]:
+        same_suffix += 1
+    delta = len(lines) - len(old_lines)
+    first_changed = same_prefix + 1  # 1-based, in the old text
+    last_changed = max(first_changed, len(old_lines) - same_suffix)
+    first = _chunk_at(old_chunks, first_changed)
+    last = _chunk_at(old_chunks, last_changed)
+    region_start, region_end = old_chunks[first].start, old_chunks[last].end + delta
+    at_end = last == len(old_chunks) - 1
+    region = _parse_chunks(lines, region_start, region_end, at_end)
+    if region is None:
+        return None
+    after = [replace(chunk, start=chunk.start + delta, end=chunk.end + delta) for chunk in old_chunks[last + 1 :]]
+    return old_chunks[:first] + region + after
+
+
+def _chunk_at(chunks: list[Chunk], line: int) -> int:
+    return min(len(chunks) - 1, max(0, bisect.bisect_right(chunks, line, key=lambda chunk: chunk.start) - 1))
+
+
+def _parse_chunks(lines: list[str], start: int, end: int, at_end: bool) -> list[Chunk] | None:
+    """Chunks of lines `start`..`end` (1-based), parsed on their own. Comment lines after the last
+    statement form a chunk of their own at the end of the file (`at_end`); elsewhere they belong
+    to the next statement, so such a region is refused."""
+    if end < start - 1:
+        return None
+    try:
+        tree = ast.parse("".join(lines[start - 1 : end]))
+    except (SyntaxError, ValueError):
+        return None
+    offset = start - 1
+    groups: list[list[ast.stmt]] = []
+    for statement in tree.body:
+        if groups and _first_line(statement) <= groups[-1][-1].end_lineno:
+            groups[-1].append(statement)
+        else:
+            groups.append([statement])
+    chunks, previous_end = [], offset
+    for group in groups:
+        group_end = group[-1].end_lineno + offset
+        chunks.append(_chunk(group, previous_end + 1, group_end, lines))
+        previous_end = group_end
+    if previous_end < end:
+        if not at_end:
+            return None
+        chunks.append(Chunk(previous_end + 1, end, "".join(lines[previous_end:end]), False, frozenset(), frozenset()))
+    return chunks
+
+
+class QuickDiagnostics:
+    """Remembers findings of one document chunk by chunk, to answer edits quickly: exact ones from
+    the last full analysis, and provisional ones from quick answers since (so that while the full
+    analysis lags behind typing, each keystroke re-analyses only the chunk it changed)."""
+
+    class Unavailable(Exception):
+        """Raised by an `Analyse` callback that cannot analyse the slice: `quick` gives up."""
+
+    def __init__(self) -> None:
+        self._exact: dict[str, tuple[Finding, ...] | None] = {}
+        self._provisional: dict[str, tuple[Finding, ...] | None] = {}
+        self._chunks: tuple[str, list[str], list[Chunk] | None] = ("", [], None)  # the last split
+
+    def parses(self, text: str) -> bool:
+        return self._split(text) is not None
+
+    def remember(self, text: str, findings: Iterable[Finding]) -> None:
+        """Record a full analysis of `text`."""
+        chunks = self._split(text)
+        self._exact = {} if chunks is None else _by_text(chunks, _group_by_chunk(chunks, findings))
+
+    def forget(self) -> None:
+        self._exact, self._provisional = {}, {}
+
+    def quick(self, text: str, analyse: Analyse) -> list[Finding] | None:
+        """Provisional findings for `text`, analysing only its new chunks with `analyse` (which
+        checks a source text); None when there is no full analysis to build on, when the text does
+        not parse, or when the slice would be too big to be quick."""
+        chunks = self._split(text)
+        if not self._exact or chunks is None:
+            return None
+        known = [self._known(chunk.text) for chunk in chunks]
+        new = _with_dependents(chunks, {index for index, findings in enumerate(known) if findings is None})
+        selected = _slice(chunks, new)
+        if sum(chunks[index].lines for index in selected) > MAX_SHARE_OF_FILE * sum(chunk.lines for chunk in chunks):
+            return None
+        grouped = [[] if index in new else [_shift(finding, chunk.start - 1) for finding in known[index]] for index, chunk in enumerate(chunks)]
+        if new:
+            try:
+                for finding in _analyse_slice(chunks, selected, new, analyse):
+                    grouped[_chunk_index(chunks, finding)].append(finding)
+            except QuickDiagnostics.Unavailable:
+                return None
+        self._provisional = {text: findings for text, findings in _by_text(chunks, grouped).items() if text not in self._exact}
+        return sorted((finding for findings in grouped for finding in findings), key=Finding.sort_key)
+
+    def _known(self, chunk_text: str) -> tuple[Finding, ...] | None:
+        found = self._exact.get(chunk_text)
+        return found if found is not None else self._provisional.get(chunk_text)
+
+    def _split(self, text: str) -> list[Chunk] | None:
+        last_text, last_lines, last_chunks = self._chunks
+        if last_text != text:
+            previous = (last_lines, last_chunks) if last_chunks is not None else None
+            self._chunks = (text, LINE.findall(text), split_chunks(text, previous))
+        return self._chunks[2]
+
+
+def _by_text(chunks: list[Chunk], grouped: list[list[Finding]]) -> dict[str, tuple[Finding, ...] | None]:
+    """Chunk text → its findings relative to its first line; None when the same text occurs twice
+    with different findings (then it must be analysed again)."""
+    by_text: dict[str, tuple[Finding, ...] | None] = {}
+    for chunk, findings in zip(chunks, grouped):
+        relative = tuple(_shift(finding, 1 - chunk.start) for finding in findings)
+        by_text[chunk.text] = None if chunk.text in by_text and by_text[chunk.text] != relative else relative
+    return by_text
+
+
+def _with_dependents(chunks: list[Chunk], changed: set[int]) -> set[int]:
+    """The changed chunks and those that read a module-level name a changed chunk binds: what
+    devfix concludes there may have changed too (`model = Net().cuda()` → the training loop)."""
+    names = set().union(*(chunks[index].binds for index in changed)) if changed else set()
+    loads = set().union(*(chunks[index].loads for index in changed)) if changed else set()
+    return changed | {index for index, chunk in enumerate(chunks) if chunk.loads & names or chunk.binds & loads}
+
+
+def _slice(chunks: list[Chunk], new: set[int]) -> list[int]:
+    """The new chunks, every simple statement, and the definitions the new chunks use (transitively)."""
+    selected = set(new) | {index for index, chunk in enumerate(chunks) if chunk.simple}
+    binders: dict[str, list[int]] = {}
+    for index, chunk in enumerate(chunks):
+        for name in chunk.binds:
+            binders.setdefault(name, []).append(index)
+    pending = list(new)
+    while pending:
+        for name in chunks[pending.pop()].loads:
+            for index in binders.get(name, ()):
+                if index not in selected:
+                    selected.add(index)
+                    pending.append(index)
+    return sorted(selected)
+
+
+def _analyse_slice(chunks: list[Chunk], selected: list[int], new: set[int], analyse: Analyse) -> list[Finding]:
+    """Analyse the selected chunks as one module; keep the findings inside new chunks, on their
+    lines in the whole file."""
+    parts, slice_starts, file_starts, keep = [], [], [], []
+    line = 1
+    for index in selected:
+        chunk = chunks[index]
+        slice_starts.append(line)
+        file_starts.append(chunk.start)
+        keep.append(index in new)
+        parts.append(chunk.text if chunk.text.endswith(("\n", "\r")) else chunk.text + "\n")
+        line += chunk.lines
+    results = []
+    for finding in analyse("".join(parts)):
+        position = bisect.bisect_right(slice_starts, finding.start.line) - 1
+        if position >= 0 and keep[position]:
+            results.append(_shift(finding, file_starts[position] - slice_starts[position]))
+    return results
+
+
+def _group_by_chunk(chunks: list[Chunk], findings: Iterable[Finding]) -> list[list[Finding]]:
+    grouped: list[list[Finding]] = [[] for _ in chunks]
+    for finding in findings:
+        grouped[_chunk_index(chunks, finding)].append(finding)
+    return grouped
+
+
+def _chunk_index(chunks: list[Chunk], finding: Finding) -> int:
+    return max(0, bisect.bisect_right(chunks, finding.start.line, key=lambda chunk: chunk.start) - 1)
+
+
+def _shift(finding: Finding, lines: int) -> Finding:
+    return replace(
+        finding,
+        start=Position(finding.start.line + lines, finding.start.column),
+        end=Position(finding.end.line + lines, finding.end.column),
+    )
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", ())
+    return min([statement.lineno, *(decorator.lineno for decorator in decorators)])
+
+
+def _chunk(group: list[ast.stmt], start: int, end: int, lines: list[str]) -> Chunk:
+    binds: set[str] = set()
+    loads: set[str] = set()
+    for statement in group:
+        binds |= _bound_names(statement)
+        loads |= {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    simple = all(isinstance(statement, SIMPLE_STATEMENTS) for statement in group)
+    return Chunk(start, end, "".join(lines[start - 1 : end]), simple, frozenset(binds), frozenset(loads))
+
+
+def _bound_names(statement: ast.stmt) -> set[str]:
+    """Names a top-level statement binds in the module (not inside the functions it defines)."""
+    names: set[str] = set()
+    pending: list[ast.AST] = [statement]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        pending.extend(ast.iter_child_nodes(node))
+    return names
