@@ -1,3 +1,4 @@
 from devfix.cli import app
 
-app(prog_name="devfix")
+if __name__ == "__main__":  # the language server's worker process imports this module again
+    app(prog_name="devfix")
