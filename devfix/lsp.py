@@ -5,6 +5,10 @@ A thin shell over the engine: findings become diagnostics; a quick fix applies o
 are code points inside devfix and are converted to the encoding negotiated with the client (UTF-16,
 UTF-8 or UTF-32) by pygls. A document that does not parse gets no diagnostics and no fixes until
 it parses again (stale fixes could corrupt it). Nothing here writes to stdout: it is the channel.
+
+After a change, diagnostics come in two steps: quick ones from the edited top-level statements
+(`devfix.incremental`, tens of milliseconds), then, once typing pauses, the full analysis, sent
+only where it differs. Code actions always use the full analysis.
 """
 
 from __future__ import annotations
@@ -20,17 +24,20 @@ from pygls.workspace.position_codec import ServerTextPosition
 
 from devfix import __version__
 from devfix.analysis.project import ProjectIndex
+from devfix.background import BackgroundAnalyser, Request
 from devfix.codemods import ALL_RULES, UnknownRuleCode, rule_by_code, select_rules
 from devfix.codemods.base import FixPolicy
 from devfix.config import ConfigError, Settings, load_settings
 from devfix.diffing import TextEdit, minimal_edits
 from devfix.engine import RuleProducedInvalidCode, process
 from devfix.findings import Finding, Safety
+from devfix.incremental import QuickDiagnostics
 from devfix.suppressions import SUPPRESSION
 
 FIX_ALL_KIND = "source.fixAll.devfix"
 APPLY_AUTOFIX_COMMAND = "devfix.applyAutofix"
-DEBOUNCE_SECONDS = 0.15
+QUICK_DELAY_SECONDS = 0.005  # quick diagnostics: changes that arrive together are analysed once
+FULL_DELAY_SECONDS = 0.4  # the full analysis waits for a pause in typing
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
@@ -58,6 +65,7 @@ class Analysis:
     text: str
     findings: tuple[Finding, ...] = ()
     parses: bool = True
+    exact: bool = True  # False: quick diagnostics from the edited statements only
 
 
 class DevfixLanguageServer(LanguageServer):
@@ -65,7 +73,12 @@ class DevfixLanguageServer(LanguageServer):
         super().__init__("devfix", __version__)
         self.options = EditorOptions()
         self.analyses: dict[str, Analysis] = {}
+        self.quick: dict[str, QuickDiagnostics] = {}
         self.pending: dict[str, asyncio.Task] = {}
+        self.published: dict[str, Analysis] = {}
+        self.background = BackgroundAnalyser()
+        self.running: dict[str, tuple[tuple[int | None, str], asyncio.Future]] = {}
+        self.generation = 0  # of the settings
 
     # -- engine calls -------------------------------------------------------------------------------
 
@@ -76,19 +89,68 @@ class DevfixLanguageServer(LanguageServer):
             base = Settings()
         return base.with_overrides(select=self.options.select, ignore=self.options.ignore, unsafe_fixes=self.options.unsafe_fixes)
 
-    def analyse(self, uri: str) -> Analysis | None:
+    async def analyse(self, uri: str) -> Analysis | None:
+        """The full analysis of the document as it is now (in the worker process). It runs to its
+        end even when the caller gives up: its findings are what quick diagnostics build on."""
         document = self.workspace.get_text_document(uri)
         if not is_python(document):
             return None
+        cached = self.current(uri)
+        if cached is not None:
+            return cached
+        running = self.running.get(uri)
+        if running is None or running[0] != (document.version, document.source):
+            running = ((document.version, document.source), asyncio.ensure_future(self._full_analysis(uri, document)))
+            self.running[uri] = running
+        return await asyncio.shield(running[1])
+
+    async def _full_analysis(self, uri: str, document) -> Analysis:
+        version, text, path = document.version, document.source, document.path or "untitled.py"
+        settings, generation = self.settings_for(path), self.generation
+        outcome = await self.background.analyse(uri, Request(text, path, settings.select, settings.ignore))
+        analysis = Analysis(version, text, outcome.findings, outcome.parses)
+        if generation != self.generation:
+            return analysis  # computed with settings that no longer hold: keep nothing
+        if outcome.parses:
+            self.quick.setdefault(uri, QuickDiagnostics()).remember(text, analysis.findings)
+        if self.workspace.get_text_document(uri).source == text:
+            self.analyses[uri] = analysis
+        return analysis
+
+    def current(self, uri: str) -> Analysis | None:
+        """The full analysis of this very version, if it is done."""
+        document = self.workspace.get_text_document(uri)
         cached = self.analyses.get(uri)
         if cached is not None and cached.version == document.version and cached.text == document.source:
             return cached
-        result = self.run_engine(document, FixPolicy())
-        analysis = Analysis(document.version, document.source, tuple(result.findings), result.error is None) if result else Analysis(document.version, document.source, (), False)
-        self.analyses[uri] = analysis
-        return analysis
+        return None
 
-    def run_engine(self, document, policy: FixPolicy):
+    def quick_analyse(self, uri: str) -> Analysis | None:
+        """Provisional diagnostics from the statements changed since the last full analysis; None
+        when the full analysis is needed (nothing to build on, or most of the file changed)."""
+        document = self.workspace.get_text_document(uri)
+        quick = self.quick.get(uri)
+        if not is_python(document) or quick is None:
+            return None
+        cached = self.current(uri)
+        if cached is not None:
+            return cached
+        text = document.source
+        if not quick.parses(text):
+            return Analysis(document.version, text, (), parses=False, exact=False)
+
+        def analyse_slice(source: str) -> list[Finding]:
+            result = self.run_engine(document, FixPolicy(), source)
+            if result is None or result.error is not None:
+                raise QuickDiagnostics.Unavailable
+            return list(result.findings)
+
+        findings = quick.quick(text, analyse_slice)
+        return None if findings is None else Analysis(document.version, text, tuple(findings), exact=False)
+
+    def run_engine(self, document, policy: FixPolicy, source: str | None = None):
+        """The engine in this process on the document (or on `source`, a part of it), with the
+        document's settings; the project index sees the whole document."""
         path = document.path or "untitled.py"
         settings = self.settings_for(path)
         try:
@@ -96,8 +158,9 @@ class DevfixLanguageServer(LanguageServer):
         except UnknownRuleCode:
             rules = ALL_RULES
         project = ProjectIndex({str(Path(path).resolve()): document.source})
+        text = document.source if source is None else source
         try:
-            return process(document.source.encode("utf-8"), path, rules, project, policy)
+            return process(text.encode("utf-8"), path, rules, project, policy)
         except RuleProducedInvalidCode:
             return None
 
@@ -110,11 +173,16 @@ class DevfixLanguageServer(LanguageServer):
 
     # -- conversions --------------------------------------------------------------------------------
 
-    def diagnostic(self, document, finding: Finding) -> lsp.Diagnostic:
+    def diagnostics(self, document, findings) -> list[lsp.Diagnostic]:
+        lines = document.lines  # pygls splits the text on every access: once for all findings
+        return [self.diagnostic(document, finding, lines) for finding in findings]
+
+    def diagnostic(self, document, finding: Finding, lines=None) -> lsp.Diagnostic:
         rule = rule_by_code(finding.code)
         module_file = Path(__import__(rule.__module__, fromlist=["_"]).__file__)
+        start, end = (finding.start.line - 1, finding.start.column - 1), (finding.end.line - 1, finding.end.column - 1)
         return lsp.Diagnostic(
-            range=self.client_range(document, (finding.start.line - 1, finding.start.column - 1), (finding.end.line - 1, finding.end.column - 1)),
+            range=self.client_range(document, start, end, lines),
             message=finding.message,
             severity=lsp.DiagnosticSeverity.Warning,
             code=finding.code,
@@ -123,20 +191,37 @@ class DevfixLanguageServer(LanguageServer):
             data={"fixable": finding.fix_safety is not None, "line": finding.start.line, "column": finding.start.column},
         )
 
-    def client_range(self, document, start: tuple[int, int], end: tuple[int, int]) -> lsp.Range:
+    def client_range(self, document, start: tuple[int, int], end: tuple[int, int], lines=None) -> lsp.Range:
+        lines = document.lines if lines is None else lines
+        codec = document.position_codec
         return lsp.Range(
-            start=document.position_to_client_units(ServerTextPosition(*start)),
-            end=document.position_to_client_units(ServerTextPosition(*end)),
+            start=codec.position_to_client_units(lines, ServerTextPosition(*start)),
+            end=codec.position_to_client_units(lines, ServerTextPosition(*end)),
         )
 
     def workspace_edit(self, uri: str, edits: list[TextEdit]) -> lsp.WorkspaceEdit:
         document = self.workspace.get_text_document(uri)
-        text_edits = [lsp.TextEdit(range=self.client_range(document, edit.start, edit.end), new_text=edit.new_text) for edit in edits]
+        lines = document.lines
+        text_edits = [lsp.TextEdit(range=self.client_range(document, edit.start, edit.end, lines), new_text=edit.new_text) for edit in edits]
         return lsp.WorkspaceEdit(changes={uri: text_edits})
 
     def supports_pull(self) -> bool:
         capabilities = self.client_capabilities.text_document
         return capabilities is not None and capabilities.diagnostic is not None
+
+    def supports_refresh(self) -> bool:
+        """Can the server ask a pulling client to pull again (after the full analysis)?"""
+        workspace = self.client_capabilities.workspace
+        return bool(workspace is not None and workspace.diagnostics is not None and workspace.diagnostics.refresh_support)
+
+    def forget(self) -> None:
+        """Settings changed: nothing computed so far holds."""
+        self.generation += 1
+        self.analyses.clear()
+        self.published.clear()
+        self.running.clear()
+        for quick in self.quick.values():
+            quick.forget()
 
 
 server = DevfixLanguageServer()
@@ -152,62 +237,89 @@ def is_python(document) -> bool:
 @server.feature(lsp.INITIALIZE)
 def initialize(ls: DevfixLanguageServer, params: lsp.InitializeParams) -> None:
     ls.options = EditorOptions.from_json(params.initialization_options)
+    ls.background.start()
+    asyncio.ensure_future(asyncio.to_thread(_warm_up))
+
+
+def _warm_up() -> None:
+    """Quick diagnostics run the engine in this process: pay its first-run costs before the first
+    keystroke does."""
+    process(b"import torch\nx = torch.zeros(1).cuda()\n", "warm_up.py", ALL_RULES, ProjectIndex(), FixPolicy())
+
+
+@server.feature(lsp.SHUTDOWN)
+def shutdown(ls: DevfixLanguageServer, params: None) -> None:
+    ls.background.shutdown()
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: DevfixLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
     ls.options = EditorOptions.from_json(params.settings)
-    ls.analyses.clear()
+    ls.forget()
     if ls.supports_pull():
         ls.workspace_diagnostic_refresh(None)
     else:
         for uri in list(ls.workspace.text_documents):
-            schedule_publish(ls, uri, delay=0)
+            schedule_publish(ls, uri, quick_delay=None)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: DevfixLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
-    schedule_publish(ls, params.text_document.uri, delay=0)
+    schedule_publish(ls, params.text_document.uri, quick_delay=None)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: DevfixLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
-    schedule_publish(ls, params.text_document.uri, delay=DEBOUNCE_SECONDS)
+    schedule_publish(ls, params.text_document.uri, quick_delay=QUICK_DELAY_SECONDS)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: DevfixLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    schedule_publish(ls, params.text_document.uri, delay=0)
+    schedule_publish(ls, params.text_document.uri, quick_delay=0)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: DevfixLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
-    ls.analyses.pop(params.text_document.uri, None)
+    uri = params.text_document.uri
+    for table in (ls.analyses, ls.quick, ls.published, ls.running):
+        table.pop(uri, None)
+    pending = ls.pending.pop(uri, None)
+    if pending is not None:
+        pending.cancel()
     if not ls.supports_pull():
-        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
-def schedule_publish(ls: DevfixLanguageServer, uri: str, delay: float) -> None:
-    """Push diagnostics (for clients without pull), after a pause in typing; a newer change
-    cancels the older computation."""
+def schedule_publish(ls: DevfixLanguageServer, uri: str, quick_delay: float | None) -> None:
+    """Push diagnostics (for clients without pull): quick ones after `quick_delay` (None: none),
+    the full analysis after a pause in typing. A newer change cancels the older computation."""
     if ls.supports_pull():
         return
     previous = ls.pending.pop(uri, None)
     if previous is not None:
         previous.cancel()
-    ls.pending[uri] = asyncio.ensure_future(publish_later(ls, uri, delay))
+    ls.pending[uri] = asyncio.ensure_future(publish_later(ls, uri, quick_delay))
 
 
-async def publish_later(ls: DevfixLanguageServer, uri: str, delay: float) -> None:
-    if delay:
-        await asyncio.sleep(delay)
+async def publish_later(ls: DevfixLanguageServer, uri: str, quick_delay: float | None) -> None:
+    if quick_delay is not None:
+        await asyncio.sleep(quick_delay)
+        if _publish(ls, uri, await asyncio.to_thread(ls.quick_analyse, uri)):
+            await asyncio.sleep(FULL_DELAY_SECONDS)
+    _publish(ls, uri, await ls.analyse(uri))
+
+
+def _publish(ls: DevfixLanguageServer, uri: str, analysis: Analysis | None) -> bool:
+    """Publish `analysis` unless the document moved on since or the same was published already."""
     document = ls.workspace.get_text_document(uri)
-    version = document.version
-    analysis = await asyncio.to_thread(ls.analyse, uri)
-    if analysis is None or ls.workspace.get_text_document(uri).version != version:
-        return  # a newer version is on its way
-    diagnostics = [ls.diagnostic(document, finding) for finding in analysis.findings]
-    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+    if analysis is None or analysis.version != document.version or analysis.text != document.source:
+        return False
+    shown = ls.published.get(uri)
+    if shown is None or shown.version != analysis.version or shown.findings != analysis.findings:
+        diagnostics = ls.diagnostics(document, analysis.findings)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=analysis.version))
+    ls.published[uri] = analysis
+    return True
 
 
 @server.feature(
@@ -215,11 +327,33 @@ async def publish_later(ls: DevfixLanguageServer, uri: str, delay: float) -> Non
     lsp.DiagnosticOptions(identifier="devfix", inter_file_dependencies=False, workspace_diagnostics=False),
 )
 async def pull_diagnostics(ls: DevfixLanguageServer, params: lsp.DocumentDiagnosticParams) -> lsp.DocumentDiagnosticReport:
+    """Quick diagnostics when the client can be asked to pull again once the full analysis is
+    done (and differs); the full analysis otherwise."""
     uri = params.text_document.uri
     document = ls.workspace.get_text_document(uri)
-    analysis = await asyncio.to_thread(ls.analyse, uri)
-    items = [] if analysis is None else [ls.diagnostic(document, finding) for finding in analysis.findings]
+    analysis = None
+    if ls.supports_refresh():
+        analysis = await asyncio.to_thread(ls.quick_analyse, uri)
+        if analysis is not None and not analysis.exact:
+            _schedule_refresh(ls, uri, analysis)
+    if analysis is None:
+        analysis = await ls.analyse(uri)
+    items = [] if analysis is None else ls.diagnostics(document, analysis.findings)
     return lsp.RelatedFullDocumentDiagnosticReport(items=items)
+
+
+def _schedule_refresh(ls: DevfixLanguageServer, uri: str, quick: Analysis) -> None:
+    previous = ls.pending.pop(uri, None)
+    if previous is not None:
+        previous.cancel()
+    ls.pending[uri] = asyncio.ensure_future(_refresh_later(ls, uri, quick))
+
+
+async def _refresh_later(ls: DevfixLanguageServer, uri: str, quick: Analysis) -> None:
+    await asyncio.sleep(FULL_DELAY_SECONDS)
+    analysis = await ls.analyse(uri)
+    if analysis is not None and analysis.version == quick.version and analysis.findings != quick.findings:
+        ls.workspace_diagnostic_refresh(None)
 
 
 # -- code actions ---------------------------------------------------------------------------------------
@@ -229,16 +363,17 @@ async def pull_diagnostics(ls: DevfixLanguageServer, params: lsp.DocumentDiagnos
     lsp.TEXT_DOCUMENT_CODE_ACTION,
     lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=True),
 )
-def code_action(ls: DevfixLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+async def code_action(ls: DevfixLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
-    analysis = ls.analyse(uri)
+    analysis = await ls.analyse(uri)
     if analysis is None or not analysis.parses:
         return []
     document = ls.workspace.get_text_document(uri)
     settings = ls.settings_for(document.path or "untitled.py")
     actions: list[lsp.CodeAction] = []
+    lines = document.lines
     for finding in analysis.findings:
-        diagnostic = ls.diagnostic(document, finding)
+        diagnostic = ls.diagnostic(document, finding, lines)
         if not _overlaps(diagnostic.range, params.range):
             continue
         shown = finding.fix_safety is Safety.SAFE or (finding.fix_safety is Safety.UNSAFE and settings.unsafe_fixes)
@@ -331,4 +466,7 @@ def _uri_argument(arguments: tuple) -> str | None:
 
 
 def serve() -> None:
-    server.start_io()
+    try:
+        server.start_io()
+    finally:
+        server.background.shutdown()
