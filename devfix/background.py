@@ -1,9 +1,9 @@
-"""Full analyses for the language server, in one worker process.
+"""Full analyses and fixes for the language server, in one worker process.
 
 A full analysis of a long file is seconds of pure Python. In a thread of the server it would hold
 the GIL, and the quick diagnostics and replies would wait for it. The worker process runs full
-analyses one at a time; one requested for a version that is already outdated and has not started
-is cancelled. If no worker process can be started, analyses run in a thread instead.
+analyses and fixes one at a time; an analysis requested for a version that is already outdated and
+has not started is cancelled. If no worker process can be started, they run in a thread instead.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from devfix.analysis.project import ProjectIndex
 from devfix.codemods import ALL_RULES, UnknownRuleCode, select_rules
 from devfix.codemods.base import FixPolicy
 from devfix.engine import RuleProducedInvalidCode, process
-from devfix.findings import Finding
+from devfix.findings import FileResult, Finding
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class Request:
     path: str
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    project_text: str | None = None  # the whole file, when `text` is a part of it
 
 
 @dataclass(frozen=True)
@@ -43,15 +44,32 @@ class Outcome:
 def analyse(request: Request) -> Outcome:
     """The engine's check on the whole text, as `devfix check` runs it."""
     try:
-        rules = select_rules(request.select, request.ignore)
-    except UnknownRuleCode:
-        rules = ALL_RULES
-    project = ProjectIndex({str(Path(request.path).resolve()): request.text})
-    try:
-        result = process(request.text.encode("utf-8"), request.path, rules, project, FixPolicy())
+        result = run_engine(request, FixPolicy())
     except RuleProducedInvalidCode:
         return Outcome((), False)
     return Outcome(tuple(result.findings), result.error is None)
+
+
+def run_engine(request: Request, policy: FixPolicy) -> FileResult:
+    """The engine on `request.text` with the selected rules; the project index sees that text as
+    the file's content (an editor buffer is newer than the disk)."""
+    try:
+        rules = select_rules(request.select, request.ignore)
+    except UnknownRuleCode:
+        rules = ALL_RULES
+    whole = request.text if request.project_text is None else request.project_text
+    project = ProjectIndex({str(Path(request.path).resolve()): whole})
+    return process(request.text.encode("utf-8"), request.path, rules, project, policy)
+
+
+def fix(request: Request, policy: FixPolicy) -> str | None:
+    """The text after the fixes `policy` allows; None when nothing changes (or nothing can be
+    changed safely: a text that does not parse, or a rule whose output would not parse)."""
+    try:
+        result = run_engine(request, policy)
+    except RuleProducedInvalidCode:
+        return None
+    return result.fixed.decode("utf-8") if result.changed else None
 
 
 def _quiet_worker() -> None:
@@ -61,8 +79,7 @@ def _quiet_worker() -> None:
 
 
 class BackgroundAnalyser:
-    """One worker process; `submit` returns an awaitable outcome and cancels the same key's
-    earlier request if it has not started."""
+    """One worker process behind awaitable `analyse` and `fix` calls."""
 
     def __init__(self) -> None:
         self._executor: concurrent.futures.Executor | None = None
@@ -79,21 +96,29 @@ class BackgroundAnalyser:
             self._restart_in_thread()
 
     async def analyse(self, key: str, request: Request) -> Outcome:
-        self.start()
+        """A full analysis; a newer request with the same key cancels this one if it has not started."""
         earlier = self._queued.pop(key, None)
         if earlier is not None:
             earlier.cancel()
+        return await self._run(key, analyse, request)
+
+    async def fix(self, request: Request, policy: FixPolicy) -> str | None:
+        return await self._run(None, fix, request, policy)
+
+    async def _run(self, key: str | None, function, *arguments):
+        self.start()
         try:
-            future = self._executor.submit(analyse, request)
+            future = self._executor.submit(function, *arguments)
         except concurrent.futures.process.BrokenProcessPool:
-            future = self._restart_in_thread().submit(analyse, request)
-        self._queued[key] = future
+            future = self._restart_in_thread().submit(function, *arguments)
+        if key is not None:
+            self._queued[key] = future
         try:
             return await asyncio.wrap_future(future)
-        except concurrent.futures.process.BrokenProcessPool:  # the worker died mid-analysis
-            return await asyncio.wrap_future(self._restart_in_thread().submit(analyse, request))
+        except concurrent.futures.process.BrokenProcessPool:  # the worker died mid-run
+            return await asyncio.wrap_future(self._restart_in_thread().submit(function, *arguments))
         finally:
-            if self._queued.get(key) is future:
+            if key is not None and self._queued.get(key) is future:
                 del self._queued[key]
 
     def _restart_in_thread(self) -> concurrent.futures.Executor:

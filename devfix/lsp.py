@@ -8,7 +8,8 @@ it parses again (stale fixes could corrupt it). Nothing here writes to stdout: i
 
 After a change, diagnostics come in two steps: quick ones from the edited top-level statements
 (`devfix.incremental`, tens of milliseconds), then, once typing pauses, the full analysis, sent
-only where it differs. Code actions always use the full analysis.
+only where it differs. Full analyses and fixes run in a worker process (`devfix.background`), so
+the server answers while they run. Code actions always use the full analysis.
 """
 
 from __future__ import annotations
@@ -24,13 +25,13 @@ from pygls.workspace.position_codec import ServerTextPosition
 
 from devfix import __version__
 from devfix.analysis.project import ProjectIndex
-from devfix.background import BackgroundAnalyser, Request
-from devfix.codemods import ALL_RULES, UnknownRuleCode, rule_by_code, select_rules
+from devfix.background import BackgroundAnalyser, Request, run_engine
+from devfix.codemods import ALL_RULES, rule_by_code
 from devfix.codemods.base import FixPolicy
 from devfix.config import ConfigError, Settings, load_settings
 from devfix.diffing import TextEdit, minimal_edits
 from devfix.engine import RuleProducedInvalidCode, process
-from devfix.findings import Finding, Safety
+from devfix.findings import Finding, Position, Safety
 from devfix.incremental import QuickDiagnostics
 from devfix.suppressions import SUPPRESSION
 
@@ -105,9 +106,8 @@ class DevfixLanguageServer(LanguageServer):
         return await asyncio.shield(running[1])
 
     async def _full_analysis(self, uri: str, document) -> Analysis:
-        version, text, path = document.version, document.source, document.path or "untitled.py"
-        settings, generation = self.settings_for(path), self.generation
-        outcome = await self.background.analyse(uri, Request(text, path, settings.select, settings.ignore))
+        version, text, generation = document.version, document.source, self.generation
+        outcome = await self.background.analyse(uri, self.request(document))
         analysis = Analysis(version, text, outcome.findings, outcome.parses)
         if generation != self.generation:
             return analysis  # computed with settings that no longer hold: keep nothing
@@ -116,6 +116,13 @@ class DevfixLanguageServer(LanguageServer):
         if self.workspace.get_text_document(uri).source == text:
             self.analyses[uri] = analysis
         return analysis
+
+    def request(self, document, part: str | None = None) -> Request:
+        """What the engine needs for the document (or for `part` of it), with its settings."""
+        path = document.path or "untitled.py"
+        settings = self.settings_for(path)
+        text = document.source if part is None else part
+        return Request(text, path, settings.select, settings.ignore, None if part is None else document.source)
 
     def current(self, uri: str) -> Analysis | None:
         """The full analysis of this very version, if it is done."""
@@ -139,37 +146,26 @@ class DevfixLanguageServer(LanguageServer):
         if not quick.parses(text):
             return Analysis(document.version, text, (), parses=False, exact=False)
 
-        def analyse_slice(source: str) -> list[Finding]:
-            result = self.run_engine(document, FixPolicy(), source)
-            if result is None or result.error is not None:
+        def analyse_slice(part: str) -> list[Finding]:
+            try:
+                result = run_engine(self.request(document, part), FixPolicy())
+            except RuleProducedInvalidCode:
+                raise QuickDiagnostics.Unavailable from None
+            if result.error is not None:
                 raise QuickDiagnostics.Unavailable
             return list(result.findings)
 
         findings = quick.quick(text, analyse_slice)
         return None if findings is None else Analysis(document.version, text, tuple(findings), exact=False)
 
-    def run_engine(self, document, policy: FixPolicy, source: str | None = None):
-        """The engine in this process on the document (or on `source`, a part of it), with the
-        document's settings; the project index sees the whole document."""
-        path = document.path or "untitled.py"
-        settings = self.settings_for(path)
-        try:
-            rules = select_rules(settings.select, settings.ignore)
-        except UnknownRuleCode:
-            rules = ALL_RULES
-        project = ProjectIndex({str(Path(path).resolve()): document.source})
-        text = document.source if source is None else source
-        try:
-            return process(text.encode("utf-8"), path, rules, project, policy)
-        except RuleProducedInvalidCode:
-            return None
-
-    def fixed_text(self, uri: str, policy: FixPolicy) -> str | None:
+    async def fixed_text(self, uri: str, version: int | None, policy: FixPolicy) -> str | None:
+        """The document after the fixes `policy` allows (in the worker); None when nothing
+        changes or the document moved on meanwhile."""
         document = self.workspace.get_text_document(uri)
-        result = self.run_engine(document, policy)
-        if result is None or result.error is not None or not result.changed:
+        if document.version != version:
             return None
-        return result.fixed.decode("utf-8")
+        fixed = await self.background.fix(self.request(document), policy)
+        return fixed if self.workspace.get_text_document(uri).version == version else None
 
     # -- conversions --------------------------------------------------------------------------------
 
@@ -208,6 +204,13 @@ class DevfixLanguageServer(LanguageServer):
     def supports_pull(self) -> bool:
         capabilities = self.client_capabilities.text_document
         return capabilities is not None and capabilities.diagnostic is not None
+
+    def resolves_edits(self) -> bool:
+        """Does the client fetch a code action's edit with codeAction/resolve?"""
+        text_document = self.client_capabilities.text_document
+        code_action = text_document.code_action if text_document is not None else None
+        support = code_action.resolve_support if code_action is not None else None
+        return support is not None and "edit" in support.properties
 
     def supports_refresh(self) -> bool:
         """Can the server ask a pulling client to pull again (after the full analysis)?"""
@@ -364,11 +367,13 @@ async def _refresh_later(ls: DevfixLanguageServer, uri: str, quick: Analysis) ->
     lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=True),
 )
 async def code_action(ls: DevfixLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """Quick fixes and disable comments for the findings in the range, and fix-all. Fix edits are
+    computed in the worker: on resolve when the client supports it, else before answering."""
     uri = params.text_document.uri
     analysis = await ls.analyse(uri)
-    if analysis is None or not analysis.parses:
-        return []
     document = ls.workspace.get_text_document(uri)
+    if analysis is None or not analysis.parses or analysis.text != document.source:
+        return []
     settings = ls.settings_for(document.path or "untitled.py")
     actions: list[lsp.CodeAction] = []
     lines = document.lines
@@ -376,19 +381,30 @@ async def code_action(ls: DevfixLanguageServer, params: lsp.CodeActionParams) ->
         diagnostic = ls.diagnostic(document, finding, lines)
         if not _overlaps(diagnostic.range, params.range):
             continue
-        shown = finding.fix_safety is Safety.SAFE or (finding.fix_safety is Safety.UNSAFE and settings.unsafe_fixes)
-        if shown:
-            actions.append(_quick_fix(ls, uri, finding, diagnostic))
+        if finding.fix_safety is Safety.SAFE or (finding.fix_safety is Safety.UNSAFE and settings.unsafe_fixes):
+            title = finding.fix_title or "apply the fix"
+            actions.append(lsp.CodeAction(
+                title=f"devfix ({finding.code}): {title}",
+                kind=lsp.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                is_preferred=finding.fix_safety is Safety.SAFE,
+                data={"uri": uri, "version": document.version, "code": finding.code, "line": finding.start.line, "column": finding.start.column},
+            ))
         actions.append(_disable_for_line(ls, uri, document, finding, diagnostic))
     if any(f.fix_safety is not None for f in analysis.findings):
-        actions.append(lsp.CodeAction(title="devfix: fix all auto-fixable problems", kind=FIX_ALL_KIND, data={"uri": uri}))
-    return [action for action in actions if _wanted(action.kind, params.context.only)]
+        actions.append(lsp.CodeAction(title="devfix: fix all auto-fixable problems", kind=FIX_ALL_KIND, data={"uri": uri, "version": document.version}))
+    actions = [action for action in actions if _wanted(action.kind, params.context.only)]
+    if not ls.resolves_edits():
+        for action in actions:
+            if action.edit is None:
+                action.edit = await _fix_edit(ls, action.data)
+    return actions
 
 
 @server.feature(lsp.CODE_ACTION_RESOLVE)
-def resolve_code_action(ls: DevfixLanguageServer, action: lsp.CodeAction) -> lsp.CodeAction:
-    if action.kind == FIX_ALL_KIND and action.edit is None and isinstance(action.data, dict):
-        action.edit = _fix_all_edit(ls, action.data["uri"])
+async def resolve_code_action(ls: DevfixLanguageServer, action: lsp.CodeAction) -> lsp.CodeAction:
+    if action.edit is None and isinstance(action.data, dict) and isinstance(action.data.get("uri"), str):
+        action.edit = await _fix_edit(ls, action.data)
     return action
 
 
@@ -397,24 +413,23 @@ async def apply_autofix(ls: DevfixLanguageServer, *arguments: Any) -> None:
     uri = _uri_argument(arguments)
     if uri is None:
         return
-    edit = _fix_all_edit(ls, uri)
+    edit = await _fix_edit(ls, {"uri": uri, "version": ls.workspace.get_text_document(uri).version})
     if edit.changes:
         await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label="devfix: fix all"))
 
 
-def _quick_fix(ls: DevfixLanguageServer, uri: str, finding: Finding, diagnostic: lsp.Diagnostic) -> lsp.CodeAction:
-    policy = FixPolicy(apply=True, unsafe=True, only=(finding.code, finding.start))
-    fixed = ls.fixed_text(uri, policy)
-    text = ls.workspace.get_text_document(uri).source
-    edits = minimal_edits(text, fixed) if fixed is not None else []
-    title = finding.fix_title or "apply the fix"
-    return lsp.CodeAction(
-        title=f"devfix ({finding.code}): {title}",
-        kind=lsp.CodeActionKind.QuickFix,
-        diagnostics=[diagnostic],
-        is_preferred=finding.fix_safety is Safety.SAFE,
-        edit=ls.workspace_edit(uri, edits),
-    )
+async def _fix_edit(ls: DevfixLanguageServer, data: dict) -> lsp.WorkspaceEdit:
+    """Minimal edits for one finding's fix (`data` names its code and start) or for every allowed
+    fix; no edits when the document changed since the action was offered."""
+    uri = data["uri"]
+    document = ls.workspace.get_text_document(uri)
+    if "code" in data:
+        policy = FixPolicy(apply=True, unsafe=True, only=(data["code"], Position(data["line"], data["column"])))
+    else:
+        policy = FixPolicy(apply=True, unsafe=ls.settings_for(document.path or "untitled.py").unsafe_fixes)
+    source = document.source
+    fixed = await ls.fixed_text(uri, data.get("version"), policy)
+    return ls.workspace_edit(uri, minimal_edits(source, fixed) if fixed is not None else [])
 
 
 def _disable_for_line(ls, uri: str, document, finding: Finding, diagnostic: lsp.Diagnostic) -> lsp.CodeAction:
@@ -433,13 +448,6 @@ def _disable_for_line(ls, uri: str, document, finding: Finding, diagnostic: lsp.
         diagnostics=[diagnostic],
         edit=ls.workspace_edit(uri, [edit]),
     )
-
-
-def _fix_all_edit(ls: DevfixLanguageServer, uri: str) -> lsp.WorkspaceEdit:
-    document = ls.workspace.get_text_document(uri)
-    settings = ls.settings_for(document.path or "untitled.py")
-    fixed = ls.fixed_text(uri, FixPolicy(apply=True, unsafe=settings.unsafe_fixes))
-    return ls.workspace_edit(uri, minimal_edits(document.source, fixed) if fixed is not None else [])
 
 
 def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
