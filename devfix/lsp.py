@@ -80,6 +80,7 @@ class DevfixLanguageServer(LanguageServer):
         self.background = BackgroundAnalyser()
         self.running: dict[str, tuple[tuple[int | None, str], asyncio.Future]] = {}
         self.generation = 0  # of the settings
+        self.pulled: dict[str, int | None] = {}  # the version each document's last pull answered
 
     # -- engine calls -------------------------------------------------------------------------------
 
@@ -284,7 +285,7 @@ def did_save(ls: DevfixLanguageServer, params: lsp.DidSaveTextDocumentParams) ->
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: DevfixLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    for table in (ls.analyses, ls.quick, ls.published, ls.running):
+    for table in (ls.analyses, ls.quick, ls.published, ls.running, ls.pulled):
         table.pop(uri, None)
     pending = ls.pending.pop(uri, None)
     if pending is not None:
@@ -330,32 +331,36 @@ def _publish(ls: DevfixLanguageServer, uri: str, analysis: Analysis | None) -> b
     lsp.DiagnosticOptions(identifier="devfix", inter_file_dependencies=False, workspace_diagnostics=False),
 )
 async def pull_diagnostics(ls: DevfixLanguageServer, params: lsp.DocumentDiagnosticParams) -> lsp.DocumentDiagnosticReport:
-    """Quick diagnostics when the client can be asked to pull again once the full analysis is
-    done (and differs); the full analysis otherwise."""
+    """The first pull of a version gets quick diagnostics. A client that accepts a refresh is
+    asked to pull again when the full analysis differs; one that does not gets the full analysis
+    when it pulls the same version again (Neovim does on save and on entering the buffer)."""
     uri = params.text_document.uri
     document = ls.workspace.get_text_document(uri)
     analysis = None
-    if ls.supports_refresh():
+    if ls.supports_refresh() or ls.pulled.get(uri) != document.version:
         analysis = await asyncio.to_thread(ls.quick_analyse, uri)
         if analysis is not None and not analysis.exact:
-            _schedule_refresh(ls, uri, analysis)
+            _schedule_full_analysis(ls, uri, analysis)
     if analysis is None:
         analysis = await ls.analyse(uri)
+    ls.pulled[uri] = document.version
     items = [] if analysis is None else ls.diagnostics(document, analysis.findings)
     return lsp.RelatedFullDocumentDiagnosticReport(items=items)
 
 
-def _schedule_refresh(ls: DevfixLanguageServer, uri: str, quick: Analysis) -> None:
+def _schedule_full_analysis(ls: DevfixLanguageServer, uri: str, quick: Analysis) -> None:
     previous = ls.pending.pop(uri, None)
     if previous is not None:
         previous.cancel()
-    ls.pending[uri] = asyncio.ensure_future(_refresh_later(ls, uri, quick))
+    ls.pending[uri] = asyncio.ensure_future(_full_analysis_later(ls, uri, quick))
 
 
-async def _refresh_later(ls: DevfixLanguageServer, uri: str, quick: Analysis) -> None:
+async def _full_analysis_later(ls: DevfixLanguageServer, uri: str, quick: Analysis) -> None:
+    """After a pause in typing; asks the client to pull again if the quick answer was wrong."""
     await asyncio.sleep(FULL_DELAY_SECONDS)
     analysis = await ls.analyse(uri)
-    if analysis is not None and analysis.version == quick.version and analysis.findings != quick.findings:
+    differs = analysis is not None and analysis.version == quick.version and analysis.findings != quick.findings
+    if differs and ls.supports_refresh():
         ls.workspace_diagnostic_refresh(None)
 
 

@@ -80,6 +80,14 @@ async def refreshing_pull_client(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "devfix", "lsp"]))
+async def pull_client(lsp_client: LanguageClient):
+    """Neovim 0.11: pulls diagnostics, does not accept workspace/diagnostic/refresh."""
+    await lsp_client.initialize_session(lsp.InitializeParams(capabilities=client_capabilities("neovim@v0.11.0")))
+    yield
+    await lsp_client.shutdown_session()
+
+
 async def publish_of(client: LanguageClient, version: int) -> lsp.PublishDiagnosticsParams:
     """The next diagnostics published for `version` (within 30 s)."""
     while True:
@@ -137,3 +145,14 @@ async def test_a_pulling_client_gets_the_quick_answer_then_a_refresh(refreshing_
         await asyncio.sleep(0.05)
     assert client.diagnostic_refresh_count == 1  # counted by pytest-lsp's client
     assert shown(await pull(client)) == engine_findings(text)
+
+
+@pytest.mark.asyncio
+async def test_a_client_without_refresh_gets_the_full_analysis_when_it_pulls_the_same_version_again(pull_client):
+    open_document(pull_client, SCRIPT)
+    assert shown(await pull(pull_client)) == engine_findings(SCRIPT)
+    text, line = edited(SCRIPT, "nn.Linear(8, 3).cuda()", "nn.Linear(8, 3)")
+    change(pull_client, 2, line, SCRIPT.splitlines()[line], text.splitlines()[line])
+    assert shown(await pull(pull_client)) != engine_findings(text)  # the quick answer, first
+    assert shown(await pull(pull_client)) == engine_findings(text)  # e.g. Neovim's pull on save
+    assert pull_client.diagnostic_refresh_count == 0
