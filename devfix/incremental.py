@@ -94,8 +94,11 @@ def _parse_chunks(lines: list[str], start: int, end: int, at_end: bool) -> list[
     to the next statement, so such a region is refused."""
     if end < start - 1:
         return None
+    source = "".join(lines[start - 1 : end])
+    if start == 1:
+        source = source.removeprefix("\ufeff")  # a BOM the editor kept: the engine accepts it, ast does not
     try:
-        tree = ast.parse("".join(lines[start - 1 : end]))
+        tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
     offset = start - 1

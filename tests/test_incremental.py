@@ -44,6 +44,12 @@ def test_chunks_cover_every_line_once():
     assert chunks[2].binds == {"f"} and "decorator" in chunks[2].loads
 
 
+def test_a_byte_order_mark_is_not_a_syntax_error():
+    text = "\ufeffimport torch\n" + PADDING + "\n\ndef score(model, x, device):\n    return model(x.to(device)).argmax(1)\n"
+    edited = text.replace("argmax(1)", "argmax(1).numpy()")
+    assert [finding.code for finding in remembered(text).quick(edited, full)] == [finding.code for finding in full(edited)] == ["DF008"]
+
+
 def test_a_file_that_does_not_parse_has_no_chunks():
     assert split_chunks("def f(:\n    pass\n") is None
     assert not QuickDiagnostics().parses("x = (\n")
