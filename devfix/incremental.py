@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -123,35 +124,43 @@ def _parse_chunks(lines: list[str], start: int, end: int, at_end: bool) -> list[
 class QuickDiagnostics:
     """Remembers findings of one document chunk by chunk, to answer edits quickly: exact ones from
     the last full analysis, and provisional ones from quick answers since (so that while the full
-    analysis lags behind typing, each keystroke re-analyses only the chunk it changed)."""
+    analysis lags behind typing, each keystroke re-analyses only the chunk it changed).
+
+    Thread-safe: the server answers in a thread while full analyses arrive on its event loop. The
+    tables are replaced, never changed in place, so a quick answer works on a consistent copy."""
 
     class Unavailable(Exception):
         """Raised by an `Analyse` callback that cannot analyse the slice: `quick` gives up."""
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
         self._exact: dict[str, tuple[Finding, ...] | None] = {}
         self._provisional: dict[str, tuple[Finding, ...] | None] = {}
         self._chunks: tuple[str, list[str], list[Chunk] | None] = ("", [], None)  # the last split
 
     def parses(self, text: str) -> bool:
-        return self._split(text) is not None
+        with self._lock:
+            return self._split(text) is not None
 
     def remember(self, text: str, findings: Iterable[Finding]) -> None:
         """Record a full analysis of `text`."""
-        chunks = self._split(text)
-        self._exact = {} if chunks is None else _by_text(chunks, _group_by_chunk(chunks, findings))
+        with self._lock:
+            chunks = self._split(text)
+            self._exact = {} if chunks is None else _by_text(chunks, _group_by_chunk(chunks, findings))
 
     def forget(self) -> None:
-        self._exact, self._provisional = {}, {}
+        with self._lock:
+            self._exact, self._provisional = {}, {}
 
     def quick(self, text: str, analyse: Analyse) -> list[Finding] | None:
         """Provisional findings for `text`, analysing only its new chunks with `analyse` (which
         checks a source text); None when there is no full analysis to build on, when the text does
         not parse, or when the slice would be too big to be quick."""
-        chunks = self._split(text)
-        if not self._exact or chunks is None:
+        with self._lock:
+            chunks, exact, provisional = self._split(text), self._exact, self._provisional
+        if not exact or chunks is None:
             return None
-        known = [self._known(chunk.text) for chunk in chunks]
+        known = [_known(chunk.text, exact, provisional) for chunk in chunks]
         new = _with_dependents(chunks, {index for index, findings in enumerate(known) if findings is None})
         selected = _slice(chunks, new)
         if sum(chunks[index].lines for index in selected) > MAX_SHARE_OF_FILE * sum(chunk.lines for chunk in chunks):
@@ -163,19 +172,23 @@ class QuickDiagnostics:
                     grouped[_chunk_index(chunks, finding)].append(finding)
             except QuickDiagnostics.Unavailable:
                 return None
-        self._provisional = {text: findings for text, findings in _by_text(chunks, grouped).items() if text not in self._exact}
+        with self._lock:
+            self._provisional = {text: found for text, found in _by_text(chunks, grouped).items() if text not in self._exact}
         return sorted((finding for findings in grouped for finding in findings), key=Finding.sort_key)
 
-    def _known(self, chunk_text: str) -> tuple[Finding, ...] | None:
-        found = self._exact.get(chunk_text)
-        return found if found is not None else self._provisional.get(chunk_text)
-
     def _split(self, text: str) -> list[Chunk] | None:
+        """Chunks of `text`, split again from the last split (callers hold the lock)."""
         last_text, last_lines, last_chunks = self._chunks
-        if last_text != text:
-            previous = (last_lines, last_chunks) if last_chunks is not None else None
-            self._chunks = (text, LINE.findall(text), split_chunks(text, previous))
-        return self._chunks[2]
+        if last_text == text:
+            return last_chunks
+        chunks = split_chunks(text, (last_lines, last_chunks) if last_chunks is not None else None)
+        self._chunks = (text, LINE.findall(text), chunks)
+        return chunks
+
+
+def _known(chunk_text: str, exact: dict, provisional: dict) -> tuple[Finding, ...] | None:
+    found = exact.get(chunk_text)
+    return found if found is not None else provisional.get(chunk_text)
 
 
 def _by_text(chunks: list[Chunk], grouped: list[list[Finding]]) -> dict[str, tuple[Finding, ...] | None]:
