@@ -26,7 +26,7 @@ import libcst as cst
 
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import is_factory_call
+from devfix.analysis.tensors import is_factory_call, is_torch_tensor_function
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
@@ -169,6 +169,10 @@ class _FedToSubmodules(cst.CSTVisitor):
     def _is_module_output(self, value: cst.BaseExpression) -> bool:
         if isinstance(value, cst.Name):
             return value.value in self.outputs
+        if isinstance(value, cst.BinaryOperation):  # `self.linear(x) * scale` is on the module's device too
+            return self._is_module_output(value.left) or self._is_module_output(value.right)
+        if isinstance(value, cst.UnaryOperation):
+            return self._is_module_output(value.expression)
         if isinstance(value, (cst.Subscript, cst.Attribute)):
             return self._is_module_output(value.value)
         if isinstance(value, cst.Call):
@@ -176,6 +180,8 @@ class _FedToSubmodules(cst.CSTVisitor):
                 return True
             if isinstance(value.func, cst.Attribute) and not self.rule.qualified(value.func):
                 return self._is_module_output(value.func.value)
+            if is_torch_tensor_function(self.rule.qualified(value.func)) and not is_factory_call(value, self.rule.qualified):
+                return any(self._is_module_output(arg.value) for arg in value.args)  # torch.relu(self.fc(x))
         return False
 
     def visit_Return(self, node: cst.Return) -> None:
