@@ -146,8 +146,9 @@ class _Combinations(cst.CSTVisitor):
         moved_to = device_code(move.device) if move is not None else None
         for value in values:
             for call in self._fresh(value):
-                if references and self._defined_before(references[0], call):
-                    self.aligned.setdefault(call, f"{references[0]}.device")
+                usable = self._usable_reference(references[0], call) if references else None
+                if usable is not None:
+                    self.aligned.setdefault(call, f"{usable}.device")
                 elif moved_to is not None and self._device_defined_before(moved_to, call):
                     self.aligned.setdefault(call, moved_to)
 
@@ -164,8 +165,21 @@ class _Combinations(cst.CSTVisitor):
 
     def _align(self, calls: list[cst.Call], reference: str) -> None:
         for call in calls:
-            if self._defined_before(reference, call):
-                self.aligned.setdefault(call, f"{reference}.device")
+            usable = self._usable_reference(reference, call)
+            if usable is not None:
+                self.aligned.setdefault(call, f"{usable}.device")
+
+    def _usable_reference(self, reference: str, call: cst.Call, depth: int = 0) -> str | None:
+        """`reference` if it exists where `call` runs; else a tensor it is computed from that does:
+        `weights = torch.ones(n)` before `loss = F.cross_entropy(logits, y)` meets `loss`, and
+        `loss` lives on `logits.device`."""
+        if self._defined_before(reference, call):
+            return reference
+        bindings = sorted(self.facts.bindings.get(reference, ()), key=lambda binding: binding.line)
+        if depth >= 3 or not bindings or bindings[0].value is None:
+            return None
+        source = self._reference(bindings[0].value)
+        return self._usable_reference(source, call, depth + 1) if source is not None and source != reference else None
 
     def _reference(self, expression: cst.BaseExpression) -> str | None:
         """A known tensor name inside `expression` (`x0` in `alpha_bar.sqrt() * x0`, `ids[:, 1:]`)."""
