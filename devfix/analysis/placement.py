@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from devfix.analysis.tensors import is_factory_call, is_torch_tensor_function
 from devfix.analysis.torch_names import QualifiedNames, is_cuda_device_expression, keyword
 
 HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
@@ -91,6 +92,8 @@ class PlacementFacts:
                 return True  # output of a module that lives on a device
             if isinstance(callee, cst.Name) and (loose or callee.value in self.passthrough):
                 return any(again(arg.value) for arg in expression.args)  # model(x) follows x
+            if is_torch_tensor_function(self.qualified(callee)) and not is_factory_call(expression, self.qualified):
+                return any(again(arg.value) for arg in expression.args)  # F.cross_entropy(logits, y) follows logits
             if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS:
                 return again(callee.value)
         return False
