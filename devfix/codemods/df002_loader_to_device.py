@@ -20,10 +20,11 @@ cannot tell which elements are tensors), one-line loop bodies.
 from __future__ import annotations
 
 import libcst as cst
+from libcst import matchers
 
 from devfix.analysis.device_scope import DEVICE_NAMES, DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.loaders import BatchUse, batches_to_move, is_dataloader, move_statements, target_names, unwrap_loader
-from devfix.analysis.placement import collect, device_code
+from devfix.analysis.placement import as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import torch_alias
 from devfix.codemods.base import DevfixRule
@@ -98,6 +99,11 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         if local_device and not isinstance(self.enclosing_scope(node), cst.Module):
             for name in sorted(self.scope_parameters(node) & facts.called):
                 models.setdefault(name, None)
+        for call in matchers.findall(node.body, matchers.Call(func=matchers.Name())):
+            # `model(images.cuda())` in the loop: the code itself says the parameter runs on a device
+            moves = [move for arg in call.args if (move := as_move(arg.value, self.qualified)) is not None]
+            if moves and call.func.value in self.scope_parameters(node):
+                models.setdefault(call.func.value, device_code(moves[0].device, literals=True))
         return models
 
 
