@@ -1,13 +1,19 @@
-"""DF012 lookup-table-device: a CPU table held by a plain object is indexed with device indices.
+"""DF012 lookup-table-device: a CPU table held by a plain object meets device tensors.
 
     Before:  alpha_bar = self.alphas_cumprod[t]          (in a scheduler class, t on the GPU)
     After:   alpha_bar = self.alphas_cumprod.to(t.device)[t]
+    Before:  return (x - self.mean) / self.std           (in a normalizer class)
+    After:   return (x - self.mean.to(x.device)) / self.std.to(x.device)
 
 Indexing a CPU tensor with CUDA indices raises "indices should be either on cpu or on the same
 device as the indexed tensor (cpu)". When the table belongs to an object that is not an
 `nn.Module` (a noise scheduler, a loss helper), nothing moves it with the model, so the table is
 aligned to the index at the use site (a CPU index into a CUDA table is fine, so only this
 direction is needed). Tables of `nn.Module`s should be buffers instead (module rules).
+
+Arithmetic with a method argument is aligned the same way when the argument is certainly a
+tensor: evidence in the method, or a tensor passed at every call of an instance in the file
+(`normalize = Normalizer(...)`, `normalize(batch)`). Without that, a diagnostic without a fix.
 
 Refuses: indices that may be Python ints or lists (no tensor evidence), tables that are not
 assigned from torch calls in the class, and Module classes.
@@ -30,7 +36,13 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
     DESCRIPTION = "CPU table of a plain object indexed with device indices"
     TRIGGERS = ('class ',)
 
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._tensor_arguments = _TensorArguments(self)
+        node.visit(self._tensor_arguments)
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._class_name = node.name.value
         filename = self.context.filename or "<memory>"
         is_module = any(
             self.project.is_module_class(filename, name) is not False
@@ -62,6 +74,48 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
                            args=[cst.Arg(cst.parse_expression(f"{reference}.device"))])
         return updated_node.with_changes(value=aligned)
 
+    def leave_BinaryOperation(self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation) -> cst.BaseExpression:
+        """`(x - self.mean) / self.std` in a plain object's method: the tables meet `x`, which may
+        be on a GPU; they are aligned to it (a no-op when `x` is on the CPU)."""
+        if not getattr(self, "_tables", None):
+            return updated_node
+        for side, other in (("left", "right"), ("right", "left")):
+            table = getattr(original_node, side)
+            if not (_is_self_attribute(table) and table.attr.value in self._tables):
+                continue
+            operand = getattr(original_node, other)
+            code = cst.Module([]).code_for_node(table)
+            reference = self._tensor_in(original_node, operand)
+            if reference is None:
+                if self._parameter_in(original_node, operand):
+                    self.report(table, f"`{code}` is a CPU tensor of a plain object and meets a method argument that may be "
+                                "on a GPU; move it with `.to(<argument>.device)`", fixable=False)
+                continue
+            if self.report(table, f"`{code}` is a CPU tensor of a plain object and meets `{reference}`, which may be on a GPU",
+                           fix_title=f"align it to `{reference}.device`"):
+                aligned = cst.Call(func=cst.Attribute(value=getattr(updated_node, side), attr=cst.Name("to")),
+                                   args=[cst.Arg(cst.parse_expression(f"{reference}.device"))])
+                updated_node = updated_node.with_changes(**{side: aligned})
+        return updated_node
+
+    def _tensor_in(self, anchor: cst.CSTNode, operand: cst.BaseExpression) -> str | None:
+        """A name in `operand` (an operand, or inside arithmetic) that certainly holds a tensor:
+        by evidence in the method, or a parameter that every call in the file passes a tensor."""
+        names = _operand_names(operand)
+        tensors = self.scope_tensors(anchor)
+        scope = self.enclosing_scope(anchor)
+        if isinstance(scope, cst.FunctionDef):
+            positional = [param.name.value for param in scope.params.params[1:]]
+            tensors = tensors | {
+                positional[index]
+                for index in self._tensor_arguments.positions(self._class_name, scope.name.value)
+                if index < len(positional)
+            }
+        return next((name for name in names if name in tensors), None)
+
+    def _parameter_in(self, anchor: cst.CSTNode, operand: cst.BaseExpression) -> bool:
+        return bool(set(_operand_names(operand)) & (self.scope_parameters(anchor) - {"self", "cls"}))
+
     def _reference(self, subscript: cst.Subscript, index: cst.BaseExpression) -> str | None:
         """The index itself when it is surely a tensor; else a tensor parameter of the method: the
         index normally lives with the data, and a CPU or integer index into a GPU table is fine."""
@@ -77,6 +131,69 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
             if param.name.value in tensors:
                 return param.name.value
         return None
+
+
+class _TensorArguments(cst.CSTVisitor):
+    """Which positional arguments of `<instance>(...)` / `<instance>.<method>(...)` are tensors at
+    every call in the file, for instances bound (always) to a class of this file:
+    `normalize = Normalizer(...)` then `normalize(batch)` with `batch` a tensor."""
+
+    def __init__(self, rule: LookupTableDevice) -> None:
+        self.rule = rule
+        self.classes: set[str] = set()
+        self.instances: dict[str, set[str]] = {}
+        self.calls: list[tuple[str, str, cst.Call]] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.add(node.name.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        built = value.func.value if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else None
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self.instances.setdefault(target.target.value, set()).add(built or "")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self.calls.append((node.func.value, "__call__", node))
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+            self.calls.append((node.func.value.value, node.func.attr.value, node))
+
+    def positions(self, class_name: str, method: str) -> set[int]:
+        found: set[int] | None = None
+        for instance, called, call in self.calls:
+            built = self.instances.get(instance, set())
+            if called != method or built != {class_name} or class_name not in self.classes:
+                continue
+            here = {index for index, arg in enumerate(call.args) if arg.keyword is None and not arg.star and self._is_tensor(arg.value, call)}
+            found = here if found is None else found & here
+        return found or set()
+
+    def _is_tensor(self, value: cst.BaseExpression, call: cst.Call) -> bool:
+        """A tensor by evidence, or what a Module of the caller's scope returns (`model(x)`)."""
+        if is_tensor_expression(value, self.rule.scope_tensors(call), self.rule.qualified):
+            return True
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+            return False
+        facts = self.rule.scope_facts(call)
+        modules = set(self.rule.scope_modules(call)) | (facts.moved.keys() & facts.called)  # built here, or moved and called
+        return value.func.value in modules
+
+
+def _operand_names(expression: cst.BaseExpression) -> list[str]:
+    """Names whose values `expression` computes with: `x` in `x`, `x * 2`, `-x`, `x.float()`."""
+    if isinstance(expression, cst.Name):
+        return [expression.value]
+    if isinstance(expression, cst.BinaryOperation):
+        return _operand_names(expression.left) + _operand_names(expression.right)
+    if isinstance(expression, cst.UnaryOperation):
+        return _operand_names(expression.expression)
+    if isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute):
+        return _operand_names(expression.func.value)
+    if isinstance(expression, cst.Subscript):
+        return _operand_names(expression.value)
+    return []
 
 
 def _is_self_attribute(node: cst.BaseExpression) -> bool:

@@ -1,0 +1,40 @@
+"""DF012 on arithmetic: a plain object's CPU tables meet a method argument."""
+
+from __future__ import annotations
+
+from devfix.codemods import LookupTableDevice
+from tests.conftest import run_devfix
+
+NORMALIZER = (
+    "import torch\n\n\nclass Normalizer:\n    def __init__(self, mean, std):\n"
+    "        self.mean = torch.tensor(mean)\n        self.std = torch.tensor(std)\n\n"
+    "    def __call__(self, x):\n        return (x - self.mean) / self.std\n"
+)
+
+
+def fix(source: str):
+    return run_devfix(source, rules=[LookupTableDevice])
+
+
+def test_an_argument_without_tensor_evidence_gets_a_diagnostic_but_no_fix():
+    result = fix(NORMALIZER + "\n\nnormalize = Normalizer([0.5], [0.2])\nprint(normalize(3.0))\n")
+    assert result.fixed == result.source  # `x` may be a float: `x.device` would not exist
+    assert [finding.fixable for finding in result.findings] == [False, False]
+
+
+def test_a_tensor_passed_at_every_call_is_evidence():
+    source = NORMALIZER + "\n\nnormalize = Normalizer([0.5], [0.2])\nprint(normalize(torch.ones(2)))\n"
+    assert "(x - self.mean.to(x.device)) / self.std.to(x.device)" in fix(source).fixed.decode()
+
+
+def test_one_call_with_a_number_is_enough_to_refuse():
+    source = NORMALIZER + "\n\nnormalize = Normalizer([0.5], [0.2])\nprint(normalize(torch.ones(2)), normalize(1.0))\n"
+    result = fix(source)
+    assert result.fixed == result.source
+
+
+def test_module_classes_are_left_to_the_module_rules():
+    source = NORMALIZER.replace("class Normalizer:", "class Normalizer(torch.nn.Module):").replace(
+        "def __init__(self, mean, std):\n", "def __init__(self, mean, std):\n        super().__init__()\n"
+    ) + "\n\nnormalize = Normalizer([0.5], [0.2])\nprint(normalize(torch.ones(2)))\n"
+    assert not fix(source).findings
