@@ -247,6 +247,9 @@ class _Combinations(cst.CSTVisitor):
             return self._sources(expression.left, before_line) + self._sources(expression.right, before_line)
         if isinstance(expression, cst.UnaryOperation):
             return self._sources(expression.expression, before_line)
+        if isinstance(expression, cst.Comparison):  # `torch.arange(n)[None] < lengths[:, None]` is a new tensor too
+            operands = [expression.left, *(item.comparator for item in expression.comparisons)]
+            return [call for operand in operands for call in self._sources(operand, before_line)]
         if isinstance(expression, (cst.List, cst.Tuple)):
             return [call for element in expression.elements for call in self._sources(element.value, before_line)]
         if isinstance(expression, cst.Subscript):
