@@ -77,17 +77,30 @@ def move_statements(uses: list[BatchUse], device: str, torch_name: str) -> list[
     return statements
 
 
-def batches_to_move(body, names, callables, models, facts: PlacementFacts, qualified) -> tuple[list[BatchUse], str | None]:
+@dataclass(frozen=True)
+class BatchMoves:
+    """What a loop must move: whole batch variables at the top of the body, and elements taken by
+    position (`batch[0]`) where they meet the model. `ambiguous` names a batch that reaches the
+    model in a way that does not say which elements are tensors (`model(*batch)`, `batch[i]`)."""
+
+    uses: list[BatchUse]
+    indexed: list[cst.Subscript]
+    ambiguous: str | None = None
+
+
+def batches_to_move(body, names, callables, models, facts: PlacementFacts, qualified) -> BatchMoves:
     finder = _BatchUseFinder(set(names), set(callables), set(models), facts, qualified)
     body.visit(finder)
     untouched = [name for name in names if name not in facts.moved and name not in facts.assignments and not name.startswith("_")]
-    uses = []
+    uses, indexed = [], []
     for name in untouched:
         if name in finder.positional:
-            return [], name
+            return BatchMoves([], [], name)
         if name in finder.needed:
             uses.append(BatchUse(name, is_dict=name in finder.as_dict))
-    return uses, None
+        else:
+            indexed += finder.indexed.get(name, [])
+    return BatchMoves(uses, indexed)
 
 
 class _BatchUseFinder(cst.CSTVisitor):
@@ -98,6 +111,7 @@ class _BatchUseFinder(cst.CSTVisitor):
         self.needed: set[str] = set()
         self.as_dict: set[str] = set()
         self.positional: set[str] = set()
+        self.indexed: dict[str, list[cst.Subscript]] = {}  # `batch[0]` where it meets the model
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -141,5 +155,7 @@ class _BatchUseFinder(cst.CSTVisitor):
             if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
                 self.needed.add(name)
                 self.as_dict.add(name)
+            elif isinstance(key, cst.Index) and isinstance(key.value, cst.Integer):
+                self.indexed.setdefault(name, []).append(value)  # it meets the model: a tensor
             else:
                 self.positional.add(name)

@@ -12,9 +12,13 @@ body feeds the batch to a model that was moved to a device, or to a Module while
 is in scope. Only the variables that meet the model or its outputs are moved; the device is the one
 the model was moved to. Dict batches move their tensor values only, so string fields survive.
 
+An element taken by position (`model(batch[0])`) moves where it meets the model or its outputs:
+there it is surely a tensor, while other elements may be anything (labels as strings, paths).
+
 Refuses: batches already moved in the body, batches that are only printed, stored or handed to
-unknown functions (lists of paths or strings), batches indexed by position (`batch[0]`: the tool
-cannot tell which elements are tensors), one-line loop bodies.
+unknown functions (lists of paths or strings), batches indexed by a variable or unpacked into a
+call (`batch[i]`, `model(*batch)`: which elements are tensors?), one-line loop bodies (for whole
+batches).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import libcst as cst
 from libcst import matchers
 
 from devfix.analysis.device_scope import DEVICE_NAMES, DeviceChoice, device_for, device_variable_in_scope
-from devfix.analysis.loaders import BatchUse, batches_to_move, is_dataloader, move_statements, target_names, unwrap_loader
+from devfix.analysis.loaders import BatchMoves, BatchUse, batches_to_move, is_dataloader, move_statements, target_names, unwrap_loader
 from devfix.analysis.placement import as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import torch_alias
@@ -38,29 +42,66 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
     DESCRIPTION = "DataLoader batch used with a model on a device but never moved"
     TRIGGERS = ('loader', 'Loader')
 
-    def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
-        loader, target = unwrap_loader(original_node, self.qualified)
-        if loader is None or not is_dataloader(self, loader):
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._plans: dict[cst.For, tuple[cst.BaseExpression, BatchMoves, dict[str, str | None], int]] = {}
+        self._move_here: dict[int, str] = {}  # id of a `batch[0]` → the device it moves to
+
+    def visit_For(self, node: cst.For) -> None:
+        """Plan the loop's moves before its body is rewritten: elements taken by position move
+        where they are used (`leave_Subscript`), whole batches at the top (`leave_For`)."""
+        plan = self._plan(node)
+        if plan is None:
+            return
+        target, moves, models, _ = plan
+        self._plans[node] = plan
+        if moves.ambiguous:
+            self.report(target, f"batch `{moves.ambiguous}` meets a model on a device but is indexed by position: "
+                        "move its tensor elements with `.to(device)`", fixable=False)
+        if moves.indexed:
+            self._plan_indexed(node, moves.indexed, models)
+
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
+        device = self._move_here.get(id(original_node))
+        if device is None:
             return updated_node
+        return cst.Call(func=cst.Attribute(value=updated_node, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
+
+    def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
+        plan = self._plans.get(original_node)
+        if plan is None or not plan[1].uses:
+            return updated_node
+        target, moves, models, start = plan
+        return self._fix(original_node, updated_node, target, moves.uses, models, start)
+
+    def _plan(self, node: cst.For) -> tuple[cst.BaseExpression, BatchMoves, dict[str, str | None], int] | None:
+        loader, target = unwrap_loader(node, self.qualified)
+        if loader is None or not is_dataloader(self, loader):
+            return None
         names = target_names(target)
         if not names:
-            return updated_node
-        models = self._models_in(original_node)
+            return None
+        models = self._models_in(node)
         if not models:
-            return updated_node
-        names, start = _unpacked_batch(original_node, names)
-        body = original_node.body
+            return None
+        names, start = _unpacked_batch(node, names)
+        body = node.body
         if start:  # `x, y = batch` first: analyse what follows the unpacking
             body = body.with_changes(body=body.body[start:])
         body_facts = collect([body], self.qualified, self.line_of, models)
-        callables = set(models) | set(self.scope_modules(original_node)) | self.scope_parameters(original_node)
-        uses, ambiguous = batches_to_move(body, names, callables, models, body_facts, self.qualified)
-        if ambiguous:
-            self.report(target, f"batch `{ambiguous}` meets a model on a device but is indexed by position: "
-                        "move its tensor elements with `.to(device)`", fixable=False)
-        if not uses:
-            return updated_node
-        return self._fix(original_node, updated_node, target, uses, models, start)
+        callables = set(models) | set(self.scope_modules(node)) | self.scope_parameters(node)
+        return target, batches_to_move(body, names, callables, models, body_facts, self.qualified), models, start
+
+    def _plan_indexed(self, loop: cst.For, subscripts: list[cst.Subscript], models: dict[str, str | None]) -> None:
+        """`model(batch[0])`: each element taken where it meets the model moves right there."""
+        listed = ", ".join(dict.fromkeys(f"`{cst.Module([]).code_for_node(subscript)}`" for subscript in subscripts))
+        message = f"DataLoader batch element {listed} stays on the CPU while the model runs on a device"
+        choice = self._device_choice(loop, models)
+        if choice is None:
+            self.report(subscripts[0], message + "; move it with `.to(device)`", fixable=False)
+        elif self.report(subscripts[0], message, fix_title=f"move it to `{choice.name}` where it is used"):
+            device = self.use_device(choice)
+            self._move_here.update({id(subscript): device for subscript in subscripts})
 
     def _fix(self, original: cst.For, updated: cst.For, target: cst.BaseExpression,
              uses: list[BatchUse], models: dict[str, str | None], start: int = 0) -> cst.For:

@@ -66,7 +66,8 @@ class HelperDevice(ScopeTracker, DevfixRule):
         if not models:
             return None
         body_facts = collect([loop.body], self.qualified, self.line_of, models)
-        uses, ambiguous = batches_to_move(loop.body, names, set(models), set(models), body_facts, self.qualified)
+        moves = batches_to_move(loop.body, names, set(models), set(models), body_facts, self.qualified)
+        uses, ambiguous = moves.uses, moves.ambiguous
         model = _pick_model(loop.body, [model for model in models if _calls_with(loop.body, model, names)])
         if ambiguous or not uses or model is None:
             return None

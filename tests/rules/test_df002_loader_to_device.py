@@ -13,10 +13,18 @@ def run(body: str):
     return run_devfix(HEADER + body, rules=[LoaderToDevice])
 
 
-def test_positionally_indexed_batch_is_reported_without_fix():
-    result = run("for batch in loader:\n    model(batch[0])\n")
-    assert result.fixed == result.source
-    assert result.findings and not result.findings[0].fixable
+def test_elements_taken_by_position_move_where_they_meet_the_model():
+    result = run("for batch in loader:\n    out = model(batch[0])\n    loss = (out - batch[1]).abs().sum()\n    print(batch[2])\n")
+    fixed = result.fixed.decode()
+    assert "out = model(batch[0].to(device))" in fixed and "(out - batch[1].to(device))" in fixed
+    assert "print(batch[2])" in fixed  # never meets the model: may be anything
+
+
+def test_batch_indexed_by_a_variable_or_unpacked_into_the_model_is_reported_without_fix():
+    for body in ("for batch in loader:\n    model(batch[k])\n", "for batch in loader:\n    model(*batch)\n"):
+        result = run(body)
+        assert result.fixed == result.source
+        assert result.findings and not result.findings[0].fixable
 
 
 def test_one_line_loop_body_is_reported_without_fix():
