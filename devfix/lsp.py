@@ -297,12 +297,16 @@ def did_close(ls: DevfixLanguageServer, params: lsp.DidCloseTextDocumentParams) 
 def schedule_publish(ls: DevfixLanguageServer, uri: str, quick_delay: float | None) -> None:
     """Push diagnostics (for clients without pull): quick ones after `quick_delay` (None: none),
     the full analysis after a pause in typing. A newer change cancels the older computation."""
-    if ls.supports_pull():
-        return
+    if not ls.supports_pull():
+        _replace_pending(ls, uri, publish_later(ls, uri, quick_delay))
+
+
+def _replace_pending(ls: DevfixLanguageServer, uri: str, work) -> None:
+    """Run `work` for the document, cancelling what was pending for it (an older version's)."""
     previous = ls.pending.pop(uri, None)
     if previous is not None:
         previous.cancel()
-    ls.pending[uri] = asyncio.ensure_future(publish_later(ls, uri, quick_delay))
+    ls.pending[uri] = asyncio.ensure_future(work)
 
 
 async def publish_later(ls: DevfixLanguageServer, uri: str, quick_delay: float | None) -> None:
@@ -340,19 +344,12 @@ async def pull_diagnostics(ls: DevfixLanguageServer, params: lsp.DocumentDiagnos
     if ls.supports_refresh() or ls.pulled.get(uri) != document.version:
         analysis = await asyncio.to_thread(ls.quick_analyse, uri)
         if analysis is not None and not analysis.exact:
-            _schedule_full_analysis(ls, uri, analysis)
+            _replace_pending(ls, uri, _full_analysis_later(ls, uri, analysis))
     if analysis is None:
         analysis = await ls.analyse(uri)
     ls.pulled[uri] = document.version
     items = [] if analysis is None else ls.diagnostics(document, analysis.findings)
     return lsp.RelatedFullDocumentDiagnosticReport(items=items)
-
-
-def _schedule_full_analysis(ls: DevfixLanguageServer, uri: str, quick: Analysis) -> None:
-    previous = ls.pending.pop(uri, None)
-    if previous is not None:
-        previous.cancel()
-    ls.pending[uri] = asyncio.ensure_future(_full_analysis_later(ls, uri, quick))
 
 
 async def _full_analysis_later(ls: DevfixLanguageServer, uri: str, quick: Analysis) -> None:
