@@ -23,16 +23,36 @@ batches).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 from libcst import matchers
 
 from devfix.analysis.device_scope import DEVICE_NAMES, DeviceChoice, device_for, device_variable_in_scope
-from devfix.analysis.loaders import BatchMoves, BatchUse, batches_to_move, is_dataloader, move_statements, target_names, unwrap_loader
+from devfix.analysis.loaders import (
+    BatchMoves,
+    BatchUse,
+    batches_to_move,
+    is_dataloader,
+    move_statements,
+    target_names,
+    unwrap_loader,
+)
 from devfix.analysis.placement import as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import torch_alias
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
+
+
+@dataclass(frozen=True)
+class _LoopPlan:
+    """What one DataLoader loop must move, decided before its body is rewritten."""
+
+    target: cst.BaseExpression
+    moves: BatchMoves
+    models: dict[str, str | None]  # callables on a device → the device they were moved to
+    start: int  # where the moves go: after `x, y = batch`, if the body starts with it
 
 
 class LoaderToDevice(ScopeTracker, DevfixRule):
@@ -44,7 +64,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
-        self._plans: dict[cst.For, tuple[cst.BaseExpression, BatchMoves, dict[str, str | None], int]] = {}
+        self._plans: dict[cst.For, _LoopPlan] = {}
         self._move_here: dict[int, str] = {}  # id of a `batch[0]` → the device it moves to
 
     def visit_For(self, node: cst.For) -> None:
@@ -53,13 +73,12 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         plan = self._plan(node)
         if plan is None:
             return
-        target, moves, models, _ = plan
         self._plans[node] = plan
-        if moves.ambiguous:
-            self.report(target, f"batch `{moves.ambiguous}` meets a model on a device but is indexed by position: "
+        if plan.moves.ambiguous:
+            self.report(plan.target, f"batch `{plan.moves.ambiguous}` meets a model on a device but is indexed by position: "
                         "move its tensor elements with `.to(device)`", fixable=False)
-        if moves.indexed:
-            self._plan_indexed(node, moves.indexed, models)
+        if plan.moves.indexed:
+            self._plan_indexed(node, plan.moves.indexed, plan.models)
 
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
         device = self._move_here.get(id(original_node))
@@ -69,12 +88,11 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
         plan = self._plans.get(original_node)
-        if plan is None or not plan[1].uses:
+        if plan is None or not plan.moves.uses:
             return updated_node
-        target, moves, models, start = plan
-        return self._fix(original_node, updated_node, target, moves.uses, models, start)
+        return self._fix(original_node, updated_node, plan.target, plan.moves.uses, plan.models, plan.start)
 
-    def _plan(self, node: cst.For) -> tuple[cst.BaseExpression, BatchMoves, dict[str, str | None], int] | None:
+    def _plan(self, node: cst.For) -> _LoopPlan | None:
         loader, target = unwrap_loader(node, self.qualified)
         if loader is None or not is_dataloader(self, loader):
             return None
@@ -90,7 +108,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             body = body.with_changes(body=body.body[start:])
         body_facts = collect([body], self.qualified, self.line_of, models)
         callables = set(models) | set(self.scope_modules(node)) | self.scope_parameters(node)
-        return target, batches_to_move(body, names, callables, models, body_facts, self.qualified), models, start
+        return _LoopPlan(target, batches_to_move(body, names, callables, models, body_facts, self.qualified), models, start)
 
     def _plan_indexed(self, loop: cst.For, subscripts: list[cst.Subscript], models: dict[str, str | None]) -> None:
         """`model(batch[0])`: each element taken where it meets the model moves right there."""
