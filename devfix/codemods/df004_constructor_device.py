@@ -146,9 +146,9 @@ class _Combinations(cst.CSTVisitor):
         moved_to = device_code(move.device) if move is not None else None
         for value in values:
             for call in self._fresh(value):
-                usable = self._usable_reference(references[0], call) if references else None
-                if usable is not None:
-                    self.aligned.setdefault(call, f"{usable}.device")
+                device = self._device_of(references[0], call) if references else None
+                if device is not None:
+                    self.aligned.setdefault(call, device)
                 elif moved_to is not None and self._device_defined_before(moved_to, call):
                     self.aligned.setdefault(call, moved_to)
 
@@ -165,21 +165,29 @@ class _Combinations(cst.CSTVisitor):
 
     def _align(self, calls: list[cst.Call], reference: str) -> None:
         for call in calls:
-            usable = self._usable_reference(reference, call)
-            if usable is not None:
-                self.aligned.setdefault(call, f"{usable}.device")
+            device = self._device_of(reference, call)
+            if device is not None:
+                self.aligned.setdefault(call, device)
 
-    def _usable_reference(self, reference: str, call: cst.Call, depth: int = 0) -> str | None:
-        """`reference` if it exists where `call` runs; else a tensor it is computed from that does:
-        `weights = torch.ones(n)` before `loss = F.cross_entropy(logits, y)` meets `loss`, and
-        `loss` lives on `logits.device`."""
+    def _device_of(self, reference: str, call: cst.Call, depth: int = 0) -> str | None:
+        """Where `reference` lives, said with names that exist where `call` runs: its own device;
+        else that of what it is computed from (`weights = torch.ones(n)` before
+        `loss = F.cross_entropy(logits, y)` → `logits.device`), or the device its Module was
+        moved to (`prediction = model(inputs.to(device))` → `device`)."""
         if self._defined_before(reference, call):
-            return reference
+            return f"{reference}.device"
         bindings = sorted(self.facts.bindings.get(reference, ()), key=lambda binding: binding.line)
         if depth >= 3 or not bindings or bindings[0].value is None:
             return None
-        source = self._reference(bindings[0].value)
-        return self._usable_reference(source, call, depth + 1) if source is not None and source != reference else None
+        value = bindings[0].value
+        source = self._reference(value)
+        if source is not None and source != reference:
+            return self._device_of(source, call, depth + 1)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.facts.moved:
+            moved_to = device_code(self.facts.moved[value.func.value].device)
+            if moved_to is not None and self._device_defined_before(moved_to, call):
+                return moved_to
+        return None
 
     def _reference(self, expression: cst.BaseExpression) -> str | None:
         """A known tensor name inside `expression` (`x0` in `alpha_bar.sqrt() * x0`, `ids[:, 1:]`)."""
