@@ -13,7 +13,9 @@ with the Module's other inputs, or to the device the Module was moved to. The fi
 tensor it meets, so it is right on every device.
 
 `torch.from_numpy(a)` and legacy CPU constructors (`torch.LongTensor(ids)`), which take no CUDA
-`device=`, get `.to(<device>)` instead.
+`device=`, get `.to(<device>)` instead. What a helper of the file returns when every `return`
+builds a CPU tensor (`ids = encode(texts)`) moves where it is fed to a Module that was moved:
+`model(ids.to(device))`, so the helper's other callers keep their CPU tensors.
 
 Refuses: calls that already have `device=` or a `generator=` (a CPU generator is deliberate),
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
@@ -27,7 +29,7 @@ import libcst as cst
 
 from devfix.analysis.placement import device_code
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import NON_TENSOR_METHODS, is_factory_call, is_torch_tensor_function, tensor_names
+from devfix.analysis.tensors import FACTORY_FUNCTIONS, NON_TENSOR_METHODS, is_factory_call, is_torch_tensor_function, tensor_names
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
@@ -54,6 +56,8 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._aligned: dict[cst.Call, str] = {}
+        self._moved_inputs: dict[cst.Arg, tuple[str, str]] = {}  # an argument → (its helper, the device)
+        self.cpu_tensor_helpers = _cpu_tensor_helpers(node, self.qualified)
         self._collect(node, node.body)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -65,6 +69,21 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             statement.visit(finder)
         for call, device in finder.aligned.items():
             self._aligned.setdefault(call, device)
+        self._moved_inputs.update(finder.moved_inputs)
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        """`model(ids)` where `ids = encode(...)` returns a CPU tensor and `model` was moved: the
+        input moves where it is fed (the helper may serve CPU code too)."""
+        planned = self._moved_inputs.get(original_node)
+        if planned is None:
+            return updated_node
+        helper, device = planned
+        name = cst.Module([]).code_for_node(original_node.value)
+        if not self.report(original_node.value, f"`{name}` comes from `{helper}(...)`, a CPU tensor, and is fed to a model on `{device}`",
+                           fix_title=f"move it to `{device}` where it is fed"):
+            return updated_node
+        return updated_node.with_changes(value=cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")),
+                                                        args=[cst.Arg(cst.parse_expression(device))]))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         device = self._aligned.get(original_node)
@@ -98,6 +117,7 @@ class _Combinations(cst.CSTVisitor):
         self.first_line = {name: min(b.line for b in bindings) for name, bindings in self.facts.bindings.items()}
         self.modules = set(rule.scope_modules(anchor)) | (self.facts.moved.keys() & self.facts.called)
         self.aligned: dict[cst.Call, str] = {}
+        self.moved_inputs: dict[cst.Arg, tuple[str, str]] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -125,6 +145,7 @@ class _Combinations(cst.CSTVisitor):
         values += [element.value for value in values if isinstance(value, (cst.List, cst.Tuple)) for element in value.elements]
         if isinstance(node.func, cst.Name) and node.func.value in self.modules:
             self._feed_module(node.func.value, values)
+            self._feed_helper_outputs(node)
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)
@@ -151,6 +172,21 @@ class _Combinations(cst.CSTVisitor):
                     self.aligned.setdefault(call, device)
                 elif moved_to is not None and self._device_defined_before(moved_to, call):
                     self.aligned.setdefault(call, moved_to)
+
+    def _feed_helper_outputs(self, call: cst.Call) -> None:
+        """Arguments bound to what a CPU-tensor helper of this file returns (`ids = encode(...)`)."""
+        move = self.facts.moved.get(call.func.value)
+        moved_to = device_code(move.device) if move is not None else None
+        if moved_to is None or not self._device_defined_before(moved_to, call):
+            return
+        for arg in call.args:
+            if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Name):
+                continue
+            binding = self.facts._binding_before(arg.value.value, self.rule.line_of(call))
+            value = binding.value if binding is not None else None
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.rule.cpu_tensor_helpers:
+                if arg.value.value not in self.facts.moved:
+                    self.moved_inputs[arg] = (value.func.value, moved_to)
 
     def _device_defined_before(self, device: str, call: cst.Call) -> bool:
         root = device.split(".")[0]
@@ -270,6 +306,39 @@ class _Combinations(cst.CSTVisitor):
         line = self.first_line.get(reference)
         return line is not None and line < self.rule.line_of(call)
 
+
+
+def _cpu_tensor_helpers(module: cst.Module, qualified) -> set[str]:
+    """Functions of this file whose every `return` builds a CPU tensor (`return torch.tensor(rows)`)."""
+    helpers = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        finder = _Returns()
+        statement.body.visit(finder)
+        if finder.values and all(_builds_cpu_tensor(value, qualified) for value in finder.values):
+            helpers.add(statement.name.value)
+    return helpers
+
+
+def _builds_cpu_tensor(value: cst.BaseExpression | None, qualified) -> bool:
+    if not isinstance(value, cst.Call) or keyword(value, "device") is not None:
+        return False
+    return bool(qualified(value.func) & (FACTORY_FUNCTIONS | MOVED_AFTER))
+
+
+class _Returns(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.values: list[cst.BaseExpression | None] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.values.append(node.value)
 
 
 def _is_zero_dim_literal(call: cst.Call) -> bool:
