@@ -29,7 +29,13 @@ import libcst as cst
 
 from devfix.analysis.placement import device_code
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import FACTORY_FUNCTIONS, NON_TENSOR_METHODS, is_factory_call, is_torch_tensor_function, tensor_names
+from devfix.analysis.tensors import (
+    FACTORY_FUNCTIONS,
+    NON_TENSOR_METHODS,
+    is_factory_call,
+    is_torch_tensor_function,
+    tensor_names,
+)
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
