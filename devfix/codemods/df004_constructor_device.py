@@ -190,9 +190,9 @@ class _Combinations(cst.CSTVisitor):
                 continue
             binding = self.facts._binding_before(arg.value.value, self.rule.line_of(call))
             value = binding.value if binding is not None else None
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.rule.cpu_tensor_helpers:
-                if arg.value.value not in self.facts.moved:
-                    self.moved_inputs[arg] = (value.func.value, moved_to)
+            from_helper = isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.rule.cpu_tensor_helpers
+            if from_helper and arg.value.value not in self.facts.moved:
+                self.moved_inputs[arg] = (value.func.value, moved_to)
 
     def _device_defined_before(self, device: str, call: cst.Call) -> bool:
         root = device.split(".")[0]
