@@ -36,9 +36,9 @@ def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name) -> bool:
                 return True
         elif isinstance(node, cst.Name):
             statement = assigning_statement(rule, node)
-            if statement is not None and isinstance(statement.value, cst.Call):
-                if qualified_names(rule, statement.value.func) & DATALOADER_NAMES:
-                    return True
+            built = statement.value if statement is not None and isinstance(statement.value, cst.Call) else None
+            if built is not None and qualified_names(rule, built.func) & DATALOADER_NAMES:
+                return True
     return False
 
 

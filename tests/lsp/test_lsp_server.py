@@ -10,10 +10,10 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from devfix.analysis.project import ProjectIndex
 from devfix.codemods import ALL_RULES
 from devfix.codemods.base import FixPolicy
 from devfix.engine import process
-from devfix.analysis.project import ProjectIndex
 
 PROFILES = {"visual-studio-code@v1.65.2": "utf-16", "neovim@v0.11.0": "utf-8", "emacs@v29.1": "utf-32"}
 UNITS = {"utf-16": lambda s: len(s.encode("utf-16-le")) // 2, "utf-8": lambda s: len(s.encode("utf-8")), "utf-32": len}
@@ -46,9 +46,9 @@ async def client(lsp_client: LanguageClient, request):
     await lsp_client.shutdown_session()
 
 
-def fix_with_engine(text: str, policy: FixPolicy = FixPolicy(apply=True)) -> str:
+def fix_with_engine(text: str) -> str:
     """What `devfix fix` writes for this text."""
-    return process(text.encode(), "train.py", ALL_RULES, ProjectIndex(), policy).fixed.decode()
+    return process(text.encode(), "train.py", ALL_RULES, ProjectIndex(), FixPolicy(apply=True)).fixed.decode()
 
 
 def open_document(client: LanguageClient, text: str, version: int = 1) -> None:
