@@ -27,6 +27,7 @@ from devfix.findings import Safety
 
 HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
 DETACHING = frozenset({"detach", "data", "item", "tolist"})
+LIST_JOINS = frozenset({"torch.cat", "torch.stack", "torch.concat", "torch.vstack", "torch.hstack"})
 
 
 class TensorToNumpy(ScopeTracker, DevfixRule):
@@ -47,16 +48,27 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _plan_appends(self, name: cst.Name, host_call: cst.Call) -> None:
         """`losses.append(loss)` … `np.mean(losses)`: the list's tensors go to numpy one by one, so
         each is brought to the host as it is appended."""
-        facts = self.scope_facts(host_call)
-        binding = facts._binding_before(name.value, self.line_of(host_call))
-        if binding is None or not (isinstance(binding.value, cst.List) and not binding.value.elements):
-            return
-        appends = _Appends(name.value)
-        self.enclosing_scope(host_call).visit(appends)
         callee = cst.Module([]).code_for_node(host_call.func)
-        for append in appends.calls:
-            if append.args and facts.is_device_value(append.args[0].value, loose=True):
-                self._appended.setdefault(append, (name.value, callee))
+        for append in self._device_appends(name, host_call):
+            self._appended.setdefault(append, (name.value, callee))
+
+    def _device_appends(self, name: cst.Name, use: cst.CSTNode) -> list[cst.Call]:
+        """`name.append(v)` calls of a list that starts empty, where `v` is surely on a device
+        (strictly: what `train_step(model, x)` returns may be a float)."""
+        facts = self.scope_facts(use)
+        binding = facts._binding_before(name.value, self.line_of(use))
+        if binding is None or not (isinstance(binding.value, cst.List) and not binding.value.elements):
+            return []
+        appends = _Appends(name.value)
+        self.enclosing_scope(use).visit(appends)
+        return [append for append in appends.calls if append.args and facts.is_device_value(append.args[0].value)]
+
+    def _joins_device_list(self, receiver: cst.BaseExpression) -> bool:
+        """`torch.cat(predictions)` / `torch.stack(...)` of a list of device tensors."""
+        if not (isinstance(receiver, cst.Call) and self.qualified(receiver.func) & LIST_JOINS and receiver.args):
+            return False
+        listed = receiver.args[0].value
+        return isinstance(listed, cst.Name) and bool(self._device_appends(listed, receiver))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if original_node in self._appended:
@@ -71,7 +83,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _fix_numpy_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         receiver = original.func.value
         chain = _method_chain(receiver)
-        if "cpu" in chain or not self.scope_facts(original).is_device_value(receiver, loose=True, tensor_parameters=True):
+        on_device = self.scope_facts(original).is_device_value(receiver, loose=True, tensor_parameters=True)
+        if "cpu" in chain or not (on_device or self._joins_device_list(_chain_root(receiver))):
             return updated
         code = cst.Module([]).code_for_node(receiver)
         missing = ([] if chain & DETACHING else ["detach"]) + ["cpu"]
@@ -99,8 +112,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             value = arg.value
             if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) or "cpu" in _method_chain(value):
                 continue
-            if not self.scope_facts(original).is_device_value(value, loose=True):
-                continue
+            if not self.scope_facts(original).is_device_value(value):
+                continue  # strict: what any function returns when fed device values may be an array
             code = cst.Module([]).code_for_node(value)
             callee = cst.Module([]).code_for_node(original.func)
             if self.report(value, f"`{code}` may be on a GPU; `{callee}` converts it with numpy, which fails",
@@ -131,6 +144,13 @@ class _Appends(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name) and func.value.value == self.name:
             self.calls.append(node)
+
+
+def _chain_root(expression: cst.BaseExpression) -> cst.BaseExpression:
+    """`torch.cat(xs)` in `torch.cat(xs).detach()`: the value a tensor-method chain starts from."""
+    while isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute) and not isinstance(expression.func.value, cst.Name):
+        expression = expression.func.value
+    return expression
 
 
 def _method_chain(expression: cst.BaseExpression) -> set[str]:
