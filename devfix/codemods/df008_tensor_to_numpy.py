@@ -10,7 +10,9 @@ computed from moved values, or the output of a moved model). `np.array(t)`/`np.a
 other `numpy`, `matplotlib` and `sklearn` calls fed such a tensor get `t.detach().cpu()`.
 
 A list that collects such tensors (`losses.append(loss)`) and is then handed to numpy
-(`np.mean(losses)`) gets each tensor brought to the host as it is appended.
+(`np.mean(losses)`) gets each tensor brought to the host as it is appended; joined first
+(`torch.cat(predictions).numpy()`), the joined tensor is brought over. What a plain function
+returns counts only for `.numpy()` (only tensors have it): `train_step(...)` may return a float.
 
 Refuses: `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
 cannot place on a device are left alone.
