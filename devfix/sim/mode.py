@@ -152,8 +152,9 @@ class SimulatedCudaMode(TorchFunctionMode):
 
     def _to(self, func, args, kwargs):
         tensor = args[0]
+        kwargs = dict(kwargs)
+        copy = bool(kwargs.pop("copy", False))  # Tensor.to takes it; the parser does not (GradScaler passes it)
         device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*args[1:], **kwargs)
-        copy = bool(kwargs.get("copy", False))
         return self._move(tensor, device, dtype, memory_format, copy)
 
     def _cuda(self, func, args, kwargs):

@@ -63,6 +63,26 @@ def test_every_to_signature_lands_on_cuda(cuda, move):
     assert moved.cpu().tolist() == [0.0, 1.0, 2.0]
 
 
+def test_to_with_copy_makes_a_copy_on_the_device(cuda):
+    x = torch.ones(2, device="cuda")
+    copied = x.to(device="cuda:0", non_blocking=True, copy=True)  # what GradScaler does
+    assert copied.device == torch.device("cuda:0") and copied is not x
+    copied.add_(1)
+    assert x.cpu().tolist() == [1.0, 1.0]
+
+
+def test_grad_scaler_steps_an_optimizer(cuda):
+    torch.manual_seed(0)
+    model = nn.Linear(2, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler(enabled=True)
+    before = model.weight.detach().cpu().clone()
+    scaler.scale(model(torch.ones(3, 2, device="cuda")).sum()).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    assert not torch.equal(model.weight.detach().cpu(), before)
+
+
 def test_dtype_only_to_keeps_the_device(cuda):
     x = torch.ones(2, device="cuda").to(torch.float16)
     assert x.device.type == "cuda" and x.dtype == torch.float16
