@@ -167,10 +167,18 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
 
 
 def _unpacked_batch(loop: cst.For, names: list[str]) -> tuple[list[str], int]:
-    """`for batch in loader: x, y = batch` → the unpacked names and where the move can go."""
+    """`for batch in loader: x, y = batch` (or, opening the body, `x = batch[0]` and
+    `y = batch[1]`, or `x, y = batch[0], batch[1]`) → the unpacked names and where the move can go."""
     if len(names) != 1 or not isinstance(loop.body, cst.IndentedBlock):
         return names, 0
-    for index, statement in enumerate(loop.body.body[:3]):
+    statements = loop.body.body
+    taken, index = [], 0
+    while index < len(statements) and (elements := _elements_by_position(statements[index], names[0])) is not None:
+        taken += elements
+        index += 1
+    if taken:
+        return taken, index
+    for index, statement in enumerate(statements[:3]):
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
             return names, 0
         assign = statement.body[0]
@@ -184,3 +192,22 @@ def _unpacked_batch(loop: cst.For, names: list[str]) -> tuple[list[str], int]:
             return (unpacked, index + 1) if len(unpacked) > 1 else (names, 0)
     return names, 0
 
+
+def _elements_by_position(statement: cst.BaseStatement, batch: str) -> list[str] | None:
+    """`x = batch[0]` → ["x"]; `x, y = batch[0], batch[1]` → ["x", "y"]; anything else → None."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    assign = statement.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+        return None
+    targets = target_names(assign.targets[0].target)
+    values = [element.value for element in assign.value.elements] if isinstance(assign.value, cst.Tuple) else [assign.value]
+    if not targets or len(targets) != len(values):
+        return None
+    for value in values:
+        if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value == batch and len(value.slice) == 1):
+            return None
+        index = value.slice[0].slice
+        if not (isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)):
+            return None
+    return targets

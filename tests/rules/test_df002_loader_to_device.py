@@ -74,3 +74,9 @@ def test_star_unpacked_batch_is_reported_without_fix():
 def test_batch_unpacked_in_the_body_moves_after_the_unpacking():
     fixed = run("for batch in loader:\n    x, y = batch\n    model(x)\n").fixed.decode()
     assert "    x, y = batch\n    x = x.to(device)\n    model(x)\n" in fixed
+
+
+def test_elements_assigned_by_position_move_after_the_assignments():
+    result = run("for batch in loader:\n    x, y = batch[0], batch[1]\n    names = batch[2]\n    loss = (model(x) - y).sum()\n    print(names)\n")
+    fixed = result.fixed.decode()
+    assert "    names = batch[2]\n    x, y = x.to(device), y.to(device)\n    loss" in fixed  # `names` never meets the model
