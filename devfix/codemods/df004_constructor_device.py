@@ -63,7 +63,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         super().visit_Module(node)
         self._aligned: dict[cst.Call, str] = {}
         self._moved_inputs: dict[cst.Arg, tuple[str, str]] = {}  # an argument → (its helper, the device)
-        self.cpu_tensor_helpers = _cpu_tensor_helpers(node, self.qualified)
+        self._helper_verdicts: dict[str, bool] = {}
         self._collect(node, node.body)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -76,6 +76,17 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         for call, device in finder.aligned.items():
             self._aligned.setdefault(call, device)
         self._moved_inputs.update(finder.moved_inputs)
+
+    def returns_cpu_tensors(self, function: str) -> bool:
+        """Is `function` a top-level function of this file whose every `return` builds a CPU
+        tensor (`return torch.tensor(rows)`)? Looked up only for names fed to a moved model."""
+        if function not in self._helper_verdicts:
+            definitions = [statement for statement in self.module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function]
+            returns = _Returns()
+            if len(definitions) == 1:
+                definitions[0].body.visit(returns)
+            self._helper_verdicts[function] = bool(returns.values) and all(_builds_cpu_tensor(value, self.qualified) for value in returns.values)
+        return self._helper_verdicts[function]
 
     def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
         """`model(ids)` where `ids = encode(...)` returns a CPU tensor and `model` was moved: the
@@ -190,7 +201,7 @@ class _Combinations(cst.CSTVisitor):
                 continue
             binding = self.facts._binding_before(arg.value.value, self.rule.line_of(call))
             value = binding.value if binding is not None else None
-            from_helper = isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.rule.cpu_tensor_helpers
+            from_helper = isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.rule.returns_cpu_tensors(value.func.value)
             if from_helper and arg.value.value not in self.facts.moved:
                 self.moved_inputs[arg] = (value.func.value, moved_to)
 
@@ -312,19 +323,6 @@ class _Combinations(cst.CSTVisitor):
         line = self.first_line.get(reference)
         return line is not None and line < self.rule.line_of(call)
 
-
-
-def _cpu_tensor_helpers(module: cst.Module, qualified) -> set[str]:
-    """Functions of this file whose every `return` builds a CPU tensor (`return torch.tensor(rows)`)."""
-    helpers = set()
-    for statement in module.body:
-        if not isinstance(statement, cst.FunctionDef):
-            continue
-        finder = _Returns()
-        statement.body.visit(finder)
-        if finder.values and all(_builds_cpu_tensor(value, qualified) for value in finder.values):
-            helpers.add(statement.name.value)
-    return helpers
 
 
 def _builds_cpu_tensor(value: cst.BaseExpression | None, qualified) -> bool:
