@@ -51,7 +51,10 @@ def split_chunks(text: str, previous: tuple[list[str], list[Chunk]] | None = Non
     """The file as top-level chunks covering every line, or None when it does not parse. With
     `previous` (an earlier version's lines and chunks), only the chunks around the changed lines
     are parsed again (parsing a long file is most of the cost of a quick answer)."""
-    lines = LINE.findall(text)
+    return _split_lines(LINE.findall(text), previous)
+
+
+def _split_lines(lines: list[str], previous: tuple[list[str], list[Chunk]] | None) -> list[Chunk] | None:
     if previous is not None:
         chunks = _split_again(lines, *previous)
         if chunks is not None:
@@ -181,8 +184,9 @@ class QuickDiagnostics:
         last_text, last_lines, last_chunks = self._chunks
         if last_text == text:
             return last_chunks
-        chunks = split_chunks(text, (last_lines, last_chunks) if last_chunks is not None else None)
-        self._chunks = (text, LINE.findall(text), chunks)
+        lines = LINE.findall(text)
+        chunks = _split_lines(lines, (last_lines, last_chunks) if last_chunks is not None else None)
+        self._chunks = (text, lines, chunks)
         return chunks
 
 
