@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.loaders import BatchUse, move_statements
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import holds_state
+from devfix.analysis.torch_names import holds_state, torch_alias
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import prepend_to_function
 from devfix.findings import Safety
@@ -110,9 +111,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         if not self.report(original_node.name, f"{listed} reach a model the class moved to a device, but are not moved themselves",
                            fix_title=f"move them to `{device}` at the top of `{original_node.name.value}`"):
             return updated_node
-        targets = ", ".join(names)
-        values = ", ".join(f"{name}.to({device})" for name in names)
-        return prepend_to_function(updated_node, [cst.parse_statement(f"{targets} = {values}\n")])
+        statements = move_statements([BatchUse(name, is_dict=False) for name in names], device, torch_alias(self.module) or "torch")
+        return prepend_to_function(updated_node, statements)
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         device = self._attribute_moves.get(original_node)
