@@ -1,0 +1,250 @@
+"""What kind of value each name holds where it is read: tensor, number, numpy array, list, ...
+
+Read from Python's `ast` in one pass over the file, flow-sensitive within a function: branches are
+joined, loops run to a fixed point, and a name rebound to something else is a new value. Calls to
+the file's own functions use their return kind. A rule asks `kind_at(line, column)` for a name it
+wants to call a tensor method on: only `Kind.TENSOR` is proof; a known other kind is a veto.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from collections.abc import Iterable
+
+from devfix.analysis.imports import ImportTable
+
+
+class Kind(enum.Enum):
+    TENSOR = "tensor"
+    SCALAR = "Python number"
+    NDARRAY = "numpy array"
+    LIST = "list"
+    TUPLE = "tuple"
+    DICT = "dict"
+    SET = "set"
+    STR = "str"
+    NONE = "None"
+    MODULE = "nn.Module"
+    DEVICE = "torch.device"
+    OBJECT = "other object"
+    UNKNOWN = "unknown"
+
+    @property
+    def is_known_non_tensor(self) -> bool:
+        return self not in (Kind.TENSOR, Kind.UNKNOWN)
+
+
+def join(kinds: Iterable[Kind]) -> Kind:
+    found = set(kinds)
+    return found.pop() if len(found) == 1 else Kind.UNKNOWN
+
+
+NON_TENSOR_TORCH = {
+    "torch.device": Kind.DEVICE, "torch.Size": Kind.TUPLE, "torch.is_tensor": Kind.SCALAR, "torch.numel": Kind.SCALAR,
+    "torch.is_floating_point": Kind.SCALAR, "torch.get_default_dtype": Kind.OBJECT, "torch.save": Kind.NONE,
+    "torch.load": Kind.UNKNOWN, "torch.compile": Kind.UNKNOWN, "torch.no_grad": Kind.OBJECT,
+    "torch.manual_seed": Kind.OBJECT, "torch.Generator": Kind.OBJECT, "torch.dtype": Kind.OBJECT,
+    "torch.typename": Kind.STR, "torch.inference_mode": Kind.OBJECT, "torch.autocast": Kind.OBJECT,
+    "torch.is_grad_enabled": Kind.SCALAR, "torch.seed": Kind.SCALAR, "torch.initial_seed": Kind.SCALAR,
+    "torch.set_grad_enabled": Kind.OBJECT, "torch.enable_grad": Kind.OBJECT, "torch.is_complex": Kind.SCALAR,
+}
+TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+LEGACY_TENSOR_CLASSES = {"Tensor", "FloatTensor", "LongTensor", "DoubleTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor"}
+BUILTIN_KINDS = {
+    "list": Kind.LIST, "sorted": Kind.LIST, "dict": Kind.DICT, "tuple": Kind.TUPLE, "set": Kind.SET, "str": Kind.STR,
+    "len": Kind.SCALAR, "int": Kind.SCALAR, "float": Kind.SCALAR, "bool": Kind.SCALAR, "round": Kind.SCALAR,
+    "repr": Kind.STR, "format": Kind.STR, "isinstance": Kind.SCALAR, "range": Kind.OBJECT, "zip": Kind.OBJECT,
+    "open": Kind.OBJECT, "print": Kind.NONE, "abs": Kind.UNKNOWN,
+}
+METHOD_KINDS = {
+    "tolist": Kind.LIST, "item": Kind.SCALAR, "numpy": Kind.NDARRAY, "keys": Kind.OBJECT, "values": Kind.OBJECT,
+    "items": Kind.OBJECT, "size": Kind.UNKNOWN, "dim": Kind.SCALAR, "numel": Kind.SCALAR, "append": Kind.NONE,
+    "extend": Kind.NONE, "format": Kind.STR, "join": Kind.STR, "split": Kind.UNKNOWN,
+}
+SAME_KIND_METHODS = {"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "bool", "detach", "clone",
+                     "contiguous", "requires_grad_", "pin_memory", "train", "eval", "share_memory"}
+TENSOR_TO_TENSOR_METHODS = {
+    "view", "reshape", "unsqueeze", "squeeze", "permute", "transpose", "expand", "expand_as", "repeat", "flatten",
+    "sum", "mean", "max", "min", "argmax", "argmin", "softmax", "log_softmax", "sigmoid", "relu", "exp", "log", "abs",
+    "masked_fill", "gather", "index_select", "matmul", "mm", "bmm", "eq", "ne", "gt", "lt", "ge", "le", "type_as",
+    "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "clamp", "pow", "sqrt", "norm", "cumsum", "t",
+    "add", "sub", "mul", "div", "narrow", "unfold", "float",
+}
+TENSOR_ATTRIBUTES = {"T", "mT", "data", "grad", "real", "imag"}
+NUMPY_ROOTS = ("numpy.",)
+
+
+class Resolver:
+    """Kinds of expressions given an environment of names (one scope at one point)."""
+
+    def __init__(self, imports: ImportTable, classes: dict[str, Kind], functions: dict[str, Kind]) -> None:
+        self.imports = imports
+        self.classes = classes  # local class name → what its instances are (MODULE, OBJECT)
+        self.functions = functions  # local function name → its return kind
+        self.class_attributes: dict[tuple[str, str], Kind] = {}  # (class, attribute) → kind of `self.attribute`
+        self.class_name: str | None = None  # the class whose methods are being read
+
+    def for_class(self, class_name: str) -> Resolver:
+        """The same resolver, reading `self.x` as an attribute of `class_name`."""
+        resolver = Resolver(self.imports, self.classes, self.functions)
+        resolver.class_attributes, resolver.class_name = self.class_attributes, class_name
+        return resolver
+
+    def kind(self, node: ast.expr | None, env: dict[str, Kind]) -> Kind:
+        if node is None:
+            return Kind.NONE
+        method = getattr(self, f"_kind_{type(node).__name__}", None)
+        return method(node, env) if method is not None else Kind.UNKNOWN
+
+    def _kind_Constant(self, node: ast.Constant, env: dict[str, Kind]) -> Kind:
+        if node.value is None:
+            return Kind.NONE
+        if isinstance(node.value, (str, bytes)):
+            return Kind.STR
+        return Kind.SCALAR if isinstance(node.value, (bool, int, float, complex)) else Kind.OBJECT
+
+    def _kind_JoinedStr(self, node: ast.JoinedStr, env: dict[str, Kind]) -> Kind:
+        return Kind.STR
+
+    def _kind_List(self, node: ast.expr, env: dict[str, Kind]) -> Kind:
+        return Kind.LIST
+
+    _kind_ListComp = _kind_List
+
+    def _kind_Tuple(self, node: ast.expr, env: dict[str, Kind]) -> Kind:
+        return Kind.TUPLE
+
+    def _kind_Dict(self, node: ast.expr, env: dict[str, Kind]) -> Kind:
+        return Kind.DICT
+
+    _kind_DictComp = _kind_Dict
+
+    def _kind_Set(self, node: ast.expr, env: dict[str, Kind]) -> Kind:
+        return Kind.SET
+
+    _kind_SetComp = _kind_Set
+
+    def _kind_Lambda(self, node: ast.expr, env: dict[str, Kind]) -> Kind:
+        return Kind.OBJECT
+
+    def _kind_Name(self, node: ast.Name, env: dict[str, Kind]) -> Kind:
+        return env.get(node.id, Kind.UNKNOWN)
+
+    def _kind_NamedExpr(self, node: ast.NamedExpr, env: dict[str, Kind]) -> Kind:
+        return self.kind(node.value, env)
+
+    def _kind_IfExp(self, node: ast.IfExp, env: dict[str, Kind]) -> Kind:
+        return join((self.kind(node.body, env), self.kind(node.orelse, env)))
+
+    def _kind_UnaryOp(self, node: ast.UnaryOp, env: dict[str, Kind]) -> Kind:
+        return Kind.SCALAR if isinstance(node.op, ast.Not) else self.kind(node.operand, env)
+
+    def _kind_BinOp(self, node: ast.BinOp, env: dict[str, Kind]) -> Kind:
+        left, right = self.kind(node.left, env), self.kind(node.right, env)
+        if Kind.TENSOR in (left, right):
+            return Kind.TENSOR
+        if left == right and left in (Kind.SCALAR, Kind.LIST, Kind.STR, Kind.TUPLE, Kind.NDARRAY):
+            return left
+        if {left, right} == {Kind.NDARRAY, Kind.SCALAR}:
+            return Kind.NDARRAY
+        if left is Kind.STR and isinstance(node.op, ast.Mod):
+            return Kind.STR
+        return Kind.UNKNOWN
+
+    def _kind_BoolOp(self, node: ast.BoolOp, env: dict[str, Kind]) -> Kind:
+        return join(self.kind(value, env) for value in node.values)
+
+    def _kind_Compare(self, node: ast.Compare, env: dict[str, Kind]) -> Kind:
+        operands = [node.left, *node.comparators]
+        if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+            return Kind.SCALAR
+        kinds = [self.kind(operand, env) for operand in operands]
+        if Kind.TENSOR in kinds:
+            return Kind.TENSOR
+        return Kind.SCALAR if all(kind in (Kind.SCALAR, Kind.STR, Kind.NONE) for kind in kinds) else Kind.UNKNOWN
+
+    def _kind_Subscript(self, node: ast.Subscript, env: dict[str, Kind]) -> Kind:
+        container = self.kind(node.value, env)
+        if container in (Kind.TENSOR, Kind.STR):
+            return container
+        if container is Kind.NDARRAY:
+            return Kind.NDARRAY  # an element of an array is a numpy scalar: not a tensor either
+        return Kind.UNKNOWN
+
+    def _kind_Attribute(self, node: ast.Attribute, env: dict[str, Kind]) -> Kind:
+        if isinstance(node.value, ast.Name) and node.value.id == "self" and self.class_name is not None:
+            return self.class_attributes.get((self.class_name, node.attr), Kind.UNKNOWN)
+        owner = self.kind(node.value, env)
+        if node.attr == "device" and owner in (Kind.TENSOR, Kind.MODULE):
+            return Kind.DEVICE
+        if owner is Kind.TENSOR:
+            if node.attr in TENSOR_ATTRIBUTES:
+                return Kind.TENSOR
+            if node.attr == "shape":
+                return Kind.TUPLE
+            if node.attr in ("ndim", "is_cuda", "requires_grad"):
+                return Kind.SCALAR
+        if owner is Kind.NDARRAY and node.attr in ("T", "shape", "ndim", "size", "dtype"):
+            return Kind.NDARRAY if node.attr == "T" else Kind.OBJECT
+        return Kind.UNKNOWN
+
+    def _kind_Await(self, node: ast.Await, env: dict[str, Kind]) -> Kind:
+        return Kind.UNKNOWN
+
+    def _kind_Call(self, node: ast.Call, env: dict[str, Kind]) -> Kind:
+        qualified = None if _head(node.func) in env else self.imports.qualify(node.func)
+        if qualified is not None:
+            return self._kind_of_named_call(qualified, node, env)
+        if isinstance(node.func, ast.Attribute):
+            return self._kind_of_method(node.func.attr, self.kind(node.func.value, env))
+        return Kind.UNKNOWN
+
+    def _kind_of_named_call(self, qualified: str, node: ast.Call, env: dict[str, Kind]) -> Kind:
+        if qualified in NON_TENSOR_TORCH:
+            return NON_TENSOR_TORCH[qualified]
+        parts = qualified.split(".")
+        if qualified.startswith(TENSOR_NAMESPACES) and parts[-1][:1].islower():
+            return Kind.TENSOR
+        if parts[0] == "torch" and len(parts) == 2 and (parts[1][:1].islower() and not parts[1].startswith("_")
+                                                        or parts[1] in LEGACY_TENSOR_CLASSES):
+            return Kind.TENSOR
+        if qualified.startswith("torch.nn.") and parts[-1] in ("Parameter",):
+            return Kind.TENSOR
+        if qualified.startswith("torch.nn.") and parts[-1][:1].isupper():
+            return Kind.MODULE
+        if qualified.startswith(NUMPY_ROOTS):
+            return Kind.NDARRAY if parts[-1][:1].islower() else Kind.OBJECT
+        if qualified.startswith("math.") and parts[-1][:1].islower():
+            return Kind.SCALAR
+        if qualified.startswith("builtins."):
+            return BUILTIN_KINDS.get(parts[-1], Kind.UNKNOWN)
+        if qualified in ("copy.deepcopy", "copy.copy") and node.args:
+            return self.kind(node.args[0], env)
+        if "." not in qualified:  # a class or function of this file
+            if qualified in self.classes:
+                return self.classes[qualified]
+            return self.functions.get(qualified, Kind.UNKNOWN)
+        return Kind.UNKNOWN
+
+    def _kind_of_method(self, method: str, receiver: Kind) -> Kind:
+        if method in METHOD_KINDS and (receiver in (Kind.TENSOR, Kind.NDARRAY, Kind.DICT, Kind.LIST, Kind.STR)):
+            if method == "tolist" and receiver is Kind.NDARRAY:
+                return Kind.LIST
+            return METHOD_KINDS[method]
+        if method in ("tolist", "item"):
+            return METHOD_KINDS[method]  # whatever has them, these give Python values
+        if method in SAME_KIND_METHODS and receiver in (Kind.TENSOR, Kind.MODULE):
+            return receiver
+        if receiver is Kind.TENSOR and method in TENSOR_TO_TENSOR_METHODS:
+            return Kind.TENSOR
+        if receiver is Kind.STR:
+            return Kind.UNKNOWN if method == "split" else Kind.STR
+        return Kind.UNKNOWN
+
+
+def _head(node: ast.expr) -> str | None:
+    """`a` of `a.b.c`, when the expression is a dotted name."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None

@@ -1,0 +1,383 @@
+"""The walk behind `analysis.kinds`: every scope of a file, statement by statement.
+
+Each function starts from its parameters (annotations give kinds) and the file's globals; each
+statement updates the environment (name → Kind); branches join, loops repeat until nothing
+changes. Every name read is recorded with its kind at that point, every `self.x = ...` with the
+kind assigned, and every function with the kind it returns (computed on demand, once).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from devfix.analysis.imports import ImportTable
+from devfix.analysis.kinds import Kind, Resolver, join
+
+Env = dict[str, Kind]
+ANNOTATION_KINDS = {
+    "torch.Tensor": Kind.TENSOR, "torch.FloatTensor": Kind.TENSOR, "torch.LongTensor": Kind.TENSOR,
+    "torch.nn.Parameter": Kind.TENSOR, "builtins.int": Kind.SCALAR, "builtins.float": Kind.SCALAR,
+    "builtins.bool": Kind.SCALAR, "builtins.str": Kind.STR, "builtins.list": Kind.LIST, "typing.List": Kind.LIST,
+    "builtins.dict": Kind.DICT, "typing.Dict": Kind.DICT, "builtins.tuple": Kind.TUPLE, "typing.Tuple": Kind.TUPLE,
+    "numpy.ndarray": Kind.NDARRAY, "torch.nn.Module": Kind.MODULE, "torch.device": Kind.DEVICE,
+}
+LOOP_LIMIT = 4
+
+
+@dataclass
+class ValueFacts:
+    """Kinds of names where they are read, of `self` attributes per class, of function results."""
+
+    reads: dict[tuple[int, int], Kind] = field(default_factory=dict)  # (line, byte column) of a Name
+    read_names: dict[tuple[int, int], str] = field(default_factory=dict)
+    attributes: dict[tuple[str, str], list[Kind]] = field(default_factory=dict)  # (class, attr) → kinds assigned
+    returns: dict[str, Kind] = field(default_factory=dict)
+    scalar_tensors: set[tuple[int, int]] = field(default_factory=set)  # `torch.tensor(<a Python number>)` calls
+
+    def attribute_kind(self, class_name: str, attribute: str) -> Kind:
+        return join(self.attributes.get((class_name, attribute), [Kind.UNKNOWN]))
+
+
+def analyse_values(tree: ast.Module, imports: ImportTable, module_classes: dict[str, Kind], declared_global: set[str]) -> ValueFacts:
+    facts = ValueFacts()
+    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    summaries = _Summaries(functions)
+    resolver = Resolver(imports, module_classes, summaries)
+    summaries.walker = _Walker(resolver, None, None)
+    resolver.class_attributes = _class_attribute_kinds(tree, resolver)
+    globals_env = _global_kinds(tree, resolver, declared_global)
+    summaries.globals_env = globals_env
+    _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
+    facts.returns = dict(summaries.items())
+    return facts
+
+
+def _class_attribute_kinds(tree: ast.Module, resolver: Resolver) -> dict[tuple[str, str], Kind]:
+    """`self.x` of each top-level class: the join of what its methods assign, judged without the
+    methods' local names (`self.temperature = 2.0` is a number; `self.w = w` is unknown)."""
+    kinds: dict[tuple[str, str], list[Kind]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for assignment in ast.walk(node):
+            if isinstance(assignment, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and assignment.value is not None:
+                targets = assignment.targets if isinstance(assignment, ast.Assign) else [assignment.target]
+                for target in targets:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                        kind = Kind.UNKNOWN if isinstance(assignment, ast.AugAssign) else resolver.kind(assignment.value, {})
+                        kinds.setdefault((node.name, target.attr), []).append(kind)
+            elif isinstance(assignment, ast.Attribute) and isinstance(assignment.ctx, ast.Del):
+                kinds.setdefault((node.name, assignment.attr), []).append(Kind.UNKNOWN)
+    return {key: join(values) for key, values in kinds.items()}
+
+
+class _Summaries(dict):
+    """Function name → return kind, computed the first time a call asks (recursion: unknown)."""
+
+    def __init__(self, functions: dict[str, ast.FunctionDef]) -> None:
+        super().__init__()
+        self.functions = functions
+        self.walker: _Walker | None = None
+        self.globals_env: Env = {}
+        self._busy: set[str] = set()
+
+    def get(self, name: str, default: Kind = Kind.UNKNOWN) -> Kind:
+        if name in self:
+            return self[name]
+        if name not in self.functions or name in self._busy or self.walker is None:
+            return default
+        self._busy.add(name)
+        self[name] = self.walker.function_result(self.functions[name], self.globals_env)
+        self._busy.discard(name)
+        return self[name]
+
+
+def _global_kinds(tree: ast.Module, resolver: Resolver, declared_global: set[str]) -> Env:
+    """Each module-level name with one kind over all its top-level bindings (else unknown)."""
+    seen: dict[str, list[Kind]] = {}
+    walker = _Walker(resolver, None, None)
+    env: Env = {}
+    for statement in tree.body:
+        before = dict(env)
+        env = walker.statement(statement, env)
+        for name, kind in env.items():
+            if before.get(name) is not kind or name not in before:
+                seen.setdefault(name, []).append(kind)
+    return {name: (Kind.UNKNOWN if name in declared_global else join(kinds)) for name, kinds in seen.items()}
+
+
+class _Walker:
+    """Runs statements over an environment; records reads into `facts` when given one."""
+
+    def __init__(self, resolver: Resolver, facts: ValueFacts | None, class_name: str | None) -> None:
+        self.resolver = resolver
+        self.facts = facts
+        self.class_name = class_name
+        self.returned: list[Kind] = []
+
+    def block(self, statements: list[ast.stmt], env: Env, outer: Env | None = None) -> Env:
+        if outer is not None:
+            env = {**outer, **env}
+        for statement in statements:
+            env = self.statement(statement, env)
+        return env
+
+    def function_result(self, function: ast.FunctionDef | ast.AsyncFunctionDef, outer: Env) -> Kind:
+        walker = _Walker(self.resolver, None, None)
+        walker.block(function.body, self._parameters(function, None), outer)
+        if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in ast.walk(function)):
+            return Kind.OBJECT
+        return join(walker.returned or [Kind.NONE])
+
+    def statement(self, node: ast.stmt, env: Env) -> Env:
+        handler = getattr(self, f"_{type(node).__name__}", None)
+        if handler is not None:
+            return handler(node, env)
+        self._record(node, env)
+        return self._forget_stores(node, env)
+
+    # --- definitions -------------------------------------------------------------------------
+    def _FunctionDef(self, node: ast.FunctionDef, env: Env) -> Env:
+        for expression in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:
+            if expression is not None:
+                self._record(expression, env)
+        if self.facts is not None:
+            walker = _Walker(self.resolver, self.facts, self.class_name)
+            walker.block(node.body, self._parameters(node, self.class_name), env)
+        return env  # the name resolves as a definition of the file (ImportTable.defined)
+
+    _AsyncFunctionDef = _FunctionDef
+
+    def _ClassDef(self, node: ast.ClassDef, env: Env) -> Env:
+        for expression in [*node.bases, *node.decorator_list]:
+            self._record(expression, env)
+        if self.facts is not None:
+            walker = _Walker(self.resolver.for_class(node.name), self.facts, node.name)
+            walker.block(node.body, {}, env)
+        return env
+
+    def _parameters(self, node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> Env:
+        arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+        env = {argument.arg: self._annotation_kind(argument.annotation) for argument in arguments}
+        for special in (node.args.vararg, node.args.kwarg):
+            if special is not None:
+                env[special.arg] = Kind.TUPLE if special is node.args.vararg else Kind.DICT
+        if class_name is not None and arguments and not _is_static(node):
+            env[arguments[0].arg] = self.resolver.classes.get(class_name, Kind.UNKNOWN)
+        return env
+
+    def _annotation_kind(self, annotation: ast.expr | None) -> Kind:
+        if annotation is None:
+            return Kind.UNKNOWN
+        if isinstance(annotation, ast.Subscript):
+            annotation = annotation.value
+        qualified = self.resolver.imports.qualify(annotation)
+        return ANNOTATION_KINDS.get(qualified or "", Kind.UNKNOWN)
+
+    # --- bindings ------------------------------------------------------------------------------
+    def _Assign(self, node: ast.Assign, env: Env) -> Env:
+        self._record(node.value, env)
+        kind = self.resolver.kind(node.value, env)
+        new = dict(env)
+        for target in node.targets:
+            self._record_target(target, env)
+            self._bind(target, kind, node.value, new, env)
+        return new
+
+    def _AnnAssign(self, node: ast.AnnAssign, env: Env) -> Env:
+        if node.value is None:
+            return env
+        self._record(node.value, env)
+        new = dict(env)
+        self._bind(node.target, self.resolver.kind(node.value, env), node.value, new, env)
+        return new
+
+    def _AugAssign(self, node: ast.AugAssign, env: Env) -> Env:
+        self._record(node, env)
+        if not isinstance(node.target, ast.Name):
+            return env
+        combined = ast.BinOp(left=ast.Name(node.target.id, ast.Load()), op=node.op, right=node.value)
+        return {**env, node.target.id: self.resolver.kind(combined, env)}
+
+    def _bind(self, target: ast.expr, kind: Kind, value: ast.expr | None, new: Env, env: Env) -> None:
+        if isinstance(target, ast.Name):
+            new[target.id] = kind
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            parts = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
+            if parts is not None and len(parts) == len(target.elts) and not any(isinstance(p, ast.Starred) for p in parts):
+                for element, part in zip(target.elts, parts):
+                    self._bind(element, self.resolver.kind(part, env), part, new, env)
+            else:
+                for element in target.elts:
+                    self._bind(element, Kind.LIST if isinstance(element, ast.Starred) else Kind.UNKNOWN, None, new, env)
+        elif isinstance(target, ast.Starred):
+            self._bind(target.value, Kind.LIST, None, new, env)
+        elif isinstance(target, ast.Attribute) and self._is_self(target.value) and self.facts is not None and self.class_name:
+            self.facts.attributes.setdefault((self.class_name, target.attr), []).append(kind)
+
+    def _is_self(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id == "self"
+
+    # --- control flow ----------------------------------------------------------------------------
+    def _If(self, node: ast.If, env: Env) -> Env:
+        self._record(node.test, env)
+        body_env, else_env = dict(env), dict(env)
+        narrowed = self._isinstance_test(node.test)
+        if narrowed is not None:
+            name, kind, negated = narrowed
+            inside, outside = (kind, Kind.UNKNOWN) if not negated else (Kind.UNKNOWN, kind)
+            if kind is Kind.TENSOR:  # `not isinstance(x, torch.Tensor)`: whatever x is there, no tensor
+                inside, outside = (Kind.TENSOR, Kind.OBJECT) if not negated else (Kind.OBJECT, Kind.TENSOR)
+            body_env[name], else_env[name] = inside, outside
+        return _join_envs(self.block(node.body, body_env), self.block(node.orelse, else_env))
+
+    def _isinstance_test(self, test: ast.expr) -> tuple[str, Kind, bool] | None:
+        """`isinstance(x, torch.Tensor)` → ("x", TENSOR, False); under `not`, negated."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        call = test.operand if negated else test
+        if not (isinstance(call, ast.Call) and self.resolver.imports.qualify(call.func) == "builtins.isinstance"):
+            return None
+        if len(call.args) != 2 or not isinstance(call.args[0], ast.Name):
+            return None
+        kind = ANNOTATION_KINDS.get(self.resolver.imports.qualify(call.args[1]) or "")
+        return None if kind is None else (call.args[0].id, kind, negated)
+
+    def _For(self, node: ast.For, env: Env) -> Env:
+        self._record(node.iter, env)
+        element = self._element_kinds(node.iter, env)
+        return self._loop(node, env, lambda start: self._bound_to(node.target, element, start))
+
+    _AsyncFor = _For
+
+    def _While(self, node: ast.While, env: Env) -> Env:
+        return self._loop(node, env, lambda start: start, test=node.test)
+
+    def _loop(self, node: ast.For | ast.While, env: Env, enter, test: ast.expr | None = None) -> Env:
+        facts, self.facts = self.facts, None
+        start = dict(env)
+        for _ in range(LOOP_LIMIT):  # kinds only go to unknown: a few rounds reach the fixed point
+            end = self.block(node.body, enter(dict(start)))
+            joined = _join_envs(start, end)
+            if joined == start:
+                break
+            start = joined
+        self.facts = facts
+        if test is not None:
+            self._record(test, start)
+        end = self.block(node.body, enter(dict(start)))
+        return self.block(node.orelse, _join_envs(start, end))
+
+    def _bound_to(self, target: ast.expr, element: Kind, env: Env) -> Env:
+        self._record_target(target, env)
+        new = dict(env)
+        if isinstance(target, ast.Tuple) and element is Kind.TUPLE:
+            for part in target.elts:
+                self._bind(part, Kind.UNKNOWN, None, new, env)
+        else:
+            self._bind(target, element, None, new, env)
+        return new
+
+    def _element_kinds(self, iterable: ast.expr, env: Env) -> Kind:
+        kind = self.resolver.kind(iterable, env)
+        if kind is Kind.TENSOR:
+            return Kind.TENSOR
+        qualified = self.resolver.imports.qualify(iterable.func) if isinstance(iterable, ast.Call) else None
+        if qualified == "builtins.range":
+            return Kind.SCALAR
+        return Kind.UNKNOWN
+
+    def _With(self, node: ast.With, env: Env) -> Env:
+        new = dict(env)
+        for item in node.items:
+            self._record(item.context_expr, env)
+            if item.optional_vars is not None:
+                self._bind(item.optional_vars, Kind.UNKNOWN, None, new, env)
+        return self.block(node.body, new)
+
+    _AsyncWith = _With
+
+    def _Try(self, node: ast.Try, env: Env) -> Env:
+        after_body = self.block(node.body, dict(env))
+        ends = [self.block(node.orelse, after_body)]
+        for handler in node.handlers:
+            start = _join_envs(env, after_body)
+            if handler.name:
+                start[handler.name] = Kind.OBJECT
+            ends.append(self.block(handler.body, start))
+        end = ends[0]
+        for other in ends[1:]:
+            end = _join_envs(end, other)
+        return self.block(node.finalbody, end)
+
+    _TryStar = _Try
+
+    def _Return(self, node: ast.Return, env: Env) -> Env:
+        self._record(node, env)
+        self.returned.append(self.resolver.kind(node.value, env))
+        return env
+
+    def _Global(self, node: ast.Global, env: Env) -> Env:
+        return {**env, **{name: Kind.UNKNOWN for name in node.names}}
+
+    _Nonlocal = _Global
+
+    def _Import(self, node: ast.Import, env: Env) -> Env:
+        return env
+
+    _ImportFrom = _Import
+
+    # --- recording -------------------------------------------------------------------------------
+    def _record(self, node: ast.AST, env: Env) -> None:
+        """Note the kind of every name read in `node` (not inside nested functions or classes)."""
+        if self.facts is None:
+            return
+        reads = self.facts.reads
+        local: set[str] = set()  # comprehension and lambda variables: unknown
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(current, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                local |= {name.id for generator in current.generators for name in ast.walk(generator.target) if isinstance(name, ast.Name)}
+            elif isinstance(current, ast.Lambda):
+                local |= {argument.arg for argument in ast.walk(current.args) if isinstance(argument, ast.arg)}
+            elif isinstance(current, ast.NamedExpr):
+                local.add(current.target.id)
+            if isinstance(current, ast.Call) and self._makes_a_scalar_tensor(current, env, local):
+                self.facts.scalar_tensors.add((current.lineno, current.col_offset))
+            if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
+                kind = Kind.UNKNOWN if current.id in local else env.get(current.id, Kind.UNKNOWN)
+                reads[(current.lineno, current.col_offset)] = kind
+                self.facts.read_names[(current.lineno, current.col_offset)] = current.id
+            stack.extend(ast.iter_child_nodes(current))
+
+    def _makes_a_scalar_tensor(self, call: ast.Call, env: Env, local: set[str]) -> bool:
+        """`torch.tensor(x)` of one Python number: 0-dim, allowed next to CUDA tensors in arithmetic."""
+        if len(call.args) != 1 or call.keywords and any(k.arg == "device" for k in call.keywords):
+            return False
+        if self.resolver.imports.qualify(call.func) not in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor"):
+            return False
+        names = {node.id for node in ast.walk(call.args[0]) if isinstance(node, ast.Name)}
+        return not names & local and self.resolver.kind(call.args[0], env) is Kind.SCALAR
+
+    def _record_target(self, target: ast.expr, env: Env) -> None:
+        """`x[i] = v`, `x.attr = v`: the names inside are read."""
+        if isinstance(target, (ast.Subscript, ast.Attribute)):
+            self._record(target, env)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._record_target(element, env)
+
+    def _forget_stores(self, node: ast.stmt, env: Env) -> Env:
+        stored = {name.id for name in ast.walk(node) if isinstance(name, ast.Name) and isinstance(name.ctx, (ast.Store, ast.Del))}
+        return {**env, **{name: Kind.UNKNOWN for name in stored}} if stored else env
+
+
+def _join_envs(first: Env, second: Env) -> Env:
+    return {name: (first[name] if first.get(name) is second.get(name) else Kind.UNKNOWN) for name in {*first, *second}}
+
+
+def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
