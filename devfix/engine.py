@@ -7,6 +7,8 @@ that does not parse, so a rule bug can never corrupt a user's file.
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,6 +17,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
+from devfix.analysis.facts import FileFacts, analyse_file
 from devfix.analysis.project import ProjectIndex
 from devfix.codemods.base import DevfixRule, FixPolicy
 from devfix.findings import FileResult, Finding
@@ -32,16 +35,17 @@ def parse(source: bytes) -> cst.Module:
 
 
 def check_module(
-    module: cst.Module, path: str, rules: Sequence[type[DevfixRule]], project: ProjectIndex
+    module: cst.Module, path: str, rules: Sequence[type[DevfixRule]], project: ProjectIndex, facts: FileFacts | None = None
 ) -> list[Finding]:
-    """Findings on `module` as it is; nothing is changed."""
+    """Findings on `module` as it is; nothing is changed. `facts` may come from the screen."""
     findings: list[Finding] = []
     suppressions = Suppressions.from_source(module.code)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # one analysis shared: check mode changes nothing
     code = module.code
+    facts = _facts_for(code, path, project, facts)
     for rule in rules:
-        if rule.may_apply(code):
-            findings += _run_rule(rule, wrapper, path, FixPolicy(), suppressions, project)[1]
+        if rule.may_apply(code, facts):
+            findings += _run_rule(rule, wrapper, path, FixPolicy(), suppressions, project, facts)[1]
     return sorted(findings, key=Finding.sort_key)
 
 
@@ -58,6 +62,7 @@ def fix_module(
     rules: Sequence[type[DevfixRule]],
     project: ProjectIndex,
     policy: FixPolicy,
+    facts: FileFacts | None = None,
 ) -> FixOutcome:
     """Apply the allowed fixes until a whole pass changes nothing. That last pass ran every rule on
     the final code, so its findings are what remains (no separate check is needed)."""
@@ -65,18 +70,20 @@ def fix_module(
     wrapper = MetadataWrapper(module)
     code = module.code
     suppressions = Suppressions.from_source(code)
+    facts = _facts_for(code, path, project, facts)
     for _ in range(MAX_PASSES):
         changed, pass_findings = False, []
         for rule in rules:
-            if not rule.may_apply(code):
+            if not rule.may_apply(code, facts):
                 continue
-            new_module, findings = _run_rule(rule, wrapper, path, policy, suppressions, project)
+            new_module, findings = _run_rule(rule, wrapper, path, policy, suppressions, project, facts)
             applied += [finding for finding in findings if finding.applied]
             pass_findings += findings
             if new_module is not wrapper.module and new_module.code != code:
                 wrapper = MetadataWrapper(new_module)  # metadata is only valid for the tree it was built on
                 code = new_module.code
                 suppressions = Suppressions.from_source(code)
+                facts = analyse_file(code, path, project)
                 changed = True
         if policy.only is not None:
             return FixOutcome(wrapper.module, applied, None)
@@ -91,15 +98,23 @@ def process(
     rules: Sequence[type[DevfixRule]],
     project: ProjectIndex,
     policy: FixPolicy = FixPolicy(),
+    whole: str | None = None,
 ) -> FileResult:
-    """Check `source`; with `policy.apply`, also fix it and report what remains."""
+    """Check `source`; with `policy.apply`, also fix it and report what remains. `whole` is the
+    whole file when `source` is a part of it (see `analysis.facts.analyse_file`).
+
+    The `ast` screen comes first: when no rule can find anything in the file, no libcst tree is
+    built at all (most library code)."""
+    facts = screen(source, path, project, whole)
+    if facts is not None and not any(rule.may_apply(facts.text, facts) for rule in rules):
+        return FileResult(path, source, source)
     try:
         module = parse(source)
     except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
         return FileResult(path, source, source, error=describe_parse_error(path, error))
     if not policy.apply:
-        return FileResult(path, source, source, tuple(check_module(module, path, rules, project)))
-    outcome = fix_module(module, path, rules, project, policy)
+        return FileResult(path, source, source, tuple(check_module(module, path, rules, project, facts)))
+    outcome = fix_module(module, path, rules, project, policy, facts)
     if not outcome.applied:
         remaining = outcome.remaining if outcome.remaining is not None else check_module(module, path, rules, project)
         return FileResult(path, source, source, tuple(remaining))
@@ -107,6 +122,22 @@ def process(
     ensure_parses(fixed_bytes, path)
     remaining = outcome.remaining if outcome.remaining is not None else check_module(outcome.module, path, rules, project)
     return FileResult(path, source, fixed_bytes, tuple(remaining), tuple(outcome.applied))
+
+
+def screen(source: bytes, path: str, project: ProjectIndex, whole: str | None = None) -> FileFacts | None:
+    """The file's facts from Python's own parser, or None when it rejects the bytes (then the
+    libcst path reports the error as before)."""
+    try:
+        encoding = tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+        text = source.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return None
+    return analyse_file(text, path, project, whole)
+
+
+def _facts_for(code: str, path: str, project: ProjectIndex, facts: FileFacts | None) -> FileFacts | None:
+    """The facts of `code`: those given when they were computed from the same text."""
+    return facts if facts is not None and facts.text == code else analyse_file(code, path, project)
 
 
 def ensure_parses(source: bytes, path: str) -> None:
@@ -132,11 +163,12 @@ def _run_rule(
     policy: FixPolicy,
     suppressions: Suppressions,
     project: ProjectIndex,
+    facts: FileFacts | None,
 ) -> tuple[cst.Module, list[Finding]]:
     """One rule over an already analysed tree (what `Codemod.transform_module` does, minus a fresh
     copy and re-analysis of the tree for every rule)."""
     context = CodemodContext(filename=path, wrapper=wrapper)
-    instance = rule(context, policy, suppressions, project)
+    instance = rule(context, policy, suppressions, project, facts)
     with instance.resolve(wrapper):
         new_module = wrapper.module.visit(instance)
     for follow_up in (AddImportsVisitor, RemoveImportsVisitor):

@@ -25,6 +25,12 @@ def full(text: str) -> list[Finding]:
     return list(process(text.encode(), "train.py", ALL_RULES, ProjectIndex({str(Path("train.py").resolve()): text}), FixPolicy()).findings)
 
 
+def part_of(whole: str):
+    """The server's analysis of a slice: the whole text says what the file is (a program or not)."""
+    return lambda part: list(process(part.encode(), "train.py", ALL_RULES, ProjectIndex({str(Path("train.py").resolve()): whole}),
+                                     FixPolicy(), whole).findings)
+
+
 def keys(findings) -> list[tuple]:
     return sorted((finding.code, finding.start, finding.end, finding.message) for finding in findings)
 
@@ -47,7 +53,7 @@ def test_chunks_cover_every_line_once():
 def test_a_byte_order_mark_is_not_a_syntax_error():
     text = "\ufeffimport torch\n" + PADDING + "\n\ndef score(model, x, device):\n    return model(x.to(device)).argmax(1)\n"
     edited = text.replace("argmax(1)", "argmax(1).numpy()")
-    assert [finding.code for finding in remembered(text).quick(edited, full)] == [finding.code for finding in full(edited)] == ["DF008"]
+    assert [finding.code for finding in remembered(text).quick(edited, part_of(edited))] == [finding.code for finding in full(edited)] == ["DF008"]
 
 
 def test_a_file_that_does_not_parse_has_no_chunks():
@@ -90,7 +96,7 @@ def test_quick_equals_full_after_an_edit_inside_a_statement(path, monkeypatch):
         edited = list(lines)
         edited[chunk.end - 1] = edited[chunk.end - 1].rstrip("\r\n") + "  # edited\n"
         new_text = "".join(edited)
-        assert keys(quick.quick(new_text, full)) == keys(full(new_text)), (path, chunk.start)
+        assert keys(quick.quick(new_text, part_of(new_text))) == keys(full(new_text)), (path, chunk.start)
 
 
 def test_quick_follows_a_fix_being_typed(monkeypatch):
@@ -102,7 +108,7 @@ def test_quick_follows_a_fix_being_typed(monkeypatch):
     for before in cases:
         after = before.with_name("after.py").read_text()
         quick = remembered(before.read_text())
-        assert keys(quick.quick(after, full)) == keys(full(after)), before
+        assert keys(quick.quick(after, part_of(after))) == keys(full(after)), before
 
 
 def test_only_the_changed_function_is_analysed_again():
@@ -142,7 +148,7 @@ def test_readers_of_a_changed_name_are_analysed_again():
     )
     edited = text.replace("nn.Linear(2, 2).cuda()", "nn.Linear(2, 2)")
     assert keys(full(text)) != keys(full(edited))
-    assert keys(remembered(text).quick(edited, full)) == keys(full(edited))
+    assert keys(remembered(text).quick(edited, part_of(edited))) == keys(full(edited))
 
 
 def test_no_quick_answer_without_a_full_analysis_or_for_a_rewrite():

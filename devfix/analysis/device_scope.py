@@ -43,6 +43,8 @@ def device_for(rule: cst.CSTVisitor, node: cst.CSTNode) -> DeviceChoice | None:
     global_scope = _global_scope(rule, node)
     if global_scope is None or PREAMBLE_NAME in global_scope:
         return None  # the name is taken (or defined too late to use here): do not shadow it
+    if not rule.may_add_globals:
+        return None  # a library module or a test: no new global state
     return DeviceChoice(PREAMBLE_NAME, needs_preamble=True)
 
 
@@ -80,8 +82,18 @@ def _is_device_binding(rule: cst.CSTVisitor, assignment: Assignment) -> bool:
         is_single_target = not isinstance(statement, cst.Assign) or len(statement.targets) == 1
         if is_single_target and DEVICE_CONSTRUCTOR in call_names(rule, statement.value):
             return True
-        return is_single_target and assignment.name in DEVICE_NAMES
+        return is_single_target and assignment.name in DEVICE_NAMES and _may_name_a_device(statement.value)
     return False
+
+
+def _may_name_a_device(value: cst.BaseExpression) -> bool:
+    """`device = args.device`, `"cuda" if ... else "cpu"`, `x.device`: yes. A call to something
+    else (`device = cuda.Device(0)` of pycuda, `get_device()` returning an index) is no device."""
+    if isinstance(value, cst.Call):
+        return False
+    if isinstance(value, (cst.Integer, cst.List, cst.Dict, cst.Tuple)):
+        return False
+    return True
 
 
 def assigning_statement(rule: cst.CSTVisitor, target: cst.Name) -> cst.Assign | cst.AnnAssign | None:

@@ -67,8 +67,16 @@ class ScopeTracker:
         """Names in this scope that certainly hold tensors (see analysis.tensors)."""
         scope = self.enclosing_scope(node)
         if id(scope) not in self._tensors:
-            self._tensors[id(scope)] = tensor_names(scope, self.qualified)
+            self._tensors[id(scope)] = tensor_names(scope, self.qualified) - self.non_tensors_in(scope)
         return self._tensors[id(scope)]
+
+    def non_tensors_in(self, scope: cst.CSTNode) -> set[str]:
+        """Names the value analysis proved to hold something else than a tensor in `scope`: what
+        the usage evidence of `tensor_names` suggests is overruled by what the values are."""
+        if self.facts is None:
+            return set()
+        position = self.get_metadata(PositionProvider, scope)
+        return self.facts.non_tensor_names(position.start.line, position.end.line)
 
     def scope_parameters(self, node: cst.CSTNode) -> set[str]:
         scope = self.enclosing_scope(node)

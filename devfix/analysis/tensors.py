@@ -169,3 +169,13 @@ def _operand_names(value: cst.BaseExpression) -> set[str]:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
+
+
+def is_zero_dim_literal(call: cst.Call) -> bool:
+    """`torch.tensor(0.0)`, `torch.tensor(-1)`: behaves like a Python number next to CUDA tensors."""
+    if not call.args:
+        return False
+    first = call.args[0].value
+    if isinstance(first, cst.UnaryOperation):
+        first = first.expression
+    return isinstance(first, (cst.Integer, cst.Float)) and cst.Module([]).code_for_node(call.func).endswith("tensor")

@@ -12,6 +12,9 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from devfix.analysis.device_scope import DeviceChoice, insert_preamble
+from devfix.analysis.facts import FileFacts, FileRole
+from devfix.analysis.kinds import Kind
+from devfix.analysis.tensors import is_zero_dim_literal
 from devfix.analysis.project import ProjectIndex
 from devfix.analysis.torch_names import torch_alias
 from devfix.findings import Finding, Position, Safety
@@ -39,11 +42,26 @@ class DevfixRule(cst.CSTTransformer):
     SAFETY: ClassVar[Safety]
     REPORT_ONLY: ClassVar[bool] = False  # diagnostics without fixes (tested by unit tests, not fixtures)
     TRIGGERS: ClassVar[tuple[str, ...]] = ()  # the rule can only match source containing one of these
+    MOVES_VALUES: ClassVar[bool] = False  # adds moves that a placement framework makes itself
+    PROGRAMS_ONLY: ClassVar[bool] = False  # its fixes are right in a program, not in a library or a test
+    SIGNALS: ClassVar[frozenset[str]] = frozenset()  # code shapes (analysis.screen): it needs one of them
+    NEEDS_ALL_SIGNALS: ClassVar[frozenset[str]] = frozenset()  # ... and every one of these
 
     @classmethod
-    def may_apply(cls, code: str) -> bool:
-        """A cheap text test that skips a whole tree pass for files the rule cannot match."""
-        return not cls.TRIGGERS or any(trigger in code for trigger in cls.TRIGGERS)
+    def may_apply(cls, code: str, facts: FileFacts | None = None) -> bool:
+        """Cheap tests that skip a whole tree pass: the text cannot match, a framework owns
+        placement in the file (accelerate, Lightning, XLA, ...), or the file is not a program."""
+        if cls.TRIGGERS and not any(trigger in code for trigger in cls.TRIGGERS):
+            return False
+        if facts is None:
+            return True
+        if cls.SIGNALS and not any(facts.has_signal(signal) for signal in cls.SIGNALS):
+            return False
+        if not all(facts.has_signal(signal) for signal in cls.NEEDS_ALL_SIGNALS):
+            return False
+        if cls.MOVES_VALUES and facts.framework is not None:
+            return False
+        return not (cls.PROGRAMS_ONLY and facts.role is not FileRole.PROGRAM)
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def __init__(
@@ -52,12 +70,14 @@ class DevfixRule(cst.CSTTransformer):
         policy: FixPolicy,
         suppressions: Suppressions,
         project: ProjectIndex,
+        facts: FileFacts | None = None,
     ) -> None:
         super().__init__()
         self.context = context
         self.policy = policy
         self.suppressions = suppressions
         self.project = project
+        self.facts = facts
         self.findings: list[Finding] = []
         self._needs_preamble = False
 
@@ -85,6 +105,32 @@ class DevfixRule(cst.CSTTransformer):
         apply = fix_safety is not None and self._allowed(fix_safety, start)
         self.findings.append(Finding(self.CODE, message, start, end, fix_safety, fix_title, apply))
         return apply
+
+    def kind_of(self, node: cst.CSTNode) -> Kind:
+        """The kind (tensor, list, numpy array, ...) of the name `node` where it is read."""
+        if self.facts is None or not isinstance(node, cst.Name):
+            return Kind.UNKNOWN
+        start = self.get_metadata(PositionProvider, node).start
+        return self.facts.kind_at(start.line, start.column)
+
+    def is_scalar_tensor(self, call: cst.Call) -> bool:
+        """`torch.tensor(<a Python number>)`: a 0-dim CPU tensor, allowed next to CUDA tensors in
+        arithmetic (a literal, or a value the analysis proved to be a number)."""
+        if is_zero_dim_literal(call):
+            return True
+        if self.facts is None:
+            return False
+        start = self.get_metadata(PositionProvider, call).start
+        return (start.line, self.facts.byte_column(start.line, start.column)) in self.facts.values.scalar_tensors
+
+    def is_not_tensor(self, node: cst.CSTNode) -> bool:
+        """Proven to be something else than a tensor (a list, a number, a numpy array, ...)."""
+        return self.kind_of(node).is_known_non_tensor
+
+    @property
+    def may_add_globals(self) -> bool:
+        """Only a program may get a module-level `device` preamble; a library module or a test not."""
+        return self.facts is not None and self.facts.role is FileRole.PROGRAM
 
     def use_device(self, choice: DeviceChoice) -> str:
         """The name to write for `choice`; asks for the preamble when the name is new."""

@@ -30,6 +30,7 @@ from devfix.analysis.torch_names import (
     qualified_names,
     torch_alias,
 )
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -48,6 +49,7 @@ class HardcodedCuda(DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Hard-coded CUDA device: use a device chosen at run time"
     TRIGGERS = ('"cuda', "'cuda", '.cuda(')
+    SIGNALS = frozenset({screen.CUDA_LITERAL})
 
     def visit_Module(self, node: cst.Module) -> None:
         self._multi_gpu_file = MULTI_GPU_MARKERS.search(node.code) is not None

@@ -41,6 +41,7 @@ from devfix.analysis.loaders import (
 from devfix.analysis.placement import as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import torch_alias
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -61,6 +62,8 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "DataLoader batch used with a model on a device but never moved"
     TRIGGERS = ('loader', 'Loader')
+    SIGNALS = frozenset({screen.FOR_LOOP})
+    MOVES_VALUES = True
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

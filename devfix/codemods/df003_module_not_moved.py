@@ -23,6 +23,7 @@ from devfix.analysis.device_scope import DeviceChoice, device_for, device_variab
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -33,6 +34,9 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Module called with device tensors but never moved to the device"
     TRIGGERS = ('.to(', '.cuda(')
+    SIGNALS = frozenset({screen.MOVE_CALL})
+    NEEDS_ALL_SIGNALS = frozenset({screen.BUILT_AND_CALLED})
+    MOVES_VALUES = True
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         if len(original_node.targets) != 1 or not isinstance(original_node.targets[0].target, cst.Name):

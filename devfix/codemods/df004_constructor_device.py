@@ -37,6 +37,7 @@ from devfix.analysis.tensors import (
     tensor_names,
 )
 from devfix.analysis.torch_names import keyword
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
@@ -58,6 +59,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor created on the CPU next to a tensor that may be on a device"
     TRIGGERS = ('torch.', 'from torch')
+    SIGNALS = frozenset({screen.UNPLACED_FACTORY})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -128,7 +130,7 @@ class _Combinations(cst.CSTVisitor):
         self.rule = rule
         self.qualified = rule.qualified
         anchor = scope.body if isinstance(scope, cst.FunctionDef) else scope
-        self.tensors = tensor_names(scope, rule.qualified)
+        self.tensors = tensor_names(scope, rule.qualified) - rule.non_tensors_in(scope)
         self.parameters = rule.scope_parameters(anchor)
         self.facts = rule.scope_facts(anchor)
         self.first_line = {name: min(b.line for b in bindings) for name, bindings in self.facts.bindings.items()}
@@ -273,7 +275,7 @@ class _Combinations(cst.CSTVisitor):
     def _fresh(self, expression: cst.BaseExpression, pointwise: bool = False) -> list[cst.Call]:
         sources = self._sources(expression)
         if pointwise:
-            sources = [call for call in sources if not _is_zero_dim_literal(call)]
+            sources = [call for call in sources if not self.rule.is_scalar_tensor(call)]
         return sources
 
     def _sources(self, expression: cst.BaseExpression, before_line: int | None = None) -> list[cst.Call]:
@@ -343,13 +345,3 @@ class _Returns(cst.CSTVisitor):
 
     def visit_Return(self, node: cst.Return) -> None:
         self.values.append(node.value)
-
-
-def _is_zero_dim_literal(call: cst.Call) -> bool:
-    """`torch.tensor(0.0)`, `torch.tensor(-1)`: behaves like a Python number next to CUDA tensors."""
-    if not call.args:
-        return False
-    first = call.args[0].value
-    if isinstance(first, cst.UnaryOperation):
-        first = first.expression
-    return isinstance(first, (cst.Integer, cst.Float)) and cst.Module([]).code_for_node(call.func).endswith("tensor")

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.kinds import Kind
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -29,6 +31,7 @@ class DiscardedTo(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Result of Tensor.to()/.cuda()/.cpu() discarded: the tensor does not move"
     TRIGGERS = ('.to(', '.cuda(', '.cpu(')
+    SIGNALS = frozenset({screen.BARE_MOVE})
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
@@ -45,7 +48,9 @@ class DiscardedTo(ScopeTracker, DevfixRule):
             self.report(call, f"`{code}.{method}(...)` returns a moved copy that is thrown away; register the "
                         "tensor as a buffer or assign the result", fixable=False)
             return updated_node
-        if not (isinstance(receiver, cst.Name) and receiver.value in self.scope_tensors(original_node)):
+        # proven a tensor: a name only used like one (`.device`, `.dtype`) may be a Module, whose
+        # `.to()` works in place
+        if not (isinstance(receiver, cst.Name) and self.kind_of(receiver) is Kind.TENSOR):
             return updated_node
         name = receiver.value
         if not self.report(call, f"`{name}.{method}(...)` returns a moved copy that is thrown away: `{name}` does not move",

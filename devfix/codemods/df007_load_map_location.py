@@ -21,6 +21,7 @@ import libcst as cst
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import keyword
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
@@ -34,6 +35,8 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "torch.load without map_location: GPU checkpoints fail on CPU-only machines"
     TRIGGERS = ('load',)
+    SIGNALS = frozenset({screen.LOAD_CALL})
+    PROGRAMS_ONLY = True
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = self.qualified(original_node.func)
@@ -45,6 +48,10 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
         message = "checkpoint loaded without `map_location`: tensors saved on a GPU fail to load on a CPU-only machine"
         if self._feeds_load_state_dict(original_node):
             if self.report(original_node, message, fix_title='load it with `map_location="cpu"`'):
+                return add_keyword(updated_node, "map_location", '"cpu"')
+            return updated_node
+        if self._feeds_a_dataset(original_node):
+            if self.report(original_node, message, fix_title='load the data with `map_location="cpu"`'):
                 return add_keyword(updated_node, "map_location", '"cpu"')
             return updated_node
         choice = device_for(self, original_node)
@@ -64,6 +71,45 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
             self.enclosing_scope(call).visit(finder)
             return finder.inside > 0 and finder.outside == 1  # the assignment itself is the one outside use
         return False
+
+
+    def _feeds_a_dataset(self, call: cst.Call) -> bool:
+        """`data = torch.load("train.pt")` handed to a dataset (`TensorDataset(data["x"], ...)`, a
+        Dataset class of the project): data for DataLoader workers and numpy, so it stays on the CPU."""
+        parent = self.get_metadata(cst.metadata.ParentNodeProvider, call, None)
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        finder = _DatasetArguments(parent.targets[0].target.value, self._is_dataset_class)
+        self.enclosing_scope(call).visit(finder)
+        return finder.found
+
+    def _is_dataset_class(self, callee: cst.BaseExpression) -> bool:
+        for name in self.qualified(callee):
+            if name.startswith("torch.utils.data."):
+                return True
+            if self._subclasses_dataset(name):
+                return True
+        return False
+
+    def _subclasses_dataset(self, class_name: str) -> bool:
+        for statement in self.module.body:
+            if isinstance(statement, cst.ClassDef) and statement.name.value == class_name:
+                return any(name.startswith("torch.utils.data.") for base in statement.bases for name in self.qualified(base.value))
+        return False
+
+
+class _DatasetArguments(cst.CSTVisitor):
+    """Is `name` (or `name[...]`) an argument of a call that builds a dataset?"""
+
+    def __init__(self, name: str, is_dataset_class) -> None:
+        self.name, self.is_dataset_class = name, is_dataset_class
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for arg in node.args:
+            value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
+            if isinstance(value, cst.Name) and value.value == self.name and self.is_dataset_class(node.func):
+                self.found = True
 
 
 def _is_load_state_dict(node: cst.CSTNode | None) -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import call_methods
 from devfix.findings import Safety
@@ -38,6 +39,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor that may be on a GPU converted to numpy without .cpu()"
     TRIGGERS = ('numpy', 'np.', 'sklearn', 'plt', 'matplotlib', 'scipy', 'pandas')
+    SIGNALS = frozenset({screen.HOST_SINK})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

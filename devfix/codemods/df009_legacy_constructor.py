@@ -21,6 +21,7 @@ import libcst as cst
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import keyword
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -39,6 +40,7 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Legacy typed constructor or nn.Parameter(...).cuda(): device placement that breaks"
     TRIGGERS = ('Tensor(', 'Tensor\n', 'Parameter(')
+    SIGNALS = frozenset({screen.LEGACY_CONSTRUCTOR})
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         legacy = self._legacy_type(original_node.func)

@@ -27,6 +27,7 @@ from devfix.analysis.loaders import batches_to_move, is_dataloader, move_stateme
 from devfix.analysis.placement import collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import torch_alias
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import prepend_to_function
 from devfix.findings import Safety
@@ -38,6 +39,8 @@ class HelperDevice(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Helper function feeds DataLoader batches to its model argument without moving them"
     TRIGGERS = ('loader', 'Loader')
+    SIGNALS = frozenset({screen.FOR_LOOP})
+    MOVES_VALUES = True
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -25,6 +25,7 @@ import libcst as cst
 
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -35,6 +36,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "CPU table of a plain object indexed with device indices"
     TRIGGERS = ('class ',)
+    SIGNALS = frozenset({screen.PLAIN_CLASS_TABLE})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

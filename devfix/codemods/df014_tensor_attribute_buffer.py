@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import class_facts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -36,6 +38,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor kept as a plain Module attribute: .to(device) does not move it"
     TRIGGERS = ('class ',)
+    SIGNALS = frozenset({screen.MODULE_TENSOR_ATTRIBUTE})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -60,6 +63,8 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             value = statement.value
             if any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(value)):
                 continue
+            if isinstance(value, cst.Name) and self.kind_of(value) is not Kind.TENSOR:
+                continue  # an argument kept as is: only a value proven a tensor can be a buffer
             if is_tensor_expression(value, tensors, self.qualified) and not _placed_by_argument(value, init):
                 self._buffers[statement] = name
 

@@ -23,6 +23,7 @@ import libcst as cst
 from devfix.analysis.module_classes import class_facts, nn_prefix
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -36,6 +37,7 @@ class ModuleContainer(ScopeTracker, DevfixRule):
     SAFETY = Safety.UNSAFE
     DESCRIPTION = "Submodules or Parameters in a plain list/dict: not registered, not moved"
     TRIGGERS = ('class ',)
+    SIGNALS = frozenset({screen.MODULE_CONTAINER})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

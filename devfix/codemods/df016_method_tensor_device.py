@@ -28,6 +28,7 @@ from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call, is_torch_tensor_function
 from devfix.analysis.torch_names import keyword
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
@@ -43,6 +44,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor built on the CPU inside a Module method and fed to its submodules"
     TRIGGERS = ('class ',)
+    SIGNALS = frozenset({screen.UNPLACED_FACTORY_IN_METHOD})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -164,7 +166,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         """`out * scale`: a fresh tensor meets what a submodule returned."""
         for side, other in ((node.left, node.right), (node.right, node.left)):
             if self._is_module_output(side):
-                self._feed(other)
+                self._feed(other, pointwise=True)
 
     def _is_module_output(self, value: cst.BaseExpression) -> bool:
         if isinstance(value, cst.Name):
@@ -188,12 +190,15 @@ class _FedToSubmodules(cst.CSTVisitor):
         if self.reference is None and node.value is not None:
             self._feed(node.value)
 
-    def _feed(self, value: cst.BaseExpression) -> None:
+    def _feed(self, value: cst.BaseExpression, pointwise: bool = False) -> None:
+        """`pointwise`: arithmetic, where a 0-dim CPU tensor (`torch.tensor(1.0)`) may meet a CUDA one."""
         if isinstance(value, (cst.Tuple, cst.List)):
             for element in value.elements:
                 self._feed(element.value)
             return
         for call in self._sources(value):
+            if pointwise and self.rule.is_scalar_tensor(call):
+                continue
             if call not in self.calls:
                 self.calls.append(call)
 

@@ -19,6 +19,7 @@ import libcst as cst
 from devfix.analysis.device_scope import DeviceChoice, device_for
 from devfix.analysis.placement import device_code
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -32,6 +33,8 @@ class CopyBeforeMove(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Copy of a model taken before the model moved to the device"
     TRIGGERS = ('deepcopy',)
+    SIGNALS = frozenset({screen.MOVE_CALL})
+    MOVES_VALUES = True
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         value = original_node.value

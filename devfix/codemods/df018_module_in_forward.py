@@ -25,6 +25,7 @@ import libcst as cst
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -35,6 +36,7 @@ class ModuleInForward(ScopeTracker, DevfixRule):
     SAFETY = Safety.UNSAFE
     DESCRIPTION = "Layer with parameters created inside forward: new CPU weights on every call"
     TRIGGERS = ('class ',)
+    SIGNALS = frozenset({screen.CALLED_CONSTRUCTION})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

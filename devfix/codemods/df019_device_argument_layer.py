@@ -23,6 +23,7 @@ import libcst as cst
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_names import keyword
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
@@ -36,6 +37,7 @@ class DeviceArgumentLayer(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Layer taking a device argument creates part of its state without it"
     TRIGGERS = ('class ',)
+    SIGNALS = frozenset({screen.DEVICE_ARGUMENT_LAYER})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

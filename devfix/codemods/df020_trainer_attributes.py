@@ -30,6 +30,7 @@ from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state, torch_alias
+from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import prepend_to_function
 from devfix.findings import Safety
@@ -41,6 +42,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Trainer class moves its model but not the inputs and losses it feeds it"
     TRIGGERS = ("self.",)
+    SIGNALS = frozenset({screen.PLAIN_CLASS_MOVE})
+    MOVES_VALUES = True
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -1,0 +1,194 @@
+"""The one analysis of a file that every rule reads, computed once per text with Python's `ast`.
+
+- `role`: a program (it runs: a `__main__` block or top-level training code), a library module
+  (imported by others: only definitions), or a test. Only a program may get a module-level
+  `device = torch.device(...)`: a library or a test must not grow global state.
+- `framework`: the framework that owns placement in this file (accelerate, Lightning, XLA, RPC,
+  DeepSpeed, ...): it moves models and batches itself, so devfix adds no moves there.
+- `values`: the kind of every name where it is read (`analysis.kinds`), of `self` attributes and
+  of the file's functions' results.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from functools import cached_property
+from pathlib import PurePath
+
+from devfix.analysis.imports import ImportTable
+from devfix.analysis.kinds import Kind
+from devfix.analysis.project import ProjectIndex
+from devfix.analysis import screen
+from devfix.analysis.values import ValueFacts, analyse_values
+
+PLACEMENT_FRAMEWORKS = (
+    "accelerate", "lightning", "pytorch_lightning", "lightning_fabric", "torch_xla", "deepspeed",
+    "torch.distributed.rpc", "colossalai", "horovod", "ray.train",
+)
+TEST_MODULES = ("pytest", "unittest")
+PROGRAM_STATEMENTS = (ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith)
+
+
+class FileRole(enum.Enum):
+    PROGRAM = "program"
+    LIBRARY = "library module"
+    TEST = "test"
+
+
+class FileFacts:
+    """Computed from one text; the value analysis runs only when a rule asks for it."""
+
+    def __init__(self, tree: ast.Module, source: str, path: str, project: ProjectIndex | None) -> None:
+        self._tree = tree
+        self._walk = screen.walk(tree)
+        self.imports = self._walk.imports
+        self.classes = _class_kinds(tree, self.imports, path, project)
+        self.role = _role(tree, path, self.imports, self.classes)
+        self.framework = _framework(self.imports)
+        self.text = source
+        self.lines = tuple(source.splitlines())
+
+    @cached_property
+    def signals(self) -> frozenset[str]:
+        """The code shapes rules look for (`analysis.screen`), but for a lazy one (`has_signal`)."""
+        return screen.signals(self._walk, self.classes)
+
+    def has_signal(self, signal: str) -> bool:
+        if signal in self.signals:
+            return True
+        if signal == screen.MODULE_TENSOR_ATTRIBUTE:  # `self.x = x` in __init__: is `x` a tensor?
+            reads = self.values.reads
+            return any(reads.get((name.lineno, name.col_offset)) is Kind.TENSOR for name in self._walk.tensor_candidates)
+        return False
+
+    @cached_property
+    def values(self) -> ValueFacts:
+        return analyse_values(self._tree, self.imports, self.classes, self._walk.declared_global)
+
+    def kind_at(self, line: int, column: int) -> Kind:
+        """The kind of the name read at `line` and character `column` (0-based), as libcst counts."""
+        return self.values.reads.get((line, self.byte_column(line, column)), Kind.UNKNOWN)
+
+    def byte_column(self, line: int, column: int) -> int:
+        """`ast` counts columns in UTF-8 bytes, libcst in characters."""
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return column if text.isascii() else len(text[:column].encode("utf-8"))
+
+    def non_tensor_names(self, first_line: int, last_line: int) -> set[str]:
+        """Names read somewhere in these lines as a proven non-tensor (a list, a number, an array)."""
+        reads, names = self.values.reads, self.values.read_names
+        return {
+            names[position]
+            for position, kind in reads.items()
+            if first_line <= position[0] <= last_line and kind.is_known_non_tensor
+        }
+
+    @property
+    def may_add_globals(self) -> bool:
+        return self.role is FileRole.PROGRAM
+
+
+def analyse_file(source: str, path: str, project: ProjectIndex | None = None, whole: str | None = None) -> FileFacts | None:
+    """None when Python's own parser rejects the text (the engine reports that separately).
+    `whole`: the whole file when `source` is a part of it (the editor's quick diagnostics); what
+    the file is and which framework it uses are then read from the whole."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    facts = FileFacts(tree, source, path, project)
+    if whole is not None and whole != source:
+        whole_facts = analyse_file(whole, path, project)
+        if whole_facts is not None:
+            facts.role, facts.framework = whole_facts.role, whole_facts.framework
+    return facts
+
+
+def _role(tree: ast.Module, path: str, imports: ImportTable, classes: dict[str, Kind]) -> FileRole:
+    name = PurePath(path).name
+    if name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
+        return FileRole.TEST
+    has_tests = any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name.lower().startswith("test")
+        for node in tree.body
+    )
+    if has_tests and imports.imports_any(TEST_MODULES):
+        return FileRole.TEST
+    if name == "__init__.py":
+        return FileRole.LIBRARY
+    runs = any(_runs_at_import(statement, imports, classes) for statement in tree.body)
+    return FileRole.PROGRAM if runs else FileRole.LIBRARY
+
+
+def _runs_at_import(statement: ast.stmt, imports: ImportTable, classes: dict[str, Kind]) -> bool:
+    """A `__main__` block, a loop, a call made for its effect, or model and tensor work at the top
+    level: a script. A library's top level only defines (constants, loggers, registries)."""
+    if isinstance(statement, ast.If):
+        test = statement.test
+        return (
+            isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+        ) or any(_runs_at_import(inner, imports, classes) for inner in statement.body)
+    if isinstance(statement, PROGRAM_STATEMENTS):
+        return True
+    if isinstance(statement, ast.Expr):
+        return isinstance(statement.value, ast.Call) and not _is_setup_call(statement.value)
+    if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+        return any(_is_device_work(call, imports, classes) for call in ast.walk(statement.value) if isinstance(call, ast.Call))
+    return False
+
+
+def _is_device_work(call: ast.Call, imports: ImportTable, classes: dict[str, Kind]) -> bool:
+    """Building a model, a loader or a tensor, loading a checkpoint, moving something."""
+    if isinstance(call.func, ast.Attribute) and call.func.attr in ("cuda", "to", "train", "eval"):
+        return True
+    qualified = imports.qualify(call.func) or ""
+    if classes.get(qualified) is Kind.MODULE or qualified.endswith("DataLoader"):
+        return True
+    parts = qualified.split(".")
+    is_torch_call = parts[0] == "torch" and parts[-1] not in ("device", "dtype", "finfo", "iinfo", "Size")
+    return is_torch_call and (len(parts) == 2 or qualified.startswith("torch.nn."))
+
+
+def _is_setup_call(call: ast.Call) -> bool:
+    """Calls libraries make at import time too: `warnings.filterwarnings(...)`, `logger.setLevel(...)`,
+    `register(...)`; a script's calls (`main()`, `train(model)`, `print(...)`) are not these."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name.startswith(("filterwarnings", "simplefilter", "setLevel", "register", "add_", "update", "append", "extend"))
+
+
+def _framework(imports: ImportTable) -> str | None:
+    for prefix in PLACEMENT_FRAMEWORKS:
+        if imports.imports_any((prefix,)):
+            return prefix
+    return None
+
+
+def _class_kinds(tree: ast.Module, imports: ImportTable, path: str, project: ProjectIndex | None) -> dict[str, Kind]:
+    """Local class name → MODULE (an nn.Module), OBJECT (a dataclass or plain class), or UNKNOWN."""
+    kinds: dict[str, Kind] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        base_kinds = [_base_kind(base, imports, kinds, path, project) for base in node.bases]
+        if Kind.MODULE in base_kinds:
+            kinds[node.name] = Kind.MODULE
+        elif all(kind is Kind.OBJECT for kind in base_kinds):
+            kinds[node.name] = Kind.OBJECT
+        else:
+            kinds[node.name] = Kind.UNKNOWN
+    return kinds
+
+
+def _base_kind(base: ast.expr, imports: ImportTable, local: dict[str, Kind], path: str, project: ProjectIndex | None) -> Kind:
+    qualified = imports.qualify(base)
+    if qualified is None:
+        return Kind.UNKNOWN
+    if qualified in local:
+        return local[qualified]
+    if qualified in ("builtins.object", "abc.ABC", "typing.NamedTuple", "enum.Enum"):
+        return Kind.OBJECT
+    if (project or ProjectIndex()).is_module_class(path, qualified) is True:
+        return Kind.MODULE
+    return Kind.UNKNOWN

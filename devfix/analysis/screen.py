@@ -1,0 +1,292 @@
+"""Which shapes of code a file contains, from one walk of Python's `ast`: the signals rules need.
+
+A rule can only find something where its signal is present (a `.cuda()` call, a factory call
+without `device=` that meets other values, a plain-list attribute of a Module, ...). A file with
+none of the signals the selected rules need is clean without building a libcst tree: that is most
+library code, and the reason a check costs about what parsing costs. Each signal over-approximates
+its rule's conditions; `tests/test_screen.py` checks that no rule finds anything without them.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from devfix.analysis.imports import ImportTable
+from devfix.analysis.kinds import Kind
+
+CUDA_LITERAL = "cuda-literal"
+FOR_LOOP = "for-loop"
+MOVE_CALL = "move-call"
+BARE_MOVE = "bare-move"
+UNPLACED_FACTORY = "unplaced-factory"
+UNPLACED_FACTORY_IN_METHOD = "unplaced-factory-in-method"
+LEGACY_CONSTRUCTOR = "legacy-constructor"
+LOAD_CALL = "load-call"
+HOST_SINK = "host-sink"
+PLAIN_CLASS_TABLE = "plain-class-table"
+PLAIN_CLASS_MOVE = "plain-class-move"
+MODULE_TENSOR_ATTRIBUTE = "module-tensor-attribute"
+MODULE_CONTAINER = "module-container"
+CALLED_CONSTRUCTION = "called-construction"
+DEVICE_ARGUMENT_LAYER = "device-argument-layer"
+BUILT_AND_CALLED = "built-and-called"
+ALL_SIGNALS = frozenset({
+    BUILT_AND_CALLED,
+    CUDA_LITERAL, FOR_LOOP, MOVE_CALL, BARE_MOVE, UNPLACED_FACTORY, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
+    LOAD_CALL, HOST_SINK, PLAIN_CLASS_TABLE, PLAIN_CLASS_MOVE, MODULE_TENSOR_ATTRIBUTE, MODULE_CONTAINER,
+    CALLED_CONSTRUCTION, DEVICE_ARGUMENT_LAYER,
+})
+
+FACTORIES = frozenset({
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range", "linspace",
+    "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices", "from_numpy", "Tensor", "FloatTensor",
+    "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
+})
+LOADERS = frozenset({"load", "load_url", "load_state_dict_from_url"})
+HOST_LIBRARIES = frozenset({"numpy", "sklearn", "matplotlib", "scipy", "pandas"})
+DEVICE_PARAMETERS = frozenset({"device", "dev", "torch_device"})
+HOLDERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"})
+
+
+@dataclass
+class _Place:
+    """Where a node stands: its parent, the kind of the enclosing class (None outside classes),
+    and the method it is directly in (None at other depths)."""
+
+    parent: ast.AST | None
+    class_node: ast.ClassDef | None
+    method: ast.FunctionDef | ast.AsyncFunctionDef | None
+
+
+@dataclass
+class Walk:
+    """What one walk of the tree collected: imports, and the nodes the signals look at."""
+
+    tree: ast.Module
+    imports: ImportTable = field(default_factory=ImportTable)
+    star_import: bool = False
+    nodes: list[tuple[ast.AST, _Place]] = field(default_factory=list)
+    declared_global: set[str] = field(default_factory=set)  # `global x` somewhere in a function
+    tensor_candidates: list[ast.Name] = field(default_factory=list)  # names DF014 would accept if tensors
+    built: set[str] = field(default_factory=set)  # names assigned from a call (`model = Net()`)
+    called: set[str] = field(default_factory=set)  # names called (`model(x)`)
+    inits: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef]] = field(default_factory=list)
+
+
+WATCHED = (ast.Call, ast.Constant, ast.For, ast.AsyncFor, ast.Expr, ast.Assign, ast.AnnAssign, ast.Attribute)
+LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.alias)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """`ast.iter_child_nodes` without its generators and without the leaves nothing is found in."""
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        fields = _CHILD_FIELDS[type(node)] = tuple(name for name in node._fields if name not in ("ctx", "op", "ops"))
+    children = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            children.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            children.append(value)
+    return children
+
+
+def walk(tree: ast.Module) -> Walk:
+    """One pass: imports for the whole file, and every node a signal may need, with its place."""
+    found = Walk(tree)
+    stack: list[tuple[ast.AST, _Place]] = [(node, _Place(tree, None, None)) for node in tree.body]
+    while stack:
+        node, place = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.star_import |= found.imports.add(node)
+            continue
+        if isinstance(node, ast.ClassDef):
+            inner = _Place(node, node, None)
+            stack.extend((child, inner) for child in node.body)
+            stack.extend((child, _Place(node, place.class_node, place.method)) for child in [*node.bases, *node.decorator_list])
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            is_method = place.class_node is not None and place.parent is place.class_node
+            if is_method and node.name == "__init__":
+                found.inits.append((node, place.class_node))
+            inner = _Place(node, place.class_node, node if is_method else None)
+            stack.extend((child, inner) for child in _children(node))
+            continue
+        if isinstance(node, ast.Global):
+            found.declared_global.update(node.names)
+            continue
+        if isinstance(node, WATCHED):
+            found.nodes.append((node, place))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                found.called.add(node.func.id)
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                found.built.update(target.id for target in node.targets if isinstance(target, ast.Name))
+        if isinstance(node, LEAVES):
+            continue
+        inner = _Place(node, place.class_node, place.method)
+        stack.extend((child, inner) for child in _children(node))
+    found.imports.define(tree)
+    return found
+
+
+def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
+    """Every signal but MODULE_TENSOR_ATTRIBUTE for bare names, which needs the value analysis:
+    `found.tensor_candidates` holds those names (see `FileFacts.has_signal`)."""
+    if found.star_import:
+        return ALL_SIGNALS  # names devfix cannot resolve: assume anything
+    screen = _Screen(found, classes)
+    for node, place in found.nodes:
+        screen.node(node, place)
+    for init, class_node in found.inits:
+        screen.init(init, class_node)
+    if found.built & found.called:
+        screen.found.add(BUILT_AND_CALLED)
+    return frozenset(screen.found)
+
+
+class _Screen:
+    def __init__(self, walked: Walk, classes: dict[str, Kind]) -> None:
+        self.walked, self.imports, self.classes = walked, walked.imports, classes
+        self.found: set[str] = set()
+
+    def owner_kind(self, place: _Place) -> Kind | None:
+        if place.class_node is None:
+            return None
+        return self.classes.get(place.class_node.name, Kind.UNKNOWN)
+
+    def init(self, init: ast.FunctionDef | ast.AsyncFunctionDef, class_node: ast.ClassDef) -> None:
+        if self.classes.get(class_node.name, Kind.UNKNOWN) is Kind.OBJECT:
+            return
+        parameters = {argument.arg for argument in [*init.args.args, *init.args.kwonlyargs]}
+        if parameters & DEVICE_PARAMETERS and any(self._is_unplaced_factory(n) for n in ast.walk(init)):
+            self.found.add(DEVICE_ARGUMENT_LAYER)
+
+    def node(self, node: ast.AST, place: _Place) -> None:
+        found = self.found
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, str) and node.value.startswith("cuda"):
+                found.add(CUDA_LITERAL)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            found.add(FOR_LOOP)
+        elif isinstance(node, ast.Expr):
+            if _method_name(node.value) in ("to", "cuda", "cpu"):
+                found.add(BARE_MOVE)
+        elif isinstance(node, ast.Call):
+            self._call(node, place)
+        elif isinstance(node, ast.Attribute):
+            qualified = self.imports.qualify(node) or ""
+            if qualified.startswith("torch.cuda.") and qualified.endswith("Tensor"):
+                found.add(LEGACY_CONSTRUCTOR)
+        elif place.class_node is not None and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(_is_self_attribute(target) for target in targets):
+                self._self_assignment(node.value, place)
+
+    def _call(self, node: ast.Call, place: _Place) -> None:
+        found, owner = self.found, self.owner_kind(place)
+        name = _method_name(node)
+        if name in ("to", "cuda"):
+            found.add(MOVE_CALL)
+            if name == "cuda":
+                found.add(CUDA_LITERAL)
+            if owner is not None and owner is not Kind.MODULE:
+                found.add(PLAIN_CLASS_MOVE)
+            if isinstance(node.func.value, ast.Call) and self.imports.qualify(node.func.value.func) in HOLDERS:
+                found.add(LEGACY_CONSTRUCTOR)
+        if any(keyword.arg == "device" for keyword in node.keywords):
+            found.add(MOVE_CALL)  # a tensor created on a device: what meets it may need a move
+        if name == "numpy":
+            found.add(HOST_SINK)
+        qualified = self.imports.qualify(node.func) or ""
+        tail = qualified.rsplit(".", 1)[-1] if qualified else (name or "")
+        if tail in LOADERS:
+            found.add(LOAD_CALL)
+        if qualified.split(".", 1)[0] in HOST_LIBRARIES:
+            found.add(HOST_SINK)
+        if qualified.startswith("torch.") and tail.endswith("Tensor"):
+            found.add(LEGACY_CONSTRUCTOR)
+        in_method = place.method is not None and place.method.name != "__init__" and owner is not Kind.OBJECT
+        if self._is_unplaced_factory(node) and self._meets_something(node, place.parent):
+            found.add(UNPLACED_FACTORY)
+            if in_method:
+                found.add(UNPLACED_FACTORY_IN_METHOD)
+        if isinstance(node.func, ast.Call) and in_method:
+            found.add(CALLED_CONSTRUCTION)
+        if name == "append" and _is_self_attribute(node.func.value) and owner is not Kind.OBJECT and self._may_build(node.args):
+            found.add(MODULE_CONTAINER)
+
+    def _meets_something(self, factory: ast.Call, parent: ast.AST | None) -> bool:
+        """Not a factory whose tensor goes straight into a Parameter, a buffer or an attribute:
+        those meet nothing in the statement that creates them (and DF004 follows names only)."""
+        if isinstance(parent, ast.Call) and factory in parent.args:
+            qualified = self.imports.qualify(parent.func) or ""
+            if qualified in HOLDERS or _method_name(parent) == "register_buffer":
+                return False
+        if isinstance(parent, ast.Assign) and all(isinstance(target, (ast.Attribute, ast.Subscript)) for target in parent.targets):
+            return False
+        return True
+
+    def _self_assignment(self, value: ast.expr, place: _Place) -> None:
+        owner = self.owner_kind(place)
+        if owner is not Kind.MODULE and PLAIN_CLASS_TABLE not in self.found and any(self._is_torch_call(n) for n in ast.walk(value)):
+            self.found.add(PLAIN_CLASS_TABLE)
+        if owner is Kind.OBJECT:
+            return
+        if isinstance(value, (ast.List, ast.Tuple)) and self._may_build(value.elts):
+            self.found.add(MODULE_CONTAINER)
+        elif isinstance(value, ast.Dict) and self._may_build(value.values):
+            self.found.add(MODULE_CONTAINER)
+        elif isinstance(value, (ast.ListComp, ast.DictComp)) and self._may_build([getattr(value, "elt", None) or value.value]):
+            self.found.add(MODULE_CONTAINER)
+        if place.method is not None and place.method.name == "__init__" and self._may_be_tensor(value):
+            self.found.add(MODULE_TENSOR_ATTRIBUTE)
+
+    def _may_build(self, items: list[ast.expr | None]) -> bool:
+        """Some item is a call that may construct a Module or a Parameter (not `dict(...)`)."""
+        for item in items:
+            if isinstance(item, ast.Call) and not (self.imports.qualify(item.func) or "").startswith("builtins."):
+                return True
+        return False
+
+    def _may_be_tensor(self, value: ast.expr) -> bool:
+        """The shapes DF014 accepts: names proven tensors, and torch calls (not `torch.nn.*`)
+        through arithmetic, indexing and method chains."""
+        if isinstance(value, ast.Name):
+            self.walked.tensor_candidates.append(value)
+            return False
+        if isinstance(value, ast.BinOp):
+            return self._may_be_tensor(value.left) or self._may_be_tensor(value.right)
+        if isinstance(value, ast.UnaryOp):
+            return self._may_be_tensor(value.operand)
+        if isinstance(value, ast.Compare):
+            return any(self._may_be_tensor(operand) for operand in [value.left, *value.comparators])
+        if isinstance(value, (ast.Subscript, ast.Attribute)):
+            return self._may_be_tensor(value.value)
+        if isinstance(value, ast.Call):
+            qualified = self.imports.qualify(value.func)
+            if qualified is None and isinstance(value.func, ast.Attribute):
+                return self._may_be_tensor(value.func.value)
+            return qualified is not None and qualified.startswith("torch.") and not qualified.startswith("torch.nn.")
+        return False
+
+    def _is_torch_call(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and (self.imports.qualify(node.func) or "").startswith("torch.")
+
+    def _is_unplaced_factory(self, node: ast.AST) -> bool:
+        if not isinstance(node, ast.Call) or any(keyword.arg == "device" for keyword in node.keywords):
+            return False
+        qualified = self.imports.qualify(node.func) or ""
+        return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORIES
+
+
+def _method_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr
+    return None
+
+
+def _is_self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"

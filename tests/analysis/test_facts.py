@@ -1,0 +1,145 @@
+"""The value analysis: what a file is, which framework places its values, the kind of each name."""
+
+from __future__ import annotations
+
+import pytest
+
+from devfix.analysis.facts import FileRole, analyse_file
+from devfix.analysis.kinds import Kind
+from tests.conftest import run_devfix
+
+
+def kinds_read(source: str, name: str) -> list[Kind]:
+    """The kind of every read of `name`, in source order."""
+    facts = analyse_file(source, "snippet.py")
+    reads = facts.values.reads
+    return [reads[position] for position in sorted(reads) if facts.values.read_names[position] == name]
+
+
+@pytest.mark.parametrize(
+    ("source", "role"),
+    [
+        ("import torch\n\n\ndef f(x):\n    return x.cuda()\n", FileRole.LIBRARY),
+        ("import torch\nLOG = print\n__all__ = ['f']\n", FileRole.LIBRARY),
+        ("import torch\n\nif __name__ == '__main__':\n    print(torch.ones(1))\n", FileRole.PROGRAM),
+        ("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n", FileRole.PROGRAM),
+        ("import torch\nsd = torch.load('m.pt')\n", FileRole.PROGRAM),
+        ("import torch\nfor i in range(3):\n    print(i)\n", FileRole.PROGRAM),
+        ("import pytest\nimport torch\n\n\ndef test_ones():\n    assert torch.ones(1).cuda()\n", FileRole.TEST),
+    ],
+)
+def test_what_a_file_is(source, role):
+    assert analyse_file(source, "module.py").role is role
+
+
+def test_test_files_and_package_inits_by_name():
+    assert analyse_file("x = main()\n", "tests/test_train.py").role is FileRole.TEST
+    assert analyse_file("import torch\n", "pkg/__init__.py").role is FileRole.LIBRARY
+
+
+@pytest.mark.parametrize(
+    ("imports", "framework"),
+    [
+        ("from accelerate import Accelerator", "accelerate"),
+        ("import lightning as L", "lightning"),
+        ("import torch_xla.core.xla_model as xm", "torch_xla"),
+        ("from torch.distributed import rpc\nimport torch.distributed.rpc", "torch.distributed.rpc"),
+        ("import torch", None),
+    ],
+)
+def test_frameworks_that_own_placement(imports, framework):
+    assert analyse_file(imports + "\n", "train.py").framework == framework
+
+
+def test_kinds_follow_assignments_and_rebinding():
+    source = (
+        "import numpy as np\nimport torch\n\n\n"
+        "def f(lengths):\n"
+        "    decode = lengths.tolist()\n"
+        "    acc = []\n"
+        "    arr = np.zeros(3)\n"
+        "    t = torch.zeros(3)\n"
+        "    t = t + 1\n"
+        "    n = t.item()\n"
+        "    return decode, acc, arr, t, n, lengths\n"
+    )
+    assert kinds_read(source, "decode") == [Kind.LIST]
+    assert kinds_read(source, "acc") == [Kind.LIST]
+    assert kinds_read(source, "arr") == [Kind.NDARRAY]
+    assert kinds_read(source, "t") == [Kind.TENSOR, Kind.TENSOR, Kind.TENSOR]
+    assert kinds_read(source, "n") == [Kind.SCALAR]
+    assert kinds_read(source, "lengths") == [Kind.UNKNOWN, Kind.UNKNOWN]
+
+
+def test_branches_join_and_loops_reach_a_fixed_point():
+    source = (
+        "import torch\n\n\n"
+        "def f(flag, xs):\n"
+        "    y = torch.ones(2) if flag else [1, 2]\n"
+        "    z = torch.ones(2)\n"
+        "    for x in xs:\n"
+        "        print(z)\n"
+        "        z = [x]\n"
+        "    return y, z\n"
+    )
+    assert kinds_read(source, "y") == [Kind.UNKNOWN]
+    assert kinds_read(source, "z") == [Kind.UNKNOWN, Kind.UNKNOWN]
+
+
+def test_isinstance_narrows_a_name():
+    source = (
+        "import torch\n\n\n"
+        "def f(image):\n"
+        "    if not isinstance(image, torch.Tensor):\n"
+        "        image = torch.from_numpy(image)\n"
+        "    return image\n"
+    )
+    assert kinds_read(source, "image") == [Kind.UNKNOWN, Kind.OBJECT, Kind.TENSOR]  # a tensor on both paths
+
+
+def test_helpers_return_kinds_and_dataclasses_are_objects():
+    source = (
+        "from dataclasses import dataclass\nimport torch\n\n\n"
+        "@dataclass\nclass Args:\n    dim: int = 3\n\n\n"
+        "def step(x):\n    return x.sum().item()\n\n\n"
+        "def main():\n    loss = step(torch.ones(2))\n    args = Args()\n    return loss, args\n"
+    )
+    assert kinds_read(source, "loss") == [Kind.SCALAR]
+    assert kinds_read(source, "args") == [Kind.OBJECT]
+
+
+def test_annotations_give_kinds():
+    source = "import torch\n\n\ndef f(x: torch.Tensor, n: int, names: list[str]):\n    return x, n, names\n"
+    assert kinds_read(source, "x") == [Kind.TENSOR]
+    assert kinds_read(source, "n") == [Kind.SCALAR]
+    assert kinds_read(source, "names") == [Kind.LIST]
+
+
+def test_non_ascii_columns_are_read_like_libcst():
+    source = "import torch\n\n\ndef f():\n    t = torch.ones(1)\n    s = 'é'; print(t)\n"
+    facts = analyse_file(source, "x.py")
+    assert facts.kind_at(6, 19) is Kind.TENSOR  # character column of `t` in `print(t)`
+
+
+def test_no_preamble_in_a_library_module():
+    library = "import torch\n\n\ndef to_gpu(model):\n    return model.cuda()\n"
+    result = run_devfix(library, "layers.py")
+    assert result.fixed == result.source
+    assert [(finding.code, finding.fixable) for finding in result.findings] == [("DF001", False)]
+    assert b"device = torch.device" in run_devfix(library + "\nprint(to_gpu(torch.nn.Linear(1, 1)))\n", "train.py").fixed
+
+
+def test_no_moves_where_a_framework_places_values():
+    source = (
+        "import torch\nimport lightning as L\nfrom torch.utils.data import DataLoader\n\n"
+        "fabric = L.Fabric()\nmodel = torch.nn.Linear(2, 2)\nmodel = fabric.setup(model)\n"
+        "loader = fabric.setup_dataloaders(DataLoader([]))\n"
+        "device = fabric.device\nfor x, y in loader:\n    model(x).sum().backward()\n"
+    )
+    result = run_devfix(source, "train.py")
+    assert result.fixed == result.source
+
+
+def test_load_map_location_only_in_programs():
+    library = "import torch\n\n\ndef read_metadata(path):\n    return torch.load(path)\n"
+    assert run_devfix(library, "strategy.py").findings == ()
