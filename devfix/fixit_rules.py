@@ -10,26 +10,30 @@ from __future__ import annotations
 
 import libcst as cst
 from fixit import LintRule
-from libcst.metadata import CodePosition, CodeRange
+from libcst.metadata import CodePosition, CodeRange, FilePathProvider
 
 from devfix.analysis.project import ProjectIndex
 from devfix.codemods import ALL_RULES
 from devfix.codemods.base import DevfixRule, FixPolicy
-from devfix.engine import check_module, fix_module
+from devfix.engine import process
 
 
 def _adapter(rule: type[DevfixRule]) -> type[LintRule]:
     class Adapter(LintRule):
         __doc__ = rule.__doc__ or rule.DESCRIPTION
         MESSAGE = rule.DESCRIPTION
+        METADATA_DEPENDENCIES = (*LintRule.METADATA_DEPENDENCIES, FilePathProvider)
 
         def visit_Module(self, node: cst.Module) -> None:
-            path = str(self.context.file_path) if getattr(self, "context", None) is not None else "<fixit>"
-            findings = check_module(node, path, [rule], ProjectIndex())
+            """The same entry point as `devfix check`/`fix` (screen, parse guard), with the file's
+            real path so classes of its project resolve."""
+            path = str(self.get_metadata(FilePathProvider, node, "<fixit>"))
+            source = node.bytes
+            findings = process(source, path, [rule], ProjectIndex()).findings
             replacement = None
             if any(finding.fixable for finding in findings):
-                fixed = fix_module(node, path, [rule], ProjectIndex(), FixPolicy(apply=True)).module
-                replacement = fixed if fixed.code != node.code else None
+                fixed = process(source, path, [rule], ProjectIndex(), FixPolicy(apply=True)).fixed
+                replacement = cst.parse_module(fixed) if fixed != source else None
             for index, finding in enumerate(findings):
                 position = CodeRange(
                     CodePosition(finding.start.line, finding.start.column - 1),

@@ -35,3 +35,15 @@ def test_clean_code_has_no_violation():
     runner = LintRunner(Path("ok.py"), b"import torch\nx = torch.ones(2)\n")
     rules = [getattr(fixit_rules, name)() for name in fixit_rules.__all__]
     assert list(runner.collect_violations(rules, Config(path=Path("ok.py")))) == []
+
+
+def test_adapter_resolves_classes_of_the_project_through_the_real_path(tmp_path):
+    (tmp_path / "models.py").write_text("from torch import nn\n\n\nclass Net(nn.Module):\n    pass\n")
+    train = tmp_path / "train.py"
+    source = (b"import torch\nfrom models import Net\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+              b"model = Net()\nx = torch.ones(2).to(device)\nprint(model(x))\n")
+    train.write_bytes(source)
+    runner = LintRunner(train, source)
+    violations = list(runner.collect_violations([fixit_rules.DF003ModuleNotMoved()], Config(path=train, root=tmp_path)))
+    assert [violation.message.split()[0] for violation in violations] == ["DF003"]
+    assert "model = Net().to(device)" in runner.apply_replacements(violations).code
