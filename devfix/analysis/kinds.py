@@ -49,6 +49,7 @@ NON_TENSOR_TORCH = {
     "torch.is_grad_enabled": Kind.SCALAR, "torch.seed": Kind.SCALAR, "torch.initial_seed": Kind.SCALAR,
     "torch.set_grad_enabled": Kind.OBJECT, "torch.enable_grad": Kind.OBJECT, "torch.is_complex": Kind.SCALAR,
 }
+NON_TENSOR_PREFIXES = ("set_", "get_", "is_", "use_", "are_", "_")  # torch.set_num_threads(4), torch.is_tensor(x)
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
 LEGACY_TENSOR_CLASSES = {"Tensor", "FloatTensor", "LongTensor", "DoubleTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor"}
 BUILTIN_KINDS = {
@@ -204,6 +205,8 @@ class Resolver:
         if qualified in NON_TENSOR_TORCH:
             return NON_TENSOR_TORCH[qualified]
         parts = qualified.split(".")
+        if len(parts) == 2 and parts[0] == "torch" and parts[1].startswith(NON_TENSOR_PREFIXES):
+            return Kind.SCALAR if parts[1].startswith("is_") else Kind.UNKNOWN
         if qualified.startswith(TENSOR_NAMESPACES) and parts[-1][:1].islower():
             return Kind.TENSOR
         if parts[0] == "torch" and len(parts) == 2 and (parts[1][:1].islower() and not parts[1].startswith("_")

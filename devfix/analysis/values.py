@@ -23,6 +23,18 @@ ANNOTATION_KINDS = {
     "numpy.ndarray": Kind.NDARRAY, "torch.nn.Module": Kind.MODULE, "torch.device": Kind.DEVICE,
 }
 LOOP_LIMIT = 4
+SIMPLE_STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
+# torch functions whose first argument may be something else than a tensor (data, a shape, a path)
+NOT_TENSOR_INPUTS = frozenset({
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm",
+    "arange", "range", "linspace", "logspace", "eye", "Tensor", "FloatTensor", "LongTensor", "DoubleTensor",
+    "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor", "tril_indices", "triu_indices", "Parameter", "scalar_tensor",
+    "asarray", "frombuffer", "einsum",
+})
+SEQUENCE_INPUTS = frozenset({
+    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "meshgrid",
+    "broadcast_tensors", "block_diag", "cartesian_prod", "atleast_1d", "atleast_2d", "atleast_3d", "chain_matmul",
+})
 
 
 @dataclass
@@ -133,9 +145,33 @@ class _Walker:
     def statement(self, node: ast.stmt, env: Env) -> Env:
         handler = getattr(self, f"_{type(node).__name__}", None)
         if handler is not None:
-            return handler(node, env)
-        self._record(node, env)
-        return self._forget_stores(node, env)
+            after = handler(node, env)
+        else:
+            self._record(node, env)
+            after = self._forget_stores(node, env)
+        if isinstance(node, SIMPLE_STATEMENTS):
+            after = self._proven_by_use(node, after)
+        return after
+
+    def _proven_by_use(self, node: ast.stmt, env: Env) -> Env:
+        """`torch.cat([a, b])`, `torch.exp(a)`: a torch op raises unless its first argument is a
+        tensor, so past this statement a name given there is one (if nothing said otherwise)."""
+        proven = {}
+        for call in ast.walk(node):
+            if not (isinstance(call, ast.Call) and call.args) or self.resolver.kind(call, env) is not Kind.TENSOR:
+                continue
+            qualified = self.resolver.imports.qualify(call.func) or ""
+            if not qualified.startswith("torch.") or qualified.rsplit(".", 1)[-1] in NOT_TENSOR_INPUTS:
+                continue
+            first = call.args[0]
+            if isinstance(first, (ast.List, ast.Tuple)):
+                names = first.elts
+            else:  # `torch.stack(chunks)`: the list is not a tensor, its elements are
+                names = [] if qualified.rsplit(".", 1)[-1] in SEQUENCE_INPUTS else [first]
+            for name in names:
+                if isinstance(name, ast.Name) and env.get(name.id, Kind.UNKNOWN) is Kind.UNKNOWN:
+                    proven[name.id] = Kind.TENSOR
+        return {**env, **proven} if proven else env
 
     # --- definitions -------------------------------------------------------------------------
     def _FunctionDef(self, node: ast.FunctionDef, env: Env) -> Env:

@@ -34,7 +34,7 @@ def findings_of_screened_out_rules(path: Path) -> list[str]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     found = []
     for rule in ALL_RULES:
-        if rule.may_apply(source, facts) or not rule.may_apply(source):
+        if rule.has_signals(facts) or not rule.may_apply(source):
             continue
         _, findings = _run_rule(rule, wrapper, str(path), FixPolicy(), Suppressions.from_source(source), ProjectIndex(), facts)
         found += [f"{finding.code} at {finding.start.line}: {finding.message}" for finding in findings]
