@@ -322,6 +322,8 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 def _print_messages(outcome: Outcome, quiet: bool, verbose: bool) -> None:
     for error in outcome.errors:
         stderr.print(f"error: {error}", markup=False)
+    for crash in outcome.rule_crashes:
+        stderr.print(f"warning: {crash}", markup=False)
     if verbose and not quiet:
         for note in outcome.notes:
             stderr.print(f"note: {note}", markup=False)

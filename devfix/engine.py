@@ -30,14 +30,25 @@ class RuleProducedInvalidCode(RuntimeError):
     """A rule's output failed to parse: a devfix bug, reported instead of written."""
 
 
+def _crash_message(path: str, rule: type[DevfixRule], error: Exception) -> str:
+    return (f"{path}: devfix bug: rule {rule.CODE} raised {error!r}; it was skipped for this file and the "
+            "other rules ran. Please report it with the file.")
+
+
 def parse(source: bytes) -> cst.Module:
     return cst.parse_module(source)
 
 
 def check_module(
-    module: cst.Module, path: str, rules: Sequence[type[DevfixRule]], project: ProjectIndex, facts: FileFacts | None = None
+    module: cst.Module,
+    path: str,
+    rules: Sequence[type[DevfixRule]],
+    project: ProjectIndex,
+    facts: FileFacts | None = None,
+    crashes: list[str] | None = None,
 ) -> list[Finding]:
-    """Findings on `module` as it is; nothing is changed. `facts` may come from the screen."""
+    """Findings on `module` as it is; nothing is changed. `facts` may come from the screen; a rule
+    that raises is skipped and described in `crashes`."""
     findings: list[Finding] = []
     suppressions = Suppressions.from_source(module.code)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # one analysis shared: check mode changes nothing
@@ -45,8 +56,16 @@ def check_module(
     facts = _facts_for(code, path, project, facts)
     for rule in rules:
         if rule.may_apply(code, facts):
-            findings += _run_rule(rule, wrapper, path, FixPolicy(), suppressions, project, facts)[1]
+            try:
+                findings += _run_rule(rule, wrapper, path, FixPolicy(), suppressions, project, facts)[1]
+            except Exception as error:  # a devfix bug must not cost the other rules' findings
+                _note_crash(crashes, _crash_message(path, rule, error))
     return sorted(findings, key=Finding.sort_key)
+
+
+def _note_crash(crashes: list[str] | None, message: str) -> None:
+    if crashes is not None and message not in crashes:
+        crashes.append(message)
 
 
 @dataclass(frozen=True)
@@ -63,6 +82,7 @@ def fix_module(
     project: ProjectIndex,
     policy: FixPolicy,
     facts: FileFacts | None = None,
+    crashes: list[str] | None = None,
 ) -> FixOutcome:
     """Apply the allowed fixes until a whole pass changes nothing. That last pass ran every rule on
     the final code, so its findings are what remains (no separate check is needed)."""
@@ -71,12 +91,18 @@ def fix_module(
     code = module.code
     suppressions = Suppressions.from_source(code)
     facts = _facts_for(code, path, project, facts)
+    crashed: set[str] = set()
     for _ in range(MAX_PASSES):
         changed, pass_findings = False, []
         for rule in rules:
-            if not rule.may_apply(code, facts):
+            if rule.CODE in crashed or not rule.may_apply(code, facts):
                 continue
-            new_module, findings = _run_rule(rule, wrapper, path, policy, suppressions, project, facts)
+            try:
+                new_module, findings = _run_rule(rule, wrapper, path, policy, suppressions, project, facts)
+            except Exception as error:  # skip the rule for this file; the others' fixes still apply
+                crashed.add(rule.CODE)
+                _note_crash(crashes, _crash_message(path, rule, error))
+                continue
             applied += [finding for finding in findings if finding.applied]
             pass_findings += findings
             if new_module is not wrapper.module and new_module.code != code:
@@ -112,16 +138,20 @@ def process(
         module = parse(source)
     except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
         return FileResult(path, source, source, error=describe_parse_error(path, error))
+    crashes: list[str] = []
     if not policy.apply:
-        return FileResult(path, source, source, tuple(check_module(module, path, rules, project, facts)))
-    outcome = fix_module(module, path, rules, project, policy, facts)
+        findings = check_module(module, path, rules, project, facts, crashes)
+        return FileResult(path, source, source, tuple(findings), rule_crashes=tuple(crashes))
+    outcome = fix_module(module, path, rules, project, policy, facts, crashes)
     if not outcome.applied:
-        remaining = outcome.remaining if outcome.remaining is not None else check_module(module, path, rules, project)
-        return FileResult(path, source, source, tuple(remaining))
+        remaining = outcome.remaining if outcome.remaining is not None else check_module(module, path, rules, project, None, crashes)
+        return FileResult(path, source, source, tuple(remaining), rule_crashes=tuple(crashes))
     fixed_bytes = outcome.module.bytes
     ensure_parses(fixed_bytes, path)
-    remaining = outcome.remaining if outcome.remaining is not None else check_module(outcome.module, path, rules, project)
-    return FileResult(path, source, fixed_bytes, tuple(remaining), tuple(outcome.applied))
+    remaining = outcome.remaining
+    if remaining is None:
+        remaining = check_module(outcome.module, path, rules, project, None, crashes)
+    return FileResult(path, source, fixed_bytes, tuple(remaining), tuple(outcome.applied), rule_crashes=tuple(crashes))
 
 
 def screen(source: bytes, path: str, project: ProjectIndex, whole: str | None = None) -> FileFacts | None:

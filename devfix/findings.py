@@ -51,6 +51,7 @@ class FileResult:
     findings: tuple[Finding, ...] = ()
     applied: tuple[Finding, ...] = ()
     error: str | None = None
+    rule_crashes: tuple[str, ...] = ()  # devfix bugs: a rule that raised was skipped for this file
 
     @property
     def changed(self) -> bool:

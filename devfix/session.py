@@ -33,6 +33,7 @@ class Outcome:
     results: list[FileResult] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    rule_crashes: list[str] = field(default_factory=list)
     written: list[FileResult] = field(default_factory=list)
 
     @property
@@ -59,6 +60,7 @@ def execute(request: Request, progress: Callable[[int], Callable[[int], None] | 
     codes = tuple(rule.CODE for rule in rules)
     outcome.results = run(found.files, codes, policy, settings.max_file_bytes, settings.jobs, callback)
     outcome.errors += [result.error for result in outcome.results if result.error]
+    outcome.rule_crashes += [crash for result in outcome.results for crash in result.rule_crashes]
     if request.write:
         _write(outcome)
     return outcome

@@ -200,3 +200,18 @@ def test_installed_console_script_runs_as_a_real_process(project):
     assert completed.returncode == 1
     assert "DF001" in completed.stdout
     assert "Found 1 finding." in completed.stderr
+
+
+def test_a_crashing_rule_is_reported_as_a_devfix_bug_and_the_other_fixes_still_apply(tmp_path, monkeypatch):
+    from devfix.codemods.df007_load_map_location import LoadMapLocation
+
+    def crash(self, original_node, updated_node):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(LoadMapLocation, "leave_Call", crash)
+    script = tmp_path / "train.py"
+    script.write_text("import torch\nstate = torch.load('m.pt')\nmodel = torch.nn.Linear(2, 2).cuda()\n")
+    result = invoke("fix", "-j", "1", str(script))
+    assert "warning:" in result.stderr and "devfix bug: rule DF007 raised ValueError('boom')" in result.stderr
+    assert ".to(device)" in script.read_text()  # DF001's fix is written
+    assert result.exit_code != 2

@@ -48,6 +48,13 @@ class DevfixRule(cst.CSTTransformer):
     NEEDS_ALL_SIGNALS: ClassVar[frozenset[str]] = frozenset()  # ... and every one of these
 
     @classmethod
+    def has_signals(cls, facts: FileFacts) -> bool:
+        """The code shapes the rule needs (`analysis.screen`) are in the file."""
+        if cls.SIGNALS and not any(facts.has_signal(signal) for signal in cls.SIGNALS):
+            return False
+        return all(facts.has_signal(signal) for signal in cls.NEEDS_ALL_SIGNALS)
+
+    @classmethod
     def may_apply(cls, code: str, facts: FileFacts | None = None) -> bool:
         """Cheap tests that skip a whole tree pass: the text cannot match, a framework owns
         placement in the file (accelerate, Lightning, XLA, ...), or the file is not a program."""
@@ -55,9 +62,7 @@ class DevfixRule(cst.CSTTransformer):
             return False
         if facts is None:
             return True
-        if cls.SIGNALS and not any(facts.has_signal(signal) for signal in cls.SIGNALS):
-            return False
-        if not all(facts.has_signal(signal) for signal in cls.NEEDS_ALL_SIGNALS):
+        if not cls.has_signals(facts):
             return False
         if cls.MOVES_VALUES and facts.framework is not None:
             return False
@@ -137,6 +142,15 @@ class DevfixRule(cst.CSTTransformer):
         if choice.needs_preamble:
             self._needs_preamble = True
         return choice.name
+
+    def torch_name(self) -> str:
+        """The name `torch` is bound to, for a fix that writes `torch.`: `import torch` is added when
+        the file only has `from torch import ...` (else the fix would raise NameError)."""
+        alias = torch_alias(self.module)
+        if alias is None:
+            AddImportsVisitor.add_needed_import(self.context, "torch")
+            return "torch"
+        return alias
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if not self._needs_preamble:

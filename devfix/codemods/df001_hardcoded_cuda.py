@@ -12,7 +12,9 @@ Refuses (leaves the code alone): code under a test that already checks for CUDA 
 (`if torch.cuda.is_available():`, `x.cuda() if use_gpu else x`); explicit multi-GPU or
 distributed placement (`"cuda:1"`, `.cuda(rank)`, `f"cuda:{rank}"`, `device_ids=`,
 `init_process_group`, `LOCAL_RANK`); MPS and CPU fallbacks; `map_location="cpu"`. Inside an
-`nn.Module` class it reports without a fix (the module should follow `.to()` instead).
+`nn.Module` class it reports without a fix (the module should follow `.to()` instead). In a library
+module or a test (a file without top-level program code) no preamble is added: with no device
+variable in scope it reports without a fix.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from devfix.analysis.torch_names import (
     is_cuda_literal,
     keyword,
     qualified_names,
-    torch_alias,
 )
 from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
@@ -53,7 +54,6 @@ class HardcodedCuda(DevfixRule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._multi_gpu_file = MULTI_GPU_MARKERS.search(node.code) is not None
-        self._torch = torch_alias(node) or "torch"
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if self._multi_gpu_file or self._guarded(original_node):
@@ -101,7 +101,7 @@ class HardcodedCuda(DevfixRule):
         return None, ""
 
     def _conditional(self, literal: cst.SimpleString) -> cst.BaseExpression:
-        return cst.parse_expression(f'{literal.value} if {self._torch}.cuda.is_available() else "cpu"')
+        return cst.parse_expression(f'{literal.value} if {self.torch_name()}.cuda.is_available() else "cpu"')
 
     def _is_plain_cuda_call(self, call: cst.Call) -> bool:
         """`.cuda()`, `.cuda(0)`, `.cuda(non_blocking=True)`: nothing that names another GPU."""
@@ -123,7 +123,7 @@ class HardcodedCuda(DevfixRule):
         if device is None:
             return updated
         kept = [arg for arg in updated.args if arg.keyword is not None]
-        args = [cst.Arg(cst.Name(device)), *kept]
+        args = [cst.Arg(cst.parse_expression(device)), *kept]
         if kept:
             args[0] = args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")), args=args)
@@ -137,7 +137,7 @@ class HardcodedCuda(DevfixRule):
                 if device is None:
                     return updated
                 args = list(updated.args)
-                args[index] = args[index].with_changes(value=cst.Name(device))
+                args[index] = args[index].with_changes(value=cst.parse_expression(device))
                 return updated.with_changes(args=args)
             if arg.keyword is None:
                 break  # only the first positional argument can be a device
@@ -154,7 +154,7 @@ class HardcodedCuda(DevfixRule):
             if device is None:
                 return updated
             args = [
-                a.with_changes(value=cst.Name(device)) if a.keyword and a.keyword.value == keyword_name else a
+                a.with_changes(value=cst.parse_expression(device)) if a.keyword and a.keyword.value == keyword_name else a
                 for a in updated.args
             ]
             return updated.with_changes(args=args)

@@ -18,7 +18,7 @@ there it is surely a tensor, while other elements may be anything (labels as str
 Refuses: batches already moved in the body, batches that are only printed, stored or handed to
 unknown functions (lists of paths or strings), batches indexed by a variable or unpacked into a
 call (`batch[i]`, `model(*batch)`: which elements are tensors?), one-line loop bodies (for whole
-batches).
+batches), and files where a framework places batches (accelerate's `prepare`, Lightning, XLA, RPC).
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ from devfix.analysis.loaders import (
 )
 from devfix.analysis.placement import as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import torch_alias
 from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
@@ -135,7 +134,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         if not self.report(target, message, fix_title=f"move the batch to `{choice.name}` at the top of the loop"):
             return updated
         device = self.use_device(choice)
-        torch_name = torch_alias(self.module) or "torch"
+        torch_name = self.torch_name() if any(use.is_dict for use in uses) else "torch"  # only dict moves write it
         statements = move_statements(uses, device, torch_name)
         body = list(updated.body.body)
         return updated.with_changes(body=updated.body.with_changes(body=[*body[:start], *statements, *body[start:]]))

@@ -12,7 +12,8 @@ moving and are left alone.
 
 Refuses: instances moved anywhere in the scope, reassigned, or handed to other code
 (`nn.DataParallel(model)`, `setup(model)`), models loaded with `from_pretrained(...,
-device_map=...)` and classes devfix cannot prove to be `nn.Module`s.
+device_map=...)` and classes devfix cannot prove to be `nn.Module`s. Files where a framework
+places models (accelerate, Lightning, XLA, RPC, DeepSpeed) are left alone.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         if not self.report(original_node.value, message, fix_title=f"move `{name}` to `{choice.name}` after construction"):
             return updated_node
         device = self.use_device(choice)
-        moved = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")), args=[cst.Arg(cst.Name(device))])
+        moved = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
         return updated_node.with_changes(value=moved)
 
     def _needs_move(self, name: str, constructor: cst.Call, facts: PlacementFacts) -> bool:

@@ -21,6 +21,8 @@ Refuses: calls that already have `device=` or a `generator=` (a CPU generator is
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
 literals such as `torch.tensor(0.0)` in pointwise ops (allowed next to CUDA tensors), tensors
 handed to `torch.nn.utils.rnn` (lengths must stay on the CPU), and values only used on the host.
+A tensor to align with must not be a value the analysis proves to be a list, a number or a numpy
+array (`idss.append(...)` of an annotated list, an image converted by `torch.from_numpy(image)`).
 """
 
 from __future__ import annotations

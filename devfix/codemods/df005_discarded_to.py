@@ -4,11 +4,11 @@
     After:   t = t.to(batch.device)
 
 `Tensor.to`, `.cuda()` and `.cpu()` return a new tensor; only `Module.to` works in place. The rule
-acts on a bare statement whose receiver is a name that certainly holds a tensor (assigned from a
-torch call, or used with tensor-only methods such as `.size()` or `.view()`).
+acts on a bare statement whose receiver is a name the value analysis proves to hold a tensor
+(assigned from a torch call, a tensor computation or a tensor-annotated parameter).
 
 Refuses: receivers that may be Modules (a bare `model.to(device)` is correct and stays) or whose
-type devfix cannot tell; attributes such as `self.table.to(device)` are reported without a fix
+type devfix cannot prove (a name only used like a tensor, `.device`, `.dtype`: Modules have those too); attributes such as `self.table.to(device)` are reported without a fix
 (reassigning a Parameter attribute raises, and a buffer is the better fix).
 """
 

@@ -8,10 +8,13 @@ raises "Attempting to deserialize object on a CUDA device". When the result feed
 `load_state_dict` (directly, through a variable, or through `ckpt["model"]`), `"cpu"` is right:
 `load_state_dict` copies into the parameters, which keep their device. Otherwise the checkpoint is
 loaded onto the device in scope (or the conventional `device` preamble), so a pickled model or
-tensor lands where the program's other tensors live.
+tensor lands where the program's other tensors live. Data handed to a Dataset
+(`TensorDataset(data["x"], ...)`, a `Dataset` class of the file) is loaded with `"cpu"`: DataLoader
+workers and numpy need it on the host.
 
 Refuses: calls that already pass `map_location` (by keyword or position); `map_location="cpu"`
-followed by `.to(device)` is the correct idiom and stays.
+followed by `.to(device)` is the correct idiom and stays. Library modules and tests are left alone
+(only a program knows where its data should go: a library may load onto a device on purpose).
 """
 
 from __future__ import annotations

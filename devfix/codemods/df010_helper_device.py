@@ -26,7 +26,6 @@ from devfix.analysis.device_scope import DEVICE_NAMES
 from devfix.analysis.loaders import batches_to_move, is_dataloader, move_statements, target_names, unwrap_loader
 from devfix.analysis.placement import collect
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import torch_alias
 from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import prepend_to_function
@@ -85,7 +84,7 @@ class HelperDevice(ScopeTracker, DevfixRule):
         if not self.report(original_node.target, f"batch {listed} is fed to `{model}` without being moved to the model's device",
                            fix_title=f"move it to `{model}`'s device"):
             return updated_node
-        statements = move_statements(uses, "device", torch_alias(self.module) or "torch")
+        statements = move_statements(uses, "device", self.torch_name() if any(use.is_dict for use in uses) else "torch")
         return updated_node.with_changes(body=updated_node.body.with_changes(body=[*statements, *updated_node.body.body]))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:

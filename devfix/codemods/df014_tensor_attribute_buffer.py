@@ -14,7 +14,8 @@ of a class known to be an `nn.Module`, when another method reads `self.x`.
 Refuses: tensors placed with a device the constructor receives (`torch.randn(n, device=device)`:
 the layer places its own state, see DF019), attributes assigned in other methods too (lazy caches re-created on the input's device,
 `self.x = self.x.to(...)` done by hand), `nn.Parameter`s and Modules, values devfix cannot prove to
-be tensors (`build_table(n)`), and classes that are not Modules (see DF012).
+be tensors (`build_table(n)`, an argument kept as is such as a dataclass of hyper-parameters), and
+classes that are not Modules (see DF012).
 """
 
 from __future__ import annotations

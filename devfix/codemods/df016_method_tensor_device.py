@@ -16,6 +16,7 @@ class of the project gets `next(self.parameters()).device` instead: its base mig
 `.to(x.device)` (it accepts no `device=`).
 
 Refuses: tensors that already have `device=` or a CPU `generator=`, tensors used only on the host,
+`torch.tensor(<a Python number>)` in arithmetic (a 0-dim CPU tensor may meet a CUDA one),
 classes that store `self.device = ...` (the stored value goes stale; reported instead) and
 parameter-free modules (they have no device of their own).
 """

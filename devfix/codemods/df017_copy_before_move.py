@@ -63,7 +63,7 @@ class CopyBeforeMove(ScopeTracker, DevfixRule):
         if not self.report(original_node.value, message, fix_title=f"move `{copy_name}` to `{choice.name}` too"):
             return updated_node
         device = self.use_device(choice)
-        moved = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")), args=[cst.Arg(cst.Name(device))])
+        moved = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
         return updated_node.with_changes(value=moved)
 
 

@@ -29,7 +29,7 @@ from devfix.analysis.loaders import BatchUse, move_statements
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import holds_state, torch_alias
+from devfix.analysis.torch_names import holds_state
 from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import prepend_to_function
@@ -114,7 +114,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         if not self.report(original_node.name, f"{listed} reach a model the class moved to a device, but are not moved themselves",
                            fix_title=f"move them to `{device}` at the top of `{original_node.name.value}`"):
             return updated_node
-        statements = move_statements([BatchUse(name, is_dict=False) for name in names], device, torch_alias(self.module) or "torch")
+        statements = move_statements([BatchUse(name, is_dict=False) for name in names], device, "torch")  # no dict: torch unused
         return prepend_to_function(updated_node, statements)
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:

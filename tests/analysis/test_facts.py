@@ -143,3 +143,19 @@ def test_no_moves_where_a_framework_places_values():
 def test_load_map_location_only_in_programs():
     library = "import torch\n\n\ndef read_metadata(path):\n    return torch.load(path)\n"
     assert run_devfix(library, "strategy.py").findings == ()
+
+
+def test_a_fix_that_writes_torch_adds_the_import():
+    fixed = run_devfix("from torch import nn\n\ndevice = 'cuda'\nmodel = nn.Linear(2, 2).to(device)\n", "train.py").fixed.decode()
+    assert fixed.startswith("from torch import nn\nimport torch\n")
+    assert "device = 'cuda' if torch.cuda.is_available() else \"cpu\"" in fixed
+    compile(fixed, "train.py", "exec")
+
+
+def test_a_dotted_device_expression_is_written_as_an_expression():
+    source = (
+        "import argparse\nimport torch\nfrom torch import nn\n\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--device', default='cpu')\nargs = parser.parse_args([])\n"
+        "model = nn.Linear(2, 2)\nx = torch.ones(1, 2).to(args.device)\nprint(model(x))\n"
+    )
+    assert "model = nn.Linear(2, 2).to(args.device)\n" in run_devfix(source, "train.py").fixed.decode()
