@@ -24,7 +24,8 @@ from devfix.analysis.values import ValueFacts, analyse_values
 
 PLACEMENT_FRAMEWORKS = (
     "accelerate", "lightning", "pytorch_lightning", "lightning_fabric", "torch_xla", "deepspeed",
-    "torch.distributed.rpc", "colossalai", "horovod", "ray.train",
+    "torch.distributed.rpc", "torch.distributed", "torch.nn.parallel.DistributedDataParallel", "colossalai", "horovod",
+    "ray.train",
 )
 TEST_MODULES = ("pytest", "unittest")
 PROGRAM_STATEMENTS = (ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith)

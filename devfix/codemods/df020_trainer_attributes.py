@@ -67,13 +67,29 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             method.body.visit(finder)
             parameters = [param.name.value for param in method.params.params[1:]]
             moved_here = self.scope_facts(method.body).moved
-            to_move = [name for name in parameters if name in finder.fed and name not in moved_here]
+            moved_by_callers = self._moved_by_every_caller(facts, method_name, parameters)
+            to_move = [name for name in parameters if name in finder.fed and name not in set(moved_here) | moved_by_callers]
             if to_move:
                 self._argument_moves[method] = (to_move, device)
             for attribute in finder.used_attributes & set(state_attributes):
                 statement = state_attributes[attribute]
                 # the device must exist where the attribute is built (later in __init__)
                 self._attribute_moves.setdefault(statement, device if ready_line < self.line_of(statement) else "")
+
+    def _moved_by_every_caller(self, facts, method_name: str, parameters: list[str]) -> set[str]:
+        """Parameters that every `self.<method>(...)` call in the class passes already moved
+        (`source = source.to(self.gpu_id)` then `self._run_batch(source, targets)`)."""
+        calls = [(caller, call) for caller, method in facts.methods.items() for call in _self_calls(method, method_name)]
+        if not calls:
+            return set()
+        moved = set(parameters)
+        for caller, call in calls:
+            caller_facts = self.scope_facts(facts.methods[caller].body)
+            positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+            passed = dict(zip(parameters, positional))
+            passed.update({arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None})
+            moved &= {name for name, value in passed.items() if caller_facts.is_device_value(value)}
+        return moved
 
     def _moved_models(self, facts) -> set[str]:
         """Attributes `__init__` assigns from a move: `self.model = model.to(device)`."""
@@ -130,6 +146,19 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             return updated_node
         moved = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
         return updated_node.with_changes(value=moved)
+
+
+def _self_calls(method: cst.FunctionDef, name: str) -> list[cst.Call]:
+    """`self.<name>(...)` calls in `method`."""
+    calls: list[cst.Call] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if is_self_attribute(node.func) and node.func.attr.value == name:
+                calls.append(node)
+
+    method.body.visit(Finder())
+    return calls
 
 
 class _Feeds(cst.CSTVisitor):
