@@ -129,6 +129,8 @@ def insert_preamble(module: cst.Module, torch_name: str) -> cst.Module:
     for position, statement in enumerate(body):
         if _imports_torch(statement):
             index = max(index, position + 1)
+            while index < len(body) and _is_import(body[index]):
+                index += 1  # not in the middle of the import block that holds `import torch`
     statement = preamble_statement(torch_name).with_changes(leading_lines=[cst.EmptyLine()])
     if index < len(body) and not body[index].leading_lines:
         body[index] = body[index].with_changes(leading_lines=[cst.EmptyLine()])
@@ -142,6 +144,12 @@ def _is_header_statement(statement: cst.BaseStatement, index: int) -> bool:
     if index == 0 and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr):
         return isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     return all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
+
+
+def _is_import(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+    )
 
 
 def _imports_torch(statement: cst.BaseStatement) -> bool:
