@@ -10,7 +10,8 @@ raises "Attempting to deserialize object on a CUDA device". When the result feed
 loaded onto the device in scope (or the conventional `device` preamble), so a pickled model or
 tensor lands where the program's other tensors live. Data handed to a Dataset
 (`TensorDataset(data["x"], ...)`, a `Dataset` class of the file) is loaded with `"cpu"`: DataLoader
-workers and numpy need it on the host.
+workers and numpy need it on the host. So is anything in a program that never places values on a
+device (no `.cuda()`, `.to(...)`, `device=`): it runs on the CPU, and a device preamble would be noise.
 
 Refuses: calls that already pass `map_location` (by keyword or position); `map_location="cpu"`
 followed by `.to(device)` is the correct idiom and stays. Library modules and tests are left alone
@@ -53,7 +54,8 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
             if self.report(original_node, message, fix_title='load it with `map_location="cpu"`'):
                 return add_keyword(updated_node, "map_location", '"cpu"')
             return updated_node
-        if self._feeds_a_dataset(original_node):
+        if self._feeds_a_dataset(original_node) or not self.file_places_devices():
+            # data for a Dataset, or a program that never places anything on a GPU: the host
             if self.report(original_node, message, fix_title='load the data with `map_location="cpu"`'):
                 return add_keyword(updated_node, "map_location", '"cpu"')
             return updated_node
