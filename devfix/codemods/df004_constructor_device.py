@@ -45,6 +45,7 @@ from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
 
 HOST_SIDE_PREFIXES = ("torch.nn.utils.rnn.",)
+NOT_TENSOR_LITERALS = (cst.SimpleString, cst.FormattedString, cst.List, cst.Dict, cst.Tuple, cst.Integer, cst.Float, cst.ListComp, type(None))
 FROM_NUMPY = frozenset({"torch.from_numpy"})
 LEGACY_CPU_CONSTRUCTORS = frozenset(
     f"torch.{name}" for name in ("Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor")
@@ -322,10 +323,16 @@ class _Combinations(cst.CSTVisitor):
         return []
 
     def _defined_before(self, reference: str, call: cst.Call) -> bool:
-        if reference in self.parameters:
-            return True
-        line = self.first_line.get(reference)
-        return line is not None and line < self.rule.line_of(call)
+        """`reference` exists where `call` runs, holding what made devfix take it for a tensor: a
+        parameter rebound later (`cmap.endswith("_r")` ... `cmap = torch.tensor(...)`) is still the
+        argument at the call, whatever the later value is."""
+        line = self.rule.line_of(call)
+        bindings = self.facts.bindings.get(reference, ())
+        earlier = [binding for binding in bindings if binding.line < line]
+        if any(binding.line > line for binding in bindings):
+            reaching = max(earlier, key=lambda binding: binding.line) if earlier else None
+            return reaching is not None and not isinstance(reaching.value, NOT_TENSOR_LITERALS)
+        return reference in self.parameters or bool(earlier)
 
 
 
