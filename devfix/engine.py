@@ -58,7 +58,7 @@ def check_module(
         if rule.may_apply(code, facts):
             try:
                 findings += _run_rule(rule, wrapper, path, FixPolicy(), suppressions, project, facts)[1]
-            except Exception as error:  # a devfix bug must not cost the other rules' findings
+            except Exception as error:  # noqa: BLE001 - a devfix bug must not cost the other rules' findings
                 _note_crash(crashes, _crash_message(path, rule, error))
     return sorted(findings, key=Finding.sort_key)
 
@@ -99,7 +99,7 @@ def fix_module(
                 continue
             try:
                 new_module, findings = _run_rule(rule, wrapper, path, policy, suppressions, project, facts)
-            except Exception as error:  # skip the rule for this file; the others' fixes still apply
+            except Exception as error:  # noqa: BLE001 - skip the rule for this file; the others' fixes still apply
                 crashed.add(rule.CODE)
                 _note_crash(crashes, _crash_message(path, rule, error))
                 continue

@@ -16,10 +16,10 @@ import enum
 from functools import cached_property
 from pathlib import PurePath
 
+from devfix.analysis import screen
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
 from devfix.analysis.project import ProjectIndex
-from devfix.analysis import screen
 from devfix.analysis.values import ValueFacts, analyse_values
 
 PLACEMENT_FRAMEWORKS = (

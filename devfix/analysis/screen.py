@@ -225,9 +225,7 @@ class _Screen:
             qualified = self.imports.qualify(parent.func) or ""
             if qualified in HOLDERS or _method_name(parent) == "register_buffer":
                 return False
-        if isinstance(parent, ast.Assign) and all(isinstance(target, (ast.Attribute, ast.Subscript)) for target in parent.targets):
-            return False
-        return True
+        return not (isinstance(parent, ast.Assign) and all(isinstance(t, (ast.Attribute, ast.Subscript)) for t in parent.targets))
 
     def _self_assignment(self, value: ast.expr, place: _Place) -> None:
         owner = self.owner_kind(place)
@@ -235,11 +233,7 @@ class _Screen:
             self.found.add(PLAIN_CLASS_TABLE)
         if owner is Kind.OBJECT:
             return
-        if isinstance(value, (ast.List, ast.Tuple)) and self._may_build(value.elts):
-            self.found.add(MODULE_CONTAINER)
-        elif isinstance(value, ast.Dict) and self._may_build(value.values):
-            self.found.add(MODULE_CONTAINER)
-        elif isinstance(value, (ast.ListComp, ast.DictComp)) and self._may_build([getattr(value, "elt", None) or value.value]):
+        if self._may_build(_container_items(value)):
             self.found.add(MODULE_CONTAINER)
         if place.method is not None and place.method.name == "__init__" and self._may_be_tensor(value):
             self.found.add(MODULE_TENSOR_ATTRIBUTE)
@@ -280,6 +274,17 @@ class _Screen:
             return False
         qualified = self.imports.qualify(node.func) or ""
         return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORIES
+
+
+def _container_items(value: ast.expr) -> list[ast.expr | None]:
+    """The items of a list, tuple or dict display or comprehension (nothing for other values)."""
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return list(value.elts)
+    if isinstance(value, ast.Dict):
+        return list(value.values)
+    if isinstance(value, ast.ListComp):
+        return [value.elt]
+    return [value.value] if isinstance(value, ast.DictComp) else []
 
 
 def _method_name(node: ast.AST) -> str | None:

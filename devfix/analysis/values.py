@@ -2,8 +2,9 @@
 
 Each function starts from its parameters (annotations give kinds) and the file's globals; each
 statement updates the environment (name → Kind); branches join, loops repeat until nothing
-changes. Every name read is recorded with its kind at that point, every `self.x = ...` with the
-kind assigned, and every function with the kind it returns (computed on demand, once).
+changes. Every name read is recorded with its kind at that point; `self.x` reads as the join of
+what the class's methods assign to it, and a call of the file's functions as the kind they return
+(computed on demand, once).
 """
 
 from __future__ import annotations
@@ -39,16 +40,11 @@ SEQUENCE_INPUTS = frozenset({
 
 @dataclass
 class ValueFacts:
-    """Kinds of names where they are read, of `self` attributes per class, of function results."""
+    """Kinds of names where they are read, and the 0-dim tensors made of Python numbers."""
 
     reads: dict[tuple[int, int], Kind] = field(default_factory=dict)  # (line, byte column) of a Name
     read_names: dict[tuple[int, int], str] = field(default_factory=dict)
-    attributes: dict[tuple[str, str], list[Kind]] = field(default_factory=dict)  # (class, attr) → kinds assigned
-    returns: dict[str, Kind] = field(default_factory=dict)
     scalar_tensors: set[tuple[int, int]] = field(default_factory=set)  # `torch.tensor(<a Python number>)` calls
-
-    def attribute_kind(self, class_name: str, attribute: str) -> Kind:
-        return join(self.attributes.get((class_name, attribute), [Kind.UNKNOWN]))
 
 
 def analyse_values(tree: ast.Module, imports: ImportTable, module_classes: dict[str, Kind], declared_global: set[str]) -> ValueFacts:
@@ -61,7 +57,6 @@ def analyse_values(tree: ast.Module, imports: ImportTable, module_classes: dict[
     globals_env = _global_kinds(tree, resolver, declared_global)
     summaries.globals_env = globals_env
     _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
-    facts.returns = dict(summaries.items())
     return facts
 
 
@@ -249,11 +244,6 @@ class _Walker:
                     self._bind(element, Kind.LIST if isinstance(element, ast.Starred) else Kind.UNKNOWN, None, new, env)
         elif isinstance(target, ast.Starred):
             self._bind(target.value, Kind.LIST, None, new, env)
-        elif isinstance(target, ast.Attribute) and self._is_self(target.value) and self.facts is not None and self.class_name:
-            self.facts.attributes.setdefault((self.class_name, target.attr), []).append(kind)
-
-    def _is_self(self, node: ast.expr) -> bool:
-        return isinstance(node, ast.Name) and node.id == "self"
 
     # --- control flow ----------------------------------------------------------------------------
     def _If(self, node: ast.If, env: Env) -> Env:

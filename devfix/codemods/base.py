@@ -14,8 +14,8 @@ from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameP
 from devfix.analysis.device_scope import DeviceChoice, insert_preamble
 from devfix.analysis.facts import FileFacts, FileRole
 from devfix.analysis.kinds import Kind
-from devfix.analysis.tensors import is_zero_dim_literal
 from devfix.analysis.project import ProjectIndex
+from devfix.analysis.tensors import is_zero_dim_literal
 from devfix.analysis.torch_names import torch_alias
 from devfix.findings import Finding, Position, Safety
 from devfix.suppressions import Suppressions
@@ -127,10 +127,6 @@ class DevfixRule(cst.CSTTransformer):
             return False
         start = self.get_metadata(PositionProvider, call).start
         return (start.line, self.facts.byte_column(start.line, start.column)) in self.facts.values.scalar_tensors
-
-    def is_not_tensor(self, node: cst.CSTNode) -> bool:
-        """Proven to be something else than a tensor (a list, a number, a numpy array, ...)."""
-        return self.kind_of(node).is_known_non_tensor
 
     @property
     def may_add_globals(self) -> bool:

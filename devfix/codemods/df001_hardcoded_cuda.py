@@ -23,6 +23,7 @@ import re
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.device_scope import DEVICE_NAMES, device_for
 from devfix.analysis.torch_names import (
     DEVICE_CONSTRUCTOR,
@@ -31,7 +32,6 @@ from devfix.analysis.torch_names import (
     keyword,
     qualified_names,
 )
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 

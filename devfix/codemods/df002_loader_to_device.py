@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst import matchers
 
+from devfix.analysis import screen
 from devfix.analysis.device_scope import DEVICE_NAMES, DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.loaders import (
     BatchMoves,
@@ -40,7 +41,6 @@ from devfix.analysis.loaders import (
 )
 from devfix.analysis.placement import as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.placement import device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import (
@@ -39,7 +40,6 @@ from devfix.analysis.tensors import (
     tensor_names,
 )
 from devfix.analysis.torch_names import keyword
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.kinds import Kind
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis import screen
+from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import call_methods
 from devfix.findings import Safety

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import keyword
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.device_scope import DEVICE_NAMES
 from devfix.analysis.loaders import batches_to_move, is_dataloader, move_statements, target_names, unwrap_loader
 from devfix.analysis.placement import collect
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import prepend_to_function
 from devfix.findings import Safety

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 

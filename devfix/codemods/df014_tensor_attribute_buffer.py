@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import class_facts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.module_classes import class_facts, nn_prefix
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call, is_torch_tensor_function
 from devfix.analysis.torch_names import keyword
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.device_scope import DeviceChoice, device_for
 from devfix.analysis.placement import device_code
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 

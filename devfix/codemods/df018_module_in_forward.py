@@ -22,10 +22,10 @@ import re
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 

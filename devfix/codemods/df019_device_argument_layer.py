@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_names import keyword
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.loaders import BatchUse, move_statements
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
-from devfix.analysis import screen
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import prepend_to_function
 from devfix.findings import Safety
