@@ -72,6 +72,10 @@ TENSOR_TO_TENSOR_METHODS = {
     "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "clamp", "pow", "sqrt", "norm", "cumsum", "t",
     "add", "sub", "mul", "div", "narrow", "unfold", "float",
 }
+TENSOR_ONLY_METHODS = {  # not on numpy arrays, Modules, lists or PIL images
+    "unsqueeze", "unsqueeze_", "permute", "masked_fill", "masked_fill_", "contiguous", "detach", "clone", "type_as",
+    "expand_as", "new_zeros", "new_ones", "new_full", "new_empty", "index_select", "masked_select",
+}
 TENSOR_ATTRIBUTES = {"T", "mT", "data", "grad", "real", "imag"}
 NUMPY_ROOTS = ("numpy.",)
 
@@ -241,6 +245,8 @@ class Resolver:
             return receiver
         if receiver is Kind.TENSOR and method in TENSOR_TO_TENSOR_METHODS:
             return Kind.TENSOR
+        if receiver is Kind.UNKNOWN and method in TENSOR_ONLY_METHODS:
+            return Kind.TENSOR  # nothing but a tensor has them: the call proves what the receiver was
         if receiver is Kind.STR:
             return Kind.UNKNOWN if method == "split" else Kind.STR
         return Kind.UNKNOWN

@@ -15,7 +15,9 @@ tensor it meets, so it is right on every device.
 `torch.from_numpy(a)` and legacy CPU constructors (`torch.LongTensor(ids)`), which take no CUDA
 `device=`, get `.to(<device>)` instead. What a helper of the file returns when every `return`
 builds a CPU tensor (`ids = encode(texts)`) moves where it is fed to a Module that was moved:
-`model(ids.to(device))`, so the helper's other callers keep their CPU tensors.
+`model(ids.to(device))`, so the helper's other callers keep their CPU tensors. So does a local the
+value analysis proves to be a tensor, built from nothing that may be on a device
+(`img = transform(image).unsqueeze(0)`, then `model(img)` → `model(img.to(device))`).
 
 Refuses: calls that already have `device=` or a `generator=` (a CPU generator is deliberate),
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
@@ -30,6 +32,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis import screen
+from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import (
@@ -67,7 +70,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._aligned: dict[cst.Call, str] = {}
-        self._moved_inputs: dict[cst.Arg, tuple[str, str]] = {}  # an argument → (its helper, the device)
+        self._moved_inputs: dict[cst.Arg, tuple[str, str]] = {}  # an argument → (where it comes from, the device)
         self._helper_verdicts: dict[str, bool] = {}
         self._collect(node, node.body)
 
@@ -99,9 +102,9 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         planned = self._moved_inputs.get(original_node)
         if planned is None:
             return updated_node
-        helper, device = planned
+        origin, device = planned
         name = cst.Module([]).code_for_node(original_node.value)
-        if not self.report(original_node.value, f"`{name}` comes from `{helper}(...)`, a CPU tensor, and is fed to a model on `{device}`",
+        if not self.report(original_node.value, f"`{name}` comes from {origin}, and is fed to a model on `{device}`",
                            fix_title=f"move it to `{device}` where it is fed"):
             return updated_node
         return updated_node.with_changes(value=cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")),
@@ -167,7 +170,7 @@ class _Combinations(cst.CSTVisitor):
         values += [element.value for value in values if isinstance(value, (cst.List, cst.Tuple)) for element in value.elements]
         if isinstance(node.func, cst.Name) and node.func.value in self.modules:
             self._feed_module(node.func.value, values)
-            self._feed_helper_outputs(node)
+            self._feed_host_tensors(node)
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)
@@ -195,20 +198,30 @@ class _Combinations(cst.CSTVisitor):
                 elif moved_to is not None and self._device_defined_before(moved_to, call):
                     self.aligned.setdefault(call, moved_to)
 
-    def _feed_helper_outputs(self, call: cst.Call) -> None:
-        """Arguments bound to what a CPU-tensor helper of this file returns (`ids = encode(...)`)."""
+    def _feed_host_tensors(self, call: cst.Call) -> None:
+        """Arguments of a model moved in this scope that hold tensors made here on the host: what a
+        CPU-tensor helper of this file returns (`ids = encode(...)`), or a local the analysis proves
+        to be a tensor and that nothing placed on a device (`img = transform(im).unsqueeze(0)`)."""
         move = self.facts.moved.get(call.func.value)
         moved_to = device_code(move.device) if move is not None else None
         if moved_to is None or not self._device_defined_before(moved_to, call):
             return
         for arg in call.args:
-            if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Name):
+            if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Name) or arg.value.value in self.facts.moved:
                 continue
             binding = self.facts._binding_before(arg.value.value, self.rule.line_of(call))
             value = binding.value if binding is not None else None
-            from_helper = isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.rule.returns_cpu_tensors(value.func.value)
-            if from_helper and arg.value.value not in self.facts.moved:
-                self.moved_inputs[arg] = (value.func.value, moved_to)
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.rule.returns_cpu_tensors(value.func.value):
+                self.moved_inputs[arg] = (f"`{value.func.value}(...)`, a CPU tensor", moved_to)
+            elif value is not None and not self._sources(arg.value) and self._made_on_the_host(arg.value, value, binding.line):
+                # (values built from factories of this scope are placed where they are created)
+                self.moved_inputs[arg] = ("a tensor made on the CPU", moved_to)
+
+    def _made_on_the_host(self, name: cst.Name, value: cst.BaseExpression, line: int) -> bool:
+        """Proven a tensor where it is fed, and built from nothing that may be on a device."""
+        if self.rule.kind_of(name) is not Kind.TENSOR:
+            return False
+        return not self.facts.is_device_value(value, loose=True, tensor_parameters=True, before_line=line)
 
     def _device_defined_before(self, device: str, call: cst.Call) -> bool:
         root = device.split(".")[0]
