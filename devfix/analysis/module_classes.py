@@ -125,3 +125,16 @@ def nn_prefix(module: cst.Module) -> str | None:
                     if name == "torch" and alias.asname is None:
                         has_torch = True
     return "torch.nn" if has_torch else None
+
+
+def names_fed_to_submodules(method: cst.FunctionDef, submodules: set[str]) -> set[str]:
+    """Parameters passed straight to a submodule (`self.conv(x)`): they are its tensor inputs."""
+    names: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if is_self_attribute(node.func) and node.func.attr.value in submodules:
+                names.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name))
+
+    method.body.visit(Finder())
+    return names

@@ -12,7 +12,9 @@ Refuses (leaves the code alone): code under a test that already checks for CUDA 
 (`if torch.cuda.is_available():`, `x.cuda() if use_gpu else x`); explicit multi-GPU or
 distributed placement (`"cuda:1"`, `.cuda(rank)`, `f"cuda:{rank}"`, `device_ids=`,
 `init_process_group`, `LOCAL_RANK`); MPS and CPU fallbacks; `map_location="cpu"`. Inside an
-`nn.Module` class it reports without a fix (the module should follow `.to()` instead). In a library
+`nn.Module` class a method that hands a parameter straight to a submodule (`forward(self, x)`
+calling `self.rnn(x, h0)`) gets that input's device (`.to(x.device)`), so the module runs on any
+device; elsewhere in a Module it reports without a fix (the module should follow `.to()` instead). In a library
 module or a test (a file without top-level program code) no preamble is added: with no device
 variable in scope it reports without a fix.
 """
@@ -25,6 +27,7 @@ import libcst as cst
 
 from devfix.analysis import screen
 from devfix.analysis.device_scope import DEVICE_NAMES, device_for
+from devfix.analysis.module_classes import class_facts, names_fed_to_submodules
 from devfix.analysis.torch_names import (
     DEVICE_CONSTRUCTOR,
     is_cuda_device_expression,
@@ -176,9 +179,9 @@ class HardcodedCuda(DevfixRule):
 
     def _device_name(self, node: cst.CSTNode, message: str) -> str | None:
         """Report at `node`; the device name to write when the fix is to be applied."""
-        if self._inside_module_class(node):
-            self.report(node, message + " (inside an nn.Module: let `.to()` move it)", fixable=False)
-            return None
+        module_class = self._enclosing_module_class(node)
+        if module_class is not None:
+            return self._device_of_the_input(node, module_class, message)
         choice = device_for(self, node)
         if choice is None:
             self.report(node, message + " (no device variable can be added here)", fixable=False)
@@ -203,17 +206,58 @@ class HardcodedCuda(DevfixRule):
             child, current = current, self.get_metadata(cst.metadata.ParentNodeProvider, current, None)
         return False
 
-    def _inside_module_class(self, node: cst.CSTNode) -> bool:
+    def _device_of_the_input(self, node: cst.CSTNode, module_class: cst.ClassDef, message: str) -> str | None:
+        """Inside an nn.Module: the device of the method's tensor input (`h0 = torch.zeros(...).cuda()`
+        in `forward(self, x)` → `.to(x.device)`), so the module runs wherever its input is."""
+        method = self._enclosing_method(node, module_class)
+        reference = None if method is None else self._tensor_input(method, module_class)
+        if reference is None:
+            self.report(node, message + " (inside an nn.Module: let `.to()` move it)", fixable=False)
+            return None
+        if not self.report(node, message + " (inside an nn.Module)", fix_title=f"use the device of the input `{reference}`"):
+            return None
+        return f"{reference}.device"
+
+    def _tensor_input(self, method: cst.FunctionDef, module_class: cst.ClassDef) -> str | None:
+        """The first parameter the method hands straight to one of the module's submodules."""
+        facts = class_facts(module_class, lambda node: self.get_metadata(cst.metadata.PositionProvider, node).start.line)
+        submodules = {
+            name for name, use in facts.attributes.items()
+            if use.assignments and all(
+                method_name == "__init__" and isinstance(statement.value, cst.Call) and self._builds_module(statement.value)
+                for method_name, statement in use.assignments
+            )
+        }
+        fed = names_fed_to_submodules(method, submodules)
+        parameters = [param.name.value for param in method.params.params[1:]]
+        return next((name for name in parameters if name in fed), None)
+
+    def _builds_module(self, call: cst.Call) -> bool:
+        filename = self.context.filename or "<memory>"
+        return any(self.project.is_module_class(filename, name) is True for name in qualified_names(self, call.func))
+
+    def _enclosing_method(self, node: cst.CSTNode, module_class: cst.ClassDef) -> cst.FunctionDef | None:
+        """The method of `module_class` that holds `node` (directly, not in a nested function)."""
+        functions = []
+        current = self.get_metadata(cst.metadata.ParentNodeProvider, node, None)
+        while current is not None and current is not module_class:
+            if isinstance(current, cst.FunctionDef):
+                functions.append(current)
+            current = self.get_metadata(cst.metadata.ParentNodeProvider, current, None)
+        return functions[0] if len(functions) == 1 else None
+
+    def _enclosing_module_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
         current = self.get_metadata(cst.metadata.ParentNodeProvider, node, None)
         while current is not None:
             if isinstance(current, cst.ClassDef):
-                return any(
+                is_module = any(
                     self.project.is_module_class(self.context.filename or "<memory>", name) is True
                     for base in current.bases
                     for name in qualified_names(self, base.value) | {_code(base.value)}
                 )
+                return current if is_module else None
             current = self.get_metadata(cst.metadata.ParentNodeProvider, current, None)
-        return False
+        return None
 
 
 def _is_device_option(call: cst.Call) -> bool:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis import screen
-from devfix.analysis.module_classes import class_facts, is_self_attribute
+from devfix.analysis.module_classes import class_facts, is_self_attribute, names_fed_to_submodules
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call, is_torch_tensor_function
 from devfix.analysis.torch_names import keyword
@@ -140,7 +140,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         self.calls: list[cst.Call] = []
         tensors = rule.scope_tensors(method.body)
         params = [param.name.value for param in method.params.params[1:]]
-        fed = _names_fed_to(method, submodules)
+        fed = names_fed_to_submodules(method, submodules)
         self.reference = next((name for name in params if name in tensors or name in fed), None)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -220,16 +220,3 @@ class _FedToSubmodules(cst.CSTVisitor):
         if isinstance(value, cst.Subscript):
             return self._sources(value.value)
         return []
-
-
-def _names_fed_to(method: cst.FunctionDef, submodules: set[str]) -> set[str]:
-    """Parameters passed straight to a submodule (`self.conv(x)`): they are its tensor inputs."""
-    names: set[str] = set()
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if is_self_attribute(node.func) and node.func.attr.value in submodules:
-                names.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name))
-
-    method.body.visit(Finder())
-    return names
