@@ -218,10 +218,38 @@ class _Combinations(cst.CSTVisitor):
                 self.moved_inputs[arg] = ("a tensor made on the CPU", moved_to)
 
     def _made_on_the_host(self, name: cst.Name, value: cst.BaseExpression, line: int) -> bool:
-        """Proven a tensor where it is fed, and built from nothing that may be on a device."""
-        if self.rule.kind_of(name) is not Kind.TENSOR:
+        """Proven a tensor where it is fed, and proven built on the host: every source is a literal,
+        a numpy value or a CPU factory of this scope (a parameter, a loop variable or an updated
+        value could be anywhere, and a move of something already there is noise)."""
+        return self.rule.kind_of(name) is Kind.TENSOR and self._host_made(value, line, 0)
+
+    def _host_made(self, value: cst.BaseExpression, line: int, depth: int) -> bool:
+        if depth > 6:
             return False
-        return not self.facts.is_device_value(value, loose=True, tensor_parameters=True, before_line=line)
+        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple)):
+            return all(self._host_made(element.value, line, depth + 1) for element in getattr(value, "elements", ()))
+        if isinstance(value, cst.Name):
+            binding = self.facts._binding_before(value.value, line)
+            return binding is not None and binding.value is not None and self._host_made(binding.value, binding.line, depth + 1)
+        if isinstance(value, (cst.Subscript, cst.Attribute)):
+            return self._host_made(value.value, line, depth + 1)
+        if isinstance(value, cst.BinaryOperation):
+            return self._host_made(value.left, line, depth + 1) and self._host_made(value.right, line, depth + 1)
+        if not isinstance(value, cst.Call):
+            return False
+        names = self.qualified(value.func)
+        if is_factory_call(value, self.qualified) or names & MOVED_AFTER:
+            return keyword(value, "device") is None
+        if any(name.startswith("numpy.") for name in names):
+            return True
+        if isinstance(value.func, cst.Attribute) and not any(name.startswith("torch.") for name in names):
+            # a method of a value (libcst also names `image.unsqueeze` after the local `image`)
+            if value.func.attr.value in DEVICE_CHANGING_METHODS:
+                return False
+            receiver_host = self._host_made(value.func.value, line, depth + 1)
+            return receiver_host and all(self._host_made(arg.value, line, depth + 1) for arg in value.args if arg.keyword is None)
+        arguments = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
+        return bool(arguments) and all(self._host_made(argument, line, depth + 1) for argument in arguments)
 
     def _device_defined_before(self, device: str, call: cst.Call) -> bool:
         root = device.split(".")[0]
