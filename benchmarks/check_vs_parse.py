@@ -1,0 +1,83 @@
+"""`devfix check` over real projects' sources against the libcst parse floor, in one run.
+
+Downloads pinned wheels of timm, lightning and diffusers from the package index (they carry their
+`.py` sources), unpacks them under a cache folder, then for each project times, in this process:
+  - the floor: `libcst.parse_module` of every `.py` file's bytes;
+  - `ast.parse` of the same bytes, for scale;
+  - devfix's check of every file (`engine.process`, the function `devfix check` runs per file);
+and prints the ratio check / floor. Same process, same files, one core: the ratio does not depend
+on the worker count. Also times `devfix check` as a subprocess with its default workers.
+
+    python benchmarks/check_vs_parse.py [--cache DIR] [NAME==VERSION ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import libcst
+
+from devfix.analysis.project import ProjectIndex
+from devfix.codemods import ALL_RULES
+from devfix.engine import process
+
+PROJECTS = ("timm==1.0.15", "lightning==2.5.1", "diffusers==0.33.1")
+
+
+def sources(spec: str, cache: Path) -> Path:
+    name = spec.split("==")[0]
+    target = cache / name / "src"
+    if not target.is_dir():
+        wheels = cache / name / "wheel"
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", spec, "-d", str(wheels)], check=True)
+        with zipfile.ZipFile(next(wheels.glob("*.whl"))) as wheel:
+            wheel.extractall(target)
+    return target
+
+
+def timed(function, items) -> float:
+    start = time.perf_counter()
+    for item in items:
+        function(item)
+    return time.perf_counter() - start
+
+
+def measure(spec: str, cache: Path) -> None:
+    root = sources(spec, cache)
+    files = sorted(root.rglob("*.py"))
+    data = [(path, path.read_bytes()) for path in files]
+    lines = sum(source.count(b"\n") for _, source in data)
+    floor = timed(lambda item: libcst.parse_module(item[1]), data)
+    python_parse = timed(lambda item: ast.parse(item[1]), data)
+    findings = 0
+
+    def check(item) -> None:
+        nonlocal findings
+        findings += len(process(item[1], str(item[0]), ALL_RULES, ProjectIndex()).findings)
+
+    checked = timed(check, data)
+    start = time.perf_counter()
+    subprocess.run(["devfix", "check", "--quiet", str(root)], capture_output=True, check=False)  # exit 1: findings
+    cli = time.perf_counter() - start
+    print(f"{spec}: {len(files)} files, {lines} lines, {findings} findings")
+    print(f"  libcst parse {floor:6.1f} s   ast.parse {python_parse:5.1f} s   devfix check {checked:6.1f} s"
+          f"   ratio {checked / floor:4.2f}x   (CLI, all cores: {cli:.1f} s, {lines / cli:.0f} lines/s)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "devfix-bench")
+    parser.add_argument("projects", nargs="*", default=list(PROJECTS))
+    arguments = parser.parse_args()
+    for spec in arguments.projects:
+        measure(spec, arguments.cache)
+
+
+if __name__ == "__main__":
+    main()
