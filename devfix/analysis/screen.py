@@ -31,8 +31,9 @@ MODULE_CONTAINER = "module-container"
 CALLED_CONSTRUCTION = "called-construction"
 DEVICE_ARGUMENT_LAYER = "device-argument-layer"
 BUILT_AND_CALLED = "built-and-called"
+ENCODED_INPUTS = "encoded-inputs"
 ALL_SIGNALS = frozenset({
-    BUILT_AND_CALLED,
+    BUILT_AND_CALLED, ENCODED_INPUTS,
     CUDA_LITERAL, FOR_LOOP, MOVE_CALL, BARE_MOVE, UNPLACED_FACTORY, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
     LOAD_CALL, HOST_SINK, PLAIN_CLASS_TABLE, PLAIN_CLASS_MOVE, MODULE_TENSOR_ATTRIBUTE, MODULE_CONTAINER,
     CALLED_CONSTRUCTION, DEVICE_ARGUMENT_LAYER,
@@ -198,6 +199,8 @@ class _Screen:
                 found.add(LEGACY_CONSTRUCTOR)
         if any(keyword.arg == "device" for keyword in node.keywords):
             found.add(MOVE_CALL)  # a tensor created on a device: what meets it may need a move
+        if any(keyword.arg == "return_tensors" for keyword in node.keywords):
+            found.add(ENCODED_INPUTS)  # a tokenizer's CPU tensors
         if name == "numpy":
             found.add(HOST_SINK)
         qualified = self.imports.qualify(node.func) or ""

@@ -17,7 +17,9 @@ tensor it meets, so it is right on every device.
 builds a CPU tensor (`ids = encode(texts)`) moves where it is fed to a Module that was moved:
 `model(ids.to(device))`, so the helper's other callers keep their CPU tensors. So does a local the
 value analysis proves to be a tensor, built from nothing that may be on a device
-(`img = transform(image).unsqueeze(0)`, then `model(img)` → `model(img.to(device))`).
+(`img = transform(image).unsqueeze(0)`, then `model(img)` → `model(img.to(device))`), and a
+tokenizer's or processor's `return_tensors="pt"` output unpacked into a moved model or one of its
+methods (`model.generate(**inputs)` → `model.generate(**inputs.to(device))`).
 
 Refuses: calls that already have `device=` or a `generator=` (a CPU generator is deliberate),
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
@@ -65,7 +67,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor created on the CPU next to a tensor that may be on a device"
     TRIGGERS = ('torch.', 'from torch')
-    SIGNALS = frozenset({screen.UNPLACED_FACTORY})
+    SIGNALS = frozenset({screen.UNPLACED_FACTORY, screen.ENCODED_INPUTS})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -171,6 +173,9 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(node.func, cst.Name) and node.func.value in self.modules:
             self._feed_module(node.func.value, values)
             self._feed_host_tensors(node)
+            self._feed_encodings(node, node.func.value)
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value in self.facts.moved:
+            self._feed_encodings(node, node.func.value.value)  # `model.generate(**inputs)`
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)
@@ -216,6 +221,21 @@ class _Combinations(cst.CSTVisitor):
             elif value is not None and not self._sources(arg.value) and self._made_on_the_host(arg.value, value, binding.line):
                 # (values built from factories of this scope are placed where they are created)
                 self.moved_inputs[arg] = ("a tensor made on the CPU", moved_to)
+
+    def _feed_encodings(self, call: cst.Call, model: str) -> None:
+        """`inputs = tokenizer(text, return_tensors="pt")` then `model(**inputs)` for a model moved
+        here: a tokenizer's or processor's tensors are always on the CPU, and its BatchEncoding has
+        `.to()`, so `model(**inputs.to(device))`."""
+        move = self.facts.moved.get(model)
+        moved_to = device_code(move.device) if move is not None else None
+        if moved_to is None or not self._device_defined_before(moved_to, call):
+            return
+        for arg in call.args:
+            if arg.star != "**" or not isinstance(arg.value, cst.Name) or arg.value.value in self.facts.moved:
+                continue
+            binding = self.facts._binding_before(arg.value.value, self.rule.line_of(call))
+            if binding is not None and _is_encoding_call(binding.value):
+                self.moved_inputs[arg] = ('a `return_tensors="pt"` encoding, on the CPU', moved_to)
 
     def _made_on_the_host(self, name: cst.Name, value: cst.BaseExpression, line: int) -> bool:
         """Proven a tensor where it is fed, and proven built on the host: every source is a literal,
@@ -375,6 +395,12 @@ class _Combinations(cst.CSTVisitor):
             return reaching is not None and not isinstance(reaching.value, NOT_TENSOR_LITERALS)
         return reference in self.parameters or bool(earlier)
 
+
+
+def _is_encoding_call(value: cst.BaseExpression | None) -> bool:
+    """`tokenizer(text, return_tensors="pt")`, `processor(images=..., return_tensors="pt")`."""
+    tensors = keyword(value, "return_tensors") if isinstance(value, cst.Call) else None
+    return tensors is not None and isinstance(tensors.value, cst.SimpleString) and tensors.value.evaluated_value == "pt"
 
 
 def _builds_cpu_tensor(value: cst.BaseExpression | None, qualified) -> bool:
