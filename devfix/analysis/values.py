@@ -45,6 +45,8 @@ class ValueFacts:
     reads: dict[tuple[int, int], Kind] = field(default_factory=dict)  # (line, byte column) of a Name
     read_names: dict[tuple[int, int], str] = field(default_factory=dict)
     scalar_tensors: set[tuple[int, int]] = field(default_factory=set)  # `torch.tensor(<a Python number>)` calls
+    call_sites: dict[str, list[list[Kind]]] = field(default_factory=dict)  # function → kinds of positional arguments
+    escaped: set[str] = field(default_factory=set)  # functions used otherwise than called (callbacks)
 
 
 def analyse_values(tree: ast.Module, imports: ImportTable, module_classes: dict[str, Kind], declared_global: set[str]) -> ValueFacts:
@@ -56,8 +58,30 @@ def analyse_values(tree: ast.Module, imports: ImportTable, module_classes: dict[
     resolver.class_attributes = _class_attribute_kinds(tree, resolver)
     globals_env = _global_kinds(tree, resolver, declared_global)
     summaries.globals_env = globals_env
-    _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
+    walker = _Walker(resolver, facts, None)
+    walker.block(tree.body, {}, globals_env)
+    inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped)
+    if inferred:  # read the file again, knowing what its functions are called with
+        resolver.parameter_kinds = inferred
+        facts.reads.clear()
+        facts.scalar_tensors.clear()
+        _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
     return facts
+
+
+def _parameter_kinds_from_calls(functions, call_sites, escaped) -> dict[str, list[Kind]]:
+    """A top-level function's parameters take the kind every call of the file passes them
+    (`dropout_mask(x, 0.1)` with `x` a tensor): only for functions used by plain calls alone."""
+    inferred = {}
+    for name, calls in call_sites.items():
+        function = functions.get(name)
+        if function is None or name in escaped or function.args.vararg or function.args.posonlyargs:
+            continue
+        count = len(function.args.args)
+        kinds = [join(call[index] if index < len(call) else Kind.UNKNOWN for call in calls) for index in range(count)]
+        if any(kind is not Kind.UNKNOWN for kind in kinds):
+            inferred[name] = kinds
+    return inferred
 
 
 def _class_attribute_kinds(tree: ast.Module, resolver: Resolver) -> dict[tuple[str, str], Kind]:
@@ -191,6 +215,10 @@ class _Walker:
     def _parameters(self, node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> Env:
         arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
         env = {argument.arg: self._annotation_kind(argument.annotation) for argument in arguments}
+        if class_name is None:
+            for argument, kind in zip(node.args.args, self.resolver.parameter_kinds.get(node.name, ())):
+                if env[argument.arg] is Kind.UNKNOWN:
+                    env[argument.arg] = kind
         for special in (node.args.vararg, node.args.kwarg):
             if special is not None:
                 env[special.arg] = Kind.TUPLE if special is node.args.vararg else Kind.DICT
@@ -360,6 +388,7 @@ class _Walker:
             return
         reads = self.facts.reads
         local: set[str] = set()  # comprehension and lambda variables: unknown
+        callees: set[int] = set()  # `f` of `f(...)`: a call, not a use of `f` as a value
         stack = [node]
         while stack:
             current = stack.pop()
@@ -373,11 +402,27 @@ class _Walker:
                 local.add(current.target.id)
             if isinstance(current, ast.Call) and self._makes_a_scalar_tensor(current, env, local):
                 self.facts.scalar_tensors.add((current.lineno, current.col_offset))
+            if isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id not in env:
+                self._note_call(current, env, local)
+                callees.add(id(current.func))
+            elif isinstance(current, ast.Name) and id(current) not in callees and current.id in self.resolver.imports.defined:
+                if current.id not in env:
+                    self.facts.escaped.add(current.id)  # read as a value, not called: a callback
             if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
                 kind = Kind.UNKNOWN if current.id in local else env.get(current.id, Kind.UNKNOWN)
                 reads[(current.lineno, current.col_offset)] = kind
                 self.facts.read_names[(current.lineno, current.col_offset)] = current.id
             stack.extend(ast.iter_child_nodes(current))
+
+    def _note_call(self, call: ast.Call, env: Env, local: set[str]) -> None:
+        """The kinds a call of one of the file's functions passes by position (keywords, `*args`:
+        the call is not understood, so nothing is inferred for that function)."""
+        name = call.func.id
+        if call.keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
+            self.facts.escaped.add(name)
+            return
+        kinds = [Kind.UNKNOWN if isinstance(arg, ast.Name) and arg.id in local else self.resolver.kind(arg, env) for arg in call.args]
+        self.facts.call_sites.setdefault(name, []).append(kinds)
 
     def _makes_a_scalar_tensor(self, call: ast.Call, env: Env, local: set[str]) -> bool:
         """`torch.tensor(x)` of one Python number: 0-dim, allowed next to CUDA tensors in arithmetic."""

@@ -138,7 +138,8 @@ class _Combinations(cst.CSTVisitor):
         self.rule = rule
         self.qualified = rule.qualified
         anchor = scope.body if isinstance(scope, cst.FunctionDef) else scope
-        self.tensors = tensor_names(scope, rule.qualified) - rule.non_tensors_in(scope)
+        self.vetoed = rule.non_tensors_in(scope)  # names the analysis saw hold lists, numbers, arrays
+        self.tensors = tensor_names(scope, rule.qualified) - self.vetoed
         self.parameters = rule.scope_parameters(anchor)
         self.facts = rule.scope_facts(anchor)
         self.first_line = {name: min(b.line for b in bindings) for name, bindings in self.facts.bindings.items()}
@@ -160,7 +161,7 @@ class _Combinations(cst.CSTVisitor):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         indices = [element.slice.value for element in node.slice if isinstance(element.slice, cst.Index)]
-        reference = next((self._reference(index) for index in indices if self._reference(index)), None)
+        reference = next(iter(self._references(indices)), None)
         if reference is not None:
             self._align(self._fresh(node.value), reference)  # a CPU table indexed by device indices
 
@@ -180,19 +181,19 @@ class _Combinations(cst.CSTVisitor):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value not in NOT_COMBINING_METHODS:
-            reference = self._reference(node.func.value)
+            reference = next(iter(self._references([node.func.value])), None)
             if reference is not None:
                 for value in values:
                     self._align(self._fresh(value, pointwise=True), reference)
             else:  # `true_dist.scatter_(1, target.unsqueeze(1), v)`: a fresh receiver meets a tensor
-                argument_references = [ref for value in values if (ref := self._reference(value))]
+                argument_references = self._references(values)
                 if argument_references:
                     self._align(self._fresh(node.func.value), argument_references[0])
 
     def _feed_module(self, module: str, values: list[cst.BaseExpression]) -> None:
         """`criterion(D(real), torch.ones(8, 1))`, `G(torch.randn(8, 2))`: inputs of a Module go
         where its other inputs are, or where the Module was moved."""
-        references = [reference for value in values if (reference := self._reference(value))]
+        references = self._references(values)
         move = self.facts.moved.get(module)
         moved_to = device_code(move.device) if move is not None else None
         for value in values:
@@ -275,8 +276,17 @@ class _Combinations(cst.CSTVisitor):
         root = device.split(".")[0]
         return root in self.parameters or (root in self.first_line and self.first_line[root] < self.rule.line_of(call)) or root not in self.first_line
 
+    def _references(self, values: list[cst.BaseExpression]) -> list[str]:
+        """Known tensor names in `values`: by the usage evidence first; names that only the value
+        analysis proves to be tensors (a caller passes one) when nothing else is known."""
+        for proven in (False, True):
+            found = [reference for value in values if (reference := self._reference(value, proven))]
+            if found:
+                return found
+        return []
+
     def _meet(self, operands: list[cst.BaseExpression], pointwise: bool) -> None:
-        references = [reference for operand in operands if (reference := self._reference(operand))]
+        references = self._references(operands)
         if not references:
             return
         for operand in operands:
@@ -299,7 +309,7 @@ class _Combinations(cst.CSTVisitor):
         if depth >= 3 or not bindings or bindings[0].value is None:
             return None
         value = bindings[0].value
-        source = self._reference(value)
+        source = next(iter(self._references([value])), None)
         if source is not None and source != reference:
             return self._device_of(source, call, depth + 1)
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.facts.moved:
@@ -308,26 +318,27 @@ class _Combinations(cst.CSTVisitor):
                 return moved_to
         return None
 
-    def _reference(self, expression: cst.BaseExpression) -> str | None:
+    def _reference(self, expression: cst.BaseExpression, proven: bool = False) -> str | None:
         """A known tensor name inside `expression` (`x0` in `alpha_bar.sqrt() * x0`, `ids[:, 1:]`)."""
         if isinstance(expression, cst.Name):
-            known = (expression.value in self.tensors or self._holds_module_output(expression)) and not self._sources(expression)
+            by_analysis = proven and self.rule.kind_of(expression) is Kind.TENSOR and expression.value not in self.vetoed
+            known = (expression.value in self.tensors or by_analysis or self._holds_module_output(expression)) and not self._sources(expression)
             return expression.value if known else None
         if isinstance(expression, cst.BinaryOperation):
-            return self._reference(expression.left) or self._reference(expression.right)
+            return self._reference(expression.left, proven) or self._reference(expression.right, proven)
         if isinstance(expression, cst.Subscript):
-            return self._reference(expression.value)
+            return self._reference(expression.value, proven)
         if not isinstance(expression, cst.Call) or is_factory_call(expression, self.qualified):
             return None
         if is_torch_tensor_function(self.qualified(expression.func)):
             first = expression.args[0].value if expression.args else None
-            return self._reference(first) if first is not None else None  # torch.exp(0.5 * logvar)
+            return self._reference(first, proven) if first is not None else None  # torch.exp(0.5 * logvar)
         if isinstance(expression.func, cst.Attribute):
             if expression.func.attr.value in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS:
                 return None  # `values.size(1)` is a number; `logits.cpu()` is somewhere else
-            return self._reference(expression.func.value)  # a tensor method: `fake.detach()`
+            return self._reference(expression.func.value, proven)  # a tensor method: `fake.detach()`
         if isinstance(expression.func, cst.Name) and expression.func.value in self.modules:
-            return next((ref for arg in expression.args if (ref := self._reference(arg.value))), None)  # D(real) lives with real
+            return next((ref for arg in expression.args if (ref := self._reference(arg.value, proven))), None)  # D(real) lives with real
         return None
 
     def _holds_module_output(self, name: cst.Name) -> bool:

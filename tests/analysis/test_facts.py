@@ -159,3 +159,15 @@ def test_a_dotted_device_expression_is_written_as_an_expression():
         "model = nn.Linear(2, 2)\nx = torch.ones(1, 2).to(args.device)\nprint(model(x))\n"
     )
     assert "model = nn.Linear(2, 2).to(args.device)\n" in run_devfix(source, "train.py").fixed.decode()
+
+
+def test_parameters_take_the_kind_every_call_of_the_file_passes():
+    source = (
+        "import torch\n\n\n"
+        "def mask(batch, p):\n    return batch, p\n\n\n"
+        "def callback(values):\n    return values\n\n\n"
+        "x = torch.ones(2)\nmask(x, 0.5)\nmask(x * 2, 0.1)\ncallback([1])\nhandlers = [callback]\n"
+    )
+    assert kinds_read(source, "batch") == [Kind.TENSOR]
+    assert kinds_read(source, "p") == [Kind.SCALAR]
+    assert kinds_read(source, "values") == [Kind.UNKNOWN]  # also used as a value: any caller may pass anything
