@@ -85,10 +85,6 @@ class FileFacts:
             if first_line <= position[0] <= last_line and kind.is_known_non_tensor
         }
 
-    @property
-    def may_add_globals(self) -> bool:
-        return self.role is FileRole.PROGRAM
-
 
 def analyse_file(source: str, path: str, project: ProjectIndex | None = None, whole: str | None = None) -> FileFacts | None:
     """None when Python's own parser rejects the text (the engine reports that separately).

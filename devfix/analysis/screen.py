@@ -52,8 +52,8 @@ HOLDERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torc
 
 @dataclass
 class _Place:
-    """Where a node stands: its parent, the kind of the enclosing class (None outside classes),
-    and the method it is directly in (None at other depths)."""
+    """Where a node stands: its parent, the enclosing class (None outside classes), and the
+    method of that class it is directly in (None at other depths and outside classes)."""
 
     parent: ast.AST | None
     class_node: ast.ClassDef | None
