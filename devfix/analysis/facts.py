@@ -17,9 +17,11 @@ from functools import cached_property
 from pathlib import PurePath
 
 from devfix.analysis import screen
+from devfix.analysis.factory_meetings import factory_may_meet_tensor
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
 from devfix.analysis.project import ProjectIndex
+from devfix.analysis.torch_names import MULTI_GPU_MARKERS, places_devices
 from devfix.analysis.values import ValueFacts, analyse_values
 
 PLACEMENT_FRAMEWORKS = (
@@ -53,15 +55,34 @@ class FileFacts:
     @cached_property
     def signals(self) -> frozenset[str]:
         """The code shapes rules look for (`analysis.screen`), but for a lazy one (`has_signal`)."""
-        return screen.signals(self._walk, self.classes)
+        found = screen.signals(self._walk, self.classes)
+        if screen.HARDCODED_CUDA in found and MULTI_GPU_MARKERS.search(self.text):
+            found -= {screen.HARDCODED_CUDA}  # several GPUs on purpose: DF001 leaves the file alone
+        return found
 
     def has_signal(self, signal: str) -> bool:
         if signal in self.signals:
             return True
         if signal == screen.MODULE_TENSOR_ATTRIBUTE:  # `self.x = x` in __init__: is `x` a tensor?
-            reads = self.values.reads
-            return any(reads.get((name.lineno, name.col_offset)) is Kind.TENSOR for name in self._walk.tensor_candidates)
+            return self._any_tensor(self._walk.tensor_candidates)
+        if signal == screen.BARE_MOVE:  # `x.to(device)` as a statement: is `x` a tensor (not a Module)?
+            return self._any_tensor(self._walk.bare_move_receivers)
+        if signal == screen.PLACES_DEVICES:
+            return places_devices(self.text)
+        if signal == screen.FACTORY_MEETS_TENSOR:
+            return self._factory_meets_tensor
         return False
+
+    def _any_tensor(self, names: list[ast.Name]) -> bool:
+        if not names:
+            return False
+        reads = self.values.reads
+        return any(reads.get((name.lineno, name.col_offset)) is Kind.TENSOR for name in names)
+
+    @cached_property
+    def _factory_meets_tensor(self) -> bool:
+        reads = self.values.reads
+        return factory_may_meet_tensor(self._tree, self.imports, lambda name: reads.get((name.lineno, name.col_offset), Kind.UNKNOWN))
 
     @cached_property
     def values(self) -> ValueFacts:

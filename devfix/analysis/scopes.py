@@ -8,7 +8,7 @@ from libcst.metadata import ParentNodeProvider, PositionProvider
 from devfix.analysis.module_classes import is_module_class
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.tensors import tensor_names
-from devfix.analysis.torch_names import qualified_names
+from devfix.analysis.torch_names import places_devices, qualified_names
 
 ScopeNode = cst.Module | cst.FunctionDef
 
@@ -42,7 +42,7 @@ class ScopeTracker:
         """Does the file move anything to a device anywhere? Generated once per pass: the module's
         code is as long as the file."""
         if self._file_places_devices is None:
-            self._file_places_devices = _places_devices(self.module.code)
+            self._file_places_devices = places_devices(self.module.code)
         return self._file_places_devices
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
@@ -92,10 +92,6 @@ class ScopeTracker:
     def builds_module(self, call: cst.Call) -> bool:
         filename = self.context.filename or "<memory>"
         return any(self.project.is_module_class(filename, name) is True for name in qualified_names(self, call.func))
-
-
-def _places_devices(code: str) -> bool:
-    return any(marker in code for marker in (".cuda(", ".to(", "device=", "torch.device("))
 
 
 def _statements(scope: ScopeNode) -> list[cst.CSTNode]:

@@ -12,18 +12,22 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from devfix.analysis.device_scope import DEVICE_NAMES
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
+from devfix.analysis.torch_names import CUDA_LITERALS, is_optimizer_name
 
-CUDA_LITERAL = "cuda-literal"
+HARDCODED_CUDA = "hardcoded-cuda"  # `.cuda()`, `.to("cuda")`, `device="cuda"`, `device = "cuda"`
+RUNTIME_PLACEMENT = "runtime-placement"  # jit.trace; a move after device_map= or an optimizer load
 FOR_LOOP = "for-loop"
 MOVE_CALL = "move-call"
 BARE_MOVE = "bare-move"
-UNPLACED_FACTORY = "unplaced-factory"
+FACTORY_MEETS_TENSOR = "factory-meets-tensor"  # lazy: analysis.factory_meetings
 UNPLACED_FACTORY_IN_METHOD = "unplaced-factory-in-method"
 LEGACY_CONSTRUCTOR = "legacy-constructor"
 LOAD_CALL = "load-call"
 HOST_SINK = "host-sink"
+PLACES_DEVICES = "places-devices"  # lazy: the text has a move, `device=` or `torch.device(`
 PLAIN_CLASS_TABLE = "plain-class-table"
 PLAIN_CLASS_MOVE = "plain-class-move"
 MODULE_TENSOR_ATTRIBUTE = "module-tensor-attribute"
@@ -34,8 +38,8 @@ BUILT_AND_CALLED = "built-and-called"
 ENCODED_INPUTS = "encoded-inputs"
 ALL_SIGNALS = frozenset({
     BUILT_AND_CALLED, ENCODED_INPUTS,
-    CUDA_LITERAL, FOR_LOOP, MOVE_CALL, BARE_MOVE, UNPLACED_FACTORY, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
-    LOAD_CALL, HOST_SINK, PLAIN_CLASS_TABLE, PLAIN_CLASS_MOVE, MODULE_TENSOR_ATTRIBUTE, MODULE_CONTAINER,
+    HARDCODED_CUDA, RUNTIME_PLACEMENT, FOR_LOOP, MOVE_CALL, BARE_MOVE, FACTORY_MEETS_TENSOR, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
+    LOAD_CALL, HOST_SINK, PLACES_DEVICES, PLAIN_CLASS_TABLE, PLAIN_CLASS_MOVE, MODULE_TENSOR_ATTRIBUTE, MODULE_CONTAINER,
     CALLED_CONSTRUCTION, DEVICE_ARGUMENT_LAYER,
 })
 
@@ -70,6 +74,7 @@ class Walk:
     nodes: list[tuple[ast.AST, _Place]] = field(default_factory=list)
     declared_global: set[str] = field(default_factory=set)  # `global x` somewhere in a function
     tensor_candidates: list[ast.Name] = field(default_factory=list)  # names DF014 would accept if tensors
+    bare_move_receivers: list[ast.Name] = field(default_factory=list)  # `x` in a statement `x.to(device)`
     built: set[str] = field(default_factory=set)  # names assigned from a call (`model = Net()`)
     called: set[str] = field(default_factory=set)  # names called (`model(x)`)
     inits: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef]] = field(default_factory=list)
@@ -134,8 +139,9 @@ def walk(tree: ast.Module) -> Walk:
 
 
 def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
-    """Every signal but MODULE_TENSOR_ATTRIBUTE for bare names, which needs the value analysis:
-    `found.tensor_candidates` holds those names (see `FileFacts.has_signal`)."""
+    """Every signal but those that need the value analysis (see `FileFacts.has_signal`):
+    MODULE_TENSOR_ATTRIBUTE and BARE_MOVE for bare names (`found.tensor_candidates`,
+    `found.bare_move_receivers`), FACTORY_MEETS_TENSOR and PLACES_DEVICES."""
     if found.star_import:
         return ALL_SIGNALS  # names devfix cannot resolve: assume anything
     screen = _Screen(found, classes)
@@ -145,6 +151,8 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.init(init, class_node)
     if found.built & found.called:
         screen.found.add(BUILT_AND_CALLED)
+    if screen.moved_names and screen.dispatched:
+        screen.found.add(RUNTIME_PLACEMENT)
     return frozenset(screen.found)
 
 
@@ -152,6 +160,7 @@ class _Screen:
     def __init__(self, walked: Walk, classes: dict[str, Kind]) -> None:
         self.walked, self.imports, self.classes = walked, walked.imports, classes
         self.found: set[str] = set()
+        self.moved_names = self.dispatched = False  # halves of RUNTIME_PLACEMENT
 
     def owner_kind(self, place: _Place) -> Kind | None:
         if place.class_node is None:
@@ -167,21 +176,32 @@ class _Screen:
 
     def node(self, node: ast.AST, place: _Place) -> None:
         found = self.found
-        if isinstance(node, ast.Constant):
-            if isinstance(node.value, str) and node.value.startswith("cuda"):
-                found.add(CUDA_LITERAL)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
+        if isinstance(node, (ast.For, ast.AsyncFor)):
             found.add(FOR_LOOP)
         elif isinstance(node, ast.Expr):
             if _method_name(node.value) in ("to", "cuda", "cpu"):
-                found.add(BARE_MOVE)
+                receiver = node.value.func.value
+                if isinstance(receiver, ast.Name):
+                    self.walked.bare_move_receivers.append(receiver)  # DF005 needs it proven a tensor
+                elif _is_self_attribute(receiver):
+                    found.add(BARE_MOVE)
         elif isinstance(node, ast.Call):
             self._call(node, place)
         elif isinstance(node, ast.Attribute):
             qualified = self.imports.qualify(node) or ""
             if qualified.startswith("torch.cuda.") and qualified.endswith("Tensor"):
                 found.add(LEGACY_CONSTRUCTOR)
-        elif place.class_node is not None and node.value is not None:
+        elif isinstance(node, ast.Constant):
+            pass
+        else:
+            self._assignment(node, place)
+
+    def _assignment(self, node: ast.Assign | ast.AnnAssign, place: _Place) -> None:
+        found = self.found
+        single = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(single, ast.Name) and single.id in DEVICE_NAMES and _is_cuda_device(node.value):
+            found.add(HARDCODED_CUDA)  # `device = "cuda"`
+        if place.class_node is not None and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(_is_self_attribute(target) for target in targets):
                 self._self_assignment(node.value, place)
@@ -189,10 +209,10 @@ class _Screen:
     def _call(self, node: ast.Call, place: _Place) -> None:
         found, owner = self.found, self.owner_kind(place)
         name = _method_name(node)
+        self._hardcoded_cuda(node, name)
+        self._runtime_placement(node, name)
         if name in ("to", "cuda"):
             found.add(MOVE_CALL)
-            if name == "cuda":
-                found.add(CUDA_LITERAL)
             if owner is not None and owner is not Kind.MODULE:
                 found.add(PLAIN_CLASS_MOVE)
             if isinstance(node.func.value, ast.Call) and self.imports.qualify(node.func.value.func) in HOLDERS:
@@ -212,14 +232,39 @@ class _Screen:
         if qualified.startswith("torch.") and tail.endswith("Tensor"):
             found.add(LEGACY_CONSTRUCTOR)
         in_method = place.method is not None and place.method.name != "__init__" and owner is not Kind.OBJECT
-        if self._is_unplaced_factory(node) and self._meets_something(node, place.parent):
-            found.add(UNPLACED_FACTORY)
-            if in_method:
-                found.add(UNPLACED_FACTORY_IN_METHOD)
+        if in_method and self._is_unplaced_factory(node) and self._meets_something(node, place.parent):
+            found.add(UNPLACED_FACTORY_IN_METHOD)
         if isinstance(node.func, ast.Call) and in_method:
             found.add(CALLED_CONSTRUCTION)
         if name == "append" and _is_self_attribute(node.func.value) and owner is not Kind.OBJECT and self._may_build(node.args):
             found.add(MODULE_CONTAINER)
+
+    def _hardcoded_cuda(self, node: ast.Call, name: str | None) -> None:
+        """The calls DF001 rewrites: a plain `.cuda()` (no other GPU named), a CUDA device in
+        `.to(...)`, `device=` or `map_location=`, and a `--device` option defaulting to CUDA."""
+        if name == "cuda":
+            positional, keywords = node.args, {keyword.arg for keyword in node.keywords}
+            zero = not positional or (len(positional) == 1 and isinstance(positional[0], ast.Constant) and positional[0].value == 0)
+            if zero and keywords <= {"non_blocking"}:
+                self.found.add(HARDCODED_CUDA)
+        elif name == "to" and any(_is_cuda_device(value) for value in [*node.args[:1], *_keyword_values(node, "device")]):
+            self.found.add(HARDCODED_CUDA)
+        if any(_is_cuda_device(value) for value in _keyword_values(node, "device", "map_location")):
+            self.found.add(HARDCODED_CUDA)
+        if name == "add_argument" and any(_is_cuda_device(value) for value in _keyword_values(node, "default")):
+            self.found.add(HARDCODED_CUDA)
+
+    def _runtime_placement(self, node: ast.Call, name: str | None) -> None:
+        """DF013's cases: `torch.jit.trace(...)`; a name moved after `device_map=` loading or after an
+        optimizer's `load_state_dict` (both halves are looked for file-wide here)."""
+        if self.imports.qualify(node.func) in ("torch.jit.trace", "torch.jit.trace_module"):
+            self.found.add(RUNTIME_PLACEMENT)
+        if name in ("to", "cuda") and isinstance(node.func.value, ast.Name):
+            self.moved_names = True
+        if any(keyword.arg == "device_map" for keyword in node.keywords):
+            self.dispatched = True
+        if name == "load_state_dict" and isinstance(node.func.value, ast.Name) and is_optimizer_name(node.func.value.id):
+            self.dispatched = True
 
     def _meets_something(self, factory: ast.Call, parent: ast.AST | None) -> bool:
         """Not a factory whose tensor goes straight into a Parameter, a buffer or an attribute:
@@ -288,6 +333,17 @@ def _container_items(value: ast.expr) -> list[ast.expr | None]:
     if isinstance(value, ast.ListComp):
         return [value.elt]
     return [value.value] if isinstance(value, ast.DictComp) else []
+
+
+def _is_cuda_device(node: ast.expr) -> bool:
+    """`"cuda"`, `"cuda:0"`, or a call given one first (`torch.device("cuda")`, `torch.device("cuda", 0)`)."""
+    if isinstance(node, ast.Call) and node.args:
+        node = node.args[0]
+    return isinstance(node, ast.Constant) and node.value in CUDA_LITERALS
+
+
+def _keyword_values(call: ast.Call, *names: str) -> list[ast.expr]:
+    return [keyword.value for keyword in call.keywords if keyword.arg in names]
 
 
 def _method_name(node: ast.AST) -> str | None:

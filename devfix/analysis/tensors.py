@@ -37,6 +37,15 @@ TENSOR_ONLY_MEMBERS = frozenset(
         "scatter_", "gather", "chunk", "split", "unbind", "detach_", "sigmoid", "relu", "matmul", "bmm",
     }
 )
+HOST_SIDE_PREFIXES = ("torch.nn.utils.rnn.",)
+FROM_NUMPY = frozenset({"torch.from_numpy"})
+LEGACY_CPU_CONSTRUCTORS = frozenset(
+    f"torch.{name}" for name in ("Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor")
+)
+MOVED_AFTER = FROM_NUMPY | LEGACY_CPU_CONSTRUCTORS  # they take no CUDA device=: the result is moved
+DEVICE_CHANGING_METHODS = frozenset({"cpu", "cuda", "to", "type_as", "pin_memory"})
+NOT_COMBINING_METHODS = frozenset({"to", "type_as", "copy_", "view_as", "expand_as", "new_tensor", "new_zeros", "new_ones", "new_full", "new_empty", "split", "tensor_split"})
+SOURCE_WRAPPERS = frozenset({"torch.tril", "torch.triu", "torch.diag", "torch.cumsum", "torch.cumprod", "torch.outer", "torch.exp", "torch.log", "torch.sin", "torch.cos", "torch.sqrt", "torch.pow", "torch.meshgrid", "torch.flip"})
 NON_TENSOR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "numpy", "backward", "split", "chunk", "unbind", "parameters", "state_dict", "named_parameters", "items", "keys", "values"})
 SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "builtins.int", "builtins.float", "builtins.bool", "builtins.str"})
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "Tensor", "torch.nn.Parameter"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import libcst as cst
@@ -16,6 +17,11 @@ ENUMERATE_NAMES = frozenset({"enumerate", "builtins.enumerate"})
 PROGRESS_WRAPPERS = ENUMERATE_NAMES | {"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "iter", "builtins.iter"}
 DEVICE_CONSTRUCTOR = "torch.device"
 CUDA_LITERALS = frozenset({"cuda", "cuda:0"})
+# code that places on several GPUs on purpose: DF001 leaves its files alone
+MULTI_GPU_MARKERS = re.compile(
+    r"cuda:[1-9]|\.cuda\(\s*(?!non_blocking)[1-9a-zA-Z_]|device_ids\s*=|init_process_group|set_device\(|"
+    r"local_rank|LOCAL_RANK|DistributedDataParallel"
+)
 
 # torch.nn classes that hold no parameters or buffers (unless given tensor arguments): calling them
 # with device tensors works even if they were never moved.
@@ -112,3 +118,13 @@ def holds_state(constructor: cst.Call, qualified: QualifiedNames) -> bool:
             if class_name.endswith("Loss"):
                 return any(arg.keyword is None or arg.keyword.value in LOSS_TENSOR_KEYWORDS for arg in constructor.args)
     return True
+
+
+def is_optimizer_name(name: str) -> bool:
+    """`optimizer`, `optim_g`, `opt`, `sgd`: a name that reads as an optimizer (DF013's order check)."""
+    return "optim" in name.lower() or name in ("opt", "sgd", "adam")
+
+
+def places_devices(code: str) -> bool:
+    """Does the file move anything to a device anywhere (a move, `device=`, a `torch.device`)?"""
+    return any(marker in code for marker in (".cuda(", ".to(", "device=", "torch.device("))

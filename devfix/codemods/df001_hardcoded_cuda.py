@@ -30,6 +30,7 @@ from devfix.analysis.device_scope import DEVICE_NAMES, device_for
 from devfix.analysis.module_classes import class_facts, names_fed_to_submodules
 from devfix.analysis.torch_names import (
     DEVICE_CONSTRUCTOR,
+    MULTI_GPU_MARKERS,
     is_cuda_device_expression,
     is_cuda_literal,
     keyword,
@@ -38,10 +39,6 @@ from devfix.analysis.torch_names import (
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
-MULTI_GPU_MARKERS = re.compile(
-    r"cuda:[1-9]|\.cuda\(\s*(?!non_blocking)[1-9a-zA-Z_]|device_ids\s*=|init_process_group|set_device\(|"
-    r"local_rank|LOCAL_RANK|DistributedDataParallel"
-)
 GUARD_WORDS = re.compile(r"cuda|gpu", re.IGNORECASE)
 DEVICE_KEYWORDS = ("device", "map_location")
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -53,7 +50,7 @@ class HardcodedCuda(DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Hard-coded CUDA device: use a device chosen at run time"
     TRIGGERS = ('"cuda', "'cuda", '.cuda(')
-    SIGNALS = frozenset({screen.CUDA_LITERAL})
+    SIGNALS = frozenset({screen.HARDCODED_CUDA})
 
     def visit_Module(self, node: cst.Module) -> None:
         self._multi_gpu_file = MULTI_GPU_MARKERS.search(node.code) is not None

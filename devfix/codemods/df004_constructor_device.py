@@ -38,8 +38,13 @@ from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import (
+    DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
+    HOST_SIDE_PREFIXES,
+    MOVED_AFTER,
     NON_TENSOR_METHODS,
+    NOT_COMBINING_METHODS,
+    SOURCE_WRAPPERS,
     is_factory_call,
     is_torch_tensor_function,
     tensor_names,
@@ -49,16 +54,7 @@ from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
 
-HOST_SIDE_PREFIXES = ("torch.nn.utils.rnn.",)
 NOT_TENSOR_LITERALS = (cst.SimpleString, cst.FormattedString, cst.List, cst.Dict, cst.Tuple, cst.Integer, cst.Float, cst.ListComp, type(None))
-FROM_NUMPY = frozenset({"torch.from_numpy"})
-LEGACY_CPU_CONSTRUCTORS = frozenset(
-    f"torch.{name}" for name in ("Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor")
-)
-MOVED_AFTER = FROM_NUMPY | LEGACY_CPU_CONSTRUCTORS  # they take no CUDA device=: the result is moved
-DEVICE_CHANGING_METHODS = frozenset({"cpu", "cuda", "to", "type_as", "pin_memory"})
-NOT_COMBINING_METHODS = frozenset({"to", "type_as", "copy_", "view_as", "expand_as", "new_tensor", "new_zeros", "new_ones", "new_full", "new_empty", "split", "tensor_split"})
-SOURCE_WRAPPERS = frozenset({"torch.tril", "torch.triu", "torch.diag", "torch.cumsum", "torch.cumprod", "torch.outer", "torch.exp", "torch.log", "torch.sin", "torch.cos", "torch.sqrt", "torch.pow", "torch.meshgrid", "torch.flip"})
 
 
 class ConstructorDevice(ScopeTracker, DevfixRule):
@@ -67,7 +63,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor created on the CPU next to a tensor that may be on a device"
     TRIGGERS = ('torch.', 'from torch')
-    SIGNALS = frozenset({screen.UNPLACED_FACTORY, screen.ENCODED_INPUTS})
+    SIGNALS = frozenset({screen.FACTORY_MEETS_TENSOR, screen.ENCODED_INPUTS})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

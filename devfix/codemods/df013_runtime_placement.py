@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import keyword
+from devfix.analysis.torch_names import is_optimizer_name, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -34,6 +35,7 @@ class RuntimePlacement(ScopeTracker, DevfixRule):
     REPORT_ONLY = True
     DESCRIPTION = "Placement that needs a runtime check (jit.trace, device_map, optimizer state order)"
     TRIGGERS = ('jit.trace', 'device_map', 'load_state_dict')
+    SIGNALS = frozenset({screen.RUNTIME_PLACEMENT})
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified(node.func) & TRACE:
@@ -75,5 +77,5 @@ class _OptimizerLoads(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and isinstance(func.value, cst.Name):
-            if "optim" in func.value.value.lower() or func.value.value in ("opt", "sgd", "adam"):
+            if is_optimizer_name(func.value.value):
                 self.loaded_before = self.loaded_before or self.line_of(node) < self.before_line

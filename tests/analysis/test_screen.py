@@ -60,3 +60,75 @@ def test_the_screen_rules_out_most_rules_on_library_code():
     )
     facts = analyse_file(source, "block.py")
     assert [rule.CODE for rule in ALL_RULES if rule.may_apply(source, facts)] == []
+
+
+def rules_that_may_apply(source: str) -> list[str]:
+    facts = analyse_file(source, "model.py")
+    return [rule.CODE for rule in ALL_RULES if rule.may_apply(source, facts)]
+
+
+@pytest.mark.parametrize("body", [
+    "dpr = [x.tolist() for x in torch.linspace(0, rate, sum(depths)).split(depths)]",
+    "gamma = init_values * torch.ones(dim)",
+    "scale = torch.ones(3, device=x.device) * x",
+    "table = torch.arange(10)\n    print(table.sum())",
+    "idx = torch.arange(4)\n    return x[idx]",  # CPU indices may index a tensor on any device
+])
+def test_factories_that_meet_no_tensor_are_ruled_out_for_df004(body):
+    source = f"import torch\n\n\ndef build(x, rate: float, depths: list, init_values: float, dim: int):\n    {body}\n"
+    assert "DF004" not in rules_that_may_apply(source)
+
+
+@pytest.mark.parametrize("body", [
+    "mask = torch.ones(3)\n    return x * mask",
+    "return torch.cat([x, torch.zeros(1)])",
+    "table = torch.arange(4)\n    return table[x]",
+    "noise = torch.randn(3)\n    return x.add(noise)",
+])
+def test_factories_that_may_meet_a_tensor_are_kept_for_df004(body):
+    source = f"import torch\n\n\ndef step(x):\n    {body}\n"
+    assert "DF004" in rules_that_may_apply(source)
+
+
+def test_a_local_fed_to_a_moved_model_is_kept_for_df004():
+    source = "import torch\n\ndevice = torch.device(name)\nmodel = Net().to(device)\nimg = load(path)\nmodel(img)\n"
+    assert "DF004" in rules_that_may_apply(source)
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import torch\nx = torch.zeros(3)\nif x.device.type == 'cuda':\n    pass\n", False),
+    ("import torch\nx = torch.zeros(3).cuda(1)\n", False),
+    ("import torch\nx = torch.zeros(3).cuda()\n", True),
+    ("import torch\nx = torch.zeros(3).to('cuda:0')\n", True),
+    ("import torch\nx = torch.zeros(3, device=torch.device('cuda'))\n", True),
+    ("import torch\ndevice = 'cuda'\n", True),
+    ("import torch\nmodel = Net().cuda()\nmodel = DistributedDataParallel(model)\n", False),
+])
+def test_df001_needs_a_hard_coded_single_gpu_placement(source, expected):
+    assert ("DF001" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import torch\nmodel.load_state_dict(state)\nmodel.to(device)\n", False),
+    ("import torch\noptimizer.load_state_dict(state)\nmodel.to(device)\n", True),
+    ("import torch\nm = AutoModel.from_pretrained('x', device_map='auto')\nm.to(device)\n", True),
+    ("import torch\ntraced = torch.jit.trace(model, example)\n", True),
+])
+def test_df013_needs_a_trace_or_a_move_after_dispatch_or_optimizer_state(source, expected):
+    assert ("DF013" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import torch\nmodel = Net()\nmodel.to(device)\n", False),  # a Module's .to() works in place
+    ("import torch\nx = torch.zeros(3)\nx.to(device)\n", True),
+])
+def test_df005_needs_a_proven_tensor_moved_as_a_statement(source, expected):
+    assert ("DF005" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import numpy as np\nimport torch\nx = torch.zeros(3)\nprint(np.mean(x.numpy()))\n", False),
+    ("import numpy as np\nimport torch\nx = torch.zeros(3).to(device)\nprint(np.mean(x.numpy()))\n", True),
+])
+def test_df008_needs_a_file_that_places_something_on_a_device(source, expected):
+    assert ("DF008" in rules_that_may_apply(source)) is expected
