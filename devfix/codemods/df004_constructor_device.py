@@ -15,7 +15,9 @@ tensor it meets, so it is right on every device.
 `torch.from_numpy(a)` and legacy CPU constructors (`torch.LongTensor(ids)`), which take no CUDA
 `device=`, get `.to(<device>)` instead. What a helper of the file returns when every `return`
 builds a CPU tensor (`ids = encode(texts)`) moves where it is fed to a Module that was moved:
-`model(ids.to(device))`, so the helper's other callers keep their CPU tensors. So does a local the
+`model(ids.to(device))`, so the helper's other callers keep their CPU tensors; when the model is a
+parameter (`def predict(model, rows)`) whose every caller in the file passes a moved model, to the
+model's own device, `next(model.parameters()).device`. So does a local the
 value analysis proves to be a tensor, built from nothing that may be on a device
 (`img = transform(image).unsqueeze(0)`, then `model(img)` → `model(img.to(device))`), and a
 tokenizer's or processor's `return_tensors="pt"` output unpacked into a moved model or one of its
@@ -85,14 +87,39 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
 
     def returns_cpu_tensors(self, function: str) -> bool:
         """Is `function` a top-level function of this file whose every `return` builds a CPU
-        tensor (`return torch.tensor(rows)`)? Looked up only for names fed to a moved model."""
+        tensor (`return torch.tensor(rows)`, or arithmetic and methods of locals built so)?
+        Looked up only for names fed to a moved model."""
         if function not in self._helper_verdicts:
             definitions = [statement for statement in self.module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function]
             returns = _Returns()
             if len(definitions) == 1:
                 definitions[0].body.visit(returns)
-            self._helper_verdicts[function] = bool(returns.values) and all(_builds_cpu_tensor(value, self.qualified) for value in returns.values)
+            facts = self.scope_facts(definitions[0].body) if len(definitions) == 1 else None
+            self._helper_verdicts[function] = bool(returns.values) and all(
+                _builds_cpu_tensor(value, self.qualified)
+                or (value is not None and _host_made(value, self.line_of(value), 0, facts, self.qualified))
+                for value in returns.values
+            )
         return self._helper_verdicts[function]
+
+    def callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
+        """Every use of the top-level `function` in this file is a call, and each passes, for
+        `parameter`, a name moved to a device earlier in the caller's scope (`model.to(device)`)."""
+        if function not in self.module.body:
+            return False
+        positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+        uses = _Uses(function.name.value)
+        self.module.visit(uses)
+        if not uses.calls or uses.names != len(uses.calls) + 1:  # + the `def` itself
+            return False
+        for call in uses.calls:
+            passed = _argument_for(call, parameter, positional)
+            if not isinstance(passed, cst.Name):
+                return False
+            move = self.scope_facts(call).moved.get(passed.value)
+            if move is None or self.line_of(move.call) >= self.line_of(call):
+                return False
+        return True
 
     def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
         """`model(ids)` where `ids = encode(...)` returns a CPU tensor and `model` was moved: the
@@ -132,6 +159,7 @@ class _Combinations(cst.CSTVisitor):
 
     def __init__(self, rule: ConstructorDevice, scope: cst.Module | cst.FunctionDef) -> None:
         self.rule = rule
+        self.scope = scope
         self.qualified = rule.qualified
         anchor = scope.body if isinstance(scope, cst.FunctionDef) else scope
         self.vetoed = rule.non_tensors_in(scope)  # names the analysis saw hold lists, numbers, arrays
@@ -171,6 +199,8 @@ class _Combinations(cst.CSTVisitor):
             self._feed_module(node.func.value, values)
             self._feed_host_tensors(node)
             self._feed_encodings(node, node.func.value)
+        elif isinstance(node.func, cst.Name) and node.func.value in self.parameters:
+            self._feed_host_tensors(node)  # a model handed in by callers that moved it
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value in self.facts.moved:
             self._feed_encodings(node, node.func.value.value)  # `model.generate(**inputs)`
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
@@ -206,7 +236,11 @@ class _Combinations(cst.CSTVisitor):
         to be a tensor and that nothing placed on a device (`img = transform(im).unsqueeze(0)`)."""
         move = self.facts.moved.get(call.func.value)
         moved_to = device_code(move.device) if move is not None else None
-        if moved_to is None or not self._device_defined_before(moved_to, call):
+        if moved_to is None:
+            moved_to = self._device_of_a_moved_argument(call.func.value)
+        elif not self._device_defined_before(moved_to, call):
+            return
+        if moved_to is None:
             return
         for arg in call.args:
             if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Name) or arg.value.value in self.facts.moved:
@@ -218,6 +252,15 @@ class _Combinations(cst.CSTVisitor):
             elif value is not None and not self._sources(arg.value) and self._made_on_the_host(arg.value, value, binding.line):
                 # (values built from factories of this scope are placed where they are created)
                 self.moved_inputs[arg] = ("a tensor made on the CPU", moved_to)
+
+    def _device_of_a_moved_argument(self, name: str) -> str | None:
+        """`def predict(model, rows): ... model(x)` where every call of `predict` in the file passes a
+        model moved to a device: the model's own device, `next(model.parameters()).device`."""
+        if not isinstance(self.scope, cst.FunctionDef) or name not in self.parameters:
+            return None
+        if not self.rule.callers_pass_moved_models(self.scope, name):
+            return None
+        return f"next({name}.parameters()).device"
 
     def _feed_encodings(self, call: cst.Call, model: str) -> None:
         """`inputs = tokenizer(text, return_tensors="pt")` then `model(**inputs)` for a model moved
@@ -238,35 +281,7 @@ class _Combinations(cst.CSTVisitor):
         """Proven a tensor where it is fed, and proven built on the host: every source is a literal,
         a numpy value or a CPU factory of this scope (a parameter, a loop variable or an updated
         value could be anywhere, and a move of something already there is noise)."""
-        return self.rule.kind_of(name) is Kind.TENSOR and self._host_made(value, line, 0)
-
-    def _host_made(self, value: cst.BaseExpression, line: int, depth: int) -> bool:
-        if depth > 6:
-            return False
-        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple)):
-            return all(self._host_made(element.value, line, depth + 1) for element in getattr(value, "elements", ()))
-        if isinstance(value, cst.Name):
-            binding = self.facts._binding_before(value.value, line)
-            return binding is not None and binding.value is not None and self._host_made(binding.value, binding.line, depth + 1)
-        if isinstance(value, (cst.Subscript, cst.Attribute)):
-            return self._host_made(value.value, line, depth + 1)
-        if isinstance(value, cst.BinaryOperation):
-            return self._host_made(value.left, line, depth + 1) and self._host_made(value.right, line, depth + 1)
-        if not isinstance(value, cst.Call):
-            return False
-        names = self.qualified(value.func)
-        if is_factory_call(value, self.qualified) or names & MOVED_AFTER:
-            return keyword(value, "device") is None
-        if any(name.startswith("numpy.") for name in names):
-            return True
-        if isinstance(value.func, cst.Attribute) and not any(name.startswith("torch.") for name in names):
-            # a method of a value (libcst also names `image.unsqueeze` after the local `image`)
-            if value.func.attr.value in DEVICE_CHANGING_METHODS:
-                return False
-            receiver_host = self._host_made(value.func.value, line, depth + 1)
-            return receiver_host and all(self._host_made(arg.value, line, depth + 1) for arg in value.args if arg.keyword is None)
-        arguments = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
-        return bool(arguments) and all(self._host_made(argument, line, depth + 1) for argument in arguments)
+        return self.rule.kind_of(name) is Kind.TENSOR and _host_made(value, line, 0, self.facts, self.qualified)
 
     def _device_defined_before(self, device: str, call: cst.Call) -> bool:
         root = device.split(".")[0]
@@ -410,10 +425,71 @@ def _is_encoding_call(value: cst.BaseExpression | None) -> bool:
     return tensors is not None and isinstance(tensors.value, cst.SimpleString) and tensors.value.evaluated_value == "pt"
 
 
+def _host_made(value: cst.BaseExpression, line: int, depth: int, facts, qualified) -> bool:
+    """Built on the host from what `facts` (one scope's bindings) shows: literals, numpy values,
+    CPU factories of the scope, and arithmetic and methods of those (not a parameter, a loop
+    variable or anything moved)."""
+    if depth > 6:
+        return False
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple)):
+        return all(_host_made(element.value, line, depth + 1, facts, qualified) for element in getattr(value, "elements", ()))
+    if isinstance(value, cst.Name):
+        binding = facts._binding_before(value.value, line)
+        return binding is not None and binding.value is not None and _host_made(binding.value, binding.line, depth + 1, facts, qualified)
+    if isinstance(value, (cst.Subscript, cst.Attribute)):
+        return _host_made(value.value, line, depth + 1, facts, qualified)
+    if isinstance(value, cst.BinaryOperation):
+        return _host_made(value.left, line, depth + 1, facts, qualified) and _host_made(value.right, line, depth + 1, facts, qualified)
+    if not isinstance(value, cst.Call):
+        return False
+    names = qualified(value.func)
+    if is_factory_call(value, qualified) or names & MOVED_AFTER:
+        return keyword(value, "device") is None
+    if any(name.startswith("numpy.") for name in names):
+        return True
+    if isinstance(value.func, cst.Attribute) and not any(name.startswith("torch.") for name in names):
+        # a method of a value (libcst also names `image.unsqueeze` after the local `image`)
+        if value.func.attr.value in DEVICE_CHANGING_METHODS:
+            return False
+        receiver_host = _host_made(value.func.value, line, depth + 1, facts, qualified)
+        return receiver_host and all(_host_made(arg.value, line, depth + 1, facts, qualified) for arg in value.args if arg.keyword is None)
+    arguments = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
+    return bool(arguments) and all(_host_made(argument, line, depth + 1, facts, qualified) for argument in arguments)
+
+
+
 def _builds_cpu_tensor(value: cst.BaseExpression | None, qualified) -> bool:
     if not isinstance(value, cst.Call) or keyword(value, "device") is not None:
         return False
     return bool(qualified(value.func) & (FACTORY_FUNCTIONS | MOVED_AFTER))
+
+
+def _argument_for(call: cst.Call, parameter: str, positional: list[str]) -> cst.BaseExpression | None:
+    """What `call` passes for `parameter` (None when a `*args`/`**kwargs` may hide it)."""
+    if any(arg.star for arg in call.args):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == parameter:
+            return arg.value
+    index = positional.index(parameter) if parameter in positional else -1
+    given = [arg for arg in call.args if arg.keyword is None]
+    return given[index].value if 0 <= index < len(given) else None
+
+
+class _Uses(cst.CSTVisitor):
+    """Calls of a name, and how often the name appears at all."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.names = 0
+        self.calls: list[cst.Call] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names += node.value == self.name
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == self.name:
+            self.calls.append(node)
 
 
 class _Returns(cst.CSTVisitor):
