@@ -84,6 +84,8 @@ class PlacementFacts:
             return again(expression.value)
         if isinstance(expression, cst.BinaryOperation):
             return again(expression.left) or again(expression.right)
+        if isinstance(expression, cst.Comparison):  # `(logits.argmax(1) == y)` is where its operands are
+            return again(expression.left) or any(again(item.comparator) for item in expression.comparisons)
         if isinstance(expression, cst.Call):
             callee = expression.func
             if _placed_by_factory(expression, self.qualified):

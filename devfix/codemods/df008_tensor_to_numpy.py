@@ -7,7 +7,9 @@
 that requires grad it raises too. The rule adds only what is missing (`.detach()`, `.cpu()`), so it
 never stacks `.cpu().cpu()`. It acts when the value is known to live on a device (moved there,
 computed from moved values, or the output of a moved model). `np.array(t)`/`np.asarray(t)` and
-other `numpy`, `matplotlib` and `sklearn` calls fed such a tensor get `t.detach().cpu()`.
+other `numpy`, `matplotlib` and `sklearn` calls fed such a tensor get `t.detach().cpu()`, and so
+does each such item of a list or tuple they are fed (`np.array([acc * 100, loss])` →
+`np.array([(acc * 100).detach().cpu(), loss.detach().cpu()])`).
 
 A list that collects such tensors (`losses.append(loss)`) and is then handed to numpy
 (`np.mean(losses)`) gets each tensor brought to the host as it is appended; joined first
@@ -113,19 +115,45 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _fix_host_arguments(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         args = list(updated.args)
         changed = False
+        callee = cst.Module([]).code_for_node(original.func)
         for index, arg in enumerate(original.args):
             value = arg.value
-            if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) or "cpu" in _method_chain(value):
-                continue
-            if not self.scope_facts(original).is_device_value(value):
-                continue  # strict: what any function returns when fed device values may be an array
-            code = cst.Module([]).code_for_node(value)
-            callee = cst.Module([]).code_for_node(original.func)
-            if self.report(value, f"`{code}` may be on a GPU; `{callee}` converts it with numpy, which fails",
-                           fix_title=f"pass `{code}.detach().cpu()`"):
-                args[index] = args[index].with_changes(value=call_methods(args[index].value, "detach", "cpu"))
+            if isinstance(value, (cst.List, cst.Tuple)):  # `np.array([acc * 100, loss])`: each item
+                elements = self._host_elements(original, value, updated.args[index].value, callee)
+                if elements is not None:
+                    args[index] = args[index].with_changes(value=args[index].value.with_changes(elements=elements))
+                    changed = True
+            elif self._needs_host_copy(original, value, callee):
+                args[index] = args[index].with_changes(value=_host_copy(args[index].value))
                 changed = True
         return updated.with_changes(args=args) if changed else updated
+
+    def _host_elements(self, call: cst.Call, display: cst.List | cst.Tuple, updated: cst.List | cst.Tuple, callee: str):
+        """The display's elements with `.detach().cpu()` on those that may be on a GPU, or None."""
+        elements, changed = list(updated.elements), False
+        for index, element in enumerate(display.elements):
+            if isinstance(element, cst.Element) and self._needs_host_copy(call, element.value, callee):
+                elements[index] = elements[index].with_changes(value=_host_copy(elements[index].value))
+                changed = True
+        return elements if changed else None
+
+    def _needs_host_copy(self, call: cst.Call, value: cst.BaseExpression, callee: str) -> bool:
+        """Report `value` handed to a host library while it may be on a GPU; True to fix it."""
+        if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.BinaryOperation)) or "cpu" in _method_chain(value):
+            return False
+        if not self.scope_facts(call).is_device_value(value):
+            return False  # strict: what any function returns when fed device values may be an array
+        code = cst.Module([]).code_for_node(value)
+        shown = f"({code})" if isinstance(value, cst.BinaryOperation) else code
+        return self.report(value, f"`{code}` may be on a GPU; `{callee}` converts it with numpy, which fails",
+                           fix_title=f"pass `{shown}.detach().cpu()`")
+
+
+def _host_copy(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`value.detach().cpu()`, parenthesised when `value` is an operation (`(acc * 100)`)."""
+    if isinstance(value, cst.BinaryOperation) and not value.lpar:
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return call_methods(value, "detach", "cpu")
 
 
 class _HostCallsOnNames(cst.CSTVisitor):
