@@ -89,13 +89,14 @@ class Resolver:
         self.functions = functions  # local function name → its return kind
         self.class_attributes: dict[tuple[str, str], Kind] = {}  # (class, attribute) → kind of `self.attribute`
         self.class_name: str | None = None  # the class whose methods are being read
-        self.parameter_kinds: dict[str, list[Kind]] = {}  # function → kinds its calls pass by position
+        self.parameter_kinds: dict[str, list[Kind]] = {}  # function or Class.method → kinds its calls pass by position
+        self.method_names: frozenset[str] = frozenset()  # methods whose calls are noted (`.step(...)`)
 
     def for_class(self, class_name: str) -> Resolver:
         """The same resolver, reading `self.x` as an attribute of `class_name`."""
         resolver = Resolver(self.imports, self.classes, self.functions)
         resolver.class_attributes, resolver.class_name = self.class_attributes, class_name
-        resolver.parameter_kinds = self.parameter_kinds
+        resolver.parameter_kinds, resolver.method_names = self.parameter_kinds, self.method_names
         return resolver
 
     def kind(self, node: ast.expr | None, env: dict[str, Kind]) -> Kind:

@@ -52,8 +52,10 @@ class ValueFacts:
 def analyse_values(tree: ast.Module, imports: ImportTable, module_classes: dict[str, Kind], declared_global: set[str]) -> ValueFacts:
     facts = ValueFacts()
     functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    methods = _inferable_methods(tree)
     summaries = _Summaries(functions)
     resolver = Resolver(imports, module_classes, summaries)
+    resolver.method_names = frozenset(name for _, name in methods)
     summaries.walker = _Walker(resolver, None, None)
     resolver.class_attributes = _class_attribute_kinds(tree, resolver)
     globals_env = _global_kinds(tree, resolver, declared_global)
@@ -61,6 +63,7 @@ def analyse_values(tree: ast.Module, imports: ImportTable, module_classes: dict[
     walker = _Walker(resolver, facts, None)
     walker.block(tree.body, {}, globals_env)
     inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped)
+    inferred.update(_method_parameter_kinds_from_calls(methods, facts.call_sites, facts.escaped))
     if inferred:  # read the file again, knowing what its functions are called with
         resolver.parameter_kinds = inferred
         facts.reads.clear()
@@ -81,6 +84,41 @@ def _parameter_kinds_from_calls(functions, call_sites, escaped) -> dict[str, lis
         kinds = [join(call[index] if index < len(call) else Kind.UNKNOWN for call in calls) for index in range(count)]
         if any(kind is not Kind.UNKNOWN for kind in kinds):
             inferred[name] = kinds
+    return inferred
+
+
+def _inferable_methods(tree: ast.Module) -> dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef]:
+    """(class, method) of the file's top-level classes whose parameters may take the kinds their
+    calls pass: plain instance methods called by name (`trainer.step(x, y)`, `self.encode(t)`),
+    not `forward` (a Module is called, not its forward), dunders, static or class methods."""
+    methods = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for item in node.body:
+            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) or item.decorator_list:
+                continue
+            if item.name == "forward" or item.name.startswith("__") or item.args.vararg or item.args.posonlyargs:
+                continue
+            methods[(node.name, item.name)] = item
+    return methods
+
+
+def _method_parameter_kinds_from_calls(methods, call_sites, escaped) -> dict[str, list[Kind]]:
+    """`Class.method` → the kinds of its parameters after `self`: the join over every call of a
+    method of that name in the file whose argument count fits (`.step(x, y)` of any object
+    counts, a different class's `step` can only make the join less precise; `optimizer.step()`
+    cannot be a call of `step(self, x, y)`), unless the name is also used as a value."""
+    inferred = {}
+    for (class_name, name), function in methods.items():
+        count = len(function.args.args) - 1
+        required = count - len(function.args.defaults)
+        calls = [call for call in call_sites.get("." + name, ()) if required <= len(call) <= count]
+        if not calls or "." + name in escaped:
+            continue
+        kinds = [join(call[index] if index < len(call) else Kind.UNKNOWN for call in calls) for index in range(count)]
+        if any(kind is not Kind.UNKNOWN for kind in kinds):
+            inferred[f"{class_name}.{name}"] = kinds
     return inferred
 
 
@@ -215,10 +253,11 @@ class _Walker:
     def _parameters(self, node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> Env:
         arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
         env = {argument.arg: self._annotation_kind(argument.annotation) for argument in arguments}
-        if class_name is None:
-            for argument, kind in zip(node.args.args, self.resolver.parameter_kinds.get(node.name, ())):
-                if env[argument.arg] is Kind.UNKNOWN:
-                    env[argument.arg] = kind
+        inferred = node.args.args if class_name is None else node.args.args[1:]
+        key = node.name if class_name is None else f"{class_name}.{node.name}"
+        for argument, kind in zip(inferred, self.resolver.parameter_kinds.get(key, ())):
+            if env[argument.arg] is Kind.UNKNOWN:
+                env[argument.arg] = kind
         for special in (node.args.vararg, node.args.kwarg):
             if special is not None:
                 env[special.arg] = Kind.TUPLE if special is node.args.vararg else Kind.DICT
@@ -403,21 +442,25 @@ class _Walker:
             if isinstance(current, ast.Call) and self._makes_a_scalar_tensor(current, env, local):
                 self.facts.scalar_tensors.add((current.lineno, current.col_offset))
             if isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id not in env:
-                self._note_call(current, env, local)
+                self._note_call(current, env, local, current.func.id)
+                callees.add(id(current.func))
+            elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) and current.func.attr in self.resolver.method_names:
+                self._note_call(current, env, local, "." + current.func.attr)
                 callees.add(id(current.func))
             elif isinstance(current, ast.Name) and id(current) not in callees and current.id in self.resolver.imports.defined:
                 if current.id not in env:
                     self.facts.escaped.add(current.id)  # read as a value, not called: a callback
+            elif isinstance(current, ast.Attribute) and id(current) not in callees and current.attr in self.resolver.method_names:
+                self.facts.escaped.add("." + current.attr)  # `callback=self.step`
             if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
                 kind = Kind.UNKNOWN if current.id in local else env.get(current.id, Kind.UNKNOWN)
                 reads[(current.lineno, current.col_offset)] = kind
                 self.facts.read_names[(current.lineno, current.col_offset)] = current.id
             stack.extend(ast.iter_child_nodes(current))
 
-    def _note_call(self, call: ast.Call, env: Env, local: set[str]) -> None:
-        """The kinds a call of one of the file's functions passes by position (keywords, `*args`:
-        the call is not understood, so nothing is inferred for that function)."""
-        name = call.func.id
+    def _note_call(self, call: ast.Call, env: Env, local: set[str], name: str) -> None:
+        """The kinds a call of one of the file's functions (or of a method, `.name`) passes by
+        position (keywords, `*args`: the call is not understood, so nothing is inferred for it)."""
         if call.keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
             self.facts.escaped.add(name)
             return

@@ -171,3 +171,24 @@ def test_parameters_take_the_kind_every_call_of_the_file_passes():
     assert kinds_read(source, "batch") == [Kind.TENSOR]
     assert kinds_read(source, "p") == [Kind.SCALAR]
     assert kinds_read(source, "values") == [Kind.UNKNOWN]  # also used as a value: any caller may pass anything
+
+
+def test_method_parameters_take_the_kind_every_fitting_call_passes():
+    source = (
+        "import torch\n\n\n"
+        "class Trainer:\n"
+        "    def step(self, x, y):\n        return x, y\n\n"
+        "    def blend(self, start, end=1.0):\n        return start, end\n\n"
+        "    def hook(self, value):\n        return value\n\n"
+        "    def forward(self, batch):\n        return batch\n\n\n"
+        "trainer = Trainer()\noptimizer = torch.optim.SGD([], lr=0.1)\n"
+        "trainer.step(torch.ones(2), torch.zeros(2))\noptimizer.step()\n"  # step() cannot be Trainer.step
+        "trainer.blend(0.5)\nother.blend(torch.ones(1), 2.0)\n"  # another object's blend joins in
+        "trainer.hook(torch.ones(1))\ncallbacks = [trainer.hook]\n"  # also used as a value
+        "trainer.forward(torch.ones(1))\n"
+    )
+    assert kinds_read(source, "x") == [Kind.TENSOR]
+    assert kinds_read(source, "y") == [Kind.TENSOR]
+    assert kinds_read(source, "start") == [Kind.UNKNOWN]
+    assert kinds_read(source, "value") == [Kind.UNKNOWN]
+    assert kinds_read(source, "batch") == [Kind.UNKNOWN]  # a Module is called, not its forward
