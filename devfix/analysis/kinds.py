@@ -28,6 +28,10 @@ class Kind(enum.Enum):
     MODULE = "nn.Module"
     DEVICE = "torch.device"
     OBJECT = "other object"
+    TENSOR_TUPLE = "tuple of tensors"  # a TensorDataset's item
+    IMAGE_SAMPLE = "(image tensor, target) sample"  # an item of a torchvision dataset made with ToTensor
+    TENSOR_DATASET = "TensorDataset"
+    IMAGE_DATASET = "torchvision dataset of image tensors"
     UNKNOWN = "unknown"
 
     @property
@@ -78,6 +82,11 @@ TENSOR_ONLY_METHODS = {  # not on numpy arrays, Modules, lists or PIL images
 }
 TENSOR_ATTRIBUTES = {"T", "mT", "data", "grad", "real", "imag"}
 NUMPY_ROOTS = ("numpy.",)
+ITEM_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_TUPLE, Kind.IMAGE_DATASET: Kind.IMAGE_SAMPLE}
+IMAGE_TO_TENSOR = frozenset({
+    "torchvision.transforms.ToTensor", "torchvision.transforms.PILToTensor",
+    "torchvision.transforms.transforms.ToTensor", "torchvision.transforms.v2.ToTensor",
+})
 
 
 class Resolver:
@@ -176,6 +185,12 @@ class Resolver:
         container = self.kind(node.value, env)
         if container in (Kind.TENSOR, Kind.STR):
             return container
+        if container in ITEM_KINDS and not isinstance(node.slice, ast.Slice):
+            return ITEM_KINDS[container]  # `test_data[0]`
+        if container is Kind.TENSOR_TUPLE and not isinstance(node.slice, ast.Slice):
+            return Kind.TENSOR
+        if container is Kind.IMAGE_SAMPLE and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
+            return Kind.TENSOR  # the image; the target may be a plain int
         if container is Kind.NDARRAY:
             return Kind.NDARRAY  # an element of an array is a numpy scalar: not a tensor either
         return Kind.UNKNOWN
@@ -229,6 +244,10 @@ class Resolver:
             return Kind.SCALAR
         if qualified.startswith("builtins."):
             return BUILTIN_KINDS.get(parts[-1], Kind.UNKNOWN)
+        if qualified == "torch.utils.data.TensorDataset":
+            return Kind.TENSOR_DATASET
+        if qualified.startswith("torchvision.datasets.") and parts[-1][:1].isupper() and self._makes_image_tensors(node):
+            return Kind.IMAGE_DATASET
         if qualified in ("copy.deepcopy", "copy.copy") and node.args:
             return self.kind(node.args[0], env)
         if "." not in qualified:  # a class or function of this file
@@ -236,6 +255,13 @@ class Resolver:
                 return self.classes[qualified]
             return self.functions.get(qualified, Kind.UNKNOWN)
         return Kind.UNKNOWN
+
+    def _makes_image_tensors(self, node: ast.Call) -> bool:
+        """`transform=ToTensor()` (or a Compose holding one): the dataset's images are tensors."""
+        transform = next((keyword.value for keyword in node.keywords if keyword.arg == "transform"), None)
+        return transform is not None and any(
+            isinstance(call, ast.Call) and self.imports.qualify(call.func) in IMAGE_TO_TENSOR for call in ast.walk(transform)
+        )
 
     def _kind_of_method(self, method: str, receiver: Kind) -> Kind:
         if method in METHOD_KINDS and (receiver in (Kind.TENSOR, Kind.NDARRAY, Kind.DICT, Kind.LIST, Kind.STR)):

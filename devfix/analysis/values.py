@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass, field
 
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.kinds import Kind, Resolver, join
+from devfix.analysis.kinds import ITEM_KINDS, Kind, Resolver, join
 
 Env = dict[str, Kind]
 ANNOTATION_KINDS = {
@@ -307,8 +307,9 @@ class _Walker:
                 for element, part in zip(target.elts, parts):
                     self._bind(element, self.resolver.kind(part, env), part, new, env)
             else:
-                for element in target.elts:
-                    self._bind(element, Kind.LIST if isinstance(element, ast.Starred) else Kind.UNKNOWN, None, new, env)
+                items = _unpacked_kinds(kind, len(target.elts))
+                for index, element in enumerate(target.elts):
+                    self._bind(element, Kind.LIST if isinstance(element, ast.Starred) else items[index], None, new, env)
         elif isinstance(target, ast.Starred):
             self._bind(target.value, Kind.LIST, None, new, env)
 
@@ -367,6 +368,8 @@ class _Walker:
         if isinstance(target, ast.Tuple) and element is Kind.TUPLE:
             for part in target.elts:
                 self._bind(part, Kind.UNKNOWN, None, new, env)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            self._bind(target, element, None, new, env)  # `for x, y in dataset`
         else:
             self._bind(target, element, None, new, env)
         return new
@@ -375,6 +378,8 @@ class _Walker:
         kind = self.resolver.kind(iterable, env)
         if kind is Kind.TENSOR:
             return Kind.TENSOR
+        if kind in ITEM_KINDS:
+            return ITEM_KINDS[kind]
         qualified = self.resolver.imports.qualify(iterable.func) if isinstance(iterable, ast.Call) else None
         if qualified == "builtins.range":
             return Kind.SCALAR
@@ -487,6 +492,16 @@ class _Walker:
     def _forget_stores(self, node: ast.stmt, env: Env) -> Env:
         stored = {name.id for name in ast.walk(node) if isinstance(name, ast.Name) and isinstance(name.ctx, (ast.Store, ast.Del))}
         return {**env, **{name: Kind.UNKNOWN for name in stored}} if stored else env
+
+
+def _unpacked_kinds(kind: Kind, count: int) -> list[Kind]:
+    """What unpacking a value of `kind` into `count` names gives each: every part of a tuple of
+    tensors is a tensor; the first part of an image sample is; anything else is unknown."""
+    if kind is Kind.TENSOR_TUPLE:
+        return [Kind.TENSOR] * count
+    if kind is Kind.IMAGE_SAMPLE and count == 2:
+        return [Kind.TENSOR, Kind.UNKNOWN]
+    return [Kind.UNKNOWN] * count
 
 
 def _join_envs(first: Env, second: Env) -> Env:

@@ -19,7 +19,9 @@ builds a CPU tensor (`ids = encode(texts)`) moves where it is fed to a Module th
 parameter (`def predict(model, rows)`) whose every caller in the file passes a moved model, to the
 model's own device, `next(model.parameters()).device`. So does a local the
 value analysis proves to be a tensor, built from nothing that may be on a device
-(`img = transform(image).unsqueeze(0)`, then `model(img)` → `model(img.to(device))`), and a
+(`img = transform(image).unsqueeze(0)`, then `model(img)` → `model(img.to(device))`; a sample of a
+`TensorDataset` of CPU tensors or of a torchvision dataset made with `ToTensor()`,
+`x = test_data[0][0]`), and a
 tokenizer's or processor's `return_tensors="pt"` output unpacked into a moved model or one of its
 methods (`model.generate(**inputs)` → `model.generate(**inputs.to(device))`).
 
@@ -445,8 +447,8 @@ def _host_made(value: cst.BaseExpression, line: int, depth: int, facts, qualifie
     names = qualified(value.func)
     if is_factory_call(value, qualified) or names & MOVED_AFTER:
         return keyword(value, "device") is None
-    if any(name.startswith("numpy.") for name in names):
-        return True
+    if any(name.startswith(("numpy.", "torchvision.datasets.")) for name in names):
+        return True  # numpy values, and datasets that load onto the CPU
     if isinstance(value.func, cst.Attribute) and not any(name.startswith("torch.") for name in names):
         # a method of a value (libcst also names `image.unsqueeze` after the local `image`)
         if value.func.attr.value in DEVICE_CHANGING_METHODS:

@@ -192,3 +192,19 @@ def test_method_parameters_take_the_kind_every_fitting_call_passes():
     assert kinds_read(source, "start") == [Kind.UNKNOWN]
     assert kinds_read(source, "value") == [Kind.UNKNOWN]
     assert kinds_read(source, "batch") == [Kind.UNKNOWN]  # a Module is called, not its forward
+
+
+def test_dataset_items_are_tensors_where_the_dataset_says_so():
+    source = (
+        "import torch\nfrom torch.utils.data import TensorDataset\nfrom torchvision import datasets, transforms\n\n"
+        "pairs = TensorDataset(torch.ones(4, 2), torch.zeros(4))\n"
+        "images = datasets.MNIST('data', transform=transforms.Compose([transforms.ToTensor()]))\n"
+        "raw = datasets.MNIST('data')\n"
+        "a, b = pairs[0]\nc = pairs[1][1]\nd, label = images[0]\ne = images[0][1]\nf = raw[0][0]\n"
+        "for g, h in pairs:\n    print(g, h)\n"
+        "print(a, b, c, d, label, e, f)\n"
+    )
+    for name in ("a", "b", "c", "d", "g", "h"):
+        assert kinds_read(source, name) == [Kind.TENSOR], name
+    for name in ("label", "e", "f"):  # a target may be a plain int; without ToTensor, a PIL image
+        assert kinds_read(source, name) == [Kind.UNKNOWN], name
