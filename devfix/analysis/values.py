@@ -49,6 +49,9 @@ class ValueFacts:
     escaped: set[str] = field(default_factory=set)  # functions used otherwise than called (callbacks)
 
 
+INFERENCE_ROUNDS = 3  # a parameter's kind can come from a caller's parameter (q_sample(x, t) → extract(table, t))
+
+
 def analyse_values(tree: ast.Module, imports: ImportTable, module_classes: dict[str, Kind], declared_global: set[str]) -> ValueFacts:
     facts = ValueFacts()
     functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -60,14 +63,14 @@ def analyse_values(tree: ast.Module, imports: ImportTable, module_classes: dict[
     resolver.class_attributes = _class_attribute_kinds(tree, resolver)
     globals_env = _global_kinds(tree, resolver, declared_global)
     summaries.globals_env = globals_env
-    walker = _Walker(resolver, facts, None)
-    walker.block(tree.body, {}, globals_env)
-    inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped)
-    inferred.update(_method_parameter_kinds_from_calls(methods, facts.call_sites, facts.escaped))
-    if inferred:  # read the file again, knowing what its functions are called with
+    _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
+    for _ in range(INFERENCE_ROUNDS):  # read the file again, knowing what its functions are called with
+        inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped)
+        inferred.update(_method_parameter_kinds_from_calls(methods, facts.call_sites, facts.escaped))
+        if inferred == resolver.parameter_kinds:
+            break
         resolver.parameter_kinds = inferred
-        facts.reads.clear()
-        facts.scalar_tensors.clear()
+        facts = ValueFacts()
         _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
     return facts
 

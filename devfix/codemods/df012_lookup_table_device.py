@@ -11,6 +11,10 @@ device as the indexed tensor (cpu)". When the table belongs to an object that is
 aligned to the index at the use site (a CPU index into a CUDA table is fine, so only this
 direction is needed). Tables of `nn.Module`s should be buffers instead (module rules).
 
+A helper of the file that every call hands such a table (`extract(self.alphas_cumprod, t, x)`)
+aligns it where it indexes it with an index proven to be a tensor:
+`schedule[t]` → `schedule.to(t.device)[t]`.
+
 Arithmetic with a method argument is aligned the same way when the argument is certainly a
 tensor: evidence in the method, or a tensor passed at every call of an instance in the file
 (`normalize = Normalizer(...)`, `normalize(batch)`). Without that, a diagnostic without a fix.
@@ -24,6 +28,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis import screen
+from devfix.analysis.kinds import Kind
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
 from devfix.codemods.base import DevfixRule
@@ -42,23 +47,41 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         super().visit_Module(node)
         self._tensor_arguments = _TensorArguments(self)
         node.visit(self._tensor_arguments)
+        self._helper_tables = _HelperTables(self, node)
+        node.visit(self._helper_tables)
+        self._table_parameters: set[str] = set()
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._class_name = node.name.value
+    def plain_tables(self, node: cst.ClassDef) -> set[str]:
+        """The CPU tables of a class that is not an nn.Module (none for a Module)."""
         filename = self.context.filename or "<memory>"
         is_module = any(
             self.project.is_module_class(filename, name) is not False
             for base in node.bases
             for name in (self.qualified(base.value) or {cst.Module([]).code_for_node(base.value)})
         )
-        self._tables = set() if is_module else _tensor_attributes(node, self.qualified)
+        return set() if is_module else _tensor_attributes(node, self.qualified)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._class_name = node.name.value
+        self._tables = self.plain_tables(node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         self._tables = set()
         return updated_node
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if node in self.module.body:  # a helper of the file handed a table (`extract(self.betas, t, x)`)
+            self._table_parameters = self._helper_tables.table_parameters(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        if original_node in self.module.body:
+            self._table_parameters = set()
+        return updated_node
+
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
         table = original_node.value
+        if isinstance(table, cst.Name) and table.value in self._table_parameters:
+            return self._index_a_handed_table(original_node, updated_node)
         if not (getattr(self, "_tables", None) and _is_self_attribute(table) and table.attr.value in self._tables):
             return updated_node
         if len(original_node.slice) != 1 or not isinstance(original_node.slice[0].slice, cst.Index):
@@ -74,6 +97,22 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
             return updated_node
         aligned = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")),
                            args=[cst.Arg(cst.parse_expression(f"{reference}.device"))])
+        return updated_node.with_changes(value=aligned)
+
+    def _index_a_handed_table(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
+        """`schedule[t]` in a helper whose every caller hands it a plain object's CPU table: aligned
+        to the index when the index is proven a tensor (a CPU index leaves it where it is)."""
+        if len(original_node.slice) != 1 or not isinstance(original_node.slice[0].slice, cst.Index):
+            return updated_node
+        index = original_node.slice[0].slice.value
+        if not (isinstance(index, cst.Name) and self.kind_of(index) is Kind.TENSOR):
+            return updated_node
+        table = original_node.value.value
+        if not self.report(original_node, f"`{table}` is a plain object's CPU table at every call of this function; indexing "
+                           f"it with `{index.value}` fails when the index is on a GPU", fix_title=f"align it to `{index.value}.device` first"):
+            return updated_node
+        aligned = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")),
+                           args=[cst.Arg(cst.parse_expression(f"{index.value}.device"))])
         return updated_node.with_changes(value=aligned)
 
     def leave_BinaryOperation(self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation) -> cst.BaseExpression:
@@ -119,10 +158,12 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         return bool(set(_operand_names(operand)) & (self.scope_parameters(anchor) - {"self", "cls"}))
 
     def _reference(self, subscript: cst.Subscript, index: cst.BaseExpression) -> str | None:
-        """The index itself when it is surely a tensor; else a tensor parameter of the method: the
-        index normally lives with the data, and a CPU or integer index into a GPU table is fine."""
+        """The index itself when it is surely a tensor (by evidence in the method, or proven by the
+        value analysis: `diffusion.q_sample(x0, t)` with `t` a tensor at every call); else a
+        tensor parameter of the method: the index normally lives with the data, and a CPU or
+        integer index into a GPU table is fine."""
         tensors = self.scope_tensors(subscript)
-        if isinstance(index, cst.Name) and index.value in tensors:
+        if isinstance(index, cst.Name) and (index.value in tensors or self.kind_of(index) is Kind.TENSOR):
             return index.value
         if not isinstance(index, cst.Name):
             return None
@@ -181,6 +222,49 @@ class _TensorArguments(cst.CSTVisitor):
         facts = self.rule.scope_facts(call)
         modules = set(self.rule.scope_modules(call)) | (facts.moved.keys() & facts.called)  # built here, or moved and called
         return value.func.value in modules
+
+
+class _HelperTables(cst.CSTVisitor):
+    """Parameters of the file's top-level functions that every call hands a plain object's CPU
+    table (`extract(self.alphas_cumprod, t, x)` in a scheduler class), when the function is
+    used by calls alone."""
+
+    def __init__(self, rule: LookupTableDevice, module: cst.Module) -> None:
+        self.rule = rule
+        self.functions = {statement.name.value: statement for statement in module.body if isinstance(statement, cst.FunctionDef)}
+        self.tables: list[set[str]] = []  # of the classes around the current node
+        self.passed: dict[str, list[set[int]]] = {}  # function → per call, the positions given a table
+        self.uses: dict[str, int] = {}
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.tables.append(self.rule.plain_tables(node))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.tables.pop()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.functions:
+            self.uses[node.value] = self.uses.get(node.value, 0) + 1
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (isinstance(node.func, cst.Name) and node.func.value in self.functions):
+            return
+        tables = self.tables[-1] if self.tables else set()
+        positions = {
+            index for index, arg in enumerate(node.args)
+            if arg.keyword is None and not arg.star and _is_self_attribute(arg.value) and arg.value.attr.value in tables
+        }
+        if any(arg.star for arg in node.args):
+            positions = set()
+        self.passed.setdefault(node.func.value, []).append(positions)
+
+    def table_parameters(self, function: cst.FunctionDef) -> set[str]:
+        calls = self.passed.get(function.name.value, [])
+        if not calls or self.uses.get(function.name.value, 0) != len(calls) + 1:  # + the `def` itself
+            return set()
+        positions = set.intersection(*calls)
+        names = [param.name.value for param in function.params.params]
+        return {names[index] for index in positions if index < len(names)}
 
 
 def _operand_names(expression: cst.BaseExpression) -> list[str]:

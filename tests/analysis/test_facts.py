@@ -208,3 +208,15 @@ def test_dataset_items_are_tensors_where_the_dataset_says_so():
         assert kinds_read(source, name) == [Kind.TENSOR], name
     for name in ("label", "e", "f"):  # a target may be a plain int; without ToTensor, a PIL image
         assert kinds_read(source, name) == [Kind.UNKNOWN], name
+
+
+def test_parameter_kinds_flow_through_a_chain_of_calls():
+    source = (
+        "import torch\n\n\n"
+        "def extract(table, t):\n    return table[t]\n\n\n"
+        "class Scheduler:\n"
+        "    def add_noise(self, x, t):\n        return extract(x, t)\n\n\n"
+        "scheduler = Scheduler()\nscheduler.add_noise(torch.ones(3), torch.zeros(3).long())\n"
+    )
+    assert kinds_read(source, "table") == [Kind.TENSOR]  # known only once add_noise's x is
+    assert kinds_read(source, "t") == [Kind.TENSOR, Kind.TENSOR]
