@@ -206,11 +206,19 @@ def _by_text(chunks: list[Chunk], grouped: list[list[Finding]]) -> dict[str, tup
 
 
 def _with_dependents(chunks: list[Chunk], changed: set[int]) -> set[int]:
-    """The changed chunks and those that read a module-level name a changed chunk binds: what
-    devfix concludes there may have changed too (`model = Net().cuda()` → the training loop)."""
-    names = set().union(*(chunks[index].binds for index in changed)) if changed else set()
+    """The changed chunks, those that read a module-level name a changed chunk binds, and so on
+    (what devfix concludes there may have changed too: `model = Net().cuda()` → the training
+    loop; a helper's parameter kinds come from its callers, and theirs from their callers:
+    `extract` ← a scheduler's method ← `main`), and the definitions the changed chunks read."""
+    selected, pending = set(changed), list(changed)
+    while pending:
+        binds = chunks[pending.pop()].binds
+        for index, chunk in enumerate(chunks):
+            if index not in selected and chunk.loads & binds:
+                selected.add(index)
+                pending.append(index)
     loads = set().union(*(chunks[index].loads for index in changed)) if changed else set()
-    return changed | {index for index, chunk in enumerate(chunks) if chunk.loads & names or chunk.binds & loads}
+    return selected | {index for index, chunk in enumerate(chunks) if chunk.binds & loads}
 
 
 def _slice(chunks: list[Chunk], new: set[int]) -> list[int]:
