@@ -32,6 +32,8 @@ class Kind(enum.Enum):
     IMAGE_SAMPLE = "(image tensor, target) sample"  # an item of a torchvision dataset made with ToTensor
     TENSOR_DATASET = "TensorDataset"
     IMAGE_DATASET = "torchvision dataset of image tensors"
+    TENSOR_LOADER = "DataLoader of tensor batches"  # over a TensorDataset, default collate
+    IMAGE_LOADER = "DataLoader of (image tensor, target) batches"  # over a torchvision dataset
     UNKNOWN = "unknown"
 
     @property
@@ -83,6 +85,8 @@ TENSOR_ONLY_METHODS = {  # not on numpy arrays, Modules, lists or PIL images
 TENSOR_ATTRIBUTES = {"T", "mT", "data", "grad", "real", "imag"}
 NUMPY_ROOTS = ("numpy.",)
 ITEM_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_TUPLE, Kind.IMAGE_DATASET: Kind.IMAGE_SAMPLE}
+LOADER_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_LOADER, Kind.IMAGE_DATASET: Kind.IMAGE_LOADER}
+BATCH_KINDS = {Kind.TENSOR_LOADER: Kind.TENSOR_TUPLE, Kind.IMAGE_LOADER: Kind.IMAGE_SAMPLE}
 IMAGE_TO_TENSOR = frozenset({
     "torchvision.transforms.ToTensor", "torchvision.transforms.PILToTensor",
     "torchvision.transforms.transforms.ToTensor", "torchvision.transforms.v2.ToTensor",
@@ -246,6 +250,8 @@ class Resolver:
             return BUILTIN_KINDS.get(parts[-1], Kind.UNKNOWN)
         if qualified == "torch.utils.data.TensorDataset":
             return Kind.TENSOR_DATASET
+        if qualified == "torch.utils.data.DataLoader":
+            return self._loader_kind(node, env)
         if qualified.startswith("torchvision.datasets.") and parts[-1][:1].isupper() and self._makes_image_tensors(node):
             return Kind.IMAGE_DATASET
         if qualified in ("copy.deepcopy", "copy.copy") and node.args:
@@ -255,6 +261,14 @@ class Resolver:
                 return self.classes[qualified]
             return self.functions.get(qualified, Kind.UNKNOWN)
         return Kind.UNKNOWN
+
+    def _loader_kind(self, node: ast.Call, env: dict[str, Kind]) -> Kind:
+        """A DataLoader over a dataset of tensors, collated by default: its batches are samples
+        stacked (a TensorDataset's: all tensors; a torchvision dataset's: the images are)."""
+        dataset = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "dataset"), None)
+        if any(keyword.arg in ("collate_fn", "batch_sampler") for keyword in node.keywords) or dataset is None:
+            return Kind.OBJECT
+        return LOADER_KINDS.get(self.kind(dataset, env), Kind.OBJECT)
 
     def _makes_image_tensors(self, node: ast.Call) -> bool:
         """`transform=ToTensor()` (or a Compose holding one): the dataset's images are tensors."""

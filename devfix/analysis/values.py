@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass, field
 
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.kinds import ITEM_KINDS, Kind, Resolver, join
+from devfix.analysis.kinds import BATCH_KINDS, ITEM_KINDS, Kind, Resolver, join
 
 Env = dict[str, Kind]
 ANNOTATION_KINDS = {
@@ -383,6 +383,8 @@ class _Walker:
             return Kind.TENSOR
         if kind in ITEM_KINDS:
             return ITEM_KINDS[kind]
+        if kind in BATCH_KINDS:
+            return BATCH_KINDS[kind]
         qualified = self.resolver.imports.qualify(iterable.func) if isinstance(iterable, ast.Call) else None
         if qualified == "builtins.range":
             return Kind.SCALAR

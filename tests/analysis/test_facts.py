@@ -220,3 +220,17 @@ def test_parameter_kinds_flow_through_a_chain_of_calls():
     )
     assert kinds_read(source, "table") == [Kind.TENSOR]  # known only once add_noise's x is
     assert kinds_read(source, "t") == [Kind.TENSOR, Kind.TENSOR]
+
+
+def test_batches_of_a_default_loader_over_tensors_are_tensors():
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+        "pairs = TensorDataset(torch.ones(4, 2), torch.zeros(4))\n"
+        "for x, y in DataLoader(pairs, batch_size=2):\n    print(x, y)\n"
+        "for (a,) in DataLoader(TensorDataset(torch.ones(4)), batch_size=2):\n    print(a)\n"
+        "for b, c in DataLoader(pairs, batch_size=2, collate_fn=merge):\n    print(b, c)\n"
+    )
+    for name in ("x", "y", "a"):
+        assert kinds_read(source, name) == [Kind.TENSOR], name
+    for name in ("b", "c"):  # a custom collate may return anything
+        assert kinds_read(source, name) == [Kind.UNKNOWN], name
