@@ -18,6 +18,7 @@ from devfix.analysis.kinds import Kind
 from devfix.analysis.torch_names import CUDA_LITERALS, is_optimizer_name
 
 HARDCODED_CUDA = "hardcoded-cuda"  # `.cuda()`, `.to("cuda")`, `device="cuda"`, `device = "cuda"`
+DATA_PARALLEL = "data-parallel"  # nn.DataParallel(...)
 RUNTIME_PLACEMENT = "runtime-placement"  # jit.trace; a move after device_map= or an optimizer load
 FOR_LOOP = "for-loop"
 MOVE_CALL = "move-call"
@@ -38,7 +39,7 @@ BUILT_AND_CALLED = "built-and-called"
 ENCODED_INPUTS = "encoded-inputs"
 ALL_SIGNALS = frozenset({
     BUILT_AND_CALLED, ENCODED_INPUTS,
-    HARDCODED_CUDA, RUNTIME_PLACEMENT, FOR_LOOP, MOVE_CALL, BARE_MOVE, FACTORY_MEETS_TENSOR, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
+    HARDCODED_CUDA, RUNTIME_PLACEMENT, DATA_PARALLEL, FOR_LOOP, MOVE_CALL, BARE_MOVE, FACTORY_MEETS_TENSOR, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
     LOAD_CALL, HOST_SINK, PLACES_DEVICES, PLAIN_CLASS_TABLE, PLAIN_CLASS_MOVE, MODULE_TENSOR_ATTRIBUTE, MODULE_CONTAINER,
     CALLED_CONSTRUCTION, DEVICE_ARGUMENT_LAYER,
 })
@@ -257,8 +258,11 @@ class _Screen:
     def _runtime_placement(self, node: ast.Call, name: str | None) -> None:
         """DF013's cases: `torch.jit.trace(...)`; a name moved after `device_map=` loading or after an
         optimizer's `load_state_dict` (both halves are looked for file-wide here)."""
-        if self.imports.qualify(node.func) in ("torch.jit.trace", "torch.jit.trace_module"):
+        qualified = self.imports.qualify(node.func)
+        if qualified in ("torch.jit.trace", "torch.jit.trace_module"):
             self.found.add(RUNTIME_PLACEMENT)
+        if qualified is not None and qualified.startswith("torch.nn.") and qualified.endswith(".DataParallel"):
+            self.found.add(DATA_PARALLEL)
         if name in ("to", "cuda") and isinstance(node.func.value, ast.Name):
             self.moved_names = True
         if any(keyword.arg == "device_map" for keyword in node.keywords):

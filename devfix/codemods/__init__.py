@@ -23,6 +23,7 @@ from devfix.codemods.df017_copy_before_move import CopyBeforeMove
 from devfix.codemods.df018_module_in_forward import ModuleInForward
 from devfix.codemods.df019_device_argument_layer import DeviceArgumentLayer
 from devfix.codemods.df020_trainer_attributes import TrainerAttributes
+from devfix.codemods.df021_data_parallel_placement import DataParallelPlacement
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
     HardcodedCuda,
@@ -45,6 +46,7 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     ModuleInForward,
     DeviceArgumentLayer,
     TrainerAttributes,
+    DataParallelPlacement,
 )
 
 
