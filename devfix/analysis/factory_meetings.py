@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
+from devfix.analysis.placement import CPU_LITERALS, TORCH_DTYPES
 from devfix.analysis.tensors import (
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
@@ -41,8 +42,8 @@ NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
 
 def factory_may_meet_tensor(tree: ast.Module, imports: ImportTable, kind_at: KindAt) -> bool:
     """False only when no factory call of the file can meet a tensor the way DF004 looks for."""
-    callables = _maybe_modules(tree)
-    moves_something = any(_is_move_of_a_name(node) for node in ast.walk(tree))
+    callables = _maybe_modules(tree, imports)
+    moves_something = any(_is_move_of_a_name(node, imports) for node in ast.walk(tree))
     return any(
         _Scope(body, imports, kind_at, callables, parameters if moves_something else set()).has_meeting()
         for body, parameters in _scopes(tree)
@@ -51,32 +52,42 @@ def factory_may_meet_tensor(tree: ast.Module, imports: ImportTable, kind_at: Kin
 
 def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], set[str]]]:
     """The module's top level and every function body (class bodies are not DF004's), with the
-    function's parameters."""
+    parameters of top-level functions (a model a caller moved may come in through them)."""
     yield tree.body, set()
+    top_level = {id(node) for node in tree.body}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             arguments = node.args
-            yield node.body, {argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+            names = {argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+            yield node.body, names if id(node) in top_level else set()
 
 
-def _maybe_modules(tree: ast.Module) -> set[str]:
+def _maybe_modules(tree: ast.Module, imports: ImportTable) -> set[str]:
     """Names that may hold a Module: assigned from a call, or moved (`net.to(device)`)."""
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names.update(name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name))
-        elif _is_move_of_a_name(node):
+        elif _is_move_of_a_name(node, imports):
             names.add(node.func.value.id)
     return names
 
 
-def _is_move_of_a_name(node: ast.AST) -> bool:
-    """`net.to(...)`, `net.cuda()`."""
-    return (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda")
-        and isinstance(node.func.value, ast.Name)
-    )
+def _is_move_of_a_name(node: ast.AST, imports: ImportTable) -> bool:
+    """`net.to(device)`, `net.cuda()`: not a cast (`.to(torch.float16)`) nor `.to("cpu")`, as
+    `analysis.placement.as_move` reads moves."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)):
+        return False
+    if node.func.attr == "cuda":
+        return True
+    if node.func.attr != "to":
+        return False
+    device = next((keyword.value for keyword in node.keywords if keyword.arg == "device"), node.args[0] if node.args else None)
+    if device is None or (isinstance(device, ast.Constant) and device.value in CPU_LITERALS):
+        return False
+    qualified = imports.qualify(device) or ""
+    return not (qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in TORCH_DTYPES)
 
 
 def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
@@ -95,7 +106,7 @@ class _Scope:
         """`models`: parameters that may hold a model a caller moved (when the file moves any)."""
         self.imports, self.kind_at, self.callables, self.models = imports, kind_at, callables, models
         self.nodes = list(_own_nodes(body))
-        self.holders: set[str] = set()
+        self.holders: dict[str, int] = {}  # name → first line where it is bound to a factory's value
 
     def has_meeting(self) -> bool:
         calls = [node for node in self.nodes if isinstance(node, ast.Call)]
@@ -110,7 +121,7 @@ class _Scope:
         """`model(img)` where `model` moved in this scope, or is a parameter its callers may have
         moved: a host-made local (from this scope or a helper of the file that returns CPU
         tensors) moves where it is fed, factory or not."""
-        moved = {call.func.value.id for call in calls if _is_move_of_a_name(call)} | self.models
+        moved = {call.func.value.id for call in calls if _is_move_of_a_name(call, self.imports)} | self.models
         for node in self.nodes:  # `model = Net().to(device)`
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
                     and node.value.func.attr in ("to", "cuda"):
@@ -121,22 +132,24 @@ class _Scope:
         )
 
     def _find_holders(self) -> None:
-        """Names one of whose assignments here is built from a factory, to a fixed point."""
+        """Names assigned here from something built from a factory, with the first line of such an
+        assignment (DF004 looks at the assignment before a read), to a fixed point."""
         assignments = []
         for node in self.nodes:
             if isinstance(node, ast.Assign):
-                assignments += [(target, node.value) for target in node.targets]
+                assignments += [(target, node.value, node.lineno) for target in node.targets]
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                assignments.append((node.target, node.value))
+                assignments.append((node.target, node.value, node.lineno))
         changed = True
         while changed:
             changed = False
-            for target, value in assignments:
-                if self._has_sources(value):
-                    for name in ast.walk(target):
-                        if isinstance(name, ast.Name) and name.id not in self.holders:
-                            self.holders.add(name.id)
-                            changed = True
+            for target, value, line in assignments:
+                if not self._has_sources(value):
+                    continue
+                for name in _bound_names(target):
+                    if line < self.holders.get(name, line + 1):
+                        self.holders[name] = line
+                        changed = True
 
     def _is_source_call(self, call: ast.Call) -> bool:
         if any(keyword.arg in ("device", "generator") for keyword in call.keywords):
@@ -149,7 +162,7 @@ class _Scope:
         if node is None:
             return False
         if isinstance(node, ast.Name):
-            return node.id in self.holders
+            return self.holders.get(node.id, node.lineno) < node.lineno
         if isinstance(node, ast.Call):
             if self._is_source_call(node):
                 return True
@@ -233,6 +246,17 @@ class _Scope:
 
     def _both(self, values: list[ast.expr]) -> bool:
         return any(self._has_sources(value) for value in values) and any(self._may_reference(value) for value in values)
+
+
+def _bound_names(target: ast.expr) -> Iterator[str]:
+    """The names an assignment target binds (`a`, `a, (b, *c)`), not those it only reads (`a[i] =`)."""
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _bound_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _bound_names(target.value)
 
 
 def _values(call: ast.Call) -> list[ast.expr]:

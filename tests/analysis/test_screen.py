@@ -73,6 +73,8 @@ def rules_that_may_apply(source: str) -> list[str]:
     "scale = torch.ones(3, device=x.device) * x",
     "table = torch.arange(10)\n    print(table.sum())",
     "idx = torch.arange(4)\n    return x[idx]",  # CPU indices may index a tensor on any device
+    "x = x[depths]\n    x = torch.from_numpy(x)\n    return x",  # read before the factory binds it
+    "out = {}\n    out['bias'] = torch.zeros(dim)\n    return out[x]",  # a store into a dict binds no name
 ])
 def test_factories_that_meet_no_tensor_are_ruled_out_for_df004(body):
     source = f"import torch\n\n\ndef build(x, rate: float, depths: list, init_values: float, dim: int):\n    {body}\n"
