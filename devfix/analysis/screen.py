@@ -154,6 +154,8 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.found.add(BUILT_AND_CALLED)
     if screen.moved_names and screen.dispatched:
         screen.found.add(RUNTIME_PLACEMENT)
+    if screen.tables_in_use():
+        screen.found.add(PLAIN_CLASS_TABLE)
     return frozenset(screen.found)
 
 
@@ -162,6 +164,25 @@ class _Screen:
         self.walked, self.imports, self.classes = walked, walked.imports, classes
         self.found: set[str] = set()
         self.moved_names = self.dispatched = False  # halves of RUNTIME_PLACEMENT
+        self.class_tensors: dict[int, set[str]] = {}
+        self.table_candidates: dict[int, tuple[ast.ClassDef, set[str]]] = {}  # plain classes' torch-made attributes
+
+    def tables_in_use(self) -> bool:
+        """A plain class indexes one of its torch-made attributes, computes with it, or hands it to a
+        function (`self.betas[t]`, `x - self.mean`, `extract(self.alphas, t, x)`): DF012's shapes."""
+        for class_node, tables in self.table_candidates.values():
+            for node in ast.walk(class_node):
+                if isinstance(node, ast.Subscript):
+                    used = [node.value]
+                elif isinstance(node, ast.BinOp):
+                    used = [node.left, node.right]
+                elif isinstance(node, ast.Call):
+                    used = list(node.args)
+                else:
+                    continue
+                if any(_is_self_attribute(value) and value.attr in tables for value in used):
+                    return True
+        return False
 
     def owner_kind(self, place: _Place) -> Kind | None:
         if place.class_node is None:
@@ -184,8 +205,8 @@ class _Screen:
                 receiver = node.value.func.value
                 if isinstance(receiver, ast.Name):
                     self.walked.bare_move_receivers.append(receiver)  # DF005 needs it proven a tensor
-                elif _is_self_attribute(receiver):
-                    found.add(BARE_MOVE)
+                elif _is_self_attribute(receiver) and receiver.attr in self._torch_attributes(place.class_node):
+                    found.add(BARE_MOVE)  # `self.mean.to(device)` of a tensor the class makes
         elif isinstance(node, ast.Call):
             self._call(node, place)
         elif isinstance(node, ast.Attribute):
@@ -204,8 +225,9 @@ class _Screen:
             found.add(HARDCODED_CUDA)  # `device = "cuda"`
         if place.class_node is not None and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(_is_self_attribute(target) for target in targets):
-                self._self_assignment(node.value, place)
+            attributes = {target.attr for target in targets if _is_self_attribute(target)}
+            if attributes:
+                self._self_assignment(node.value, place, attributes)
 
     def _call(self, node: ast.Call, place: _Place) -> None:
         found, owner = self.found, self.owner_kind(place)
@@ -239,6 +261,20 @@ class _Screen:
             found.add(CALLED_CONSTRUCTION)
         if name == "append" and _is_self_attribute(node.func.value) and owner is not Kind.OBJECT and self._may_build(node.args):
             found.add(MODULE_CONTAINER)
+
+    def _torch_attributes(self, class_node: ast.ClassDef | None) -> set[str]:
+        """Attributes the class assigns from a torch call that is not `torch.nn.*` (DF005's tensors)."""
+        if class_node is None:
+            return set()
+        if id(class_node) not in self.class_tensors:
+            names = set()
+            for node in ast.walk(class_node):
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                    qualified = self.imports.qualify(node.value.func) or ""
+                    if qualified.startswith("torch.") and not qualified.startswith("torch.nn."):
+                        names.update(target.attr for target in node.targets if isinstance(target, ast.Attribute))
+            self.class_tensors[id(class_node)] = names
+        return self.class_tensors[id(class_node)]
 
     def _hardcoded_cuda(self, node: ast.Call, name: str | None) -> None:
         """The calls DF001 rewrites: a plain `.cuda()` (no other GPU named), a CUDA device in
@@ -279,10 +315,11 @@ class _Screen:
                 return False
         return not (isinstance(parent, ast.Assign) and all(isinstance(t, (ast.Attribute, ast.Subscript)) for t in parent.targets))
 
-    def _self_assignment(self, value: ast.expr, place: _Place) -> None:
+    def _self_assignment(self, value: ast.expr, place: _Place, attributes: set[str]) -> None:
         owner = self.owner_kind(place)
-        if owner is not Kind.MODULE and PLAIN_CLASS_TABLE not in self.found and any(self._is_torch_call(n) for n in ast.walk(value)):
-            self.found.add(PLAIN_CLASS_TABLE)
+        if owner is not Kind.MODULE and any(self._is_torch_call(n) for n in ast.walk(value)):
+            tables = self.table_candidates.setdefault(id(place.class_node), (place.class_node, set()))[1]
+            tables |= attributes  # PLAIN_CLASS_TABLE once a use is seen (`tables_in_use`)
         if owner is Kind.OBJECT:
             return
         if self._may_build(_container_items(value)):

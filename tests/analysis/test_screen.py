@@ -134,3 +134,27 @@ def test_df005_needs_a_proven_tensor_moved_as_a_statement(source, expected):
 ])
 def test_df008_needs_a_file_that_places_something_on_a_device(source, expected):
     assert ("DF008" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("assignment, expected", [
+    ("self.mean = torch.zeros(3)", True),
+    ("self.model = torch.nn.Linear(3, 3)", False),  # a Module moves in place
+    ("self.model = build()", False),
+])
+def test_df005_needs_a_self_attribute_the_class_makes_with_torch(assignment, expected):
+    source = f"import torch\n\n\nclass Stats:\n    def __init__(self):\n        {assignment}\n\n    def place(self, device):\n        self.{assignment.split()[0][5:]}.to(device)\n"
+    assert ("DF005" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("use, expected", [
+    ("return self.betas[t]", True),
+    ("return x - self.betas", True),
+    ("return extract(self.betas, t)", True),
+    ("return self.betas.shape", False),  # the table never meets anything
+])
+def test_df012_needs_a_plain_class_table_that_meets_something(use, expected):
+    source = (
+        "import torch\n\n\nclass Scheduler:\n    def __init__(self):\n        self.betas = torch.linspace(0, 1, 5)\n\n"
+        f"    def get(self, x, t):\n        {use}\n"
+    )
+    assert ("DF012" in rules_that_may_apply(source)) is expected
