@@ -14,7 +14,9 @@ distributed placement (`"cuda:1"`, `.cuda(rank)`, `f"cuda:{rank}"`, `device_ids=
 `init_process_group`, `LOCAL_RANK`); MPS and CPU fallbacks; `map_location="cpu"`. Inside an
 `nn.Module` class a method that hands a parameter straight to a submodule (`forward(self, x)`
 calling `self.rnn(x, h0)`) gets that input's device (`.to(x.device)`), so the module runs on any
-device; elsewhere in a Module it reports without a fix (the module should follow `.to()` instead). In a library
+device; a method without such an input (`init_hidden(self, batch)`) of a module that builds layers
+with parameters gets the module's own device (`.to(next(self.parameters()).device)`); elsewhere in a
+Module (`__init__`, parameter-free modules) it reports without a fix. In a library
 module or a test (a file without top-level program code) no preamble is added: with no device
 variable in scope it reports without a fix.
 """
@@ -42,6 +44,12 @@ from devfix.findings import Safety
 GUARD_WORDS = re.compile(r"cuda|gpu", re.IGNORECASE)
 DEVICE_KEYWORDS = ("device", "map_location")
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+PARAMETERIZED_LAYERS = frozenset({
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "MultiheadAttention", "Transformer", "TransformerEncoder",
+    "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer", "PReLU", "Parameter",
+})
 
 
 class HardcodedCuda(DevfixRule):
@@ -208,12 +216,32 @@ class HardcodedCuda(DevfixRule):
         in `forward(self, x)` → `.to(x.device)`), so the module runs wherever its input is."""
         method = self._enclosing_method(node, module_class)
         reference = None if method is None else self._tensor_input(method, module_class)
-        if reference is None:
-            self.report(node, message + " (inside an nn.Module: let `.to()` move it)", fixable=False)
-            return None
-        if not self.report(node, message + " (inside an nn.Module)", fix_title=f"use the device of the input `{reference}`"):
-            return None
-        return f"{reference}.device"
+        if reference is not None:
+            if not self.report(node, message + " (inside an nn.Module)", fix_title=f"use the device of the input `{reference}`"):
+                return None
+            return f"{reference}.device"
+        if method is not None and method.name.value != "__init__" and self._holds_parameters(module_class):
+            # `init_hidden(self, batch)`: no tensor input, but the module's own parameters moved with it
+            if not self.report(node, message + " (inside an nn.Module)", fix_title="use the module's own device"):
+                return None
+            return "next(self.parameters()).device"
+        self.report(node, message + " (inside an nn.Module: let `.to()` move it)", fixable=False)
+        return None
+
+    def _holds_parameters(self, module_class: cst.ClassDef) -> bool:
+        """`__init__` builds a torch.nn layer that has parameters (`nn.Linear`, `nn.LSTM`, ...) or an
+        `nn.Parameter`: `next(self.parameters())` exists and follows `.to()`."""
+        facts = class_facts(module_class, lambda node: self.get_metadata(cst.metadata.PositionProvider, node).start.line)
+        for use in facts.attributes.values():
+            for method_name, statement in use.assignments:
+                value = statement.value
+                if method_name != "__init__" or not isinstance(value, cst.Call):
+                    continue
+                for name in qualified_names(self, value.func):
+                    layer = name.rsplit(".", 1)[-1]
+                    if name.startswith("torch.nn.") and layer in PARAMETERIZED_LAYERS:
+                        return True
+        return False
 
     def _tensor_input(self, method: cst.FunctionDef, module_class: cst.ClassDef) -> str | None:
         """The first parameter the method hands straight to one of the module's submodules."""
