@@ -11,8 +11,10 @@ find anything (`tests/analysis/test_screen.py` holds it to that over every fixtu
 Per function (and the module's top level), as the rule scopes it:
   - a name *may hold a factory* when one of its assignments in that scope is built from one
     (through names, arithmetic, indexing and tensor methods, to a fixed point);
-  - an expression *may be a tensor reference* when it reaches a name the value analysis has not
-    proven to be a number, list, array or other non-tensor, and that is not an import;
+  - an expression *may be a tensor reference* when it reaches a name that is not an import nor
+    proven a non-tensor, and that the value analysis proves a tensor, or the rule's usage evidence
+    may count as one (`x.device`, the first argument of a torch op, a name assigned from a torch
+    call or from such a name), or that holds a Module's output;
   - a meeting needs both among the values that meet, or a factory fed to a callable that may be
     a Module (a name assigned from a call, or moved with `.to()`/`.cuda()`).
 """
@@ -33,6 +35,7 @@ from devfix.analysis.tensors import (
     NON_TENSOR_METHODS,
     NOT_COMBINING_METHODS,
     SOURCE_WRAPPERS,
+    TENSOR_ONLY_MEMBERS,
     is_torch_tensor_function,
 )
 
@@ -45,21 +48,20 @@ def factory_may_meet_tensor(tree: ast.Module, imports: ImportTable, kind_at: Kin
     callables = _maybe_modules(tree, imports)
     moves_something = any(_is_move_of_a_name(node, imports) for node in ast.walk(tree))
     return any(
-        _Scope(body, imports, kind_at, callables, parameters if moves_something else set()).has_meeting()
-        for body, parameters in _scopes(tree)
+        _Scope(body, arguments, imports, kind_at, callables, moves_something and top_level).has_meeting()
+        for body, arguments, top_level in _scopes(tree)
     )
 
 
-def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], set[str]]]:
+def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | None, bool]]:
     """The module's top level and every function body (class bodies are not DF004's), with the
-    parameters of top-level functions (a model a caller moved may come in through them)."""
-    yield tree.body, set()
+    function's parameters and whether it is a top-level function (a model a caller moved may come
+    in through its parameters)."""
+    yield tree.body, None, False
     top_level = {id(node) for node in tree.body}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            arguments = node.args
-            names = {argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
-            yield node.body, names if id(node) in top_level else set()
+            yield node.body, node.args, id(node) in top_level
 
 
 def _maybe_modules(tree: ast.Module, imports: ImportTable) -> set[str]:
@@ -102,10 +104,18 @@ def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
 
 
 class _Scope:
-    def __init__(self, body: list[ast.stmt], imports: ImportTable, kind_at: KindAt, callables: set[str], models: set[str]) -> None:
-        """`models`: parameters that may hold a model a caller moved (when the file moves any)."""
-        self.imports, self.kind_at, self.callables, self.models = imports, kind_at, callables, models
+    def __init__(
+        self, body: list[ast.stmt], arguments: ast.arguments | None, imports: ImportTable, kind_at: KindAt,
+        callables: set[str], models_come_in: bool,
+    ) -> None:
+        """`models_come_in`: the parameters may hold a model a caller moved (a top-level function
+        of a file that moves something)."""
+        self.imports, self.kind_at, self.callables = imports, kind_at, callables
+        self.parameters = [] if arguments is None else [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        self.models = {argument.arg for argument in self.parameters} if models_come_in else set()
         self.nodes = list(_own_nodes(body))
+        self.evidenced: set[str] = set()
+        self.module_outputs: set[str] = set()
         self.holders: dict[str, int] = {}  # name → first line where it is bound to a factory's value
 
     def has_meeting(self) -> bool:
@@ -115,6 +125,7 @@ class _Scope:
         if not any(self._is_source_call(call) for call in calls):
             return False
         self._find_holders()
+        self._find_tensor_evidence()
         return any(self._meets(node) for node in self.nodes)
 
     def _feeds_a_moved_callable(self, calls: list[ast.Call]) -> bool:
@@ -150,6 +161,40 @@ class _Scope:
                     if line < self.holders.get(name, line + 1):
                         self.holders[name] = line
                         changed = True
+
+    def _find_tensor_evidence(self) -> None:
+        """What DF004's usage evidence (`analysis.tensors.tensor_names`) may count as a tensor: a
+        tensor-only member (`x.device`, `x.unsqueeze`), the first argument of a torch op, an
+        annotated parameter, and names assigned from torch calls or from those (a superset)."""
+        evidenced = self.evidenced
+        evidenced.update(argument.arg for argument in self.parameters if argument.annotation is not None)
+        assignments = []
+        for node in self.nodes:
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in TENSOR_ONLY_MEMBERS:
+                evidenced.add(node.value.id)
+            elif isinstance(node, ast.Call) and node.args:
+                qualified = self.imports.qualify(node.func)
+                if qualified is not None and is_torch_tensor_function({qualified}) and qualified not in FACTORY_FUNCTIONS:
+                    evidenced.update(_operand_names(node.args[0]))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [name for target in targets for name in _bound_names(target)]
+                assignments.append((names, node.value))
+                if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id in self.callables:
+                    self.module_outputs.update(names)  # `vectors = embedding(ids)`
+        torch_made = [(names, value) for names, value in assignments if self._calls_torch(value)]
+        for names, _ in torch_made:
+            evidenced.update(names)
+        changed = True
+        while changed:
+            changed = False
+            for names, value in assignments:
+                if set(names) - evidenced and any(isinstance(n, ast.Name) and n.id in evidenced for n in ast.walk(value)):
+                    evidenced.update(names)
+                    changed = True
+
+    def _calls_torch(self, value: ast.expr) -> bool:
+        return any(isinstance(n, ast.Call) and (self.imports.qualify(n.func) or "").startswith("torch.") for n in ast.walk(value))
 
     def _is_source_call(self, call: ast.Call) -> bool:
         if any(keyword.arg in ("device", "generator") for keyword in call.keywords):
@@ -191,7 +236,10 @@ class _Scope:
     def _may_reference(self, node: ast.AST | None) -> bool:
         """The value may be a tensor the factory could be aligned with (DF004's `_reference`)."""
         if isinstance(node, ast.Name):
-            return node.id not in self.imports.names and not self.kind_at(node).is_known_non_tensor
+            kind = self.kind_at(node)
+            if node.id in self.imports.names or kind.is_known_non_tensor:
+                return False
+            return kind is Kind.TENSOR or node.id in self.evidenced or node.id in self.module_outputs
         if isinstance(node, ast.BinOp):
             return self._may_reference(node.left) or self._may_reference(node.right)
         if isinstance(node, (ast.Subscript, ast.Starred)):
@@ -246,6 +294,17 @@ class _Scope:
 
     def _both(self, values: list[ast.expr]) -> bool:
         return any(self._has_sources(value) for value in values) and any(self._may_reference(value) for value in values)
+
+
+def _operand_names(value: ast.expr) -> set[str]:
+    """Names given whole to a torch op (`x`, `[a, b]`, `-x`), as `analysis.tensors` reads them."""
+    if isinstance(value, ast.Name):
+        return {value.id}
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return {name for element in value.elts for name in _operand_names(element)}
+    if isinstance(value, ast.UnaryOp):
+        return _operand_names(value.operand)
+    return set()
 
 
 def _bound_names(target: ast.expr) -> Iterator[str]:

@@ -73,6 +73,7 @@ def rules_that_may_apply(source: str) -> list[str]:
     "scale = torch.ones(3, device=x.device) * x",
     "table = torch.arange(10)\n    print(table.sum())",
     "idx = torch.arange(4)\n    return x[idx]",  # CPU indices may index a tensor on any device
+    "table = torch.arange(4)\n    return table[x]",  # nothing says that `x` is a tensor
     "x = x[depths]\n    x = torch.from_numpy(x)\n    return x",  # read before the factory binds it
     "out = {}\n    out['bias'] = torch.zeros(dim)\n    return out[x]",  # a store into a dict binds no name
 ])
@@ -88,7 +89,7 @@ def test_factories_that_meet_no_tensor_are_ruled_out_for_df004(body):
     "noise = torch.randn(3)\n    return x.add(noise)",
 ])
 def test_factories_that_may_meet_a_tensor_are_kept_for_df004(body):
-    source = f"import torch\n\n\ndef step(x):\n    {body}\n"
+    source = f"import torch\n\n\ndef step(x: torch.Tensor):\n    {body}\n"
     assert "DF004" in rules_that_may_apply(source)
 
 
