@@ -35,11 +35,14 @@ array (`idss.append(...)` of an annotated list, an image converted by `torch.fro
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple
+
 import libcst as cst
 
 from devfix.analysis import screen
 from devfix.analysis.kinds import Kind
-from devfix.analysis.placement import device_code
+from devfix.analysis.placement import PlacementFacts, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import (
     DEVICE_CHANGING_METHODS,
@@ -92,6 +95,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         tensor (`return torch.tensor(rows)`, or arithmetic and methods of locals built so)?
         Looked up only for names fed to a moved model."""
         if function not in self._helper_verdicts:
+            self._helper_verdicts[function] = False  # while it is judged: helpers that call each other
             definitions = [statement for statement in self.module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function]
             returns = _Returns()
             if len(definitions) == 1:
@@ -99,7 +103,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             facts = self.scope_facts(definitions[0].body) if len(definitions) == 1 else None
             self._helper_verdicts[function] = bool(returns.values) and all(
                 _builds_cpu_tensor(value, self.qualified)
-                or (value is not None and _host_made(value, self.line_of(value), 0, facts, self.qualified))
+                or (value is not None and _host_made(value, self.line_of(value), 0, _HostContext(facts, self.qualified, self.returns_cpu_tensors)))
                 for value in returns.values
             )
         return self._helper_verdicts[function]
@@ -283,7 +287,8 @@ class _Combinations(cst.CSTVisitor):
         """Proven a tensor where it is fed, and proven built on the host: every source is a literal,
         a numpy value or a CPU factory of this scope (a parameter, a loop variable or an updated
         value could be anywhere, and a move of something already there is noise)."""
-        return self.rule.kind_of(name) is Kind.TENSOR and _host_made(value, line, 0, self.facts, self.qualified)
+        where = _HostContext(self.facts, self.qualified, self.rule.returns_cpu_tensors)
+        return self.rule.kind_of(name) is Kind.TENSOR and _host_made(value, line, 0, where)
 
     def _device_defined_before(self, device: str, call: cst.Call) -> bool:
         root = device.split(".")[0]
@@ -427,25 +432,33 @@ def _is_encoding_call(value: cst.BaseExpression | None) -> bool:
     return tensors is not None and isinstance(tensors.value, cst.SimpleString) and tensors.value.evaluated_value == "pt"
 
 
-def _host_made(value: cst.BaseExpression, line: int, depth: int, facts, qualified) -> bool:
+class _HostContext(NamedTuple):
+    """What `_host_made` reads: one scope's bindings, qualified names, and the file's helpers."""
+
+    facts: PlacementFacts
+    qualified: Callable[[cst.CSTNode], set[str]]
+    cpu_helper: Callable[[str], bool]
+
+
+def _host_made(value: cst.BaseExpression, line: int, depth: int, where: _HostContext) -> bool:
     """Built on the host from what `facts` (one scope's bindings) shows: literals, numpy values,
     CPU factories of the scope, and arithmetic and methods of those (not a parameter, a loop
-    variable or anything moved)."""
+    variable or anything moved), and what the file's CPU-tensor helpers return."""
     if depth > 6:
         return False
     if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple)):
-        return all(_host_made(element.value, line, depth + 1, facts, qualified) for element in getattr(value, "elements", ()))
+        return all(_host_made(element.value, line, depth + 1, where) for element in getattr(value, "elements", ()))
     if isinstance(value, cst.Name):
-        binding = facts._binding_before(value.value, line)
-        return binding is not None and binding.value is not None and _host_made(binding.value, binding.line, depth + 1, facts, qualified)
+        binding = where.facts._binding_before(value.value, line)
+        return binding is not None and binding.value is not None and _host_made(binding.value, binding.line, depth + 1, where)
     if isinstance(value, (cst.Subscript, cst.Attribute)):
-        return _host_made(value.value, line, depth + 1, facts, qualified)
+        return _host_made(value.value, line, depth + 1, where)
     if isinstance(value, cst.BinaryOperation):
-        return _host_made(value.left, line, depth + 1, facts, qualified) and _host_made(value.right, line, depth + 1, facts, qualified)
+        return _host_made(value.left, line, depth + 1, where) and _host_made(value.right, line, depth + 1, where)
     if not isinstance(value, cst.Call):
         return False
-    names = qualified(value.func)
-    if is_factory_call(value, qualified) or names & MOVED_AFTER:
+    names = where.qualified(value.func)
+    if is_factory_call(value, where.qualified) or names & MOVED_AFTER:
         return keyword(value, "device") is None
     if any(name.startswith(("numpy.", "torchvision.datasets.")) for name in names):
         return True  # numpy values, and datasets that load onto the CPU
@@ -453,10 +466,12 @@ def _host_made(value: cst.BaseExpression, line: int, depth: int, facts, qualifie
         # a method of a value (libcst also names `image.unsqueeze` after the local `image`)
         if value.func.attr.value in DEVICE_CHANGING_METHODS:
             return False
-        receiver_host = _host_made(value.func.value, line, depth + 1, facts, qualified)
-        return receiver_host and all(_host_made(arg.value, line, depth + 1, facts, qualified) for arg in value.args if arg.keyword is None)
+        receiver_host = _host_made(value.func.value, line, depth + 1, where)
+        return receiver_host and all(_host_made(arg.value, line, depth + 1, where) for arg in value.args if arg.keyword is None)
+    if isinstance(value.func, cst.Name) and where.cpu_helper(value.func.value):
+        return True  # a helper of the file that returns CPU tensors: `preprocess(photo)`
     arguments = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
-    return bool(arguments) and all(_host_made(argument, line, depth + 1, facts, qualified) for argument in arguments)
+    return bool(arguments) and all(_host_made(argument, line, depth + 1, where) for argument in arguments)
 
 
 
