@@ -43,7 +43,6 @@ class DevfixRule(cst.CSTTransformer):
     REPORT_ONLY: ClassVar[bool] = False  # diagnostics without fixes (tested by unit tests, not fixtures)
     TRIGGERS: ClassVar[tuple[str, ...]] = ()  # the rule can only match source containing one of these
     MOVES_VALUES: ClassVar[bool] = False  # adds moves that a placement framework makes itself
-    PROGRAMS_ONLY: ClassVar[bool] = False  # its fixes are right in a program, not in a library or a test
     SIGNALS: ClassVar[frozenset[str]] = frozenset()  # code shapes (analysis.screen): it needs one of them
     NEEDS_ALL_SIGNALS: ClassVar[frozenset[str]] = frozenset()  # ... and every one of these
 
@@ -56,17 +55,15 @@ class DevfixRule(cst.CSTTransformer):
 
     @classmethod
     def may_apply(cls, code: str, facts: FileFacts | None = None) -> bool:
-        """Cheap tests that skip a whole tree pass: the text cannot match, a framework owns
-        placement in the file (accelerate, Lightning, XLA, ...), or the file is not a program."""
+        """Cheap tests that skip a whole tree pass: the text cannot match, the code shapes the rule
+        needs are absent, or a framework owns placement in the file (accelerate, Lightning, XLA, ...)."""
         if cls.TRIGGERS and not any(trigger in code for trigger in cls.TRIGGERS):
             return False
         if facts is None:
             return True
         if not cls.has_signals(facts):
             return False
-        if cls.MOVES_VALUES and facts.framework is not None:
-            return False
-        return not (cls.PROGRAMS_ONLY and facts.role is not FileRole.PROGRAM)
+        return not (cls.MOVES_VALUES and facts.framework is not None)
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def __init__(

@@ -14,8 +14,9 @@ workers and numpy need it on the host. So is anything in a program that never pl
 device (no `.cuda()`, `.to(...)`, `device=`): it runs on the CPU, and a device preamble would be noise.
 
 Refuses: calls that already pass `map_location` (by keyword or position); `map_location="cpu"`
-followed by `.to(device)` is the correct idiom and stays. Library modules and tests are left alone
-(only a program knows where its data should go: a library may load onto a device on purpose).
+followed by `.to(device)` is the correct idiom and stays. Tests are left alone, and so is a library
+module's `torch.load` unless it feeds `load_state_dict` (only a program knows where other data
+should go: a library may load onto a device on purpose).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import libcst as cst
 
 from devfix.analysis import screen
 from devfix.analysis.device_scope import device_for
+from devfix.analysis.facts import FileFacts, FileRole
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
@@ -40,7 +42,14 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
     DESCRIPTION = "torch.load without map_location: GPU checkpoints fail on CPU-only machines"
     TRIGGERS = ('load',)
     SIGNALS = frozenset({screen.LOAD_CALL})
-    PROGRAMS_ONLY = True
+
+    @classmethod
+    def may_apply(cls, code: str, facts: FileFacts | None = None) -> bool:
+        """Not in tests (a test may load onto a device on purpose); in a library module, only
+        where something is loaded into a state dict."""
+        if not super().may_apply(code, facts):
+            return False
+        return facts is None or facts.role is FileRole.PROGRAM or (facts.role is FileRole.LIBRARY and "load_state_dict" in code)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = self.qualified(original_node.func)
@@ -50,10 +59,12 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
         if len(positional) > 1 or any(arg.star for arg in original_node.args):
             return updated_node
         message = "checkpoint loaded without `map_location`: tensors saved on a GPU fail to load on a CPU-only machine"
-        if self._feeds_load_state_dict(original_node):
+        if self._feeds_load_state_dict(original_node):  # right in any file: the parameters keep their device
             if self.report(original_node, message, fix_title='load it with `map_location="cpu"`'):
                 return add_keyword(updated_node, "map_location", '"cpu"')
             return updated_node
+        if self.facts is not None and self.facts.role is not FileRole.PROGRAM:
+            return updated_node  # where anything else goes, only a program knows
         if self._feeds_a_dataset(original_node) or not self.file_places_devices():
             # data for a Dataset, or a program that never places anything on a GPU: the host
             if self.report(original_node, message, fix_title='load the data with `map_location="cpu"`'):

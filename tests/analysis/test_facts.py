@@ -145,6 +145,13 @@ def test_load_map_location_only_in_programs():
     assert run_devfix(library, "strategy.py").findings == ()
 
 
+def test_a_state_dict_loads_on_the_cpu_in_a_library_but_not_in_a_test():
+    source = "import torch\n\n\ndef restore(model, path):\n    model.load_state_dict(torch.load(path))\n"
+    assert 'map_location="cpu"' in run_devfix(source, "checkpoints.py").fixed.decode()
+    test = "import pytest\nimport torch\n\n\ndef test_restore(model, path):\n    model.load_state_dict(torch.load(path))\n"
+    assert run_devfix(test, "test_checkpoints.py").findings == ()
+
+
 def test_a_fix_that_writes_torch_adds_the_import():
     fixed = run_devfix("from torch import nn\n\ndevice = 'cuda'\nmodel = nn.Linear(2, 2).to(device)\n", "train.py").fixed.decode()
     assert fixed.startswith("from torch import nn\nimport torch\n")
