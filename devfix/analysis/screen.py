@@ -244,8 +244,8 @@ class _Screen:
             found.add(MOVE_CALL)  # a tensor created on a device: what meets it may need a move
         if any(keyword.arg == "return_tensors" for keyword in node.keywords):
             found.add(ENCODED_INPUTS)  # a tokenizer's CPU tensors
-        if name == "numpy":
-            found.add(HOST_SINK)
+        if name == "numpy" and not node.args and "cpu" not in _method_chain(node.func.value):
+            found.add(HOST_SINK)  # `t.numpy()` (DF008 leaves `t.cpu()...numpy()` alone)
         qualified = self.imports.qualify(node.func) or ""
         tail = qualified.rsplit(".", 1)[-1] if qualified else (name or "")
         if tail in LOADERS:
@@ -381,6 +381,21 @@ def _is_cuda_device(node: ast.expr) -> bool:
     if isinstance(node, ast.Call) and node.args:
         node = node.args[0]
     return isinstance(node, ast.Constant) and node.value in CUDA_LITERALS
+
+
+def _method_chain(node: ast.expr) -> set[str]:
+    """Method and attribute names along `a.b().c[0].d()`: {"b", "c", "d"} (as DF008 reads them)."""
+    names = set()
+    while True:
+        if isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        else:
+            return names
 
 
 def _keyword_values(call: ast.Call, *names: str) -> list[ast.expr]:

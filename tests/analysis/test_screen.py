@@ -132,6 +132,8 @@ def test_df005_needs_a_proven_tensor_moved_as_a_statement(source, expected):
 @pytest.mark.parametrize("source, expected", [
     ("import numpy as np\nimport torch\nx = torch.zeros(3)\nprint(np.mean(x.numpy()))\n", False),
     ("import numpy as np\nimport torch\nx = torch.zeros(3).to(device)\nprint(np.mean(x.numpy()))\n", True),
+    ("import torch\nx = torch.zeros(3).to(device)\nprint(x.detach().cpu().numpy())\n", False),  # already on the host
+    ("import torch\nx = torch.zeros(3).to(device)\nprint(x[0].numpy())\n", True),
 ])
 def test_df008_needs_a_file_that_places_something_on_a_device(source, expected):
     assert ("DF008" in rules_that_may_apply(source)) is expected
