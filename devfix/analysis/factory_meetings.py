@@ -104,6 +104,9 @@ def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
 
 
 class _Scope:
+    """One scope as DF004 reads it (a function body, or the module's top level): its factories,
+    the names that may hold them, and the values they may meet."""
+
     def __init__(
         self, body: list[ast.stmt], arguments: ast.arguments | None, imports: ImportTable, kind_at: KindAt,
         callables: set[str], models_come_in: bool,
