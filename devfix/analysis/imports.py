@@ -40,7 +40,9 @@ class ImportTable:
         for alias in node.names:
             if alias.name == "*":
                 star = True
-            elif node.module and not node.level:
+            elif node.level:  # relative, as libcst names it: `..pipeline_utils.DiffusionPipeline`
+                self.names[alias.asname or alias.name] = "." * node.level + ".".join(filter(None, [node.module, alias.name]))
+            elif node.module:
                 self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
         return star and bool(node.module) and node.module.split(".")[0] in ("torch", "numpy")
 
