@@ -92,6 +92,11 @@ def _is_move_of_a_name(node: ast.AST, imports: ImportTable) -> bool:
     return not (qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in TORCH_DTYPES)
 
 
+def _may_move(node: ast.AST | None) -> bool:
+    """`.to(...)` or `.cuda(...)` of anything, casts included (a superset of the moves)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda")
+
+
 def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
     """The nodes of one scope: not those of nested functions and classes (lambdas are in)."""
     stack: list[ast.AST] = list(body)
@@ -119,7 +124,9 @@ class _Scope:
         self.nodes = list(_own_nodes(body))
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
-        self.holders: dict[str, int] = {}  # name → first line where it is bound to a factory's value
+        self.bindings: dict[str, list[tuple[int, ast.expr | None]]] = {}  # as `analysis.placement` records them
+        self.moved: set[str] = set()  # names the scope moves (`x.to(device)`, `x = y.cuda()`)
+        self._name_sources: dict[tuple[str, int], bool] = {}
 
     def has_meeting(self) -> bool:
         calls = [node for node in self.nodes if isinstance(node, ast.Call)]
@@ -127,7 +134,7 @@ class _Scope:
             return True
         if not any(self._is_source_call(call) for call in calls):
             return False
-        self._find_holders()
+        self._find_bindings()
         self._find_tensor_evidence()
         return any(self._meets(node) for node in self.nodes)
 
@@ -145,25 +152,50 @@ class _Scope:
             for call in calls
         )
 
-    def _find_holders(self) -> None:
-        """Names assigned here from something built from a factory, with the first line of such an
-        assignment (DF004 looks at the assignment before a read), to a fixed point."""
-        assignments = []
+    def _find_bindings(self) -> None:
+        """Each binding of the scope with its line, as `analysis.placement.collect` records them for
+        DF004: assignments with their values; augmented assignments, `for` and `with` targets
+        without (devfix cannot see what they hold)."""
+        found: list[tuple[int, int, ast.expr, ast.expr | None]] = []
         for node in self.nodes:
             if isinstance(node, ast.Assign):
-                assignments += [(target, node.value, node.lineno) for target in node.targets]
+                found += [(node.lineno, node.col_offset, target, node.value) for target in node.targets]
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                assignments.append((node.target, node.value, node.lineno))
-        changed = True
-        while changed:
-            changed = False
-            for target, value, line in assignments:
-                if not self._has_sources(value):
-                    continue
-                for name in _bound_names(target):
-                    if line < self.holders.get(name, line + 1):
-                        self.holders[name] = line
-                        changed = True
+                found.append((node.lineno, node.col_offset, node.target, node.value))
+            elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
+                found.append((node.lineno, node.col_offset, node.target, None))
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                found += [(item.context_expr.lineno, item.context_expr.col_offset, item.optional_vars, None)
+                          for item in node.items if item.optional_vars is not None]
+            elif _may_move(node) and isinstance(node.func.value, ast.Name):
+                self.moved.add(node.func.value.id)
+        for line, _, target, value in sorted(found, key=lambda binding: binding[:2]):
+            self._bind(target, value, line)
+
+    def _bind(self, target: ast.expr, value: ast.expr | None, line: int) -> None:
+        if isinstance(target, ast.Name):
+            self.bindings.setdefault(target.id, []).append((line, value))
+            if _may_move(value):
+                self.moved.add(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elements = [element.value if isinstance(element, ast.Starred) else element for element in target.elts]
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements):
+                for element, item in zip(elements, value.elts):
+                    self._bind(element, item.value if isinstance(item, ast.Starred) else item, line)
+            else:  # `out, (h, c) = lstm(x)`: each part is bound to the whole call
+                for element in elements:
+                    self._bind(element, value if isinstance(value, ast.Call) else None, line)
+
+    def _sources_of_name(self, name: str, line: int) -> bool:
+        """What `name` holds where read on `line`: its latest binding on an earlier line (moves in
+        between are not looked at: that only adds sources)."""
+        key = (name, line)
+        if key not in self._name_sources:
+            self._name_sources[key] = False
+            earlier = [binding for binding in self.bindings.get(name, ()) if binding[0] < line]
+            latest = max(earlier, key=lambda binding: binding[0]) if earlier else None
+            self._name_sources[key] = latest is not None and latest[1] is not None and self._has_sources(latest[1], latest[0])
+        return self._name_sources[key]
 
     def _find_tensor_evidence(self) -> None:
         """What DF004's usage evidence (`analysis.tensors.tensor_names`) may count as a tensor: a
@@ -205,35 +237,37 @@ class _Scope:
         qualified = self.imports.qualify(call.func) or ""
         return qualified in FACTORY_FUNCTIONS or qualified in MOVED_AFTER
 
-    def _has_sources(self, node: ast.AST | None) -> bool:
-        """The value may be built from a factory call without a device (DF004's `_sources`)."""
+    def _has_sources(self, node: ast.AST | None, before_line: int | None = None) -> bool:
+        """The value may be built from a factory call without a device (DF004's `_sources`); names
+        in it are read as on `before_line` (the line of the assignment that holds it)."""
         if node is None:
             return False
         if isinstance(node, ast.Name):
-            return self.holders.get(node.id, node.lineno) < node.lineno
+            return self._sources_of_name(node.id, before_line if before_line is not None else node.lineno)
+        again = lambda inner: self._has_sources(inner, before_line)
         if isinstance(node, ast.Call):
             if self._is_source_call(node):
                 return True
             qualified = self.imports.qualify(node.func) or ""
             if qualified in SOURCE_WRAPPERS:
-                return any(self._has_sources(arg) for arg in _values(node))
+                return any(again(arg) for arg in _values(node))
             if qualified.startswith("torch."):
                 return False
             if isinstance(node.func, ast.Attribute) and node.func.attr not in NOT_SOURCE_METHODS:
-                return self._has_sources(node.func.value)
+                return again(node.func.value)
             return False
         if isinstance(node, ast.BinOp):
-            return self._has_sources(node.left) or self._has_sources(node.right)
+            return again(node.left) or again(node.right)
         if isinstance(node, ast.UnaryOp):
-            return self._has_sources(node.operand)
+            return again(node.operand)
         if isinstance(node, ast.Compare):
-            return any(self._has_sources(operand) for operand in [node.left, *node.comparators])
+            return any(again(operand) for operand in [node.left, *node.comparators])
         if isinstance(node, (ast.List, ast.Tuple)):
-            return any(self._has_sources(element) for element in node.elts)
+            return any(again(element) for element in node.elts)
         if isinstance(node, ast.Subscript):
-            return self._has_sources(node.value)
+            return again(node.value)
         if isinstance(node, ast.Starred):
-            return self._has_sources(node.value)
+            return again(node.value)
         return False
 
     def _may_reference(self, node: ast.AST | None) -> bool:
@@ -242,6 +276,8 @@ class _Scope:
             kind = self.kind_at(node)
             if node.id in self.imports.names or kind.is_known_non_tensor:
                 return False
+            if node.id not in self.moved and self._has_sources(node):
+                return False  # DF004 takes a name holding a fresh factory's tensor for no reference
             return kind is Kind.TENSOR or node.id in self.evidenced or node.id in self.module_outputs
         if isinstance(node, ast.BinOp):
             return self._may_reference(node.left) or self._may_reference(node.right)

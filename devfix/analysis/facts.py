@@ -18,6 +18,7 @@ from pathlib import PurePath
 
 from devfix.analysis import screen
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
+from devfix.analysis.host_sinks import device_value_may_reach_host
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
 from devfix.analysis.project import ProjectIndex
@@ -71,6 +72,8 @@ class FileFacts:
             return places_devices(self.text)
         if signal == screen.FACTORY_MEETS_TENSOR:
             return self._factory_meets_tensor
+        if signal == screen.DEVICE_VALUE_TO_HOST:
+            return self._device_value_to_host
         return False
 
     def _any_tensor(self, names: list[ast.Name]) -> bool:
@@ -78,6 +81,10 @@ class FileFacts:
             return False
         reads = self.values.reads
         return any(reads.get((name.lineno, name.col_offset)) is Kind.TENSOR for name in names)
+
+    @cached_property
+    def _device_value_to_host(self) -> bool:
+        return device_value_may_reach_host(self._tree, self.imports, places_devices(self.text))
 
     @cached_property
     def _factory_meets_tensor(self) -> bool:
@@ -207,6 +214,7 @@ def _base_kind(base: ast.expr, imports: ImportTable, local: dict[str, Kind], pat
         return local[qualified]
     if qualified in ("builtins.object", "abc.ABC", "typing.NamedTuple", "enum.Enum"):
         return Kind.OBJECT
-    if (project or ProjectIndex()).is_module_class(path, qualified) is True:
-        return Kind.MODULE
-    return Kind.UNKNOWN
+    verdict = (project or ProjectIndex()).is_module_class(path, qualified)
+    if verdict is None:
+        return Kind.UNKNOWN
+    return Kind.MODULE if verdict else Kind.OBJECT  # False: every base resolved, none is a Module

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from devfix.analysis.device_scope import DEVICE_NAMES
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
-from devfix.analysis.torch_names import CUDA_LITERALS, is_optimizer_name
+from devfix.analysis.method_factories import class_feeds_fresh_tensors
+from devfix.analysis.torch_names import CUDA_LITERALS, DATALOADER_NAMES, is_optimizer_name
 
 HARDCODED_CUDA = "hardcoded-cuda"  # `.cuda()`, `.to("cuda")`, `device="cuda"`, `device = "cuda"`
 DATA_PARALLEL = "data-parallel"  # nn.DataParallel(...)
 RUNTIME_PLACEMENT = "runtime-placement"  # jit.trace; a move after device_map= or an optimizer load
-FOR_LOOP = "for-loop"
+LOADER_LOOP = "loader-loop"  # `for batch in loader:` over what may be a DataLoader
 MOVE_CALL = "move-call"
 BARE_MOVE = "bare-move"
 FACTORY_MEETS_TENSOR = "factory-meets-tensor"  # lazy: analysis.factory_meetings
@@ -29,6 +30,7 @@ LEGACY_CONSTRUCTOR = "legacy-constructor"
 LOAD_CALL = "load-call"
 HOST_SINK = "host-sink"
 PLACES_DEVICES = "places-devices"  # lazy: the text has a move, `device=` or `torch.device(`
+DEVICE_VALUE_TO_HOST = "device-value-to-host"  # lazy: analysis.host_sinks
 PLAIN_CLASS_TABLE = "plain-class-table"
 PLAIN_CLASS_MOVE = "plain-class-move"
 MODULE_TENSOR_ATTRIBUTE = "module-tensor-attribute"
@@ -39,8 +41,8 @@ BUILT_AND_CALLED = "built-and-called"
 ENCODED_INPUTS = "encoded-inputs"
 ALL_SIGNALS = frozenset({
     BUILT_AND_CALLED, ENCODED_INPUTS,
-    HARDCODED_CUDA, RUNTIME_PLACEMENT, DATA_PARALLEL, FOR_LOOP, MOVE_CALL, BARE_MOVE, FACTORY_MEETS_TENSOR, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
-    LOAD_CALL, HOST_SINK, PLACES_DEVICES, PLAIN_CLASS_TABLE, PLAIN_CLASS_MOVE, MODULE_TENSOR_ATTRIBUTE, MODULE_CONTAINER,
+    HARDCODED_CUDA, RUNTIME_PLACEMENT, DATA_PARALLEL, LOADER_LOOP, MOVE_CALL, BARE_MOVE, FACTORY_MEETS_TENSOR, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
+    LOAD_CALL, HOST_SINK, PLACES_DEVICES, DEVICE_VALUE_TO_HOST, PLAIN_CLASS_TABLE, PLAIN_CLASS_MOVE, MODULE_TENSOR_ATTRIBUTE, MODULE_CONTAINER,
     CALLED_CONSTRUCTION, DEVICE_ARGUMENT_LAYER,
 })
 
@@ -79,6 +81,8 @@ class Walk:
     built: set[str] = field(default_factory=set)  # names assigned from a call (`model = Net()`)
     called: set[str] = field(default_factory=set)  # names called (`model(x)`)
     inits: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef]] = field(default_factory=list)
+    annotated_parameters: set[str] = field(default_factory=set)
+    calls_assigned: list[tuple[str, ast.Call]] = field(default_factory=list)  # `name = call(...)`
 
 
 WATCHED = (ast.Call, ast.Constant, ast.For, ast.AsyncFor, ast.Expr, ast.Assign, ast.AnnAssign, ast.Attribute)
@@ -119,6 +123,10 @@ def walk(tree: ast.Module) -> Walk:
             is_method = place.class_node is not None and place.parent is place.class_node
             if is_method and node.name == "__init__":
                 found.inits.append((node, place.class_node))
+            arguments = node.args
+            found.annotated_parameters.update(
+                argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs] if argument.annotation
+            )
             inner = _Place(node, place.class_node, node if is_method else None)
             stack.extend((child, inner) for child in _children(node))
             continue
@@ -131,6 +139,9 @@ def walk(tree: ast.Module) -> Walk:
                 found.called.add(node.func.id)
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 found.built.update(target.id for target in node.targets if isinstance(target, ast.Name))
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found.calls_assigned += [(target.id, node.value) for target in targets if isinstance(target, ast.Name)]
         if isinstance(node, LEAVES):
             continue
         inner = _Place(node, place.class_node, place.method)
@@ -142,7 +153,7 @@ def walk(tree: ast.Module) -> Walk:
 def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
     """Every signal but those that need the value analysis (see `FileFacts.has_signal`):
     MODULE_TENSOR_ATTRIBUTE and BARE_MOVE for bare names (`found.tensor_candidates`,
-    `found.bare_move_receivers`), FACTORY_MEETS_TENSOR and PLACES_DEVICES."""
+    `found.bare_move_receivers`), FACTORY_MEETS_TENSOR, PLACES_DEVICES and DEVICE_VALUE_TO_HOST."""
     if found.star_import:
         return ALL_SIGNALS  # names devfix cannot resolve: assume anything
     screen = _Screen(found, classes)
@@ -156,6 +167,14 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.found.add(RUNTIME_PLACEMENT)
     if screen.tables_in_use():
         screen.found.add(PLAIN_CLASS_TABLE)
+    if any(_may_be_loader(name, found) for name in screen.looped_over):
+        screen.found.add(LOADER_LOOP)
+    if screen.encodings & screen.spread:
+        screen.found.add(ENCODED_INPUTS)
+    if screen.empty_lists & screen.appended:
+        screen.found.add(MODULE_CONTAINER)
+    if any(class_feeds_fresh_tensors(node, found.imports) for node in screen.factory_classes.values()):
+        screen.found.add(UNPLACED_FACTORY_IN_METHOD)
     return frozenset(screen.found)
 
 
@@ -166,6 +185,12 @@ class _Screen:
         self.moved_names = self.dispatched = False  # halves of RUNTIME_PLACEMENT
         self.class_tensors: dict[int, set[str]] = {}
         self.table_candidates: dict[int, tuple[ast.ClassDef, set[str]]] = {}  # plain classes' torch-made attributes
+        self.empty_lists: set[tuple[int, str]] = set()  # (class, attribute) set to `[]` in __init__
+        self.appended: set[tuple[int, str]] = set()  # (class, attribute) given a call's value with `.append`
+        self.looped_over: set[str] = set()  # names a `for` iterates over
+        self.encodings: set[str] = set()  # names assigned a `return_tensors="pt"` encoding
+        self.spread: set[str] = set()  # names passed as `**name`
+        self.factory_classes: dict[int, ast.ClassDef] = {}  # classes with a factory in a method but __init__
 
     def tables_in_use(self) -> bool:
         """A plain class indexes one of its torch-made attributes, computes with it, or hands it to a
@@ -199,7 +224,11 @@ class _Screen:
     def node(self, node: ast.AST, place: _Place) -> None:
         found = self.found
         if isinstance(node, (ast.For, ast.AsyncFor)):
-            found.add(FOR_LOOP)
+            iterable = node.iter
+            while isinstance(iterable, ast.Call) and iterable.args:  # enumerate(tqdm(loader)), as the rules unwrap
+                iterable = iterable.args[0]
+            if isinstance(iterable, ast.Name):
+                self.looped_over.add(iterable.id)
         elif isinstance(node, ast.Expr):
             if _method_name(node.value) in ("to", "cuda", "cpu"):
                 receiver = node.value.func.value
@@ -236,14 +265,13 @@ class _Screen:
         self._runtime_placement(node, name)
         if name in ("to", "cuda"):
             found.add(MOVE_CALL)
-            if owner is not None and owner is not Kind.MODULE:
+            if owner is not None and owner is not Kind.MODULE and _moves_into_attribute_in_init(node, place):
                 found.add(PLAIN_CLASS_MOVE)
             if isinstance(node.func.value, ast.Call) and self.imports.qualify(node.func.value.func) in HOLDERS:
                 found.add(LEGACY_CONSTRUCTOR)
         if any(keyword.arg == "device" for keyword in node.keywords):
             found.add(MOVE_CALL)  # a tensor created on a device: what meets it may need a move
-        if any(keyword.arg == "return_tensors" for keyword in node.keywords):
-            found.add(ENCODED_INPUTS)  # a tokenizer's CPU tensors
+        self._encoded_inputs(node, place)
         if name == "numpy" and not node.args and "cpu" not in _method_chain(node.func.value):
             found.add(HOST_SINK)  # `t.numpy()` (DF008 leaves `t.cpu()...numpy()` alone)
         qualified = self.imports.qualify(node.func) or ""
@@ -255,12 +283,23 @@ class _Screen:
         if qualified.startswith("torch.") and tail.endswith("Tensor"):
             found.add(LEGACY_CONSTRUCTOR)
         in_method = place.method is not None and place.method.name != "__init__" and owner is not Kind.OBJECT
-        if in_method and self._is_unplaced_factory(node) and self._meets_something(node, place.parent):
-            found.add(UNPLACED_FACTORY_IN_METHOD)
+        if in_method and self._is_unplaced_factory(node):
+            self.factory_classes[id(place.class_node)] = place.class_node  # DF016: where does it go?
         if isinstance(node.func, ast.Call) and in_method:
             found.add(CALLED_CONSTRUCTION)
         if name == "append" and _is_self_attribute(node.func.value) and owner is not Kind.OBJECT and self._may_build(node.args):
-            found.add(MODULE_CONTAINER)
+            self.appended.add((id(place.class_node), node.func.value.attr))  # a container if `__init__` made it `[]`
+
+    def _encoded_inputs(self, call: ast.Call, place: _Place) -> None:
+        """DF004's `model(**inputs)` where `inputs = tokenizer(..., return_tensors="pt")`: both
+        halves, by name, file-wide (ENCODED_INPUTS when a name has both)."""
+        for keyword in call.keywords:
+            if keyword.arg is None and isinstance(keyword.value, ast.Name):
+                self.spread.add(keyword.value.id)
+            elif keyword.arg == "return_tensors" and isinstance(keyword.value, ast.Constant) and keyword.value.value == "pt" \
+                    and isinstance(place.parent, (ast.Assign, ast.AnnAssign)) and place.parent.value is call:
+                targets = place.parent.targets if isinstance(place.parent, ast.Assign) else [place.parent.target]
+                self.encodings.update(target.id for target in targets if isinstance(target, ast.Name))
 
     def _torch_attributes(self, class_node: ast.ClassDef | None) -> set[str]:
         """Attributes the class assigns from a torch call that is not `torch.nn.*` (DF005's tensors)."""
@@ -306,25 +345,18 @@ class _Screen:
         if name == "load_state_dict" and isinstance(node.func.value, ast.Name) and is_optimizer_name(node.func.value.id):
             self.dispatched = True
 
-    def _meets_something(self, factory: ast.Call, parent: ast.AST | None) -> bool:
-        """Not a factory whose tensor goes straight into a Parameter, a buffer or an attribute:
-        those meet nothing in the statement that creates them (and DF004 follows names only)."""
-        if isinstance(parent, ast.Call) and factory in parent.args:
-            qualified = self.imports.qualify(parent.func) or ""
-            if qualified in HOLDERS or _method_name(parent) == "register_buffer":
-                return False
-        return not (isinstance(parent, ast.Assign) and all(isinstance(t, (ast.Attribute, ast.Subscript)) for t in parent.targets))
-
     def _self_assignment(self, value: ast.expr, place: _Place, attributes: set[str]) -> None:
         owner = self.owner_kind(place)
         if owner is not Kind.MODULE and any(self._is_torch_call(n) for n in ast.walk(value)):
             tables = self.table_candidates.setdefault(id(place.class_node), (place.class_node, set()))[1]
             tables |= attributes  # PLAIN_CLASS_TABLE once a use is seen (`tables_in_use`)
-        if owner is Kind.OBJECT:
-            return
+        if owner is Kind.OBJECT or place.method is None or place.method.name != "__init__":
+            return  # DF014 and DF015 look at what `__init__` stores
         if self._may_build(_container_items(value)):
             self.found.add(MODULE_CONTAINER)
-        if place.method is not None and place.method.name == "__init__" and self._may_be_tensor(value):
+        if isinstance(value, ast.List) and not value.elts:
+            self.empty_lists.update((id(place.class_node), attribute) for attribute in attributes)
+        if self._may_be_tensor(value):
             self.found.add(MODULE_TENSOR_ATTRIBUTE)
 
     def _may_build(self, items: list[ast.expr | None]) -> bool:
@@ -400,6 +432,30 @@ def _method_chain(node: ast.expr) -> set[str]:
 
 def _keyword_values(call: ast.Call, *names: str) -> list[ast.expr]:
     return [keyword.value for keyword in call.keywords if keyword.arg in names]
+
+
+def _may_be_loader(name: str, found: Walk) -> bool:
+    """What `analysis.loaders.is_dataloader` may accept: a parameter named like a loader or
+    annotated, or a name assigned from `DataLoader(...)` (file-wide here, not per scope)."""
+    if "loader" in name.lower() or name in found.annotated_parameters:
+        return True
+    return any(target == name and _may_build_a_loader(call, found.imports) for target, call in found.calls_assigned)
+
+
+def _may_build_a_loader(call: ast.Call, imports: ImportTable) -> bool:
+    """`DataLoader(...)` however imported (`DL(...)`, `data.DataLoader(...)`)."""
+    qualified = imports.qualify(call.func) or ""
+    return qualified in DATALOADER_NAMES or qualified.endswith("DataLoader")
+
+
+def _moves_into_attribute_in_init(move: ast.Call, place: _Place) -> bool:
+    """`self.model = model.to(device)` directly in `__init__`: the only move DF020 starts from."""
+    parent = place.parent
+    return (
+        place.method is not None and place.method.name == "__init__"
+        and isinstance(parent, ast.Assign) and parent.value is move
+        and any(_is_self_attribute(target) for target in parent.targets)
+    )
 
 
 def _method_name(node: ast.AST) -> str | None:

@@ -61,7 +61,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "DataLoader batch used with a model on a device but never moved"
     TRIGGERS = ('loader', 'Loader')
-    SIGNALS = frozenset({screen.FOR_LOOP})
+    SIGNALS = frozenset({screen.LOADER_LOOP})
     MOVES_VALUES = True
 
     def visit_Module(self, node: cst.Module) -> None:

@@ -42,7 +42,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     DESCRIPTION = "Tensor that may be on a GPU converted to numpy without .cpu()"
     TRIGGERS = ('numpy', 'np.', 'sklearn', 'plt', 'matplotlib', 'scipy', 'pandas')
     SIGNALS = frozenset({screen.HOST_SINK})
-    NEEDS_ALL_SIGNALS = frozenset({screen.PLACES_DEVICES})  # nothing is on a device otherwise
+    NEEDS_ALL_SIGNALS = frozenset({screen.PLACES_DEVICES, screen.DEVICE_VALUE_TO_HOST})  # nothing is on a device otherwise
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -38,7 +38,7 @@ class HelperDevice(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Helper function feeds DataLoader batches to its model argument without moving them"
     TRIGGERS = ('loader', 'Loader')
-    SIGNALS = frozenset({screen.FOR_LOOP})
+    SIGNALS = frozenset({screen.LOADER_LOOP})
     MOVES_VALUES = True
 
     def visit_Module(self, node: cst.Module) -> None:

@@ -161,3 +161,85 @@ def test_df012_needs_a_plain_class_table_that_meets_something(use, expected):
         f"    def get(self, x, t):\n        {use}\n"
     )
     assert ("DF012" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    # CPU values only: numpy is fine
+    ("import numpy as np\nimport torch\nmodel = Net().to(device)\nx = torch.zeros(3)\nprint(np.mean(x))\n", False),
+    # a value computed from a moved model's output
+    ("import numpy as np\nimport torch\nmodel = Net().to(device)\ny = model(x)\nprint(np.mean(y))\n", True),
+    # collected with append, then handed to numpy
+    ("import numpy as np\nimport torch\nlosses = []\nfor b in data:\n    losses.append(b.to(device).sum())\nprint(np.mean(losses))\n", True),
+    # a parameter's `.numpy()` in a file that places devices: the caller may pass a device tensor
+    ("import torch\nmodel = Net().to(device)\n\n\ndef show(t):\n    return t.numpy()\n", True),
+    # a parameter handed to numpy (not `.numpy()`): the rule does not follow parameters there
+    ("import numpy as np\nimport torch\nmodel = Net().to(device)\n\n\ndef show(t):\n    return np.asarray(t)\n", False),
+])
+def test_df008_needs_a_value_that_may_be_on_a_device_to_reach_the_host(source, expected):
+    assert ("DF008" in rules_that_may_apply(source)) is expected
+
+
+MODULE_HEAD = "import torch\nfrom torch import nn\n\n\nclass Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n"
+
+
+@pytest.mark.parametrize("method, expected", [
+    ("    def forward(self, x):\n        pos = torch.arange(4)\n        return self.fc(x + pos)\n", True),
+    ("    def init_hidden(self, n):\n        return torch.zeros(n, 4)\n", True),
+    ("    def forward(self, x):\n        out = self.fc(x)\n        return out * torch.ones(4)\n", True),
+    ("    def forward(self, x):\n        self.register_buffer('pos', torch.arange(4))\n        return self.fc(x)\n", False),
+    ("    def forward(self, x):\n        n = torch.arange(4).sum().item()\n        print(n)\n        return self.fc(x)\n", False),
+])
+def test_df016_needs_a_method_factory_that_reaches_a_submodule_or_a_return(method, expected):
+    assert ("DF016" in rules_that_may_apply(MODULE_HEAD + method)) is expected
+
+
+def test_df016_df014_df015_skip_classes_proven_not_modules(tmp_path):
+    (tmp_path / "base.py").write_text("class Pipeline:\n    pass\n")
+    source = (
+        "import torch\nfrom .base import Pipeline\n\n\nclass Generate(Pipeline):\n"
+        "    def __init__(self):\n        self.mean = torch.zeros(3)\n        self.layers = [torch.nn.Linear(3, 3)]\n\n"
+        "    def noise(self, n):\n        return torch.randn(n)\n"
+    )
+    path = tmp_path / "generate.py"
+    facts = analyse_file(source, str(path))
+    assert [code for code in ("DF014", "DF015", "DF016") if any(r.CODE == code and r.may_apply(source, facts) for r in ALL_RULES)] == []
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import torch\n\n\nclass Trainer:\n    def __init__(self, model, device):\n        self.model = model.to(device)\n", True),
+    (("import torch\n\n\nclass Trainer:\n    def __init__(self, model):\n        self.model = model\n\n"
+      "    def place(self, device):\n        self.model = self.model.to(device)\n"), False),
+])
+def test_df020_needs_a_model_moved_into_an_attribute_in_init(source, expected):
+    assert ("DF020" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("loop, expected", [
+    ("for x, y in train_loader:\n    model(x)\n", True),
+    ("for x, y in enumerate(tqdm(batches)):\n    model(x)\n", False),
+    ("batches = DataLoader(ds)\nfor x, y in batches:\n    model(x)\n", True),
+    ("from torch.utils.data import DataLoader as DL\nbatches = DL(ds)\nfor x, y in batches:\n    model(x)\n", True),
+    ("for x, y in zip(a, b):\n    model(x)\n", False),
+])
+def test_df002_df010_need_a_loop_over_what_may_be_a_dataloader(loop, expected):
+    source = f"import torch\nfrom torch.utils.data import DataLoader\nmodel = Net().to(device)\n{loop}"
+    assert {"DF002", "DF010"} <= set(rules_that_may_apply(source)) if expected else not {"DF002", "DF010"} & set(rules_that_may_apply(source))
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import torch\ninputs = tokenizer(text, return_tensors='pt')\nmodel = Net().to(torch.device(name))\nmodel(**inputs)\n", True),
+    ("import torch\ninputs = tokenizer(text, return_tensors='pt')\nids = inputs.input_ids.to(torch.device(name))\n", False),
+])
+def test_df004_encoded_inputs_need_a_spread_encoding(source, expected):
+    assert ("DF004" in rules_that_may_apply(source)) is expected
+
+
+def test_df004_reads_a_name_as_it_is_where_it_meets():
+    """`emb` held a factory's tensor earlier, but `torch.cat` made a new one: no fresh tensor meets."""
+    source = (
+        "import torch\n\n\ndef embed(w: torch.Tensor, dim: int):\n"
+        "    emb = torch.exp(torch.arange(dim) * -1.0)\n"
+        "    emb = torch.cat([torch.sin(emb), torch.cos(emb)], dim=0)\n"
+        "    return torch.nn.functional.pad(emb, (0, 1))\n"
+    )
+    assert "DF004" not in rules_that_may_apply(source)

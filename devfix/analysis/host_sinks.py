@@ -1,0 +1,205 @@
+"""Can a value that may be on a device reach numpy or another host library? DF008's screen.
+
+DF008 (`codemods.df008_tensor_to_numpy`) adds `.detach().cpu()` where a value that
+`analysis.placement` proves to be on a device meets `.numpy()` or a numpy, matplotlib, sklearn,
+scipy or pandas call. Most files that use numpy never hand it such a value. This walk answers the
+same question with Python's `ast` and over-approximates each condition of the rule, so that where
+it says no the rule cannot find anything (`tests/analysis/test_screen.py` holds it to that):
+
+- a name may hold every value any of its assignments in the scope gives it (the rule takes only
+  the latest one before the use), and what `name.append(value)` adds to it;
+- every call of a plain name passes its arguments' placement on (the rule does that in its loose
+  mode, and for parameters and Modules of the scope in its strict one);
+- the roots are the rule's own: a move (`.cuda()`, `.to(<not a dtype nor "cpu">)`), a torch call
+  with `device=` other than "cpu", a call of a name the scope moves, and, for `.numpy()` of a file
+  that places devices, a parameter of the function.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from devfix.analysis.imports import ImportTable
+from devfix.analysis.placement import CPU_LITERALS, TORCH_DTYPES
+
+HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
+HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+NESTED_SCOPES = (*FUNCTIONS, ast.ClassDef, ast.Lambda)
+
+
+def device_value_may_reach_host(tree: ast.Module, imports: ImportTable, file_places_devices: bool) -> bool:
+    """False only when DF008 cannot find anything in the file."""
+    for body, arguments, every_node in _scopes(tree):
+        scope = _Scope(body, arguments, every_node, imports, file_places_devices)
+        if scope.has_sink() and scope.sink_may_be_on_device():
+            return True
+    return False
+
+
+def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | None, list[ast.AST]]]:
+    """Each scope as the rule's placement facts see it (the module's top level and every function),
+    with every node under it, nested functions included (where sinks and appends may also be)."""
+    yield tree.body, None, list(ast.walk(tree))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node.body, node.args, [inner for statement in node.body for inner in ast.walk(statement)]
+
+
+def _own_nodes(body: list[ast.stmt], nested: tuple[type, ...]) -> Iterator[ast.AST]:
+    """The nodes of one scope, without those under the `nested` kinds of node."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, nested))
+
+
+class _Scope:
+    def __init__(
+        self, body: list[ast.stmt], arguments: ast.arguments | None, every_node: list[ast.AST], imports: ImportTable,
+        file_places_devices: bool,
+    ) -> None:
+        self.imports, self.every_node = imports, every_node
+        self.nodes = list(_own_nodes(body, NESTED_SCOPES))  # where the scope's bindings are
+        self.sink_nodes = list(_own_nodes(body, FUNCTIONS))  # sinks in lambdas and class bodies are the scope's
+        self.parameters = set() if arguments is None or not file_places_devices else {
+            argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        } - {"self", "cls"}
+        self.values: dict[str, list[ast.expr]] = {}
+        self.moved: set[str] = set()
+        self._verdicts: dict[tuple[int, bool], bool] = {}
+
+    def has_sink(self) -> bool:
+        return any(isinstance(node, ast.Call) and self._sink_values(node) for node in self.sink_nodes)
+
+    def sink_may_be_on_device(self) -> bool:
+        self._bind()
+        for node in self.sink_nodes:
+            if isinstance(node, ast.Call):
+                for value, numpy_receiver in self._sink_values(node):
+                    if self._may_be_on_device(value, numpy_receiver):
+                        return True
+        return False
+
+    def _sink_values(self, call: ast.Call) -> list[tuple[ast.expr, bool]]:
+        """What the call hands to the host: `.numpy()`'s receiver (True), or a host library's
+        arguments and the items of those that are lists or tuples."""
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "numpy" and not call.args and not call.keywords:
+            receiver = call.func.value
+            return [] if "cpu" in _method_chain(receiver) else [(receiver, True)]
+        if not (self.imports.qualify(call.func) or "").startswith(HOST_LIBRARIES):
+            return []
+        values = [*call.args, *(keyword.value for keyword in call.keywords)]
+        values += [element for value in values if isinstance(value, (ast.List, ast.Tuple)) for element in value.elts]
+        return [(value, False) for value in values if "cpu" not in _method_chain(value)]
+
+    def _bind(self) -> None:
+        for node in self.nodes:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self._bind_target(target, node.value)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                self._bind_target(node.target, node.value)
+            elif isinstance(node, ast.Call) and _is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
+                self.moved.add(node.func.value.id)
+        for node in self.every_node:  # `losses.append(loss)` anywhere under the scope
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
+                    and isinstance(node.func.value, ast.Name) and node.args:
+                self.values.setdefault(node.func.value.id, []).append(node.args[0])
+
+    def _bind_target(self, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            self.values.setdefault(target.id, []).append(value)
+            if _is_move(value, self.imports):
+                self.moved.add(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elements = [element.value if isinstance(element, ast.Starred) else element for element in target.elts]
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements):
+                for element, item in zip(elements, value.elts):
+                    self._bind_target(element, item)
+            else:
+                for element in elements:
+                    self._bind_target(element, value)  # each part lives where the whole result lives
+
+    def _may_be_on_device(self, value: ast.expr, with_parameters: bool) -> bool:
+        key = (id(value), with_parameters)
+        if key not in self._verdicts:
+            self._verdicts[key] = False  # a cycle through names ends here
+            self._verdicts[key] = self._decide(value, with_parameters)
+        return self._verdicts[key]
+
+    def _decide(self, value: ast.expr, with_parameters: bool) -> bool:
+        again = lambda inner: self._may_be_on_device(inner, with_parameters)
+        if _is_move(value, self.imports):
+            return True
+        if isinstance(value, ast.Name):
+            if with_parameters and value.id in self.parameters:
+                return True
+            return any(again(bound) for bound in self.values.get(value.id, ()))
+        if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
+            return again(value.value)
+        if isinstance(value, ast.BinOp):
+            return again(value.left) or again(value.right)
+        if isinstance(value, ast.UnaryOp):
+            return again(value.operand)
+        if isinstance(value, ast.Compare):
+            return any(again(operand) for operand in [value.left, *value.comparators])
+        if isinstance(value, (ast.List, ast.Tuple)):  # `torch.cat([a, b])`
+            return any(again(element) for element in value.elts)
+        if not isinstance(value, ast.Call):
+            return False
+        qualified = self.imports.qualify(value.func) or ""
+        if qualified.startswith("torch.") and _placed_by_keyword(value, self.imports):
+            return True
+        arguments = [*value.args, *(keyword.value for keyword in value.keywords)]
+        if isinstance(value.func, ast.Name):
+            return value.func.id in self.moved or any(again(argument) for argument in arguments)
+        if qualified.startswith("torch.") and any(again(argument) for argument in arguments):
+            return True
+        return isinstance(value.func, ast.Attribute) and value.func.attr not in HOST_METHODS and again(value.func.value)
+
+
+def _is_move(node: ast.AST, imports: ImportTable) -> bool:
+    """`x.cuda()`, `x.to(<device>)`: not a cast (`.to(torch.float16)`) nor `.to("cpu")` (as
+    `analysis.placement.as_move` reads moves)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    if node.func.attr == "cuda":
+        return True
+    if node.func.attr != "to":
+        return False
+    device = next((keyword.value for keyword in node.keywords if keyword.arg == "device"), None)
+    if device is None and node.args:
+        device = node.args[0].value if isinstance(node.args[0], ast.Starred) else node.args[0]
+    return device is not None and not _is_dtype(device, imports) and not _is_cpu_literal(device)
+
+
+def _placed_by_keyword(call: ast.Call, imports: ImportTable) -> bool:
+    device = next((keyword.value for keyword in call.keywords if keyword.arg == "device"), None)
+    return device is not None and not _is_cpu_literal(device) and not _is_dtype(device, imports)
+
+
+def _is_dtype(node: ast.expr, imports: ImportTable) -> bool:
+    qualified = imports.qualify(node) or ""
+    return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in TORCH_DTYPES
+
+
+def _is_cpu_literal(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value in CPU_LITERALS
+
+
+def _method_chain(node: ast.expr) -> set[str]:
+    """Method and attribute names along `a.b().c[0].d()`: {"b", "c", "d"} (as DF008 reads them)."""
+    names = set()
+    while True:
+        if isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        else:
+            return names

@@ -1,0 +1,162 @@
+"""DF016's question on Python's `ast`: in a Module class, can a method's CPU-made tensor reach a
+submodule call, meet a submodule's output, or be returned?
+
+The screen asks it so that a class where no factory's value goes anywhere needs no libcst tree.
+It over-approximates `codemods.df016_method_tensor_device` (tested in `tests/analysis/test_screen.py`):
+the order of statements is ignored, every `self.<attr> = <call>` of `__init__` may be a submodule,
+and every returned factory counts (the rule returns only from methods without tensor inputs).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from devfix.analysis.imports import ImportTable
+
+FACTORIES = frozenset({
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range", "linspace",
+    "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices", "from_numpy",
+})
+MOVES = frozenset({"to", "cuda", "cpu"})
+
+
+def class_feeds_fresh_tensors(class_node: ast.ClassDef, imports: ImportTable) -> bool:
+    """Some method but `__init__` sends a factory's tensor made without `device=` where DF016 looks."""
+    methods = [node for node in class_node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    init = next((method for method in methods if method.name == "__init__"), None)
+    submodules = _called_attributes(init) if init is not None else set()
+    return any(_Method(method, submodules, imports).feeds() for method in methods if method.name != "__init__")
+
+
+def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """A method's nodes without those of nested functions (as the rule's visitor skips them)."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+def _called_attributes(init: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """`self.<attr>` that every assignment in `__init__` sets to a call (what may build a submodule)."""
+    built: dict[str, bool] = {}
+    for node in _own_nodes(init.body):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if _is_self_attribute(target):
+                    built[target.attr] = built.get(target.attr, True) and isinstance(node.value, ast.Call)
+    return {name for name, all_calls in built.items() if all_calls}
+
+
+class _Method:
+    def __init__(self, method: ast.FunctionDef | ast.AsyncFunctionDef, submodules: set[str], imports: ImportTable) -> None:
+        self.submodules, self.imports = submodules, imports
+        self.nodes = list(_own_nodes(method.body))
+        self.fresh: set[str] = set()  # names that may hold a factory's tensor
+        self.outputs: set[str] = set()  # names that may hold what a submodule returned
+
+    def feeds(self) -> bool:
+        if not any(isinstance(node, ast.Call) and self._is_factory(node) for node in self.nodes):
+            return False
+        self._bind_names()
+        for node in self.nodes:
+            if isinstance(node, ast.Return) and node.value is not None and self._fed(node.value):
+                return True
+            if isinstance(node, ast.Call) and self._is_submodule_call(node) and any(self._fed(value) for value in _arguments(node)):
+                return True
+            if isinstance(node, ast.BinOp):
+                for side, other in ((node.left, node.right), (node.right, node.left)):
+                    if self._is_output(side) and self._fed(other):
+                        return True
+        return False
+
+    def _bind_names(self) -> None:
+        """`fresh` and `outputs` to a fixed point (the rule follows them in order; any order here)."""
+        assignments = [node for node in self.nodes if isinstance(node, ast.Assign)]
+        changed = True
+        while changed:
+            changed = False
+            for node in assignments:
+                for target in node.targets:
+                    pairs = _pairs(target, node.value)
+                    fresh = {name for name, value in pairs if value is not None and self._sources(value)}
+                    outputs = {name for name, _ in pairs} if self._is_output(node.value) else set()
+                    if not (fresh <= self.fresh and outputs <= self.outputs):
+                        self.fresh |= fresh
+                        self.outputs |= outputs
+                        changed = True
+
+    def _fed(self, value: ast.expr) -> bool:
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return any(self._fed(element) for element in value.elts)
+        if isinstance(value, ast.Starred):
+            return self._fed(value.value)
+        return self._sources(value)
+
+    def _sources(self, value: ast.expr) -> bool:
+        """A factory's unplaced tensor may be (part of) `value`."""
+        if isinstance(value, ast.Name):
+            return value.id in self.fresh
+        if isinstance(value, ast.Call):
+            if self._is_factory(value):
+                return not any(keyword.arg in ("device", "generator") for keyword in value.keywords)
+            qualified = self.imports.qualify(value.func)
+            if qualified is None and isinstance(value.func, ast.Attribute):
+                return value.func.attr not in MOVES and self._sources(value.func.value)
+            if (qualified or "").startswith("torch."):
+                return any(self._sources(argument) for argument in _arguments(value))
+            return False
+        if isinstance(value, ast.BinOp):
+            return self._sources(value.left) or self._sources(value.right)
+        if isinstance(value, ast.Subscript):
+            return self._sources(value.value)
+        if isinstance(value, ast.Starred):
+            return self._sources(value.value)
+        return False
+
+    def _is_output(self, value: ast.expr) -> bool:
+        """`value` may hold what a submodule returned (`self.fc(x)`, `torch.relu(self.fc(x)) * 2`)."""
+        if isinstance(value, ast.Name):
+            return value.id in self.outputs
+        if isinstance(value, ast.BinOp):
+            return self._is_output(value.left) or self._is_output(value.right)
+        if isinstance(value, ast.UnaryOp):
+            return self._is_output(value.operand)
+        if isinstance(value, (ast.Subscript, ast.Attribute, ast.Starred)):
+            return self._is_output(value.value)
+        if isinstance(value, ast.Call):
+            if self._is_submodule_call(value):
+                return True
+            qualified = self.imports.qualify(value.func)
+            if qualified is None and isinstance(value.func, ast.Attribute):
+                return self._is_output(value.func.value)
+            if (qualified or "").startswith("torch."):
+                return any(self._is_output(argument) for argument in _arguments(value))
+        return False
+
+    def _is_submodule_call(self, call: ast.Call) -> bool:
+        return _is_self_attribute(call.func) and call.func.attr in self.submodules
+
+    def _is_factory(self, call: ast.Call) -> bool:
+        qualified = self.imports.qualify(call.func) or ""
+        return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORIES
+
+
+def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr | None]]:
+    """(name, the value it takes when known) for a name or a tuple of names."""
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if not isinstance(target, ast.Tuple):
+        return []
+    names = [element.value if isinstance(element, ast.Starred) else element for element in target.elts]
+    values = value.elts if isinstance(value, ast.Tuple) and len(value.elts) == len(names) else [None] * len(names)
+    return [(name.id, item) for name, item in zip(names, values) if isinstance(name, ast.Name)]
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(keyword.value for keyword in call.keywords)]
+
+
+def _is_self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
