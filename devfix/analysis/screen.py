@@ -161,7 +161,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.node(node, place)
     for init, class_node in found.inits:
         screen.init(init, class_node)
-    if found.built & found.called:
+    if found.built & found.called and _built_once_and_called(found, classes):
         screen.found.add(BUILT_AND_CALLED)
     if screen.moved_names and screen.dispatched:
         screen.found.add(RUNTIME_PLACEMENT)
@@ -432,6 +432,54 @@ def _method_chain(node: ast.expr) -> set[str]:
 
 def _keyword_values(call: ast.Call, *names: str) -> list[ast.expr]:
     return [keyword.value for keyword in call.keywords if keyword.arg in names]
+
+
+def _built_once_and_called(found: Walk, classes: dict[str, Kind]) -> bool:
+    """DF003's start: in some scope, a name bound once, by `name = SomeClass(...)` (not a class of
+    the file proven plain), and called somewhere (`name(x)`)."""
+    scopes = [found.tree.body] + [node.body for node in ast.walk(found.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for body in scopes:
+        bindings: dict[str, int] = {}
+        constructed: set[str] = set()
+        for node in _scope_nodes(body):
+            if isinstance(node, ast.Assign):
+                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) \
+                        and classes.get(found.imports.qualify(node.value.func) or "") is not Kind.OBJECT:
+                    constructed.add(node.targets[0].id)
+                targets = node.targets
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+                targets = [node.target]
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+            else:
+                continue
+            for target in targets:
+                for name in _bound_names(target):
+                    bindings[name] = bindings.get(name, 0) + 1
+        if any(bindings[name] == 1 and name in found.called for name in constructed):
+            return True
+    return False
+
+
+def _bound_names(target: ast.expr) -> list[str]:
+    """The names a target binds (`a`, `a, (b, *c)`), not those it only reads (`a[i] =`)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _bound_names(element)]
+    return _bound_names(target.value) if isinstance(target, ast.Starred) else []
+
+
+def _scope_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """The nodes of one scope, not those of nested functions, classes and lambdas (as
+    `analysis.placement.collect` sees a scope)."""
+    nodes, stack = [], list(body)
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        stack.extend(child for child in ast.iter_child_nodes(node)
+                     if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
+    return nodes
 
 
 def _may_be_loader(name: str, found: Walk) -> bool:

@@ -243,3 +243,14 @@ def test_df004_reads_a_name_as_it_is_where_it_meets():
         "    return torch.nn.functional.pad(emb, (0, 1))\n"
     )
     assert "DF004" not in rules_that_may_apply(source)
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("model = Net()\nout = model(x.to(device))\n", True),
+    ("model = Net()\nmodel = wrap(model)\nout = model(x.to(device))\n", False),  # bound twice: DF003 leaves it
+    ("for model in models:\n    out = model(x.to(device))\n", False),
+    ("model = Net()\nout = forward(model, x.to(device))\n", False),  # never called itself
+])
+def test_df003_needs_a_model_built_once_in_a_scope_and_called(body, expected):
+    source = f"import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n\n\n{body}"
+    assert ("DF003" in rules_that_may_apply(source)) is expected
