@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from devfix.analysis.facts import FileFacts, analyse_file
@@ -197,6 +195,9 @@ def _run_rule(
 ) -> tuple[cst.Module, list[Finding]]:
     """One rule over an already analysed tree (what `Codemod.transform_module` does, minus a fresh
     copy and re-analysis of the tree for every rule)."""
+    from libcst.codemod import CodemodContext  # only for files that reach libcst: it costs 0.5 s to import
+    from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
     context = CodemodContext(filename=path, wrapper=wrapper)
     instance = rule(context, policy, suppressions, project, facts)
     with instance.resolve(wrapper):

@@ -6,8 +6,6 @@ import re
 from collections.abc import Callable
 
 import libcst as cst
-import libcst.matchers as m
-from libcst.codemod import ContextAwareVisitor
 from libcst.metadata import QualifiedNameProvider
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
@@ -41,7 +39,7 @@ PARAMETER_FREE_NN = frozenset(
 LOSS_TENSOR_KEYWORDS = frozenset({"weight", "pos_weight"})
 
 
-def qualified_names(visitor: ContextAwareVisitor | cst.CSTVisitor, node: cst.CSTNode) -> set[str]:
+def qualified_names(visitor: cst.MetadataDependent, node: cst.CSTNode) -> set[str]:
     """Qualified names of a dotted name (`torch.nn.functional.relu`, `F.relu`, `zeros`).
 
     Empty for anything else: libcst names `torch.triu(x).bool` "torch.triu.bool", which is a
@@ -57,7 +55,7 @@ def _is_dotted_name(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Name)
 
 
-def call_names(visitor: ContextAwareVisitor | cst.CSTVisitor, node: cst.CSTNode) -> set[str]:
+def call_names(visitor: cst.MetadataDependent, node: cst.CSTNode) -> set[str]:
     """Qualified names of the callee when `node` is a call, else the empty set."""
     return qualified_names(visitor, node.func) if isinstance(node, cst.Call) else set()
 
@@ -78,9 +76,10 @@ def is_cuda_device_expression(node: cst.BaseExpression, qualified: QualifiedName
         return True
     return (
         len(args) == 2
-        and m.matches(args[0].value, m.SimpleString())
+        and isinstance(args[0].value, cst.SimpleString)
         and args[0].value.evaluated_value == "cuda"
-        and m.matches(args[1].value, m.Integer(value="0"))
+        and isinstance(args[1].value, cst.Integer)
+        and args[1].value.value == "0"
     )
 
 
@@ -91,7 +90,7 @@ def torch_alias(module: cst.Module) -> str | None:
             for small in statement.body:
                 if isinstance(small, cst.Import):
                     for alias in small.names:
-                        if m.matches(alias.name, m.Name("torch")):
+                        if isinstance(alias.name, cst.Name) and alias.name.value == "torch":
                             return alias.asname.name.value if alias.asname else "torch"
     return None
 

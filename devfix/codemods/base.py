@@ -4,11 +4,9 @@ fixes the run allows (selected, not suppressed, safe or --unsafe-fixes, or the o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from devfix.analysis.device_scope import DeviceChoice, insert_preamble
@@ -19,6 +17,9 @@ from devfix.analysis.tensors import is_zero_dim_literal
 from devfix.analysis.torch_names import torch_alias
 from devfix.findings import Finding, Position, Safety
 from devfix.suppressions import Suppressions
+
+if TYPE_CHECKING:
+    from libcst.codemod import CodemodContext  # libcst.codemod imports libcst.matchers: 0.5 s
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ class DevfixRule(cst.CSTTransformer):
         the file only has `from torch import ...` (else the fix would raise NameError)."""
         alias = torch_alias(self.module)
         if alias is None:
-            AddImportsVisitor.add_needed_import(self.context, "torch")
+            _add_needed_import(self.context, "torch")
             return "torch"
         return alias
 
@@ -150,7 +151,7 @@ class DevfixRule(cst.CSTTransformer):
             return updated_node
         alias = torch_alias(updated_node)
         if alias is None:
-            AddImportsVisitor.add_needed_import(self.context, "torch")
+            _add_needed_import(self.context, "torch")
             alias = "torch"
         return insert_preamble(updated_node, alias)
 
@@ -168,3 +169,10 @@ class DevfixRule(cst.CSTTransformer):
         while current is not None and not isinstance(current, cst.BaseStatement):
             current = self.get_metadata(ParentNodeProvider, current, None)
         return -1 if current is None else self.get_metadata(PositionProvider, current).start.line
+
+
+def _add_needed_import(context: CodemodContext, module: str) -> None:
+    """`import <module>` once the pass ends; libcst's codemod package is imported only then."""
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    AddImportsVisitor.add_needed_import(context, module)

@@ -26,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst import matchers
 
 from devfix.analysis import screen
 from devfix.analysis.device_scope import DEVICE_NAMES, DeviceChoice, device_for, device_variable_in_scope
@@ -160,12 +159,25 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         if local_device and not isinstance(self.enclosing_scope(node), cst.Module):
             for name in sorted(self.scope_parameters(node) & facts.called):
                 models.setdefault(name, None)
-        for call in matchers.findall(node.body, matchers.Call(func=matchers.Name())):
+        for call in _calls_of_names(node.body):
             # `model(images.cuda())` in the loop: the code itself says the parameter runs on a device
             moves = [move for arg in call.args if (move := as_move(arg.value, self.qualified)) is not None]
             if moves and call.func.value in self.scope_parameters(node):
                 models.setdefault(call.func.value, device_code(moves[0].device, literals=True))
         return models
+
+
+def _calls_of_names(body: cst.CSTNode) -> list[cst.Call]:
+    """`f(...)` calls of plain names under `body`, in source order."""
+    calls: list[cst.Call] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name):
+                calls.append(node)
+
+    body.visit(Finder())
+    return calls
 
 
 def _unpacked_batch(loop: cst.For, names: list[str]) -> tuple[list[str], int]:
