@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
+from devfix.analysis.ast_nodes import FUNCTIONS, bound_names, scope_nodes
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import CPU_LITERALS, TORCH_DTYPES
@@ -97,15 +98,6 @@ def _may_move(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda")
 
 
-def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """The nodes of one scope: not those of nested functions and classes (lambdas are in)."""
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                stack.append(child)
 
 
 class _Scope:
@@ -121,7 +113,7 @@ class _Scope:
         self.imports, self.kind_at, self.callables = imports, kind_at, callables
         self.parameters = [] if arguments is None else [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
         self.models = {argument.arg for argument in self.parameters} if models_come_in else set()
-        self.nodes = list(_own_nodes(body))
+        self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
         self.bindings: dict[str, list[tuple[int, ast.expr | None]]] = {}  # as `analysis.placement` records them
@@ -213,7 +205,7 @@ class _Scope:
                     evidenced.update(_operand_names(node.args[0]))
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                names = [name for target in targets for name in _bound_names(target)]
+                names = [name for target in targets for name in bound_names(target)]
                 assignments.append((names, node.value))
                 if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id in self.callables:
                     self.module_outputs.update(names)  # `vectors = embedding(ids)`
@@ -346,15 +338,6 @@ def _operand_names(value: ast.expr) -> set[str]:
     return set()
 
 
-def _bound_names(target: ast.expr) -> Iterator[str]:
-    """The names an assignment target binds (`a`, `a, (b, *c)`), not those it only reads (`a[i] =`)."""
-    if isinstance(target, ast.Name):
-        yield target.id
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        for element in target.elts:
-            yield from _bound_names(element)
-    elif isinstance(target, ast.Starred):
-        yield from _bound_names(target.value)
 
 
 def _values(call: ast.Call) -> list[ast.expr]:

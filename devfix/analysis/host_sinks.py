@@ -20,13 +20,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from devfix.analysis.ast_nodes import FUNCTIONS, NESTED_SCOPES, method_chain, scope_nodes
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.placement import CPU_LITERALS, TORCH_DTYPES
 
 HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
 HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-NESTED_SCOPES = (*FUNCTIONS, ast.ClassDef, ast.Lambda)
 
 
 def device_value_may_reach_host(tree: ast.Module, imports: ImportTable, file_places_devices: bool) -> bool:
@@ -47,13 +46,6 @@ def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | 
             yield node.body, node.args, [inner for statement in node.body for inner in ast.walk(statement)]
 
 
-def _own_nodes(body: list[ast.stmt], nested: tuple[type, ...]) -> Iterator[ast.AST]:
-    """The nodes of one scope, without those under the `nested` kinds of node."""
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, nested))
 
 
 class _Scope:
@@ -62,8 +54,8 @@ class _Scope:
         file_places_devices: bool,
     ) -> None:
         self.imports, self.every_node = imports, every_node
-        self.nodes = list(_own_nodes(body, NESTED_SCOPES))  # where the scope's bindings are
-        self.sink_nodes = list(_own_nodes(body, FUNCTIONS))  # sinks in lambdas and class bodies are the scope's
+        self.nodes = list(scope_nodes(body, NESTED_SCOPES))  # where the scope's bindings are
+        self.sink_nodes = list(scope_nodes(body, FUNCTIONS))  # sinks in lambdas and class bodies are the scope's
         self.parameters = set() if arguments is None or not file_places_devices else {
             argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
         } - {"self", "cls"}
@@ -88,12 +80,12 @@ class _Scope:
         arguments and the items of those that are lists or tuples."""
         if isinstance(call.func, ast.Attribute) and call.func.attr == "numpy" and not call.args and not call.keywords:
             receiver = call.func.value
-            return [] if "cpu" in _method_chain(receiver) else [(receiver, True)]
+            return [] if "cpu" in method_chain(receiver) else [(receiver, True)]
         if not (self.imports.qualify(call.func) or "").startswith(HOST_LIBRARIES):
             return []
         values = [*call.args, *(keyword.value for keyword in call.keywords)]
         values += [element for value in values if isinstance(value, (ast.List, ast.Tuple)) for element in value.elts]
-        return [(value, False) for value in values if "cpu" not in _method_chain(value)]
+        return [(value, False) for value in values if "cpu" not in method_chain(value)]
 
     def _bind(self) -> None:
         for node in self.nodes:
@@ -188,18 +180,3 @@ def _is_dtype(node: ast.expr, imports: ImportTable) -> bool:
 
 def _is_cpu_literal(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value in CPU_LITERALS
-
-
-def _method_chain(node: ast.expr) -> set[str]:
-    """Method and attribute names along `a.b().c[0].d()`: {"b", "c", "d"} (as DF008 reads them)."""
-    names = set()
-    while True:
-        if isinstance(node, ast.Call):
-            node = node.func
-        elif isinstance(node, ast.Attribute):
-            names.add(node.attr)
-            node = node.value
-        elif isinstance(node, ast.Subscript):
-            node = node.value
-        else:
-            return names

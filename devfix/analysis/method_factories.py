@@ -10,8 +10,8 @@ and every returned factory counts (the rule returns only from methods without te
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
+from devfix.analysis.ast_nodes import FUNCTIONS, is_self_attribute, scope_nodes
 from devfix.analysis.imports import ImportTable
 
 FACTORIES = frozenset({
@@ -29,22 +29,15 @@ def class_feeds_fresh_tensors(class_node: ast.ClassDef, imports: ImportTable) ->
     return any(_Method(method, submodules, imports).feeds() for method in methods if method.name != "__init__")
 
 
-def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """A method's nodes without those of nested functions (as the rule's visitor skips them)."""
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
 def _called_attributes(init: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """`self.<attr>` that every assignment in `__init__` sets to a call (what may build a submodule)."""
     built: dict[str, bool] = {}
-    for node in _own_nodes(init.body):
+    for node in scope_nodes(init.body, FUNCTIONS):
         if isinstance(node, ast.Assign):
             for target in node.targets:
-                if _is_self_attribute(target):
+                if is_self_attribute(target):
                     built[target.attr] = built.get(target.attr, True) and isinstance(node.value, ast.Call)
     return {name for name, all_calls in built.items() if all_calls}
 
@@ -52,7 +45,7 @@ def _called_attributes(init: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]
 class _Method:
     def __init__(self, method: ast.FunctionDef | ast.AsyncFunctionDef, submodules: set[str], imports: ImportTable) -> None:
         self.submodules, self.imports = submodules, imports
-        self.nodes = list(_own_nodes(method.body))
+        self.nodes = list(scope_nodes(method.body, FUNCTIONS))
         self.fresh: set[str] = set()  # names that may hold a factory's tensor
         self.outputs: set[str] = set()  # names that may hold what a submodule returned
 
@@ -136,7 +129,7 @@ class _Method:
         return False
 
     def _is_submodule_call(self, call: ast.Call) -> bool:
-        return _is_self_attribute(call.func) and call.func.attr in self.submodules
+        return is_self_attribute(call.func) and call.func.attr in self.submodules
 
     def _is_factory(self, call: ast.Call) -> bool:
         qualified = self.imports.qualify(call.func) or ""
@@ -156,7 +149,3 @@ def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr | None
 
 def _arguments(call: ast.Call) -> list[ast.expr]:
     return [*call.args, *(keyword.value for keyword in call.keywords)]
-
-
-def _is_self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"

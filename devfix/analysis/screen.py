@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from devfix.analysis.ast_nodes import bound_names, is_self_attribute, method_chain, scope_nodes
 from devfix.analysis.device_scope import DEVICE_NAMES
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
@@ -205,7 +206,7 @@ class _Screen:
                     used = list(node.args)
                 else:
                     continue
-                if any(_is_self_attribute(value) and value.attr in tables for value in used):
+                if any(is_self_attribute(value) and value.attr in tables for value in used):
                     return True
         return False
 
@@ -234,7 +235,7 @@ class _Screen:
                 receiver = node.value.func.value
                 if isinstance(receiver, ast.Name):
                     self.walked.bare_move_receivers.append(receiver)  # DF005 needs it proven a tensor
-                elif _is_self_attribute(receiver) and receiver.attr in self._torch_attributes(place.class_node):
+                elif is_self_attribute(receiver) and receiver.attr in self._torch_attributes(place.class_node):
                     found.add(BARE_MOVE)  # `self.mean.to(device)` of a tensor the class makes
         elif isinstance(node, ast.Call):
             self._call(node, place)
@@ -254,7 +255,7 @@ class _Screen:
             found.add(HARDCODED_CUDA)  # `device = "cuda"`
         if place.class_node is not None and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            attributes = {target.attr for target in targets if _is_self_attribute(target)}
+            attributes = {target.attr for target in targets if is_self_attribute(target)}
             if attributes:
                 self._self_assignment(node.value, place, attributes)
 
@@ -272,7 +273,7 @@ class _Screen:
         if any(keyword.arg == "device" for keyword in node.keywords):
             found.add(MOVE_CALL)  # a tensor created on a device: what meets it may need a move
         self._encoded_inputs(node, place)
-        if name == "numpy" and not node.args and "cpu" not in _method_chain(node.func.value):
+        if name == "numpy" and not node.args and "cpu" not in method_chain(node.func.value):
             found.add(HOST_SINK)  # `t.numpy()` (DF008 leaves `t.cpu()...numpy()` alone)
         qualified = self.imports.qualify(node.func) or ""
         tail = qualified.rsplit(".", 1)[-1] if qualified else (name or "")
@@ -287,7 +288,7 @@ class _Screen:
             self.factory_classes[id(place.class_node)] = place.class_node  # DF016: where does it go?
         if isinstance(node.func, ast.Call) and in_method:
             found.add(CALLED_CONSTRUCTION)
-        if name == "append" and _is_self_attribute(node.func.value) and owner is not Kind.OBJECT and self._may_build(node.args):
+        if name == "append" and is_self_attribute(node.func.value) and owner is not Kind.OBJECT and self._may_build(node.args):
             self.appended.add((id(place.class_node), node.func.value.attr))  # a container if `__init__` made it `[]`
 
     def _encoded_inputs(self, call: ast.Call, place: _Place) -> None:
@@ -415,19 +416,6 @@ def _is_cuda_device(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value in CUDA_LITERALS
 
 
-def _method_chain(node: ast.expr) -> set[str]:
-    """Method and attribute names along `a.b().c[0].d()`: {"b", "c", "d"} (as DF008 reads them)."""
-    names = set()
-    while True:
-        if isinstance(node, ast.Call):
-            node = node.func
-        elif isinstance(node, ast.Attribute):
-            names.add(node.attr)
-            node = node.value
-        elif isinstance(node, ast.Subscript):
-            node = node.value
-        else:
-            return names
 
 
 def _keyword_values(call: ast.Call, *names: str) -> list[ast.expr]:
@@ -441,7 +429,7 @@ def _built_once_and_called(found: Walk, classes: dict[str, Kind]) -> bool:
     for body in scopes:
         bindings: dict[str, int] = {}
         constructed: set[str] = set()
-        for node in _scope_nodes(body):
+        for node in scope_nodes(body):
             if isinstance(node, ast.Assign):
                 if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) \
                         and classes.get(found.imports.qualify(node.value.func) or "") is not Kind.OBJECT:
@@ -454,32 +442,15 @@ def _built_once_and_called(found: Walk, classes: dict[str, Kind]) -> bool:
             else:
                 continue
             for target in targets:
-                for name in _bound_names(target):
+                for name in bound_names(target):
                     bindings[name] = bindings.get(name, 0) + 1
         if any(bindings[name] == 1 and name in found.called for name in constructed):
             return True
     return False
 
 
-def _bound_names(target: ast.expr) -> list[str]:
-    """The names a target binds (`a`, `a, (b, *c)`), not those it only reads (`a[i] =`)."""
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [name for element in target.elts for name in _bound_names(element)]
-    return _bound_names(target.value) if isinstance(target, ast.Starred) else []
 
 
-def _scope_nodes(body: list[ast.stmt]) -> list[ast.AST]:
-    """The nodes of one scope, not those of nested functions, classes and lambdas (as
-    `analysis.placement.collect` sees a scope)."""
-    nodes, stack = [], list(body)
-    while stack:
-        node = stack.pop()
-        nodes.append(node)
-        stack.extend(child for child in ast.iter_child_nodes(node)
-                     if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
-    return nodes
 
 
 def _may_be_loader(name: str, found: Walk) -> bool:
@@ -502,7 +473,7 @@ def _moves_into_attribute_in_init(move: ast.Call, place: _Place) -> bool:
     return (
         place.method is not None and place.method.name == "__init__"
         and isinstance(parent, ast.Assign) and parent.value is move
-        and any(_is_self_attribute(target) for target in parent.targets)
+        and any(is_self_attribute(target) for target in parent.targets)
     )
 
 
@@ -510,7 +481,3 @@ def _method_name(node: ast.AST) -> str | None:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return node.func.attr
     return None
-
-
-def _is_self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
