@@ -19,6 +19,15 @@ def test_local_and_imported_bases(tmp_path):
     assert index.is_module_class(train, "torch.nn.Parameter") is False
 
 
+def test_classes_of_builtin_bases_are_not_modules(tmp_path):
+    (tmp_path / "schedule.py").write_text("class Schedule(object): pass\nclass Failure(Exception): pass\n")
+    index = ProjectIndex()
+    path = str(tmp_path / "schedule.py")
+    assert index.is_module_class(path, "Schedule") is False
+    assert index.is_module_class(path, "Failure") is False
+    assert index.is_module_class(path, "builtins.object") is False
+
+
 def test_relative_import_and_unsaved_source(tmp_path):
     (tmp_path / "pkg").mkdir()
     model = tmp_path / "pkg" / "model.py"

@@ -11,6 +11,8 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from devfix.analysis.imports import BUILTIN_NAMES
+
 MODULE_BASE_SUFFIXES = ("LightningModule", "PreTrainedModel")
 MODULE_PACKAGES = ("torch.nn.", "torchmetrics.", "torchvision.models.")  # their classes are Modules
 NOT_MODULES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"}
@@ -39,7 +41,7 @@ class ProjectIndex:
         if (file, name) in seen:
             return None
         seen.add((file, name))
-        if name in NOT_MODULES:
+        if name in NOT_MODULES or name.startswith("builtins."):
             return False
         if name.startswith(MODULE_PACKAGES) and name.rsplit(".", 1)[1][:1].isupper():
             return True
@@ -62,6 +64,8 @@ class ProjectIndex:
             return False if all(verdict is False for verdict in verdicts) else None
         if class_name in facts.imports:
             return self._is_module(file, facts.imports[class_name], seen)
+        if class_name in BUILTIN_NAMES:
+            return False  # `class Schedule(object)`, `class Failure(Exception)`: no builtin is a Module
         return None
 
     def _module_file(self, file: Path, dotted: str) -> Path | None:
