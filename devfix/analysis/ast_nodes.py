@@ -1,5 +1,5 @@
-"""Small `ast` helpers the screens share: a scope's own nodes, the names a target binds, a method
-chain's names, and `self.<attr>`."""
+"""Small `ast` helpers the screens share: a fast walk, a scope's own nodes, the names a target
+binds, a method chain's names, and `self.<attr>`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,44 @@ from collections.abc import Iterator
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 NESTED_SCOPES = (*FUNCTIONS, ast.ClassDef, ast.Lambda)  # what `analysis.placement.collect` skips
+LEAF_FIELDS = frozenset({"ctx", "op", "ops"})  # `Load()`, `Add()`, ...: nothing is ever looked for in them
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """`ast.iter_child_nodes` without the context and operator leaves, computed once per node and
+    kept on it (the analyses walk each file several times: walking was most of their cost)."""
+    found = getattr(node, "_devfix_children", None)
+    if found is not None:
+        return found
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        fields = _CHILD_FIELDS[type(node)] = tuple(name for name in node._fields if name not in LEAF_FIELDS)
+    found: list[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if value.__class__ is list:
+            found.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    node._devfix_children = found  # the trees are never changed after parsing
+    return found
+
+
+def every_node(node: ast.AST) -> list[ast.AST]:
+    """`ast.walk`'s nodes in `ast.walk`'s order (breadth first), without the leaves `children`
+    skips; kept on the node, as the same subtrees are walked again (loops, rounds, rules).
+    Callers must not change the list."""
+    found = getattr(node, "_devfix_nodes", None)
+    if found is not None:
+        return found
+    found = [node]
+    index = 0
+    while index < len(found):
+        found.extend(children(found[index]))
+        index += 1
+    node._devfix_nodes = found
+    return found
 
 
 def scope_nodes(body: list[ast.stmt], nested: tuple[type, ...] = NESTED_SCOPES) -> Iterator[ast.AST]:
@@ -16,7 +54,7 @@ def scope_nodes(body: list[ast.stmt], nested: tuple[type, ...] = NESTED_SCOPES) 
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, nested))
+        stack.extend(child for child in children(node) if not isinstance(child, nested))
 
 
 def bound_names(target: ast.expr) -> Iterator[str]:

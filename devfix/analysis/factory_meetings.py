@@ -13,8 +13,8 @@ Per function (and the module's top level), as the rule scopes it:
     (through names, arithmetic, indexing and tensor methods, to a fixed point);
   - an expression *may be a tensor reference* when it reaches a name that is not an import nor
     proven a non-tensor, and that the value analysis proves a tensor, or the rule's usage evidence
-    may count as one (`x.device`, the first argument of a torch op, a name assigned from a torch
-    call or from such a name), or that holds a Module's output;
+    may count as one (`x.device`, the first argument of a torch op, a parameter annotated as a
+    tensor, a name assigned from a torch call or from such a name), or that holds a Module's output;
   - a meeting needs both among the values that meet, or a factory fed to a callable that may be
     a Module (a name assigned from a call, or moved with `.to()`/`.cuda()`).
 """
@@ -24,10 +24,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from devfix.analysis.ast_nodes import FUNCTIONS, bound_names, scope_nodes
+from devfix.analysis.ast_nodes import FUNCTIONS, bound_names, every_node, scope_nodes
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
-from devfix.analysis.placement import CPU_LITERALS, TORCH_DTYPES
+from devfix.analysis.moves import is_move
 from devfix.analysis.tensors import (
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
@@ -36,6 +36,7 @@ from devfix.analysis.tensors import (
     NON_TENSOR_METHODS,
     NOT_COMBINING_METHODS,
     SOURCE_WRAPPERS,
+    TENSOR_ANNOTATIONS,
     TENSOR_ONLY_MEMBERS,
     is_torch_tensor_function,
 )
@@ -47,7 +48,7 @@ NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
 def factory_may_meet_tensor(tree: ast.Module, imports: ImportTable, kind_at: KindAt) -> bool:
     """False only when no factory call of the file can meet a tensor the way DF004 looks for."""
     callables = _maybe_modules(tree, imports)
-    moves_something = any(_is_move_of_a_name(node, imports) for node in ast.walk(tree))
+    moves_something = any(_is_move_of_a_name(node, imports) for node in every_node(tree))
     return any(
         _Scope(body, arguments, imports, kind_at, callables, moves_something and top_level).has_meeting()
         for body, arguments, top_level in _scopes(tree)
@@ -60,7 +61,7 @@ def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | 
     in through its parameters)."""
     yield tree.body, None, False
     top_level = {id(node) for node in tree.body}
-    for node in ast.walk(tree):
+    for node in every_node(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield node.body, node.args, id(node) in top_level
 
@@ -68,29 +69,18 @@ def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | 
 def _maybe_modules(tree: ast.Module, imports: ImportTable) -> set[str]:
     """Names that may hold a Module: assigned from a call, or moved (`net.to(device)`)."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in every_node(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name))
+            names.update(name.id for target in targets for name in every_node(target) if isinstance(name, ast.Name))
         elif _is_move_of_a_name(node, imports):
             names.add(node.func.value.id)
     return names
 
 
 def _is_move_of_a_name(node: ast.AST, imports: ImportTable) -> bool:
-    """`net.to(device)`, `net.cuda()`: not a cast (`.to(torch.float16)`) nor `.to("cpu")`, as
-    `analysis.placement.as_move` reads moves."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)):
-        return False
-    if node.func.attr == "cuda":
-        return True
-    if node.func.attr != "to":
-        return False
-    device = next((keyword.value for keyword in node.keywords if keyword.arg == "device"), node.args[0] if node.args else None)
-    if device is None or (isinstance(device, ast.Constant) and device.value in CPU_LITERALS):
-        return False
-    qualified = imports.qualify(device) or ""
-    return not (qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in TORCH_DTYPES)
+    """`net.to(device)`, `net.cuda()`: a move (`analysis.moves`) of a plain name."""
+    return is_move(node, imports) and isinstance(node.func.value, ast.Name)
 
 
 def _may_move(node: ast.AST | None) -> bool:
@@ -194,7 +184,7 @@ class _Scope:
         tensor-only member (`x.device`, `x.unsqueeze`), the first argument of a torch op, an
         annotated parameter, and names assigned from torch calls or from those (a superset)."""
         evidenced = self.evidenced
-        evidenced.update(argument.arg for argument in self.parameters if argument.annotation is not None)
+        evidenced.update(argument.arg for argument in self.parameters if self._annotated_as_tensor(argument.annotation))
         assignments = []
         for node in self.nodes:
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in TENSOR_ONLY_MEMBERS:
@@ -216,12 +206,18 @@ class _Scope:
         while changed:
             changed = False
             for names, value in assignments:
-                if set(names) - evidenced and any(isinstance(n, ast.Name) and n.id in evidenced for n in ast.walk(value)):
+                if set(names) - evidenced and any(isinstance(n, ast.Name) and n.id in evidenced for n in every_node(value)):
                     evidenced.update(names)
                     changed = True
 
+    def _annotated_as_tensor(self, annotation: ast.expr | None) -> bool:
+        """`x: torch.Tensor` (however imported), as `analysis.tensors.tensor_names` reads annotations."""
+        if annotation is None:
+            return False
+        return self.imports.qualify(annotation) in TENSOR_ANNOTATIONS or ast.unparse(annotation) in TENSOR_ANNOTATIONS
+
     def _calls_torch(self, value: ast.expr) -> bool:
-        return any(isinstance(n, ast.Call) and (self.imports.qualify(n.func) or "").startswith("torch.") for n in ast.walk(value))
+        return any(isinstance(n, ast.Call) and (self.imports.qualify(n.func) or "").startswith("torch.") for n in every_node(value))
 
     def _is_source_call(self, call: ast.Call) -> bool:
         if any(keyword.arg in ("device", "generator") for keyword in call.keywords):

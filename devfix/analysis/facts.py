@@ -17,6 +17,7 @@ from functools import cached_property
 from pathlib import PurePath
 
 from devfix.analysis import screen
+from devfix.analysis.ast_nodes import every_node
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
 from devfix.analysis.host_sinks import device_value_may_reach_host
 from devfix.analysis.imports import ImportTable
@@ -52,6 +53,7 @@ class FileFacts:
         self.framework = _framework(self.imports)
         self.text = source
         self.lines = tuple(source.splitlines())
+        self._path, self._project = path, project or ProjectIndex()
 
     @cached_property
     def signals(self) -> frozenset[str]:
@@ -74,7 +76,18 @@ class FileFacts:
             return self._factory_meets_tensor
         if signal == screen.DEVICE_VALUE_TO_HOST:
             return self._device_value_to_host
+        if signal == screen.CALLED_CONSTRUCTION:  # `Layer(...)(x)` in a method: is `Layer` a Module class?
+            return any(self._builds_a_module(call) for call in self._walk.constructions)
+        if signal == screen.BUILT_AND_CALLED:  # `model = Net()` and `model(x)`: is `Net` a Module class?
+            return any(self._builds_a_module(call) for call in self._walk.built_and_called)
         return False
+
+    def _builds_a_module(self, call: ast.Call) -> bool:
+        """`Net(...)` where `Net` is a Module class: of this file, or as the run's files tell."""
+        qualified = self.imports.qualify(call.func)
+        if qualified is None:
+            return False
+        return self.classes.get(qualified) is Kind.MODULE or self._project.is_module_class(self._path, qualified) is True
 
     def _any_tensor(self, names: list[ast.Name]) -> bool:
         if not names:
@@ -159,7 +172,7 @@ def _runs_at_import(statement: ast.stmt, imports: ImportTable, classes: dict[str
     if isinstance(statement, ast.Expr):
         return isinstance(statement.value, ast.Call) and not _is_setup_call(statement.value)
     if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
-        return any(_is_device_work(call, imports, classes) for call in ast.walk(statement.value) if isinstance(call, ast.Call))
+        return any(_is_device_work(call, imports, classes) for call in every_node(statement.value) if isinstance(call, ast.Call))
     return False
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from devfix.analysis.ast_nodes import FUNCTIONS, NESTED_SCOPES, method_chain, scope_nodes
+from devfix.analysis.ast_nodes import FUNCTIONS, NESTED_SCOPES, every_node, method_chain, scope_nodes
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.placement import CPU_LITERALS, TORCH_DTYPES
 
@@ -30,8 +30,8 @@ HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "nume
 
 def device_value_may_reach_host(tree: ast.Module, imports: ImportTable, file_places_devices: bool) -> bool:
     """False only when DF008 cannot find anything in the file."""
-    for body, arguments, every_node in _scopes(tree):
-        scope = _Scope(body, arguments, every_node, imports, file_places_devices)
+    for body, arguments, nodes_under in _scopes(tree):
+        scope = _Scope(body, arguments, nodes_under, imports, file_places_devices)
         if scope.has_sink() and scope.sink_may_be_on_device():
             return True
     return False
@@ -40,20 +40,20 @@ def device_value_may_reach_host(tree: ast.Module, imports: ImportTable, file_pla
 def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | None, list[ast.AST]]]:
     """Each scope as the rule's placement facts see it (the module's top level and every function),
     with every node under it, nested functions included (where sinks and appends may also be)."""
-    yield tree.body, None, list(ast.walk(tree))
-    for node in ast.walk(tree):
+    yield tree.body, None, every_node(tree)
+    for node in every_node(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node.body, node.args, [inner for statement in node.body for inner in ast.walk(statement)]
+            yield node.body, node.args, [inner for statement in node.body for inner in every_node(statement)]
 
 
 
 
 class _Scope:
     def __init__(
-        self, body: list[ast.stmt], arguments: ast.arguments | None, every_node: list[ast.AST], imports: ImportTable,
+        self, body: list[ast.stmt], arguments: ast.arguments | None, nodes_under: list[ast.AST], imports: ImportTable,
         file_places_devices: bool,
     ) -> None:
-        self.imports, self.every_node = imports, every_node
+        self.imports, self.nodes_under = imports, nodes_under
         self.nodes = list(scope_nodes(body, NESTED_SCOPES))  # where the scope's bindings are
         self.sink_nodes = list(scope_nodes(body, FUNCTIONS))  # sinks in lambdas and class bodies are the scope's
         self.parameters = set() if arguments is None or not file_places_devices else {
@@ -96,7 +96,7 @@ class _Scope:
                 self._bind_target(node.target, node.value)
             elif isinstance(node, ast.Call) and _is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
                 self.moved.add(node.func.value.id)
-        for node in self.every_node:  # `losses.append(loss)` anywhere under the scope
+        for node in self.nodes_under:  # `losses.append(loss)` anywhere under the scope
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
                     and isinstance(node.func.value, ast.Name) and node.args:
                 self.values.setdefault(node.func.value.id, []).append(node.args[0])

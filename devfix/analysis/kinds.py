@@ -12,6 +12,7 @@ import ast
 import enum
 from collections.abc import Iterable
 
+from devfix.analysis.ast_nodes import every_node
 from devfix.analysis.imports import ImportTable
 
 
@@ -274,7 +275,7 @@ class Resolver:
         """`transform=ToTensor()` (or a Compose holding one): the dataset's images are tensors."""
         transform = next((keyword.value for keyword in node.keywords if keyword.arg == "transform"), None)
         return transform is not None and any(
-            isinstance(call, ast.Call) and self.imports.qualify(call.func) in IMAGE_TO_TENSOR for call in ast.walk(transform)
+            isinstance(call, ast.Call) and self.imports.qualify(call.func) in IMAGE_TO_TENSOR for call in every_node(transform)
         )
 
     def _kind_of_method(self, method: str, receiver: Kind) -> Kind:

@@ -12,12 +12,30 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from devfix.analysis.ast_nodes import bound_names, is_self_attribute, method_chain, scope_nodes
+from devfix.analysis.ast_nodes import (
+    FUNCTIONS,
+    bound_names,
+    children,
+    every_node,
+    is_self_attribute,
+    method_chain,
+    scope_nodes,
+)
 from devfix.analysis.device_scope import DEVICE_NAMES
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
-from devfix.analysis.torch_names import CUDA_LITERALS, DATALOADER_NAMES, is_optimizer_name
+from devfix.analysis.moves import is_move
+from devfix.analysis.torch_names import (
+    CHECKPOINT_LOADERS,
+    CUDA_LITERALS,
+    DATALOADER_NAMES,
+    FUNCTIONAL_LOSSES,
+    LEGACY_DTYPES,
+    LOSS_TENSOR_KEYWORDS,
+    PARAMETER_FREE_NN,
+    is_optimizer_name,
+)
 
 HARDCODED_CUDA = "hardcoded-cuda"  # `.cuda()`, `.to("cuda")`, `device="cuda"`, `device = "cuda"`
 DATA_PARALLEL = "data-parallel"  # nn.DataParallel(...)
@@ -28,7 +46,10 @@ BARE_MOVE = "bare-move"
 FACTORY_MEETS_TENSOR = "factory-meets-tensor"  # lazy: analysis.factory_meetings
 UNPLACED_FACTORY_IN_METHOD = "unplaced-factory-in-method"
 LEGACY_CONSTRUCTOR = "legacy-constructor"
-LOAD_CALL = "load-call"
+LOAD_CALL = "load-call"  # `torch.load(path)` without `map_location`
+LOAD_INTO_STATE_DICT = "load-into-state-dict"  # ... whose result `load_state_dict` may receive
+LOSS_WEIGHT = "loss-weight"  # `F.cross_entropy(x, y, weight=w)`
+COPY_OF_MOVED = "copy-of-moved"  # `ema = copy.deepcopy(model)` of a name moved somewhere
 HOST_SINK = "host-sink"
 PLACES_DEVICES = "places-devices"  # lazy: the text has a move, `device=` or `torch.device(`
 DEVICE_VALUE_TO_HOST = "device-value-to-host"  # lazy: analysis.host_sinks
@@ -36,14 +57,14 @@ PLAIN_CLASS_TABLE = "plain-class-table"
 PLAIN_CLASS_MOVE = "plain-class-move"
 MODULE_TENSOR_ATTRIBUTE = "module-tensor-attribute"
 MODULE_CONTAINER = "module-container"
-CALLED_CONSTRUCTION = "called-construction"
+CALLED_CONSTRUCTION = "called-construction"  # lazy: `Layer(...)(x)` of a Module class with state
 DEVICE_ARGUMENT_LAYER = "device-argument-layer"
-BUILT_AND_CALLED = "built-and-called"
+BUILT_AND_CALLED = "built-and-called"  # lazy: `model = Net()`, `model(x)`, `Net` a Module class with state
 ENCODED_INPUTS = "encoded-inputs"
 ALL_SIGNALS = frozenset({
     BUILT_AND_CALLED, ENCODED_INPUTS,
     HARDCODED_CUDA, RUNTIME_PLACEMENT, DATA_PARALLEL, LOADER_LOOP, MOVE_CALL, BARE_MOVE, FACTORY_MEETS_TENSOR, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
-    LOAD_CALL, HOST_SINK, PLACES_DEVICES, DEVICE_VALUE_TO_HOST, PLAIN_CLASS_TABLE, PLAIN_CLASS_MOVE, MODULE_TENSOR_ATTRIBUTE, MODULE_CONTAINER,
+    LOAD_CALL, LOAD_INTO_STATE_DICT, LOSS_WEIGHT, COPY_OF_MOVED, HOST_SINK, PLACES_DEVICES, DEVICE_VALUE_TO_HOST, PLAIN_CLASS_TABLE, PLAIN_CLASS_MOVE, MODULE_TENSOR_ATTRIBUTE, MODULE_CONTAINER,
     CALLED_CONSTRUCTION, DEVICE_ARGUMENT_LAYER,
 })
 
@@ -52,7 +73,6 @@ FACTORIES = frozenset({
     "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices", "from_numpy", "Tensor", "FloatTensor",
     "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
 })
-LOADERS = frozenset({"load", "load_url", "load_state_dict_from_url"})
 HOST_LIBRARIES = frozenset({"numpy", "sklearn", "matplotlib", "scipy", "pandas"})
 DEVICE_PARAMETERS = frozenset({"device", "dev", "torch_device"})
 HOLDERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"})
@@ -82,28 +102,14 @@ class Walk:
     built: set[str] = field(default_factory=set)  # names assigned from a call (`model = Net()`)
     called: set[str] = field(default_factory=set)  # names called (`model(x)`)
     inits: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef]] = field(default_factory=list)
-    annotated_parameters: set[str] = field(default_factory=set)
+    annotations: list[tuple[str, ast.expr]] = field(default_factory=list)  # (parameter, its annotation)
     calls_assigned: list[tuple[str, ast.Call]] = field(default_factory=list)  # `name = call(...)`
+    constructions: list[ast.Call] = field(default_factory=list)  # `Layer(...)` of `Layer(...)(x)` in a method
+    built_and_called: list[ast.Call] = field(default_factory=list)  # `Net(...)` of `model = Net(...)` then `model(x)`
 
 
-WATCHED = (ast.Call, ast.Constant, ast.For, ast.AsyncFor, ast.Expr, ast.Assign, ast.AnnAssign, ast.Attribute)
-LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.alias)
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _children(node: ast.AST) -> list[ast.AST]:
-    """`ast.iter_child_nodes` without its generators and without the leaves nothing is found in."""
-    fields = _CHILD_FIELDS.get(type(node))
-    if fields is None:
-        fields = _CHILD_FIELDS[type(node)] = tuple(name for name in node._fields if name not in ("ctx", "op", "ops"))
-    children = []
-    for name in fields:
-        value = getattr(node, name, None)
-        if isinstance(value, list):
-            children.extend(item for item in value if isinstance(item, ast.AST))
-        elif isinstance(value, ast.AST):
-            children.append(value)
-    return children
+WATCHED = (ast.Call, ast.Constant, ast.For, ast.AsyncFor, ast.Expr, ast.Assign, ast.AnnAssign)
+LEAVES = (ast.Name, ast.Constant, ast.alias)  # nothing a signal looks at is under them
 
 
 def walk(tree: ast.Module) -> Walk:
@@ -125,11 +131,12 @@ def walk(tree: ast.Module) -> Walk:
             if is_method and node.name == "__init__":
                 found.inits.append((node, place.class_node))
             arguments = node.args
-            found.annotated_parameters.update(
-                argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs] if argument.annotation
-            )
+            found.annotations += [
+                (argument.arg, argument.annotation)
+                for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs] if argument.annotation
+            ]
             inner = _Place(node, place.class_node, node if is_method else None)
-            stack.extend((child, inner) for child in _children(node))
+            stack.extend((child, inner) for child in children(node))
             continue
         if isinstance(node, ast.Global):
             found.declared_global.update(node.names)
@@ -146,15 +153,17 @@ def walk(tree: ast.Module) -> Walk:
         if isinstance(node, LEAVES):
             continue
         inner = _Place(node, place.class_node, place.method)
-        stack.extend((child, inner) for child in _children(node))
+        stack.extend((child, inner) for child in children(node))
     found.imports.define(tree)
     return found
 
 
 def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
-    """Every signal but those that need the value analysis (see `FileFacts.has_signal`):
-    MODULE_TENSOR_ATTRIBUTE and BARE_MOVE for bare names (`found.tensor_candidates`,
-    `found.bare_move_receivers`), FACTORY_MEETS_TENSOR, PLACES_DEVICES and DEVICE_VALUE_TO_HOST."""
+    """Every signal but those that need the value analysis or the other files of the run (see
+    `FileFacts.has_signal`): MODULE_TENSOR_ATTRIBUTE and BARE_MOVE for bare names
+    (`found.tensor_candidates`, `found.bare_move_receivers`), FACTORY_MEETS_TENSOR, PLACES_DEVICES,
+    DEVICE_VALUE_TO_HOST, CALLED_CONSTRUCTION and BUILT_AND_CALLED (`found.constructions`,
+    `found.built_and_called`)."""
     if found.star_import:
         return ALL_SIGNALS  # names devfix cannot resolve: assume anything
     screen = _Screen(found, classes)
@@ -162,8 +171,8 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.node(node, place)
     for init, class_node in found.inits:
         screen.init(init, class_node)
-    if found.built & found.called and _built_once_and_called(found, classes):
-        screen.found.add(BUILT_AND_CALLED)
+    if found.built & found.called:
+        found.built_and_called = _built_once_and_called(found, classes)
     if screen.moved_names and screen.dispatched:
         screen.found.add(RUNTIME_PLACEMENT)
     if screen.tables_in_use():
@@ -176,6 +185,12 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.found.add(MODULE_CONTAINER)
     if any(class_feeds_fresh_tensors(node, found.imports) for node in screen.factory_classes.values()):
         screen.found.add(UNPLACED_FACTORY_IN_METHOD)
+    if screen.copied & screen.moved:
+        screen.found.add(COPY_OF_MOVED)
+    if screen.loads:
+        screen.found.add(LOAD_CALL)
+        if screen.loads_into_state_dict():
+            screen.found.add(LOAD_INTO_STATE_DICT)
     return frozenset(screen.found)
 
 
@@ -185,24 +200,52 @@ class _Screen:
         self.found: set[str] = set()
         self.moved_names = self.dispatched = False  # halves of RUNTIME_PLACEMENT
         self.class_tensors: dict[int, set[str]] = {}
-        self.table_candidates: dict[int, tuple[ast.ClassDef, set[str]]] = {}  # plain classes' torch-made attributes
+        # plain classes' attributes → whether every assignment makes them with torch, unplaced
+        self.table_candidates: dict[int, tuple[ast.ClassDef, dict[str, bool]]] = {}
         self.empty_lists: set[tuple[int, str]] = set()  # (class, attribute) set to `[]` in __init__
         self.appended: set[tuple[int, str]] = set()  # (class, attribute) given a call's value with `.append`
         self.looped_over: set[str] = set()  # names a `for` iterates over
         self.encodings: set[str] = set()  # names assigned a `return_tensors="pt"` encoding
         self.spread: set[str] = set()  # names passed as `**name`
         self.factory_classes: dict[int, ast.ClassDef] = {}  # classes with a factory in a method but __init__
+        self.attribute_uses: dict[int, tuple[dict[str, int], set[str]]] = {}  # DF014: `_kept_for_other_methods`
+        self.copied: set[str] = set()  # names given to `copy.deepcopy` whose copy is assigned to a name
+        self.moved: set[str] = set()  # names moved (`x.to(...)`) or assigned a move (`x = Net().to(...)`)
+        self.loads: list[tuple[ast.Call, ast.AST | None]] = []  # DF007's loads, with their parents
+        self.state_dict_loads: list[ast.Call] = []  # `<anything>.load_state_dict(...)`
+
+    def loads_into_state_dict(self) -> bool:
+        """Some load is an argument of `load_state_dict`, or is assigned to a name that some
+        `load_state_dict` call mentions (DF007's `_feeds_load_state_dict`, file-wide)."""
+        loads = {id(call) for call, _ in self.loads}
+        fed: set[str] = set()
+        for call in self.state_dict_loads:
+            arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
+            if any(id(argument) in loads for argument in arguments):
+                return True
+            fed.update(node.id for node in every_node(call) if isinstance(node, ast.Name))
+        for _, parent in self.loads:
+            if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
+                    and parent.targets[0].id in fed:
+                return True
+        return False
 
     def tables_in_use(self) -> bool:
-        """A plain class indexes one of its torch-made attributes, computes with it, or hands it to a
-        function (`self.betas[t]`, `x - self.mean`, `extract(self.alphas, t, x)`): DF012's shapes."""
-        for class_node, tables in self.table_candidates.values():
-            for node in ast.walk(class_node):
+        """DF012's shapes: a table of a class proven plain (every base resolves to a non-Module; a
+        nested class is not resolved here: it is kept) (an attribute every assignment makes with
+        torch and none places) indexed with a name (`self.betas[t]`), computing with a name (`x - self.mean`),
+        or handed to a function of the file (`extract(self.alphas, t, x)`)."""
+        functions = {node.name for node in self.walked.tree.body if isinstance(node, FUNCTIONS)}
+        for class_node, candidates in self.table_candidates.values():
+            tables = {attribute for attribute, made_by_torch in candidates.items() if made_by_torch}
+            if not tables:
+                continue
+            for node in every_node(class_node):
                 if isinstance(node, ast.Subscript):
-                    used = [node.value]
+                    used = [node.value] if isinstance(node.slice, ast.Name) else []
                 elif isinstance(node, ast.BinOp):
-                    used = [node.left, node.right]
-                elif isinstance(node, ast.Call):
+                    used = [side for side, other in ((node.left, node.right), (node.right, node.left)) if _operand_names(other)]
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
                     used = list(node.args)
                 else:
                     continue
@@ -219,7 +262,7 @@ class _Screen:
         if self.classes.get(class_node.name, Kind.UNKNOWN) is Kind.OBJECT:
             return
         parameters = {argument.arg for argument in [*init.args.args, *init.args.kwonlyargs]}
-        if parameters & DEVICE_PARAMETERS and any(self._is_unplaced_factory(n) for n in ast.walk(init)):
+        if parameters & DEVICE_PARAMETERS and any(self._is_unplaced_factory(n) for n in every_node(init)):
             self.found.add(DEVICE_ARGUMENT_LAYER)
 
     def node(self, node: ast.AST, place: _Place) -> None:
@@ -239,10 +282,6 @@ class _Screen:
                     found.add(BARE_MOVE)  # `self.mean.to(device)` of a tensor the class makes
         elif isinstance(node, ast.Call):
             self._call(node, place)
-        elif isinstance(node, ast.Attribute):
-            qualified = self.imports.qualify(node) or ""
-            if qualified.startswith("torch.cuda.") and qualified.endswith("Tensor"):
-                found.add(LEGACY_CONSTRUCTOR)
         elif isinstance(node, ast.Constant):
             pass
         else:
@@ -253,11 +292,19 @@ class _Screen:
         single = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
         if isinstance(single, ast.Name) and single.id in DEVICE_NAMES and _is_cuda_device(node.value):
             found.add(HARDCODED_CUDA)  # `device = "cuda"`
+        value = node.value
+        if value is not None and any(self._legacy_type(option) == "torch.cuda" for option in _if_options(value)):
+            found.add(LEGACY_CONSTRUCTOR)  # `Tensor = torch.cuda.FloatTensor`: DF009 reports the alias
+        if isinstance(single, ast.Name) and _deep_copies_a_name(value, self.imports):
+            self.copied.add(value.args[0].id)
+        if isinstance(single, ast.Name) and _method_name(value) in ("to", "cuda"):
+            self.moved.add(single.id)
         if place.class_node is not None and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             attributes = {target.attr for target in targets if is_self_attribute(target)}
             if attributes:
-                self._self_assignment(node.value, place, attributes)
+                stored_once = isinstance(node, ast.Assign) and len(node.targets) == 1
+                self._self_assignment(node.value, place, attributes, stored_once)
 
     def _call(self, node: ast.Call, place: _Place) -> None:
         found, owner = self.found, self.owner_kind(place)
@@ -266,7 +313,9 @@ class _Screen:
         self._runtime_placement(node, name)
         if name in ("to", "cuda"):
             found.add(MOVE_CALL)
-            if owner is not None and owner is not Kind.MODULE and _moves_into_attribute_in_init(node, place):
+            if isinstance(node.func.value, ast.Name):
+                self.moved.add(node.func.value.id)
+            if owner is not None and owner is not Kind.MODULE and _moves_into_attribute_in_init(node, place) and is_move(node, self.imports):
                 found.add(PLAIN_CLASS_MOVE)
             if isinstance(node.func.value, ast.Call) and self.imports.qualify(node.func.value.func) in HOLDERS:
                 found.add(LEGACY_CONSTRUCTOR)
@@ -276,18 +325,24 @@ class _Screen:
         if name == "numpy" and not node.args and "cpu" not in method_chain(node.func.value):
             found.add(HOST_SINK)  # `t.numpy()` (DF008 leaves `t.cpu()...numpy()` alone)
         qualified = self.imports.qualify(node.func) or ""
-        tail = qualified.rsplit(".", 1)[-1] if qualified else (name or "")
-        if tail in LOADERS:
-            found.add(LOAD_CALL)
+        if qualified in CHECKPOINT_LOADERS and _may_lack_map_location(node):
+            self.loads.append((node, place.parent))
+        if name == "load_state_dict":
+            self.state_dict_loads.append(node)
         if qualified.split(".", 1)[0] in HOST_LIBRARIES:
             found.add(HOST_SINK)
-        if qualified.startswith("torch.") and tail.endswith("Tensor"):
-            found.add(LEGACY_CONSTRUCTOR)
+        legacy = self._legacy_type(node.func)
+        if legacy == "torch.cuda" or (legacy == "torch" and any(keyword.arg == "device" for keyword in node.keywords)):
+            found.add(LEGACY_CONSTRUCTOR)  # a CUDA-only constructor, or a CPU-only one given `device=`
+        if qualified in FUNCTIONAL_LOSSES and node.args and any(
+            keyword.arg in LOSS_TENSOR_KEYWORDS and isinstance(keyword.value, (ast.Name, ast.Attribute)) for keyword in node.keywords
+        ):
+            found.add(LOSS_WEIGHT)
         in_method = place.method is not None and place.method.name != "__init__" and owner is not Kind.OBJECT
         if in_method and self._is_unplaced_factory(node):
             self.factory_classes[id(place.class_node)] = place.class_node  # DF016: where does it go?
-        if isinstance(node.func, ast.Call) and in_method:
-            found.add(CALLED_CONSTRUCTION)
+        if isinstance(node.func, ast.Call) and in_method and _may_hold_state(node.func, self.imports):
+            self.walked.constructions.append(node.func)  # DF018 if it builds a Module (FileFacts asks the project)
         if name == "append" and is_self_attribute(node.func.value) and owner is not Kind.OBJECT and self._may_build(node.args):
             self.appended.add((id(place.class_node), node.func.value.attr))  # a container if `__init__` made it `[]`
 
@@ -302,13 +357,18 @@ class _Screen:
                 targets = place.parent.targets if isinstance(place.parent, ast.Assign) else [place.parent.target]
                 self.encodings.update(target.id for target in targets if isinstance(target, ast.Name))
 
+    def _legacy_type(self, func: ast.expr) -> str | None:
+        """"torch.cuda" for `torch.cuda.FloatTensor` and the like, "torch" for `torch.LongTensor`."""
+        owner, _, type_name = (self.imports.qualify(func) or "").rpartition(".")
+        return owner if type_name in LEGACY_DTYPES and owner in ("torch", "torch.cuda") else None
+
     def _torch_attributes(self, class_node: ast.ClassDef | None) -> set[str]:
         """Attributes the class assigns from a torch call that is not `torch.nn.*` (DF005's tensors)."""
         if class_node is None:
             return set()
         if id(class_node) not in self.class_tensors:
             names = set()
-            for node in ast.walk(class_node):
+            for node in every_node(class_node):
                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                     qualified = self.imports.qualify(node.value.func) or ""
                     if qualified.startswith("torch.") and not qualified.startswith("torch.nn."):
@@ -346,19 +406,42 @@ class _Screen:
         if name == "load_state_dict" and isinstance(node.func.value, ast.Name) and is_optimizer_name(node.func.value.id):
             self.dispatched = True
 
-    def _self_assignment(self, value: ast.expr, place: _Place, attributes: set[str]) -> None:
+    def _self_assignment(self, value: ast.expr, place: _Place, attributes: set[str], single_target: bool) -> None:
         owner = self.owner_kind(place)
-        if owner is not Kind.MODULE and any(self._is_torch_call(n) for n in ast.walk(value)):
-            tables = self.table_candidates.setdefault(id(place.class_node), (place.class_node, set()))[1]
-            tables |= attributes  # PLAIN_CLASS_TABLE once a use is seen (`tables_in_use`)
+        if owner is Kind.OBJECT or place.class_node not in self.walked.tree.body:  # PLAIN_CLASS_TABLE: `tables_in_use`
+            nodes = every_node(value)
+            made_by_torch = any(self._is_torch_call(n) for n in nodes) and not _places(nodes)
+            tables = self.table_candidates.setdefault(id(place.class_node), (place.class_node, {}))[1]
+            for attribute in attributes:
+                tables[attribute] = tables.get(attribute, True) and made_by_torch
         if owner is Kind.OBJECT or place.method is None or place.method.name != "__init__":
             return  # DF014 and DF015 look at what `__init__` stores
         if self._may_build(_container_items(value)):
             self.found.add(MODULE_CONTAINER)
         if isinstance(value, ast.List) and not value.elts:
             self.empty_lists.update((id(place.class_node), attribute) for attribute in attributes)
-        if self._may_be_tensor(value):
+        if single_target and self._kept_for_other_methods(place.class_node, *attributes) and self._may_be_tensor(value):
             self.found.add(MODULE_TENSOR_ATTRIBUTE)
+
+    def _kept_for_other_methods(self, class_node: ast.ClassDef, attribute: str) -> bool:
+        """DF014's attributes: assigned by one statement of the class's methods (not counting
+        nested functions), and mentioned by a method other than `__init__`."""
+        if id(class_node) not in self.attribute_uses:
+            assigned: dict[str, int] = {}
+            mentioned: set[str] = set()
+            for method in class_node.body:
+                if not isinstance(method, FUNCTIONS):
+                    continue
+                for node in scope_nodes(method.body, FUNCTIONS):
+                    if isinstance(node, ast.Assign):
+                        for target in node.targets:
+                            if is_self_attribute(target):
+                                assigned[target.attr] = assigned.get(target.attr, 0) + 1
+                if method.name != "__init__":
+                    mentioned.update(node.attr for node in every_node(method) if is_self_attribute(node))
+            self.attribute_uses[id(class_node)] = (assigned, mentioned)
+        assigned, mentioned = self.attribute_uses[id(class_node)]
+        return assigned.get(attribute) == 1 and attribute in mentioned
 
     def _may_build(self, items: list[ast.expr | None]) -> bool:
         """Some item is a call that may construct a Module or a Parameter (not `dict(...)`)."""
@@ -398,6 +481,62 @@ class _Screen:
         return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORIES
 
 
+def _may_lack_map_location(call: ast.Call) -> bool:
+    """DF007 looks at loads with at most the path given by position, and no `map_location` or `**`."""
+    if len(call.args) > 1 or any(isinstance(argument, ast.Starred) for argument in call.args):
+        return False
+    return not any(keyword.arg in ("map_location", None) for keyword in call.keywords)
+
+
+def _places(nodes: list[ast.AST]) -> bool:
+    """`.to(...)`, `.cuda(...)` or `device=` somewhere: DF012 leaves a table made so alone."""
+    return any(
+        (isinstance(node, ast.Attribute) and node.attr in ("to", "cuda")) or (isinstance(node, ast.keyword) and node.arg == "device")
+        for node in nodes
+    )
+
+
+def _operand_names(expression: ast.expr) -> bool:
+    """Does `expression` compute with a name (`x`, `x * 2`, `-x`, `x.float()`, `x[0]`)? As DF012 reads operands."""
+    while True:
+        if isinstance(expression, ast.Name):
+            return True
+        if isinstance(expression, ast.BinOp):
+            return _operand_names(expression.left) or _operand_names(expression.right)
+        if isinstance(expression, ast.UnaryOp):
+            expression = expression.operand
+        elif isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute):
+            expression = expression.func.value
+        elif isinstance(expression, ast.Subscript):
+            expression = expression.value
+        else:
+            return False
+
+
+def _deep_copies_a_name(value: ast.expr | None, imports: ImportTable) -> bool:
+    """`copy.deepcopy(model)`: DF017's copy."""
+    return isinstance(value, ast.Call) and bool(value.args) and isinstance(value.args[0], ast.Name) \
+        and imports.qualify(value.func) == "copy.deepcopy"
+
+
+def _if_options(value: ast.expr) -> list[ast.expr]:
+    """`a if c else b` → [a, b]; anything else → [value]."""
+    return [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+
+
+def _may_hold_state(construction: ast.Call, imports: ImportTable) -> bool:
+    """`torch_names.holds_state`: torch.nn classes known to hold no parameters or buffers do not."""
+    qualified = imports.qualify(construction.func) or ""
+    if not qualified.startswith("torch.nn."):
+        return True
+    class_name = qualified.rsplit(".", 1)[1]
+    if class_name in PARAMETER_FREE_NN:
+        return False
+    if class_name.endswith("Loss"):
+        return bool(construction.args) or any(keyword.arg in (*LOSS_TENSOR_KEYWORDS, None) for keyword in construction.keywords)
+    return True
+
+
 def _container_items(value: ast.expr) -> list[ast.expr | None]:
     """The items of a list, tuple or dict display or comprehension (nothing for other values)."""
     if isinstance(value, (ast.List, ast.Tuple)):
@@ -422,18 +561,22 @@ def _keyword_values(call: ast.Call, *names: str) -> list[ast.expr]:
     return [keyword.value for keyword in call.keywords if keyword.arg in names]
 
 
-def _built_once_and_called(found: Walk, classes: dict[str, Kind]) -> bool:
-    """DF003's start: in some scope, a name bound once, by `name = SomeClass(...)` (not a class of
-    the file proven plain), and called somewhere (`name(x)`)."""
-    scopes = [found.tree.body] + [node.body for node in ast.walk(found.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+def _built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Call]:
+    """DF003's start: in some scope, a name bound once, by `name = SomeClass(...)` (a resolvable
+    class, not one of the file proven plain, that may hold state), and called somewhere
+    (`name(x)`). The constructions: whether they build Modules is for `FileFacts` to ask."""
+    starts: list[ast.Call] = []
+    scopes = [found.tree.body] + [node.body for node in every_node(found.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for body in scopes:
         bindings: dict[str, int] = {}
-        constructed: set[str] = set()
+        constructed: dict[str, ast.Call] = {}
         for node in scope_nodes(body):
             if isinstance(node, ast.Assign):
-                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) \
-                        and classes.get(found.imports.qualify(node.value.func) or "") is not Kind.OBJECT:
-                    constructed.add(node.targets[0].id)
+                value = node.value
+                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(value, ast.Call) \
+                        and classes.get(found.imports.qualify(value.func) or "", Kind.UNKNOWN) is not Kind.OBJECT \
+                        and found.imports.qualify(value.func) is not None and _may_hold_state(value, found.imports):
+                    constructed[node.targets[0].id] = value
                 targets = node.targets
             elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
                 targets = [node.target]
@@ -444,9 +587,8 @@ def _built_once_and_called(found: Walk, classes: dict[str, Kind]) -> bool:
             for target in targets:
                 for name in bound_names(target):
                     bindings[name] = bindings.get(name, 0) + 1
-        if any(bindings[name] == 1 and name in found.called for name in constructed):
-            return True
-    return False
+        starts += [call for name, call in constructed.items() if bindings[name] == 1 and name in found.called]
+    return starts
 
 
 
@@ -455,15 +597,23 @@ def _built_once_and_called(found: Walk, classes: dict[str, Kind]) -> bool:
 
 def _may_be_loader(name: str, found: Walk) -> bool:
     """What `analysis.loaders.is_dataloader` may accept: a parameter named like a loader or
-    annotated, or a name assigned from `DataLoader(...)` (file-wide here, not per scope)."""
-    if "loader" in name.lower() or name in found.annotated_parameters:
+    annotated as a DataLoader, or a name assigned from `DataLoader(...)` (file-wide here, not per
+    scope)."""
+    if "loader" in name.lower():
+        return True
+    if any(parameter == name and _names_a_loader(annotation, found.imports) for parameter, annotation in found.annotations):
         return True
     return any(target == name and _may_build_a_loader(call, found.imports) for target, call in found.calls_assigned)
 
 
 def _may_build_a_loader(call: ast.Call, imports: ImportTable) -> bool:
     """`DataLoader(...)` however imported (`DL(...)`, `data.DataLoader(...)`)."""
-    qualified = imports.qualify(call.func) or ""
+    return _names_a_loader(call.func, imports)
+
+
+def _names_a_loader(name: ast.expr, imports: ImportTable) -> bool:
+    """`DataLoader`, `data.DataLoader`, `torch.utils.data.DataLoader`, however imported."""
+    qualified = imports.qualify(name) or ""
     return qualified in DATALOADER_NAMES or qualified.endswith("DataLoader")
 
 

@@ -37,6 +37,20 @@ PARAMETER_FREE_NN = frozenset(
     }
 )
 LOSS_TENSOR_KEYWORDS = frozenset({"weight", "pos_weight"})
+CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"})
+# legacy typed constructors (`torch.FloatTensor`, `torch.cuda.LongTensor`) and the dtype each makes
+LEGACY_DTYPES = {
+    "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16", "BFloat16Tensor": "bfloat16",
+    "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "CharTensor": "int8",
+    "ByteTensor": "uint8", "BoolTensor": "bool",
+}
+FUNCTIONAL_LOSSES = frozenset(
+    f"torch.nn.functional.{name}"
+    for name in (
+        "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+        "multilabel_soft_margin_loss", "multi_margin_loss",
+    )
+)
 
 
 def qualified_names(visitor: cst.MetadataDependent, node: cst.CSTNode) -> set[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from devfix.analysis.ast_nodes import children, every_node
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import BATCH_KINDS, ITEM_KINDS, Kind, Resolver, join
 
@@ -132,7 +133,7 @@ def _class_attribute_kinds(tree: ast.Module, resolver: Resolver) -> dict[tuple[s
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
             continue
-        for assignment in ast.walk(node):
+        for assignment in every_node(node):
             if isinstance(assignment, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and assignment.value is not None:
                 targets = assignment.targets if isinstance(assignment, ast.Assign) else [assignment.target]
                 for target in targets:
@@ -198,7 +199,7 @@ class _Walker:
     def function_result(self, function: ast.FunctionDef | ast.AsyncFunctionDef, outer: Env) -> Kind:
         walker = _Walker(self.resolver, None, None)
         walker.block(function.body, self._parameters(function, None), outer)
-        if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in ast.walk(function)):
+        if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in every_node(function)):
             return Kind.OBJECT
         return join(walker.returned or [Kind.NONE])
 
@@ -217,11 +218,13 @@ class _Walker:
         """`torch.cat([a, b])`, `torch.exp(a)`: a torch op raises unless its first argument is a
         tensor, so past this statement a name given there is one (if nothing said otherwise)."""
         proven = {}
-        for call in ast.walk(node):
-            if not (isinstance(call, ast.Call) and call.args) or self.resolver.kind(call, env) is not Kind.TENSOR:
+        for call in every_node(node):
+            if not (isinstance(call, ast.Call) and call.args):
                 continue
             qualified = self.resolver.imports.qualify(call.func) or ""
             if not qualified.startswith("torch.") or qualified.rsplit(".", 1)[-1] in NOT_TENSOR_INPUTS:
+                continue
+            if self.resolver.kind(call, env) is not Kind.TENSOR:
                 continue
             first = call.args[0]
             if isinstance(first, (ast.List, ast.Tuple)):
@@ -444,9 +447,9 @@ class _Walker:
             if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
             if isinstance(current, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-                local |= {name.id for generator in current.generators for name in ast.walk(generator.target) if isinstance(name, ast.Name)}
+                local |= {name.id for generator in current.generators for name in every_node(generator.target) if isinstance(name, ast.Name)}
             elif isinstance(current, ast.Lambda):
-                local |= {argument.arg for argument in ast.walk(current.args) if isinstance(argument, ast.arg)}
+                local |= {argument.arg for argument in every_node(current.args) if isinstance(argument, ast.arg)}
             elif isinstance(current, ast.NamedExpr):
                 local.add(current.target.id)
             if isinstance(current, ast.Call) and self._makes_a_scalar_tensor(current, env, local):
@@ -466,7 +469,7 @@ class _Walker:
                 kind = Kind.UNKNOWN if current.id in local else env.get(current.id, Kind.UNKNOWN)
                 reads[(current.lineno, current.col_offset)] = kind
                 self.facts.read_names[(current.lineno, current.col_offset)] = current.id
-            stack.extend(ast.iter_child_nodes(current))
+            stack.extend(children(current))
 
     def _note_call(self, call: ast.Call, env: Env, local: set[str], name: str) -> None:
         """The kinds a call of one of the file's functions (or of a method, `.name`) passes by
@@ -483,7 +486,7 @@ class _Walker:
             return False
         if self.resolver.imports.qualify(call.func) not in ("torch.tensor", "torch.as_tensor", "torch.scalar_tensor"):
             return False
-        names = {node.id for node in ast.walk(call.args[0]) if isinstance(node, ast.Name)}
+        names = {node.id for node in every_node(call.args[0]) if isinstance(node, ast.Name)}
         return not names & local and self.resolver.kind(call.args[0], env) is Kind.SCALAR
 
     def _record_target(self, target: ast.expr, env: Env) -> None:
@@ -495,7 +498,7 @@ class _Walker:
                 self._record_target(element, env)
 
     def _forget_stores(self, node: ast.stmt, env: Env) -> Env:
-        stored = {name.id for name in ast.walk(node) if isinstance(name, ast.Name) and isinstance(name.ctx, (ast.Store, ast.Del))}
+        stored = {name.id for name in every_node(node) if isinstance(name, ast.Name) and isinstance(name.ctx, (ast.Store, ast.Del))}
         return {**env, **{name: Kind.UNKNOWN for name in stored}} if stored else env
 
 

@@ -27,12 +27,10 @@ from devfix.analysis import screen
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.facts import FileFacts, FileRole
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import keyword
+from devfix.analysis.torch_names import CHECKPOINT_LOADERS, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
-
-LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"})
 
 
 class LoadMapLocation(ScopeTracker, DevfixRule):
@@ -49,11 +47,13 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
         where something is loaded into a state dict."""
         if not super().may_apply(code, facts):
             return False
-        return facts is None or facts.role is FileRole.PROGRAM or (facts.role is FileRole.LIBRARY and "load_state_dict" in code)
+        if facts is None or facts.role is FileRole.PROGRAM:
+            return True
+        return facts.role is FileRole.LIBRARY and facts.has_signal(screen.LOAD_INTO_STATE_DICT)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = self.qualified(original_node.func)
-        if not names & LOADERS or keyword(original_node, "map_location") is not None:
+        if not names & CHECKPOINT_LOADERS or keyword(original_node, "map_location") is not None:
             return updated_node
         positional = [arg for arg in original_node.args if arg.keyword is None]
         if len(positional) > 1 or any(arg.star for arg in original_node.args):

@@ -21,15 +21,10 @@ import libcst as cst
 from devfix.analysis import screen
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import keyword
+from devfix.analysis.torch_names import LEGACY_DTYPES, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
-LEGACY_DTYPES = {
-    "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16", "BFloat16Tensor": "bfloat16",
-    "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "CharTensor": "int8",
-    "ByteTensor": "uint8", "BoolTensor": "bool",
-}
 PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 DATA_LITERALS = (cst.List, cst.Tuple, cst.ListComp)
 

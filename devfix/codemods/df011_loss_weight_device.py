@@ -17,18 +17,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis import screen
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import keyword
+from devfix.analysis.torch_names import FUNCTIONAL_LOSSES, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
-FUNCTIONAL_LOSSES = frozenset(
-    f"torch.nn.functional.{name}"
-    for name in (
-        "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-        "multilabel_soft_margin_loss", "multi_margin_loss",
-    )
-)
 TENSOR_KEYWORDS = ("weight", "pos_weight")
 
 
@@ -38,6 +32,7 @@ class LossWeightDevice(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Class weights of a functional loss left on the CPU"
     TRIGGERS = ('weight=',)
+    SIGNALS = frozenset({screen.LOSS_WEIGHT})
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if not self.qualified(original_node.func) & FUNCTIONAL_LOSSES or not original_node.args:

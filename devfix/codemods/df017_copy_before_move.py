@@ -33,7 +33,7 @@ class CopyBeforeMove(ScopeTracker, DevfixRule):
     SAFETY = Safety.SAFE
     DESCRIPTION = "Copy of a model taken before the model moved to the device"
     TRIGGERS = ('deepcopy',)
-    SIGNALS = frozenset({screen.MOVE_CALL})
+    SIGNALS = frozenset({screen.COPY_OF_MOVED})
     MOVES_VALUES = True
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:

@@ -152,13 +152,17 @@ def test_df005_needs_a_self_attribute_the_class_makes_with_torch(assignment, exp
 @pytest.mark.parametrize("use, expected", [
     ("return self.betas[t]", True),
     ("return x - self.betas", True),
-    ("return extract(self.betas, t)", True),
+    ("return extract(self.betas, t)", True),  # a helper of the file
     ("return self.betas.shape", False),  # the table never meets anything
+    ("return self.betas[1:]", False),  # sliced, not indexed with a value
+    ("return 1.0 - self.betas", False),  # computes with constants only
+    ("return gather(self.betas, t)", False),  # a function from elsewhere: DF012 only follows the file's own
 ])
 def test_df012_needs_a_plain_class_table_that_meets_something(use, expected):
     source = (
-        "import torch\n\n\nclass Scheduler:\n    def __init__(self):\n        self.betas = torch.linspace(0, 1, 5)\n\n"
-        f"    def get(self, x, t):\n        {use}\n"
+        "import torch\nfrom helpers import gather\n\n\nclass Scheduler:\n    def __init__(self):\n"
+        "        self.betas = torch.linspace(0, 1, 5)\n\n"
+        f"    def get(self, x, t):\n        {use}\n\n\ndef extract(table, t):\n    return table[t]\n"
     )
     assert ("DF012" in rules_that_may_apply(source)) is expected
 
@@ -254,3 +258,160 @@ def test_df004_reads_a_name_as_it_is_where_it_meets():
 def test_df003_needs_a_model_built_once_in_a_scope_and_called(body, expected):
     source = f"import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n\n\n{body}"
     assert ("DF003" in rules_that_may_apply(source)) is expected
+
+
+def library_rules(source: str) -> list[str]:
+    facts = analyse_file(source, "pkg/module.py")
+    return [rule.CODE for rule in ALL_RULES if rule.may_apply(source, facts)]
+
+
+@pytest.mark.parametrize("source, expected", [
+    # a library's load that feeds `load_state_dict`, directly or through a name
+    ("import torch\n\n\ndef restore(model, path):\n    model.load_state_dict(torch.load(path))\n", True),
+    ("import torch\n\n\ndef restore(model, path):\n    state = torch.load(path)\n    model.load_state_dict(state)\n", True),
+    # a library's load of data, beside an unrelated `load_state_dict`: where it goes is the caller's choice
+    ("import torch\n\n\ndef data(path):\n    return torch.load(path)\n\n\ndef copy(a, b):\n    a.load_state_dict(b.state_dict())\n", False),
+    # already placed, or not a checkpoint load at all
+    ("import torch\n\n\ndef restore(model, path):\n    model.load_state_dict(torch.load(path, map_location='cpu'))\n", False),
+    ("import json\n\n\ndef restore(model, f):\n    model.load_state_dict(json.load(f))\n", False),
+])
+def test_df007_in_a_library_needs_a_load_into_a_state_dict(source, expected):
+    assert ("DF007" in library_rules(source)) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import torch\nmask = torch.cuda.ByteTensor(values)\n", True),
+    ("import torch\nmask = torch.ByteTensor(values, device=device)\n", True),
+    ("import torch\nTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\n", True),
+    ("import torch\nfrom torch import nn\nalpha = nn.Parameter(torch.ones(3)).cuda()\n", True),
+    # CPU-only legacy constructors, type checks and annotations are not device bugs
+    ("import torch\nmask = torch.ByteTensor(values)\n", False),
+    ("import torch\nok = isinstance(x, torch.cuda.FloatTensor)\n", False),
+    ("import torch\nx = torch.Tensor(3)\n", False),
+])
+def test_df009_needs_a_cuda_only_constructor_or_a_device_given_to_a_cpu_one(source, expected):
+    assert ("DF009" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("F.cross_entropy(logits, y, weight=class_weights)", True),
+    ("F.binary_cross_entropy_with_logits(logits, y, pos_weight=self.pos_weight)", True),
+    ("F.cross_entropy(logits, y)", False),
+    ("F.cross_entropy(logits, y, weight=torch.ones(3))", False),  # a fresh literal: DF004's
+    ("nn.CrossEntropyLoss(weight=class_weights)(logits, y)", False),  # a module: DF003's
+])
+def test_df011_needs_a_functional_loss_given_a_named_weight(call, expected):
+    source = f"import torch\nfrom torch import nn\nimport torch.nn.functional as F\nloss = {call}\n"
+    assert ("DF011" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import copy\nmodel = Net()\nema = copy.deepcopy(model)\nmodel.to(device)\n", True),
+    ("import copy\nema = copy.deepcopy(model)\nmodel = Net().to(device)\n", True),
+    ("import copy\nmodel = Net()\nema = copy.deepcopy(model)\nx = x.to(device)\n", False),  # the model never moves
+    ("import copy\nmodel = Net()\nema = copy.deepcopy(model)\nmodel.to(torch.float16)\n", True),  # the screen keeps casts
+])
+def test_df017_needs_a_copy_of_a_name_that_moves(source, expected):
+    assert ("DF017" in rules_that_may_apply("import torch\n" + source)) is expected
+
+
+@pytest.mark.parametrize("construction, expected", [
+    ("nn.BatchNorm1d(16)(x)", True),
+    ("Block(16)(x)", True),  # a Module class of the file
+    ("nn.ReLU()(x)", False),  # no parameters
+    ("nn.MSELoss()(x, x)", False),
+    ("Helper(16)(x)", False),  # a plain class of the file
+    ("make_layer(16)(x)", False),  # a function's result: not a construction devfix can resolve
+])
+def test_df018_needs_a_module_class_with_state_built_and_called_in_a_method(construction, expected):
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Helper:\n    def __init__(self, n):\n        self.n = n\n\n"
+        "    def __call__(self, x):\n        return x\n\n\n"
+        "def make_layer(n):\n    return nn.Linear(n, n)\n\n\n"
+        "class Block(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n        self.fc = nn.Linear(n, n)\n\n\n"
+        f"class Net(nn.Module):\n    def forward(self, x):\n        return {construction}\n"
+    )
+    assert ("DF018" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("signature, expected", [
+    ("batches: DataLoader", True),
+    ("batches: torch.utils.data.DataLoader", True),
+    ("batches: list", False),
+    ("batches: 'List[int]'", False),
+])
+def test_df002_df010_need_an_annotation_that_names_a_dataloader(signature, expected):
+    source = f"import torch\nfrom torch.utils.data import DataLoader\n\n\ndef run(model, {signature}):\n    for x in batches:\n        model(x)\n"
+    found = {"DF002", "DF010"} & set(rules_that_may_apply(source))
+    assert found == ({"DF002", "DF010"} if expected else set())
+
+
+def test_df020_needs_a_move_not_a_copy_to_the_cpu():
+    source = "import torch\n\n\nclass Scheduler:\n    def __init__(self, sigmas):\n        self.sigmas = sigmas.to('cpu')\n"
+    assert "DF020" not in rules_that_may_apply(source)
+
+
+@pytest.mark.parametrize("head, expected", [
+    ("class Scheduler:", True),
+    ("class Scheduler(object):", True),
+    ("class Scheduler(nn.Module):", False),  # a Module's tables are buffers: the module rules' business
+    ("class Scheduler(SomeBase):", False),  # a base devfix cannot resolve: DF012 does not guess
+])
+def test_df012_needs_a_class_proven_plain(head, expected):
+    source = (
+        f"import torch\nfrom torch import nn\nfrom elsewhere import SomeBase\n\n\n{head}\n    def __init__(self):\n"
+        "        self.betas = torch.linspace(0, 1, 5)\n\n    def get(self, t):\n        return self.betas[t]\n"
+    )
+    assert ("DF012" in rules_that_may_apply(source)) is expected
+
+
+def test_df012_leaves_a_table_the_class_places_itself():
+    source = (
+        "import torch\n\n\nclass Scheduler:\n    def __init__(self, device):\n"
+        "        self.betas = torch.linspace(0, 1, 5, device=device)\n\n    def get(self, t):\n        return self.betas[t]\n"
+    )
+    assert "DF012" not in rules_that_may_apply(source)
+
+
+@pytest.mark.parametrize("methods, expected", [
+    ("    def forward(self, x):\n        return x * self.mask\n", True),
+    ("    def forward(self, x):\n        return x\n", False),  # kept but never used: nothing to move
+    ("    def reset(self, n):\n        self.mask = torch.ones(n)\n\n    def forward(self, x):\n        return x * self.mask\n",
+     False),  # re-created in another method: a cache the rule leaves alone
+])
+def test_df014_needs_an_attribute_stored_once_and_used_by_another_method(methods, expected):
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self, n):\n"
+        f"        super().__init__()\n        self.mask = torch.ones(n)\n\n{methods}"
+    )
+    assert ("DF014" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("construction, expected", [
+    ("Net()", True),
+    ("nn.Linear(3, 3)", True),
+    ("Helper()", False),  # a plain class of the file
+    ("nn.ReLU()", False),  # no state to move
+    ("make_model()", False),  # a function's result: DF003 does not guess what it builds
+])
+def test_df003_needs_a_module_class_with_state_built_once_and_called(construction, expected):
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    pass\n\n\nclass Helper:\n    pass\n\n\n"
+        "def make_model():\n    return Net()\n\n\n"
+        f"def main(x):\n    model = {construction}\n    return model(x.to('cuda:1'))\n"
+    )
+    assert ("DF003" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("annotation, expected", [
+    ("torch.Tensor", True),
+    ("Tensor", True),
+    ("float", False),  # `init_values * torch.ones(dim)`: a number scales the new tensor
+    ("Optional[float]", False),
+])
+def test_df004_counts_a_parameter_as_a_tensor_only_when_annotated_as_one(annotation, expected):
+    source = (
+        "from typing import Optional\nimport torch\nfrom torch import Tensor\n\n\n"
+        f"def layer_scale(init_values: {annotation}, dim: int):\n    return init_values * torch.ones(dim)\n"
+    )
+    assert ("DF004" in rules_that_may_apply(source)) is expected
