@@ -18,9 +18,9 @@ from pathlib import Path
 
 from devfix.analysis.project import ProjectIndex
 from devfix.codemods import ALL_RULES, UnknownRuleCode, select_rules
-from devfix.codemods.base import FixPolicy
 from devfix.engine import RuleProducedInvalidCode, process
 from devfix.findings import FileResult, Finding
+from devfix.fix_policy import FixPolicy
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ from rich.progress import Progress
 from rich.table import Table
 
 from devfix import __version__
-from devfix.codemods import ALL_RULES, UnknownRuleCode, rule_by_code
 from devfix.config import ConfigError
 from devfix.diffing import diff_label, unified_diff
 from devfix.findings import Safety
 from devfix.output import RENDERERS
 from devfix.output.text import is_applicable
+from devfix.rule_registry import UnknownRuleCode, spec_by_code
 from devfix.runner import wants_progress
 from devfix.session import Outcome, Request, execute
 
@@ -258,6 +258,8 @@ def lsp() -> None:
 @app.command()
 def rules() -> None:
     """List every rule: code, name, fix safety and summary."""
+    from devfix.codemods import ALL_RULES  # the rules' modules (and libcst): only to describe them
+
     table = Table("code", "name", "fix", "summary", box=None, pad_edge=False)
     for rule in ALL_RULES:
         table.add_row(rule.CODE, rule.NAME, "none" if rule.REPORT_ONLY else rule.SAFETY.value, rule.DESCRIPTION)
@@ -268,7 +270,7 @@ def rules() -> None:
 def explain(code: Annotated[str, typer.Argument(help="A rule code, e.g. DF001.")]) -> None:
     """Show a rule's documentation: what, why, before/after, when it refuses."""
     try:
-        rule = rule_by_code(code)
+        rule = spec_by_code(code).load()
     except UnknownRuleCode as error:
         stderr.print(f"error: {error}")
         raise typer.Exit(EXIT_ERROR) from None

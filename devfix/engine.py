@@ -1,7 +1,9 @@
 """One file: bytes → libcst module → rules (report, or fix to a fixed point) → FileResult.
 
 Parsing bytes keeps the BOM, coding cookie and newline style; the engine refuses to return code
-that does not parse, so a rule bug can never corrupt a user's file.
+that does not parse, so a rule bug can never corrupt a user's file. libcst and the rules' modules
+are imported only when a file reaches them: a check where the `ast` screen rules everything out
+never pays for them.
 """
 
 from __future__ import annotations
@@ -11,15 +13,22 @@ import io
 import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper
+from typing import TYPE_CHECKING, Union
 
 from devfix.analysis.facts import FileFacts, analyse_file
 from devfix.analysis.project import ProjectIndex
-from devfix.codemods.base import DevfixRule, FixPolicy
 from devfix.findings import FileResult, Finding
+from devfix.fix_policy import FixPolicy
+from devfix.rule_registry import RuleSpec
 from devfix.suppressions import Suppressions
+
+if TYPE_CHECKING:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
+    from devfix.codemods.base import DevfixRule
+
+Rule = Union[RuleSpec, "type[DevfixRule]"]  # a spec is loaded (`RuleSpec.load`) when a file needs it
 
 MAX_PASSES = 8
 
@@ -34,25 +43,33 @@ def _crash_message(path: str, rule: type[DevfixRule], error: Exception) -> str:
 
 
 def parse(source: bytes) -> cst.Module:
+    import libcst as cst
+
     return cst.parse_module(source)
+
+
+def _rule_classes(rules: Sequence[Rule]) -> list[type[DevfixRule]]:
+    return [rule.load() if isinstance(rule, RuleSpec) else rule for rule in rules]
 
 
 def check_module(
     module: cst.Module,
     path: str,
-    rules: Sequence[type[DevfixRule]],
+    rules: Sequence[Rule],
     project: ProjectIndex,
     facts: FileFacts | None = None,
     crashes: list[str] | None = None,
 ) -> list[Finding]:
     """Findings on `module` as it is; nothing is changed. `facts` may come from the screen; a rule
     that raises is skipped and described in `crashes`."""
+    from libcst.metadata import MetadataWrapper
+
     findings: list[Finding] = []
     suppressions = Suppressions.from_source(module.code)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # one analysis shared: check mode changes nothing
     code = module.code
     facts = _facts_for(code, path, project, facts)
-    for rule in rules:
+    for rule in _rule_classes(rules):
         if rule.may_apply(code, facts):
             try:
                 findings += _run_rule(rule, wrapper, path, FixPolicy(), suppressions, project, facts)[1]
@@ -76,7 +93,7 @@ class FixOutcome:
 def fix_module(
     module: cst.Module,
     path: str,
-    rules: Sequence[type[DevfixRule]],
+    rules: Sequence[Rule],
     project: ProjectIndex,
     policy: FixPolicy,
     facts: FileFacts | None = None,
@@ -84,6 +101,9 @@ def fix_module(
 ) -> FixOutcome:
     """Apply the allowed fixes until a whole pass changes nothing. That last pass ran every rule on
     the final code, so its findings are what remains (no separate check is needed)."""
+    from libcst.metadata import MetadataWrapper
+
+    rules = _rule_classes(rules)
     applied: list[Finding] = []
     wrapper = MetadataWrapper(module)
     code = module.code
@@ -119,9 +139,9 @@ def fix_module(
 def process(
     source: bytes,
     path: str,
-    rules: Sequence[type[DevfixRule]],
+    rules: Sequence[Rule],
     project: ProjectIndex,
-    policy: FixPolicy = FixPolicy(),
+    policy: FixPolicy = FixPolicy(),  # noqa: B008 - frozen: one shared default is right
     whole: str | None = None,
 ) -> FileResult:
     """Check `source`; with `policy.apply`, also fix it and report what remains. `whole` is the
@@ -132,6 +152,8 @@ def process(
     facts = screen(source, path, project, whole)
     if facts is not None and not any(rule.may_apply(facts.text, facts) for rule in rules):
         return FileResult(path, source, source)
+    import libcst as cst
+
     try:
         module = parse(source)
     except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
@@ -169,6 +191,8 @@ def _facts_for(code: str, path: str, project: ProjectIndex, facts: FileFacts | N
 
 
 def ensure_parses(source: bytes, path: str) -> None:
+    import libcst as cst
+
     try:
         ast.parse(source, filename=path)
         cst.parse_module(source)
@@ -177,6 +201,8 @@ def ensure_parses(source: bytes, path: str) -> None:
 
 
 def describe_parse_error(path: str, error: Exception) -> str:
+    import libcst as cst
+
     if isinstance(error, cst.ParserSyntaxError):
         return f"{path}:{error.raw_line}:{error.raw_column + 1}: syntax error: {error.message}; file skipped"
     if isinstance(error, (UnicodeDecodeError, LookupError)) or "encoding" in str(error):

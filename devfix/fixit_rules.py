@@ -14,8 +14,9 @@ from libcst.metadata import CodePosition, CodeRange, FilePathProvider
 
 from devfix.analysis.project import ProjectIndex
 from devfix.codemods import ALL_RULES
-from devfix.codemods.base import DevfixRule, FixPolicy
+from devfix.codemods.base import DevfixRule
 from devfix.engine import process
+from devfix.fix_policy import FixPolicy
 
 
 def _adapter(rule: type[DevfixRule]) -> type[LintRule]:

@@ -27,11 +27,11 @@ from devfix import __version__
 from devfix.analysis.project import ProjectIndex
 from devfix.background import BackgroundAnalyser, Request, run_engine
 from devfix.codemods import ALL_RULES, rule_by_code
-from devfix.codemods.base import FixPolicy
 from devfix.config import ConfigError, Settings, load_settings
 from devfix.diffing import TextEdit, minimal_edits
 from devfix.engine import RuleProducedInvalidCode, process
 from devfix.findings import Finding, Position, Safety
+from devfix.fix_policy import FixPolicy
 from devfix.incremental import QuickDiagnostics
 from devfix.suppressions import SUPPRESSION
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from devfix.analysis.project import ProjectIndex
 from devfix.codemods import ALL_RULES
-from devfix.codemods.base import FixPolicy
 from devfix.device_errors import is_device_error
 from devfix.engine import process
 from devfix.findings import FileResult
+from devfix.fix_policy import FixPolicy
 
 
 @dataclass(frozen=True)

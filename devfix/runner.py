@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from devfix.analysis.project import ProjectIndex
-from devfix.codemods import rule_by_code
-from devfix.codemods.base import FixPolicy
 from devfix.engine import RuleProducedInvalidCode, process
 from devfix.findings import FileResult
+from devfix.fix_policy import FixPolicy
+from devfix.rule_registry import spec_by_code
 from devfix.writing import UnreadableFile, read_source
 
 PREFILTER_WORDS = (b"torch", b"cuda")
@@ -38,7 +38,7 @@ def process_path(job: Job) -> FileResult:
         return FileResult(job.path, b"", b"", error=str(error))
     if not any(word in source for word in PREFILTER_WORDS):
         return FileResult(job.path, source, source)
-    rules = [rule_by_code(code) for code in job.rule_codes]
+    rules = [spec_by_code(code) for code in job.rule_codes]  # loaded only for files that need them
     try:
         return process(source, job.path, rules, ProjectIndex(), job.policy)
     except RuleProducedInvalidCode as error:

@@ -6,11 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from devfix.codemods import select_rules
-from devfix.codemods.base import FixPolicy
 from devfix.config import Settings, load_settings
 from devfix.discovery import discover
 from devfix.findings import FileResult
+from devfix.fix_policy import FixPolicy
+from devfix.rule_registry import select_specs
 from devfix.runner import run
 from devfix.writing import WriteRefused, write_atomically
 
@@ -52,7 +52,7 @@ def execute(request: Request, progress: Callable[[int], Callable[[int], None] | 
         select=request.select, ignore=request.ignore, unsafe_fixes=request.unsafe_fixes, jobs=request.jobs
     )
     settings = settings.with_overrides(exclude=base.exclude + request.exclude)
-    rules = select_rules(settings.select, settings.ignore)
+    rules = select_specs(settings.select, settings.ignore)
     found = discover(list(request.paths), settings.exclude)
     outcome = Outcome(settings, errors=list(found.errors), notes=list(found.notes))
     policy = FixPolicy(apply=request.apply_fixes, unsafe=settings.unsafe_fixes)

@@ -21,9 +21,9 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from devfix.analysis.torch_names import DEVICE_CONSTRUCTOR, call_names
+from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES
+from devfix.analysis.torch_names import call_names
 
-DEVICE_NAMES = ("device", "dev", "DEVICE", "torch_device")
 PREAMBLE_NAME = "device"
 
 

@@ -28,7 +28,7 @@ from devfix.analysis.ast_nodes import FUNCTIONS, bound_names, every_node, scope_
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
 from devfix.analysis.moves import is_move
-from devfix.analysis.tensors import (
+from devfix.analysis.torch_api import (
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
     HOST_SIDE_PREFIXES,

@@ -23,7 +23,7 @@ from devfix.analysis.host_sinks import device_value_may_reach_host
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
 from devfix.analysis.project import ProjectIndex
-from devfix.analysis.torch_names import MULTI_GPU_MARKERS, places_devices
+from devfix.analysis.torch_api import MULTI_GPU_MARKERS, places_devices
 from devfix.analysis.values import ValueFacts, analyse_values
 
 PLACEMENT_FRAMEWORKS = (

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from devfix.analysis.ast_nodes import FUNCTIONS, NESTED_SCOPES, every_node, method_chain, scope_nodes
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.placement import CPU_LITERALS, TORCH_DTYPES
+from devfix.analysis.torch_api import CPU_LITERALS, TORCH_DTYPES
 
 HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
 HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})

@@ -10,7 +10,8 @@ from libcst.metadata import Assignment, ScopeProvider
 
 from devfix.analysis.device_scope import assigning_statement
 from devfix.analysis.placement import PlacementFacts
-from devfix.analysis.torch_names import DATALOADER_NAMES, ENUMERATE_NAMES, PROGRESS_WRAPPERS, qualified_names
+from devfix.analysis.torch_api import DATALOADER_NAMES, ENUMERATE_NAMES, PROGRESS_WRAPPERS
+from devfix.analysis.torch_names import qualified_names
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.placement import CPU_LITERALS, TORCH_DTYPES
+from devfix.analysis.torch_api import CPU_LITERALS, TORCH_DTYPES
 
 
 def is_move(node: ast.AST, imports: ImportTable) -> bool:

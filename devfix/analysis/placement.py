@@ -13,17 +13,11 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from devfix.analysis.tensors import is_factory_call, is_torch_tensor_function
+from devfix.analysis.tensors import is_factory_call
+from devfix.analysis.torch_api import CPU_LITERALS, TORCH_DTYPES, is_torch_tensor_function
 from devfix.analysis.torch_names import QualifiedNames, is_cuda_device_expression, keyword
 
 HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
-TORCH_DTYPES = frozenset(
-    {
-        "float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8",
-        "int16", "int32", "int64", "long", "short", "uint8", "bool", "complex64", "complex128",
-    }
-)
-CPU_LITERALS = frozenset({"cpu"})
 LineOf = Callable[[cst.CSTNode], int]
 
 

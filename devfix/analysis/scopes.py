@@ -8,7 +8,8 @@ from libcst.metadata import ParentNodeProvider, PositionProvider
 from devfix.analysis.module_classes import is_module_class
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.tensors import tensor_names
-from devfix.analysis.torch_names import places_devices, qualified_names
+from devfix.analysis.torch_api import places_devices
+from devfix.analysis.torch_names import qualified_names
 
 ScopeNode = cst.Module | cst.FunctionDef
 

@@ -21,15 +21,15 @@ from devfix.analysis.ast_nodes import (
     method_chain,
     scope_nodes,
 )
-from devfix.analysis.device_scope import DEVICE_NAMES
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
 from devfix.analysis.moves import is_move
-from devfix.analysis.torch_names import (
+from devfix.analysis.torch_api import (
     CHECKPOINT_LOADERS,
     CUDA_LITERALS,
     DATALOADER_NAMES,
+    DEVICE_NAMES,
     FUNCTIONAL_LOSSES,
     LEGACY_DTYPES,
     LOSS_TENSOR_KEYWORDS,

@@ -9,46 +9,15 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.torch_api import (
+    FACTORY_FUNCTIONS,
+    NON_TENSOR_METHODS,
+    SCALAR_ANNOTATIONS,
+    TENSOR_ANNOTATIONS,
+    TENSOR_ONLY_MEMBERS,
+    is_torch_tensor_function,
+)
 from devfix.analysis.torch_names import QualifiedNames
-
-FACTORY_FUNCTIONS = frozenset(
-    f"torch.{name}"
-    for name in (
-        "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range",
-        "linspace", "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices",
-    )
-)
-NON_TENSOR_TORCH_CALLS = frozenset(
-    {
-        "torch.device", "torch.Size", "torch.dtype", "torch.Generator", "torch.no_grad", "torch.is_tensor",
-        "torch.numel", "torch.manual_seed", "torch.get_default_dtype", "torch.save", "torch.load",
-        "torch.compile", "torch.typename", "torch.inference_mode", "torch.enable_grad", "torch.autocast",
-        "torch.set_grad_enabled", "torch.use_deterministic_algorithms", "torch.is_grad_enabled",
-        "torch.is_floating_point", "torch.is_complex", "torch.seed", "torch.initial_seed",
-    }
-)
-TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
-TENSOR_ONLY_MEMBERS = frozenset(
-    {
-        "device", "is_cuda", "requires_grad", "grad", "size", "view", "unsqueeze", "contiguous", "masked_fill",
-        "masked_fill_", "detach", "dim", "long", "bool", "int", "numel", "numpy", "item", "tolist",
-        "type_as", "expand", "expand_as", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
-        "backward", "softmax", "log_softmax", "argmax", "permute", "clamp", "index_select", "masked_select",
-        "scatter_", "gather", "chunk", "split", "unbind", "detach_", "sigmoid", "relu", "matmul", "bmm",
-    }
-)
-HOST_SIDE_PREFIXES = ("torch.nn.utils.rnn.",)
-FROM_NUMPY = frozenset({"torch.from_numpy"})
-LEGACY_CPU_CONSTRUCTORS = frozenset(
-    f"torch.{name}" for name in ("Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor")
-)
-MOVED_AFTER = FROM_NUMPY | LEGACY_CPU_CONSTRUCTORS  # they take no CUDA device=: the result is moved
-DEVICE_CHANGING_METHODS = frozenset({"cpu", "cuda", "to", "type_as", "pin_memory"})
-NOT_COMBINING_METHODS = frozenset({"to", "type_as", "copy_", "view_as", "expand_as", "new_tensor", "new_zeros", "new_ones", "new_full", "new_empty", "split", "tensor_split"})
-SOURCE_WRAPPERS = frozenset({"torch.tril", "torch.triu", "torch.diag", "torch.cumsum", "torch.cumprod", "torch.outer", "torch.exp", "torch.log", "torch.sin", "torch.cos", "torch.sqrt", "torch.pow", "torch.meshgrid", "torch.flip"})
-NON_TENSOR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "numpy", "backward", "split", "chunk", "unbind", "parameters", "state_dict", "named_parameters", "items", "keys", "values"})
-SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "builtins.int", "builtins.float", "builtins.bool", "builtins.str"})
-TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "Tensor", "torch.nn.Parameter"})
 
 
 def is_factory_call(node: cst.CSTNode, qualified: QualifiedNames) -> bool:
@@ -111,17 +80,6 @@ def is_tensor_expression(value: cst.BaseExpression, tensors: set[str], qualified
     return False
 
 
-def is_torch_tensor_function(names: set[str]) -> bool:
-    """A torch function that takes and returns tensors: `torch.<op>` and the functional, linalg,
-    fft and special namespaces. Not `torch.jit.script(model)`, `torch.save(obj)`,
-    `torch._dynamo...`: their arguments and results are not tensors."""
-    for name in names - NON_TENSOR_TORCH_CALLS:
-        parts = name.split(".")
-        if name.startswith(TENSOR_NAMESPACES) and parts[-1][:1].islower():
-            return True
-        if len(parts) == 2 and parts[0] == "torch" and parts[1][:1].islower() and not parts[1].startswith("_"):
-            return True
-    return False
 
 
 class _TensorEvidence(cst.CSTVisitor):

@@ -1,56 +1,17 @@
-"""Names of torch things, matched on qualified names so any import style works."""
+"""Qualified names of libcst nodes, and the torch facts the rules read from them (the plain names
+themselves live in `analysis.torch_api`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
+from devfix.analysis.torch_api import CUDA_LITERALS, DEVICE_CONSTRUCTOR, LOSS_TENSOR_KEYWORDS, PARAMETER_FREE_NN
+
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
 
-DATALOADER_NAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
-ENUMERATE_NAMES = frozenset({"enumerate", "builtins.enumerate"})
-PROGRESS_WRAPPERS = ENUMERATE_NAMES | {"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "iter", "builtins.iter"}
-DEVICE_CONSTRUCTOR = "torch.device"
-CUDA_LITERALS = frozenset({"cuda", "cuda:0"})
-# code that places on several GPUs on purpose: DF001 leaves its files alone
-MULTI_GPU_MARKERS = re.compile(
-    r"cuda:[1-9]|\.cuda\(\s*(?!non_blocking)[1-9a-zA-Z_]|device_ids\s*=|init_process_group|set_device\(|"
-    r"local_rank|LOCAL_RANK|DistributedDataParallel"
-)
-
-# torch.nn classes that hold no parameters or buffers (unless given tensor arguments): calling them
-# with device tensors works even if they were never moved.
-PARAMETER_FREE_NN = frozenset(
-    {
-        "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
-        "Tanh", "Softmax", "LogSoftmax", "Softplus", "Softsign", "Hardtanh", "Hardswish",
-        "Hardsigmoid", "Tanhshrink", "Threshold", "GLU", "Identity", "Flatten", "Unflatten",
-        "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "MaxPool1d", "MaxPool2d",
-        "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
-        "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-        "AdaptiveMaxPool3d", "Upsample", "PixelShuffle", "PixelUnshuffle", "ZeroPad2d",
-        "ConstantPad1d", "ConstantPad2d", "ReflectionPad2d", "ReplicationPad2d", "CosineSimilarity",
-        "PairwiseDistance",
-    }
-)
-LOSS_TENSOR_KEYWORDS = frozenset({"weight", "pos_weight"})
-CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"})
-# legacy typed constructors (`torch.FloatTensor`, `torch.cuda.LongTensor`) and the dtype each makes
-LEGACY_DTYPES = {
-    "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16", "BFloat16Tensor": "bfloat16",
-    "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "CharTensor": "int8",
-    "ByteTensor": "uint8", "BoolTensor": "bool",
-}
-FUNCTIONAL_LOSSES = frozenset(
-    f"torch.nn.functional.{name}"
-    for name in (
-        "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-        "multilabel_soft_margin_loss", "multi_margin_loss",
-    )
-)
 
 
 def qualified_names(visitor: cst.MetadataDependent, node: cst.CSTNode) -> set[str]:
@@ -133,11 +94,5 @@ def holds_state(constructor: cst.Call, qualified: QualifiedNames) -> bool:
     return True
 
 
-def is_optimizer_name(name: str) -> bool:
-    """`optimizer`, `optim_g`, `opt`, `sgd`: a name that reads as an optimizer (DF013's order check)."""
-    return "optim" in name.lower() or name in ("opt", "sgd", "adam")
 
 
-def places_devices(code: str) -> bool:
-    """Does the file move anything to a device anywhere (a move, `device=`, a `torch.device`)?"""
-    return any(marker in code for marker in (".cuda(", ".to(", "device=", "torch.device("))

@@ -1,4 +1,4 @@
-"""The rules, one a module, and the registry that selects them by code or prefix."""
+"""The rules, one a module. `devfix.rule_registry` selects them by code or prefix without importing them."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from devfix.codemods.df018_module_in_forward import ModuleInForward
 from devfix.codemods.df019_device_argument_layer import DeviceArgumentLayer
 from devfix.codemods.df020_trainer_attributes import TrainerAttributes
 from devfix.codemods.df021_data_parallel_placement import DataParallelPlacement
+from devfix.rule_registry import UnknownRuleCode, select_specs, spec_by_code
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
     HardcodedCuda,
@@ -48,32 +49,13 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     TrainerAttributes,
     DataParallelPlacement,
 )
-
-
-class UnknownRuleCode(ValueError):
-    pass
+__all__ = ["ALL_RULES", "UnknownRuleCode", "rule_by_code", "select_rules"]
 
 
 def rule_by_code(code: str) -> type[DevfixRule]:
-    for rule in ALL_RULES:
-        if rule.CODE == code.upper():
-            return rule
-    raise UnknownRuleCode(f"unknown rule code {code!r}; `devfix rules` lists them")
+    return spec_by_code(code).load()
 
 
 def select_rules(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[type[DevfixRule], ...]:
     """Rules whose code starts with a selected prefix (all when none) and no ignored prefix."""
-    for prefix in (*select, *ignore):
-        if prefix.upper() not in ("ALL",) and not any(rule.CODE.startswith(prefix.upper()) for rule in ALL_RULES):
-            raise UnknownRuleCode(f"{prefix!r} matches no rule code; `devfix rules` lists them")
-    chosen = [
-        rule
-        for rule in ALL_RULES
-        if (not select or any(_matches(rule.CODE, prefix) for prefix in select))
-        and not any(_matches(rule.CODE, prefix) for prefix in ignore)
-    ]
-    return tuple(chosen)
-
-
-def _matches(code: str, prefix: str) -> bool:
-    return prefix.upper() == "ALL" or code.startswith(prefix.upper())
+    return tuple(spec.load() for spec in select_specs(select, ignore))

@@ -3,7 +3,6 @@ fixes the run allows (selected, not suppressed, safe or --unsafe-fixes, or the o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
@@ -16,19 +15,12 @@ from devfix.analysis.project import ProjectIndex
 from devfix.analysis.tensors import is_zero_dim_literal
 from devfix.analysis.torch_names import torch_alias
 from devfix.findings import Finding, Position, Safety
+from devfix.fix_policy import FixPolicy
+from devfix.rule_registry import RuleSpec, spec_by_code
 from devfix.suppressions import Suppressions
 
 if TYPE_CHECKING:
     from libcst.codemod import CodemodContext  # libcst.codemod imports libcst.matchers: 0.5 s
-
-
-@dataclass(frozen=True)
-class FixPolicy:
-    """Which fixes a pass applies. `only` limits it to the finding that starts at that position."""
-
-    apply: bool = False
-    unsafe: bool = False
-    only: tuple[str, Position] | None = None
 
 
 class DevfixRule(cst.CSTTransformer):
@@ -42,29 +34,26 @@ class DevfixRule(cst.CSTTransformer):
     NAME: ClassVar[str]
     SAFETY: ClassVar[Safety]
     REPORT_ONLY: ClassVar[bool] = False  # diagnostics without fixes (tested by unit tests, not fixtures)
-    TRIGGERS: ClassVar[tuple[str, ...]] = ()  # the rule can only match source containing one of these
-    MOVES_VALUES: ClassVar[bool] = False  # adds moves that a placement framework makes itself
-    SIGNALS: ClassVar[frozenset[str]] = frozenset()  # code shapes (analysis.screen): it needs one of them
-    NEEDS_ALL_SIGNALS: ClassVar[frozenset[str]] = frozenset()  # ... and every one of these
+    SPEC: ClassVar[RuleSpec]  # triggers and signals: `rule_registry`, where a run reads them without libcst
+    TRIGGERS: ClassVar[tuple[str, ...]] = ()
+    MOVES_VALUES: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "CODE" in cls.__dict__:
+            cls.SPEC = spec_by_code(cls.CODE)
+            cls.TRIGGERS, cls.MOVES_VALUES = cls.SPEC.triggers, cls.SPEC.moves_values
 
     @classmethod
     def has_signals(cls, facts: FileFacts) -> bool:
         """The code shapes the rule needs (`analysis.screen`) are in the file."""
-        if cls.SIGNALS and not any(facts.has_signal(signal) for signal in cls.SIGNALS):
-            return False
-        return all(facts.has_signal(signal) for signal in cls.NEEDS_ALL_SIGNALS)
+        return cls.SPEC.has_signals(facts)
 
     @classmethod
     def may_apply(cls, code: str, facts: FileFacts | None = None) -> bool:
-        """Cheap tests that skip a whole tree pass: the text cannot match, the code shapes the rule
-        needs are absent, or a framework owns placement in the file (accelerate, Lightning, XLA, ...)."""
-        if cls.TRIGGERS and not any(trigger in code for trigger in cls.TRIGGERS):
-            return False
-        if facts is None:
-            return True
-        if not cls.has_signals(facts):
-            return False
-        return not (cls.MOVES_VALUES and facts.framework is not None)
+        """`RuleSpec.may_apply`: cheap tests that skip a whole tree pass."""
+        return cls.SPEC.may_apply(code, facts)
+
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def __init__(

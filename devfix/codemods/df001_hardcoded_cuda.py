@@ -27,17 +27,10 @@ import re
 
 import libcst as cst
 
-from devfix.analysis import screen
-from devfix.analysis.device_scope import DEVICE_NAMES, device_for
+from devfix.analysis.device_scope import device_for
 from devfix.analysis.module_classes import class_facts, names_fed_to_submodules
-from devfix.analysis.torch_names import (
-    DEVICE_CONSTRUCTOR,
-    MULTI_GPU_MARKERS,
-    is_cuda_device_expression,
-    is_cuda_literal,
-    keyword,
-    qualified_names,
-)
+from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES, MULTI_GPU_MARKERS
+from devfix.analysis.torch_names import is_cuda_device_expression, is_cuda_literal, keyword, qualified_names
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -57,8 +50,6 @@ class HardcodedCuda(DevfixRule):
     NAME = "hardcoded-cuda"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Hard-coded CUDA device: use a device chosen at run time"
-    TRIGGERS = ('"cuda', "'cuda", '.cuda(')
-    SIGNALS = frozenset({screen.HARDCODED_CUDA})
 
     def visit_Module(self, node: cst.Module) -> None:
         self._multi_gpu_file = MULTI_GPU_MARKERS.search(node.code) is not None

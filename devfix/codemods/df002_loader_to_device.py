@@ -27,8 +27,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from devfix.analysis import screen
-from devfix.analysis.device_scope import DEVICE_NAMES, DeviceChoice, device_for, device_variable_in_scope
+from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.loaders import (
     BatchMoves,
     BatchUse,
@@ -40,6 +39,7 @@ from devfix.analysis.loaders import (
 )
 from devfix.analysis.placement import as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.torch_api import DEVICE_NAMES
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -59,9 +59,6 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
     NAME = "loader-to-device"
     SAFETY = Safety.SAFE
     DESCRIPTION = "DataLoader batch used with a model on a device but never moved"
-    TRIGGERS = ('loader', 'Loader')
-    SIGNALS = frozenset({screen.LOADER_LOOP})
-    MOVES_VALUES = True
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
@@ -34,10 +33,6 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
     NAME = "module-not-moved"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Module called with device tensors but never moved to the device"
-    TRIGGERS = ('.to(', '.cuda(')
-    SIGNALS = frozenset({screen.MOVE_CALL})
-    NEEDS_ALL_SIGNALS = frozenset({screen.BUILT_AND_CALLED})
-    MOVES_VALUES = True
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         if len(original_node.targets) != 1 or not isinstance(original_node.targets[0].target, cst.Name):

@@ -40,11 +40,11 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts, device_code
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import (
+from devfix.analysis.tensors import is_factory_call, tensor_names
+from devfix.analysis.torch_api import (
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
     HOST_SIDE_PREFIXES,
@@ -52,9 +52,7 @@ from devfix.analysis.tensors import (
     NON_TENSOR_METHODS,
     NOT_COMBINING_METHODS,
     SOURCE_WRAPPERS,
-    is_factory_call,
     is_torch_tensor_function,
-    tensor_names,
 )
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
@@ -69,8 +67,6 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     NAME = "constructor-device"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor created on the CPU next to a tensor that may be on a device"
-    TRIGGERS = ('torch.', 'from torch')
-    SIGNALS = frozenset({screen.FACTORY_MEETS_TENSOR, screen.ENCODED_INPUTS})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.kinds import Kind
 from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule
@@ -30,8 +29,6 @@ class DiscardedTo(ScopeTracker, DevfixRule):
     NAME = "discarded-to"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Result of Tensor.to()/.cuda()/.cpu() discarded: the tensor does not move"
-    TRIGGERS = ('.to(', '.cuda(', '.cpu(')
-    SIGNALS = frozenset({screen.BARE_MOVE})
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine

@@ -30,7 +30,6 @@ class PackPaddedLengths(ScopeTracker, DevfixRule):
     NAME = "pack-padded-lengths"
     SAFETY = Safety.SAFE
     DESCRIPTION = "pack_padded_sequence lengths on a device: they must be a CPU tensor"
-    TRIGGERS = ('pack_padded_sequence',)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if not self.qualified(original_node.func) & PACKING_FUNCTIONS:

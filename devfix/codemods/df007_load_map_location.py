@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.device_scope import device_for
-from devfix.analysis.facts import FileFacts, FileRole
+from devfix.analysis.facts import FileRole
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import CHECKPOINT_LOADERS, keyword
+from devfix.analysis.torch_api import CHECKPOINT_LOADERS
+from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
@@ -38,18 +38,6 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
     NAME = "load-map-location"
     SAFETY = Safety.SAFE
     DESCRIPTION = "torch.load without map_location: GPU checkpoints fail on CPU-only machines"
-    TRIGGERS = ('load',)
-    SIGNALS = frozenset({screen.LOAD_CALL})
-
-    @classmethod
-    def may_apply(cls, code: str, facts: FileFacts | None = None) -> bool:
-        """Not in tests (a test may load onto a device on purpose); in a library module, only
-        where something is loaded into a state dict."""
-        if not super().may_apply(code, facts):
-            return False
-        if facts is None or facts.role is FileRole.PROGRAM:
-            return True
-        return facts.role is FileRole.LIBRARY and facts.has_signal(screen.LOAD_INTO_STATE_DICT)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = self.qualified(original_node.func)

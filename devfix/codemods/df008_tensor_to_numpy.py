@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import call_methods
@@ -40,9 +39,6 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     NAME = "tensor-to-numpy"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor that may be on a GPU converted to numpy without .cpu()"
-    TRIGGERS = ('numpy', 'np.', 'sklearn', 'plt', 'matplotlib', 'scipy', 'pandas')
-    SIGNALS = frozenset({screen.HOST_SINK})
-    NEEDS_ALL_SIGNALS = frozenset({screen.PLACES_DEVICES, screen.DEVICE_VALUE_TO_HOST})  # nothing is on a device otherwise
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

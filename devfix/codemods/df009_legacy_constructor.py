@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import LEGACY_DTYPES, keyword
+from devfix.analysis.torch_api import LEGACY_DTYPES
+from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -34,8 +34,6 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
     NAME = "legacy-constructor"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Legacy typed constructor or nn.Parameter(...).cuda(): device placement that breaks"
-    TRIGGERS = ('Tensor(', 'Tensor\n', 'Parameter(')
-    SIGNALS = frozenset({screen.LEGACY_CONSTRUCTOR})
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         legacy = self._legacy_type(original_node.func)

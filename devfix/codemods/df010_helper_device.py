@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
-from devfix.analysis.device_scope import DEVICE_NAMES
 from devfix.analysis.loaders import batches_to_move, is_dataloader, move_statements, target_names, unwrap_loader
 from devfix.analysis.placement import collect
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.torch_api import DEVICE_NAMES
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import prepend_to_function
 from devfix.findings import Safety
@@ -37,9 +36,6 @@ class HelperDevice(ScopeTracker, DevfixRule):
     NAME = "helper-device"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Helper function feeds DataLoader batches to its model argument without moving them"
-    TRIGGERS = ('loader', 'Loader')
-    SIGNALS = frozenset({screen.LOADER_LOOP})
-    MOVES_VALUES = True
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

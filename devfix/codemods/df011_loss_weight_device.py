@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import FUNCTIONAL_LOSSES, keyword
+from devfix.analysis.torch_api import FUNCTIONAL_LOSSES
+from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -31,8 +31,6 @@ class LossWeightDevice(ScopeTracker, DevfixRule):
     NAME = "loss-weight-device"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Class weights of a functional loss left on the CPU"
-    TRIGGERS = ('weight=',)
-    SIGNALS = frozenset({screen.LOSS_WEIGHT})
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if not self.qualified(original_node.func) & FUNCTIONAL_LOSSES or not original_node.args:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.kinds import Kind
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
@@ -40,8 +39,6 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
     NAME = "lookup-table-device"
     SAFETY = Safety.SAFE
     DESCRIPTION = "CPU table of a plain object indexed with device indices"
-    TRIGGERS = ('class ',)
-    SIGNALS = frozenset({screen.PLAIN_CLASS_TABLE})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

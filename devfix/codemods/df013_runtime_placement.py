@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import is_optimizer_name, keyword
+from devfix.analysis.torch_api import is_optimizer_name
+from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -34,8 +34,6 @@ class RuntimePlacement(ScopeTracker, DevfixRule):
     SAFETY = Safety.UNSAFE
     REPORT_ONLY = True
     DESCRIPTION = "Placement that needs a runtime check (jit.trace, device_map, optimizer state order)"
-    TRIGGERS = ('jit.trace', 'device_map', 'load_state_dict')
-    SIGNALS = frozenset({screen.RUNTIME_PLACEMENT})
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified(node.func) & TRACE:

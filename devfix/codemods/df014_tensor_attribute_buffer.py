@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import class_facts
 from devfix.analysis.scopes import ScopeTracker
@@ -38,8 +37,6 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
     NAME = "tensor-attribute-buffer"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor kept as a plain Module attribute: .to(device) does not move it"
-    TRIGGERS = ('class ',)
-    SIGNALS = frozenset({screen.MODULE_TENSOR_ATTRIBUTE})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

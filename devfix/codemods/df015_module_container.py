@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.module_classes import class_facts, nn_prefix
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
@@ -36,8 +35,6 @@ class ModuleContainer(ScopeTracker, DevfixRule):
     NAME = "module-container"
     SAFETY = Safety.UNSAFE
     DESCRIPTION = "Submodules or Parameters in a plain list/dict: not registered, not moved"
-    TRIGGERS = ('class ',)
-    SIGNALS = frozenset({screen.MODULE_CONTAINER})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

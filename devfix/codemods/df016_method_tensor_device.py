@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.module_classes import class_facts, is_self_attribute, names_fed_to_submodules
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import is_factory_call, is_torch_tensor_function
+from devfix.analysis.tensors import is_factory_call
+from devfix.analysis.torch_api import is_torch_tensor_function
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
@@ -44,8 +44,6 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
     NAME = "method-tensor-device"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Tensor built on the CPU inside a Module method and fed to its submodules"
-    TRIGGERS = ('class ',)
-    SIGNALS = frozenset({screen.UNPLACED_FACTORY_IN_METHOD})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.device_scope import DeviceChoice, device_for
 from devfix.analysis.placement import device_code
 from devfix.analysis.scopes import ScopeTracker
@@ -32,9 +31,6 @@ class CopyBeforeMove(ScopeTracker, DevfixRule):
     NAME = "copy-before-move"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Copy of a model taken before the model moved to the device"
-    TRIGGERS = ('deepcopy',)
-    SIGNALS = frozenset({screen.COPY_OF_MOVED})
-    MOVES_VALUES = True
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         value = original_node.value

@@ -22,7 +22,6 @@ import re
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
@@ -35,8 +34,6 @@ class ModuleInForward(ScopeTracker, DevfixRule):
     NAME = "module-in-forward"
     SAFETY = Safety.UNSAFE
     DESCRIPTION = "Layer with parameters created inside forward: new CPU weights on every call"
-    TRIGGERS = ('class ',)
-    SIGNALS = frozenset({screen.CALLED_CONSTRUCTION})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

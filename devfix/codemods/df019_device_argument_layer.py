@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_names import keyword
@@ -36,8 +35,6 @@ class DeviceArgumentLayer(ScopeTracker, DevfixRule):
     NAME = "device-argument-layer"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Layer taking a device argument creates part of its state without it"
-    TRIGGERS = ('class ',)
-    SIGNALS = frozenset({screen.DEVICE_ARGUMENT_LAYER})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

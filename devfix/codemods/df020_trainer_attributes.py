@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.loaders import BatchUse, move_statements
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.placement import as_move
@@ -41,9 +40,6 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
     NAME = "trainer-attributes"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Trainer class moves its model but not the inputs and losses it feeds it"
-    TRIGGERS = ("self.",)
-    SIGNALS = frozenset({screen.PLAIN_CLASS_MOVE})
-    MOVES_VALUES = True
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

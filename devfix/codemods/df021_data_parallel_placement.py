@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis import screen
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import keyword
@@ -49,8 +48,6 @@ class DataParallelPlacement(ScopeTracker, DevfixRule):
     SAFETY = Safety.UNSAFE
     REPORT_ONLY = True
     DESCRIPTION = "Placement that breaks under nn.DataParallel (module off device_ids[0], a device fixed at construction)"
-    TRIGGERS = ("DataParallel",)
-    SIGNALS = frozenset({screen.DATA_PARALLEL})
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)

@@ -1,0 +1,123 @@
+"""What devfix knows about torch's API, as plain names and strings: no libcst here, so the `ast`
+analysis and the screens (and a check that needs no rewrite) never import the parser."""
+
+from __future__ import annotations
+
+import re
+
+# --- names of torch things, matched on qualified names so any import style works ----------------
+DATALOADER_NAMES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+ENUMERATE_NAMES = frozenset({"enumerate", "builtins.enumerate"})
+PROGRESS_WRAPPERS = ENUMERATE_NAMES | {"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "iter", "builtins.iter"}
+DEVICE_CONSTRUCTOR = "torch.device"
+CUDA_LITERALS = frozenset({"cuda", "cuda:0"})
+# code that places on several GPUs on purpose: DF001 leaves its files alone
+MULTI_GPU_MARKERS = re.compile(
+    r"cuda:[1-9]|\.cuda\(\s*(?!non_blocking)[1-9a-zA-Z_]|device_ids\s*=|init_process_group|set_device\(|"
+    r"local_rank|LOCAL_RANK|DistributedDataParallel"
+)
+# torch.nn classes that hold no parameters or buffers (unless given tensor arguments): calling them
+# with device tensors works even if they were never moved.
+PARAMETER_FREE_NN = frozenset(
+    {
+        "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
+        "Tanh", "Softmax", "LogSoftmax", "Softplus", "Softsign", "Hardtanh", "Hardswish",
+        "Hardsigmoid", "Tanhshrink", "Threshold", "GLU", "Identity", "Flatten", "Unflatten",
+        "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "MaxPool1d", "MaxPool2d",
+        "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+        "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+        "AdaptiveMaxPool3d", "Upsample", "PixelShuffle", "PixelUnshuffle", "ZeroPad2d",
+        "ConstantPad1d", "ConstantPad2d", "ReflectionPad2d", "ReplicationPad2d", "CosineSimilarity",
+        "PairwiseDistance",
+    }
+)
+LOSS_TENSOR_KEYWORDS = frozenset({"weight", "pos_weight"})
+CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"})
+# legacy typed constructors (`torch.FloatTensor`, `torch.cuda.LongTensor`) and the dtype each makes
+LEGACY_DTYPES = {
+    "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16", "BFloat16Tensor": "bfloat16",
+    "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "CharTensor": "int8",
+    "ByteTensor": "uint8", "BoolTensor": "bool",
+}
+FUNCTIONAL_LOSSES = frozenset(
+    f"torch.nn.functional.{name}"
+    for name in (
+        "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+        "multilabel_soft_margin_loss", "multi_margin_loss",
+    )
+)
+
+
+def is_optimizer_name(name: str) -> bool:
+    """`optimizer`, `optim_g`, `opt`, `sgd`: a name that reads as an optimizer (DF013's order check)."""
+    return "optim" in name.lower() or name in ("opt", "sgd", "adam")
+
+
+def places_devices(code: str) -> bool:
+    """Does the file move anything to a device anywhere (a move, `device=`, a `torch.device`)?"""
+    return any(marker in code for marker in (".cuda(", ".to(", "device=", "torch.device("))
+
+
+# --- tensors: what makes, takes and returns them ------------------------------------------------
+FACTORY_FUNCTIONS = frozenset(
+    f"torch.{name}"
+    for name in (
+        "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range",
+        "linspace", "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices",
+    )
+)
+NON_TENSOR_TORCH_CALLS = frozenset(
+    {
+        "torch.device", "torch.Size", "torch.dtype", "torch.Generator", "torch.no_grad", "torch.is_tensor",
+        "torch.numel", "torch.manual_seed", "torch.get_default_dtype", "torch.save", "torch.load",
+        "torch.compile", "torch.typename", "torch.inference_mode", "torch.enable_grad", "torch.autocast",
+        "torch.set_grad_enabled", "torch.use_deterministic_algorithms", "torch.is_grad_enabled",
+        "torch.is_floating_point", "torch.is_complex", "torch.seed", "torch.initial_seed",
+    }
+)
+TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+TENSOR_ONLY_MEMBERS = frozenset(
+    {
+        "device", "is_cuda", "requires_grad", "grad", "size", "view", "unsqueeze", "contiguous", "masked_fill",
+        "masked_fill_", "detach", "dim", "long", "bool", "int", "numel", "numpy", "item", "tolist",
+        "type_as", "expand", "expand_as", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
+        "backward", "softmax", "log_softmax", "argmax", "permute", "clamp", "index_select", "masked_select",
+        "scatter_", "gather", "chunk", "split", "unbind", "detach_", "sigmoid", "relu", "matmul", "bmm",
+    }
+)
+HOST_SIDE_PREFIXES = ("torch.nn.utils.rnn.",)
+FROM_NUMPY = frozenset({"torch.from_numpy"})
+LEGACY_CPU_CONSTRUCTORS = frozenset(
+    f"torch.{name}" for name in ("Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor")
+)
+MOVED_AFTER = FROM_NUMPY | LEGACY_CPU_CONSTRUCTORS  # they take no CUDA device=: the result is moved
+DEVICE_CHANGING_METHODS = frozenset({"cpu", "cuda", "to", "type_as", "pin_memory"})
+NOT_COMBINING_METHODS = frozenset({"to", "type_as", "copy_", "view_as", "expand_as", "new_tensor", "new_zeros", "new_ones", "new_full", "new_empty", "split", "tensor_split"})
+SOURCE_WRAPPERS = frozenset({"torch.tril", "torch.triu", "torch.diag", "torch.cumsum", "torch.cumprod", "torch.outer", "torch.exp", "torch.log", "torch.sin", "torch.cos", "torch.sqrt", "torch.pow", "torch.meshgrid", "torch.flip"})
+NON_TENSOR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "numpy", "backward", "split", "chunk", "unbind", "parameters", "state_dict", "named_parameters", "items", "keys", "values"})
+SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "builtins.int", "builtins.float", "builtins.bool", "builtins.str"})
+TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "Tensor", "torch.nn.Parameter"})
+
+
+def is_torch_tensor_function(names: set[str]) -> bool:
+    """A torch function that takes and returns tensors: `torch.<op>` and the functional, linalg,
+    fft and special namespaces. Not `torch.jit.script(model)`, `torch.save(obj)`,
+    `torch._dynamo...`: their arguments and results are not tensors."""
+    for name in names - NON_TENSOR_TORCH_CALLS:
+        parts = name.split(".")
+        if name.startswith(TENSOR_NAMESPACES) and parts[-1][:1].islower():
+            return True
+        if len(parts) == 2 and parts[0] == "torch" and parts[1][:1].islower() and not parts[1].startswith("_"):
+            return True
+    return False
+
+
+# --- placement ----------------------------------------------------------------------------------
+TORCH_DTYPES = frozenset(
+    {
+        "float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8",
+        "int16", "int32", "int64", "long", "short", "uint8", "bool", "complex64", "complex128",
+    }
+)
+CPU_LITERALS = frozenset({"cpu"})
+DEVICE_NAMES = ("device", "dev", "DEVICE", "torch_device")  # names a program's device variable goes by

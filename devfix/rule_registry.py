@@ -1,0 +1,127 @@
+"""The rules by code, without their implementations: what a run needs to select rules and to decide,
+from the `ast` screen alone, which of them may find something in a file.
+
+Importing a rule imports libcst (about 0.3 s); a check of files where no rule can find anything
+must not pay that, so the engine loads a rule's class (`RuleSpec.load`) only for a file it runs
+on. Each rule class reads its triggers and signals from here (`codemods.base.DevfixRule`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from devfix.analysis import screen
+
+if TYPE_CHECKING:
+    from devfix.analysis.facts import FileFacts
+    from devfix.codemods.base import DevfixRule
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """A rule's code, where its class lives, and the cheap conditions for it to find anything:
+    `triggers` (text that must occur), `signals` (one of these code shapes, `analysis.screen`),
+    `needs_all_signals`, `moves_values` (it adds moves a placement framework makes itself),
+    `in_tests` and `library_signal` (in a library module, only with that signal)."""
+
+    CODE: str
+    module: str
+    class_name: str
+    triggers: tuple[str, ...] = ()
+    signals: frozenset[str] = frozenset()
+    needs_all_signals: frozenset[str] = frozenset()
+    moves_values: bool = False
+    in_tests: bool = True
+    library_signal: str | None = None
+
+    def has_signals(self, facts: FileFacts) -> bool:
+        """The code shapes the rule needs (`analysis.screen`) are in the file."""
+        if self.signals and not any(facts.has_signal(signal) for signal in self.signals):
+            return False
+        return all(facts.has_signal(signal) for signal in self.needs_all_signals)
+
+    def may_apply(self, code: str, facts: FileFacts | None = None) -> bool:
+        """Cheap tests that skip a whole tree pass: the text cannot match, the code shapes the rule
+        needs are absent, the file's role excludes the rule, or a framework owns placement in the
+        file (accelerate, Lightning, XLA, ...)."""
+        if self.triggers and not any(trigger in code for trigger in self.triggers):
+            return False
+        if facts is None:
+            return True
+        if not self.has_signals(facts):
+            return False
+        if not self._fits_role(facts):
+            return False
+        return not (self.moves_values and facts.framework is not None)
+
+    def _fits_role(self, facts: FileFacts) -> bool:
+        from devfix.analysis.facts import FileRole
+
+        if facts.role is FileRole.TEST:
+            return self.in_tests
+        if facts.role is FileRole.LIBRARY and self.library_signal is not None:
+            return facts.has_signal(self.library_signal)
+        return True
+
+    def load(self) -> type[DevfixRule]:
+        """The rule's class (imports libcst and the rule's module)."""
+        return getattr(importlib.import_module(f"devfix.codemods.{self.module}"), self.class_name)
+
+
+RULE_SPECS: tuple[RuleSpec, ...] = (
+    RuleSpec("DF001", "df001_hardcoded_cuda", "HardcodedCuda", triggers=('"cuda', "'cuda", '.cuda('), signals=frozenset({screen.HARDCODED_CUDA})),
+    RuleSpec("DF002", "df002_loader_to_device", "LoaderToDevice", triggers=('loader', 'Loader'), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
+    RuleSpec("DF003", "df003_module_not_moved", "ModuleNotMoved", triggers=('.to(', '.cuda('), signals=frozenset({screen.MOVE_CALL}), needs_all_signals=frozenset({screen.BUILT_AND_CALLED}), moves_values=True),
+    RuleSpec("DF004", "df004_constructor_device", "ConstructorDevice", triggers=('torch.', 'from torch'), signals=frozenset({screen.ENCODED_INPUTS, screen.FACTORY_MEETS_TENSOR})),
+    RuleSpec("DF005", "df005_discarded_to", "DiscardedTo", triggers=('.to(', '.cuda(', '.cpu('), signals=frozenset({screen.BARE_MOVE})),
+    RuleSpec("DF006", "df006_pack_padded_lengths", "PackPaddedLengths", triggers=('pack_padded_sequence',)),
+    RuleSpec(  # not in tests (a test may load onto a device on purpose); in a library, only into a state dict
+        "DF007", "df007_load_map_location", "LoadMapLocation", triggers=("load",), signals=frozenset({screen.LOAD_CALL}),
+        in_tests=False, library_signal=screen.LOAD_INTO_STATE_DICT,
+    ),
+    RuleSpec("DF008", "df008_tensor_to_numpy", "TensorToNumpy", triggers=('numpy', 'np.', 'sklearn', 'plt', 'matplotlib', 'scipy', 'pandas'), signals=frozenset({screen.HOST_SINK}), needs_all_signals=frozenset({screen.DEVICE_VALUE_TO_HOST, screen.PLACES_DEVICES})),
+    RuleSpec("DF009", "df009_legacy_constructor", "LegacyConstructor", triggers=('Tensor(', 'Tensor\n', 'Parameter('), signals=frozenset({screen.LEGACY_CONSTRUCTOR})),
+    RuleSpec("DF010", "df010_helper_device", "HelperDevice", triggers=('loader', 'Loader'), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
+    RuleSpec("DF011", "df011_loss_weight_device", "LossWeightDevice", triggers=('weight=',), signals=frozenset({screen.LOSS_WEIGHT})),
+    RuleSpec("DF012", "df012_lookup_table_device", "LookupTableDevice", triggers=('class ',), signals=frozenset({screen.PLAIN_CLASS_TABLE})),
+    RuleSpec("DF013", "df013_runtime_placement", "RuntimePlacement", triggers=('jit.trace', 'device_map', 'load_state_dict'), signals=frozenset({screen.RUNTIME_PLACEMENT})),
+    RuleSpec("DF014", "df014_tensor_attribute_buffer", "TensorAttributeBuffer", triggers=('class ',), signals=frozenset({screen.MODULE_TENSOR_ATTRIBUTE})),
+    RuleSpec("DF015", "df015_module_container", "ModuleContainer", triggers=('class ',), signals=frozenset({screen.MODULE_CONTAINER})),
+    RuleSpec("DF016", "df016_method_tensor_device", "MethodTensorDevice", triggers=('class ',), signals=frozenset({screen.UNPLACED_FACTORY_IN_METHOD})),
+    RuleSpec("DF017", "df017_copy_before_move", "CopyBeforeMove", triggers=('deepcopy',), signals=frozenset({screen.COPY_OF_MOVED}), moves_values=True),
+    RuleSpec("DF018", "df018_module_in_forward", "ModuleInForward", triggers=('class ',), signals=frozenset({screen.CALLED_CONSTRUCTION})),
+    RuleSpec("DF019", "df019_device_argument_layer", "DeviceArgumentLayer", triggers=('class ',), signals=frozenset({screen.DEVICE_ARGUMENT_LAYER})),
+    RuleSpec("DF020", "df020_trainer_attributes", "TrainerAttributes", triggers=('self.',), signals=frozenset({screen.PLAIN_CLASS_MOVE}), moves_values=True),
+    RuleSpec("DF021", "df021_data_parallel_placement", "DataParallelPlacement", triggers=('DataParallel',), signals=frozenset({screen.DATA_PARALLEL})),
+)
+SPECS_BY_CODE = {spec.CODE: spec for spec in RULE_SPECS}
+
+
+class UnknownRuleCode(ValueError):
+    pass
+
+
+def spec_by_code(code: str) -> RuleSpec:
+    spec = SPECS_BY_CODE.get(code.upper())
+    if spec is None:
+        raise UnknownRuleCode(f"unknown rule code {code!r}; `devfix rules` lists them")
+    return spec
+
+
+def select_specs(select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[RuleSpec, ...]:
+    """Rules whose code starts with a selected prefix (all when none) and no ignored prefix."""
+    for prefix in (*select, *ignore):
+        if prefix.upper() not in ("ALL",) and not any(spec.CODE.startswith(prefix.upper()) for spec in RULE_SPECS):
+            raise UnknownRuleCode(f"{prefix!r} matches no rule code; `devfix rules` lists them")
+    return tuple(
+        spec
+        for spec in RULE_SPECS
+        if (not select or any(_matches(spec.CODE, prefix) for prefix in select))
+        and not any(_matches(spec.CODE, prefix) for prefix in ignore)
+    )
+
+
+def _matches(code: str, prefix: str) -> bool:
+    return prefix.upper() == "ALL" or code.startswith(prefix.upper())
