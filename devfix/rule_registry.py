@@ -24,7 +24,8 @@ class RuleSpec:
     """A rule's code, where its class lives, and the cheap conditions for it to find anything:
     `triggers` (text that must occur), `signals` (one of these code shapes, `analysis.screen`),
     `needs_all_signals`, `moves_values` (it adds moves a placement framework makes itself),
-    `in_tests` and `library_signal` (in a library module, only with that signal)."""
+    `in_tests`, `library_signal` and `program_signal` (in a library module or a program, only with
+    that signal)."""
 
     CODE: str
     module: str
@@ -35,6 +36,7 @@ class RuleSpec:
     moves_values: bool = False
     in_tests: bool = True
     library_signal: str | None = None
+    program_signal: str | None = None
 
     def has_signals(self, facts: FileFacts) -> bool:
         """The code shapes the rule needs (`analysis.screen`) are in the file."""
@@ -63,6 +65,8 @@ class RuleSpec:
             return self.in_tests
         if facts.role is FileRole.LIBRARY and self.library_signal is not None:
             return facts.has_signal(self.library_signal)
+        if facts.role is FileRole.PROGRAM and self.program_signal is not None:
+            return facts.has_signal(self.program_signal)
         return True
 
     def load(self) -> type[DevfixRule]:
@@ -74,7 +78,10 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF001", "df001_hardcoded_cuda", "HardcodedCuda", triggers=('"cuda', "'cuda", '.cuda('), signals=frozenset({screen.HARDCODED_CUDA})),
     RuleSpec("DF002", "df002_loader_to_device", "LoaderToDevice", triggers=('loader', 'Loader'), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
     RuleSpec("DF003", "df003_module_not_moved", "ModuleNotMoved", triggers=('.to(', '.cuda('), signals=frozenset({screen.MOVE_CALL}), needs_all_signals=frozenset({screen.BUILT_AND_CALLED}), moves_values=True),
-    RuleSpec("DF004", "df004_constructor_device", "ConstructorDevice", triggers=('torch.', 'from torch'), signals=frozenset({screen.ENCODED_INPUTS, screen.FACTORY_MEETS_TENSOR})),
+    RuleSpec(  # a program that places nothing (nor do the modules it imports) runs on the CPU: nothing to align
+        "DF004", "df004_constructor_device", "ConstructorDevice", triggers=('torch.', 'from torch'),
+        signals=frozenset({screen.ENCODED_INPUTS, screen.FACTORY_MEETS_TENSOR}), program_signal=screen.RUNS_ON_A_DEVICE,
+    ),
     RuleSpec("DF005", "df005_discarded_to", "DiscardedTo", triggers=('.to(', '.cuda(', '.cpu('), signals=frozenset({screen.BARE_MOVE})),
     RuleSpec("DF006", "df006_pack_padded_lengths", "PackPaddedLengths", triggers=('pack_padded_sequence',)),
     RuleSpec(  # not in tests (a test may load onto a device on purpose); in a library, only into a state dict

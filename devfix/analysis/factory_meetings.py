@@ -199,14 +199,11 @@ class _Scope:
                 assignments.append((names, node.value))
                 if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id in self.callables:
                     self.module_outputs.update(names)  # `vectors = embedding(ids)`
-        torch_made = [(names, value) for names, value in assignments if self._calls_torch(value)]
-        for names, _ in torch_made:
-            evidenced.update(names)
         changed = True
-        while changed:
+        while changed:  # `sim = z1 @ z2.T / tau`: what is computed from tensors is a tensor
             changed = False
             for names, value in assignments:
-                if set(names) - evidenced and any(isinstance(n, ast.Name) and n.id in evidenced for n in every_node(value)):
+                if set(names) - evidenced and self._may_be_tensor_expression(value):
                     evidenced.update(names)
                     changed = True
 
@@ -216,8 +213,28 @@ class _Scope:
             return False
         return self.imports.qualify(annotation) in TENSOR_ANNOTATIONS or ast.unparse(annotation) in TENSOR_ANNOTATIONS
 
-    def _calls_torch(self, value: ast.expr) -> bool:
-        return any(isinstance(n, ast.Call) and (self.imports.qualify(n.func) or "").startswith("torch.") for n in every_node(value))
+    def _may_be_tensor_expression(self, value: ast.expr) -> bool:
+        """`analysis.tensors.is_tensor_expression` over the names evidenced so far: a torch op,
+        arithmetic or a tensor method on them (`n = x.shape[0]` is a number, not evidence)."""
+        if isinstance(value, ast.Name):
+            return value.id in self.evidenced
+        if isinstance(value, ast.BinOp):
+            return self._may_be_tensor_expression(value.left) or self._may_be_tensor_expression(value.right)
+        if isinstance(value, ast.Compare):
+            return any(self._may_be_tensor_expression(operand) for operand in [value.left, *value.comparators])
+        if isinstance(value, ast.UnaryOp) and not isinstance(value.op, ast.Not):
+            return self._may_be_tensor_expression(value.operand)
+        if isinstance(value, ast.Attribute) and value.attr in ("T", "mT", "data", "grad"):
+            return self._may_be_tensor_expression(value.value)
+        if isinstance(value, ast.Subscript):
+            return self._may_be_tensor_expression(value.value)
+        if isinstance(value, ast.Call):
+            qualified = self.imports.qualify(value.func)
+            if qualified is not None and qualified.startswith("torch."):
+                return is_torch_tensor_function({qualified})
+            if isinstance(value.func, ast.Attribute) and value.func.attr not in NON_TENSOR_METHODS:
+                return self._may_be_tensor_expression(value.func.value)
+        return False
 
     def _is_source_call(self, call: ast.Call) -> bool:
         if any(keyword.arg in ("device", "generator") for keyword in call.keywords):
@@ -320,7 +337,13 @@ class _Scope:
         return False
 
     def _both(self, values: list[ast.expr]) -> bool:
-        return any(self._has_sources(value) for value in values) and any(self._may_reference(value) for value in values)
+        """A factory in one value and a reference in one value; not one name as both: DF004 takes a
+        name holding a fresh tensor where it is read for a source, and one that is not for a reference."""
+        sources = [value for value in values if self._has_sources(value)]
+        if not sources:
+            return False
+        references = [value for value in values if self._may_reference(value)]
+        return any(not (source is reference and isinstance(source, ast.Name)) for source in sources for reference in references)
 
 
 def _operand_names(value: ast.expr) -> set[str]:

@@ -72,6 +72,8 @@ class FileFacts:
             return self._any_tensor(self._walk.bare_move_receivers)
         if signal == screen.PLACES_DEVICES:
             return places_devices(self.text)
+        if signal == screen.RUNS_ON_A_DEVICE:
+            return self._runs_on_a_device
         if signal == screen.FACTORY_MEETS_TENSOR:
             return self._factory_meets_tensor
         if signal == screen.DEVICE_VALUE_TO_HOST:
@@ -81,6 +83,14 @@ class FileFacts:
         if signal == screen.BUILT_AND_CALLED:  # `model = Net()` and `model(x)`: is `Net` a Module class?
             return any(self._builds_a_module(call) for call in self._walk.built_and_called)
         return False
+
+    @cached_property
+    def _runs_on_a_device(self) -> bool:
+        """The file, or a module of the project it imports, places something on a device: else a
+        program runs on the CPU wherever it runs, and aligning its values changes nothing."""
+        if places_devices(self.text):
+            return True
+        return any(self._project.imported_module_places_devices(self._path, name) for name in set(self.imports.names.values()))
 
     def _builds_a_module(self, call: ast.Call) -> bool:
         """`Net(...)` where `Net` is a Module class: of this file, or as the run's files tell."""

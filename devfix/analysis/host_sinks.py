@@ -8,8 +8,9 @@ it says no the rule cannot find anything (`tests/analysis/test_screen.py` holds 
 
 - a name may hold every value any of its assignments in the scope gives it (the rule takes only
   the latest one before the use), and what `name.append(value)` adds to it;
-- every call of a plain name passes its arguments' placement on (the rule does that in its loose
-  mode, and for parameters and Modules of the scope in its strict one);
+- for `.numpy()` (the rule's loose mode), every call of a plain name passes its arguments'
+  placement on; for a host library's arguments (its strict mode), only a call of a parameter, of
+  a name the scope moves, or of a local bound to a call (a Module, maybe): `len(x)` is a number;
 - the roots are the rule's own: a move (`.cuda()`, `.to(<not a dtype nor "cpu">)`), a torch call
   with `device=` other than "cpu", a call of a name the scope moves, and, for `.numpy()` of a file
   that places devices, a parameter of the function.
@@ -22,6 +23,7 @@ from collections.abc import Iterator
 
 from devfix.analysis.ast_nodes import FUNCTIONS, NESTED_SCOPES, every_node, method_chain, scope_nodes
 from devfix.analysis.imports import ImportTable
+from devfix.analysis.moves import is_move
 from devfix.analysis.torch_api import CPU_LITERALS, TORCH_DTYPES
 
 HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
@@ -56,9 +58,10 @@ class _Scope:
         self.imports, self.nodes_under = imports, nodes_under
         self.nodes = list(scope_nodes(body, NESTED_SCOPES))  # where the scope's bindings are
         self.sink_nodes = list(scope_nodes(body, FUNCTIONS))  # sinks in lambdas and class bodies are the scope's
-        self.parameters = set() if arguments is None or not file_places_devices else {
+        self.all_parameters = set() if arguments is None else {
             argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
         } - {"self", "cls"}
+        self.parameters = self.all_parameters if file_places_devices else set()
         self.values: dict[str, list[ast.expr]] = {}
         self.moved: set[str] = set()
         self._verdicts: dict[tuple[int, bool], bool] = {}
@@ -94,7 +97,7 @@ class _Scope:
                     self._bind_target(target, node.value)
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 self._bind_target(node.target, node.value)
-            elif isinstance(node, ast.Call) and _is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
+            elif isinstance(node, ast.Call) and is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
                 self.moved.add(node.func.value.id)
         for node in self.nodes_under:  # `losses.append(loss)` anywhere under the scope
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
@@ -104,7 +107,7 @@ class _Scope:
     def _bind_target(self, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, ast.Name):
             self.values.setdefault(target.id, []).append(value)
-            if _is_move(value, self.imports):
+            if is_move(value, self.imports):
                 self.moved.add(target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = [element.value if isinstance(element, ast.Starred) else element for element in target.elts]
@@ -116,6 +119,8 @@ class _Scope:
                     self._bind_target(element, value)  # each part lives where the whole result lives
 
     def _may_be_on_device(self, value: ast.expr, with_parameters: bool) -> bool:
+        """`with_parameters`: the rule's loose mode for `.numpy()` (parameters may be on a device,
+        any function's result follows its arguments); else its strict mode for host libraries."""
         key = (id(value), with_parameters)
         if key not in self._verdicts:
             self._verdicts[key] = False  # a cycle through names ends here
@@ -124,7 +129,7 @@ class _Scope:
 
     def _decide(self, value: ast.expr, with_parameters: bool) -> bool:
         again = lambda inner: self._may_be_on_device(inner, with_parameters)
-        if _is_move(value, self.imports):
+        if is_move(value, self.imports):
             return True
         if isinstance(value, ast.Name):
             if with_parameters and value.id in self.parameters:
@@ -147,25 +152,16 @@ class _Scope:
             return True
         arguments = [*value.args, *(keyword.value for keyword in value.keywords)]
         if isinstance(value.func, ast.Name):
-            return value.func.id in self.moved or any(again(argument) for argument in arguments)
+            callee = value.func.id
+            if callee in self.moved:
+                return True
+            passes_on = with_parameters or callee in self.all_parameters or any(
+                isinstance(bound, ast.Call) for bound in self.values.get(callee, ())
+            )
+            return passes_on and any(again(argument) for argument in arguments)
         if qualified.startswith("torch.") and any(again(argument) for argument in arguments):
             return True
         return isinstance(value.func, ast.Attribute) and value.func.attr not in HOST_METHODS and again(value.func.value)
-
-
-def _is_move(node: ast.AST, imports: ImportTable) -> bool:
-    """`x.cuda()`, `x.to(<device>)`: not a cast (`.to(torch.float16)`) nor `.to("cpu")` (as
-    `analysis.placement.as_move` reads moves)."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-        return False
-    if node.func.attr == "cuda":
-        return True
-    if node.func.attr != "to":
-        return False
-    device = next((keyword.value for keyword in node.keywords if keyword.arg == "device"), None)
-    if device is None and node.args:
-        device = node.args[0].value if isinstance(node.args[0], ast.Starred) else node.args[0]
-    return device is not None and not _is_dtype(device, imports) and not _is_cpu_literal(device)
 
 
 def _placed_by_keyword(call: ast.Call, imports: ImportTable) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from devfix.analysis.imports import BUILTIN_NAMES
+from devfix.analysis.torch_api import places_devices
 
 MODULE_BASE_SUFFIXES = ("LightningModule", "PreTrainedModel")
 MODULE_PACKAGES = ("torch.nn.", "torchmetrics.", "torchvision.models.")  # their classes are Modules
@@ -36,6 +37,23 @@ class ProjectIndex:
     def is_module_class(self, from_file: str, qualified_name: str) -> bool | None:
         """True or False when known; None when devfix cannot tell (then a rule must not guess)."""
         return self._is_module(Path(from_file).resolve(), qualified_name, set())
+
+    def imported_module_places_devices(self, from_file: str, imported: str) -> bool:
+        """Does the local module that `imported` (`models.net.Net`, `helpers`) comes from move
+        anything to a device? False when it is not a file of the project (torch, numpy, ...)."""
+        file = Path(from_file).resolve()
+        parts = imported.split(".")
+        for end in range(len(parts), 0, -1):
+            target = self._module_file(file, ".".join(parts[:end]))
+            if target is not None:
+                text = self._sources.get(str(target))
+                if text is None:
+                    try:
+                        text = target.read_text(encoding="utf-8", errors="replace")
+                    except OSError:
+                        return False
+                return places_devices(text)
+        return False
 
     def _is_module(self, file: Path, name: str, seen: set[tuple[Path, str]]) -> bool | None:
         if (file, name) in seen:

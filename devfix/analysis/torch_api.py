@@ -53,9 +53,19 @@ def is_optimizer_name(name: str) -> bool:
     return "optim" in name.lower() or name in ("opt", "sgd", "adam")
 
 
+# `device=x.device`, `.to(x.device)`: a value made or moved where another one already is (what
+# DF004, DF009, DF011, DF012 and DF016 write). That places nothing: a program made only of those
+# still runs on the CPU, and must not look like one that uses a GPU after devfix aligned a value.
+ALIGNMENT = re.compile(r"(?:\bdevice\s*=\s*|\.to\(\s*)(?!self\.)[A-Za-z_]\w*\.device\b(?![\w.(])")
+
+
 def places_devices(code: str) -> bool:
-    """Does the file move anything to a device anywhere (a move, `device=`, a `torch.device`)?"""
-    return any(marker in code for marker in (".cuda(", ".to(", "device=", "torch.device("))
+    """Does the file move anything to a device anywhere (a move, `device=`, a `torch.device`)?
+    Aligning a value with another one's device is not a placement (`ALIGNMENT`)."""
+    markers = (".cuda(", ".to(", "device=", "torch.device(")
+    if not any(marker in code for marker in markers):
+        return False
+    return any(marker in ALIGNMENT.sub("", code) for marker in markers)
 
 
 # --- tensors: what makes, takes and returns them ------------------------------------------------

@@ -28,7 +28,10 @@ methods (`model.generate(**inputs)` → `model.generate(**inputs.to(device))`).
 Refuses: calls that already have `device=` or a `generator=` (a CPU generator is deliberate),
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
 literals such as `torch.tensor(0.0)` in pointwise ops (allowed next to CUDA tensors), tensors
-handed to `torch.nn.utils.rnn` (lengths must stay on the CPU), and values only used on the host.
+handed to `torch.nn.utils.rnn` (lengths must stay on the CPU), values only used on the host, and
+programs that place nothing on a device, nor do the modules of the project they import (they run
+on the CPU: there is nothing to align, and an added `device=x.device` would make the next pass
+take the script for one that uses a GPU).
 A tensor to align with must not be a value the analysis proves to be a list, a number or a numpy
 array (`idss.append(...)` of an annotated list, an image converted by `torch.from_numpy(image)`).
 """

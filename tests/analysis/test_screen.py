@@ -14,6 +14,7 @@ from libcst.metadata import MetadataWrapper
 
 from devfix.analysis.facts import analyse_file
 from devfix.analysis.project import ProjectIndex
+from devfix.analysis.torch_api import places_devices
 from devfix.codemods import ALL_RULES
 from devfix.codemods.base import FixPolicy
 from devfix.engine import _run_rule
@@ -76,6 +77,10 @@ def rules_that_may_apply(source: str) -> list[str]:
     "table = torch.arange(4)\n    return table[x]",  # nothing says that `x` is a tensor
     "x = x[depths]\n    x = torch.from_numpy(x)\n    return x",  # read before the factory binds it
     "out = {}\n    out['bias'] = torch.zeros(dim)\n    return out[x]",  # a store into a dict binds no name
+    # a size read from a tensor is a number: `repeat(batch_size)` meets no tensor
+    "batch_size = x.shape[0]\n    scale = torch.tensor(2.0).repeat(batch_size)\n    return scale, x.device",
+    # one name is never both the fresh tensor and what it meets (`labels is None`)
+    "labels = torch.zeros(3)\n    if labels is None:\n        return x\n    return labels.cuda()",
 ])
 def test_factories_that_meet_no_tensor_are_ruled_out_for_df004(body):
     source = f"import torch\n\n\ndef build(x, rate: float, depths: list, init_values: float, dim: int):\n    {body}\n"
@@ -415,3 +420,26 @@ def test_df004_counts_a_parameter_as_a_tensor_only_when_annotated_as_one(annotat
         f"def layer_scale(init_values: {annotation}, dim: int):\n    return init_values * torch.ones(dim)\n"
     )
     assert ("DF004" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("x = torch.arange(2, device=scores.device)\n", False),  # aligned with a value: placed nowhere
+    ("y = w.to(logits.device, non_blocking=True)\n", False),
+    ("z = torch.ones(2, device=self.device)\n", True),  # a stored device
+    ("model.to(device)\n", True),
+    ("q = torch.zeros(1, device=x.device)\nm.cuda()\n", True),
+])
+def test_aligning_a_value_with_another_is_not_a_placement(code, expected):
+    assert places_devices(code) is expected
+
+
+def test_df004_in_a_program_needs_a_placement_here_or_in_a_local_module_it_imports(tmp_path):
+    program = (
+        "import torch\nfrom helpers import build\n\nmodel = build()\nscores = model(torch.randn(4, 3))\n"
+        "offsets = torch.arange(2) * 0.5\nprint(scores + offsets)\n"
+    )
+    (tmp_path / "helpers.py").write_text("from torch import nn\n\n\ndef build():\n    return nn.Linear(3, 2)\n")
+    path = str(tmp_path / "run.py")
+    assert "DF004" not in [rule.CODE for rule in ALL_RULES if rule.may_apply(program, analyse_file(program, path))]
+    (tmp_path / "helpers.py").write_text("from torch import nn\n\n\ndef build():\n    return nn.Linear(3, 2).cuda()\n")
+    assert "DF004" in [rule.CODE for rule in ALL_RULES if rule.may_apply(program, analyse_file(program, path))]
