@@ -6,8 +6,9 @@ scipy or pandas call. Most files that use numpy never hand it such a value. This
 same question with Python's `ast` and over-approximates each condition of the rule, so that where
 it says no the rule cannot find anything (`tests/analysis/test_screen.py` holds it to that):
 
-- a name may hold every value any of its assignments in the scope gives it (the rule takes only
-  the latest one before the use), and what `name.append(value)` adds to it;
+- a name holds what its latest assignment before the line of the use gives it, as the rule reads
+  names (names inside an assigned value: before that assignment's line; unpacking a value that is
+  not a call binds nothing devfix can follow), and anything `name.append(value)` adds to it;
 - for `.numpy()` (the rule's loose mode), every call of a plain name passes its arguments'
   placement on; for a host library's arguments (its strict mode), only a call of a parameter, of
   a name the scope moves, or of a local bound to a call (a Module, maybe): `len(x)` is a number;
@@ -62,9 +63,10 @@ class _Scope:
             argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
         } - {"self", "cls"}
         self.parameters = self.all_parameters if file_places_devices else set()
-        self.values: dict[str, list[ast.expr]] = {}
+        self.bindings: dict[str, list[tuple[int, ast.expr | None]]] = {}  # name → (line, value) of its assignments
+        self.appended: dict[str, list[ast.expr]] = {}  # name → what `name.append(...)` adds, anywhere under the scope
         self.moved: set[str] = set()
-        self._verdicts: dict[tuple[int, bool], bool] = {}
+        self._verdicts: dict[tuple[int, bool, int | None], bool] = {}
 
     def has_sink(self) -> bool:
         return any(isinstance(node, ast.Call) and self._sink_values(node) for node in self.sink_nodes)
@@ -91,50 +93,66 @@ class _Scope:
         return [(value, False) for value in values if "cpu" not in method_chain(value)]
 
     def _bind(self) -> None:
+        """The scope's bindings as `analysis.placement.collect` records them (assignments with their
+        values; augmented assignments, `for` and `with` targets without), and its moves."""
         for node in self.nodes:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
-                    self._bind_target(target, node.value)
+                    self._bind_target(target, node.value, node.lineno)
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                self._bind_target(node.target, node.value)
+                self._bind_target(node.target, node.value, node.lineno)
+            elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
+                self._bind_target(node.target, None, node.lineno)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        self._bind_target(item.optional_vars, None, item.context_expr.lineno)
             elif isinstance(node, ast.Call) and is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
                 self.moved.add(node.func.value.id)
         for node in self.nodes_under:  # `losses.append(loss)` anywhere under the scope
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
                     and isinstance(node.func.value, ast.Name) and node.args:
-                self.values.setdefault(node.func.value.id, []).append(node.args[0])
+                self.appended.setdefault(node.func.value.id, []).append(node.args[0])
 
-    def _bind_target(self, target: ast.expr, value: ast.expr) -> None:
+    def _bind_target(self, target: ast.expr, value: ast.expr | None, line: int) -> None:
         if isinstance(target, ast.Name):
-            self.values.setdefault(target.id, []).append(value)
-            if is_move(value, self.imports):
+            self.bindings.setdefault(target.id, []).append((line, value))
+            if value is not None and is_move(value, self.imports):
                 self.moved.add(target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = [element.value if isinstance(element, ast.Starred) else element for element in target.elts]
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements):
                 for element, item in zip(elements, value.elts):
-                    self._bind_target(element, item)
-            else:
+                    self._bind_target(element, item.value if isinstance(item, ast.Starred) else item, line)
+            else:  # `out, (h, c) = lstm(x)`: each part lives where the whole result lives
                 for element in elements:
-                    self._bind_target(element, value)  # each part lives where the whole result lives
+                    self._bind_target(element, value if isinstance(value, ast.Call) else None, line)
 
-    def _may_be_on_device(self, value: ast.expr, with_parameters: bool) -> bool:
+    def _latest_binding(self, name: str, line: int) -> tuple[int, ast.expr | None] | None:
+        earlier = [binding for binding in self.bindings.get(name, ()) if binding[0] < line]
+        return max(earlier, key=lambda binding: binding[0]) if earlier else None
+
+    def _may_be_on_device(self, value: ast.expr, with_parameters: bool, before_line: int | None = None) -> bool:
         """`with_parameters`: the rule's loose mode for `.numpy()` (parameters may be on a device,
-        any function's result follows its arguments); else its strict mode for host libraries."""
-        key = (id(value), with_parameters)
+        any function's result follows its arguments); else its strict mode for host libraries.
+        Names in `value` are read as on `before_line` (the line of the assignment that holds it)."""
+        key = (id(value), with_parameters, before_line)
         if key not in self._verdicts:
             self._verdicts[key] = False  # a cycle through names ends here
-            self._verdicts[key] = self._decide(value, with_parameters)
+            self._verdicts[key] = self._decide(value, with_parameters, before_line)
         return self._verdicts[key]
 
-    def _decide(self, value: ast.expr, with_parameters: bool) -> bool:
-        again = lambda inner: self._may_be_on_device(inner, with_parameters)
+    def _decide(self, value: ast.expr, with_parameters: bool, before_line: int | None) -> bool:
+        again = lambda inner: self._may_be_on_device(inner, with_parameters, before_line)
         if is_move(value, self.imports):
             return True
         if isinstance(value, ast.Name):
             if with_parameters and value.id in self.parameters:
                 return True
-            return any(again(bound) for bound in self.values.get(value.id, ()))
+            if any(self._may_be_on_device(item, with_parameters) for item in self.appended.get(value.id, ())):
+                return True
+            binding = self._latest_binding(value.id, before_line if before_line is not None else value.lineno)
+            return binding is not None and binding[1] is not None and self._may_be_on_device(binding[1], with_parameters, binding[0])
         if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
             return again(value.value)
         if isinstance(value, ast.BinOp):
@@ -156,7 +174,7 @@ class _Scope:
             if callee in self.moved:
                 return True
             passes_on = with_parameters or callee in self.all_parameters or any(
-                isinstance(bound, ast.Call) for bound in self.values.get(callee, ())
+                isinstance(bound, ast.Call) for _, bound in self.bindings.get(callee, ())
             )
             return passes_on and any(again(argument) for argument in arguments)
         if qualified.startswith("torch.") and any(again(argument) for argument in arguments):

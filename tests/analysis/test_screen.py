@@ -183,6 +183,14 @@ def test_df012_needs_a_plain_class_table_that_meets_something(use, expected):
     ("import torch\nmodel = Net().to(device)\n\n\ndef show(t):\n    return t.numpy()\n", True),
     # a parameter handed to numpy (not `.numpy()`): the rule does not follow parameters there
     ("import numpy as np\nimport torch\nmodel = Net().to(device)\n\n\ndef show(t):\n    return np.asarray(t)\n", False),
+    # read before the move: the name still holds the CPU tensor there
+    ("import numpy as np\nimport torch\nx = torch.zeros(3)\nprint(np.mean(x))\nx = x.to(device)\n", False),
+    # a size read from a tensor's shape is a number, wherever the tensor is
+    ("import numpy as np\nimport torch\nx = torch.zeros(3).to(device)\nb, *dims = x.shape\nprint(np.prod(dims))\n", False),
+    # `len(...)` of a device tensor is a number: a host library's argument follows only calls of
+    # parameters, of moved names or of locals bound to a call (a Module, maybe)
+    ("import numpy as np\nimport torch\nx = torch.zeros(3).to(device)\nprint(np.arange(len(x)))\n", False),
+    ("import numpy as np\nimport torch\nx = torch.zeros(3).to(device)\nnet = Net()\nprint(np.mean(net(x)))\n", True),
 ])
 def test_df008_needs_a_value_that_may_be_on_a_device_to_reach_the_host(source, expected):
     assert ("DF008" in rules_that_may_apply(source)) is expected
