@@ -107,7 +107,7 @@ class _Scope:
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
         self.bindings: dict[str, list[tuple[int, ast.expr | None]]] = {}  # as `analysis.placement` records them
-        self.moved: set[str] = set()  # names the scope moves (`x.to(device)`, `x = y.cuda()`)
+        self.moved: dict[str, list[int]] = {}  # names the scope moves (`x.to(device)`, `x = y.cuda()`) → lines
         self._name_sources: dict[tuple[str, int], bool] = {}
 
     def has_meeting(self) -> bool:
@@ -150,7 +150,7 @@ class _Scope:
                 found += [(item.context_expr.lineno, item.context_expr.col_offset, item.optional_vars, None)
                           for item in node.items if item.optional_vars is not None]
             elif _may_move(node) and isinstance(node.func.value, ast.Name):
-                self.moved.add(node.func.value.id)
+                self.moved.setdefault(node.func.value.id, []).append(node.lineno)
         for line, _, target, value in sorted(found, key=lambda binding: binding[:2]):
             self._bind(target, value, line)
 
@@ -158,7 +158,7 @@ class _Scope:
         if isinstance(target, ast.Name):
             self.bindings.setdefault(target.id, []).append((line, value))
             if _may_move(value):
-                self.moved.add(target.id)
+                self.moved.setdefault(target.id, []).append(line)
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = [element.value if isinstance(element, ast.Starred) else element for element in target.elts]
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements):
@@ -178,6 +178,12 @@ class _Scope:
             latest = max(earlier, key=lambda binding: binding[0]) if earlier else None
             self._name_sources[key] = latest is not None and latest[1] is not None and self._has_sources(latest[1], latest[0])
         return self._name_sources[key]
+
+    def _moved_since_bound(self, name: str, line: int) -> bool:
+        """A move of `name` between its latest binding before `line` and `line` (DF004 then no
+        longer takes it for a fresh tensor there)."""
+        bound = max((binding[0] for binding in self.bindings.get(name, ()) if binding[0] < line), default=None)
+        return any((bound is None or bound < moved) and moved < line for moved in self.moved.get(name, ()))
 
     def _find_tensor_evidence(self) -> None:
         """What DF004's usage evidence (`analysis.tensors.tensor_names`) may count as a tensor: a
@@ -281,7 +287,7 @@ class _Scope:
             kind = self.kind_at(node)
             if node.id in self.imports.names or kind.is_known_non_tensor:
                 return False
-            if node.id not in self.moved and self._has_sources(node):
+            if self._has_sources(node) and not self._moved_since_bound(node.id, node.lineno):
                 return False  # DF004 takes a name holding a fresh factory's tensor for no reference
             return kind is Kind.TENSOR or node.id in self.evidenced or node.id in self.module_outputs
         if isinstance(node, ast.BinOp):

@@ -79,6 +79,8 @@ def rules_that_may_apply(source: str) -> list[str]:
     "out = {}\n    out['bias'] = torch.zeros(dim)\n    return out[x]",  # a store into a dict binds no name
     # a size read from a tensor is a number: `repeat(batch_size)` meets no tensor
     "batch_size = x.shape[0]\n    scale = torch.tensor(2.0).repeat(batch_size)\n    return scale, x.device",
+    # a fresh tensor meets another fresh one; its move comes after (only a move in between makes it a reference)
+    "grid = torch.zeros(3, 2)\n    grid[..., 1] = grid[..., 1] + torch.arange(3)\n    return grid.to(x.device)",
     # one name is never both the fresh tensor and what it meets (`labels is None`)
     "labels = torch.zeros(3)\n    if labels is None:\n        return x\n    return labels.cuda()",
 ])
