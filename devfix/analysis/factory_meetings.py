@@ -284,11 +284,13 @@ class _Scope:
     def _may_reference(self, node: ast.AST | None) -> bool:
         """The value may be a tensor the factory could be aligned with (DF004's `_reference`)."""
         if isinstance(node, ast.Name):
-            kind = self.kind_at(node)
-            if node.id in self.imports.names or kind.is_known_non_tensor:
+            if node.id in self.imports.names:
                 return False
             if self._has_sources(node) and not self._moved_since_bound(node.id, node.lineno):
                 return False  # DF004 takes a name holding a fresh factory's tensor for no reference
+            kind = self.kind_at(node)  # the value analysis: asked last, as it is the dearest fact
+            if kind.is_known_non_tensor:
+                return False
             return kind is Kind.TENSOR or node.id in self.evidenced or node.id in self.module_outputs
         if isinstance(node, ast.BinOp):
             return self._may_reference(node.left) or self._may_reference(node.right)

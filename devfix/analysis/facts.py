@@ -111,8 +111,10 @@ class FileFacts:
 
     @cached_property
     def _factory_meets_tensor(self) -> bool:
-        reads = self.values.reads
-        return factory_may_meet_tensor(self._tree, self.imports, lambda name: reads.get((name.lineno, name.col_offset), Kind.UNKNOWN))
+        """The value analysis runs only if a factory meets a name whose kind matters."""
+        return factory_may_meet_tensor(
+            self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN)
+        )
 
     @cached_property
     def values(self) -> ValueFacts:

@@ -34,8 +34,10 @@ from devfix.analysis.torch_api import (
     LEGACY_DTYPES,
     LOSS_TENSOR_KEYWORDS,
     PARAMETER_FREE_NN,
+    TENSOR_ONLY_MEMBERS,
     is_optimizer_name,
 )
+from devfix.analysis.values import ANNOTATION_KINDS
 
 HARDCODED_CUDA = "hardcoded-cuda"  # `.cuda()`, `.to("cuda")`, `device="cuda"`, `device = "cuda"`
 DATA_PARALLEL = "data-parallel"  # nn.DataParallel(...)
@@ -209,6 +211,7 @@ class _Screen:
         self.encodings: set[str] = set()  # names assigned a `return_tensors="pt"` encoding
         self.spread: set[str] = set()  # names passed as `**name`
         self.factory_classes: dict[int, ast.ClassDef] = {}  # classes with a factory in a method but __init__
+        self.init_names: dict[int, tuple[dict[str, Kind], set[str]]] = {}  # DF014: `_settled_parameter_kind`
         self.attribute_uses: dict[int, tuple[dict[str, int], set[str]]] = {}  # DF014: `_kept_for_other_methods`
         self.copied: set[str] = set()  # names given to `copy.deepcopy` whose copy is assigned to a name
         self.moved: set[str] = set()  # names moved (`x.to(...)`) or assigned a move (`x = Net().to(...)`)
@@ -421,7 +424,7 @@ class _Screen:
             self.found.add(MODULE_CONTAINER)
         if isinstance(value, ast.List) and not value.elts:
             self.empty_lists.update((id(place.class_node), attribute) for attribute in attributes)
-        if single_target and self._kept_for_other_methods(place.class_node, *attributes) and self._may_be_tensor(value):
+        if single_target and self._kept_for_other_methods(place.class_node, *attributes) and self._may_be_tensor(value, place.method):
             self.found.add(MODULE_TENSOR_ATTRIBUTE)
 
     def _kept_for_other_methods(self, class_node: ast.ClassDef, attribute: str) -> bool:
@@ -451,25 +454,82 @@ class _Screen:
                 return True
         return False
 
-    def _may_be_tensor(self, value: ast.expr) -> bool:
-        """The shapes DF014 accepts: names proven tensors, and torch calls (not `torch.nn.*`)
-        through arithmetic, indexing and method chains."""
+    def _may_be_tensor(self, value: ast.expr, init: ast.FunctionDef | ast.AsyncFunctionDef, whole: bool = True) -> bool:
+        """The shapes DF014 accepts: torch calls (not `torch.nn.*`) through arithmetic, indexing and
+        method chains, and names. A name stored whole must be proven a tensor by the value
+        analysis (`found.tensor_candidates`); one inside arithmetic needs tensor evidence in
+        `__init__`. A parameter of `__init__` never rebound there is settled by its annotation."""
         if isinstance(value, ast.Name):
-            self.walked.tensor_candidates.append(value)
-            return False
+            settled = self._settled_parameter_kind(value.id, init)
+            if settled is not None:
+                return settled is Kind.TENSOR or (not whole and not settled.is_known_non_tensor and self._may_be_evidenced(value.id, init))
+            if whole:
+                self.walked.tensor_candidates.append(value)
+                return False
+            return self._may_be_evidenced(value.id, init)
+        again = lambda inner: self._may_be_tensor(inner, init, whole=False)
         if isinstance(value, ast.BinOp):
-            return self._may_be_tensor(value.left) or self._may_be_tensor(value.right)
+            return again(value.left) or again(value.right)
         if isinstance(value, ast.UnaryOp):
-            return self._may_be_tensor(value.operand)
+            return again(value.operand)
         if isinstance(value, ast.Compare):
-            return any(self._may_be_tensor(operand) for operand in [value.left, *value.comparators])
+            return any(again(operand) for operand in [value.left, *value.comparators])
         if isinstance(value, (ast.Subscript, ast.Attribute)):
-            return self._may_be_tensor(value.value)
+            return again(value.value)
         if isinstance(value, ast.Call):
             qualified = self.imports.qualify(value.func)
             if qualified is None and isinstance(value.func, ast.Attribute):
-                return self._may_be_tensor(value.func.value)
+                return again(value.func.value)
             return qualified is not None and qualified.startswith("torch.") and not qualified.startswith("torch.nn.")
+        return False
+
+    def _settled_parameter_kind(self, name: str, init: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind | None:
+        """The kind of a parameter of `__init__` that the body never rebinds nor tests with
+        `isinstance`: what its annotation says (the value analysis reads it so, and infers nothing
+        from calls for `__init__`); None for any other name."""
+        parameters, unsettled = self._init_names(init)
+        if name not in parameters or name in unsettled:
+            return None
+        return parameters[name]
+
+    def _init_names(self, init: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[dict[str, Kind], set[str]]:
+        if id(init) not in self.init_names:
+            arguments = init.args
+            parameters = {
+                argument.arg: ANNOTATION_KINDS.get(self._annotation_name(argument.annotation), Kind.UNKNOWN)
+                for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+            }
+            for special, kind in ((arguments.vararg, Kind.TUPLE), (arguments.kwarg, Kind.DICT)):
+                if special is not None:
+                    parameters[special.arg] = kind
+            unsettled = {node.id for node in every_node(init) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+            unsettled |= {
+                node.args[0].id for node in every_node(init)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance"
+                and node.args and isinstance(node.args[0], ast.Name)
+            }
+            self.init_names[id(init)] = (parameters, unsettled)
+        return self.init_names[id(init)]
+
+    def _annotation_name(self, annotation: ast.expr | None) -> str:
+        if isinstance(annotation, ast.Subscript):
+            annotation = annotation.value
+        return (self.imports.qualify(annotation) or "") if annotation is not None else ""
+
+    def _may_be_evidenced(self, name: str, init: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """What `analysis.tensors.tensor_names` may count as a tensor in `__init__`: a name used with
+        a tensor-only member, given first to a torch op, annotated as a tensor, or assigned there."""
+        for node in every_node(init):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name \
+                    and node.attr in TENSOR_ONLY_MEMBERS:
+                return True
+            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == name \
+                    and (self.imports.qualify(node.func) or "").startswith("torch."):
+                return True
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+                return True
+            if isinstance(node, ast.arg) and node.arg == name and node.annotation is not None:
+                return True
         return False
 
     def _is_torch_call(self, node: ast.AST) -> bool:

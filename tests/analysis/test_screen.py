@@ -453,3 +453,19 @@ def test_df004_in_a_program_needs_a_placement_here_or_in_a_local_module_it_impor
     assert "DF004" not in [rule.CODE for rule in ALL_RULES if rule.may_apply(program, analyse_file(program, path))]
     (tmp_path / "helpers.py").write_text("from torch import nn\n\n\ndef build():\n    return nn.Linear(3, 2).cuda()\n")
     assert "DF004" in [rule.CODE for rule in ALL_RULES if rule.may_apply(program, analyse_file(program, path))]
+
+
+@pytest.mark.parametrize("signature, stored, expected", [
+    ("dim: int", "dim", False),  # a number, as its annotation says and nothing rebinds
+    ("scale: torch.Tensor", "scale", True),
+    ("table", "table", False),  # unannotated, unknown: only a proven tensor becomes a buffer
+    ("w", "w * 2", False),  # no tensor evidence for `w` in __init__
+    ("w", "w * 2\n        self.rows = w.size(0)", True),  # `w.size(0)`: tensor evidence for `w`
+])
+def test_df014_reads_a_parameter_of_init_by_its_annotation(signature, stored, expected):
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+        f"    def __init__(self, {signature}):\n        super().__init__()\n        self.kept = {stored}\n\n"
+        "    def forward(self, x):\n        return x * self.kept\n"
+    )
+    assert ("DF014" in rules_that_may_apply(source)) is expected
