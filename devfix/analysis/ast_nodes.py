@@ -1,5 +1,5 @@
 """Small `ast` helpers the screens share: a fast walk, a scope's own nodes, the names a target
-binds, a method chain's names, and `self.<attr>`."""
+binds, a method chain's names, `self.<attr>`, and the names a torch op is given whole."""
 
 from __future__ import annotations
 
@@ -85,3 +85,14 @@ def method_chain(node: ast.expr) -> set[str]:
 
 def is_self_attribute(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def operand_names(value: ast.expr) -> set[str]:
+    """Names given whole to a torch op (`x`, `[a, b]`, `-x`), as `analysis.tensors` reads them."""
+    if isinstance(value, ast.Name):
+        return {value.id}
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return {name for element in value.elts for name in operand_names(element)}
+    if isinstance(value, ast.UnaryOp):
+        return operand_names(value.operand)
+    return set()

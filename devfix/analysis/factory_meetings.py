@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from devfix.analysis.ast_nodes import FUNCTIONS, bound_names, every_node, scope_nodes
+from devfix.analysis.ast_nodes import FUNCTIONS, bound_names, every_node, operand_names, scope_nodes
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
 from devfix.analysis.moves import is_move
@@ -198,7 +198,7 @@ class _Scope:
             elif isinstance(node, ast.Call) and node.args:
                 qualified = self.imports.qualify(node.func)
                 if qualified is not None and is_torch_tensor_function({qualified}) and qualified not in FACTORY_FUNCTIONS:
-                    evidenced.update(_operand_names(node.args[0]))
+                    evidenced.update(operand_names(node.args[0]))
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 names = [name for target in targets for name in bound_names(target)]
@@ -352,19 +352,6 @@ class _Scope:
             return False
         references = [value for value in values if self._may_reference(value)]
         return any(not (source is reference and isinstance(source, ast.Name)) for source in sources for reference in references)
-
-
-def _operand_names(value: ast.expr) -> set[str]:
-    """Names given whole to a torch op (`x`, `[a, b]`, `-x`), as `analysis.tensors` reads them."""
-    if isinstance(value, ast.Name):
-        return {value.id}
-    if isinstance(value, (ast.List, ast.Tuple)):
-        return {name for element in value.elts for name in _operand_names(element)}
-    if isinstance(value, ast.UnaryOp):
-        return _operand_names(value.operand)
-    return set()
-
-
 
 
 def _values(call: ast.Call) -> list[ast.expr]:

@@ -19,6 +19,7 @@ from devfix.analysis.ast_nodes import (
     every_node,
     is_self_attribute,
     method_chain,
+    operand_names,
     scope_nodes,
 )
 from devfix.analysis.imports import ImportTable
@@ -30,12 +31,16 @@ from devfix.analysis.torch_api import (
     CUDA_LITERALS,
     DATALOADER_NAMES,
     DEVICE_NAMES,
+    FACTORY_FUNCTIONS,
     FUNCTIONAL_LOSSES,
     LEGACY_DTYPES,
     LOSS_TENSOR_KEYWORDS,
+    NON_TENSOR_METHODS,
     PARAMETER_FREE_NN,
+    TENSOR_ANNOTATIONS,
     TENSOR_ONLY_MEMBERS,
     is_optimizer_name,
+    is_torch_tensor_function,
 )
 from devfix.analysis.values import ANNOTATION_KINDS
 
@@ -454,34 +459,22 @@ class _Screen:
                 return True
         return False
 
-    def _may_be_tensor(self, value: ast.expr, init: ast.FunctionDef | ast.AsyncFunctionDef, whole: bool = True) -> bool:
-        """The shapes DF014 accepts: torch calls (not `torch.nn.*`) through arithmetic, indexing and
-        method chains, and names. A name stored whole must be proven a tensor by the value
-        analysis (`found.tensor_candidates`); one inside arithmetic needs tensor evidence in
-        `__init__`. A parameter of `__init__` never rebound there is settled by its annotation."""
+    def _may_be_tensor(self, value: ast.expr, init: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """The values DF014 accepts. A name stored whole must be proven a tensor by the value
+        analysis (`found.tensor_candidates`; a parameter of `__init__` never rebound there is
+        settled by its annotation); anything else is a tensor expression over names with tensor
+        evidence in `__init__` (`analysis.tensors.is_tensor_expression`), not rooted in `torch.nn.*`."""
         if isinstance(value, ast.Name):
             settled = self._settled_parameter_kind(value.id, init)
-            if settled is not None:
-                return settled is Kind.TENSOR or (not whole and not settled.is_known_non_tensor and self._may_be_evidenced(value.id, init))
-            if whole:
+            if settled is None:
                 self.walked.tensor_candidates.append(value)
-                return False
-            return self._may_be_evidenced(value.id, init)
-        again = lambda inner: self._may_be_tensor(inner, init, whole=False)
-        if isinstance(value, ast.BinOp):
-            return again(value.left) or again(value.right)
-        if isinstance(value, ast.UnaryOp):
-            return again(value.operand)
-        if isinstance(value, ast.Compare):
-            return any(again(operand) for operand in [value.left, *value.comparators])
-        if isinstance(value, (ast.Subscript, ast.Attribute)):
-            return again(value.value)
-        if isinstance(value, ast.Call):
-            qualified = self.imports.qualify(value.func)
-            if qualified is None and isinstance(value.func, ast.Attribute):
-                return again(value.func.value)
-            return qualified is not None and qualified.startswith("torch.") and not qualified.startswith("torch.nn.")
-        return False
+            return settled is Kind.TENSOR
+        root = value
+        while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and self.imports.qualify(root.func) is None:
+            root = root.func.value  # `nn.Parameter(t).cuda()`: the call the chain starts from
+        if isinstance(root, ast.Call) and (self.imports.qualify(root.func) or "").startswith("torch.nn."):
+            return False  # Parameters, layers and functional ops at the root: DF014 leaves them
+        return self._tensor_expression(value, init, frozenset())
 
     def _settled_parameter_kind(self, name: str, init: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind | None:
         """The kind of a parameter of `__init__` that the body never rebinds nor tests with
@@ -516,20 +509,52 @@ class _Screen:
             annotation = annotation.value
         return (self.imports.qualify(annotation) or "") if annotation is not None else ""
 
-    def _may_be_evidenced(self, name: str, init: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    def _may_be_evidenced(self, name: str, init: ast.FunctionDef | ast.AsyncFunctionDef, seen: frozenset[str] = frozenset()) -> bool:
         """What `analysis.tensors.tensor_names` may count as a tensor in `__init__`: a name used with
-        a tensor-only member, given first to a torch op, annotated as a tensor, or assigned there."""
+        a tensor-only member, given first to a torch op, annotated as a tensor, or assigned a value
+        that is a tensor expression over such names."""
+        if name in seen:
+            return False
         for node in every_node(init):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name \
                     and node.attr in TENSOR_ONLY_MEMBERS:
                 return True
-            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == name \
-                    and (self.imports.qualify(node.func) or "").startswith("torch."):
+            if isinstance(node, ast.Call) and node.args and name in operand_names(node.args[0]) and self._is_tensor_op(node.func):
+                return True  # `torch.cat([a, b])`: the first argument of a torch op is a tensor
+            if isinstance(node, ast.arg) and node.arg == name and node.annotation is not None and (
+                    self._annotation_name(node.annotation) in TENSOR_ANNOTATIONS or ast.unparse(node.annotation) in TENSOR_ANNOTATIONS):
                 return True
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            if isinstance(node, ast.Assign) and any(isinstance(target, ast.Name) and target.id == name for target in node.targets) \
+                    and self._tensor_expression(node.value, init, seen | {name}):
                 return True
-            if isinstance(node, ast.arg) and node.arg == name and node.annotation is not None:
-                return True
+        return False
+
+    def _is_tensor_op(self, func: ast.expr) -> bool:
+        """`torch.cat`, `F.relu`: a torch function that takes tensors (not a factory, not a layer)."""
+        qualified = self.imports.qualify(func)
+        return qualified is not None and qualified not in FACTORY_FUNCTIONS and is_torch_tensor_function({qualified})
+
+    def _tensor_expression(self, value: ast.expr, init: ast.FunctionDef | ast.AsyncFunctionDef, seen: frozenset[str]) -> bool:
+        """`analysis.tensors.is_tensor_expression`, with names judged by `_may_be_evidenced`."""
+        again = lambda inner: self._tensor_expression(inner, init, seen)
+        if isinstance(value, ast.Name):
+            return self._may_be_evidenced(value.id, init, seen)
+        if isinstance(value, ast.BinOp):
+            return again(value.left) or again(value.right)
+        if isinstance(value, ast.Compare):
+            return any(again(operand) for operand in [value.left, *value.comparators])
+        if isinstance(value, ast.UnaryOp) and not isinstance(value.op, ast.Not):
+            return again(value.operand)
+        if isinstance(value, ast.Attribute) and value.attr in ("T", "mT", "data", "grad"):
+            return again(value.value)
+        if isinstance(value, ast.Subscript):
+            return again(value.value)
+        if isinstance(value, ast.Call):
+            qualified = self.imports.qualify(value.func)
+            if qualified is not None and qualified.startswith("torch."):
+                return is_torch_tensor_function({qualified})
+            if isinstance(value.func, ast.Attribute) and value.func.attr not in NON_TENSOR_METHODS:
+                return again(value.func.value)
         return False
 
     def _is_torch_call(self, node: ast.AST) -> bool:

@@ -461,11 +461,15 @@ def test_df004_in_a_program_needs_a_placement_here_or_in_a_local_module_it_impor
     ("table", "table", False),  # unannotated, unknown: only a proven tensor becomes a buffer
     ("w", "w * 2", False),  # no tensor evidence for `w` in __init__
     ("w", "w * 2\n        self.rows = w.size(0)", True),  # `w.size(0)`: tensor evidence for `w`
+    ("w", "w * 2\n        self.both = torch.cat([w, w])", True),  # given to a torch op inside a list
+    # hyper-parameters: `nn.Linear(dim, dim)` is no tensor evidence for `dim`, nor for what is computed from it
+    ("dim, heads", "(dim // heads) ** -0.5\n        self.proj = nn.Linear(dim, dim)", False),
+    ("", "torch.finfo(torch.float32).tiny", False),  # a number read from torch
 ])
 def test_df014_reads_a_parameter_of_init_by_its_annotation(signature, stored, expected):
     source = (
         "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
-        f"    def __init__(self, {signature}):\n        super().__init__()\n        self.kept = {stored}\n\n"
+        f"    def __init__(self{', ' if signature else ''}{signature}):\n        super().__init__()\n        self.kept = {stored}\n\n"
         "    def forward(self, x):\n        return x * self.kept\n"
     )
     assert ("DF014" in rules_that_may_apply(source)) is expected
