@@ -11,8 +11,6 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
 
 from devfix import __version__
 from devfix.config import ConfigError
@@ -147,6 +145,8 @@ def verify(
 ) -> None:
     """Run before/after fixtures: before fails with a device error, after runs with the same RESULT."""
     _require_torch("verify")
+    from rich.table import Table
+
     from devfix.verify import cuda_machine, verify_paths
 
     machine = cuda_machine(device.value)
@@ -258,6 +258,8 @@ def lsp() -> None:
 @app.command()
 def rules() -> None:
     """List every rule: code, name, fix safety and summary."""
+    from rich.table import Table
+
     from devfix.codemods import ALL_RULES  # the rules' modules (and libcst): only to describe them
 
     table = Table("code", "name", "fix", "summary", box=None, pad_edge=False)
@@ -299,11 +301,13 @@ def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, *, apply_fixes:
 
 @contextmanager
 def _progress():
-    bars: list[Progress] = []
+    bars = []
 
     def start(total: int):
         if not wants_progress(total):
             return None
+        from rich.progress import Progress  # only for long runs on a terminal: it costs start-up time
+
         bar = Progress(console=stderr, transient=True)
         bar.start()
         bars.append(bar)
