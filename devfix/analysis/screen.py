@@ -181,7 +181,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.init(init, class_node)
     if found.built & found.called:
         found.built_and_called = _built_once_and_called(found, classes)
-    if screen.moved_names and screen.dispatched:
+    if screen.moves_after_dispatch_or_optimizer_load():
         screen.found.add(RUNTIME_PLACEMENT)
     if screen.tables_in_use():
         screen.found.add(PLAIN_CLASS_TABLE)
@@ -206,7 +206,10 @@ class _Screen:
     def __init__(self, walked: Walk, classes: dict[str, Kind]) -> None:
         self.walked, self.imports, self.classes = walked, walked.imports, classes
         self.found: set[str] = set()
-        self.moved_names = self.dispatched = False  # halves of RUNTIME_PLACEMENT
+        # RUNTIME_PLACEMENT's parts: moves of names, names loaded with `device_map=`, optimizer loads
+        self.moves: list[tuple[str, int]] = []
+        self.dispatched: set[str] = set()
+        self.optimizer_loads: list[int] = []
         self.class_tensors: dict[int, set[str]] = {}
         # plain classes' attributes → whether every assignment makes them with torch, unplaced
         self.table_candidates: dict[int, tuple[ast.ClassDef, dict[str, bool]]] = {}
@@ -302,6 +305,9 @@ class _Screen:
         if isinstance(single, ast.Name) and single.id in DEVICE_NAMES and _is_cuda_device(node.value):
             found.add(HARDCODED_CUDA)  # `device = "cuda"`
         value = node.value
+        if isinstance(value, ast.Call) and any(keyword.arg == "device_map" for keyword in value.keywords):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            self.dispatched.update(name for target in targets for name in bound_names(target))
         if value is not None and any(self._legacy_type(option) == "torch.cuda" for option in _if_options(value)):
             found.add(LEGACY_CONSTRUCTOR)  # `Tensor = torch.cuda.FloatTensor`: DF009 reports the alias
         if isinstance(single, ast.Name) and _deep_copies_a_name(value, self.imports):
@@ -401,20 +407,26 @@ class _Screen:
             self.found.add(HARDCODED_CUDA)
 
     def _runtime_placement(self, node: ast.Call, name: str | None) -> None:
-        """DF013's cases: `torch.jit.trace(...)`; a name moved after `device_map=` loading or after an
-        optimizer's `load_state_dict` (both halves are looked for file-wide here)."""
+        """DF013's cases: `torch.jit.trace(...)`; the parts of a move after `device_map=` loading or
+        after an optimizer's `load_state_dict` (`moves_after_dispatch_or_optimizer_load`)."""
         qualified = self.imports.qualify(node.func)
         if qualified in ("torch.jit.trace", "torch.jit.trace_module"):
             self.found.add(RUNTIME_PLACEMENT)
         if qualified is not None and qualified.startswith("torch.nn.") and qualified.endswith(".DataParallel"):
             self.found.add(DATA_PARALLEL)
-        if name in ("to", "cuda") and isinstance(node.func.value, ast.Name):
-            self.moved_names = True
-        if any(keyword.arg == "device_map" for keyword in node.keywords):
-            self.dispatched = True
+        if is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
+            self.moves.append((node.func.value.id, node.lineno))
         if name == "load_state_dict" and isinstance(node.func.value, ast.Name) and is_optimizer_name(node.func.value.id):
-            self.dispatched = True
+            self.optimizer_loads.append(node.lineno)
 
+    def moves_after_dispatch_or_optimizer_load(self) -> bool:
+        """A name moved that was loaded with `device_map=` (anywhere in the file here, in its scope
+        for the rule), or a name bound to a call moved after an optimizer's `load_state_dict`."""
+        first_load = min(self.optimizer_loads, default=None)
+        return any(
+            moved in self.dispatched or (first_load is not None and first_load < line and moved in self.walked.built)
+            for moved, line in self.moves
+        )
     def _self_assignment(self, value: ast.expr, place: _Place, attributes: set[str], single_target: bool) -> None:
         owner = self.owner_kind(place)
         if owner is Kind.OBJECT or place.class_node not in self.walked.tree.body:  # PLAIN_CLASS_TABLE: `tables_in_use`

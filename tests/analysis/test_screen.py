@@ -120,9 +120,14 @@ def test_df001_needs_a_hard_coded_single_gpu_placement(source, expected):
 
 @pytest.mark.parametrize("source, expected", [
     ("import torch\nmodel.load_state_dict(state)\nmodel.to(device)\n", False),
-    ("import torch\noptimizer.load_state_dict(state)\nmodel.to(device)\n", True),
+    ("import torch\nmodel = Net()\noptimizer.load_state_dict(state)\nmodel.to(device)\n", True),
     ("import torch\nm = AutoModel.from_pretrained('x', device_map='auto')\nm.to(device)\n", True),
     ("import torch\ntraced = torch.jit.trace(model, example)\n", True),
+    # the standard order: move, then load the optimizer
+    ("import torch\nmodel = Net()\nmodel.to(device)\noptimizer.load_state_dict(state)\n", False),
+    # a dispatched model left where it is; another value moved
+    ("import torch\nm = AutoModel.from_pretrained('x', device_map='auto')\nids = ids.to(m.device)\n", False),
+    ("import torch\nm = AutoModel.from_pretrained('x', device_map='auto')\nm.to(torch.float16)\n", False),  # a cast
 ])
 def test_df013_needs_a_trace_or_a_move_after_dispatch_or_optimizer_state(source, expected):
     assert ("DF013" in rules_that_may_apply(source)) is expected
