@@ -338,10 +338,10 @@ class _Scope:
             return tensor_function and self._both(values)
         if isinstance(call.func, ast.Attribute) and call.func.attr not in NOT_COMBINING_METHODS:
             # a tensor's method given a fresh tensor, or a fresh tensor's method given a tensor
-            receiver = call.func.value
-            given_sources = any(self._has_sources(value) for value in values)
-            given_reference = any(self._may_reference(value) for value in values)
-            return (given_sources and self._may_reference(receiver)) or (given_reference and self._has_sources(receiver))
+            receiver = call.func.value  # the cheap halves first: `_may_reference` may need the value analysis
+            if any(self._has_sources(value) for value in values) and self._may_reference(receiver):
+                return True
+            return self._has_sources(receiver) and any(self._may_reference(value) for value in values)
         return False
 
     def _both(self, values: list[ast.expr]) -> bool:

@@ -81,7 +81,7 @@ class FileFacts:
         if signal == screen.CALLED_CONSTRUCTION:  # `Layer(...)(x)` in a method: is `Layer` a Module class?
             return any(self._builds_a_module(call) for call in self._walk.constructions)
         if signal == screen.BUILT_AND_CALLED:  # `model = Net()` and `model(x)`: is `Net` a Module class?
-            return any(self._builds_a_module(call) for call in self._walk.built_and_called)
+            return self._built_and_called
         return False
 
     @cached_property
@@ -91,6 +91,10 @@ class FileFacts:
         if places_devices(self.text):
             return True
         return any(self._project.imported_module_places_devices(self._path, name) for name in set(self.imports.names.values()))
+
+    @cached_property
+    def _built_and_called(self) -> bool:
+        return any(self._builds_a_module(call) for call in screen.built_once_and_called(self._walk, self.classes))
 
     def _builds_a_module(self, call: ast.Call) -> bool:
         """`Net(...)` where `Net` is a Module class: of this file, or as the run's files tell."""

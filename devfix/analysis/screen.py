@@ -113,7 +113,6 @@ class Walk:
     annotations: list[tuple[str, ast.expr]] = field(default_factory=list)  # (parameter, its annotation)
     calls_assigned: list[tuple[str, ast.Call]] = field(default_factory=list)  # `name = call(...)`
     constructions: list[ast.Call] = field(default_factory=list)  # `Layer(...)` of `Layer(...)(x)` in a method
-    built_and_called: list[ast.Call] = field(default_factory=list)  # `Net(...)` of `model = Net(...)` then `model(x)`
 
 
 WATCHED = (ast.Call, ast.Constant, ast.For, ast.AsyncFor, ast.Expr, ast.Assign, ast.AnnAssign)
@@ -171,7 +170,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
     `FileFacts.has_signal`): MODULE_TENSOR_ATTRIBUTE and BARE_MOVE for bare names
     (`found.tensor_candidates`, `found.bare_move_receivers`), FACTORY_MEETS_TENSOR, PLACES_DEVICES,
     DEVICE_VALUE_TO_HOST, CALLED_CONSTRUCTION and BUILT_AND_CALLED (`found.constructions`,
-    `found.built_and_called`)."""
+    `built_once_and_called`)."""
     if found.star_import:
         return ALL_SIGNALS  # names devfix cannot resolve: assume anything
     screen = _Screen(found, classes)
@@ -179,8 +178,6 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.node(node, place)
     for init, class_node in found.inits:
         screen.init(init, class_node)
-    if found.built & found.called:
-        found.built_and_called = _built_once_and_called(found, classes)
     if screen.moves_after_dispatch_or_optimizer_load():
         screen.found.add(RUNTIME_PLACEMENT)
     if screen.tables_in_use():
@@ -441,8 +438,14 @@ class _Screen:
             self.found.add(MODULE_CONTAINER)
         if isinstance(value, ast.List) and not value.elts:
             self.empty_lists.update((id(place.class_node), attribute) for attribute in attributes)
-        if single_target and self._kept_for_other_methods(place.class_node, *attributes) and self._may_be_tensor(value, place.method):
-            self.found.add(MODULE_TENSOR_ATTRIBUTE)
+        if not single_target:
+            return
+        verdict = self._may_be_tensor(value, place.method)  # first: it is cheaper than the class-wide walk
+        if verdict is not False and self._kept_for_other_methods(place.class_node, *attributes):
+            if verdict is None:
+                self.walked.tensor_candidates.append(value)  # a name the value analysis must prove a tensor
+            else:
+                self.found.add(MODULE_TENSOR_ATTRIBUTE)
 
     def _kept_for_other_methods(self, class_node: ast.ClassDef, attribute: str) -> bool:
         """DF014's attributes: assigned by one statement of the class's methods (not counting
@@ -471,16 +474,14 @@ class _Screen:
                 return True
         return False
 
-    def _may_be_tensor(self, value: ast.expr, init: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    def _may_be_tensor(self, value: ast.expr, init: ast.FunctionDef | ast.AsyncFunctionDef) -> bool | None:
         """The values DF014 accepts. A name stored whole must be proven a tensor by the value
-        analysis (`found.tensor_candidates`; a parameter of `__init__` never rebound there is
-        settled by its annotation); anything else is a tensor expression over names with tensor
-        evidence in `__init__` (`analysis.tensors.is_tensor_expression`), not rooted in `torch.nn.*`."""
+        analysis (None: ask it; a parameter of `__init__` never rebound there is settled by its
+        annotation); anything else is a tensor expression over names with tensor evidence in
+        `__init__` (`analysis.tensors.is_tensor_expression`), not rooted in `torch.nn.*`."""
         if isinstance(value, ast.Name):
             settled = self._settled_parameter_kind(value.id, init)
-            if settled is None:
-                self.walked.tensor_candidates.append(value)
-            return settled is Kind.TENSOR
+            return None if settled is None else settled is Kind.TENSOR
         root = value
         while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and self.imports.qualify(root.func) is None:
             root = root.func.value  # `nn.Parameter(t).cuda()`: the call the chain starts from
@@ -659,11 +660,13 @@ def _keyword_values(call: ast.Call, *names: str) -> list[ast.expr]:
     return [keyword.value for keyword in call.keywords if keyword.arg in names]
 
 
-def _built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Call]:
+def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Call]:
     """DF003's start: in some scope, a name bound once, by `name = SomeClass(...)` (a resolvable
     class, not one of the file proven plain, that may hold state), and called somewhere
     (`name(x)`). The constructions: whether they build Modules is for `FileFacts` to ask."""
     starts: list[ast.Call] = []
+    if not found.built & found.called:
+        return starts
     scopes = [found.tree.body] + [node.body for node in every_node(found.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for body in scopes:
         bindings: dict[str, int] = {}
