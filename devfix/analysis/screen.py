@@ -33,6 +33,7 @@ from devfix.analysis.torch_api import (
     DEVICE_NAMES,
     FACTORY_FUNCTIONS,
     FUNCTIONAL_LOSSES,
+    GUARD_WORDS,
     LEGACY_DTYPES,
     LOSS_TENSOR_KEYWORDS,
     NON_TENSOR_METHODS,
@@ -178,6 +179,8 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.node(node, place)
     for init, class_node in found.inits:
         screen.init(init, class_node)
+    if screen.cuda_sites and _any_unguarded(screen.cuda_sites, found.tree):
+        screen.found.add(HARDCODED_CUDA)
     if screen.moves_after_dispatch_or_optimizer_load():
         screen.found.add(RUNTIME_PLACEMENT)
     if screen.tables_in_use():
@@ -203,6 +206,7 @@ class _Screen:
     def __init__(self, walked: Walk, classes: dict[str, Kind]) -> None:
         self.walked, self.imports, self.classes = walked, walked.imports, classes
         self.found: set[str] = set()
+        self.cuda_sites: list[ast.AST] = []  # what DF001 rewrites, unless a CUDA test guards it
         # RUNTIME_PLACEMENT's parts: moves of names, names loaded with `device_map=`, optimizer loads
         self.moves: list[tuple[str, int]] = []
         self.dispatched: set[str] = set()
@@ -300,7 +304,7 @@ class _Screen:
         found = self.found
         single = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
         if isinstance(single, ast.Name) and single.id in DEVICE_NAMES and _is_cuda_device(node.value):
-            found.add(HARDCODED_CUDA)  # `device = "cuda"`
+            self.cuda_sites.append(node)  # `device = "cuda"`
         value = node.value
         if isinstance(value, ast.Call) and any(keyword.arg == "device_map" for keyword in value.keywords):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -395,13 +399,13 @@ class _Screen:
             positional, keywords = node.args, {keyword.arg for keyword in node.keywords}
             zero = not positional or (len(positional) == 1 and isinstance(positional[0], ast.Constant) and positional[0].value == 0)
             if zero and keywords <= {"non_blocking"}:
-                self.found.add(HARDCODED_CUDA)
+                self.cuda_sites.append(node)
         elif name == "to" and any(_is_cuda_device(value) for value in [*node.args[:1], *_keyword_values(node, "device")]):
-            self.found.add(HARDCODED_CUDA)
+            self.cuda_sites.append(node)
         if any(_is_cuda_device(value) for value in _keyword_values(node, "device", "map_location")):
-            self.found.add(HARDCODED_CUDA)
+            self.cuda_sites.append(node)
         if name == "add_argument" and any(_is_cuda_device(value) for value in _keyword_values(node, "default")):
-            self.found.add(HARDCODED_CUDA)
+            self.cuda_sites.append(node)
 
     def _runtime_placement(self, node: ast.Call, name: str | None) -> None:
         """DF013's cases: `torch.jit.trace(...)`; the parts of a move after `device_map=` loading or
@@ -578,6 +582,22 @@ class _Screen:
             return False
         qualified = self.imports.qualify(node.func) or ""
         return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORIES
+
+
+def _any_unguarded(sites: list[ast.AST], tree: ast.Module) -> bool:
+    """Some site is outside every branch of an `if`/`while`/conditional expression whose test asks
+    about CUDA or a GPU, and outside such a test (DF001's `_guarded`)."""
+    parents = {id(child): node for node in every_node(tree) for child in children(node)}
+    for site in sites:
+        child, current, guarded = site, parents.get(id(site)), False
+        while current is not None and not guarded:
+            if isinstance(current, (ast.If, ast.IfExp, ast.While)) and child is not current.test:
+                guarded = bool(GUARD_WORDS.search(ast.unparse(current.test)))
+            guarded = guarded or (isinstance(current, ast.IfExp) and child is current.test)
+            child, current = current, parents.get(id(current))
+        if not guarded:
+            return True
+    return False
 
 
 def _may_lack_map_location(call: ast.Call) -> bool:

@@ -23,18 +23,15 @@ variable in scope it reports without a fix.
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.module_classes import class_facts, names_fed_to_submodules
-from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES, MULTI_GPU_MARKERS
+from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES, GUARD_WORDS, MULTI_GPU_MARKERS
 from devfix.analysis.torch_names import is_cuda_device_expression, is_cuda_literal, keyword, qualified_names
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
-GUARD_WORDS = re.compile(r"cuda|gpu", re.IGNORECASE)
 DEVICE_KEYWORDS = ("device", "map_location")
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 PARAMETERIZED_LAYERS = frozenset({

@@ -113,6 +113,11 @@ def test_a_local_fed_to_a_moved_model_is_kept_for_df004():
     ("import torch\nx = torch.zeros(3, device=torch.device('cuda'))\n", True),
     ("import torch\ndevice = 'cuda'\n", True),
     ("import torch\nmodel = Net().cuda()\nmodel = DistributedDataParallel(model)\n", False),
+    # guarded by a test that asks about the GPU: in its branches, in a conditional's test
+    ("import torch\nif torch.cuda.is_available():\n    x = torch.zeros(3).cuda()\n", False),
+    ("import torch\nif not torch.cuda.is_available():\n    raise SystemExit\nelse:\n    q = torch.randn(2, device='cuda')\n", False),
+    ("import torch\nx = torch.zeros(3).cuda() if use_gpu else torch.zeros(3)\n", False),
+    ("import torch\nif verbose:\n    x = torch.zeros(3).cuda()\n", True),  # a test about something else
 ])
 def test_df001_needs_a_hard_coded_single_gpu_placement(source, expected):
     assert ("DF001" in rules_that_may_apply(source)) is expected
