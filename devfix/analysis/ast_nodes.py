@@ -49,12 +49,14 @@ def every_node(node: ast.AST) -> list[ast.AST]:
 
 
 def scope_nodes(body: list[ast.stmt], nested: tuple[type, ...] = NESTED_SCOPES) -> Iterator[ast.AST]:
-    """The nodes of one scope's statements, without those under the `nested` kinds of node."""
+    """The nodes of one scope's statements, without those under the `nested` kinds of node (a
+    `def` among the statements is yielded, its body is not)."""
     stack: list[ast.AST] = list(body)
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(child for child in children(node) if not isinstance(child, nested))
+        if not isinstance(node, nested):
+            stack.extend(child for child in children(node) if not isinstance(child, nested))
 
 
 def bound_names(target: ast.expr) -> Iterator[str]:

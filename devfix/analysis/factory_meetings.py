@@ -48,7 +48,10 @@ NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
 def factory_may_meet_tensor(tree: ast.Module, imports: ImportTable, kind_at: KindAt) -> bool:
     """False only when no factory call of the file can meet a tensor the way DF004 looks for."""
     callables = _maybe_modules(tree, imports)
-    moves_something = any(_is_move_of_a_name(node, imports) for node in every_node(tree))
+    moves_something = any(  # `net.to(device)`, `model = Net().to(device)`: a moved model a caller may pass
+        _is_move_of_a_name(node, imports) or (isinstance(node, (ast.Assign, ast.AnnAssign)) and _may_move(node.value))
+        for node in every_node(tree)
+    )
     return any(
         _Scope(body, arguments, imports, kind_at, callables, moves_something and top_level).has_meeting()
         for body, arguments, top_level in _scopes(tree)

@@ -683,7 +683,9 @@ def _keyword_values(call: ast.Call, *names: str) -> list[ast.expr]:
 def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Call]:
     """DF003's start: in some scope, a name bound once, by `name = SomeClass(...)` (a resolvable
     class, not one of the file proven plain, that may hold state), and called somewhere
-    (`name(x)`). The constructions: whether they build Modules is for `FileFacts` to ask."""
+    (`name(x)`), in a scope that places something itself (a `.to()`/`.cuda()` or `device=`: the
+    rule calls the name with device data of that scope). Whether the constructions build Modules
+    is for `FileFacts` to ask."""
     starts: list[ast.Call] = []
     if not found.built & found.called:
         return starts
@@ -691,7 +693,10 @@ def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Cal
     for body in scopes:
         bindings: dict[str, int] = {}
         constructed: dict[str, ast.Call] = {}
+        places = False
         for node in scope_nodes(body):
+            if isinstance(node, ast.Call):
+                places = places or _method_name(node) in ("to", "cuda") or any(keyword.arg == "device" for keyword in node.keywords)
             if isinstance(node, ast.Assign):
                 value = node.value
                 if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(value, ast.Call) \
@@ -708,7 +713,8 @@ def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Cal
             for target in targets:
                 for name in bound_names(target):
                     bindings[name] = bindings.get(name, 0) + 1
-        starts += [call for name, call in constructed.items() if bindings[name] == 1 and name in found.called]
+        if places:
+            starts += [call for name, call in constructed.items() if bindings[name] == 1 and name in found.called]
     return starts
 
 

@@ -483,3 +483,12 @@ def test_df014_reads_a_parameter_of_init_by_its_annotation(signature, stored, ex
         "    def forward(self, x):\n        return x * self.kept\n"
     )
     assert ("DF014" in rules_that_may_apply(source)) is expected
+
+
+def test_df003_needs_device_data_in_the_scope_that_builds_and_calls():
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    pass\n\n\n"
+        "def predict(x):\n    model = Net()\n    return model(x)\n\n\n"
+        "def place(y):\n    return y.to('cuda:1')\n"
+    )
+    assert "DF003" not in rules_that_may_apply(source)
