@@ -1,10 +1,11 @@
 """Small `ast` helpers the screens share: a fast walk, a scope's own nodes, the names a target
-binds, a method chain's names, `self.<attr>`, and the names a torch op is given whole."""
+binds, a scope's bindings by line, a method chain's names, `self.<attr>`, and the names a torch op
+is given whole."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 NESTED_SCOPES = (*FUNCTIONS, ast.ClassDef, ast.Lambda)  # what `analysis.placement.collect` skips
@@ -68,6 +69,50 @@ def bound_names(target: ast.expr) -> Iterator[str]:
             yield from bound_names(element)
     elif isinstance(target, ast.Starred):
         yield from bound_names(target.value)
+
+
+Binding = tuple[int, "ast.expr | None"]  # (line, value): the value is None where devfix cannot see it
+
+
+def scope_bindings(nodes: Iterable[ast.AST]) -> dict[str, list[Binding]]:
+    """Each name's bindings among one scope's nodes, in source order, as `analysis.placement.collect`
+    records them: assignments with their values; augmented assignments, `for` and `with` targets
+    without one. Unpacking a display of the same length binds item by item; unpacking anything else
+    binds each name to the whole value when it is a call (`out, (h, c) = lstm(x)`), else to nothing."""
+    found: list[tuple[int, int, ast.expr, ast.expr | None]] = []
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            found += [(node.lineno, node.col_offset, target, node.value) for target in node.targets]
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            found.append((node.lineno, node.col_offset, node.target, node.value))
+        elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
+            found.append((node.lineno, node.col_offset, node.target, None))
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            found += [(item.context_expr.lineno, item.context_expr.col_offset, item.optional_vars, None)
+                      for item in node.items if item.optional_vars is not None]
+    bindings: dict[str, list[Binding]] = {}
+    for line, _, target, value in sorted(found, key=lambda binding: binding[:2]):
+        _bind(bindings, target, value, line)
+    return bindings
+
+
+def _bind(bindings: dict[str, list[Binding]], target: ast.expr, value: ast.expr | None, line: int) -> None:
+    if isinstance(target, ast.Name):
+        bindings.setdefault(target.id, []).append((line, value))
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        elements = [element.value if isinstance(element, ast.Starred) else element for element in target.elts]
+        if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements):
+            for element, item in zip(elements, value.elts):
+                _bind(bindings, element, item.value if isinstance(item, ast.Starred) else item, line)
+        else:
+            for element in elements:
+                _bind(bindings, element, value if isinstance(value, ast.Call) else None, line)
+
+
+def latest_binding(bindings: dict[str, list[Binding]], name: str, line: int) -> Binding | None:
+    """What `name` holds where read on `line`: its latest binding on an earlier line."""
+    earlier = [binding for binding in bindings.get(name, ()) if binding[0] < line]
+    return max(earlier, key=lambda binding: binding[0]) if earlier else None
 
 
 def method_chain(node: ast.expr) -> set[str]:

@@ -24,7 +24,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from devfix.analysis.ast_nodes import FUNCTIONS, bound_names, every_node, operand_names, scope_nodes
+from devfix.analysis.ast_nodes import (
+    FUNCTIONS,
+    Binding,
+    bound_names,
+    every_node,
+    latest_binding,
+    operand_names,
+    scope_bindings,
+    scope_nodes,
+)
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
 from devfix.analysis.moves import is_move
@@ -109,7 +118,7 @@ class _Scope:
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
-        self.bindings: dict[str, list[tuple[int, ast.expr | None]]] = {}  # as `analysis.placement` records them
+        self.bindings: dict[str, list[Binding]] = {}  # as `analysis.placement` records them
         self.moved: dict[str, list[int]] = {}  # names the scope moves (`x.to(device)`, `x = y.cuda()`) → lines
         self._name_sources: dict[tuple[str, int], bool] = {}
 
@@ -138,38 +147,14 @@ class _Scope:
         )
 
     def _find_bindings(self) -> None:
-        """Each binding of the scope with its line, as `analysis.placement.collect` records them for
-        DF004: assignments with their values; augmented assignments, `for` and `with` targets
-        without (devfix cannot see what they hold)."""
-        found: list[tuple[int, int, ast.expr, ast.expr | None]] = []
+        """The scope's bindings (`ast_nodes.scope_bindings`) and the lines of its moves (`x.to(...)`,
+        `x = y.cuda()`), as `analysis.placement.collect` records them for DF004."""
+        self.bindings = scope_bindings(self.nodes)
         for node in self.nodes:
-            if isinstance(node, ast.Assign):
-                found += [(node.lineno, node.col_offset, target, node.value) for target in node.targets]
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                found.append((node.lineno, node.col_offset, node.target, node.value))
-            elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
-                found.append((node.lineno, node.col_offset, node.target, None))
-            elif isinstance(node, (ast.With, ast.AsyncWith)):
-                found += [(item.context_expr.lineno, item.context_expr.col_offset, item.optional_vars, None)
-                          for item in node.items if item.optional_vars is not None]
-            elif _may_move(node) and isinstance(node.func.value, ast.Name):
+            if _may_move(node) and isinstance(node.func.value, ast.Name):
                 self.moved.setdefault(node.func.value.id, []).append(node.lineno)
-        for line, _, target, value in sorted(found, key=lambda binding: binding[:2]):
-            self._bind(target, value, line)
-
-    def _bind(self, target: ast.expr, value: ast.expr | None, line: int) -> None:
-        if isinstance(target, ast.Name):
-            self.bindings.setdefault(target.id, []).append((line, value))
-            if _may_move(value):
-                self.moved.setdefault(target.id, []).append(line)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            elements = [element.value if isinstance(element, ast.Starred) else element for element in target.elts]
-            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements):
-                for element, item in zip(elements, value.elts):
-                    self._bind(element, item.value if isinstance(item, ast.Starred) else item, line)
-            else:  # `out, (h, c) = lstm(x)`: each part is bound to the whole call
-                for element in elements:
-                    self._bind(element, value if isinstance(value, ast.Call) else None, line)
+        for name, bindings in self.bindings.items():
+            self.moved.setdefault(name, []).extend(line for line, value in bindings if _may_move(value))
 
     def _sources_of_name(self, name: str, line: int) -> bool:
         """What `name` holds where read on `line`: its latest binding on an earlier line (moves in
@@ -177,16 +162,15 @@ class _Scope:
         key = (name, line)
         if key not in self._name_sources:
             self._name_sources[key] = False
-            earlier = [binding for binding in self.bindings.get(name, ()) if binding[0] < line]
-            latest = max(earlier, key=lambda binding: binding[0]) if earlier else None
+            latest = latest_binding(self.bindings, name, line)
             self._name_sources[key] = latest is not None and latest[1] is not None and self._has_sources(latest[1], latest[0])
         return self._name_sources[key]
 
     def _moved_since_bound(self, name: str, line: int) -> bool:
         """A move of `name` between its latest binding before `line` and `line` (DF004 then no
         longer takes it for a fresh tensor there)."""
-        bound = max((binding[0] for binding in self.bindings.get(name, ()) if binding[0] < line), default=None)
-        return any((bound is None or bound < moved) and moved < line for moved in self.moved.get(name, ()))
+        latest = latest_binding(self.bindings, name, line)
+        return any((latest is None or latest[0] < moved) and moved < line for moved in self.moved.get(name, ()))
 
     def _find_tensor_evidence(self) -> None:
         """What DF004's usage evidence (`analysis.tensors.tensor_names`) may count as a tensor: a

@@ -22,7 +22,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from devfix.analysis.ast_nodes import FUNCTIONS, NESTED_SCOPES, every_node, method_chain, scope_nodes
+from devfix.analysis.ast_nodes import (
+    FUNCTIONS,
+    NESTED_SCOPES,
+    Binding,
+    every_node,
+    latest_binding,
+    method_chain,
+    scope_bindings,
+    scope_nodes,
+)
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_move
 from devfix.analysis.torch_api import CPU_LITERALS, TORCH_DTYPES
@@ -63,7 +72,7 @@ class _Scope:
             argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
         } - {"self", "cls"}
         self.parameters = self.all_parameters if file_places_devices else set()
-        self.bindings: dict[str, list[tuple[int, ast.expr | None]]] = {}  # name → (line, value) of its assignments
+        self.bindings: dict[str, list[Binding]] = {}  # name → (line, value) of its assignments
         self.appended: dict[str, list[ast.expr]] = {}  # name → what `name.append(...)` adds, anywhere under the scope
         self.moved: set[str] = set()
         self._verdicts: dict[tuple[int, bool, int | None], bool] = {}
@@ -93,44 +102,16 @@ class _Scope:
         return [(value, False) for value in values if "cpu" not in method_chain(value)]
 
     def _bind(self) -> None:
-        """The scope's bindings as `analysis.placement.collect` records them (assignments with their
-        values; augmented assignments, `for` and `with` targets without), and its moves."""
+        """The scope's bindings (`ast_nodes.scope_bindings`), its moves, and what its lists collect."""
+        self.bindings = scope_bindings(self.nodes)
         for node in self.nodes:
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    self._bind_target(target, node.value, node.lineno)
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                self._bind_target(node.target, node.value, node.lineno)
-            elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
-                self._bind_target(node.target, None, node.lineno)
-            elif isinstance(node, (ast.With, ast.AsyncWith)):
-                for item in node.items:
-                    if item.optional_vars is not None:
-                        self._bind_target(item.optional_vars, None, item.context_expr.lineno)
-            elif isinstance(node, ast.Call) and is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
+            if isinstance(node, ast.Call) and is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
                 self.moved.add(node.func.value.id)
+        self.moved |= {name for name, bindings in self.bindings.items() if any(is_move(value, self.imports) for _, value in bindings)}
         for node in self.nodes_under:  # `losses.append(loss)` anywhere under the scope
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
                     and isinstance(node.func.value, ast.Name) and node.args:
                 self.appended.setdefault(node.func.value.id, []).append(node.args[0])
-
-    def _bind_target(self, target: ast.expr, value: ast.expr | None, line: int) -> None:
-        if isinstance(target, ast.Name):
-            self.bindings.setdefault(target.id, []).append((line, value))
-            if value is not None and is_move(value, self.imports):
-                self.moved.add(target.id)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            elements = [element.value if isinstance(element, ast.Starred) else element for element in target.elts]
-            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements):
-                for element, item in zip(elements, value.elts):
-                    self._bind_target(element, item.value if isinstance(item, ast.Starred) else item, line)
-            else:  # `out, (h, c) = lstm(x)`: each part lives where the whole result lives
-                for element in elements:
-                    self._bind_target(element, value if isinstance(value, ast.Call) else None, line)
-
-    def _latest_binding(self, name: str, line: int) -> tuple[int, ast.expr | None] | None:
-        earlier = [binding for binding in self.bindings.get(name, ()) if binding[0] < line]
-        return max(earlier, key=lambda binding: binding[0]) if earlier else None
 
     def _may_be_on_device(self, value: ast.expr, with_parameters: bool, before_line: int | None = None) -> bool:
         """`with_parameters`: the rule's loose mode for `.numpy()` (parameters may be on a device,
@@ -151,7 +132,7 @@ class _Scope:
                 return True
             if any(self._may_be_on_device(item, with_parameters) for item in self.appended.get(value.id, ())):
                 return True
-            binding = self._latest_binding(value.id, before_line if before_line is not None else value.lineno)
+            binding = latest_binding(self.bindings, value.id, before_line if before_line is not None else value.lineno)
             return binding is not None and binding[1] is not None and self._may_be_on_device(binding[1], with_parameters, binding[0])
         if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
             return again(value.value)
