@@ -33,6 +33,7 @@ class ProjectIndex:
     def __init__(self, sources: dict[str, str] | None = None) -> None:
         self._sources = dict(sources or {})
         self._files: dict[str, FileClasses | None] = {}
+        self._placements: dict[str, bool] = {}  # module file → does it place anything on a device
 
     def is_module_class(self, from_file: str, qualified_name: str) -> bool | None:
         """True or False when known; None when devfix cannot tell (then a rule must not guess)."""
@@ -46,14 +47,18 @@ class ProjectIndex:
         for end in range(len(parts), 0, -1):
             target = self._module_file(file, ".".join(parts[:end]))
             if target is not None:
-                text = self._sources.get(str(target))
-                if text is None:
-                    try:
-                        text = target.read_text(encoding="utf-8", errors="replace")
-                    except OSError:
-                        return False
-                return places_devices(text)
+                if str(target) not in self._placements:  # each module is read once per run
+                    self._placements[str(target)] = places_devices(self._text(target))
+                return self._placements[str(target)]
         return False
+
+    def _text(self, file: Path) -> str:
+        if str(file) in self._sources:
+            return self._sources[str(file)]
+        try:
+            return file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
 
     def _is_module(self, file: Path, name: str, seen: set[tuple[Path, str]]) -> bool | None:
         if (file, name) in seen:
