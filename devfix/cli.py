@@ -1,98 +1,83 @@
-"""The `devfix` command: parses options, calls the session, renders results. No logic here."""
+"""The `devfix` command: parses options, calls the session, renders results. No logic here.
+
+Built on click (which Fixit already brings) and nothing heavier: a pre-commit hook or an editor
+starts `devfix` once per run, so everything else it needs is imported when a command uses it.
+"""
 
 from __future__ import annotations
 
 import sys
 from collections import Counter
 from contextlib import contextmanager
-from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
 
-import typer
-from rich.console import Console
+import click
 
 from devfix import __version__
-from devfix.config import ConfigError
-from devfix.diffing import diff_label, unified_diff
-from devfix.findings import Safety
-from devfix.output import RENDERERS
-from devfix.output.text import is_applicable
-from devfix.rule_registry import UnknownRuleCode, spec_by_code
-from devfix.runner import wants_progress
-from devfix.session import Outcome, Request, execute
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
-app = typer.Typer(
+
+@click.group(
     name="devfix",
+    context_settings=CONTEXT,
     help="Find and fix PyTorch device-placement bugs (tensors on cuda:0 and cpu).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
 )
-stderr = Console(stderr=True, soft_wrap=True, highlight=False)
-
-
-class OutputFormat(str, Enum):
-    text = "text"
-    json = "json"
-    github = "github"
-
-
-class ColorChoice(str, Enum):
-    auto = "auto"
-    always = "always"
-    never = "never"
-
-
-Paths = Annotated[Optional[list[Path]], typer.Argument(help="Files or directories (default: .)", show_default=False)]
-Select = Annotated[Optional[list[str]], typer.Option("--select", help="Rule codes or prefixes to enable (comma-separated).")]
-Ignore = Annotated[Optional[list[str]], typer.Option("--ignore", help="Rule codes or prefixes to disable (comma-separated).")]
-Exclude = Annotated[Optional[list[str]], typer.Option("--exclude", help="Extra gitignore-style patterns to skip.")]
-Jobs = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: number of cores).")]
-Unsafe = Annotated[Optional[bool], typer.Option("--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes that may change numbers or state_dict keys.", show_default=False)]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print only findings and errors.")]
-Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Also print notes (skipped links, files).")]
-
-
-def _version(value: bool) -> None:
-    if value:
-        print(f"devfix {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def main(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")] = False,
-) -> None:
+@click.version_option(__version__, "--version", prog_name="devfix", message="%(prog)s %(version)s", help="Show the version and exit.")
+def app() -> None:
     """devfix: static fixes for PyTorch device errors."""
 
 
-@app.command()
-def check(
-    paths: Paths = None, select: Select = None, ignore: Ignore = None, exclude: Exclude = None,
-    jobs: Jobs = None, unsafe_fixes: Unsafe = None, quiet: Quiet = False, verbose: Verbose = False,
-    output_format: Annotated[OutputFormat, typer.Option("--output-format", help="How to print findings.")] = OutputFormat.text,
-) -> None:
+def _shared_options(command):
+    """The options every command that reads source files takes, in the order `--help` lists them."""
+    options = [
+        click.argument("paths", nargs=-1, type=click.Path(path_type=Path)),
+        click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated)."),
+        click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable (comma-separated)."),
+        click.option("--exclude", multiple=True, help="Extra gitignore-style patterns to skip."),
+        click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: number of cores)."),
+        click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes that may change numbers or state_dict keys."),
+        click.option("--quiet", "-q", is_flag=True, help="Print only findings and errors."),
+        click.option("--verbose", "-v", is_flag=True, help="Also print notes (skipped links, files)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _exit(code: int):
+    raise click.exceptions.Exit(code)
+
+
+def _err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+@app.command(context_settings=CONTEXT)
+@_shared_options
+@click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True, help="How to print findings.")
+def check(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, output_format) -> None:
     """Report findings; change nothing. Exit 0 clean, 1 findings, 2 errors."""
+    from devfix.output import RENDERERS
+
     outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, apply_fixes=False, write=False)
-    sys.stdout.write(RENDERERS[output_format.value](outcome.results, outcome.settings.unsafe_fixes))
+    sys.stdout.write(RENDERERS[output_format](outcome.results, outcome.settings.unsafe_fixes))
     _print_messages(outcome, quiet, verbose)
-    if not quiet and output_format is OutputFormat.text:
+    if not quiet and output_format == "text":
         _print_check_summary(outcome)
-    raise typer.Exit(_exit_code(outcome, problems=outcome.findings > 0))
+    _exit(_exit_code(outcome, problems=outcome.findings > 0))
 
 
-@app.command()
-def diff(
-    paths: Paths = None, select: Select = None, ignore: Ignore = None, exclude: Exclude = None,
-    jobs: Jobs = None, unsafe_fixes: Unsafe = None, quiet: Quiet = False, verbose: Verbose = False,
-    color: Annotated[ColorChoice, typer.Option("--color", help="Colour the diff.")] = ColorChoice.auto,
-) -> None:
+@app.command(context_settings=CONTEXT, short_help="Print the fixes as a unified diff; change nothing.")
+@_shared_options
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the diff.")
+def diff(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, color) -> None:
     """Dry run: print a unified diff of the fixes (git apply / patch -p0 ready). Exit 1 if any."""
+    from devfix.diffing import diff_label, unified_diff
+
     outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, apply_fixes=True, write=False)
-    colored = color is ColorChoice.always or (color is ColorChoice.auto and sys.stdout.isatty())
+    colored = color == "always" or (color == "auto" and sys.stdout.isatty())
     for result in outcome.changed:
         patch = unified_diff(diff_label(Path(result.path)), result.source, result.fixed)
         sys.stdout.buffer.write(_colorize(patch) if colored else patch)
@@ -101,18 +86,18 @@ def diff(
     if not quiet:
         fixes = sum(len(result.applied) for result in outcome.changed)
         files = len(outcome.changed)
-        stderr.print(f"{files} file{_s(files)} would be changed ({fixes} fix{_es(fixes)})." if files else "No changes.")
+        _err(f"{files} file{_s(files)} would be changed ({fixes} fix{_es(fixes)})." if files else "No changes.")
         _print_unsafe_hint(outcome)
-    raise typer.Exit(_exit_code(outcome, problems=bool(outcome.changed)))
+    _exit(_exit_code(outcome, problems=bool(outcome.changed)))
 
 
-@app.command()
-def fix(
-    paths: Paths = None, select: Select = None, ignore: Ignore = None, exclude: Exclude = None,
-    jobs: Jobs = None, unsafe_fixes: Unsafe = None, quiet: Quiet = False, verbose: Verbose = False,
-    exit_non_zero_on_fix: Annotated[bool, typer.Option("--exit-non-zero-on-fix", help="Exit 1 if any file was changed.")] = False,
-) -> None:
+@app.command(context_settings=CONTEXT)
+@_shared_options
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 if any file was changed.")
+def fix(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, exit_non_zero_on_fix) -> None:
     """Apply the fixes in place, atomically. Exit 1 if findings remain, 2 on errors."""
+    from devfix.output import RENDERERS
+
     outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, apply_fixes=True, write=True)
     remaining = [result for result in outcome.results if result.findings]
     sys.stdout.write(RENDERERS["text"](remaining, outcome.settings.unsafe_fixes))
@@ -125,31 +110,27 @@ def fix(
     if not quiet:
         fixed = sum(len(result.applied) for result in outcome.written)
         files = len(outcome.written)
-        stderr.print(f"Fixed {fixed} finding{_s(fixed)} in {files} file{_s(files)}; {outcome.findings} remaining.")
+        _err(f"Fixed {fixed} finding{_s(fixed)} in {files} file{_s(files)}; {outcome.findings} remaining.")
         _print_unsafe_hint(outcome)
     problems = outcome.findings > 0 or (exit_non_zero_on_fix and bool(outcome.written))
-    raise typer.Exit(_exit_code(outcome, problems=problems))
+    _exit(_exit_code(outcome, problems=problems))
 
 
-class DeviceChoice(str, Enum):
-    auto = "auto"
-    sim = "sim"
-    cuda = "cuda"
+@app.command(context_settings=CONTEXT, short_help="Run before/after fixtures and compare their results.")
+@click.argument("fixtures", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--device", type=click.Choice(["auto", "sim", "cuda"]), default="auto", show_default=True, help="CUDA machine: a real GPU, the simulator, or auto.")
+@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per program run.")
+def verify(fixtures, device, timeout) -> None:
+    """Run before/after fixtures: before fails with a device error, after runs with the same RESULT.
 
-
-@app.command()
-def verify(
-    fixtures: Annotated[Optional[list[Path]], typer.Argument(help="Fixture directories or cases (default: fixtures)", show_default=False)] = None,
-    device: Annotated[DeviceChoice, typer.Option("--device", help="CUDA machine: a real GPU, the simulator, or auto.")] = DeviceChoice.auto,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per program run.")] = 120.0,
-) -> None:
-    """Run before/after fixtures: before fails with a device error, after runs with the same RESULT."""
+    FIXTURES are fixture directories or cases (default: fixtures).
+    """
     _require_torch("verify")
     from rich.table import Table
 
     from devfix.verify import cuda_machine, verify_paths
 
-    machine = cuda_machine(device.value)
+    machine = cuda_machine(device)
     table = Table("case", "before", "after (CUDA)", "after (CPU)", "verdict", box=None, pad_edge=False)
     reports = verify_paths(list(fixtures or [Path("fixtures")]), machine, timeout)
     for report in reports:
@@ -171,54 +152,60 @@ def verify(
             console.print(f"[red]FAIL[/red] {report.case.name}: {failure}", highlight=False)
     failed = sum(not report.ok for report in reports)
     console.print(f"{len(reports) - failed} passed, {failed} failed ({machine} as the CUDA machine)")
-    raise typer.Exit(EXIT_FINDINGS if failed else EXIT_CLEAN)
+    _exit(EXIT_FINDINGS if failed else EXIT_CLEAN)
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def run(
-    script: Annotated[Path, typer.Argument(help="The Python program to run.")],
-    args: Annotated[Optional[list[str]], typer.Argument(help="Its arguments.", show_default=False)] = None,
-) -> None:
-    """Run a program under simulated CUDA; explain its first device error and show the fix."""
+@app.command(context_settings={**CONTEXT, "allow_extra_args": True, "ignore_unknown_options": True}, short_help="Run a program under simulated CUDA; explain its device error.")
+@click.argument("script", type=click.Path(path_type=Path))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def run(script, args) -> None:
+    """Run a program under simulated CUDA; explain its first device error and show the fix.
+
+    SCRIPT is the Python program to run; ARGS are its arguments.
+    """
     _require_torch("run")
     from devfix.run_script import run_script
 
-    report = run_script(script, list(args or []))
+    report = run_script(script, list(args))
     if report.finished:
-        stderr.print(f"devfix: {script} finished under simulated CUDA without a device error.")
-        raise typer.Exit(report.exit_code)
+        _err(f"devfix: {script} finished under simulated CUDA without a device error.")
+        _exit(report.exit_code)
     if not report.device_error:
         where = f" at {report.frames[0].path}:{report.frames[0].line}" if report.frames else ""
-        stderr.print(f"devfix: {script} failed{where} with {report.error_type}: {report.message} (not a device error)", markup=False)
-        raise typer.Exit(report.exit_code)
+        _err(f"devfix: {script} failed{where} with {report.error_type}: {report.message} (not a device error)")
+        _exit(report.exit_code)
     _print_device_error(report)
-    raise typer.Exit(EXIT_FINDINGS)
+    _exit(EXIT_FINDINGS)
 
 
 def _print_device_error(report) -> None:
+    from devfix.diffing import diff_label, unified_diff
+
     innermost = report.frames[0] if report.frames else None
     location = f"{_display(innermost.path)}:{innermost.line}: " if innermost else ""
-    stderr.print(f"{location}{report.error_type}: {report.message}", markup=False)
+    _err(f"{location}{report.error_type}: {report.message}")
     for frame in report.frames:
-        stderr.print(f"    {_display(frame.path)}:{frame.line}: {frame.code}", markup=False)
+        _err(f"    {_display(frame.path)}:{frame.line}: {frame.code}")
     if not report.results:
-        stderr.print("devfix has no finding for these files; the cause needs a look by hand.")
+        _err("devfix has no finding for these files; the cause needs a look by hand.")
         return
-    stderr.print("devfix findings (nearest to the error first):")
+    _err("devfix findings (nearest to the error first):")
     for result in report.results:
         for finding in result.checked.findings:
             path = _display(Path(result.checked.path))
-            stderr.print(f"    {path}:{finding.start.line}:{finding.start.column}: {finding.code} {finding.message}", markup=False)
-    stderr.file.flush()
+            _err(f"    {path}:{finding.start.line}:{finding.start.column}: {finding.code} {finding.message}")
+    sys.stderr.flush()
     for result in report.results:
         if result.fixed.changed:
             sys.stdout.buffer.write(unified_diff(diff_label(Path(result.fixed.path)), result.fixed.source, result.fixed.fixed))
     sys.stdout.flush()
-    stderr.print("Apply with `devfix fix --unsafe-fixes` on these files.")
+    _err("Apply with `devfix fix --unsafe-fixes` on these files.")
 
 
-def _stdout_console() -> Console:
+def _stdout_console():
     """Tables keep one row a line when piped (rich would otherwise wrap them at 80 columns)."""
+    from rich.console import Console
+
     return Console(soft_wrap=True, width=None if sys.stdout.isatty() else 240)
 
 
@@ -243,11 +230,11 @@ def _require_torch(command: str) -> None:
 
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     if importlib.util.find_spec("torch") is None:
-        stderr.print(f"error: `devfix {command}` runs programs and needs PyTorch: pip install 'devfix[verify]'")
-        raise typer.Exit(EXIT_ERROR)
+        _err(f"error: `devfix {command}` runs programs and needs PyTorch: pip install 'devfix[verify]'")
+        _exit(EXIT_ERROR)
 
 
-@app.command()
+@app.command(context_settings=CONTEXT, short_help="Start the language server on stdio.")
 def lsp() -> None:
     """Start the language server on stdio (diagnostics and quick fixes for editors)."""
     from devfix.lsp import serve
@@ -255,7 +242,7 @@ def lsp() -> None:
     serve()
 
 
-@app.command()
+@app.command(context_settings=CONTEXT)
 def rules() -> None:
     """List every rule: code, name, fix safety and summary."""
     from rich.table import Table
@@ -268,19 +255,26 @@ def rules() -> None:
     _stdout_console().print(table)
 
 
-@app.command()
-def explain(code: Annotated[str, typer.Argument(help="A rule code, e.g. DF001.")]) -> None:
-    """Show a rule's documentation: what, why, before/after, when it refuses."""
+@app.command(context_settings=CONTEXT, short_help="Show a rule's documentation.")
+@click.argument("code")
+def explain(code: str) -> None:
+    """Show a rule's documentation: what, why, before/after, when it refuses. CODE is e.g. DF001."""
+    from devfix.rule_registry import UnknownRuleCode, spec_by_code
+
     try:
         rule = spec_by_code(code).load()
     except UnknownRuleCode as error:
-        stderr.print(f"error: {error}")
-        raise typer.Exit(EXIT_ERROR) from None
+        _err(f"error: {error}")
+        _exit(EXIT_ERROR)
     print(f"{rule.CODE} {rule.NAME} (fix: {'none, report only' if rule.REPORT_ONLY else rule.SAFETY.value})\n")
     print((sys.modules[rule.__module__].__doc__ or rule.DESCRIPTION).strip())
 
 
-def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, *, apply_fixes: bool, write: bool) -> Outcome:
+def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, *, apply_fixes: bool, write: bool):
+    from devfix.config import ConfigError
+    from devfix.rule_registry import UnknownRuleCode
+    from devfix.session import Request, execute
+
     request = Request(
         paths=tuple(paths or [Path(".")]),
         apply_fixes=apply_fixes,
@@ -295,8 +289,8 @@ def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, *, apply_fixes:
         with _progress() as progress:
             return execute(request, progress)
     except (ConfigError, UnknownRuleCode) as error:
-        stderr.print(f"error: {error}")
-        raise typer.Exit(EXIT_ERROR) from None
+        _err(f"error: {error}")
+        _exit(EXIT_ERROR)
 
 
 @contextmanager
@@ -304,11 +298,14 @@ def _progress():
     bars = []
 
     def start(total: int):
+        from devfix.runner import wants_progress
+
         if not wants_progress(total):
             return None
+        from rich.console import Console
         from rich.progress import Progress  # only for long runs on a terminal: it costs start-up time
 
-        bar = Progress(console=stderr, transient=True)
+        bar = Progress(console=Console(stderr=True), transient=True)
         bar.start()
         bars.append(bar)
         task = bar.add_task("devfix", total=total)
@@ -321,44 +318,48 @@ def _progress():
             bar.stop()
 
 
-def _split(values: list[str] | None) -> tuple[str, ...]:
+def _split(values) -> tuple[str, ...]:
     return tuple(part.strip().upper() for value in values or () for part in value.split(",") if part.strip())
 
 
-def _print_messages(outcome: Outcome, quiet: bool, verbose: bool) -> None:
+def _print_messages(outcome, quiet: bool, verbose: bool) -> None:
     for error in outcome.errors:
-        stderr.print(f"error: {error}", markup=False)
+        _err(f"error: {error}")
     for crash in outcome.rule_crashes:
-        stderr.print(f"warning: {crash}", markup=False)
+        _err(f"warning: {crash}")
     if verbose and not quiet:
         for note in outcome.notes:
-            stderr.print(f"note: {note}", markup=False)
+            _err(f"note: {note}")
 
 
-def _print_check_summary(outcome: Outcome) -> None:
+def _print_check_summary(outcome) -> None:
+    from devfix.output.text import is_applicable
+
     findings = [finding for result in outcome.results for finding in result.findings]
     if not findings:
-        stderr.print("All checks passed!" if not outcome.errors else "No findings.")
+        _err("All checks passed!" if not outcome.errors else "No findings.")
         return
     unsafe = outcome.settings.unsafe_fixes
     fixable = sum(is_applicable(finding, unsafe) for finding in findings)
-    stderr.print(f"Found {len(findings)} finding{_s(len(findings))}.")
+    _err(f"Found {len(findings)} finding{_s(len(findings))}.")
     if fixable:
-        stderr.print(f"[*] {fixable} fixable with `devfix fix`.", markup=False)
+        _err(f"[*] {fixable} fixable with `devfix fix`.")
     _print_unsafe_hint(outcome)
 
 
-def _print_unsafe_hint(outcome: Outcome) -> None:
+def _print_unsafe_hint(outcome) -> None:
+    from devfix.findings import Safety
+
     if outcome.settings.unsafe_fixes:
         return
     hidden = sum(
         finding.fix_safety is Safety.UNSAFE for result in outcome.results for finding in result.findings
     )
     if hidden:
-        stderr.print(f"{hidden} more fix{_es(hidden)} available with --unsafe-fixes.")
+        _err(f"{hidden} more fix{_es(hidden)} available with --unsafe-fixes.")
 
 
-def _exit_code(outcome: Outcome, problems: bool) -> int:
+def _exit_code(outcome, problems: bool) -> int:
     if outcome.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if problems else EXIT_CLEAN

@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", "build", "dist", "__pycache__",
@@ -29,12 +31,11 @@ class Discovery:
 def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> Discovery:
     """Files named explicitly are always kept; directories are walked recursively."""
     found = Discovery()
-    user_excludes = pathspec.GitIgnoreSpec.from_lines(exclude)
     for path in paths:
         if os.path.islink(path) and not path.exists():
             found.errors.append(f"{path}: broken symbolic link")
         elif path.is_dir():
-            _walk(path, user_excludes, found)
+            _walk(path, exclude, found)
         elif path.exists():
             found.files.append(path)
         else:
@@ -43,7 +44,10 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> Discovery:
     return found
 
 
-def _walk(root: Path, user_excludes: pathspec.PathSpec, found: Discovery) -> None:
+def _walk(root: Path, exclude: tuple[str, ...], found: Discovery) -> None:
+    import pathspec  # only to walk a directory: a hook that names its files never pays for it
+
+    user_excludes = pathspec.GitIgnoreSpec.from_lines(exclude)
     ignore_specs: list[tuple[Path, pathspec.PathSpec]] = []
     for directory, dirnames, filenames in os.walk(root):
         current = Path(directory)
@@ -88,6 +92,8 @@ def _gitignore_spec(directory: Path) -> pathspec.PathSpec | None:
     if not gitignore.is_file():
         return None
     try:
+        import pathspec
+
         return pathspec.GitIgnoreSpec.from_lines(gitignore.read_text(encoding="utf-8", errors="replace").splitlines())
     except (OSError, ValueError):
         return None
@@ -104,7 +110,6 @@ def _ignored(
     if user_excludes.match_file(path.relative_to(root).as_posix() + suffix) or user_excludes.match_file(path.name + suffix):
         return True
     for base, spec in ignore_specs:
-        if base == path or base in path.parents:
-            if spec.match_file(path.relative_to(base).as_posix() + suffix):
-                return True
+        if (base == path or base in path.parents) and spec.match_file(path.relative_to(base).as_posix() + suffix):
+            return True
     return False

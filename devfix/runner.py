@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,6 +69,8 @@ def _map(work: list[Job], workers: int) -> Iterator[FileResult]:
     if workers == 1 or len(work) < 2:
         yield from map(process_path, work)
         return
+    from concurrent.futures import ProcessPoolExecutor  # one file, one process: no pool to import
+
     with ProcessPoolExecutor(max_workers=min(workers, len(work))) as pool:
         yield from pool.map(process_path, work, chunksize=max(1, len(work) // (workers * 4)))
 

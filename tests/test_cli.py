@@ -9,9 +9,8 @@ import subprocess
 import sys
 
 import pytest
-from typer.testing import CliRunner
 
-from devfix.cli import app
+from tests.cli_runner import invoke_devfix
 
 BUGGY = "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"
 CLEAN = 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
@@ -26,7 +25,7 @@ def project(tmp_path, monkeypatch):
 
 
 def invoke(*args: str):
-    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+    return invoke_devfix(list(args))
 
 
 def test_check_reports_findings_with_exit_1(project):
@@ -196,7 +195,7 @@ def test_parallel_jobs_give_the_same_output_in_path_order(project):
 
 def test_installed_console_script_runs_as_a_real_process(project):
     executable = shutil.which("devfix") or os.path.join(os.path.dirname(sys.executable), "devfix")
-    completed = subprocess.run([executable, "check", "buggy.py"], capture_output=True, text=True, cwd=project)
+    completed = subprocess.run([executable, "check", "buggy.py"], check=False, capture_output=True, text=True, cwd=project)
     assert completed.returncode == 1
     assert "DF001" in completed.stdout
     assert "Found 1 finding." in completed.stderr

@@ -7,11 +7,10 @@ import re
 import shutil
 
 import pytest
-from typer.testing import CliRunner
 
-from devfix.cli import app
 from devfix.fixture_cases import FixtureCase
 from devfix.verify import CHANGES_NUMBERS_MARKER, verify_pair
+from tests.cli_runner import invoke_devfix
 from tests.conftest import REPO
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -38,7 +37,7 @@ def test_fix_makes_the_program_pass_the_verifier(program, tmp_path, monkeypatch)
     shutil.copytree(program, before)
     shutil.copytree(program, after)
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, ["fix", "--unsafe-fixes", "after"], catch_exceptions=False)
+    result = invoke_devfix(["fix", "--unsafe-fixes", "after"])
     assert result.exit_code in (0, 1), result.stderr
     fixed_codes = set(re.findall(r"DF\d{3}", "".join(line for line in result.stdout.splitlines() if line.startswith("fixed "))))
     assert fixed_codes, result.stdout

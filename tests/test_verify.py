@@ -6,11 +6,10 @@ import os
 import shutil
 
 import pytest
-from typer.testing import CliRunner
 
-from devfix.cli import app
 from devfix.fixture_cases import FixtureCase, discover_cases
 from devfix.verify import verify_case
+from tests.cli_runner import invoke_devfix
 from tests.conftest import REPO
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -58,11 +57,10 @@ def test_before_without_a_device_error_fails(tmp_path):
 
 def test_verify_command_exit_codes(tmp_path):
     good = _copy("DF001-hardcoded-cuda/model-and-input-to-cuda", tmp_path)
-    runner = CliRunner()
-    result = runner.invoke(app, ["verify", str(good.directory), "--device", "sim"])
+    result = invoke_devfix(["verify", str(good.directory), "--device", "sim"], catch_exceptions=True)
     assert result.exit_code == 0, result.stdout
     assert "1 passed, 0 failed" in result.stdout
     good.after.write_text(good.before.read_text())
-    result = runner.invoke(app, ["verify", str(tmp_path / "fixtures"), "--device", "sim"])
+    result = invoke_devfix(["verify", str(tmp_path / "fixtures"), "--device", "sim"], catch_exceptions=True)
     assert result.exit_code == 1
     assert "FAIL" in result.stdout and "Torch not compiled with CUDA enabled" in result.stdout
