@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,19 @@ class Job:
     rule_codes: tuple[str, ...]
     policy: FixPolicy
     max_file_bytes: int
+    run_id: str = ""
+
+
+_index: tuple[str, ProjectIndex] | None = None  # this process's index for the run it works for
+
+
+def project_index(run_id: str) -> ProjectIndex:
+    """One index per run and process: each imported module is read once, not once per importer
+    (a diffusers pipeline imports dozens). The files do not change during a run: writes come after."""
+    global _index
+    if _index is None or _index[0] != run_id or not run_id:
+        _index = (run_id, ProjectIndex())
+    return _index[1]
 
 
 def process_path(job: Job) -> FileResult:
@@ -39,7 +53,7 @@ def process_path(job: Job) -> FileResult:
         return FileResult(job.path, source, source)
     rules = [spec_by_code(code) for code in job.rule_codes]  # loaded only for files that need them
     try:
-        return process(source, job.path, rules, ProjectIndex(), job.policy)
+        return process(source, job.path, rules, project_index(job.run_id), job.policy)
     except RuleProducedInvalidCode as error:
         return FileResult(job.path, source, source, error=str(error))
     except Exception as error:  # a rule crashed: report it, keep the other files going
@@ -55,7 +69,8 @@ def run(
     on_progress: Callable[[int], None] | None = None,
 ) -> list[FileResult]:
     """Results in the order of `files` (already sorted by discovery)."""
-    work = [Job(str(path), rule_codes, policy, max_file_bytes) for path in files]
+    run_id = uuid.uuid4().hex
+    work = [Job(str(path), rule_codes, policy, max_file_bytes, run_id) for path in files]
     workers = max(1, jobs or os.cpu_count() or 1)
     results = []
     for result in _map(work, workers):

@@ -117,7 +117,7 @@ def _read_facts(file: Path, text: str | None) -> FileClasses | None:
     except (OSError, SyntaxError, ValueError):
         return None
     facts = FileClasses()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 facts.imports[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
@@ -130,6 +130,19 @@ def _read_facts(file: Path, text: str | None) -> FileClasses | None:
         if isinstance(node, ast.ClassDef):
             facts.classes[node.name] = tuple(_qualify(base, facts.imports) for base in node.bases)
     return facts
+
+
+def _statements(body: list[ast.stmt]):
+    """Every statement in source order, nested ones included (imports sit in `if`/`try` blocks),
+    never descending into expressions: what `ast.walk` costs on a large module is its expressions."""
+    for node in body:
+        yield node
+        for name in ("body", "orelse", "finalbody"):
+            nested = getattr(node, name, None)
+            if isinstance(nested, list):
+                yield from _statements(nested)
+        for block in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+            yield from _statements(block.body)
 
 
 def _qualify(expression: ast.expr, imports: dict[str, str]) -> str:
