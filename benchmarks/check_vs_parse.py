@@ -4,7 +4,8 @@ Downloads pinned wheels of timm, lightning and diffusers from the package index 
 `.py` sources), unpacks them under a cache folder, then for each project times, in this process:
   - the floor: `libcst.parse_module` of every `.py` file's bytes;
   - `ast.parse` of the same bytes, for scale;
-  - devfix's check of every file (`engine.process`, the function `devfix check` runs per file);
+  - devfix's check of every file (`engine.process`, the function `devfix check` runs per file,
+    with one project index for the run, as each worker of `devfix check` keeps one);
 and prints the ratio check / floor. Same process, same files, one core: the ratio does not depend
 on the worker count. Also times `devfix check` as a subprocess with its default workers, and for
 timm the check of `timm/models/hiera.py` (about 1,000 lines, the file issue 10 names), best of 5.
@@ -58,10 +59,11 @@ def measure(spec: str, cache: Path) -> None:
     floor = timed(lambda item: libcst.parse_module(item[1]), data)
     python_parse = timed(lambda item: ast.parse(item[1]), data)
     findings = 0
+    index = ProjectIndex()
 
     def check(item) -> None:
         nonlocal findings
-        findings += len(process(item[1], str(item[0]), ALL_RULES, ProjectIndex()).findings)
+        findings += len(process(item[1], str(item[0]), ALL_RULES, index).findings)
 
     checked = timed(check, data)
     start = time.perf_counter()
