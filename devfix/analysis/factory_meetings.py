@@ -57,25 +57,96 @@ NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
 def factory_may_meet_tensor(tree: ast.Module, imports: ImportTable, kind_at: KindAt) -> bool:
     """False only when no factory call of the file can meet a tensor the way DF004 looks for."""
     callables = _maybe_modules(tree, imports)
-    moves_something = any(  # `net.to(device)`, `model = Net().to(device)`: a moved model a caller may pass
-        _is_move_of_a_name(node, imports) or (isinstance(node, (ast.Assign, ast.AnnAssign)) and _may_move(node.value))
-        for node in every_node(tree)
-    )
+    callers = _Callers(tree)
     return any(
-        _Scope(body, arguments, imports, kind_at, callables, moves_something and top_level).has_meeting()
-        for body, arguments, top_level in _scopes(tree)
+        _Scope(body, function, imports, kind_at, callables, callers.moved_models_for(function), callers.helpers).has_meeting()
+        for body, function in _scopes(tree)
     )
 
 
-def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | None, bool]]:
+def encodings_meet_a_moved_model(tree: ast.Module) -> bool:
+    """DF004's `model(**inputs)` (or `model.generate(**inputs)`) where `inputs` holds a
+    `return_tensors="pt"` encoding bound in the same scope and `model` moves in that scope."""
+    for body, _ in _scopes(tree):
+        nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))
+        spread = [(call, keyword.value.id) for call in nodes if isinstance(call, ast.Call)
+                  for keyword in call.keywords if keyword.arg is None and isinstance(keyword.value, ast.Name)]
+        if not spread:
+            continue
+        bindings = scope_bindings(nodes)
+        moved = {node.func.value.id for node in nodes if _may_move(node) and isinstance(node.func.value, ast.Name)}
+        moved.update(name for name, bound in bindings.items() if any(_may_move(value) for _, value in bound))
+        for call, name in spread:
+            callee = call.func.value if isinstance(call.func, ast.Attribute) else call.func
+            if isinstance(callee, ast.Name) and callee.id in moved and any(
+                _is_encoding(value) for line, value in bindings.get(name, ()) if line < call.lineno
+            ):
+                return True
+    return False
+
+
+def _is_encoding(value: ast.expr | None) -> bool:
+    """`tokenizer(text, return_tensors="pt")`."""
+    return isinstance(value, ast.Call) and any(
+        keyword.arg == "return_tensors" and isinstance(keyword.value, ast.Constant) and keyword.value.value == "pt"
+        for keyword in value.keywords
+    )
+
+
+def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.FunctionDef | ast.AsyncFunctionDef | None]]:
     """The module's top level and every function body (class bodies are not DF004's), with the
-    function's parameters and whether it is a top-level function (a model a caller moved may come
-    in through its parameters)."""
-    yield tree.body, None, False
-    top_level = {id(node) for node in tree.body}
+    function itself (None for the top level)."""
+    yield tree.body, None
     for node in every_node(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node.body, node.args, id(node) in top_level
+            yield node.body, node
+
+
+class _Callers:
+    """Which parameters of a top-level function may hold a model its callers moved, as DF004's
+    `callers_pass_moved_models` asks: the function's name is only ever called, and every call
+    passes, for the parameter, a name that the file moves somewhere (`model.to(device)`,
+    `model = Net().cuda()`)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.top_level = {id(node) for node in tree.body}
+        self.helpers = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.uses: dict[str, int] = {}
+        self.calls: dict[str, list[ast.Call]] = {}
+        self.moved: set[str] = set()
+        for node in every_node(tree):
+            if isinstance(node, ast.Name):
+                self.uses[node.id] = self.uses.get(node.id, 0) + 1
+            elif isinstance(node, ast.Call):
+                if isinstance(node.func, ast.Name):
+                    self.calls.setdefault(node.func.id, []).append(node)
+                if _may_move(node) and isinstance(node.func.value, ast.Name):
+                    self.moved.add(node.func.value.id)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _may_move(node.value):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                self.moved.update(name for target in targets for name in bound_names(target))
+
+    def moved_models_for(self, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
+        if function is None or id(function) not in self.top_level:
+            return set()
+        calls = self.calls.get(function.name, [])
+        if not calls or self.uses.get(function.name, 0) != len(calls):  # a name passed around: callers unknown
+            return set()
+        arguments = function.args
+        positional = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args)]
+        return {
+            argument.arg
+            for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+            if all(self._passes_a_moved_name(call, argument.arg, positional) for call in calls)
+        }
+
+    def _passes_a_moved_name(self, call: ast.Call, parameter: str, positional: list[str]) -> bool:
+        if any(isinstance(arg, ast.Starred) for arg in call.args) or any(keyword.arg is None for keyword in call.keywords):
+            return False
+        passed = next((keyword.value for keyword in call.keywords if keyword.arg == parameter), None)
+        if passed is None and parameter in positional and positional.index(parameter) < len(call.args):
+            passed = call.args[positional.index(parameter)]
+        return isinstance(passed, ast.Name) and passed.id in self.moved
 
 
 def _maybe_modules(tree: ast.Module, imports: ImportTable) -> set[str]:
@@ -107,14 +178,15 @@ class _Scope:
     the names that may hold them, and the values they may meet."""
 
     def __init__(
-        self, body: list[ast.stmt], arguments: ast.arguments | None, imports: ImportTable, kind_at: KindAt,
-        callables: set[str], models_come_in: bool,
+        self, body: list[ast.stmt], function: ast.FunctionDef | ast.AsyncFunctionDef | None, imports: ImportTable,
+        kind_at: KindAt, callables: set[str], models: set[str], helpers: set[str],
     ) -> None:
-        """`models_come_in`: the parameters may hold a model a caller moved (a top-level function
-        of a file that moves something)."""
+        """`models`: the parameters that may hold a model every caller moved (`_Callers`)."""
         self.imports, self.kind_at, self.callables = imports, kind_at, callables
+        arguments = function.args if function is not None else None
         self.parameters = [] if arguments is None else [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-        self.models = {argument.arg for argument in self.parameters} if models_come_in else set()
+        self.models = models
+        self.helpers = helpers  # the file's top-level functions: a CPU-tensor helper is one of them
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
@@ -133,18 +205,57 @@ class _Scope:
         return any(self._meets(node) for node in self.nodes)
 
     def _feeds_a_moved_callable(self, calls: list[ast.Call]) -> bool:
-        """`model(img)` where `model` moved in this scope, or is a parameter its callers may have
-        moved: a host-made local (from this scope or a helper of the file that returns CPU
-        tensors) moves where it is fed, factory or not."""
+        """`model(img)` where `model` moved in this scope, or is a parameter every caller passes a
+        moved model for, and `img` is a local that may be made on the host (DF004's
+        `_feed_host_tensors`: a CPU-tensor helper's result, or built from literals, numpy values
+        and CPU factories), factory or not."""
         moved = {call.func.value.id for call in calls if _is_move_of_a_name(call, self.imports)} | self.models
         for node in self.nodes:  # `model = Net().to(device)`
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
                     and node.value.func.attr in ("to", "cuda"):
                 moved.update(target.id for target in node.targets if isinstance(target, ast.Name))
+        fed = [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in moved]
+        if not fed:
+            return False
+        self.bindings = scope_bindings(self.nodes)
         return any(
-            isinstance(call.func, ast.Name) and call.func.id in moved and any(isinstance(arg, ast.Name) for arg in call.args)
-            for call in calls
+            isinstance(arg, ast.Name) and self._may_be_bound_on_the_host(arg.id, call.lineno, 0)
+            for call in fed for arg in call.args
         )
+
+    def _may_be_bound_on_the_host(self, name: str, line: int, depth: int) -> bool:
+        return any(
+            value is not None and self._may_be_host_made(value, bound, depth)
+            for bound, value in self.bindings.get(name, ()) if bound < line
+        )
+
+    def _may_be_host_made(self, value: ast.expr, line: int, depth: int) -> bool:
+        """DF004's `_host_made`, over-approximated: each of its branches is taken when it may apply
+        (any earlier binding of a name, not only the latest; any top-level function as a helper)."""
+        if depth > 6:
+            return False
+        again = lambda inner: self._may_be_host_made(inner, line, depth + 1)
+        if isinstance(value, ast.Constant):
+            return True
+        if isinstance(value, (ast.List, ast.Tuple)):
+            return all(again(element.value if isinstance(element, ast.Starred) else element) for element in value.elts)
+        if isinstance(value, ast.Name):
+            return self._may_be_bound_on_the_host(value.id, line, depth + 1)
+        if isinstance(value, (ast.Subscript, ast.Attribute)):
+            return again(value.value)
+        if isinstance(value, ast.BinOp):
+            return again(value.left) and again(value.right)
+        if not isinstance(value, ast.Call):
+            return False
+        qualified = self.imports.qualify(value.func) or ""
+        if qualified in FACTORY_FUNCTIONS or qualified in MOVED_AFTER or qualified.startswith(("numpy.", "torchvision.datasets.")):
+            return True
+        if isinstance(value.func, ast.Name) and value.func.id in self.helpers:
+            return True
+        positional = [arg for arg in value.args if not isinstance(arg, ast.Starred)]
+        if isinstance(value.func, ast.Attribute) and not qualified.startswith("torch."):  # a method of a value
+            return value.func.attr not in DEVICE_CHANGING_METHODS and again(value.func.value) and all(again(arg) for arg in positional)
+        return bool(positional) and all(again(arg) for arg in positional)
 
     def _find_bindings(self) -> None:
         """The scope's bindings (`ast_nodes.scope_bindings`) and the lines of its moves (`x.to(...)`,

@@ -22,6 +22,7 @@ from devfix.analysis.ast_nodes import (
     operand_names,
     scope_nodes,
 )
+from devfix.analysis.factory_meetings import encodings_meet_a_moved_model
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
@@ -187,7 +188,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.found.add(PLAIN_CLASS_TABLE)
     if any(_may_be_loader(name, found) for name in screen.looped_over):
         screen.found.add(LOADER_LOOP)
-    if screen.encodings & screen.spread:
+    if screen.encodings & screen.spread and encodings_meet_a_moved_model(found.tree):
         screen.found.add(ENCODED_INPUTS)
     if screen.empty_lists & screen.appended:
         screen.found.add(MODULE_CONTAINER)

@@ -100,9 +100,28 @@ def test_factories_that_may_meet_a_tensor_are_kept_for_df004(body):
     assert "DF004" in rules_that_may_apply(source)
 
 
-def test_a_local_fed_to_a_moved_model_is_kept_for_df004():
-    source = "import torch\n\ndevice = torch.device(name)\nmodel = Net().to(device)\nimg = load(path)\nmodel(img)\n"
-    assert "DF004" in rules_that_may_apply(source)
+@pytest.mark.parametrize("made, expected", [
+    ("img = torch.from_numpy(np.load(path)).float()", True),  # made on the host: DF004 moves it where it is fed
+    ("img = load(path)", False),  # what an unknown call returns: DF004 does not guess
+    ("for img in images:\n    pass", False),  # a loop variable may be anywhere
+])
+def test_df004_needs_a_local_made_on_the_host_fed_to_a_moved_model(made, expected):
+    source = f"import numpy as np\nimport torch\n\ndevice = torch.device(name)\nmodel = Net().to(device)\n{made}\nmodel(img)\n"
+    assert ("DF004" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("caller, expected", [
+    ("net = Net().to(device)\nrun(net, 3)", True),  # every call passes a model the file moves
+    ("run(self.ff, 3)", False),  # not a name DF004 can follow to its move
+    ("net = Net().to(device)\nrun(net, 3)\nrun(Net(), 3)", False),  # one caller passes an unmoved model
+    ("net = Net().to(device)\nrun(net, 3)\nhooks = [run]", False),  # the function escapes: callers unknown
+])
+def test_df004_needs_callers_that_pass_a_moved_model_for_a_parameter(caller, expected):
+    source = (
+        "import torch\n\n\ndef run(model, n):\n    rows = torch.ones(n, 4).numpy()\n    batch = torch.tensor(rows)\n"
+        f"    return model(batch)\n\n\ndevice = torch.device(name)\n{caller}\n"
+    )
+    assert ("DF004" in rules_that_may_apply(source)) is expected
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -258,6 +277,9 @@ def test_df002_df010_need_a_loop_over_what_may_be_a_dataloader(loop, expected):
 @pytest.mark.parametrize("source, expected", [
     ("import torch\ninputs = tokenizer(text, return_tensors='pt')\nmodel = Net().to(torch.device(name))\nmodel(**inputs)\n", True),
     ("import torch\ninputs = tokenizer(text, return_tensors='pt')\nids = inputs.input_ids.to(torch.device(name))\n", False),
+    ("import torch\n\n\ndef encode(text):\n    inputs = tokenizer(text, return_tensors='pt')\n    return model(**inputs)\n\n\n"
+     "model = Net().to(torch.device(name))\n", False),  # the model moves in another scope than the one it is fed in
+    ("import torch\ninputs = tokenizer(text, return_tensors='pt')\nmodel = Net().to(torch.device(name))\nout = model.generate(**inputs)\n", True),
 ])
 def test_df004_encoded_inputs_need_a_spread_encoding(source, expected):
     assert ("DF004" in rules_that_may_apply(source)) is expected
