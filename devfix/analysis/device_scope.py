@@ -25,6 +25,7 @@ from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES
 from devfix.analysis.torch_names import call_names
 
 PREAMBLE_NAME = "device"
+SPARE_PREAMBLE_NAME = "torch_device"  # when `device` already names something else (a pycuda Device)
 
 
 @dataclass(frozen=True)
@@ -41,11 +42,26 @@ def device_for(rule: cst.CSTVisitor, node: cst.CSTNode) -> DeviceChoice | None:
     if existing is not None:
         return DeviceChoice(existing)
     global_scope = _global_scope(rule, node)
-    if global_scope is None or PREAMBLE_NAME in global_scope:
-        return None  # the name is taken (or defined too late to use here): do not shadow it
-    if not rule.may_add_globals:
+    if global_scope is None or not rule.may_add_globals:
         return None  # a library module or a test: no new global state
-    return DeviceChoice(PREAMBLE_NAME, needs_preamble=True)
+    name = _free_preamble_name(rule, global_scope)
+    return None if name is None else DeviceChoice(name, needs_preamble=True)
+
+
+def _free_preamble_name(rule: cst.CSTVisitor, global_scope: GlobalScope) -> str | None:
+    """`device` when the module does not use the name; `torch_device` when every module-level
+    `device` is proven something else (`device = cuda.Device(0)` of pycuda), so the fix neither
+    shadows it nor passes it to torch; None when `device` may be a device defined too late to use
+    here, or both names are taken."""
+    if PREAMBLE_NAME not in global_scope:
+        return PREAMBLE_NAME
+    assignments = list(global_scope[PREAMBLE_NAME])
+    proven_other = bool(assignments) and all(
+        isinstance(assignment, Assignment) and isinstance(assignment.node, cst.Name)
+        and assigning_statement(rule, assignment.node) is not None and not _is_device_binding(rule, assignment)
+        for assignment in assignments
+    )
+    return SPARE_PREAMBLE_NAME if proven_other and SPARE_PREAMBLE_NAME not in global_scope else None
 
 
 def device_variable_in_scope(rule: cst.CSTVisitor, node: cst.CSTNode) -> str | None:
@@ -114,13 +130,13 @@ def _global_scope(rule: cst.CSTVisitor, node: cst.CSTNode) -> GlobalScope | None
     return None if scope is None else scope.globals
 
 
-def preamble_statement(torch_name: str) -> cst.SimpleStatementLine:
+def preamble_statement(torch_name: str, name: str = PREAMBLE_NAME) -> cst.SimpleStatementLine:
     return cst.parse_statement(
-        f'{PREAMBLE_NAME} = {torch_name}.device("cuda" if {torch_name}.cuda.is_available() else "cpu")\n'
+        f'{name} = {torch_name}.device("cuda" if {torch_name}.cuda.is_available() else "cpu")\n'
     )
 
 
-def insert_preamble(module: cst.Module, torch_name: str) -> cst.Module:
+def insert_preamble(module: cst.Module, torch_name: str, name: str = PREAMBLE_NAME) -> cst.Module:
     """Put the preamble after the leading imports (and after `import torch`, wherever it is)."""
     body = list(module.body)
     index = 0
@@ -131,7 +147,7 @@ def insert_preamble(module: cst.Module, torch_name: str) -> cst.Module:
             index = max(index, position + 1)
             while index < len(body) and _is_import(body[index]):
                 index += 1  # not in the middle of the import block that holds `import torch`
-    statement = preamble_statement(torch_name).with_changes(leading_lines=[cst.EmptyLine()])
+    statement = preamble_statement(torch_name, name).with_changes(leading_lines=[cst.EmptyLine()])
     if index < len(body) and not body[index].leading_lines:
         body[index] = body[index].with_changes(leading_lines=[cst.EmptyLine()])
     body.insert(index, statement)

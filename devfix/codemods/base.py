@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
-from devfix.analysis.device_scope import DeviceChoice, insert_preamble
+from devfix.analysis.device_scope import PREAMBLE_NAME, DeviceChoice, insert_preamble
 from devfix.analysis.facts import FileFacts, FileRole
 from devfix.analysis.kinds import Kind
 from devfix.analysis.project import ProjectIndex
@@ -72,6 +72,7 @@ class DevfixRule(cst.CSTTransformer):
         self.facts = facts
         self.findings: list[Finding] = []
         self._needs_preamble = False
+        self._preamble_name = PREAMBLE_NAME
 
     @property
     def module(self) -> cst.Module:
@@ -124,6 +125,7 @@ class DevfixRule(cst.CSTTransformer):
         """The name to write for `choice`; asks for the preamble when the name is new."""
         if choice.needs_preamble:
             self._needs_preamble = True
+            self._preamble_name = choice.name
         return choice.name
 
     def torch_name(self) -> str:
@@ -142,7 +144,7 @@ class DevfixRule(cst.CSTTransformer):
         if alias is None:
             _add_needed_import(self.context, "torch")
             alias = "torch"
-        return insert_preamble(updated_node, alias)
+        return insert_preamble(updated_node, alias, self._preamble_name)
 
     def _allowed(self, safety: Safety, start: Position) -> bool:
         policy = self.policy

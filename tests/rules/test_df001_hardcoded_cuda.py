@@ -44,6 +44,23 @@ def test_device_name_taken_by_something_else_reports_without_fix():
     assert result.findings and not result.findings[0].fixable
 
 
+def test_a_device_name_proven_something_else_gets_a_preamble_of_its_own():
+    """`device = cuda.Device(0)` (pycuda) is no torch device: never pass it to `.to()`, never shadow it."""
+    fixed = fix("import torch\nimport pycuda.driver as cuda\ndevice = cuda.Device(0)\nx = torch.ones(1).cuda()\n")
+    assert 'torch_device = torch.device("cuda" if torch.cuda.is_available() else "cpu")' in fixed
+    assert "device = cuda.Device(0)" in fixed and "x = torch.ones(1).to(torch_device)" in fixed
+
+
+def test_a_device_defined_too_late_or_both_names_taken_report_without_fix():
+    for source in (
+        "import torch\nx = torch.ones(1).cuda()\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n",  # defined after use
+        "import torch\ndevice = get_device()\nfor torch_device in range(2):\n    pass\nx = torch.ones(1).cuda()\n",
+    ):
+        result = run_devfix(source, rules=[HardcodedCuda])
+        assert result.fixed.decode() == source
+        assert result.findings and not result.findings[0].fixable
+
+
 def test_gpu_flag_guard_is_respected():
     source = "import torch\nuse_gpu = True\nx = torch.ones(1)\nif use_gpu:\n    x = x.cuda()\n"
     assert fix(source) == source
