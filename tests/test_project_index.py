@@ -28,6 +28,22 @@ def test_classes_of_builtin_bases_are_not_modules(tmp_path):
     assert index.is_module_class(path, "builtins.object") is False
 
 
+def test_classes_of_standard_library_bases_are_not_modules(tmp_path):
+    source = "import ast\nfrom types import ModuleType\nclass Visitor(ast.NodeVisitor): pass\nclass Lazy(ModuleType): pass\n"
+    (tmp_path / "utils.py").write_text(source)
+    index = ProjectIndex()
+    path = str(tmp_path / "utils.py")
+    assert index.is_module_class(path, "Visitor") is False
+    assert index.is_module_class(path, "Lazy") is False
+    assert index.is_module_class(path, "thirdparty.Base") is None  # not a file of the project: unknown
+
+
+def test_a_project_module_named_like_the_standard_library_is_read(tmp_path):
+    (tmp_path / "types.py").write_text("from torch import nn\nclass Layer(nn.Module): pass\n")
+    (tmp_path / "net.py").write_text("from types import Layer\nclass Net(Layer): pass\n")
+    assert ProjectIndex().is_module_class(str(tmp_path / "net.py"), "Net") is True
+
+
 def test_relative_import_and_unsaved_source(tmp_path):
     (tmp_path / "pkg").mkdir()
     model = tmp_path / "pkg" / "model.py"

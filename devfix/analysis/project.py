@@ -8,6 +8,7 @@ another. The index reads files lazily with `ast` (cheap, no libcst) and follows 
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,6 +75,8 @@ class ProjectIndex:
         if not owner:
             return self._local_class(file, class_name, seen)
         target = self._module_file(file, owner)
+        if target is None and owner.split(".")[0] in sys.stdlib_module_names:
+            return False  # `ast.NodeVisitor`, `types.ModuleType`: no standard-library class is a Module
         return None if target is None else self._local_class(target, class_name, seen)
 
     def _local_class(self, file: Path, class_name: str, seen: set[tuple[Path, str]]) -> bool | None:
