@@ -25,7 +25,11 @@ from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES
 from devfix.analysis.torch_names import call_names
 
 PREAMBLE_NAME = "device"
-SPARE_PREAMBLE_NAME = "torch_device"  # when `device` already names something else (a pycuda Device)
+SPARE_PREAMBLE_NAME = "torch_device"  # when `device` already names another library's device handle
+# Libraries whose device handles are never torch devices (`pycuda.driver.Device(0)`, `cupy.cuda.Device`):
+# what a call into them returns cannot be passed to `.to()`. A call into anything else may return one
+# (`torch.accelerator.current_accelerator()`, a helper of the project, `xm.xla_device()`).
+OTHER_DEVICE_LIBRARIES = ("pycuda.", "cupy.", "numba.", "pyopencl.", "pynvml.", "jax.", "tensorflow.")
 
 
 @dataclass(frozen=True)
@@ -50,18 +54,22 @@ def device_for(rule: cst.CSTVisitor, node: cst.CSTNode) -> DeviceChoice | None:
 
 def _free_preamble_name(rule: cst.CSTVisitor, global_scope: GlobalScope) -> str | None:
     """`device` when the module does not use the name; `torch_device` when every module-level
-    `device` is proven something else (`device = cuda.Device(0)` of pycuda), so the fix neither
-    shadows it nor passes it to torch; None when `device` may be a device defined too late to use
-    here, or both names are taken."""
+    `device` is proven another library's device handle (`device = cuda.Device(0)` of PyCUDA), so
+    the fix neither shadows it nor passes it to torch; None when `device` may be a torch device
+    (defined too late to use here, or from a call devfix cannot see into), or both names are taken."""
     if PREAMBLE_NAME not in global_scope:
         return PREAMBLE_NAME
     assignments = list(global_scope[PREAMBLE_NAME])
-    proven_other = bool(assignments) and all(
-        isinstance(assignment, Assignment) and isinstance(assignment.node, cst.Name)
-        and assigning_statement(rule, assignment.node) is not None and not _is_device_binding(rule, assignment)
-        for assignment in assignments
-    )
+    proven_other = bool(assignments) and all(_is_other_device_handle(rule, assignment) for assignment in assignments)
     return SPARE_PREAMBLE_NAME if proven_other and SPARE_PREAMBLE_NAME not in global_scope else None
+
+
+def _is_other_device_handle(rule: cst.CSTVisitor, assignment) -> bool:
+    if not (isinstance(assignment, Assignment) and isinstance(assignment.node, cst.Name)):
+        return False
+    statement = assigning_statement(rule, assignment.node)
+    names = call_names(rule, statement.value) if statement is not None and statement.value is not None else set()
+    return bool(names) and all(name.startswith(OTHER_DEVICE_LIBRARIES) for name in names)
 
 
 def device_variable_in_scope(rule: cst.CSTVisitor, node: cst.CSTNode) -> str | None:

@@ -51,10 +51,12 @@ def test_a_device_name_proven_something_else_gets_a_preamble_of_its_own():
     assert "device = cuda.Device(0)" in fixed and "x = torch.ones(1).to(torch_device)" in fixed
 
 
-def test_a_device_defined_too_late_or_both_names_taken_report_without_fix():
+def test_a_device_name_that_may_be_a_device_or_both_names_taken_report_without_fix():
     for source in (
         "import torch\nx = torch.ones(1).cuda()\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n",  # defined after use
-        "import torch\ndevice = get_device()\nfor torch_device in range(2):\n    pass\nx = torch.ones(1).cuda()\n",
+        "import torch\nimport pycuda.driver as cuda\ndevice = cuda.Device(0)\nfor torch_device in range(2):\n    pass\nx = torch.ones(1).cuda()\n",
+        "import torch\ndevice = torch.accelerator.current_accelerator()\nx = torch.ones(1).cuda()\n",  # a torch device after all
+        "import torch\ndevice = get_device()\nx = torch.ones(1).cuda()\n",  # a helper devfix cannot see into
     ):
         result = run_devfix(source, rules=[HardcodedCuda])
         assert result.fixed.decode() == source
