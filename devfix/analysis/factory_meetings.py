@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
+from functools import cached_property
 
 from devfix.analysis.ast_nodes import (
     FUNCTIONS,
@@ -74,8 +75,7 @@ def encodings_meet_a_moved_model(tree: ast.Module) -> bool:
         if not spread:
             continue
         bindings = scope_bindings(nodes)
-        moved = {node.func.value.id for node in nodes if _may_move(node) and isinstance(node.func.value, ast.Name)}
-        moved.update(name for name, bound in bindings.items() if any(_may_move(value) for _, value in bound))
+        moved = _moved_lines(nodes, bindings)
         for call, name in spread:
             callee = call.func.value if isinstance(call.func, ast.Attribute) else call.func
             if isinstance(callee, ast.Name) and callee.id in moved and any(
@@ -83,6 +83,20 @@ def encodings_meet_a_moved_model(tree: ast.Module) -> bool:
             ):
                 return True
     return False
+
+
+def _moved_lines(nodes: list[ast.AST], bindings: dict[str, list[Binding]]) -> dict[str, list[int]]:
+    """Names one scope moves (`x.to(device)`, `x = y.cuda()`) → the lines of those moves, as
+    `analysis.placement.collect` records them for DF004."""
+    moved: dict[str, list[int]] = {}
+    for node in nodes:
+        if _may_move(node) and isinstance(node.func.value, ast.Name):
+            moved.setdefault(node.func.value.id, []).append(node.lineno)
+    for name, bound in bindings.items():
+        lines = [line for line, value in bound if _may_move(value)]
+        if lines:
+            moved.setdefault(name, []).extend(lines)
+    return moved
 
 
 def _is_encoding(value: ast.expr | None) -> bool:
@@ -190,7 +204,6 @@ class _Scope:
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
-        self.bindings: dict[str, list[Binding]] = {}  # as `analysis.placement` records them
         self.moved: dict[str, list[int]] = {}  # names the scope moves (`x.to(device)`, `x = y.cuda()`) → lines
         self._name_sources: dict[tuple[str, int], bool] = {}
 
@@ -200,7 +213,7 @@ class _Scope:
             return True
         if not any(self._is_source_call(call) for call in calls):
             return False
-        self._find_bindings()
+        self.moved = _moved_lines(self.nodes, self.bindings)
         self._find_tensor_evidence()
         return any(self._meets(node) for node in self.nodes)
 
@@ -217,7 +230,6 @@ class _Scope:
         fed = [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in moved]
         if not fed:
             return False
-        self.bindings = scope_bindings(self.nodes)
         return any(
             isinstance(arg, ast.Name) and self._may_be_bound_on_the_host(arg.id, call.lineno, 0)
             for call in fed for arg in call.args
@@ -257,15 +269,10 @@ class _Scope:
             return value.func.attr not in DEVICE_CHANGING_METHODS and again(value.func.value) and all(again(arg) for arg in positional)
         return bool(positional) and all(again(arg) for arg in positional)
 
-    def _find_bindings(self) -> None:
-        """The scope's bindings (`ast_nodes.scope_bindings`) and the lines of its moves (`x.to(...)`,
-        `x = y.cuda()`), as `analysis.placement.collect` records them for DF004."""
-        self.bindings = scope_bindings(self.nodes)
-        for node in self.nodes:
-            if _may_move(node) and isinstance(node.func.value, ast.Name):
-                self.moved.setdefault(node.func.value.id, []).append(node.lineno)
-        for name, bindings in self.bindings.items():
-            self.moved.setdefault(name, []).extend(line for line, value in bindings if _may_move(value))
+    @cached_property
+    def bindings(self) -> dict[str, list[Binding]]:
+        """The scope's bindings, as `analysis.placement` records them (`ast_nodes.scope_bindings`)."""
+        return scope_bindings(self.nodes)
 
     def _sources_of_name(self, name: str, line: int) -> bool:
         """What `name` holds where read on `line`: its latest binding on an earlier line (moves in
