@@ -10,6 +10,7 @@ its rule's conditions; `tests/test_screen.py` checks that no rule finds anything
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from devfix.analysis.ast_nodes import (
@@ -248,17 +249,20 @@ class _Screen:
         """DF012's shapes: a table of a class proven plain (every base resolves to a non-Module; a
         nested class is not resolved here: it is kept) (an attribute every assignment makes with
         torch and none places) indexed with a name (`self.betas[t]`), computing with a name (`x - self.mean`),
-        or handed to a function of the file (`extract(self.alphas, t, x)`)."""
+        or handed to a function of the file (`extract(self.alphas, t, x)`). Arithmetic counts only
+        with a name the rule may act on: a parameter of the enclosing function, or a name it may
+        prove a tensor there (`logtwopi = np.log(2 * np.pi)` is neither)."""
         functions = {node.name for node in self.walked.tree.body if isinstance(node, FUNCTIONS)}
         for class_node, candidates in self.table_candidates.values():
             tables = {attribute for attribute, made_by_torch in candidates.items() if made_by_torch}
             if not tables:
                 continue
-            for node in every_node(class_node):
+            for node, function in _nodes_with_function(class_node):
                 if isinstance(node, ast.Subscript):
                     used = [node.value] if isinstance(node.slice, ast.Name) else []
                 elif isinstance(node, ast.BinOp):
-                    used = [side for side, other in ((node.left, node.right), (node.right, node.left)) if _operand_names(other)]
+                    used = [side for side, other in ((node.left, node.right), (node.right, node.left))
+                            if self._may_meet_a_tensor(other, function)]
                 elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
                     used = list(node.args)
                 else:
@@ -266,6 +270,16 @@ class _Screen:
                 if any(is_self_attribute(value) and value.attr in tables for value in used):
                     return True
         return False
+
+    def _may_meet_a_tensor(self, operand: ast.expr, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
+        """DF012's `_tensor_in` and `_parameter_in`: a name `operand` computes with is a parameter of
+        the enclosing function, or may be a tensor there (outside a function: any name)."""
+        names = _operand_names(operand)
+        if function is None:
+            return bool(names)
+        arguments = function.args
+        parameters = {argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+        return any(name in parameters or self._may_be_evidenced(name, function) for name in names)
 
     def owner_kind(self, place: _Place) -> Kind | None:
         if place.class_node is None:
@@ -616,13 +630,13 @@ def _places(nodes: list[ast.AST]) -> bool:
     )
 
 
-def _operand_names(expression: ast.expr) -> bool:
-    """Does `expression` compute with a name (`x`, `x * 2`, `-x`, `x.float()`, `x[0]`)? As DF012 reads operands."""
+def _operand_names(expression: ast.expr) -> list[str]:
+    """The names `expression` computes with (`x` in `x`, `x * 2`, `-x`, `x.float()`, `x[0]`), as DF012 reads operands."""
     while True:
         if isinstance(expression, ast.Name):
-            return True
+            return [expression.id]
         if isinstance(expression, ast.BinOp):
-            return _operand_names(expression.left) or _operand_names(expression.right)
+            return _operand_names(expression.left) + _operand_names(expression.right)
         if isinstance(expression, ast.UnaryOp):
             expression = expression.operand
         elif isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute):
@@ -630,7 +644,18 @@ def _operand_names(expression: ast.expr) -> bool:
         elif isinstance(expression, ast.Subscript):
             expression = expression.value
         else:
-            return False
+            return []
+
+
+def _nodes_with_function(class_node: ast.ClassDef) -> Iterator[tuple[ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None]]:
+    """The nodes of a class, each with the function that is its scope for the libcst rules (the
+    nearest `def`; lambdas and classes do not count; None at class level)."""
+    stack: list[tuple[ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None]] = [(class_node, None)]
+    while stack:
+        node, function = stack.pop()
+        yield node, function
+        inner = node if isinstance(node, FUNCTIONS) else function
+        stack.extend((child, inner) for child in children(node))
 
 
 def _deep_copies_a_name(value: ast.expr | None, imports: ImportTable) -> bool:

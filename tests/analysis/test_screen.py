@@ -193,10 +193,15 @@ def test_df005_needs_a_self_attribute_the_class_makes_with_torch(assignment, exp
     ("return self.betas[1:]", False),  # sliced, not indexed with a value
     ("return 1.0 - self.betas", False),  # computes with constants only
     ("return gather(self.betas, t)", False),  # a function from elsewhere: DF012 only follows the file's own
+    ("shift = np.log(2.0)\n        return shift + self.betas", False),  # a local never a tensor
+    ("shift = torch.ones(5)\n        return shift + self.betas", True),  # a local that is one
+    ("return SHIFT + self.betas", False),  # a global: the rule aligns only to the method's own names
+    ("return (lambda: x * self.betas)()", True),  # a lambda's names are the method's
+    ("def inner(s):\n            return s * self.betas\n        return inner(x)", True),  # a nested def's parameter
 ])
 def test_df012_needs_a_plain_class_table_that_meets_something(use, expected):
     source = (
-        "import torch\nfrom helpers import gather\n\n\nclass Scheduler:\n    def __init__(self):\n"
+        "import numpy as np\nimport torch\nfrom helpers import SHIFT, gather\n\n\nclass Scheduler:\n    def __init__(self):\n"
         "        self.betas = torch.linspace(0, 1, 5)\n\n"
         f"    def get(self, x, t):\n        {use}\n\n\ndef extract(table, t):\n    return table[t]\n"
     )
