@@ -52,15 +52,16 @@ from devfix.analysis.torch_api import (
 )
 
 KindAt = Callable[[ast.Name], Kind]
+NonTensors = Callable[[int, int], set[str]]  # names read somewhere in these lines as a proven non-tensor
 NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
 
 
-def factory_may_meet_tensor(tree: ast.Module, imports: ImportTable, kind_at: KindAt) -> bool:
+def factory_may_meet_tensor(tree: ast.Module, imports: ImportTable, kind_at: KindAt, non_tensors: NonTensors) -> bool:
     """False only when no factory call of the file can meet a tensor the way DF004 looks for."""
     callables = _maybe_modules(tree, imports)
     callers = _Callers(tree)
     return any(
-        _Scope(body, function, imports, kind_at, callables, callers.moved_models_for(function), callers.helpers).has_meeting()
+        _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers).has_meeting()
         for body, function in _scopes(tree)
     )
 
@@ -193,19 +194,23 @@ class _Scope:
 
     def __init__(
         self, body: list[ast.stmt], function: ast.FunctionDef | ast.AsyncFunctionDef | None, imports: ImportTable,
-        kind_at: KindAt, callables: set[str], models: set[str], helpers: set[str],
+        values: tuple[KindAt, NonTensors], callables: set[str], models: set[str], helpers: set[str],
     ) -> None:
-        """`models`: the parameters that may hold a model every caller moved (`_Callers`)."""
-        self.imports, self.kind_at, self.callables = imports, kind_at, callables
+        """`values`: what the value analysis says of a name where read, and of the names of some
+        lines; `models`: the parameters that may hold a model every caller moved (`_Callers`)."""
+        self.imports, self.callables = imports, callables
+        self.kind_at, self._non_tensors = values
+        self.function = function
         arguments = function.args if function is not None else None
         self.parameters = [] if arguments is None else [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        self.parameter_names = {argument.arg for argument in self.parameters}
         self.models = models
         self.helpers = helpers  # the file's top-level functions: a CPU-tensor helper is one of them
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
         self.moved: dict[str, list[int]] = {}  # names the scope moves (`x.to(device)`, `x = y.cuda()`) → lines
-        self._name_sources: dict[tuple[str, int], bool] = {}
+        self._name_sources: dict[tuple[str, int], list[int]] = {}
 
     def has_meeting(self) -> bool:
         calls = [node for node in self.nodes if isinstance(node, ast.Call)]
@@ -274,14 +279,22 @@ class _Scope:
         """The scope's bindings, as `analysis.placement` records them (`ast_nodes.scope_bindings`)."""
         return scope_bindings(self.nodes)
 
-    def _sources_of_name(self, name: str, line: int) -> bool:
+    @cached_property
+    def vetoed(self) -> set[str]:
+        """DF004's `vetoed`: names the value analysis reads somewhere in the scope as a proven
+        non-tensor (the rule's scope also holds a `def`'s decorators: it may veto more, never less)."""
+        if self.function is None:
+            return self._non_tensors(1, 1 << 30)
+        return self._non_tensors(self.function.lineno, self.function.end_lineno or self.function.lineno)
+
+    def _sources_of_name(self, name: str, line: int) -> list[int]:
         """What `name` holds where read on `line`: its latest binding on an earlier line (moves in
         between are not looked at: that only adds sources)."""
         key = (name, line)
         if key not in self._name_sources:
-            self._name_sources[key] = False
+            self._name_sources[key] = []
             latest = latest_binding(self.bindings, name, line)
-            self._name_sources[key] = latest is not None and latest[1] is not None and self._has_sources(latest[1], latest[0])
+            self._name_sources[key] = [] if latest is None or latest[1] is None else self._source_lines(latest[1], latest[0])
         return self._name_sources[key]
 
     def _moved_since_bound(self, name: str, line: int) -> bool:
@@ -354,65 +367,99 @@ class _Scope:
         return qualified in FACTORY_FUNCTIONS or qualified in MOVED_AFTER
 
     def _has_sources(self, node: ast.AST | None, before_line: int | None = None) -> bool:
-        """The value may be built from a factory call without a device (DF004's `_sources`); names
-        in it are read as on `before_line` (the line of the assignment that holds it)."""
+        return bool(self._source_lines(node, before_line))
+
+    def _source_lines(self, node: ast.AST | None, before_line: int | None = None) -> list[int]:
+        """The lines of the factory calls without a device that the value may be built from
+        (DF004's `_sources`); names in it are read as on `before_line` (the line of the assignment
+        that holds it)."""
         if node is None:
-            return False
+            return []
         if isinstance(node, ast.Name):
             return self._sources_of_name(node.id, before_line if before_line is not None else node.lineno)
-        again = lambda inner: self._has_sources(inner, before_line)
+        again = lambda inner: self._source_lines(inner, before_line)
         if isinstance(node, ast.Call):
             if self._is_source_call(node):
-                return True
+                return [node.lineno]
             qualified = self.imports.qualify(node.func) or ""
             if qualified in SOURCE_WRAPPERS:
-                return any(again(arg) for arg in _values(node))
+                return [line for arg in _values(node) for line in again(arg)]
             if qualified.startswith("torch."):
-                return False
+                return []
             if isinstance(node.func, ast.Attribute) and node.func.attr not in NOT_SOURCE_METHODS:
                 return again(node.func.value)
-            return False
+            return []
         if isinstance(node, ast.BinOp):
-            return again(node.left) or again(node.right)
+            return again(node.left) + again(node.right)
         if isinstance(node, ast.UnaryOp):
             return again(node.operand)
         if isinstance(node, ast.Compare):
-            return any(again(operand) for operand in [node.left, *node.comparators])
+            return [line for operand in [node.left, *node.comparators] for line in again(operand)]
         if isinstance(node, (ast.List, ast.Tuple)):
-            return any(again(element) for element in node.elts)
-        if isinstance(node, ast.Subscript):
+            return [line for element in node.elts for line in again(element)]
+        if isinstance(node, (ast.Subscript, ast.Starred)):
             return again(node.value)
-        if isinstance(node, ast.Starred):
-            return again(node.value)
-        return False
+        return []
 
     def _may_reference(self, node: ast.AST | None) -> bool:
-        """The value may be a tensor the factory could be aligned with (DF004's `_reference`)."""
+        return bool(self._reference_names(node))
+
+    def _reference_names(self, node: ast.AST | None) -> list[str]:
+        """The names in a value that may be a tensor the factory could be aligned with (DF004's
+        `_reference`, every name it may return)."""
         if isinstance(node, ast.Name):
-            if node.id in self.imports.names:
-                return False
-            if self._has_sources(node) and not self._moved_since_bound(node.id, node.lineno):
-                return False  # DF004 takes a name holding a fresh factory's tensor for no reference
-            kind = self.kind_at(node)  # the value analysis: asked last, as it is the dearest fact
-            if kind.is_known_non_tensor:
-                return False
-            return kind is Kind.TENSOR or node.id in self.evidenced or node.id in self.module_outputs
+            return [node.id] if self._may_be_a_reference(node) else []
         if isinstance(node, ast.BinOp):
-            return self._may_reference(node.left) or self._may_reference(node.right)
+            return self._reference_names(node.left) + self._reference_names(node.right)
         if isinstance(node, (ast.Subscript, ast.Starred)):
-            return self._may_reference(node.value)
+            return self._reference_names(node.value)
         if not isinstance(node, ast.Call) or (self.imports.qualify(node.func) or "") in FACTORY_FUNCTIONS:
-            return False
+            return []
         qualified = self.imports.qualify(node.func)
         if qualified is not None and is_torch_tensor_function({qualified}):
-            return bool(node.args) and self._may_reference(node.args[0])
+            return self._reference_names(node.args[0]) if node.args else []
         if isinstance(node.func, ast.Attribute):
             if node.func.attr in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS:
-                return False
-            return self._may_reference(node.func.value)
+                return []
+            return self._reference_names(node.func.value)
         if isinstance(node.func, ast.Name) and node.func.id in self.callables:
-            return any(self._may_reference(value) for value in _values(node))
-        return False
+            return [name for value in _values(node) for name in self._reference_names(value)]
+        return []
+
+    def _may_be_a_reference(self, node: ast.Name) -> bool:
+        if node.id in self.imports.names:
+            return False
+        if self._has_sources(node) and not self._moved_since_bound(node.id, node.lineno):
+            return False  # DF004 takes a name holding a fresh factory's tensor for no reference
+        kind = self.kind_at(node)  # the value analysis: asked last, as it is the dearest fact
+        if kind.is_known_non_tensor:
+            return False
+        if node.id in self.module_outputs:
+            return True
+        return (kind is Kind.TENSOR or node.id in self.evidenced) and node.id not in self.vetoed
+
+    def _device_known(self, reference: str, line: int, depth: int = 0) -> bool:
+        """DF004's `_device_of`, over-approximated: can the rule name, for a factory call on `line`,
+        the device of `reference`? Its own when it is bound on an earlier line, or is a parameter
+        not rebound after `line` (a parameter rebound later is still the argument there); else that
+        of a reference its first value is computed from (three hops at most), or of a Module it is
+        the output of."""
+        bound = self.bindings.get(reference, ())
+        if any(binding_line < line for binding_line, _ in bound):
+            return True
+        if reference in self.parameter_names and not any(binding_line > line for binding_line, _ in bound):
+            return True
+        if depth >= 3 or not bound or bound[0][1] is None:
+            return False
+        value = bound[0][1]
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            return True  # `out = model(x)`: where `model` was moved
+        return any(source != reference and self._device_known(source, line, depth + 1) for source in self._reference_names(value))
+
+    def _alignable(self, fresh: ast.AST, reference: ast.AST) -> bool:
+        """DF004 aligns a factory `fresh` is built from with a reference name in `reference`."""
+        names = self._reference_names(reference)
+        return bool(names) and any(self._device_known(name, line) for line in self._source_lines(fresh) for name in names)
 
     def _meets(self, node: ast.AST) -> bool:
         if isinstance(node, ast.BinOp):
@@ -423,7 +470,7 @@ class _Scope:
             index = node.slice
             indices = index.elts if isinstance(index, ast.Tuple) else [index]
             return self._has_sources(node.value) and any(
-                self._may_reference(item) for item in indices if not isinstance(item, ast.Slice)
+                self._alignable(node.value, item) for item in indices if not isinstance(item, ast.Slice)
             )
         if isinstance(node, ast.Call):
             return self._call_meets(node)
@@ -444,9 +491,9 @@ class _Scope:
         if isinstance(call.func, ast.Attribute) and call.func.attr not in NOT_COMBINING_METHODS:
             # a tensor's method given a fresh tensor, or a fresh tensor's method given a tensor
             receiver = call.func.value  # the cheap halves first: `_may_reference` may need the value analysis
-            if any(self._has_sources(value) for value in values) and self._may_reference(receiver):
+            if any(self._has_sources(value) and self._alignable(value, receiver) for value in values):
                 return True
-            return self._has_sources(receiver) and any(self._may_reference(value) for value in values)
+            return self._has_sources(receiver) and any(self._alignable(receiver, value) for value in values)
         return False
 
     def _both(self, values: list[ast.expr]) -> bool:
@@ -456,7 +503,10 @@ class _Scope:
         if not sources:
             return False
         references = [value for value in values if self._may_reference(value)]
-        return any(not (source is reference and isinstance(source, ast.Name)) for source in sources for reference in references)
+        return any(
+            not (source is reference and isinstance(source, ast.Name)) and self._alignable(source, reference)
+            for source in sources for reference in references
+        )
 
 
 def _values(call: ast.Call) -> list[ast.expr]:

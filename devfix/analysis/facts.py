@@ -117,7 +117,8 @@ class FileFacts:
     def _factory_meets_tensor(self) -> bool:
         """The value analysis runs only if a factory meets a name whose kind matters."""
         return factory_may_meet_tensor(
-            self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN)
+            self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
+            self.non_tensor_names,
         )
 
     @cached_property

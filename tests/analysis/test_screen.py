@@ -100,6 +100,32 @@ def test_factories_that_may_meet_a_tensor_are_kept_for_df004(body):
     assert "DF004" in rules_that_may_apply(source)
 
 
+def rule_findings(code: str, source: str) -> list[str]:
+    """What one rule finds when run anyway, whatever the screen says."""
+    facts = analyse_file(source, "model.py")
+    wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+    rule = next(rule for rule in ALL_RULES if rule.CODE == code)
+    _, findings = _run_rule(rule, wrapper, "model.py", FixPolicy(), Suppressions.from_source(source), ProjectIndex(), facts)
+    return [finding.message for finding in findings]
+
+
+@pytest.mark.parametrize("body, expected", [
+    # the tensor met is bound after the factory, from a fresh tensor: no device the rule can name there
+    ("mask = torch.ones(n)\n    first = torch.repeat_interleave(mask[:1], 2)\n    return torch.cat([first, mask])", False),
+    # bound after the factory, but computed from an argument: the rule names the argument's device
+    ("mask = torch.ones(n)\n    first = torch.exp(x)\n    return torch.cat([first, mask])", True),
+    # a parameter rebound after the factory is still the argument (here a list) where the factory runs
+    ("table = torch.arange(n)\n    x = torch.tensor(x, device=other.device)\n    return table[x]", False),
+    ("table = torch.arange(n)\n    return table[other]", True),
+    # read somewhere as a numpy array: the value analysis vetoes the name as a reference
+    ("x = np.stack(x)\n    x = torch.from_numpy(x).to(dtype=torch.float32)\n    mask = torch.from_numpy(np.ones(n))\n    return x * mask", False),
+])
+def test_df004_needs_a_tensor_whose_device_the_rule_can_name(body, expected):
+    source = f"import numpy as np\nimport torch\n\n\ndef build(x, other: torch.Tensor, n: int):\n    {body}\n"
+    assert ("DF004" in rules_that_may_apply(source)) is expected
+    assert bool(rule_findings("DF004", source)) is expected  # the screen says what the rule finds
+
+
 @pytest.mark.parametrize("made, expected", [
     ("img = torch.from_numpy(np.load(path)).float()", True),  # made on the host: DF004 moves it where it is fed
     ("img = load(path)", False),  # what an unknown call returns: DF004 does not guess
