@@ -191,8 +191,8 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.found.add(LOADER_LOOP)
     if screen.encodings & screen.spread and encodings_meet_a_moved_model(found.tree):
         screen.found.add(ENCODED_INPUTS)
-    if screen.empty_lists & screen.appended:
-        screen.found.add(MODULE_CONTAINER)
+    if any(screen.stores.get(container, 0) <= 1 for container in screen.empty_lists & screen.appended):
+        screen.found.add(MODULE_CONTAINER)  # DF015 wraps a container `__init__` stores once, and nothing else stores
     if any(class_feeds_fresh_tensors(node, found.imports) for node in screen.factory_classes.values()):
         screen.found.add(UNPLACED_FACTORY_IN_METHOD)
     if screen.copied & screen.moved:
@@ -217,6 +217,7 @@ class _Screen:
         # plain classes' attributes → whether every assignment makes them with torch, unplaced
         self.table_candidates: dict[int, tuple[ast.ClassDef, dict[str, bool]]] = {}
         self.empty_lists: set[tuple[int, str]] = set()  # (class, attribute) set to `[]` in __init__
+        self.stores: dict[tuple[int, str], int] = {}  # (class, attribute) → `self.<attribute> = ...` in its methods
         self.appended: set[tuple[int, str]] = set()  # (class, attribute) given a call's value with `.append`
         self.looped_over: set[str] = set()  # names a `for` iterates over
         self.encodings: set[str] = set()  # names assigned a `return_tensors="pt"` encoding
@@ -330,6 +331,11 @@ class _Screen:
             self.copied.add(value.args[0].id)
         if isinstance(single, ast.Name) and _method_name(value) in ("to", "cuda"):
             self.moved.add(single.id)
+        if isinstance(node, ast.Assign) and place.method is not None and _is_the_method_named(place.method, place.class_node):
+            for target in node.targets:  # what DF015's `class_facts` counts as the attribute's assignments
+                if is_self_attribute(target):
+                    key = (id(place.class_node), target.attr)
+                    self.stores[key] = self.stores.get(key, 0) + 1
         if place.class_node is not None and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             attributes = {target.attr for target in targets if is_self_attribute(target)}
@@ -645,6 +651,12 @@ def _operand_names(expression: ast.expr) -> list[str]:
             expression = expression.value
         else:
             return []
+
+
+def _is_the_method_named(method: ast.FunctionDef | ast.AsyncFunctionDef, class_node: ast.ClassDef) -> bool:
+    """The last `def` of its name in the class body: the one the libcst rules' `class_facts` keeps."""
+    last = next(node for node in reversed(class_node.body) if isinstance(node, FUNCTIONS) and node.name == method.name)
+    return last is method
 
 
 def _nodes_with_function(class_node: ast.ClassDef) -> Iterator[tuple[ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None]]:

@@ -277,6 +277,18 @@ def test_df016_needs_a_method_factory_that_reaches_a_submodule_or_a_return(metho
     assert bool(rule_findings("DF016", MODULE_HEAD + method)) is expected  # the screen says what the rule finds
 
 
+@pytest.mark.parametrize("after_loop, expected", [
+    ("", True),  # the list stays plain: DF015 wraps it
+    ("        self.body = nn.ModuleList(self.body)\n", False),  # wrapped later: stored twice, DF015 leaves it
+])
+def test_df015_needs_an_appended_list_stored_once(after_loop, expected):
+    source = MODULE_HEAD.replace("        self.fc = nn.Linear(4, 4)\n", (
+        "        self.body = []\n        for _ in range(3):\n            self.body.append(nn.Linear(4, 4))\n" + after_loop
+    )) + "    def forward(self, x):\n        for block in self.body:\n            x = block(x)\n        return x\n"
+    assert ("DF015" in rules_that_may_apply(source)) is expected
+    assert bool(rule_findings("DF015", source)) is expected  # the screen says what the rule finds
+
+
 def test_df016_df014_df015_skip_classes_proven_not_modules(tmp_path):
     (tmp_path / "base.py").write_text("class Pipeline:\n    pass\n")
     source = (
