@@ -2,7 +2,7 @@
 
 A case whose name starts with `clean-` is correct code that every rule must leave byte-identical;
 any other case must be changed by its directory's rule. Extra `.py` files in a case directory are
-modules the case imports (multi-file cases).
+modules the case imports (multi-file cases): library code that every rule must leave byte-identical.
 """
 
 from __future__ import annotations
@@ -36,6 +36,12 @@ class FixtureCase:
     @property
     def after(self) -> Path:
         return self.directory / "after.py"
+
+    @property
+    def helpers(self) -> list[Path]:
+        """The modules beside before.py that it imports (stand-ins of libraries, library modules of
+        the program): devfix must leave each one byte-identical."""
+        return sorted(path for path in self.directory.rglob("*.py") if path not in (self.before, self.after))
 
 
 def discover_cases(root: Path) -> list[FixtureCase]:

@@ -37,3 +37,16 @@ def test_after_is_a_fixed_point(case):
     assert result.error is None
     assert result.fixed == result.source
     assert not [finding for finding in result.findings if finding.fixable]
+
+
+HELPERS = [(case, helper) for case in CASES for helper in case.helpers]
+
+
+@pytest.mark.parametrize("case, helper", HELPERS, ids=[f"{case.name}/{helper.relative_to(case.directory)}" for case, helper in HELPERS])
+def test_modules_beside_a_case_stay_byte_identical(case, helper):
+    """Library modules and stand-ins a case imports: no rule may rewrite them (a device preamble in a
+    library module, `map_location` on a dataset's `torch.load`, ...); a diagnostic is allowed."""
+    result = run_devfix(helper.read_bytes(), str(helper))
+    assert result.error is None
+    assert result.fixed == result.source
+    assert not [finding for finding in result.findings if finding.fixable]
