@@ -548,9 +548,10 @@ class _Screen:
         return (self.imports.qualify(annotation) or "") if annotation is not None else ""
 
     def _may_be_evidenced(self, name: str, init: ast.FunctionDef | ast.AsyncFunctionDef, seen: frozenset[str] = frozenset()) -> bool:
-        """What `analysis.tensors.tensor_names` may count as a tensor in `__init__`: a name used with
-        a tensor-only member, given first to a torch op, annotated as a tensor, or assigned a value
-        that is a tensor expression over such names."""
+        """What `analysis.tensors.tensor_names` may count as a tensor in a function (`__init__` for
+        DF014, the method a table meets a name in for DF012): a name used with a tensor-only member,
+        given first to a torch op, annotated as a tensor, or assigned a value that is a tensor
+        expression over such names."""
         if name in seen:
             return False
         for node in every_node(init):
