@@ -1,6 +1,6 @@
 """Small `ast` helpers the screens share: a fast walk, a scope's own nodes, the names a target
-binds, a scope's bindings by line, a method chain's names, `self.<attr>`, and the names a torch op
-is given whole."""
+binds, a scope's bindings by line, a method chain's names, a dotted name's head, `self.<attr>`, and
+the names a torch op is given whole."""
 
 from __future__ import annotations
 
@@ -128,6 +128,13 @@ def method_chain(node: ast.expr) -> set[str]:
             node = node.value
         else:
             return names
+
+
+def dotted_head(node: ast.expr) -> str | None:
+    """`a` of `a.b.c`, when the expression is a dotted name."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def is_self_attribute(node: ast.AST) -> bool:

@@ -12,7 +12,7 @@ import ast
 import enum
 from collections.abc import Iterable
 
-from devfix.analysis.ast_nodes import every_node
+from devfix.analysis.ast_nodes import dotted_head, every_node
 from devfix.analysis.imports import ImportTable
 
 
@@ -221,7 +221,7 @@ class Resolver:
         return Kind.UNKNOWN
 
     def _kind_Call(self, node: ast.Call, env: dict[str, Kind]) -> Kind:
-        qualified = None if _head(node.func) in env else self.imports.qualify(node.func)
+        qualified = None if dotted_head(node.func) in env else self.imports.qualify(node.func)
         if qualified is not None:
             return self._kind_of_named_call(qualified, node, env)
         if isinstance(node.func, ast.Attribute):
@@ -294,10 +294,3 @@ class Resolver:
         if receiver is Kind.STR:
             return Kind.UNKNOWN if method == "split" else Kind.STR
         return Kind.UNKNOWN
-
-
-def _head(node: ast.expr) -> str | None:
-    """`a` of `a.b.c`, when the expression is a dotted name."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from devfix.analysis.ast_nodes import FUNCTIONS, is_self_attribute, scope_nodes
+from devfix.analysis.ast_nodes import FUNCTIONS, dotted_head, is_self_attribute, scope_nodes
 from devfix.analysis.imports import ImportTable
 
 FACTORIES = frozenset({
@@ -95,7 +95,10 @@ class _Method:
             if self._is_factory(value):
                 return not any(keyword.arg in ("device", "generator") for keyword in value.keywords)
             qualified = self.imports.qualify(value.func)
-            if qualified is None and isinstance(value.func, ast.Attribute) and not _is_dotted_name(value.func):
+            # `x.view`, `self.a.flatten`: libcst qualifies such a callee (`f.<locals>.x.view`) wherever the
+            # name is bound, so the rule follows only methods of unnamed values (`torch.arange(n).view()`);
+            # a name never bound holds no fresh tensor either
+            if qualified is None and isinstance(value.func, ast.Attribute) and dotted_head(value.func) is None:
                 return value.func.attr not in MOVES and self._sources(value.func.value)
             if (qualified or "").startswith("torch."):
                 return any(self._sources(argument) for argument in _arguments(value))
@@ -122,7 +125,7 @@ class _Method:
             if self._is_submodule_call(value):
                 return True
             qualified = self.imports.qualify(value.func)
-            if qualified is None and isinstance(value.func, ast.Attribute) and not _is_dotted_name(value.func):
+            if qualified is None and isinstance(value.func, ast.Attribute) and dotted_head(value.func) is None:  # as in `_sources`
                 return self._is_output(value.func.value)
             if (qualified or "").startswith("torch."):
                 return any(self._is_output(argument) for argument in _arguments(value))
@@ -134,16 +137,6 @@ class _Method:
     def _is_factory(self, call: ast.Call) -> bool:
         qualified = self.imports.qualify(call.func) or ""
         return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORIES
-
-
-def _is_dotted_name(node: ast.expr) -> bool:
-    """`x.view`, `self.a.flatten`: libcst gives such a callee a qualified name (`f.<locals>.x.view`)
-    wherever the name is bound, so the rule reads the call as a function of that name and follows
-    only methods of unnamed values (`torch.arange(n).view(...)`); a name never bound holds no
-    fresh tensor either."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
 
 
 def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr | None]]:
