@@ -1,5 +1,5 @@
 """Small `ast` helpers the screens share: a fast walk, a scope's own nodes, the names a target
-binds, a scope's bindings by line, a method chain's names, a dotted name's head, `self.<attr>`, and
+binds, a scope's bindings by line, a method chain's names, a function's parameters, a dotted name's head, `self.<attr>`, and
 the names a torch op is given whole."""
 
 from __future__ import annotations
@@ -128,6 +128,12 @@ def method_chain(node: ast.expr) -> set[str]:
             node = node.value
         else:
             return names
+
+
+def parameters(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.arg]:
+    """A function's named parameters: positional-only, ordinary and keyword-only (not `*args`, `**kw`)."""
+    arguments = function.args
+    return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
 
 
 def dotted_head(node: ast.expr) -> str | None:

@@ -32,6 +32,7 @@ from devfix.analysis.ast_nodes import (
     every_node,
     latest_binding,
     operand_names,
+    parameters,
     scope_bindings,
     scope_nodes,
 )
@@ -151,7 +152,7 @@ class _Callers:
         positional = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args)]
         return {
             argument.arg
-            for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+            for argument in parameters(function)
             if all(self._passes_a_moved_name(call, argument.arg, positional) for call in calls)
         }
 
@@ -201,8 +202,7 @@ class _Scope:
         self.imports, self.callables = imports, callables
         self.kind_at, self._non_tensors = values
         self.function = function
-        arguments = function.args if function is not None else None
-        self.parameters = [] if arguments is None else [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        self.parameters = [] if function is None else parameters(function)
         self.parameter_names = {argument.arg for argument in self.parameters}
         self.models = models
         self.helpers = helpers  # the file's top-level functions: a CPU-tensor helper is one of them

@@ -21,6 +21,7 @@ from devfix.analysis.ast_nodes import (
     is_self_attribute,
     method_chain,
     operand_names,
+    parameters,
     scope_nodes,
 )
 from devfix.analysis.factory_meetings import encodings_meet_a_moved_model
@@ -140,11 +141,7 @@ def walk(tree: ast.Module) -> Walk:
             is_method = place.class_node is not None and place.parent is place.class_node
             if is_method and node.name == "__init__":
                 found.inits.append((node, place.class_node))
-            arguments = node.args
-            found.annotations += [
-                (argument.arg, argument.annotation)
-                for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs] if argument.annotation
-            ]
+            found.annotations += [(argument.arg, argument.annotation) for argument in parameters(node) if argument.annotation]
             inner = _Place(node, place.class_node, node if is_method else None)
             stack.extend((child, inner) for child in children(node))
             continue
@@ -278,9 +275,8 @@ class _Screen:
         names = _operand_names(operand)
         if function is None:
             return bool(names)
-        arguments = function.args
-        parameters = {argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
-        return any(name in parameters or self._may_be_evidenced(name, function) for name in names)
+        named = {argument.arg for argument in parameters(function)}
+        return any(name in named or self._may_be_evidenced(name, function) for name in names)
 
     def owner_kind(self, place: _Place) -> Kind | None:
         if place.class_node is None:
@@ -290,8 +286,8 @@ class _Screen:
     def init(self, init: ast.FunctionDef | ast.AsyncFunctionDef, class_node: ast.ClassDef) -> None:
         if self.classes.get(class_node.name, Kind.UNKNOWN) is Kind.OBJECT:
             return
-        parameters = {argument.arg for argument in [*init.args.args, *init.args.kwonlyargs]}
-        if parameters & DEVICE_PARAMETERS and any(self._is_unplaced_factory(n) for n in every_node(init)):
+        accepted = {argument.arg for argument in [*init.args.args, *init.args.kwonlyargs]}
+        if accepted & DEVICE_PARAMETERS and any(self._is_unplaced_factory(n) for n in every_node(init)):
             self.found.add(DEVICE_ARGUMENT_LAYER)
 
     def node(self, node: ast.AST, place: _Place) -> None:
@@ -518,28 +514,28 @@ class _Screen:
         """The kind of a parameter of `__init__` that the body never rebinds nor tests with
         `isinstance`: what its annotation says (the value analysis reads it so, and infers nothing
         from calls for `__init__`); None for any other name."""
-        parameters, unsettled = self._init_names(init)
-        if name not in parameters or name in unsettled:
+        named, unsettled = self._init_names(init)
+        if name not in named or name in unsettled:
             return None
-        return parameters[name]
+        return named[name]
 
     def _init_names(self, init: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[dict[str, Kind], set[str]]:
         if id(init) not in self.init_names:
             arguments = init.args
-            parameters = {
+            named = {
                 argument.arg: ANNOTATION_KINDS.get(self._annotation_name(argument.annotation), Kind.UNKNOWN)
-                for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+                for argument in parameters(init)
             }
             for special, kind in ((arguments.vararg, Kind.TUPLE), (arguments.kwarg, Kind.DICT)):
                 if special is not None:
-                    parameters[special.arg] = kind
+                    named[special.arg] = kind
             unsettled = {node.id for node in every_node(init) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
             unsettled |= {
                 node.args[0].id for node in every_node(init)
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance"
                 and node.args and isinstance(node.args[0], ast.Name)
             }
-            self.init_names[id(init)] = (parameters, unsettled)
+            self.init_names[id(init)] = (named, unsettled)
         return self.init_names[id(init)]
 
     def _annotation_name(self, annotation: ast.expr | None) -> str:

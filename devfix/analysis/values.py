@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from devfix.analysis.ast_nodes import children, every_node
+from devfix.analysis.ast_nodes import children, every_node, parameters
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import BATCH_KINDS, ITEM_KINDS, Kind, Resolver, join
 
@@ -257,7 +257,7 @@ class _Walker:
         return env
 
     def _parameters(self, node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> Env:
-        arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+        arguments = parameters(node)
         env = {argument.arg: self._annotation_kind(argument.annotation) for argument in arguments}
         inferred = node.args.args if class_name is None else node.args.args[1:]
         key = node.name if class_name is None else f"{class_name}.{node.name}"
