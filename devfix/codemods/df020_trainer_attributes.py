@@ -12,22 +12,28 @@
                      x, y = x.to(self.device), y.to(self.device)
                      ...
 
+Batches of a DataLoader loop in a method are moved the same way, at the top of the loop body, when
+the analysis proves them tensors (`for x, y in loader` over a `TensorDataset`) and they meet the
+model, or a loss attribute together with the model's output.
+
 Applies to classes that are not `nn.Module`s (those are moved as a whole; Lightning moves batches
 itself) when `__init__` moves a model attribute. Method arguments fed to that model, or to a loss
 together with its output, are moved at the top of the method, to the model's device: `self.device`
 when the class keeps one, else `next(self.model.parameters()).device`. Module attributes holding
 state (a loss with `weight=`) that are never moved get the model's device at construction.
 
-Refuses: arguments already moved in the method, arguments only used elsewhere, Module classes.
+Refuses: arguments or batches already moved in the method, arguments only used elsewhere, batches
+not proven tensors, loops over anything not proven a DataLoader, Module classes.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.loaders import BatchUse, move_statements
+from devfix.analysis.kinds import Kind
+from devfix.analysis.loaders import BatchUse, is_dataloader, move_statements, target_names, unwrap_loader
 from devfix.analysis.module_classes import class_facts, is_self_attribute
-from devfix.analysis.placement import as_move
+from devfix.analysis.placement import as_move, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
 from devfix.codemods.base import DevfixRule
@@ -45,6 +51,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         super().visit_Module(node)
         self._argument_moves: dict[cst.FunctionDef, tuple[list[str], str]] = {}
         self._attribute_moves: dict[cst.Assign, str] = {}
+        self._loop_moves: dict[cst.For, tuple[list[str], str]] = {}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if self.is_module_classdef(node):
@@ -56,10 +63,15 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         model = sorted(models)[0]
         device, ready_line = self._device_expression(facts, model)
         state_attributes = self._unmoved_state(facts)
+        callables = set(models) | set(state_attributes) | self._module_attributes(facts)
         for method_name, method in facts.methods.items():
             if method_name == "__init__":
                 continue
-            finder = _Feeds(set(models) | set(state_attributes), set(models))
+            for loop in _loops(method):
+                batches = self._batches_to_move(loop, callables, set(models))
+                if batches:
+                    self._loop_moves[loop] = (batches, device)
+            finder = _Feeds(callables, set(models))
             method.body.visit(finder)
             parameters = [param.name.value for param in method.params.params[1:]]
             moved_here = self.scope_facts(method.body).moved
@@ -71,6 +83,36 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 statement = state_attributes[attribute]
                 # the device must exist where the attribute is built (later in __init__)
                 self._attribute_moves.setdefault(statement, device if ready_line < self.line_of(statement) else "")
+
+    def _batches_to_move(self, loop: cst.For, callables: set[str], models: set[str]) -> list[str]:
+        """Batch variables of a DataLoader loop that meet the model (or a loss with its output),
+        proven tensors, and neither moved nor rebound in the body."""
+        loader, target = unwrap_loader(loop, self.qualified)
+        names = target_names(target)
+        if loader is None or not names or not isinstance(loop.body, cst.IndentedBlock) or not self._is_loader(loader):
+            return []
+        finder = _Feeds(callables, models)
+        loop.body.visit(finder)
+        body = collect([loop.body], self.qualified, self.line_of)
+        untouched = [name for name in names if name not in body.moved and name not in body.assignments]
+        fed = [name for name in untouched if name in finder.fed]
+        if not all(self.kind_of(node) is Kind.TENSOR for name in fed for node in finder.fed_nodes[name]):
+            return []  # a dict or list batch would need another move: refuse the whole loop
+        return fed
+
+    def _is_loader(self, loader: cst.Name) -> bool:
+        """Proven a DataLoader of tensors by the analysis, or built or annotated as a DataLoader."""
+        return self.kind_of(loader) in (Kind.TENSOR_LOADER, Kind.IMAGE_LOADER) or is_dataloader(self, loader)
+
+    def _module_attributes(self, facts) -> set[str]:
+        """Attributes `__init__` builds as Modules (a loss, a metric): called with the model's
+        output, their other arguments must be on its device."""
+        return {
+            name
+            for name, use in facts.attributes.items()
+            for method, statement in use.assignments
+            if method == "__init__" and isinstance(statement.value, cst.Call) and self.builds_module(statement.value)
+        }
 
     def _moved_by_every_caller(self, facts, method_name: str, parameters: list[str]) -> set[str]:
         """Parameters that every `self.<method>(...)` call in the class passes already moved
@@ -129,6 +171,18 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         statements = move_statements([BatchUse(name, is_dict=False) for name in names], device, "torch")  # no dict: torch unused
         return prepend_to_function(updated_node, statements)
 
+    def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
+        plan = self._loop_moves.get(original_node)
+        if plan is None:
+            return updated_node
+        names, device = plan
+        listed = ", ".join(f"`{name}`" for name in names)
+        if not self.report(original_node.target, f"batch {listed} reaches a model the class moved to a device, but is not moved itself",
+                           fix_title=f"move it to `{device}` at the top of the loop"):
+            return updated_node
+        statements = move_statements([BatchUse(name, is_dict=False) for name in names], device, "torch")
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=[*statements, *updated_node.body.body]))
+
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         device = self._attribute_moves.get(original_node)
         if device is None:
@@ -157,12 +211,28 @@ def _self_calls(method: cst.FunctionDef, name: str) -> list[cst.Call]:
     return calls
 
 
+def _loops(method: cst.FunctionDef) -> list[cst.For]:
+    """The `for` loops of `method`, not those of functions defined inside it."""
+    loops: list[cst.For] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is method
+
+        def visit_For(self, node: cst.For) -> None:
+            loops.append(node)
+
+    method.visit(Finder())
+    return loops
+
+
 class _Feeds(cst.CSTVisitor):
     """Names passed to `self.<model>(...)`, or to a state attribute together with a model output."""
 
     def __init__(self, callables: set[str], models: set[str]) -> None:
         self.callables, self.models = callables, models
         self.fed: set[str] = set()
+        self.fed_nodes: dict[str, list[cst.Name]] = {}
         self.used_attributes: set[str] = set()
         self.outputs: set[str] = set()
 
@@ -181,7 +251,10 @@ class _Feeds(cst.CSTVisitor):
         meets_model = attribute in self.models or any(self._is_model_call(v) or (isinstance(v, cst.Name) and v.value in self.outputs) for v in values)
         if meets_model:
             self.used_attributes.add(attribute)
-            self.fed.update(v.value for v in values if isinstance(v, cst.Name) and v.value not in self.outputs)
+            for value in values:
+                if isinstance(value, cst.Name) and value.value not in self.outputs:
+                    self.fed.add(value.value)
+                    self.fed_nodes.setdefault(value.value, []).append(value)
 
     def _is_model_call(self, value: cst.BaseExpression) -> bool:
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not is_self_attribute(value.func):
