@@ -216,11 +216,15 @@ class _Scope:
         calls = [node for node in self.nodes if isinstance(node, ast.Call)]
         if self._feeds_a_moved_callable(calls):
             return True
-        if not any(self._is_source_call(call) for call in calls):
+        if not any(self._is_source_call(call) for call in calls) and not self._calls_a_helper(calls):
             return False
         self.moved = _moved_lines(self.nodes, self.bindings)
         self._find_tensor_evidence()
         return any(self._meets(node) for node in self.nodes)
+
+    def _calls_a_helper(self, calls: list[ast.Call]) -> bool:
+        """A top-level function of the file is called here: its result may be a CPU tensor."""
+        return any(isinstance(call.func, ast.Name) and call.func.id in self.helpers for call in calls)
 
     def _feeds_a_moved_callable(self, calls: list[ast.Call]) -> bool:
         """`model(img)` where `model` moved in this scope, or is a parameter every caller passes a
@@ -262,6 +266,10 @@ class _Scope:
             return again(value.value)
         if isinstance(value, ast.BinOp):
             return again(value.left) and again(value.right)
+        if isinstance(value, ast.UnaryOp):
+            return again(value.operand)
+        if isinstance(value, ast.Compare):
+            return all(again(operand) for operand in [value.left, *value.comparators])
         if not isinstance(value, ast.Call):
             return False
         qualified = self.imports.qualify(value.func) or ""
@@ -296,6 +304,17 @@ class _Scope:
             latest = latest_binding(self.bindings, name, line)
             self._name_sources[key] = [] if latest is None or latest[1] is None else self._source_lines(latest[1], latest[0])
         return self._name_sources[key]
+
+    def _helper_binding(self, name: ast.Name, line: int) -> int | None:
+        """DF004's `mask = subsequent_mask(n)`: the line of the binding, when `name` is proven a
+        tensor where read and its latest binding before `line` calls a top-level function of the
+        file (whether every `return` of it builds a CPU tensor is left to the rule)."""
+        if self.kind_at(name) is not Kind.TENSOR:
+            return None
+        latest = latest_binding(self.bindings, name.id, line)
+        value = None if latest is None else latest[1]
+        called = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.helpers
+        return latest[0] if called else None
 
     def _moved_since_bound(self, name: str, line: int) -> bool:
         """A move of `name` between its latest binding before `line` and `line` (DF004 then no
@@ -376,7 +395,9 @@ class _Scope:
         if node is None:
             return []
         if isinstance(node, ast.Name):
-            return self._sources_of_name(node.id, before_line if before_line is not None else node.lineno)
+            line = before_line if before_line is not None else node.lineno
+            helper = self._helper_binding(node, line)
+            return [helper] if helper is not None else self._sources_of_name(node.id, line)
         again = lambda inner: self._source_lines(inner, before_line)
         if isinstance(node, ast.Call):
             if self._is_source_call(node):

@@ -62,6 +62,9 @@ from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
 
+DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.scalar_tensor"})
+WHOLE_REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "norm", "std", "var", "all", "any", "amax", "amin", "logsumexp"})
+
 NOT_TENSOR_LITERALS = (cst.SimpleString, cst.FormattedString, cst.List, cst.Dict, cst.Tuple, cst.Integer, cst.Float, cst.ListComp, type(None))
 
 
@@ -92,10 +95,10 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     def returns_cpu_tensors(self, function: str) -> bool:
         """Is `function` a top-level function of this file whose every `return` builds a CPU
         tensor (`return torch.tensor(rows)`, or arithmetic and methods of locals built so)?
-        Looked up only for names fed to a moved model."""
+        Looked up for names fed to a moved model, and for names the value analysis proves tensors."""
         if function not in self._helper_verdicts:
             self._helper_verdicts[function] = False  # while it is judged: helpers that call each other
-            definitions = [statement for statement in self.module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function]
+            definitions = self._definitions(function)
             returns = _Returns()
             if len(definitions) == 1:
                 definitions[0].body.visit(returns)
@@ -106,6 +109,29 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
                 for value in returns.values
             )
         return self._helper_verdicts[function]
+
+    def may_return_a_scalar_tensor(self, function: str) -> bool:
+        """May a `return` of the top-level `function` be 0-dim: `torch.tensor(v)` of anything but a
+        list, or a whole-tensor reduction (`.sum()`)? CUDA tensors accept a 0-dim CPU tensor in
+        pointwise operations, so such a result needs no move there."""
+        returns = _Returns()
+        for definition in self._definitions(function):
+            definition.body.visit(returns)
+        finder = _Calls()
+        for value in returns.values:
+            if value is not None:
+                value.visit(finder)
+        return any(self._may_be_zero_dim(call) for call in finder.calls)
+
+    def _may_be_zero_dim(self, call: cst.Call) -> bool:
+        if self.qualified(call.func) & DATA_FACTORIES:
+            data = call.args[0].value if call.args else None
+            return not isinstance(data, (cst.List, cst.Tuple, cst.ListComp))
+        reduces = isinstance(call.func, cst.Attribute) and call.func.attr.value in WHOLE_REDUCTIONS
+        return reduces and not any(arg.keyword is None or arg.keyword.value == "dim" for arg in call.args)
+
+    def _definitions(self, function: str) -> list[cst.FunctionDef]:
+        return [statement for statement in self.module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function]
 
     def callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
         """Every use of the top-level `function` in this file is a call, and each passes, for
@@ -145,8 +171,9 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         if device is None:
             return updated_node
         factory = cst.Module([]).code_for_node(original_node.func)
-        if self.qualified(original_node.func) & MOVED_AFTER:  # accepts no device=: move the result
-            if not self.report(original_node, f"`{factory}(...)` is on the CPU but meets tensors that may be on a GPU",
+        if not is_factory_call(original_node, self.qualified):  # accepts no device=: move the result
+            made = "returns a CPU tensor" if self.qualified(original_node.func).isdisjoint(MOVED_AFTER) else "is on the CPU"
+            if not self.report(original_node, f"`{factory}(...)` {made} but meets tensors that may be on a GPU",
                                fix_title=f"move it to `{device}`"):
                 return updated_node
             return cst.Call(func=cst.Attribute(value=updated_node, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
@@ -229,6 +256,8 @@ class _Combinations(cst.CSTVisitor):
         moved_to = device_code(move.device) if move is not None else None
         for value in values:
             for call in self._fresh(value):
+                if self._is_helper_call(call):
+                    continue  # moved where it is fed (`_feed_host_tensors`): the helper may serve CPU code too
                 device = self._device_of(references[0], call) if references else None
                 if device is not None:
                     self.aligned.setdefault(call, device)
@@ -367,7 +396,7 @@ class _Combinations(cst.CSTVisitor):
     def _fresh(self, expression: cst.BaseExpression, pointwise: bool = False) -> list[cst.Call]:
         sources = self._sources(expression)
         if pointwise:
-            sources = [call for call in sources if not self.rule.is_scalar_tensor(call)]
+            sources = [call for call in sources if not self.rule.is_scalar_tensor(call) and not self._may_be_a_scalar_from_a_helper(call)]
         return sources
 
     def _sources(self, expression: cst.BaseExpression, before_line: int | None = None) -> list[cst.Call]:
@@ -382,6 +411,8 @@ class _Combinations(cst.CSTVisitor):
             move = self.facts.moved.get(expression.value)
             if move is not None and binding.line < self.rule.line_of(move.call) < use_line:
                 return []
+            if self._is_helper_call(binding.value) and self.rule.kind_of(expression) is Kind.TENSOR:
+                return [binding.value]  # `mask = subsequent_mask(n)`: a helper of the file returns a CPU tensor
             return self._sources(binding.value, binding.line)  # names in a value: before its line
         if isinstance(expression, cst.Call) and self.qualified(expression.func) & MOVED_AFTER:
             return [] if keyword(expression, "device") is not None else [expression]
@@ -410,6 +441,13 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(expression, cst.Subscript):
             return self._sources(expression.value, before_line)
         return []
+
+    def _may_be_a_scalar_from_a_helper(self, call: cst.Call) -> bool:
+        return self._is_helper_call(call) and self.rule.may_return_a_scalar_tensor(call.func.value)
+
+    def _is_helper_call(self, value: cst.BaseExpression) -> bool:
+        """A call of a top-level function of this file whose every `return` builds a CPU tensor."""
+        return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.rule.returns_cpu_tensors(value.func.value)
 
     def _defined_before(self, reference: str, call: cst.Call) -> bool:
         """`reference` exists where `call` runs, holding what made devfix take it for a tensor: a
@@ -454,6 +492,11 @@ def _host_made(value: cst.BaseExpression, line: int, depth: int, where: _HostCon
         return _host_made(value.value, line, depth + 1, where)
     if isinstance(value, cst.BinaryOperation):
         return _host_made(value.left, line, depth + 1, where) and _host_made(value.right, line, depth + 1, where)
+    if isinstance(value, cst.UnaryOperation):
+        return _host_made(value.expression, line, depth + 1, where)
+    if isinstance(value, cst.Comparison):  # `torch.triu(torch.ones(n, n)) == 0`
+        operands = [value.left, *(target.comparator for target in value.comparisons)]
+        return all(_host_made(operand, line, depth + 1, where) for operand in operands)
     if not isinstance(value, cst.Call):
         return False
     names = where.qualified(value.func)
@@ -520,3 +563,11 @@ class _Returns(cst.CSTVisitor):
 
     def visit_Return(self, node: cst.Return) -> None:
         self.values.append(node.value)
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)

@@ -126,6 +126,20 @@ def test_df004_needs_a_tensor_whose_device_the_rule_can_name(body, expected):
     assert bool(rule_findings("DF004", source)) is expected  # the screen says what the rule finds
 
 
+@pytest.mark.parametrize("helper, expected", [
+    ("return torch.triu(torch.ones(n, n), diagonal=1) == 0", True),  # a CPU tensor meets `scores`
+    ("return torch.triu(torch.ones(n, n, device=device), diagonal=1) == 0", False),  # placed by the helper
+    ("return n ** -0.5", False),  # a number: the value analysis does not prove `mask` a tensor
+])
+def test_df004_follows_a_helper_of_the_file_that_returns_a_cpu_tensor(helper, expected):
+    source = (
+        f"import torch\n\n\ndef causal(n, device=None):\n    {helper}\n\n\n"
+        "def attend(scores: torch.Tensor):\n    mask = causal(scores.size(-1))\n    return scores.masked_fill(mask == 0, 0.0)\n"
+    )
+    assert bool(rule_findings("DF004", source)) is expected
+    assert "DF004" in rules_that_may_apply(source) or not expected
+
+
 @pytest.mark.parametrize("made, expected", [
     ("img = torch.from_numpy(np.load(path)).float()", True),  # made on the host: DF004 moves it where it is fed
     ("img = load(path)", False),  # what an unknown call returns: DF004 does not guess
