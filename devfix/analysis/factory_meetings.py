@@ -503,8 +503,9 @@ class _Scope:
             return False
         values = _values(call)
         values += [element for value in values if isinstance(value, (ast.List, ast.Tuple)) for element in value.elts]
-        if isinstance(call.func, ast.Name) and call.func.id in self.callables:
+        if isinstance(call.func, ast.Name) and (call.func.id in self.callables or call.func.id in self.models):
             # fed to a Module: it goes with the Module's other inputs or where the Module moved
+            # (a parameter: where the callers moved it)
             return any(self._has_sources(value) for value in values)
         if qualified is not None and qualified.startswith("torch."):
             tensor_function = is_torch_tensor_function({qualified}) and qualified not in FACTORY_FUNCTIONS

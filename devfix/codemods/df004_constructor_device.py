@@ -9,8 +9,9 @@ linspace/logspace/eye/tensor/as_tensor`) whose result is combined with a tensor 
 comparison, `torch.cat`/`where`/`F.*` arguments, a method of `x`, or indexing the new tensor by `x`
 — gets `device=x.device`, where `x` is a parameter or earlier local that is certainly a tensor. A
 factory call fed to a Module (`G(torch.randn(8, 2))`, `criterion(D(real), torch.ones(8, 1))`) goes
-with the Module's other inputs, or to the device the Module was moved to. The fix follows the
-tensor it meets, so it is right on every device.
+with the Module's other inputs, or to the device the Module was moved to (a model parameter that
+every caller in the file passes moved: its own device, `next(model.parameters()).device`). The fix
+follows the tensor it meets, so it is right on every device.
 
 `torch.from_numpy(a)` and legacy CPU constructors (`torch.LongTensor(ids)`), which take no CUDA
 `device=`, get `.to(<device>)` instead. What a helper of the file returns when every `return`
@@ -24,6 +25,10 @@ value analysis proves to be a tensor, built from nothing that may be on a device
 `x = test_data[0][0]`), and a
 tokenizer's or processor's `return_tensors="pt"` output unpacked into a moved model or one of its
 methods (`model.generate(**inputs)` → `model.generate(**inputs.to(device))`).
+
+A helper of the file whose every `return` builds a CPU tensor (`mask = subsequent_mask(n)`, a name
+the value analysis proves a tensor) is moved where it is bound when it meets a tensor:
+`subsequent_mask(n).to(scores.device)`.
 
 Refuses: calls that already have `device=` or a `generator=` (a CPU generator is deliberate),
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
@@ -232,7 +237,8 @@ class _Combinations(cst.CSTVisitor):
             self._feed_host_tensors(node)
             self._feed_encodings(node, node.func.value)
         elif isinstance(node.func, cst.Name) and node.func.value in self.parameters:
-            self._feed_host_tensors(node)  # a model handed in by callers that moved it
+            self._feed_module(node.func.value, values)  # a model handed in by callers that moved it
+            self._feed_host_tensors(node)
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value in self.facts.moved:
             self._feed_encodings(node, node.func.value.value)  # `model.generate(**inputs)`
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
@@ -250,10 +256,11 @@ class _Combinations(cst.CSTVisitor):
 
     def _feed_module(self, module: str, values: list[cst.BaseExpression]) -> None:
         """`criterion(D(real), torch.ones(8, 1))`, `G(torch.randn(8, 2))`: inputs of a Module go
-        where its other inputs are, or where the Module was moved."""
+        where its other inputs are, or where the Module was moved (for a parameter every caller
+        passes a moved model, the model's own device)."""
         references = self._references(values)
         move = self.facts.moved.get(module)
-        moved_to = device_code(move.device) if move is not None else None
+        moved_to = device_code(move.device) if move is not None else self._device_of_a_moved_argument(module)
         for value in values:
             for call in self._fresh(value):
                 if self._is_helper_call(call):

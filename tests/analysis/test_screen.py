@@ -164,6 +164,19 @@ def test_df004_needs_callers_that_pass_a_moved_model_for_a_parameter(caller, exp
     assert ("DF004" in rules_that_may_apply(source)) is expected
 
 
+@pytest.mark.parametrize("caller, expected", [
+    ("net = Net().to(device)\ntag(net, [1, 2])", True),  # the factory goes to the model's own device
+    ("tag(Net(), [1, 2])", False),  # a model nobody moved: nothing to align with
+])
+def test_df004_aligns_a_factory_fed_to_a_parameter_that_callers_move(caller, expected):
+    source = (
+        "import torch\n\n\ndef tag(model, ids):\n    return model(torch.LongTensor(ids).unsqueeze(0))\n\n\n"
+        f"device = torch.device(name)\n{caller}\n"
+    )
+    assert bool(rule_findings("DF004", source)) is expected
+    assert "DF004" in rules_that_may_apply(source) or not expected
+
+
 @pytest.mark.parametrize("source, expected", [
     ("import torch\nx = torch.zeros(3)\nif x.device.type == 'cuda':\n    pass\n", False),
     ("import torch\nx = torch.zeros(3).cuda(1)\n", False),
