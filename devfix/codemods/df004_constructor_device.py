@@ -494,7 +494,9 @@ def _host_made(value: cst.BaseExpression, line: int, depth: int, where: _HostCon
         return all(_host_made(element.value, line, depth + 1, where) for element in getattr(value, "elements", ()))
     if isinstance(value, cst.Name):
         binding = where.facts._binding_before(value.value, line)
-        return binding is not None and binding.value is not None and _host_made(binding.value, binding.line, depth + 1, where)
+        if binding is None or isinstance(binding.value, (cst.List, cst.Tuple, cst.Dict)):
+            return False  # a container bound to a name may be filled later (`masks.append(mask)`)
+        return binding.value is not None and _host_made(binding.value, binding.line, depth + 1, where)
     if isinstance(value, (cst.Subscript, cst.Attribute)):
         return _host_made(value.value, line, depth + 1, where)
     if isinstance(value, cst.BinaryOperation):
