@@ -22,8 +22,11 @@ class BatchUse:
     is_dict: bool
 
 
-def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name) -> bool:
-    """Built with `DataLoader(...)`, or a parameter annotated as one or named like one."""
+def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) -> bool:
+    """Built with `DataLoader(...)` (where it is iterated, or where the name was bound), or a
+    parameter annotated as one or named like one."""
+    if isinstance(loader, cst.Call):
+        return bool(qualified_names(rule, loader.func) & DATALOADER_NAMES)
     scope = rule.get_metadata(ScopeProvider, loader, None)
     if scope is None:
         return False
@@ -43,7 +46,9 @@ def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name) -> bool:
     return False
 
 
-def unwrap_loader(node: cst.For, qualified) -> tuple[cst.Name | None, cst.BaseExpression]:
+def unwrap_loader(node: cst.For, qualified) -> tuple[cst.Name | cst.Call | None, cst.BaseExpression]:
+    """What the loop iterates over under `enumerate`/`tqdm` (a name, or a call such as
+    `DataLoader(dataset)` written in place), and the loop's batch target."""
     iterable, target = node.iter, node.target
     while isinstance(iterable, cst.Call) and iterable.args and qualified(iterable.func) & PROGRESS_WRAPPERS:
         if qualified(iterable.func) & ENUMERATE_NAMES:
@@ -51,7 +56,7 @@ def unwrap_loader(node: cst.For, qualified) -> tuple[cst.Name | None, cst.BaseEx
                 return None, target
             target = target.elements[1].value
         iterable = iterable.args[0].value
-    return (iterable if isinstance(iterable, cst.Name) else None), target
+    return (iterable if isinstance(iterable, (cst.Name, cst.Call)) else None), target
 
 
 def target_names(target: cst.BaseExpression) -> list[str]:

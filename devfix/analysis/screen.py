@@ -295,6 +295,8 @@ class _Screen:
         if isinstance(node, (ast.For, ast.AsyncFor)):
             iterable = node.iter
             while isinstance(iterable, ast.Call) and iterable.args:  # enumerate(tqdm(loader)), as the rules unwrap
+                if _may_build_a_loader(iterable, self.imports):
+                    found.add(LOADER_LOOP)  # `for batch in DataLoader(dataset)`
                 iterable = iterable.args[0]
             if isinstance(iterable, ast.Name):
                 self.looped_over.add(iterable.id)

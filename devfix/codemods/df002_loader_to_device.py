@@ -7,7 +7,8 @@
                  loss = criterion(model(x), y)
 
 Applies to `for ... in loader`, `enumerate(loader)` and `tqdm(loader)` when `loader` is tied to a
-DataLoader (built with `DataLoader(...)`, a parameter annotated as one, or named like one) and the
+DataLoader (built with `DataLoader(...)`, there in the `for` statement or where the name was bound, a
+parameter annotated as one, or named like one) and the
 body feeds the batch to a model that was moved to a device, or to a Module while a device variable
 is in scope. Only the variables that meet the model or its outputs are moved; the device is the one
 the model was moved to. Dict batches move their tensor values only, so string fields survive.

@@ -343,6 +343,7 @@ def test_df020_needs_a_model_moved_into_an_attribute_in_init(source, expected):
     ("batches = DataLoader(ds)\nfor x, y in batches:\n    model(x)\n", True),
     ("from torch.utils.data import DataLoader as DL\nbatches = DL(ds)\nfor x, y in batches:\n    model(x)\n", True),
     ("for x, y in zip(a, b):\n    model(x)\n", False),
+    ("for i, (x, y) in enumerate(DataLoader(ds, batch_size=4)):\n    model(x)\n", True),  # built in place
 ])
 def test_df002_df010_need_a_loop_over_what_may_be_a_dataloader(loop, expected):
     source = f"import torch\nfrom torch.utils.data import DataLoader\nmodel = Net().to(device)\n{loop}"

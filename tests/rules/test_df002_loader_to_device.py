@@ -52,7 +52,7 @@ def test_moves_to_the_device_expression_the_model_used():
     )
     fixed = run_devfix(source, rules=[LoaderToDevice]).fixed.decode()
     assert "        x = x.to(args.device)\n        net(x)" in fixed
-    assert fixed.count("x.to(args.device)") == 1  # DataLoader(...) inline is not a tracked name
+    assert fixed.count("x.to(args.device)") == 2  # `for x in DataLoader(data)` written in place counts too
 
 
 def test_tqdm_wrapper_is_unwrapped():
