@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import ast
 
-from devfix.analysis.ast_nodes import FUNCTIONS, dotted_head, is_self_attribute, scope_nodes
+from devfix.analysis.ast_nodes import FUNCTIONS, is_self_attribute, scope_nodes
 from devfix.analysis.imports import ImportTable
+from devfix.analysis.torch_api import WHOLE_REDUCTIONS
 
 FACTORIES = frozenset({
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range", "linspace",
@@ -95,11 +96,9 @@ class _Method:
             if self._is_factory(value):
                 return not any(keyword.arg in ("device", "generator") for keyword in value.keywords)
             qualified = self.imports.qualify(value.func)
-            # `x.view`, `self.a.flatten`: libcst qualifies such a callee (`f.<locals>.x.view`) wherever the
-            # name is bound, so the rule follows only methods of unnamed values (`torch.arange(n).view()`);
-            # a name never bound holds no fresh tensor either
-            if qualified is None and isinstance(value.func, ast.Attribute) and dotted_head(value.func) is None:
-                return value.func.attr not in MOVES and self._sources(value.func.value)
+            if isinstance(value.func, ast.Attribute) and not (qualified or "").startswith("torch."):
+                # a method of a value; not a whole reduction (`lengths.sum()` is 0-dim, as DF016 reads it)
+                return value.func.attr not in MOVES and not _is_whole_reduction(value) and self._sources(value.func.value)
             if (qualified or "").startswith("torch."):
                 return any(self._sources(argument) for argument in _arguments(value))
             return False
@@ -125,7 +124,7 @@ class _Method:
             if self._is_submodule_call(value):
                 return True
             qualified = self.imports.qualify(value.func)
-            if qualified is None and isinstance(value.func, ast.Attribute) and dotted_head(value.func) is None:  # as in `_sources`
+            if isinstance(value.func, ast.Attribute) and not (qualified or "").startswith("torch."):  # as in `_sources`
                 return self._is_output(value.func.value)
             if (qualified or "").startswith("torch."):
                 return any(self._is_output(argument) for argument in _arguments(value))
@@ -152,3 +151,9 @@ def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr | None
 
 def _arguments(call: ast.Call) -> list[ast.expr]:
     return [*call.args, *(keyword.value for keyword in call.keywords)]
+
+
+def _is_whole_reduction(call: ast.Call) -> bool:
+    """`x.sum()`: 0-dim, no dimension given (`analysis.tensors.is_whole_reduction`)."""
+    reduces = isinstance(call.func, ast.Attribute) and call.func.attr in WHOLE_REDUCTIONS
+    return reduces and not call.args and not any(keyword.arg == "dim" for keyword in call.keywords)

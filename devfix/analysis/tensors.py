@@ -15,6 +15,7 @@ from devfix.analysis.torch_api import (
     SCALAR_ANNOTATIONS,
     TENSOR_ANNOTATIONS,
     TENSOR_ONLY_MEMBERS,
+    WHOLE_REDUCTIONS,
     is_torch_tensor_function,
 )
 from devfix.analysis.torch_names import QualifiedNames
@@ -136,6 +137,12 @@ def _operand_names(value: cst.BaseExpression) -> set[str]:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
+
+
+def is_whole_reduction(call: cst.Call) -> bool:
+    """`x.sum()`, `x.mean()`: a 0-dim result (no dimension given)."""
+    reduces = isinstance(call.func, cst.Attribute) and call.func.attr.value in WHOLE_REDUCTIONS
+    return reduces and not any(arg.keyword is None or arg.keyword.value == "dim" for arg in call.args)
 
 
 def is_zero_dim_literal(call: cst.Call) -> bool:

@@ -51,7 +51,7 @@ import libcst as cst
 from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts, device_code
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import is_factory_call, tensor_names
+from devfix.analysis.tensors import is_factory_call, is_whole_reduction, tensor_names
 from devfix.analysis.torch_api import (
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
@@ -68,7 +68,6 @@ from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
 
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.scalar_tensor"})
-WHOLE_REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "norm", "std", "var", "all", "any", "amax", "amin", "logsumexp"})
 
 NOT_TENSOR_LITERALS = (cst.SimpleString, cst.FormattedString, cst.List, cst.Dict, cst.Tuple, cst.Integer, cst.Float, cst.ListComp, type(None))
 
@@ -132,8 +131,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         if self.qualified(call.func) & DATA_FACTORIES:
             data = call.args[0].value if call.args else None
             return not isinstance(data, (cst.List, cst.Tuple, cst.ListComp))
-        reduces = isinstance(call.func, cst.Attribute) and call.func.attr.value in WHOLE_REDUCTIONS
-        return reduces and not any(arg.keyword is None or arg.keyword.value == "dim" for arg in call.args)
+        return is_whole_reduction(call)
 
     def _definitions(self, function: str) -> list[cst.FunctionDef]:
         return [statement for statement in self.module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function]

@@ -27,8 +27,8 @@ import libcst as cst
 
 from devfix.analysis.module_classes import class_facts, is_self_attribute, names_fed_to_submodules
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import is_factory_call
-from devfix.analysis.torch_api import is_torch_tensor_function
+from devfix.analysis.tensors import is_factory_call, is_whole_reduction
+from devfix.analysis.torch_api import NON_TENSOR_METHODS, is_torch_tensor_function
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
@@ -179,7 +179,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         if isinstance(value, cst.Call):
             if is_self_attribute(value.func) and value.func.attr.value in self.submodules:
                 return True
-            if isinstance(value.func, cst.Attribute) and not self.rule.qualified(value.func):
+            if _is_value_method(value, self.rule.qualified):
                 return self._is_module_output(value.func.value)
             if is_torch_tensor_function(self.rule.qualified(value.func)) and not is_factory_call(value, self.rule.qualified):
                 return any(self._is_module_output(arg.value) for arg in value.args)  # torch.relu(self.fc(x))
@@ -209,8 +209,9 @@ class _FedToSubmodules(cst.CSTVisitor):
             if is_factory_call(value, qualified) or qualified(value.func) & FROM_NUMPY:
                 placed = keyword(value, "device") is not None or keyword(value, "generator") is not None
                 return [] if placed else [value]
-            if isinstance(value.func, cst.Attribute) and not qualified(value.func) and value.func.attr.value not in ("to", "cuda", "cpu"):
-                return self._sources(value.func.value)
+            if _is_value_method(value, qualified) and value.func.attr.value not in ("to", "cuda", "cpu", *NON_TENSOR_METHODS):
+                # `idx.unsqueeze(0)`, `torch.arange(n).view(1, -1)`; not `lengths.sum()`, 0-dim
+                return [] if is_whole_reduction(value) else self._sources(value.func.value)
             if any(name.startswith("torch.") for name in qualified(value.func)):
                 return [call for arg in value.args for call in self._sources(arg.value)]
         if isinstance(value, cst.BinaryOperation):
@@ -218,3 +219,10 @@ class _FedToSubmodules(cst.CSTVisitor):
         if isinstance(value, cst.Subscript):
             return self._sources(value.value)
         return []
+
+
+def _is_value_method(call: cst.Call, qualified) -> bool:
+    """`x.view(...)`, `self.fc(x).relu()`: a method of a value, not a torch function. (libcst
+    qualifies a method of a local name too, `forward.<locals>.x.view`, so a qualified name alone
+    does not tell.)"""
+    return isinstance(call.func, cst.Attribute) and not any(name.startswith("torch.") for name in qualified(call.func))
