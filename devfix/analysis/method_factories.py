@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from devfix.analysis.ast_nodes import FUNCTIONS, is_self_attribute, scope_nodes
+from devfix.analysis.ast_nodes import FUNCTIONS, dotted_head, is_self_attribute, scope_nodes
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.torch_api import WHOLE_REDUCTIONS
 
@@ -48,6 +48,7 @@ class _Method:
         self.submodules, self.imports = submodules, imports
         self.nodes = list(scope_nodes(method.body, FUNCTIONS))
         self.fresh: set[str] = set()  # names that may hold a factory's tensor
+        self.fresh_for_returns: set[str] = set()  # the same, without methods of named values (as DF016 returns)
         self.outputs: set[str] = set()  # names that may hold what a submodule returned
 
     def feeds(self) -> bool:
@@ -55,7 +56,7 @@ class _Method:
             return False
         self._bind_names()
         for node in self.nodes:
-            if isinstance(node, ast.Return) and node.value is not None and self._fed(node.value):
+            if isinstance(node, ast.Return) and node.value is not None and self._fed(node.value, named=False):
                 return True
             if isinstance(node, ast.Call) and self._is_submodule_call(node) and any(self._fed(value) for value in _arguments(node)):
                 return True
@@ -75,39 +76,42 @@ class _Method:
                 for target in node.targets:
                     pairs = _pairs(target, node.value)
                     fresh = {name for name, value in pairs if value is not None and self._sources(value)}
+                    returned = {name for name, value in pairs if value is not None and self._sources(value, named=False)}
                     outputs = {name for name, _ in pairs} if self._is_output(node.value) else set()
-                    if not (fresh <= self.fresh and outputs <= self.outputs):
+                    if not (fresh <= self.fresh and returned <= self.fresh_for_returns and outputs <= self.outputs):
                         self.fresh |= fresh
+                        self.fresh_for_returns |= returned
                         self.outputs |= outputs
                         changed = True
 
-    def _fed(self, value: ast.expr) -> bool:
+    def _fed(self, value: ast.expr, named: bool = True) -> bool:
         if isinstance(value, (ast.Tuple, ast.List)):
-            return any(self._fed(element) for element in value.elts)
+            return any(self._fed(element, named) for element in value.elts)
         if isinstance(value, ast.Starred):
-            return self._fed(value.value)
-        return self._sources(value)
+            return self._fed(value.value, named)
+        return self._sources(value, named)
 
-    def _sources(self, value: ast.expr) -> bool:
-        """A factory's unplaced tensor may be (part of) `value`."""
+    def _sources(self, value: ast.expr, named: bool = True) -> bool:
+        """A factory's unplaced tensor may be (part of) `value`. Without `named`, methods of named
+        values are not followed (DF016 does not, for what a method returns)."""
+        again = lambda inner: self._sources(inner, named)
         if isinstance(value, ast.Name):
-            return value.id in self.fresh
+            return value.id in (self.fresh if named else self.fresh_for_returns)
         if isinstance(value, ast.Call):
             if self._is_factory(value):
                 return not any(keyword.arg in ("device", "generator") for keyword in value.keywords)
             qualified = self.imports.qualify(value.func)
             if isinstance(value.func, ast.Attribute) and not (qualified or "").startswith("torch."):
                 # a method of a value; not a whole reduction (`lengths.sum()` is 0-dim, as DF016 reads it)
-                return value.func.attr not in MOVES and not _is_whole_reduction(value) and self._sources(value.func.value)
+                follows = named or dotted_head(value.func) is None
+                return follows and value.func.attr not in MOVES and not _is_whole_reduction(value) and again(value.func.value)
             if (qualified or "").startswith("torch."):
-                return any(self._sources(argument) for argument in _arguments(value))
+                return any(again(argument) for argument in _arguments(value))
             return False
         if isinstance(value, ast.BinOp):
-            return self._sources(value.left) or self._sources(value.right)
-        if isinstance(value, ast.Subscript):
-            return self._sources(value.value)
-        if isinstance(value, ast.Starred):
-            return self._sources(value.value)
+            return again(value.left) or again(value.right)
+        if isinstance(value, (ast.Subscript, ast.Starred)):
+            return again(value.value)
         return False
 
     def _is_output(self, value: ast.expr) -> bool:

@@ -134,6 +134,7 @@ class _FedToSubmodules(cst.CSTVisitor):
     def __init__(self, rule: MethodTensorDevice, method: cst.FunctionDef, submodules: set[str]) -> None:
         self.rule, self.submodules = rule, submodules
         self.fresh: dict[str, list[cst.Call]] = {}
+        self.fresh_for_returns: dict[str, list[cst.Call]] = {}  # the same, without methods of named values
         self.outputs: set[str] = set()  # names holding what a submodule returned
         self.calls: list[cst.Call] = []
         tensors = rule.scope_tensors(method.body)
@@ -151,8 +152,10 @@ class _FedToSubmodules(cst.CSTVisitor):
             values = [node.value] if len(names) == 1 else (
                 [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) and len(node.value.elements) == len(names) else [])
             for name, value in zip(names, values):
-                if isinstance(name, cst.Name) and self._sources(value):
-                    self.fresh[name.value] = self._sources(value)
+                if isinstance(name, cst.Name):
+                    for named, fresh in ((True, self.fresh), (False, self.fresh_for_returns)):
+                        if self._sources(value, named):
+                            fresh[name.value] = self._sources(value, named)
             if self._is_module_output(node.value):
                 self.outputs.update(name.value for name in names if isinstance(name, cst.Name))
 
@@ -187,37 +190,43 @@ class _FedToSubmodules(cst.CSTVisitor):
 
     def visit_Return(self, node: cst.Return) -> None:
         if self.reference is None and node.value is not None:
-            self._feed(node.value)
+            self._feed(node.value, named=False)
 
-    def _feed(self, value: cst.BaseExpression, pointwise: bool = False) -> None:
-        """`pointwise`: arithmetic, where a 0-dim CPU tensor (`torch.tensor(1.0)`) may meet a CUDA one."""
+    def _feed(self, value: cst.BaseExpression, pointwise: bool = False, named: bool = True) -> None:
+        """`pointwise`: arithmetic, where a 0-dim CPU tensor (`torch.tensor(1.0)`) may meet a CUDA one.
+        `named`: follow methods of named values too (see `_sources`)."""
         if isinstance(value, (cst.Tuple, cst.List)):
             for element in value.elements:
-                self._feed(element.value)
+                self._feed(element.value, named=named)
             return
-        for call in self._sources(value):
+        for call in self._sources(value, named):
             if pointwise and self.rule.is_scalar_tensor(call):
                 continue
             if call not in self.calls:
                 self.calls.append(call)
 
-    def _sources(self, value: cst.BaseExpression) -> list[cst.Call]:
+    def _sources(self, value: cst.BaseExpression, named: bool = True) -> list[cst.Call]:
+        """The factory calls `value` is built from. Without `named`, methods of named values
+        (`index.view(...)`) are not followed: a method's returned index may only serve to index
+        device tensors (CPU indices are allowed there), and its callers are not looked at."""
         qualified = self.rule.qualified
+        again = lambda inner: self._sources(inner, named)
         if isinstance(value, cst.Name):
-            return list(self.fresh.get(value.value, []))
+            return list((self.fresh if named else self.fresh_for_returns).get(value.value, []))
         if isinstance(value, cst.Call):
             if is_factory_call(value, qualified) or qualified(value.func) & FROM_NUMPY:
                 placed = keyword(value, "device") is not None or keyword(value, "generator") is not None
                 return [] if placed else [value]
             if _is_value_method(value, qualified) and value.func.attr.value not in ("to", "cuda", "cpu", *NON_TENSOR_METHODS):
                 # `idx.unsqueeze(0)`, `torch.arange(n).view(1, -1)`; not `lengths.sum()`, 0-dim
-                return [] if is_whole_reduction(value) else self._sources(value.func.value)
+                follows = named or not qualified(value.func)
+                return again(value.func.value) if follows and not is_whole_reduction(value) else []
             if any(name.startswith("torch.") for name in qualified(value.func)):
-                return [call for arg in value.args for call in self._sources(arg.value)]
+                return [call for arg in value.args for call in again(arg.value)]
         if isinstance(value, cst.BinaryOperation):
-            return self._sources(value.left) + self._sources(value.right)
+            return again(value.left) + again(value.right)
         if isinstance(value, cst.Subscript):
-            return self._sources(value.value)
+            return again(value.value)
         return []
 
 

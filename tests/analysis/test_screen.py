@@ -295,9 +295,11 @@ MODULE_HEAD = "import torch\nfrom torch import nn\n\n\nclass Head(nn.Module):\n 
     ("    def forward(self, x):\n        self.register_buffer('pos', torch.arange(4))\n        return self.fc(x)\n", False),
     ("    def forward(self, x):\n        n = torch.arange(4).sum().item()\n        print(n)\n        return self.fc(x)\n", False),
     ("    def select(self, n):\n        return torch.arange(n).view(2, 2)\n", True),  # a method of an unnamed tensor
-    # a method of a named tensor is followed to its factory too (libcst qualifies `index.view` as
-    # `select.<locals>.index.view`, which is no torch function)
-    ("    def select(self, n):\n        index = torch.arange(n)\n        return index.view(2, 2)\n", True),
+    # a method of a named tensor is followed to its factory where it meets a submodule (libcst
+    # qualifies `index.view` as `select.<locals>.index.view`, which is no torch function) ...
+    ("    def forward(self, x):\n        index = torch.arange(4)\n        return self.fc(x + index.view(1, 4))\n", True),
+    # ... but not into what the method returns: callers may only index with it (CPU indices are allowed)
+    ("    def select(self, n):\n        index = torch.arange(n)\n        return index.view(2, 2)\n", False),
     # a whole reduction is 0-dim: a CPU one may meet the module's CUDA output
     ("    def forward(self, x):\n        lengths = torch.ones(3)\n        return self.fc(x).sum() + lengths.sum()\n", False),
 ])
