@@ -66,7 +66,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         for name, method in facts.methods.items():
             if name == "__init__":
                 continue
-            finder = _FedToSubmodules(self, method, submodules)
+            finder = _FedToSubmodules(self, method, submodules, returns_count=not _only_indexes_with(node, name))
             method.body.visit(finder)
             for call in finder.calls:
                 reference = finder.reference
@@ -131,8 +131,8 @@ class _FedToSubmodules(cst.CSTVisitor):
     """Factory calls of one method whose tensors reach `self.<submodule>(...)` or the return value
     of a method without tensor inputs; and the method's first tensor input."""
 
-    def __init__(self, rule: MethodTensorDevice, method: cst.FunctionDef, submodules: set[str]) -> None:
-        self.rule, self.submodules = rule, submodules
+    def __init__(self, rule: MethodTensorDevice, method: cst.FunctionDef, submodules: set[str], returns_count: bool = True) -> None:
+        self.rule, self.submodules, self.returns_count = rule, submodules, returns_count
         self.fresh: dict[str, list[cst.Call]] = {}
         self.fresh_for_returns: dict[str, list[cst.Call]] = {}  # the same, without methods of named values
         self.outputs: set[str] = set()  # names holding what a submodule returned
@@ -154,8 +154,11 @@ class _FedToSubmodules(cst.CSTVisitor):
             for name, value in zip(names, values):
                 if isinstance(name, cst.Name):
                     for named, fresh in ((True, self.fresh), (False, self.fresh_for_returns)):
-                        if self._sources(value, named):
-                            fresh[name.value] = self._sources(value, named)
+                        sources = self._sources(value, named)
+                        if sources:
+                            fresh[name.value] = sources
+                        else:
+                            fresh.pop(name.value, None)  # rebound to something else: a new value
             if self._is_module_output(node.value):
                 self.outputs.update(name.value for name in names if isinstance(name, cst.Name))
 
@@ -189,7 +192,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         return False
 
     def visit_Return(self, node: cst.Return) -> None:
-        if self.reference is None and node.value is not None:
+        if self.reference is None and node.value is not None and self.returns_count:
             self._feed(node.value, named=False)
 
     def _feed(self, value: cst.BaseExpression, pointwise: bool = False, named: bool = True) -> None:
@@ -228,6 +231,50 @@ class _FedToSubmodules(cst.CSTVisitor):
         if isinstance(value, cst.Subscript):
             return again(value.value)
         return []
+
+
+def _only_indexes_with(class_node: cst.ClassDef, method: str) -> bool:
+    """Is every use of `self.<method>(...)` in the class an index (`self.pos[:, self.method()]`, or
+    a name bound to it and only read as one)? CPU indices may index tensors on any device. (Names
+    are counted class-wide: a name used otherwise anywhere makes the answer no.)"""
+    uses = _IndexUses(method)
+    class_node.body.visit(uses)
+    indexing = uses.direct_indexing + sum(
+        count for name, count in uses.bound.items() if uses.reads.get(name, 0) - count == uses.index_reads.get(name, 0)
+    )
+    return uses.calls > 0 and indexing == uses.calls
+
+
+class _IndexUses(cst.CSTVisitor):
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.calls = 0  # `self.<method>(...)` calls
+        self.direct_indexing = 0  # of them, those written as an index
+        self.bound: dict[str, int] = {}  # name → calls bound to it (`index = self.<method>(...)`)
+        self.reads: dict[str, int] = {}  # name → occurrences (bindings included)
+        self.index_reads: dict[str, int] = {}  # name → occurrences as an index
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._is_call(node):
+            self.calls += 1
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and self._is_call(node.value):
+            name = node.targets[0].target.value
+            self.bound[name] = self.bound.get(name, 0) + 1
+
+    def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
+        index = node.slice.value if isinstance(node.slice, cst.Index) else None
+        if self._is_call(index):
+            self.direct_indexing += 1
+        elif isinstance(index, cst.Name):
+            self.index_reads[index.value] = self.index_reads.get(index.value, 0) + 1
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.reads[node.value] = self.reads.get(node.value, 0) + 1
+
+    def _is_call(self, node: cst.CSTNode | None) -> bool:
+        return isinstance(node, cst.Call) and is_self_attribute(node.func) and node.func.attr.value == self.method
 
 
 def _is_value_method(call: cst.Call, qualified) -> bool:
