@@ -45,6 +45,7 @@ class PlacementFacts:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     moved: dict[str, Move] = field(default_factory=dict)
     escaped: dict[str, list[cst.Call]] = field(default_factory=dict)
+    appended: dict[str, list[tuple[int, cst.BaseExpression]]] = field(default_factory=dict)  # `name.append(v)`: (line, v)
     called: set[str] = field(default_factory=set)
     modules_on_device: set[str] = field(default_factory=set)
     passthrough: set[str] = field(default_factory=set)
@@ -73,6 +74,9 @@ class PlacementFacts:
             binding = self._binding_before(expression.value, line)
             if binding is None and loose and tensor_parameters and self.file_places_devices and expression.value in self.parameters:
                 return True  # a helper's tensor argument may come from a device
+            if loose and binding is not None and _is_empty_list(binding.value):
+                # `probs = []` then `probs.append(model(x))`: the list holds device tensors
+                return any(binding.line < at < line and again(value, at) for at, value in self.appended.get(expression.value, ()))
             return binding is not None and binding.value is not None and again(binding.value, binding.line)
         if isinstance(expression, (cst.Attribute, cst.Subscript)):
             return again(expression.value)
@@ -97,6 +101,10 @@ class PlacementFacts:
     def _binding_before(self, name: str, line: int) -> Binding | None:
         earlier = [binding for binding in self.bindings.get(name, ()) if binding.line < line]
         return max(earlier, key=lambda binding: binding.line) if earlier else None
+
+
+def _is_empty_list(value: cst.BaseExpression | None) -> bool:
+    return isinstance(value, cst.List) and not value.elements
 
 
 def device_code(device: cst.BaseExpression | None, literals: bool = False) -> str | None:
@@ -179,6 +187,9 @@ class _Collector(cst.CSTVisitor):
         for arg in node.args:
             if isinstance(arg.value, cst.Name):
                 self.facts.escaped.setdefault(arg.value.value, []).append(node)
+        callee = node.func
+        if isinstance(callee, cst.Attribute) and callee.attr.value == "append" and isinstance(callee.value, cst.Name) and len(node.args) == 1:
+            self.facts.appended.setdefault(callee.value.value, []).append((self.facts.line_of(node), node.args[0].value))
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode) -> None:
         line = self.facts.line_of(statement)
