@@ -146,11 +146,13 @@ class _FedToSubmodules(cst.CSTVisitor):
         return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            names = [target.target] if isinstance(target.target, cst.Name) else (
-                [e.value for e in target.target.elements] if isinstance(target.target, cst.Tuple) else [])
-            values = [node.value] if len(names) == 1 else (
-                [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) and len(node.value.elements) == len(names) else [])
+        for names, _ in _targets_and_values(node):
+            if self._is_module_output(node.value):
+                self.outputs.update(name.value for name in names if isinstance(name, cst.Name))
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        """After the value was visited (`state = self.cell(x, state)` feeds the old `state`)."""
+        for names, values in _targets_and_values(original_node):
             for name, value in zip(names, values):
                 if isinstance(name, cst.Name):
                     for named, fresh in ((True, self.fresh), (False, self.fresh_for_returns)):
@@ -159,8 +161,6 @@ class _FedToSubmodules(cst.CSTVisitor):
                             fresh[name.value] = sources
                         else:
                             fresh.pop(name.value, None)  # rebound to something else: a new value
-            if self._is_module_output(node.value):
-                self.outputs.update(name.value for name in names if isinstance(name, cst.Name))
 
     def visit_Call(self, node: cst.Call) -> None:
         if is_self_attribute(node.func) and node.func.attr.value in self.submodules:
@@ -231,6 +231,18 @@ class _FedToSubmodules(cst.CSTVisitor):
         if isinstance(value, cst.Subscript):
             return again(value.value)
         return []
+
+
+def _targets_and_values(node: cst.Assign) -> list[tuple[list[cst.BaseExpression], list[cst.BaseExpression]]]:
+    """Per target of `node`: the names it binds, and the value of each when it can be told apart."""
+    pairs = []
+    for target in node.targets:
+        names = [target.target] if isinstance(target.target, cst.Name) else (
+            [e.value for e in target.target.elements] if isinstance(target.target, cst.Tuple) else [])
+        values = [node.value] if len(names) == 1 else (
+            [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) and len(node.value.elements) == len(names) else [])
+        pairs.append((names, values))
+    return pairs
 
 
 def _only_indexes_with(class_node: cst.ClassDef, method: str) -> bool:
