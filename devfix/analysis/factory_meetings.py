@@ -309,12 +309,10 @@ class _Scope:
         """DF004's `mask = subsequent_mask(n)`: the line of the binding, when `name` is proven a
         tensor where read and its latest binding before `line` calls a top-level function of the
         file (whether every `return` of it builds a CPU tensor is left to the rule)."""
-        if self.kind_at(name) is not Kind.TENSOR:
-            return None
         latest = latest_binding(self.bindings, name.id, line)
         value = None if latest is None else latest[1]
         called = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.helpers
-        return latest[0] if called else None
+        return latest[0] if called and self.kind_at(name) is Kind.TENSOR else None  # the value analysis last: it costs
 
     def _moved_since_bound(self, name: str, line: int) -> bool:
         """A move of `name` between its latest binding before `line` and `line` (DF004 then no
