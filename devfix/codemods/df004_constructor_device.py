@@ -258,7 +258,7 @@ class _Combinations(cst.CSTVisitor):
         passes a moved model, the model's own device)."""
         references = self._references(values)
         move = self.facts.moved.get(module)
-        moved_to = device_code(move.device) if move is not None else self._device_of_a_moved_argument(module)
+        moved_to = self._moved_to(module) if move is not None else self._device_of_a_moved_argument(module)
         for value in values:
             for call in self._fresh(value):
                 if self._is_helper_call(call):
@@ -274,7 +274,7 @@ class _Combinations(cst.CSTVisitor):
         CPU-tensor helper of this file returns (`ids = encode(...)`), or a local the analysis proves
         to be a tensor and that nothing placed on a device (`img = transform(im).unsqueeze(0)`)."""
         move = self.facts.moved.get(call.func.value)
-        moved_to = device_code(move.device) if move is not None else None
+        moved_to = self._moved_to(call.func.value) if move is not None else None
         if moved_to is None:
             moved_to = self._device_of_a_moved_argument(call.func.value)
         elif not self._device_defined_before(moved_to, call):
@@ -291,6 +291,12 @@ class _Combinations(cst.CSTVisitor):
             elif value is not None and not self._sources(arg.value) and self._made_on_the_host(arg.value, value, binding.line):
                 # (values built from factories of this scope are placed where they are created)
                 self.moved_inputs[arg] = ("a tensor made on the CPU", moved_to)
+
+    def _moved_to(self, module: str) -> str:
+        """Where the scope moved `module`: the device it names (`model.to(device)`), else, for
+        `model.cuda()` (under `if use_cuda:`) or a device written inline, the model's own device."""
+        code = device_code(self.facts.moved[module].device)
+        return code if code is not None else f"next({module}.parameters()).device"
 
     def _device_of_a_moved_argument(self, name: str) -> str | None:
         """`def predict(model, rows): ... model(x)` where every call of `predict` in the file passes a
