@@ -83,6 +83,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._aligned: dict[cst.Call, str] = {}
         self._moved_inputs: dict[cst.Arg, tuple[str, str]] = {}  # an argument → (where it comes from, the device)
         self._helper_verdicts: dict[str, bool] = {}
+        self._device_names: frozenset[str] | None = None
         self._collect(node, node.body)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -109,10 +110,31 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             facts = self.scope_facts(definitions[0].body) if len(definitions) == 1 else None
             self._helper_verdicts[function] = bool(returns.values) and all(
                 _builds_cpu_tensor(value, self.qualified)
-                or (value is not None and _host_made(value, self.line_of(value), 0, _HostContext(facts, self.qualified, self.returns_cpu_tensors)))
+                or (value is not None and _host_made(value, self.line_of(value), 0, self.host_context(facts)))
                 for value in returns.values
             )
         return self._helper_verdicts[function]
+
+    def host_context(self, facts: PlacementFacts) -> _HostContext:
+        return _HostContext(facts, self.qualified, self.returns_cpu_tensors, self._device_callables())
+
+    def _device_callables(self) -> frozenset[str]:
+        """Module-level names bound to something that makes device tensors (`Tensor =
+        torch.cuda.FloatTensor if cuda else torch.FloatTensor`) or that the top level moves
+        (`generator.cuda()`): what they return is no host value."""
+        if self._device_names is None:
+            finder = _CudaReferences(self.qualified)
+            names = set(self.scope_facts(self.module.body[0]).moved) if self.module.body else set()
+            for statement in self.module.body:
+                if isinstance(statement, cst.SimpleStatementLine):
+                    for small in statement.body:
+                        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                            finder.found = False
+                            small.value.visit(finder)
+                            if finder.found:
+                                names.add(small.targets[0].target.value)
+            self._device_names = frozenset(names)
+        return self._device_names
 
     def may_return_a_scalar_tensor(self, function: str) -> bool:
         """May a `return` of the top-level `function` be 0-dim: `torch.tensor(v)` of anything but a
@@ -326,7 +348,7 @@ class _Combinations(cst.CSTVisitor):
         """Proven a tensor where it is fed, and proven built on the host: every source is a literal,
         a numpy value or a CPU factory of this scope (a parameter, a loop variable or an updated
         value could be anywhere, and a move of something already there is noise)."""
-        where = _HostContext(self.facts, self.qualified, self.rule.returns_cpu_tensors)
+        where = self.rule.host_context(self.facts)
         return self.rule.kind_of(name) is Kind.TENSOR and _host_made(value, line, 0, where)
 
     def _device_defined_before(self, device: str, call: cst.Call) -> bool:
@@ -486,6 +508,7 @@ class _HostContext(NamedTuple):
     facts: PlacementFacts
     qualified: Callable[[cst.CSTNode], set[str]]
     cpu_helper: Callable[[str], bool]
+    device_callables: frozenset[str] = frozenset()  # names that make or hold device values (below)
 
 
 def _host_made(value: cst.BaseExpression, line: int, depth: int, where: _HostContext) -> bool:
@@ -512,6 +535,9 @@ def _host_made(value: cst.BaseExpression, line: int, depth: int, where: _HostCon
         return all(_host_made(operand, line, depth + 1, where) for operand in operands)
     if not isinstance(value, cst.Call):
         return False
+    callee = value.func.value if isinstance(value.func, cst.Name) else None
+    if callee is not None and (callee in where.facts.moved or callee in where.device_callables):
+        return False  # `generator(z)` of a moved model; `Tensor(...)` where `Tensor = torch.cuda.FloatTensor if cuda else ...`
     names = where.qualified(value.func)
     if is_factory_call(value, where.qualified) or names & MOVED_AFTER:
         return keyword(value, "device") is None
@@ -576,6 +602,17 @@ class _Returns(cst.CSTVisitor):
 
     def visit_Return(self, node: cst.Return) -> None:
         self.values.append(node.value)
+
+
+class _CudaReferences(cst.CSTVisitor):
+    """Does a value name something under `torch.cuda` (`torch.cuda.FloatTensor`)?"""
+
+    def __init__(self, qualified) -> None:
+        self.qualified, self.found = qualified, False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if any(name.startswith("torch.cuda.") for name in self.qualified(node)):
+            self.found = True
 
 
 class _Calls(cst.CSTVisitor):

@@ -1,0 +1,38 @@
+"""DF004 on a script guarded by `if cuda:`: inputs follow a model moved with `.cuda()`, but never
+what a CUDA tensor-type alias or the moved model itself made (PyTorch-GAN's style, which the
+simulator cannot run: these are read, not executed)."""
+
+from __future__ import annotations
+
+from devfix.codemods import ConstructorDevice
+from tests.conftest import run_devfix
+
+GAN_HEAD = (
+    "import numpy as np\nimport torch\nfrom torch import nn\nfrom torch.autograd import Variable\n\n"
+    "cuda = True if torch.cuda.is_available() else False\n"
+    "generator = nn.Linear(4, 6)\ndiscriminator = nn.Linear(6, 1)\n"
+    "if cuda:\n    generator.cuda()\n    discriminator.cuda()\n"
+    "Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\n\n\n"
+)
+
+
+def fixed(source: str) -> str:
+    return run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
+
+
+def test_a_cuda_type_alias_and_the_moved_models_outputs_are_not_host_data():
+    source = GAN_HEAD + (
+        "def one_hot(y, n):\n    table = np.zeros((y.shape[0], n))\n    table[range(y.shape[0]), y] = 1.0\n"
+        "    return Variable(Tensor(table))\n\n\n"
+        "z = Variable(Tensor(np.random.normal(0, 1, (8, 4))))\n"
+        "fake = generator(z).detach()\n"
+        "score = torch.mean(discriminator(fake))\n"
+        "labels = one_hot(np.arange(8) % 2, 6)\n"
+        "score = score + torch.mean(discriminator(labels))\n"
+    )
+    assert fixed(source) == source
+
+
+def test_an_input_made_on_the_host_follows_a_model_moved_with_cuda():
+    source = GAN_HEAD + "z = torch.from_numpy(np.random.normal(0, 1, (8, 4))).float()\nfake = generator(z)\n"
+    assert "z = torch.from_numpy(np.random.normal(0, 1, (8, 4))).to(next(generator.parameters()).device).float()" in fixed(source)
