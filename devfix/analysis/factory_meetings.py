@@ -126,7 +126,7 @@ class _Callers:
 
     def __init__(self, tree: ast.Module) -> None:
         self.top_level = {id(node) for node in tree.body}
-        self.helpers = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.helpers = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.uses: dict[str, int] = {}
         self.calls: dict[str, list[ast.Call]] = {}
         self.moved: set[str] = set()
@@ -195,7 +195,8 @@ class _Scope:
 
     def __init__(
         self, body: list[ast.stmt], function: ast.FunctionDef | ast.AsyncFunctionDef | None, imports: ImportTable,
-        values: tuple[KindAt, NonTensors], callables: set[str], models: set[str], helpers: set[str],
+        values: tuple[KindAt, NonTensors], callables: set[str], models: set[str],
+        helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
     ) -> None:
         """`values`: what the value analysis says of a name where read, and of the names of some
         lines; `models`: the parameters that may hold a model every caller moved (`_Callers`)."""
@@ -206,6 +207,7 @@ class _Scope:
         self.parameter_names = {argument.arg for argument in self.parameters}
         self.models = models
         self.helpers = helpers  # the file's top-level functions: a CPU-tensor helper is one of them
+        self._values = values
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
@@ -245,8 +247,10 @@ class _Scope:
         )
 
     def _may_be_bound_on_the_host(self, name: str, line: int, depth: int) -> bool:
+        """Some earlier binding may be made on the host; not a container literal, which the rule
+        does not trust (it may be filled later)."""
         return any(
-            value is not None and self._may_be_host_made(value, bound, depth)
+            value is not None and not isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and self._may_be_host_made(value, bound, depth)
             for bound, value in self.bindings.get(name, ()) if bound < line
         )
 
@@ -311,8 +315,18 @@ class _Scope:
         file (whether every `return` of it builds a CPU tensor is left to the rule)."""
         latest = latest_binding(self.bindings, name.id, line)
         value = None if latest is None else latest[1]
-        called = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.helpers
+        called = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and self._may_return_host_tensors(value.func.id)
         return latest[0] if called and self.kind_at(name) is Kind.TENSOR else None  # the value analysis last: it costs
+
+    def _may_return_host_tensors(self, helper: str) -> bool:
+        """DF004's `returns_cpu_tensors`, over-approximated: every `return` of the top-level
+        function may be made on the host, read in the function's own scope."""
+        function = self.helpers.get(helper)
+        if function is None:
+            return False
+        returns = [node for node in scope_nodes(function.body, (*FUNCTIONS, ast.ClassDef)) if isinstance(node, ast.Return)]
+        scope = _Scope(function.body, function, self.imports, self._values, self.callables, set(), self.helpers)
+        return bool(returns) and all(node.value is not None and scope._may_be_host_made(node.value, node.lineno, 0) for node in returns)
 
     def _moved_since_bound(self, name: str, line: int) -> bool:
         """A move of `name` between its latest binding before `line` and `line` (DF004 then no
