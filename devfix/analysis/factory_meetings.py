@@ -312,7 +312,7 @@ class _Scope:
     def _helper_binding(self, name: ast.Name, line: int) -> int | None:
         """DF004's `mask = subsequent_mask(n)`: the line of the binding, when `name` is proven a
         tensor where read and its latest binding before `line` calls a top-level function of the
-        file (whether every `return` of it builds a CPU tensor is left to the rule)."""
+        file whose returns may all be made on the host."""
         latest = latest_binding(self.bindings, name.id, line)
         value = None if latest is None else latest[1]
         called = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and self._may_return_host_tensors(value.func.id)
