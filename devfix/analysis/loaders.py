@@ -9,9 +9,9 @@ import libcst as cst
 from libcst.metadata import Assignment, ScopeProvider
 
 from devfix.analysis.device_scope import assigning_statement
-from devfix.analysis.placement import PlacementFacts
+from devfix.analysis.placement import PlacementFacts, as_move
 from devfix.analysis.torch_api import DATALOADER_NAMES, ENUMERATE_NAMES, PROGRESS_WRAPPERS
-from devfix.analysis.torch_names import qualified_names
+from devfix.analysis.torch_names import keyword, qualified_names
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,42 @@ def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) -> bool:
             if built is not None and qualified_names(rule, built.func) & DATALOADER_NAMES:
                 return True
     return False
+
+
+def collate_places_batches(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) -> bool:
+    """`DataLoader(..., collate_fn=collate)` where `collate`, a function of this file, moves what
+    it builds (`return xs.to(device), ys.to(device)`): the batches arrive placed already."""
+    built = loader if isinstance(loader, cst.Call) else _built_with(rule, loader)
+    collate = keyword(built, "collate_fn") if built is not None else None
+    if collate is None or not isinstance(collate.value, cst.Name):
+        return False
+    module = getattr(rule, "module", None)
+    body = module.body if module is not None else ()
+    functions = [node for node in body if isinstance(node, cst.FunctionDef) and node.name.value == collate.value.value]
+    finder = _Moves(rule.qualified)
+    for function in functions:
+        function.body.visit(finder)
+    return finder.found
+
+
+def _built_with(rule: cst.CSTVisitor, loader: cst.Name) -> cst.Call | None:
+    """The `DataLoader(...)` call a name was bound to (its only binding in the scope)."""
+    scope = rule.get_metadata(ScopeProvider, loader, None)
+    assignments = [a for a in scope[loader.value] if isinstance(a, Assignment)] if scope is not None else []
+    if len(assignments) != 1 or not isinstance(assignments[0].node, cst.Name):
+        return None
+    statement = assigning_statement(rule, assignments[0].node)
+    value = statement.value if statement is not None else None
+    return value if isinstance(value, cst.Call) else None
+
+
+class _Moves(cst.CSTVisitor):
+    def __init__(self, qualified) -> None:
+        self.qualified, self.found = qualified, False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if as_move(node, self.qualified) is not None:
+            self.found = True
 
 
 def unwrap_loader(node: cst.For, qualified) -> tuple[cst.Name | cst.Call | None, cst.BaseExpression]:

@@ -19,7 +19,8 @@ there it is surely a tensor, while other elements may be anything (labels as str
 Refuses: batches already moved in the body, batches that are only printed, stored or handed to
 unknown functions (lists of paths or strings), batches indexed by a variable or unpacked into a
 call (`batch[i]`, `model(*batch)`: which elements are tensors?), one-line loop bodies (for whole
-batches), and files where a framework places batches (accelerate's `prepare`, Lightning, XLA, RPC).
+batches), loaders whose `collate_fn` (a function of the file) already moves what it builds, and files
+where a framework places batches (accelerate's `prepare`, Lightning, XLA, RPC).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from devfix.analysis.loaders import (
     BatchMoves,
     BatchUse,
     batches_to_move,
+    collate_places_batches,
     is_dataloader,
     move_statements,
     target_names,
@@ -93,7 +95,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
 
     def _plan(self, node: cst.For) -> _LoopPlan | None:
         loader, target = unwrap_loader(node, self.qualified)
-        if loader is None or not is_dataloader(self, loader):
+        if loader is None or not is_dataloader(self, loader) or collate_places_batches(self, loader):
             return None
         names = target_names(target)
         if not names:

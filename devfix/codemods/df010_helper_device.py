@@ -22,7 +22,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.loaders import batches_to_move, is_dataloader, move_statements, target_names, unwrap_loader
+from devfix.analysis.loaders import (
+    batches_to_move,
+    collate_places_batches,
+    is_dataloader,
+    move_statements,
+    target_names,
+    unwrap_loader,
+)
 from devfix.analysis.placement import collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import DEVICE_NAMES
@@ -58,6 +65,8 @@ class HelperDevice(ScopeTracker, DevfixRule):
         loader, target = unwrap_loader(loop, self.qualified)
         names = target_names(target)
         if loader is None or not names or not is_dataloader(self, loader) or not isinstance(loop.body, cst.IndentedBlock):
+            return None
+        if collate_places_batches(self, loader):
             return None
         facts = self.scope_facts(loop)
         models = sorted(name for name in parameters & facts.called if name not in names)

@@ -31,7 +31,14 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.kinds import Kind
-from devfix.analysis.loaders import BatchUse, is_dataloader, move_statements, target_names, unwrap_loader
+from devfix.analysis.loaders import (
+    BatchUse,
+    collate_places_batches,
+    is_dataloader,
+    move_statements,
+    target_names,
+    unwrap_loader,
+)
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.placement import as_move, collect
 from devfix.analysis.scopes import ScopeTracker
@@ -90,6 +97,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         loader, target = unwrap_loader(loop, self.qualified)
         names = target_names(target)
         if loader is None or not names or not isinstance(loop.body, cst.IndentedBlock) or not self._is_loader(loader):
+            return []
+        if collate_places_batches(self, loader):
             return []
         finder = _Feeds(callables, models)
         loop.body.visit(finder)
