@@ -1,5 +1,6 @@
-"""DataLoader loops: which iterables are loaders, which batch variables must move, and the
-statements that move them. Shared by the loader rules (DF002, DF010)."""
+"""DataLoader loops: a function's loops, which iterables are loaders (and whether their collate_fn
+places the batches), which batch variables must move, and the statements that move them. Shared by
+the rules that move batches (DF002, DF010, DF020)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,24 @@ def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) -> bool:
     return False
 
 
+def loops_of(function: cst.FunctionDef) -> list[cst.For]:
+    """The `for` loops of `function`, not those of functions defined inside it."""
+    finder = _Loops()
+    function.body.visit(finder)
+    return finder.loops
+
+
+class _Loops(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.loops: list[cst.For] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops.append(node)
+
+
 def collate_places_batches(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) -> bool:
     """`DataLoader(..., collate_fn=collate)` where `collate`, a function of this file, moves what
     it builds (`return xs.to(device), ys.to(device)`): the batches arrive placed already."""
@@ -53,9 +72,7 @@ def collate_places_batches(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) ->
     collate = keyword(built, "collate_fn") if built is not None else None
     if collate is None or not isinstance(collate.value, cst.Name):
         return False
-    module = getattr(rule, "module", None)
-    body = module.body if module is not None else ()
-    functions = [node for node in body if isinstance(node, cst.FunctionDef) and node.name.value == collate.value.value]
+    functions = [node for node in rule.module.body if isinstance(node, cst.FunctionDef) and node.name.value == collate.value.value]
     finder = _Moves(rule.qualified)
     for function in functions:
         function.body.visit(finder)

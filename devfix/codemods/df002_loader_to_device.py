@@ -44,6 +44,7 @@ from devfix.analysis.placement import as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import DEVICE_NAMES
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import insert_in_body
 from devfix.findings import Safety
 
 
@@ -134,9 +135,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             return updated
         device = self.use_device(choice)
         torch_name = self.torch_name() if any(use.is_dict for use in uses) else "torch"  # only dict moves write it
-        statements = move_statements(uses, device, torch_name)
-        body = list(updated.body.body)
-        return updated.with_changes(body=updated.body.with_changes(body=[*body[:start], *statements, *body[start:]]))
+        return insert_in_body(updated, start, move_statements(uses, device, torch_name))
 
     def _device_choice(self, node: cst.For, models: dict[str, str | None]) -> DeviceChoice | None:
         """The device the model went to; else a device variable; else the preamble (for `.cuda()`)."""

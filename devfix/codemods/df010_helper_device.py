@@ -26,6 +26,7 @@ from devfix.analysis.loaders import (
     batches_to_move,
     collate_places_batches,
     is_dataloader,
+    loops_of,
     move_statements,
     target_names,
     unwrap_loader,
@@ -34,7 +35,7 @@ from devfix.analysis.placement import collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import DEVICE_NAMES
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.edits import prepend_to_function
+from devfix.codemods.edits import insert_in_body, prepend_to_function
 from devfix.findings import Safety
 
 
@@ -53,9 +54,7 @@ class HelperDevice(ScopeTracker, DevfixRule):
         if self._has_local_device(node):
             return
         parameters = self.scope_parameters(node.body)
-        finder = _LoaderLoops()
-        node.body.visit(finder)
-        for loop in finder.loops:
+        for loop in loops_of(node):
             plan = self._plan(loop, parameters)
             if plan is not None:
                 self._loops[loop] = plan
@@ -90,7 +89,7 @@ class HelperDevice(ScopeTracker, DevfixRule):
                            fix_title=f"move it to `{model}`'s device"):
             return updated_node
         statements = move_statements(uses, "device", self.torch_name() if any(use.is_dict for use in uses) else "torch")
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=[*statements, *updated_node.body.body]))
+        return insert_in_body(updated_node, 0, statements)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         model = self._functions.get(original_node)
@@ -101,17 +100,6 @@ class HelperDevice(ScopeTracker, DevfixRule):
     def _has_local_device(self, function: cst.FunctionDef) -> bool:
         facts = self.scope_facts(function.body)
         return bool((self.scope_parameters(function.body) | set(facts.bindings)) & set(DEVICE_NAMES))
-
-
-class _LoaderLoops(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.loops: list[cst.For] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_For(self, node: cst.For) -> None:
-        self.loops.append(node)
 
 
 MODEL_WORDS = ("model", "net", "encoder", "decoder", "classifier", "generator", "discriminator", "backbone")

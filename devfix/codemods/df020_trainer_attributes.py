@@ -35,6 +35,7 @@ from devfix.analysis.loaders import (
     BatchUse,
     collate_places_batches,
     is_dataloader,
+    loops_of,
     move_statements,
     target_names,
     unwrap_loader,
@@ -44,7 +45,7 @@ from devfix.analysis.placement import as_move, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.edits import prepend_to_function
+from devfix.codemods.edits import insert_in_body, prepend_to_function
 from devfix.findings import Safety
 
 
@@ -74,7 +75,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         for method_name, method in facts.methods.items():
             if method_name == "__init__":
                 continue
-            for loop in _loops(method):
+            for loop in loops_of(method):
                 batches = self._batches_to_move(loop, callables, set(models))
                 if batches:
                     self._loop_moves[loop] = (batches, device)
@@ -109,7 +110,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             return []  # a dict or list batch would need another move: refuse the whole loop
         return fed
 
-    def _is_loader(self, loader: cst.Name) -> bool:
+    def _is_loader(self, loader: cst.Name | cst.Call) -> bool:
         """Proven a DataLoader of tensors by the analysis, or built or annotated as a DataLoader."""
         return self.kind_of(loader) in (Kind.TENSOR_LOADER, Kind.IMAGE_LOADER) or is_dataloader(self, loader)
 
@@ -189,8 +190,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         if not self.report(original_node.target, f"batch {listed} reaches a model the class moved to a device, but is not moved itself",
                            fix_title=f"move it to `{device}` at the top of the loop"):
             return updated_node
-        statements = move_statements([BatchUse(name, is_dict=False) for name in names], device, "torch")
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=[*statements, *updated_node.body.body]))
+        return insert_in_body(updated_node, 0, move_statements([BatchUse(name, is_dict=False) for name in names], device, "torch"))
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         device = self._attribute_moves.get(original_node)
@@ -220,30 +220,18 @@ def _self_calls(method: cst.FunctionDef, name: str) -> list[cst.Call]:
     return calls
 
 
-def _loops(method: cst.FunctionDef) -> list[cst.For]:
-    """The `for` loops of `method`, not those of functions defined inside it."""
-    loops: list[cst.For] = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is method
-
-        def visit_For(self, node: cst.For) -> None:
-            loops.append(node)
-
-    method.visit(Finder())
-    return loops
-
-
 class _Feeds(cst.CSTVisitor):
     """Names passed to `self.<model>(...)`, or to a state attribute together with a model output."""
 
     def __init__(self, callables: set[str], models: set[str]) -> None:
         self.callables, self.models = callables, models
-        self.fed: set[str] = set()
-        self.fed_nodes: dict[str, list[cst.Name]] = {}
+        self.fed_nodes: dict[str, list[cst.Name]] = {}  # each name fed, with where it is fed
         self.used_attributes: set[str] = set()
         self.outputs: set[str] = set()
+
+    @property
+    def fed(self) -> set[str]:
+        return set(self.fed_nodes)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -262,7 +250,6 @@ class _Feeds(cst.CSTVisitor):
             self.used_attributes.add(attribute)
             for value in values:
                 if isinstance(value, cst.Name) and value.value not in self.outputs:
-                    self.fed.add(value.value)
                     self.fed_nodes.setdefault(value.value, []).append(value)
 
     def _is_model_call(self, value: cst.BaseExpression) -> bool:

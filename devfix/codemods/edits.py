@@ -1,5 +1,6 @@
 """Small libcst edits several rules make: add a keyword, call methods on an expression, put
-statements at the start of a function body. Built here once so every rule formats them alike."""
+statements into a block (a function's or a loop's body). Built here once so every rule formats them
+alike."""
 
 from __future__ import annotations
 
@@ -42,6 +43,11 @@ def is_docstring(statement: cst.BaseStatement) -> bool:
 
 def prepend_to_function(function: cst.FunctionDef, statements: list[cst.BaseStatement]) -> cst.FunctionDef:
     """Put `statements` first in the function body, after its docstring if it has one."""
-    body = list(function.body.body)
-    index = 1 if body and is_docstring(body[0]) else 0
-    return function.with_changes(body=function.body.with_changes(body=[*body[:index], *statements, *body[index:]]))
+    body = function.body.body
+    return insert_in_body(function, 1 if body and is_docstring(body[0]) else 0, statements)
+
+
+def insert_in_body(node: cst.FunctionDef | cst.For, index: int, statements: list[cst.BaseStatement]) -> cst.FunctionDef | cst.For:
+    """Put `statements` at `index` of the indented body of a `def` or a `for` loop."""
+    body = list(node.body.body)
+    return node.with_changes(body=node.body.with_changes(body=[*body[:index], *statements, *body[index:]]))
