@@ -1,6 +1,6 @@
 """Small `ast` helpers the screens share: a fast walk, a scope's own nodes, the names a target
-binds, a scope's bindings by line, a method chain's names, a function's parameters, a dotted name's head, `self.<attr>`, and
-the names a torch op is given whole."""
+binds, a scope's bindings by line, a method chain's names, a function's parameters, a dotted name's
+head, `self.<attr>`, and the names a torch op is given whole."""
 
 from __future__ import annotations
 

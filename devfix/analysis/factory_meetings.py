@@ -207,7 +207,6 @@ class _Scope:
         self.parameter_names = {argument.arg for argument in self.parameters}
         self.models = models
         self.helpers = helpers  # the file's top-level functions: a CPU-tensor helper is one of them
-        self._values = values
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
@@ -325,7 +324,8 @@ class _Scope:
         if function is None:
             return False
         returns = [node for node in scope_nodes(function.body, (*FUNCTIONS, ast.ClassDef)) if isinstance(node, ast.Return)]
-        scope = _Scope(function.body, function, self.imports, self._values, self.callables, set(), self.helpers)
+        values = (self.kind_at, self._non_tensors)
+        scope = _Scope(function.body, function, self.imports, values, self.callables, set(), self.helpers)
         return bool(returns) and all(node.value is not None and scope._may_be_host_made(node.value, node.lineno, 0) for node in returns)
 
     def _moved_since_bound(self, name: str, line: int) -> bool:

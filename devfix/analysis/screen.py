@@ -272,7 +272,7 @@ class _Screen:
     def _may_meet_a_tensor(self, operand: ast.expr, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
         """DF012's `_tensor_in` and `_parameter_in`: a name `operand` computes with is a parameter of
         the enclosing function, or may be a tensor there (outside a function: any name)."""
-        names = _operand_names(operand)
+        names = _names_computed_with(operand)
         if function is None:
             return bool(names)
         named = {argument.arg for argument in parameters(function)}
@@ -545,14 +545,14 @@ class _Screen:
             annotation = annotation.value
         return (self.imports.qualify(annotation) or "") if annotation is not None else ""
 
-    def _may_be_evidenced(self, name: str, init: ast.FunctionDef | ast.AsyncFunctionDef, seen: frozenset[str] = frozenset()) -> bool:
+    def _may_be_evidenced(self, name: str, function: ast.FunctionDef | ast.AsyncFunctionDef, seen: frozenset[str] = frozenset()) -> bool:
         """What `analysis.tensors.tensor_names` may count as a tensor in a function (`__init__` for
         DF014, the method a table meets a name in for DF012): a name used with a tensor-only member,
         given first to a torch op, annotated as a tensor, or assigned a value that is a tensor
         expression over such names."""
         if name in seen:
             return False
-        for node in every_node(init):
+        for node in every_node(function):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name \
                     and node.attr in TENSOR_ONLY_MEMBERS:
                 return True
@@ -562,7 +562,7 @@ class _Screen:
                     self._annotation_name(node.annotation) in TENSOR_ANNOTATIONS or ast.unparse(node.annotation) in TENSOR_ANNOTATIONS):
                 return True
             if isinstance(node, ast.Assign) and any(isinstance(target, ast.Name) and target.id == name for target in node.targets) \
-                    and self._tensor_expression(node.value, init, seen | {name}):
+                    and self._tensor_expression(node.value, function, seen | {name}):
                 return True
         return False
 
@@ -635,13 +635,13 @@ def _places(nodes: list[ast.AST]) -> bool:
     )
 
 
-def _operand_names(expression: ast.expr) -> list[str]:
+def _names_computed_with(expression: ast.expr) -> list[str]:
     """The names `expression` computes with (`x` in `x`, `x * 2`, `-x`, `x.float()`, `x[0]`), as DF012 reads operands."""
     while True:
         if isinstance(expression, ast.Name):
             return [expression.id]
         if isinstance(expression, ast.BinOp):
-            return _operand_names(expression.left) + _operand_names(expression.right)
+            return _names_computed_with(expression.left) + _names_computed_with(expression.right)
         if isinstance(expression, ast.UnaryOp):
             expression = expression.operand
         elif isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute):

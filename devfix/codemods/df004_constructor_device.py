@@ -103,15 +103,13 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         Looked up for names fed to a moved model, and for names the value analysis proves tensors."""
         if function not in self._helper_verdicts:
             self._helper_verdicts[function] = False  # while it is judged: helpers that call each other
-            definitions = self._definitions(function)
-            returns = _Returns()
-            if len(definitions) == 1:
-                definitions[0].body.visit(returns)
-            facts = self.scope_facts(definitions[0].body) if len(definitions) == 1 else None
-            self._helper_verdicts[function] = bool(returns.values) and all(
+            definition = self._definition(function)
+            values = _return_values(definition) if definition is not None else []
+            facts = self.scope_facts(definition.body) if definition is not None else None
+            self._helper_verdicts[function] = bool(values) and all(
                 _builds_cpu_tensor(value, self.qualified)
                 or (value is not None and _host_made(value, self.line_of(value), 0, self.host_context(facts)))
-                for value in returns.values
+                for value in values
             )
         return self._helper_verdicts[function]
 
@@ -124,7 +122,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         (`generator.cuda()`): what they return is no host value."""
         if self._device_names is None:
             finder = _CudaReferences(self.qualified)
-            names = set(self.scope_facts(self.module.body[0]).moved) if self.module.body else set()
+            names = set(self.scope_facts(self.module).moved)
             for statement in self.module.body:
                 if isinstance(statement, cst.SimpleStatementLine):
                     for small in statement.body:
@@ -139,12 +137,11 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     def may_return_a_scalar_tensor(self, function: str) -> bool:
         """May a `return` of the top-level `function` be 0-dim: `torch.tensor(v)` of anything but a
         list, or a whole-tensor reduction (`.sum()`)? CUDA tensors accept a 0-dim CPU tensor in
-        pointwise operations, so such a result needs no move there."""
-        returns = _Returns()
-        for definition in self._definitions(function):
-            definition.body.visit(returns)
+        pointwise operations, so such a result needs no move there. (Asked of helpers that
+        `returns_cpu_tensors` accepts: a single top-level definition.)"""
+        definition = self._definition(function)
         finder = _Calls()
-        for value in returns.values:
+        for value in _return_values(definition) if definition is not None else []:
             if value is not None:
                 value.visit(finder)
         return any(self._may_be_zero_dim(call) for call in finder.calls)
@@ -155,8 +152,10 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             return not isinstance(data, (cst.List, cst.Tuple, cst.ListComp))
         return is_whole_reduction(call)
 
-    def _definitions(self, function: str) -> list[cst.FunctionDef]:
-        return [statement for statement in self.module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function]
+    def _definition(self, function: str) -> cst.FunctionDef | None:
+        """The top-level `def function`, when the file defines it exactly once."""
+        definitions = [statement for statement in self.module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function]
+        return definitions[0] if len(definitions) == 1 else None
 
     def callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
         """Every use of the top-level `function` in this file is a call, and each passes, for
@@ -588,6 +587,13 @@ class _Uses(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value == self.name:
             self.calls.append(node)
+
+
+def _return_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None]:
+    """What each `return` of `function` returns (not those of functions nested in it)."""
+    returns = _Returns()
+    function.body.visit(returns)
+    return returns.values
 
 
 class _Returns(cst.CSTVisitor):
