@@ -722,18 +722,22 @@ def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Cal
     class, not one of the file proven plain, that may hold state), and called somewhere
     (`name(x)`), in a scope that places something itself (a `.to()`/`.cuda()` or `device=`: the
     rule calls the name with device data of that scope). Whether the constructions build Modules
-    is for `FileFacts` to ask."""
+    is for `FileFacts` to ask. The top level also counts as placing when one of its functions
+    places (the rule follows a global model into the functions that call it)."""
     starts: list[ast.Call] = []
     if not found.built & found.called:
         return starts
-    scopes = [found.tree.body] + [node.body for node in every_node(found.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    top = found.tree.body
+    scopes = [top] + [node.body for node in every_node(found.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for body in scopes:
         bindings: dict[str, int] = {}
         constructed: dict[str, ast.Call] = {}
-        places = False
+        places = body is top and any(
+            _is_placing_call(node) for function in top if isinstance(function, ast.FunctionDef) for node in scope_nodes(function.body)
+        )
         for node in scope_nodes(body):
             if isinstance(node, ast.Call):
-                places = places or _method_name(node) in ("to", "cuda") or any(keyword.arg == "device" for keyword in node.keywords)
+                places = places or _is_placing_call(node)
             if isinstance(node, ast.Assign):
                 value = node.value
                 if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(value, ast.Call) \
@@ -757,6 +761,11 @@ def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Cal
 
 
 
+
+
+def _is_placing_call(node: ast.AST) -> bool:
+    """A `.to()`/`.cuda()` call or a call given `device=`."""
+    return isinstance(node, ast.Call) and (_method_name(node) in ("to", "cuda") or any(keyword.arg == "device" for keyword in node.keywords))
 
 
 def _may_be_loader(name: str, found: Walk) -> bool:

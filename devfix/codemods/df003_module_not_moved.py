@@ -6,7 +6,9 @@
              out = model(x.to(device))
 
 The move is added right after construction (before any optimizer is built from its parameters),
-to the device the data was moved to. Loss modules count when they hold tensors (`weight=`,
+to the device the data was moved to. A model built at the top level counts as called with device
+data also where a function of the file calls it so (`def predict(img): return net(img.to(device))`),
+when no function moves it, rebinds it globally or hands it to other code. Loss modules count when they hold tensors (`weight=`,
 `pos_weight=`); parameter-free modules (`nn.ReLU()`, a plain `nn.CrossEntropyLoss()`) do not need
 moving and are left alone.
 
@@ -41,10 +43,11 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         if self.scope_modules(original_node).get(name) is not original_node.value:
             return updated_node
         facts = self.scope_facts(original_node)
-        if not self._needs_move(name, original_node.value, facts):
+        feeding = self._feeding_functions(name, original_node)
+        if feeding is None or not self._needs_move(name, original_node.value, facts, feeding):
             return updated_node
         message = f"`{name}` is called with tensors on a device but its parameters stay on the CPU"
-        choice = self._device_choice(original_node, facts)
+        choice = self._device_choice(original_node, facts, feeding)
         if choice is None:
             self.report(original_node.value, message + "; move it with `.to(device)`", fixable=False)
             return updated_node
@@ -54,7 +57,7 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         moved = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
         return updated_node.with_changes(value=moved)
 
-    def _needs_move(self, name: str, constructor: cst.Call, facts: PlacementFacts) -> bool:
+    def _needs_move(self, name: str, constructor: cst.Call, facts: PlacementFacts, feeding: list[PlacementFacts]) -> bool:
         if name in facts.moved or not holds_state(constructor, self.qualified) or _places_itself(constructor, self.module):
             return False
         if any(not self._keeps_in_place(call, name) for call in facts.escaped.get(name, [])):
@@ -62,7 +65,29 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         scope = self.enclosing_scope(constructor)
         finder = _CallsWithDeviceData(name, facts, inside_function=isinstance(scope, cst.FunctionDef))
         scope.visit(finder)
-        return finder.found
+        return finder.found or bool(feeding)
+
+    def _feeding_functions(self, name: str, node: cst.Assign) -> list[PlacementFacts] | None:
+        """For a model built at the top level: the facts of the file's functions that call the
+        global `name` with device data. None when a function may change what the global is or
+        where it lives (moves it, rebinds it with `global`, hands it to other code): then the top
+        level alone cannot say the model stays on the CPU."""
+        if not isinstance(self.enclosing_scope(node), cst.Module):
+            return []
+        feeding = []
+        for function in (statement for statement in self.module.body if isinstance(statement, cst.FunctionDef)):
+            facts = collect([function.body], self.qualified, self.line_of)
+            if name in facts.bindings or name in _parameter_names(function):
+                if name in _global_names(function):
+                    return None
+                continue  # a local of the same name
+            if name in facts.moved or name in facts.escaped:
+                return None
+            finder = _CallsWithDeviceData(name, facts, inside_function=True)
+            function.visit(finder)
+            if finder.found:
+                feeding.append(facts)
+        return feeding
 
     def _keeps_in_place(self, call: cst.Call, name: str) -> bool:
         """`helper(model, ...)` where `helper` is a function of this file that never moves or
@@ -81,9 +106,10 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         facts = collect([function.body], self.qualified, self.line_of)
         return not any(parameter in facts.moved or parameter in facts.escaped for parameter in received)
 
-    def _device_choice(self, node: cst.Assign, facts: PlacementFacts) -> DeviceChoice | None:
+    def _device_choice(self, node: cst.Assign, facts: PlacementFacts, feeding: list[PlacementFacts]) -> DeviceChoice | None:
         """Where the data went: one device expression, a device variable, or the preamble for `.cuda()`."""
-        devices = {cst.Module([]).code_for_node(move.device) for move in facts.moved.values() if move.device is not None}
+        moves = [move for scope in (facts, *feeding) for move in scope.moved.values()]
+        devices = {cst.Module([]).code_for_node(move.device) for move in moves if move.device is not None}
         simple = {device for device in devices if device.replace(".", "").replace("_", "").isalnum()}
         if len(devices) == 1 and simple:
             return DeviceChoice(simple.pop())
@@ -104,6 +130,24 @@ def _places_itself(constructor: cst.Call, module: cst.Module) -> bool:
                 if isinstance(item, cst.FunctionDef) and item.name.value == "__init__":
                     return any(param.name.value in ("device", "dev", "torch_device") for param in item.params.params)
     return False
+
+
+def _parameter_names(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    star = [param for param in (params.star_arg, params.star_kwarg) if isinstance(param, cst.Param)]
+    return {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params, *star)}
+
+
+def _global_names(function: cst.FunctionDef) -> set[str]:
+    """Names a function declares `global` anywhere in its body."""
+    names: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Global(self, node: cst.Global) -> None:
+            names.update(item.name.value for item in node.names)
+
+    function.visit(Finder())
+    return names
 
 
 def _module_function(module: cst.Module, name: str) -> cst.FunctionDef | None:

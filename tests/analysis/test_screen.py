@@ -381,6 +381,8 @@ def test_df004_reads_a_name_as_it_is_where_it_meets():
     ("model = Net()\nmodel = wrap(model)\nout = model(x.to(device))\n", False),  # bound twice: DF003 leaves it
     ("for model in models:\n    out = model(x.to(device))\n", False),
     ("model = Net()\nout = forward(model, x.to(device))\n", False),  # never called itself
+    # a global model called with device data by a function of the file
+    ("model = Net()\n\n\ndef predict(x):\n    return model(x.to(device))\n", True),
 ])
 def test_df003_needs_a_model_built_once_in_a_scope_and_called(body, expected):
     source = f"import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n\n\n{body}"
