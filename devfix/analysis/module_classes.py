@@ -54,6 +54,29 @@ def class_facts(node: cst.ClassDef, line_of) -> ClassFacts:
     return ClassFacts(methods, attributes, super_init_line)
 
 
+PARAMETERIZED_LAYERS = frozenset({
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "MultiheadAttention", "Transformer", "TransformerEncoder",
+    "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer", "PReLU", "Parameter",
+})
+
+
+def holds_parameters(facts: ClassFacts, qualified: QualifiedNames) -> bool:
+    """`__init__` builds a torch.nn layer that has parameters (`nn.Linear`, `nn.LSTM`, ...) or an
+    `nn.Parameter`: the module is meant to move as a whole, and `next(self.parameters())` exists
+    and follows `.to()`."""
+    for use in facts.attributes.values():
+        for method_name, statement in use.assignments:
+            value = statement.value
+            if method_name != "__init__" or not isinstance(value, cst.Call):
+                continue
+            for name in qualified(value.func):
+                if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1] in PARAMETERIZED_LAYERS:
+                    return True
+    return False
+
+
 def is_self_attribute(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.device_scope import device_for
-from devfix.analysis.module_classes import class_facts, names_fed_to_submodules
+from devfix.analysis.module_classes import class_facts, holds_parameters, names_fed_to_submodules
 from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES, GUARD_WORDS, MULTI_GPU_MARKERS
 from devfix.analysis.torch_names import is_cuda_device_expression, is_cuda_literal, keyword, qualified_names
 from devfix.codemods.base import DevfixRule
@@ -36,12 +36,6 @@ from devfix.findings import Safety
 
 DEVICE_KEYWORDS = ("device", "map_location")
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-PARAMETERIZED_LAYERS = frozenset({
-    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-    "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm",
-    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "MultiheadAttention", "Transformer", "TransformerEncoder",
-    "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer", "PReLU", "Parameter",
-})
 
 
 class HardcodedCuda(DevfixRule):
@@ -219,19 +213,8 @@ class HardcodedCuda(DevfixRule):
         return None
 
     def _holds_parameters(self, module_class: cst.ClassDef) -> bool:
-        """`__init__` builds a torch.nn layer that has parameters (`nn.Linear`, `nn.LSTM`, ...) or an
-        `nn.Parameter`: `next(self.parameters())` exists and follows `.to()`."""
-        facts = class_facts(module_class, lambda node: self.get_metadata(cst.metadata.PositionProvider, node).start.line)
-        for use in facts.attributes.values():
-            for method_name, statement in use.assignments:
-                value = statement.value
-                if method_name != "__init__" or not isinstance(value, cst.Call):
-                    continue
-                for name in qualified_names(self, value.func):
-                    layer = name.rsplit(".", 1)[-1]
-                    if name.startswith("torch.nn.") and layer in PARAMETERIZED_LAYERS:
-                        return True
-        return False
+        line_of = lambda node: self.get_metadata(cst.metadata.PositionProvider, node).start.line
+        return holds_parameters(class_facts(module_class, line_of), self._qualified)
 
     def _tensor_input(self, method: cst.FunctionDef, module_class: cst.ClassDef) -> str | None:
         """The first parameter the method hands straight to one of the module's submodules."""

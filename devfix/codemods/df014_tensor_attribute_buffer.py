@@ -6,7 +6,9 @@ behind.
 
 `model.to(device)` moves parameters and buffers only; a plain tensor attribute stays on the CPU and
 the first forward pass on a GPU fails. A non-persistent buffer follows every `.to()`, `.cuda()` and
-`.half()` and does not change `state_dict()` keys, so existing checkpoints still load.
+`.half()` and does not change `state_dict()` keys, so existing checkpoints still load. A hard-coded
+GPU placement of the value (`torch.linspace(0, 1, n).cuda()`) is dropped when the Module holds
+parameters: the buffer now moves with them, and the Module also runs on a machine without a GPU.
 
 Applies to a single `self.x = <torch computation>` in `__init__` (after `super().__init__()`)
 of a class known to be an `nn.Module`, when another method reads `self.x`.
@@ -23,9 +25,10 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.kinds import Kind
-from devfix.analysis.module_classes import class_facts
+from devfix.analysis.module_classes import class_facts, holds_parameters
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
+from devfix.analysis.torch_names import is_cuda_device_expression
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -40,7 +43,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
-        self._buffers: dict[cst.Assign, str] = {}
+        self._buffers: dict[cst.Assign, tuple[str, bool]] = {}  # statement → (attribute, drop a `.cuda()`)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self.is_module_classdef(node):
@@ -50,6 +53,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         if init is None or facts.super_init_line is None:
             return
         tensors = self.scope_tensors(init.body)
+        moves_as_a_whole = holds_parameters(facts, self.qualified)
         for name, use in facts.attributes.items():
             if len(use.assignments) != 1 or use.assignments[0][0] != "__init__" or use.other_uses & {"augmented assignment"}:
                 continue
@@ -64,21 +68,34 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             if isinstance(value, cst.Name) and self.kind_of(value) is not Kind.TENSOR:
                 continue  # an argument kept as is: only a value proven a tensor can be a buffer
             if is_tensor_expression(value, tensors, self.qualified) and not _placed_by_argument(value, init):
-                self._buffers[statement] = name
+                self._buffers[statement] = (name, moves_as_a_whole)
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.SimpleStatementLine:
         if len(original_node.body) != 1 or original_node.body[0] not in self._buffers:
             return updated_node
-        name = self._buffers[original_node.body[0]]
+        name, drop_cuda = self._buffers[original_node.body[0]]
         if not self.report(original_node.body[0], f"`self.{name}` is a plain tensor attribute: `.to(device)` leaves it on the CPU",
                            fix_title=f"register `{name}` as a non-persistent buffer"):
             return updated_node
         value = updated_node.body[0].value
+        if drop_cuda:
+            value = self._without_cuda_placement(value)
         call = cst.parse_expression(f'self.register_buffer("{name}", VALUE, persistent=False)')
         call = call.with_changes(args=[call.args[0], call.args[1].with_changes(value=value), call.args[2]])
         return updated_node.with_changes(body=[cst.Expr(call)])
+
+    def _without_cuda_placement(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """`t.cuda()` or `t.to("cuda")` → `t`: the buffer follows the Module's own `.to()`."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+            return value
+        method, args = value.func.attr.value, value.args
+        if (method == "cuda" and not args) or (
+            method == "to" and len(args) == 1 and args[0].keyword is None and is_cuda_device_expression(args[0].value, self.qualified)
+        ):
+            return value.func.value
+        return value
 
     def _callee_names(self, value: cst.BaseExpression) -> set[str]:
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not self.qualified(value.func):
