@@ -4,12 +4,15 @@ the rules that move batches (DF002, DF010, DF020)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import libcst as cst
 from libcst.metadata import Assignment, ScopeProvider
 
 from devfix.analysis.device_scope import assigning_statement
+from devfix.analysis.parameter_meetings import parameter_names, parameters_meet
 from devfix.analysis.placement import PlacementFacts, as_move
 from devfix.analysis.torch_api import DATALOADER_NAMES, ENUMERATE_NAMES, PROGRESS_WRAPPERS
 from devfix.analysis.torch_names import keyword, qualified_names
@@ -147,10 +150,16 @@ class BatchMoves:
     ambiguous: str | None = None
 
 
-def batches_to_move(body, names, callables, models, facts: PlacementFacts, qualified) -> BatchMoves:
-    finder = _BatchUseFinder(set(names), set(callables), set(models), facts, qualified)
+def batches_to_move(body, names, callables, models, facts: PlacementFacts, qualified, helpers: Mapping[str, cst.FunctionDef] = MappingProxyType({})) -> BatchMoves:
+    """The loop variables to move: those that meet a model or a device value unmoved. A variable
+    moved only where one use needs it (`criterion(out, y.to(device))`) still moves when another
+    use meets a device value raw (`accuracy(out, y)`, a `helpers` function that compares them)."""
+    finder = _BatchUseFinder(set(names), set(callables), set(models), facts, qualified, helpers)
     body.visit(finder)
-    untouched = [name for name in names if name not in facts.moved and name not in facts.assignments and not name.startswith("_")]
+    untouched = [
+        name for name in names
+        if (name not in facts.moved or name in finder.needed) and name not in facts.assignments and not name.startswith("_")
+    ]
     uses, indexed = [], []
     for name in untouched:
         if name in finder.positional:
@@ -165,8 +174,10 @@ def batches_to_move(body, names, callables, models, facts: PlacementFacts, quali
 class _BatchUseFinder(cst.CSTVisitor):
     """Which loop variables meet a model or a device value, and how they are indexed there."""
 
-    def __init__(self, names: set[str], callables: set[str], models: set[str], facts: PlacementFacts, qualified) -> None:
+    def __init__(self, names: set[str], callables: set[str], models: set[str], facts: PlacementFacts, qualified,
+                 helpers: Mapping[str, cst.FunctionDef]) -> None:
         self.names, self.callables, self.models, self.facts, self.qualified = names, callables, models, facts, qualified
+        self.helpers = helpers
         self.needed: set[str] = set()
         self.as_dict: set[str] = set()
         self.positional: set[str] = set()
@@ -184,7 +195,10 @@ class _BatchUseFinder(cst.CSTVisitor):
         is_known_callable = isinstance(callee, cst.Name) and callee.value in self.callables
         # `pred.eq(target)`: a tensor method of a device value meets its arguments
         is_device_method = isinstance(callee, cst.Attribute) and callee.attr.value not in ("to", "cuda", "cpu") and self.facts.is_device_value(callee.value)
-        if is_model or is_device_method or (meets_device and (is_torch or is_known_callable)):
+        helper = self.helpers.get(callee.value) if isinstance(callee, cst.Name) and not is_known_callable else None
+        if helper is not None and meets_device:
+            self._mark_met_in(helper, node)
+        elif is_model or is_device_method or (meets_device and (is_torch or is_known_callable)):
             for arg in node.args:
                 if arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value in self.names:
                     self.needed.add(arg.value.value)  # `model(**batch)`: a dict of fields
@@ -204,6 +218,22 @@ class _BatchUseFinder(cst.CSTVisitor):
         if any(self.facts.is_device_value(operand) for operand in operands):
             for operand in operands:
                 self._mark(operand)
+
+    def _mark_met_in(self, helper: cst.FunctionDef, call: cst.Call) -> None:
+        """`accuracy(out, y)`: `y` moves when the helper combines its parameter with the one
+        given the device value."""
+        positional = parameter_names(helper)
+        received: list[tuple[str, cst.BaseExpression]] = []
+        for index, arg in enumerate(call.args):
+            if arg.star:
+                return  # which parameter gets what is unknown
+            name = arg.keyword.value if arg.keyword is not None else (positional[index] if index < len(positional) else None)
+            if name is not None:
+                received.append((name, arg.value))
+        on_device = [name for name, value in received if self.facts.is_device_value(value)]
+        for name, value in received:
+            if any(parameters_meet(helper, device_parameter, name, self.qualified) for device_parameter in on_device):
+                self._mark(value)
 
     def _mark(self, value: cst.BaseExpression) -> None:
         if isinstance(value, cst.Name) and value.value in self.names:

@@ -10,7 +10,9 @@ Applies to `for ... in loader`, `enumerate(loader)` and `tqdm(loader)` when `loa
 DataLoader (built with `DataLoader(...)`, there in the `for` statement or where the name was bound, a
 parameter annotated as one, or named like one) and the
 body feeds the batch to a model that was moved to a device, or to a Module while a device variable
-is in scope. Only the variables that meet the model or its outputs are moved; the device is the one
+is in scope. Only the variables that meet the model or its outputs are moved (also inside a function
+of the file: `accuracy(out, y)` where `accuracy` compares its two parameters, and also when the
+variable was moved inline for another use: `criterion(out, y.to(device))`); the device is the one
 the model was moved to. Dict batches move their tensor values only, so string fields survive.
 
 An element taken by position (`model(batch[0])`) moves where it meets the model or its outputs:
@@ -40,6 +42,7 @@ from devfix.analysis.loaders import (
     target_names,
     unwrap_loader,
 )
+from devfix.analysis.parameter_meetings import file_functions
 from devfix.analysis.placement import as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import DEVICE_NAMES
@@ -110,7 +113,8 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             body = body.with_changes(body=body.body[start:])
         body_facts = collect([body], self.qualified, self.line_of, models)
         callables = set(models) | set(self.scope_modules(node)) | self.scope_parameters(node)
-        return _LoopPlan(target, batches_to_move(body, names, callables, models, body_facts, self.qualified), models, start)
+        moves = batches_to_move(body, names, callables, models, body_facts, self.qualified, file_functions(self.module))
+        return _LoopPlan(target, moves, models, start)
 
     def _plan_indexed(self, loop: cst.For, subscripts: list[cst.Subscript], models: dict[str, str | None]) -> None:
         """`model(batch[0])`: each element taken where it meets the model moves right there."""

@@ -31,6 +31,7 @@ from devfix.analysis.loaders import (
     target_names,
     unwrap_loader,
 )
+from devfix.analysis.parameter_meetings import file_functions
 from devfix.analysis.placement import collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import DEVICE_NAMES
@@ -72,7 +73,7 @@ class HelperDevice(ScopeTracker, DevfixRule):
         if not models:
             return None
         body_facts = collect([loop.body], self.qualified, self.line_of, models)
-        moves = batches_to_move(loop.body, names, set(models), set(models), body_facts, self.qualified)
+        moves = batches_to_move(loop.body, names, set(models), set(models), body_facts, self.qualified, file_functions(self.module))
         uses, ambiguous = moves.uses, moves.ambiguous
         model = _pick_model(loop.body, [model for model in models if _calls_with(loop.body, model, names)])
         if ambiguous or not uses or model is None:

@@ -1,0 +1,162 @@
+"""Whether a function of the file combines two of its parameters in one tensor operation.
+
+`def accuracy(output, target): return (output.argmax(1) == target).float().mean()` compares what
+it is given as `output` with `target`. Called as `accuracy(model(x), y)` with the model on a
+device, `y` must be on that device too, although the loop itself never puts `y` next to a device
+value. The batch-moving rules read this summary of the helper at its call site.
+
+What counts as derived from a parameter is deliberately narrow: assignments whose value computes
+with it through tensor methods, operators, indexing and torch functions. Anything that leaves the
+device (`.cpu()`, `.item()`, `.tolist()`, `.numpy()`), reads metadata (`.shape`, `.device`) or goes
+through a call devfix does not know (`len(x)`, `helper(x)`) ends the chain: fewer meetings, fewer
+moves. So does a move (`target = target.to(output.device)`): the helper places the value itself.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.placement import HOST_METHODS, as_move
+from devfix.analysis.torch_names import QualifiedNames
+
+METADATA_ATTRIBUTES = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
+
+
+def file_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
+    """The file's top-level functions by name (a name defined twice is left out: which one runs?)."""
+    functions: dict[str, cst.FunctionDef] = {}
+    twice: set[str] = set()
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef):
+            name = statement.name.value
+            (twice.add(name) if name in functions else functions.__setitem__(name, statement))
+    return {name: function for name, function in functions.items() if name not in twice}
+
+
+def parameter_names(function: cst.FunctionDef) -> list[str]:
+    """Positional parameters in order, then keyword-only ones."""
+    params = function.params
+    return [param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)]
+
+
+def parameters_meet(function: cst.FunctionDef, first: str, second: str, qualified: QualifiedNames) -> bool:
+    """Does `function` put a value computed from parameter `first` and one computed from
+    `second` into the same operator, comparison, tensor method or torch function?"""
+    if first == second:
+        return False
+    derived = {first: {first}, second: {second}}
+    reader = _Roots(qualified)
+    assignments = _assignments(function)
+    for _ in range(2):  # twice: a loop may feed a name back to an earlier line
+        for targets, value in assignments:
+            roots = reader.roots(value)
+            for names in derived.values():
+                if roots & names:
+                    names.update(targets)
+    for side, names in derived.items():  # rebound elsewhere from something else (`target = target.to(d)`)
+        derived[side] = names - {target for targets, value in assignments if not reader.roots(value) & names for target in targets}
+    if derived[first] & derived[second]:
+        return True  # one name computed from both: they met where it was computed
+    finder = _Meetings(reader, derived[first], derived[second])
+    function.body.visit(finder)
+    return finder.found
+
+
+class _Roots:
+    """The names an expression's value is computed from, as far as the device goes."""
+
+    def __init__(self, qualified: QualifiedNames) -> None:
+        self.qualified = qualified
+
+    def roots(self, expression: cst.BaseExpression) -> set[str]:
+        if isinstance(expression, cst.Name):
+            return {expression.value}
+        if isinstance(expression, cst.Attribute):
+            return set() if expression.attr.value in METADATA_ATTRIBUTES else self.roots(expression.value)
+        if isinstance(expression, cst.Subscript):
+            return self.roots(expression.value)
+        if isinstance(expression, cst.UnaryOperation):
+            return self.roots(expression.expression)
+        if isinstance(expression, cst.BinaryOperation):
+            return self.roots(expression.left) | self.roots(expression.right)
+        if isinstance(expression, cst.Comparison):
+            return self.roots(expression.left).union(*(self.roots(item.comparator) for item in expression.comparisons))
+        if isinstance(expression, cst.Call):
+            return self._call_roots(expression)
+        return set()
+
+    def _call_roots(self, call: cst.Call) -> set[str]:
+        callee = call.func
+        if as_move(call, self.qualified) is not None:
+            return set()  # placed on purpose (`target.to(output.device)`): no longer the raw value
+        if self.is_torch_function(callee):
+            return set().union(*(self.roots(arg.value) for arg in call.args))
+        if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS:
+            return self.roots(callee.value)  # a tensor method: where its receiver is
+        return set()
+
+    def is_torch_function(self, callee: cst.BaseExpression) -> bool:
+        return any(name.startswith("torch.") for name in self.qualified(callee))
+
+
+def _assignments(function: cst.FunctionDef) -> list[tuple[set[str], cst.BaseExpression]]:
+    """`(names bound, value)` of the function's own plain and augmented assignments, in order."""
+    found: list[tuple[set[str], cst.BaseExpression]] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            found.append(({name for target in node.targets for name in _bound(target.target)}, node.value))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            found.append((_bound(node.target), node.value))
+
+    function.visit(Finder())
+    return found
+
+
+def _bound(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {name for element in target.elements for name in _bound(element.value)}
+    return set()
+
+
+class _Meetings(cst.CSTVisitor):
+    """Finds one operation with an operand from each side."""
+
+    def __init__(self, reader: _Roots, left: set[str], right: set[str]) -> None:
+        self.reader, self.left, self.right = reader, left, right
+        self.found = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # a nested function is called who knows when
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self._check([node.left, node.right])
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self._check([node.left, *(item.comparator for item in node.comparisons)])
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = node.func
+        operands = [arg.value for arg in node.args]
+        if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS and not self.reader.is_torch_function(callee):
+            self._check([callee.value, *operands])  # `pred.eq(target)`
+        elif self.reader.is_torch_function(callee):
+            self._check(operands)
+
+    def _check(self, operands: list[cst.BaseExpression]) -> None:
+        roots = [self.reader.roots(operand) for operand in operands]
+        self.found = self.found or any(
+            i != j and roots[i] & self.left and roots[j] & self.right for i in range(len(roots)) for j in range(len(roots))
+        )

@@ -1,0 +1,49 @@
+"""`parameters_meet`: does a helper combine two of its parameters in one tensor operation?"""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from devfix.analysis.parameter_meetings import file_functions, parameters_meet
+
+
+def torch_names(node: cst.CSTNode) -> set[str]:
+    """A stand-in for qualified names: `torch.x` and `F.x` are torch functions."""
+    code = cst.Module([]).code_for_node(node)
+    return {code.replace("F.", "torch.nn.functional.", 1)} if code.startswith(("torch.", "F.")) else set()
+
+
+def meet(source: str, first: str = "output", second: str = "target") -> bool:
+    function = file_functions(cst.parse_module(source))["helper"]
+    return parameters_meet(function, first, second, torch_names)
+
+
+@pytest.mark.parametrize("body", [
+    "    return (output.argmax(dim=1) == target).float().mean()\n",
+    "    pred = output.argmax(dim=1)\n    return (pred == target).sum().item()\n",
+    "    pred = output.argmax(1)\n    correct = pred.eq(target.view_as(pred))\n    return correct.sum()\n",
+    "    return F.cross_entropy(output, target)\n",
+    "    diff = output - target\n    return diff.abs().mean()\n",
+    "    total = 0\n    for k in range(3):\n        total += (output[:, k] * target[:, k]).sum()\n    return total\n",
+])
+def test_operations_that_combine_the_two_parameters(body):
+    assert meet(f"def helper(output, target):\n{body}")
+
+
+@pytest.mark.parametrize("body", [
+    "    return (output.argmax(1).cpu() == target).float().mean()\n",  # brought to the host first
+    "    target = target.to(output.device)\n    return (output == target).sum()\n",  # the helper places it
+    "    return len(output) == len(target)\n",  # unknown calls end the chain
+    "    return output.shape[0] == target.shape[0]\n",  # metadata
+    "    return output[target]\n",  # CPU indices may index a device tensor
+    "    return output.sum(), target.sum()\n",  # never in one operation
+    "    def inner():\n        return output == target\n    return inner\n",  # called who knows when
+])
+def test_uses_that_do_not_combine_them(body):
+    assert not meet(f"def helper(output, target):\n{body}")
+
+
+def test_a_name_defined_twice_is_not_summarised():
+    module = cst.parse_module("def helper(a, b):\n    return a + b\n\n\ndef helper(a, b):\n    return a\n")
+    assert "helper" not in file_functions(module)
