@@ -37,7 +37,18 @@ class ScopeTracker:
             facts.passthrough = self.scope_parameters(node) | set(self.scope_modules(node))
             facts.parameters = self.scope_parameters(node) - {"self", "cls"}
             facts.file_places_devices = self.file_places_devices()
+            if isinstance(scope, cst.FunctionDef):
+                facts.modules_on_device |= self._global_models_on_device(facts)
         return self._facts[id(scope)]
+
+    def _global_models_on_device(self, facts: PlacementFacts) -> set[str]:
+        """Names the top level binds once and moves (`encoder = Net().to(device)`), read in a
+        function that neither binds them nor takes them as parameters: calling one runs on a device."""
+        top = self.scope_facts(self.module)
+        return {
+            name for name in top.moved
+            if len(top.bindings.get(name, ())) <= 1 and name not in facts.bindings and name not in facts.parameters | facts.passthrough
+        }
 
     def file_places_devices(self) -> bool:
         """Does the file move anything to a device anywhere? Generated once per pass: the module's

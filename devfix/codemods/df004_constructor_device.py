@@ -48,6 +48,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
+from devfix.analysis.call_sites import arguments_for
 from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts, device_code
 from devfix.analysis.scopes import ScopeTracker
@@ -160,18 +161,13 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     def callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
         """Every use of the top-level `function` in this file is a call, and each passes, for
         `parameter`, a name moved to a device earlier in the caller's scope (`model.to(device)`)."""
-        if function not in self.module.body:
+        passed = arguments_for(self.module, function, parameter)
+        if passed is None:
             return False
-        positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
-        uses = _Uses(function.name.value)
-        self.module.visit(uses)
-        if not uses.calls or uses.names != len(uses.calls) + 1:  # + the `def` itself
-            return False
-        for call in uses.calls:
-            passed = _argument_for(call, parameter, positional)
-            if not isinstance(passed, cst.Name):
+        for call, value in passed:
+            if not isinstance(value, cst.Name):
                 return False
-            move = self.scope_facts(call).moved.get(passed.value)
+            move = self.scope_facts(call).moved.get(value.value)
             if move is None or self.line_of(move.call) >= self.line_of(call):
                 return False
         return True
@@ -559,34 +555,6 @@ def _builds_cpu_tensor(value: cst.BaseExpression | None, qualified) -> bool:
     if not isinstance(value, cst.Call) or keyword(value, "device") is not None:
         return False
     return bool(qualified(value.func) & (FACTORY_FUNCTIONS | MOVED_AFTER))
-
-
-def _argument_for(call: cst.Call, parameter: str, positional: list[str]) -> cst.BaseExpression | None:
-    """What `call` passes for `parameter` (None when a `*args`/`**kwargs` may hide it)."""
-    if any(arg.star for arg in call.args):
-        return None
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == parameter:
-            return arg.value
-    index = positional.index(parameter) if parameter in positional else -1
-    given = [arg for arg in call.args if arg.keyword is None]
-    return given[index].value if 0 <= index < len(given) else None
-
-
-class _Uses(cst.CSTVisitor):
-    """Calls of a name, and how often the name appears at all."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.names = 0
-        self.calls: list[cst.Call] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names += node.value == self.name
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value == self.name:
-            self.calls.append(node)
 
 
 def _return_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None]:

@@ -3,11 +3,17 @@
     Before:  loss = F.cross_entropy(logits, y, weight=class_weights)
     After:   loss = F.cross_entropy(logits, y, weight=class_weights.to(logits.device))
 
+The device is read from the name behind the input: `F.nll_loss(scores.log_softmax(-1), y,
+weight=w)` gets `w.to(scores.device)` (tensor methods and indexing keep the device).
+
 `weight=`, `pos_weight=` and similar tensors must live with the input; PyTorch raises "Expected all
 tensors to be on the same device" (or "... but got weight is on cpu"). The weight follows the
 loss input at the call, which is right on every device. Loss *modules* built with a weight
 (`nn.CrossEntropyLoss(weight=w)`) and torchmetrics objects are moved at construction by DF003;
 fresh literals (`pos_weight=torch.tensor([3.0])`) get `device=` from DF004.
+
+In a helper (`def loss_fn(logits, y)`), the input counts as on a device when every call of the
+helper in the file passes one (`loss_fn(model(x), y)` with the model moved).
 
 Refuses: weights already on a device or already moved at the call, inputs devfix cannot place on a
 device, and anything but a plain name or attribute as the weight.
@@ -17,6 +23,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.call_sites import arguments_for
+from devfix.analysis.placement import HOST_METHODS, PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import FUNCTIONAL_LOSSES
 from devfix.analysis.torch_names import keyword
@@ -37,11 +45,14 @@ class LossWeightDevice(ScopeTracker, DevfixRule):
             return updated_node
         loss_input = original_node.args[0].value
         facts = self.scope_facts(original_node)
-        if original_node.args[0].keyword is not None or not facts.is_device_value(loss_input):
+        if original_node.args[0].keyword is not None:
             return updated_node
-        reference = cst.Module([]).code_for_node(loss_input)
-        if not isinstance(loss_input, cst.Name):
+        tensor = _tensor_behind(loss_input)
+        if tensor is None:
             return updated_node  # `weight.to(model(x).device)` would run the model twice
+        if not facts.is_device_value(loss_input) and not self._callers_pass_device_values(original_node, tensor, facts):
+            return updated_node
+        reference = tensor.value
         args = list(updated_node.args)
         changed = False
         for name in TENSOR_KEYWORDS:
@@ -57,3 +68,31 @@ class LossWeightDevice(ScopeTracker, DevfixRule):
                 args[index] = args[index].with_changes(value=moved)
                 changed = True
         return updated_node.with_changes(args=args) if changed else updated_node
+
+    def _callers_pass_device_values(self, call: cst.Call, loss_input: cst.Name, facts: PlacementFacts) -> bool:
+        """`def loss_fn(logits, y): return F.cross_entropy(logits, y, weight=w)`, where every call
+        of `loss_fn` in the file passes a device value for `logits` (`loss_fn(model(x), y)`)."""
+        function = self.enclosing_scope(call)
+        if not isinstance(function, cst.FunctionDef):
+            return False
+        if loss_input.value not in self.scope_parameters(call) or loss_input.value in facts.bindings:
+            return False
+        passed = arguments_for(self.module, function, loss_input.value)
+        return passed is not None and all(self.scope_facts(caller).is_device_value(value) for caller, value in passed)
+
+
+def _tensor_behind(expression: cst.BaseExpression) -> cst.Name | None:
+    """The name whose device the loss input has: `logits` for `logits`, `logits.log_softmax(-1)`,
+    `logits[:, 0]` (tensor methods and indexing keep the device; moves and host methods do not)."""
+    while True:
+        if isinstance(expression, cst.Name):
+            return expression
+        if isinstance(expression, cst.Subscript):
+            expression = expression.value
+        elif (
+            isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute)
+            and expression.func.attr.value not in HOST_METHODS | {"to", "cuda"}
+        ):
+            expression = expression.func.value
+        else:
+            return None
