@@ -48,6 +48,7 @@ class PlacementFacts:
     appended: dict[str, list[tuple[int, cst.BaseExpression]]] = field(default_factory=dict)  # `name.append(v)`: (line, v)
     called: set[str] = field(default_factory=set)
     modules_on_device: set[str] = field(default_factory=set)
+    device_globals: set[str] = field(default_factory=set)  # top-level names bound once to a device value, read here
     passthrough: set[str] = field(default_factory=set)
     parameters: set[str] = field(default_factory=set)
     file_places_devices: bool = False  # the file moves things to devices somewhere
@@ -72,6 +73,8 @@ class PlacementFacts:
         if isinstance(expression, cst.Name):
             line = before_line if before_line is not None else self.line_of(expression)
             binding = self._binding_before(expression.value, line)
+            if binding is None and expression.value in self.device_globals:
+                return True
             if binding is None and loose and tensor_parameters and self.file_places_devices and expression.value in self.parameters:
                 return True  # a helper's tensor argument may come from a device
             if loose and binding is not None and _is_empty_list(binding.value):

@@ -38,16 +38,20 @@ class ScopeTracker:
             facts.parameters = self.scope_parameters(node) - {"self", "cls"}
             facts.file_places_devices = self.file_places_devices()
             if isinstance(scope, cst.FunctionDef):
-                facts.modules_on_device |= self._global_models_on_device(facts)
+                self._add_globals_on_device(facts)
         return self._facts[id(scope)]
 
-    def _global_models_on_device(self, facts: PlacementFacts) -> set[str]:
-        """Names the top level binds once and moves (`encoder = Net().to(device)`), read in a
-        function that neither binds them nor takes them as parameters: calling one runs on a device."""
+    def _add_globals_on_device(self, facts: PlacementFacts) -> None:
+        """What the top level binds once and places, read in a function that neither binds the
+        name nor takes it as a parameter: models it moved (`encoder = Net().to(device)`: calling
+        one runs on a device) and device values (`weights = torch.tensor(w, device=device)`)."""
         top = self.scope_facts(self.module)
-        return {
-            name for name in top.moved
-            if len(top.bindings.get(name, ())) <= 1 and name not in facts.bindings and name not in facts.parameters | facts.passthrough
+        local = set(facts.bindings) | facts.parameters | facts.passthrough
+        once = {name for name, bindings in top.bindings.items() if len(bindings) == 1 and name not in local}
+        facts.modules_on_device |= {name for name in top.moved if name not in local and len(top.bindings.get(name, ())) <= 1}
+        facts.device_globals |= {
+            name for name in once
+            if (value := top.bindings[name][0].value) is not None and top.is_device_value(value, before_line=top.bindings[name][0].line)
         }
 
     def file_places_devices(self) -> bool:
