@@ -251,6 +251,8 @@ class _Screen:
         with a name the rule may act on: a parameter of the enclosing function, or a name it may
         prove a tensor there (`logtwopi = np.log(2 * np.pi)` is neither)."""
         functions = {node.name for node in self.walked.tree.body if isinstance(node, FUNCTIONS)}
+        if functions and self._top_level_tables_handed_to(functions):
+            return True
         for class_node, candidates in self.table_candidates.values():
             tables = {attribute for attribute, made_by_torch in candidates.items() if made_by_torch}
             if not tables:
@@ -268,6 +270,36 @@ class _Screen:
                 if any(is_self_attribute(value) and value.attr in tables for value in used):
                     return True
         return False
+
+    def _top_level_tables_handed_to(self, functions: set[str]) -> bool:
+        """DF012's helper case for tables of the top level: a name bound once there from a torch
+        call that places nothing (`alphas_cumprod = torch.cumprod(...)`) computes an argument of a
+        call of a function of the file (`extract(alphas_cumprod.sqrt(), t, x.shape)`)."""
+        counts: dict[str, int] = {}
+        values: dict[str, ast.expr] = {}
+        for node in scope_nodes(self.walked.tree.body):
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+                if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                    values[targets[0].id] = node.value
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+                targets = [node.target]
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+            else:
+                continue
+            for target in targets:
+                for name in bound_names(target):
+                    counts[name] = counts.get(name, 0) + 1
+        tables = {
+            name for name, value in values.items()
+            if counts[name] == 1 and any(self._is_torch_call(node) for node in every_node(value)) and not _places(list(every_node(value)))
+        }
+        return bool(tables) and any(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions
+            and any(set(_names_computed_with(argument)) & tables for argument in node.args)
+            for node in every_node(self.walked.tree)
+        )
 
     def _may_meet_a_tensor(self, operand: ast.expr, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
         """DF012's `_tensor_in` and `_parameter_in`: a name `operand` computes with is a parameter of

@@ -73,10 +73,13 @@ def is_tensor_expression(value: cst.BaseExpression, tensors: set[str], qualified
     if isinstance(value, cst.Subscript):
         return is_tensor_expression(value.value, tensors, qualified)
     if isinstance(value, cst.Call):
+        method = value.func.attr.value if isinstance(value.func, cst.Attribute) else None
+        if method is not None and method not in NON_TENSOR_METHODS and is_tensor_expression(value.func.value, tensors, qualified):
+            return True  # a tensor method of a known tensor (libcst also names `betas.sqrt` "betas.sqrt")
         names = qualified(value.func)
         if names:
             return is_torch_tensor_function(names)
-        if isinstance(value.func, cst.Attribute) and value.func.attr.value not in NON_TENSOR_METHODS:
+        if method is not None and method not in NON_TENSOR_METHODS:
             return is_tensor_expression(value.func.value, tensors, qualified)
     return False
 

@@ -11,9 +11,10 @@ device as the indexed tensor (cpu)". When the table belongs to an object that is
 aligned to the index at the use site (a CPU index into a CUDA table is fine, so only this
 direction is needed). Tables of `nn.Module`s should be buffers instead (module rules).
 
-A helper of the file that every call hands such a table (`extract(self.alphas_cumprod, t, x)`)
-aligns it where it indexes it with an index proven to be a tensor:
-`schedule[t]` → `schedule.to(t.device)[t]`.
+A helper of the file that every call hands such a table (`extract(self.alphas_cumprod, t, x)`),
+or a CPU table of the top level (`extract(alphas_cumprod.sqrt(), t, x.shape)` with
+`alphas_cumprod = torch.cumprod(1 - betas, 0)` built from numbers, placed nowhere), aligns it where
+it indexes it with an index proven to be a tensor: `schedule[t]` → `schedule.to(t.device)[t]`.
 
 Arithmetic with a method argument is aligned the same way when the argument is certainly a
 tensor: evidence in the method, or a tensor passed at every call of an instance in the file
@@ -28,6 +29,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.kinds import Kind
+from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
 from devfix.codemods.base import DevfixRule
@@ -105,7 +107,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         if not (isinstance(index, cst.Name) and self.kind_of(index) is Kind.TENSOR):
             return updated_node
         table = original_node.value.value
-        if not self.report(original_node, f"`{table}` is a plain object's CPU table at every call of this function; indexing "
+        if not self.report(original_node, f"`{table}` is a CPU table at every call of this function; indexing "
                            f"it with `{index.value}` fails when the index is on a GPU", fix_title=f"align it to `{index.value}.device` first"):
             return updated_node
         aligned = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")),
@@ -232,6 +234,9 @@ class _HelperTables(cst.CSTVisitor):
         self.tables: list[set[str]] = []  # of the classes around the current node
         self.passed: dict[str, list[set[int]]] = {}  # function → per call, the positions given a table
         self.uses: dict[str, int] = {}
+        top = rule.scope_facts(module)
+        self.top_bindings = top.bindings
+        self.top_tables = _top_level_tables(top, rule)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.tables.append(self.rule.plain_tables(node))
@@ -249,11 +254,20 @@ class _HelperTables(cst.CSTVisitor):
         tables = self.tables[-1] if self.tables else set()
         positions = {
             index for index, arg in enumerate(node.args)
-            if arg.keyword is None and not arg.star and _is_self_attribute(arg.value) and arg.value.attr.value in tables
+            if arg.keyword is None and not arg.star
+            and ((_is_self_attribute(arg.value) and arg.value.attr.value in tables) or self._is_top_level_table(arg.value, node))
         }
         if any(arg.star for arg in node.args):
             positions = set()
         self.passed.setdefault(node.func.value, []).append(positions)
+
+    def _is_top_level_table(self, value: cst.BaseExpression, call: cst.Call) -> bool:
+        """`alphas_cumprod` or `(1 - alphas_cumprod).sqrt()`: computed only from CPU tables of the
+        top level, which the calling scope does not rebind."""
+        names = set(_operand_names(value))
+        if not names or not names <= self.top_tables or names & set(self.rule.scope_facts(call).bindings) - set(self.top_bindings):
+            return False
+        return is_tensor_expression(value, self.top_tables, self.rule.qualified) and not _placed(value)
 
     def table_parameters(self, function: cst.FunctionDef) -> set[str]:
         calls = self.passed.get(function.name.value, [])
@@ -281,6 +295,61 @@ def _operand_names(expression: cst.BaseExpression) -> list[str]:
 
 def _is_self_attribute(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+
+
+def _top_level_tables(top: PlacementFacts, rule: LookupTableDevice) -> set[str]:
+    """Names the top level binds once, to a tensor torch computes on the CPU from numbers and other
+    such tables, placed nowhere (`betas = torch.linspace(...)`, `alphas = torch.cumprod(1 - betas, 0)`;
+    not `torch.randn_like(x)`, which is where `x` is)."""
+    tables: set[str] = set()
+    for name, bindings in sorted(top.bindings.items(), key=lambda item: item[1][0].line):
+        value = bindings[0].value
+        if len(bindings) != 1 or value is None or not is_tensor_expression(value, tables, rule.qualified) or _placed(value):
+            continue
+        if all(root.value in tables or rule.kind_of(root).is_known_non_tensor for root in _computed_from(value, rule.qualified)) \
+                and not _follows_an_input(value):
+            tables.add(name)
+    return tables
+
+
+def _computed_from(node: cst.BaseExpression, qualified) -> list[cst.Name]:
+    """The names a value computes with: operands, arguments and method receivers, not module
+    attributes (`torch.float32`, `math.pi`) nor `dtype=`."""
+    if isinstance(node, cst.Name):
+        return [node]
+    if isinstance(node, cst.Attribute):
+        return [] if qualified(node) else _computed_from(node.value, qualified)
+    if isinstance(node, cst.Call):
+        receiver = _computed_from(node.func.value, qualified) if isinstance(node.func, cst.Attribute) and not qualified(node.func) else []
+        return receiver + [name for arg in node.args if not (arg.keyword and arg.keyword.value == "dtype")
+                           for name in _computed_from(arg.value, qualified)]
+    if isinstance(node, cst.BinaryOperation):
+        return _computed_from(node.left, qualified) + _computed_from(node.right, qualified)
+    if isinstance(node, cst.UnaryOperation):
+        return _computed_from(node.expression, qualified)
+    if isinstance(node, cst.Subscript):
+        return _computed_from(node.value, qualified)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [name for element in node.elements for name in _computed_from(element.value, qualified)]
+    return []
+
+
+def _follows_an_input(value: cst.BaseExpression) -> bool:
+    """`torch.zeros_like(x)`, `torch.randn_like(x)`: made where their input is."""
+    finder = _LikeFinder()
+    value.visit(finder)
+    return finder.found
+
+
+class _LikeFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.found = self.found or node.attr.value.endswith("_like")
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found = self.found or node.value.endswith("_like")
 
 
 def _tensor_attributes(class_node: cst.ClassDef, qualified) -> set[str]:

@@ -596,3 +596,15 @@ def test_df003_needs_device_data_in_the_scope_that_builds_and_calls():
         "def place(y):\n    return y.to('cuda:1')\n"
     )
     assert "DF003" not in rules_that_may_apply(source)
+
+
+@pytest.mark.parametrize("source, expected", [
+    # a table of the top level, built by torch, handed to a function of the file
+    ("import torch\nbetas = torch.linspace(0, 1, 5)\n\n\ndef extract(a, t):\n    return a[t]\n\n\nout = extract(betas.sqrt(), t)\n", True),
+    # placed where it is built: aligned already
+    ("import torch\nbetas = torch.linspace(0, 1, 5, device=d)\n\n\ndef extract(a, t):\n    return a[t]\n\n\nout = extract(betas, t)\n", False),
+    # bound twice: which one reaches the call?
+    ("import torch\nbetas = torch.linspace(0, 1, 5)\nbetas = load()\n\n\ndef extract(a, t):\n    return a[t]\n\n\nout = extract(betas, t)\n", False),
+])
+def test_df012_top_level_tables_handed_to_a_helper(source, expected):
+    assert ("DF012" in rules_that_may_apply(source)) is expected
