@@ -25,6 +25,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.torch_api import LIST_FILLERS
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import call_methods
 from devfix.findings import Safety
@@ -90,7 +91,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         if "cpu" in chain or not (on_device or self._joins_device_list(_chain_root(receiver))):
             return updated
         code = cst.Module([]).code_for_node(receiver)
-        missing = ([] if chain & DETACHING else ["detach"]) + ["cpu"]
+        missing = _missing_host_methods(receiver)
         added = "".join(f".{method}()" for method in missing)
         if not self.report(original, f"`{code}.numpy()` fails when `{code}` is on a GPU", fix_title=f"call `{added}` first"):
             return updated
@@ -100,12 +101,13 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         name, callee = self._appended[original]
         value = original.args[0].value
         code = cst.Module([]).code_for_node(value)
+        added = "".join(f".{method}()" for method in _missing_host_methods(value))
         if "cpu" in _method_chain(value) or not self.report(
             value, f"`{name}` collects `{code}`, which may be on a GPU, and `{callee}` converts it with numpy",
-            fix_title=f"append `{code}.detach().cpu()`",
+            fix_title=f"collect `{code}{added}`",
         ):
             return updated
-        moved = call_methods(updated.args[0].value, "detach", "cpu")
+        moved = _host_copy(updated.args[0].value)
         return updated.with_changes(args=[updated.args[0].with_changes(value=moved), *updated.args[1:]])
 
     def _fix_host_arguments(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -141,15 +143,23 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return False  # strict: what any function returns when fed device values may be an array
         code = cst.Module([]).code_for_node(value)
         shown = f"({code})" if isinstance(value, cst.BinaryOperation) else code
+        added = "".join(f".{method}()" for method in _missing_host_methods(value))
         return self.report(value, f"`{code}` may be on a GPU; `{callee}` converts it with numpy, which fails",
-                           fix_title=f"pass `{shown}.detach().cpu()`")
+                           fix_title=f"pass `{shown}{added}`")
+
+
+def _missing_host_methods(value: cst.BaseExpression) -> list[str]:
+    """`detach` (unless the chain already detaches: `loss.detach()`, `x.data`) and `cpu`."""
+    return ([] if _method_chain(value) & DETACHING else ["detach"]) + ["cpu"]
 
 
 def _host_copy(value: cst.BaseExpression) -> cst.BaseExpression:
-    """`value.detach().cpu()`, parenthesised when `value` is an operation (`(acc * 100)`)."""
+    """`value.detach().cpu()` (only the missing methods), parenthesised when `value` is an
+    operation (`(acc * 100)`)."""
+    missing = _missing_host_methods(value)
     if isinstance(value, cst.BinaryOperation) and not value.lpar:
         value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return call_methods(value, "detach", "cpu")
+    return call_methods(value, *missing)
 
 
 class _HostCallsOnNames(cst.CSTVisitor):
@@ -171,7 +181,7 @@ class _Appends(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name) and func.value.value == self.name:
+        if isinstance(func, cst.Attribute) and func.attr.value in LIST_FILLERS and isinstance(func.value, cst.Name) and func.value.value == self.name:
             self.calls.append(node)
 
 
