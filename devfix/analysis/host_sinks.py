@@ -34,7 +34,7 @@ from devfix.analysis.ast_nodes import (
 )
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_move
-from devfix.analysis.torch_api import CPU_LITERALS, TORCH_DTYPES
+from devfix.analysis.torch_api import CPU_LITERALS, LIST_FILLERS, TORCH_DTYPES
 
 HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
 HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
@@ -108,8 +108,8 @@ class _Scope:
             if isinstance(node, ast.Call) and is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
                 self.moved.add(node.func.value.id)
         self.moved |= {name for name, bindings in self.bindings.items() if any(is_move(value, self.imports) for _, value in bindings)}
-        for node in self.nodes_under:  # `losses.append(loss)` anywhere under the scope
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
+        for node in self.nodes_under:  # `losses.append(loss)` / `.extend(...)` anywhere under the scope
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LIST_FILLERS \
                     and isinstance(node.func.value, ast.Name) and node.args:
                 self.appended.setdefault(node.func.value.id, []).append(node.args[0])
 

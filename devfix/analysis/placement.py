@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devfix.analysis.tensors import is_factory_call
-from devfix.analysis.torch_api import CPU_LITERALS, TORCH_DTYPES, is_torch_tensor_function
+from devfix.analysis.torch_api import CPU_LITERALS, LIST_FILLERS, TORCH_DTYPES, is_torch_tensor_function
 from devfix.analysis.torch_names import QualifiedNames, is_cuda_device_expression, keyword
 
 HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
@@ -191,7 +191,7 @@ class _Collector(cst.CSTVisitor):
             if isinstance(arg.value, cst.Name):
                 self.facts.escaped.setdefault(arg.value.value, []).append(node)
         callee = node.func
-        if isinstance(callee, cst.Attribute) and callee.attr.value == "append" and isinstance(callee.value, cst.Name) and len(node.args) == 1:
+        if isinstance(callee, cst.Attribute) and callee.attr.value in LIST_FILLERS and isinstance(callee.value, cst.Name) and len(node.args) == 1:
             self.facts.appended.setdefault(callee.value.value, []).append((self.facts.line_of(node), node.args[0].value))
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode) -> None:

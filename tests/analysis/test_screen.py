@@ -268,6 +268,8 @@ def test_df012_needs_a_plain_class_table_that_meets_something(use, expected):
     ("import numpy as np\nimport torch\nmodel = Net().to(device)\ny = model(x)\nprint(np.mean(y))\n", True),
     # collected with append, then handed to numpy
     ("import numpy as np\nimport torch\nlosses = []\nfor b in data:\n    losses.append(b.to(device).sum())\nprint(np.mean(losses))\n", True),
+    # extended with a device tensor's elements, then handed to numpy
+    ("import numpy as np\nimport torch\npreds = []\nfor b in data:\n    preds.extend(b.to(device).argmax(1))\nprint(np.array(preds))\n", True),
     # a parameter's `.numpy()` in a file that places devices: the caller may pass a device tensor
     ("import torch\nmodel = Net().to(device)\n\n\ndef show(t):\n    return t.numpy()\n", True),
     # a parameter handed to numpy (not `.numpy()`): the rule does not follow parameters there
