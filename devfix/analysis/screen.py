@@ -117,6 +117,7 @@ class Walk:
     annotations: list[tuple[str, ast.expr]] = field(default_factory=list)  # (parameter, its annotation)
     calls_assigned: list[tuple[str, ast.Call]] = field(default_factory=list)  # `name = call(...)`
     constructions: list[ast.Call] = field(default_factory=list)  # `Layer(...)` of `Layer(...)(x)` in a method
+    cuda_defaults: list[ast.expr] = field(default_factory=list)  # `def f(x, device="cuda")` at the top level
 
 
 WATCHED = (ast.Call, ast.Constant, ast.For, ast.AsyncFor, ast.Expr, ast.Assign, ast.AnnAssign)
@@ -142,6 +143,9 @@ def walk(tree: ast.Module) -> Walk:
             if is_method and node.name == "__init__":
                 found.inits.append((node, place.class_node))
             found.annotations += [(argument.arg, argument.annotation) for argument in parameters(node) if argument.annotation]
+            if place.parent is tree:
+                defaults = [*node.args.defaults, *node.args.kw_defaults]
+                found.cuda_defaults += [value for value in defaults if isinstance(value, ast.Constant) and value.value in CUDA_LITERALS]
             inner = _Place(node, place.class_node, node if is_method else None)
             stack.extend((child, inner) for child in children(node))
             continue
@@ -178,8 +182,8 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.node(node, place)
     for init, class_node in found.inits:
         screen.init(init, class_node)
-    if screen.cuda_sites and _any_unguarded(screen.cuda_sites, found.tree):
-        screen.found.add(HARDCODED_CUDA)
+    if (screen.cuda_sites and _any_unguarded(screen.cuda_sites, found.tree)) or found.cuda_defaults:
+        screen.found.add(HARDCODED_CUDA)  # a default is never under a CUDA test
     if screen.moves_after_dispatch_or_optimizer_load():
         screen.found.add(RUNTIME_PLACEMENT)
     if screen.tables_in_use():

@@ -13,7 +13,9 @@ hard-coded `device = "cuda"` variable becomes `"cuda" if torch.cuda.is_available
 Refuses (leaves the code alone): code under a test that already checks for CUDA or a GPU flag
 (`if torch.cuda.is_available():`, `x.cuda() if use_gpu else x`); explicit multi-GPU or
 distributed placement (`"cuda:1"`, `.cuda(rank)`, `f"cuda:{rank}"`, `device_ids=`,
-`init_process_group`, `LOCAL_RANK`); MPS and CPU fallbacks; `map_location="cpu"`. Inside an
+`init_process_group`, `LOCAL_RANK`); MPS and CPU fallbacks; `map_location="cpu"`. A function
+parameter that defaults to `"cuda"` (`def build(width, device="cuda")`) is fixed in a program
+when the function places with it and some call of it in the file relies on the default. Inside an
 `nn.Module` class a method that hands a parameter straight to a submodule (`forward(self, x)`
 calling `self.rnn(x, h0)`) gets that input's device (`.to(x.device)`), so the module runs on any
 device; a method without such an input (`init_hidden(self, batch)`) of a module that builds layers
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.call_sites import argument_for
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.module_classes import class_facts, holds_parameters, names_fed_to_submodules
 from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES, GUARD_WORDS, MULTI_GPU_MARKERS
@@ -79,6 +82,23 @@ class HardcodedCuda(DevfixRule):
             return updated_node.with_changes(value=conditional)
         call = updated_node.value
         return updated_node.with_changes(value=call.with_changes(args=[call.args[0].with_changes(value=conditional)]))
+
+    def leave_Param(self, original_node: cst.Param, updated_node: cst.Param) -> cst.Param:
+        """`def build(width, device="cuda")` in a program whose calls rely on that default: the
+        parameter is a device (the function places with it), so its default chooses at run time."""
+        default = original_node.default
+        if self._multi_gpu_file or default is None or not is_cuda_literal(default) or not self.may_add_globals:
+            return updated_node
+        function = self.get_metadata(cst.metadata.ParentNodeProvider, self.get_metadata(cst.metadata.ParentNodeProvider, original_node))
+        name = original_node.name.value
+        if not isinstance(function, cst.FunctionDef) or function not in self.module.body:
+            return updated_node
+        if not _places_with(function, name) or not _some_call_omits(self.module, function, name):
+            return updated_node
+        if not self.report(default, f"`{name}` defaults to {default.value}: calls that rely on it fail without a GPU",
+                           fix_title="default to CUDA only when it is available"):
+            return updated_node
+        return updated_node.with_changes(default=self._conditional(default))
 
     def _device_literal(self, value: cst.BaseExpression) -> tuple[cst.SimpleString | None, str]:
         if is_cuda_literal(value):
@@ -268,3 +288,40 @@ def _is_device_option(call: cst.Call) -> bool:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
+
+
+def _places_with(function: cst.FunctionDef, name: str) -> bool:
+    """The function hands `name` to torch as a device: `device=name`, `.to(name)`, `torch.device(name)`."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            for arg in node.args:
+                if not (isinstance(arg.value, cst.Name) and arg.value.value == name):
+                    continue
+                by_keyword = arg.keyword is not None and arg.keyword.value == "device"
+                by_move = arg.keyword is None and isinstance(node.func, cst.Attribute) and node.func.attr.value == "to"
+                by_constructor = arg.keyword is None and isinstance(node.func, cst.Attribute) and _code(node.func).endswith("torch.device")
+                found = found or by_keyword or by_move or by_constructor
+
+    function.body.visit(Finder())
+    return found
+
+
+def _some_call_omits(module: cst.Module, function: cst.FunctionDef, name: str) -> bool:
+    """A call of `function` in the file that passes nothing for `name` (so the default runs)."""
+    params = function.params
+    positional = [param.name.value for param in (*params.posonly_params, *params.params)]
+    calls: list[cst.Call] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == function.name.value:
+                calls.append(node)
+
+    module.visit(Finder())
+    return any(
+        not any(arg.star for arg in call.args) and argument_for(call, name, positional) is None
+        for call in calls
+    )

@@ -610,3 +610,12 @@ def test_df003_needs_device_data_in_the_scope_that_builds_and_calls():
 ])
 def test_df012_top_level_tables_handed_to_a_helper(source, expected):
     assert ("DF012" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import torch\n\n\ndef build(n, device='cuda'):\n    return torch.zeros(n, device=device)\n\n\nbuild(3)\n", True),
+    # a method's default: DF001 leaves defaults of methods alone
+    ("import torch\n\n\nclass A:\n    def build(self, n, device='cpu'):\n        return torch.zeros(n, device=device)\n", False),
+])
+def test_df001_device_defaults_of_top_level_functions(source, expected):
+    assert ("DF001" in rules_that_may_apply(source)) is expected
