@@ -91,7 +91,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF010", "df010_helper_device", "HelperDevice", triggers=('loader', 'Loader'), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
     RuleSpec("DF011", "df011_loss_weight_device", "LossWeightDevice", triggers=('weight=',), signals=frozenset({screen.LOSS_WEIGHT})),
     RuleSpec("DF012", "df012_lookup_table_device", "LookupTableDevice", triggers=('class ', 'def '), signals=frozenset({screen.PLAIN_CLASS_TABLE})),
-    RuleSpec("DF013", "df013_runtime_placement", "RuntimePlacement", triggers=('jit.trace', 'device_map', 'load_state_dict'), signals=frozenset({screen.RUNTIME_PLACEMENT})),
+    RuleSpec("DF013", "df013_runtime_placement", "RuntimePlacement", triggers=('jit.trace', 'device_map'), signals=frozenset({screen.RUNTIME_PLACEMENT})),
     RuleSpec("DF014", "df014_tensor_attribute_buffer", "TensorAttributeBuffer", triggers=('class ',), signals=frozenset({screen.MODULE_TENSOR_ATTRIBUTE})),
     RuleSpec("DF015", "df015_module_container", "ModuleContainer", triggers=('class ',), signals=frozenset({screen.MODULE_CONTAINER})),
     RuleSpec("DF016", "df016_method_tensor_device", "MethodTensorDevice", triggers=('class ',), signals=frozenset({screen.UNPLACED_FACTORY_IN_METHOD})),
@@ -100,6 +100,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF019", "df019_device_argument_layer", "DeviceArgumentLayer", triggers=('class ',), signals=frozenset({screen.DEVICE_ARGUMENT_LAYER})),
     RuleSpec("DF020", "df020_trainer_attributes", "TrainerAttributes", triggers=('self.',), signals=frozenset({screen.PLAIN_CLASS_MOVE}), moves_values=True),
     RuleSpec("DF021", "df021_data_parallel_placement", "DataParallelPlacement", triggers=('DataParallel',), signals=frozenset({screen.DATA_PARALLEL})),
+    RuleSpec("DF022", "df022_optimizer_state_order", "OptimizerStateOrder", triggers=('load_state_dict',), signals=frozenset({screen.OPTIMIZER_LOADED_BEFORE_MOVE})),
 )
 SPECS_BY_CODE = {spec.CODE: spec for spec in RULE_SPECS}
 

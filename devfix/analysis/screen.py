@@ -43,14 +43,14 @@ from devfix.analysis.torch_api import (
     PARAMETER_FREE_NN,
     TENSOR_ANNOTATIONS,
     TENSOR_ONLY_MEMBERS,
-    is_optimizer_name,
     is_torch_tensor_function,
 )
 from devfix.analysis.values import ANNOTATION_KINDS
 
 HARDCODED_CUDA = "hardcoded-cuda"  # `.cuda()`, `.to("cuda")`, `device="cuda"`, `device = "cuda"`
 DATA_PARALLEL = "data-parallel"  # nn.DataParallel(...)
-RUNTIME_PLACEMENT = "runtime-placement"  # jit.trace; a move after device_map= or an optimizer load
+RUNTIME_PLACEMENT = "runtime-placement"  # jit.trace; a move after device_map=
+OPTIMIZER_LOADED_BEFORE_MOVE = "optimizer-loaded-before-move"  # `optimizer.load_state_dict(...)`, then `model.to(device)`
 LOADER_LOOP = "loader-loop"  # `for batch in loader:` over what may be a DataLoader
 MOVE_CALL = "move-call"
 BARE_MOVE = "bare-move"
@@ -75,7 +75,7 @@ BUILT_AND_CALLED = "built-and-called"  # lazy: `model = Net()`, `model(x)`, `Net
 ENCODED_INPUTS = "encoded-inputs"
 ALL_SIGNALS = frozenset({
     BUILT_AND_CALLED, ENCODED_INPUTS,
-    HARDCODED_CUDA, RUNTIME_PLACEMENT, DATA_PARALLEL, LOADER_LOOP, MOVE_CALL, BARE_MOVE, FACTORY_MEETS_TENSOR, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
+    HARDCODED_CUDA, RUNTIME_PLACEMENT, OPTIMIZER_LOADED_BEFORE_MOVE, DATA_PARALLEL, LOADER_LOOP, MOVE_CALL, BARE_MOVE, FACTORY_MEETS_TENSOR, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
     LOAD_CALL, LOAD_INTO_STATE_DICT, LOSS_WEIGHT, COPY_OF_MOVED, HOST_SINK, PLACES_DEVICES, RUNS_ON_A_DEVICE, DEVICE_VALUE_TO_HOST, PLAIN_CLASS_TABLE, PLAIN_CLASS_MOVE, MODULE_TENSOR_ATTRIBUTE, MODULE_CONTAINER,
     CALLED_CONSTRUCTION, DEVICE_ARGUMENT_LAYER,
 })
@@ -184,8 +184,10 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.init(init, class_node)
     if (screen.cuda_sites and _any_unguarded(screen.cuda_sites, found.tree)) or found.cuda_defaults:
         screen.found.add(HARDCODED_CUDA)  # a default is never under a CUDA test
-    if screen.moves_after_dispatch_or_optimizer_load():
+    if screen.moves_after_dispatch():
         screen.found.add(RUNTIME_PLACEMENT)
+    if screen.moves_after_optimizer_load():
+        screen.found.add(OPTIMIZER_LOADED_BEFORE_MOVE)
     if screen.tables_in_use():
         screen.found.add(PLAIN_CLASS_TABLE)
     if any(_may_be_loader(name, found) for name in screen.looped_over):
@@ -210,10 +212,11 @@ class _Screen:
         self.walked, self.imports, self.classes = walked, walked.imports, classes
         self.found: set[str] = set()
         self.cuda_sites: list[ast.AST] = []  # what DF001 rewrites, unless a CUDA test guards it
-        # RUNTIME_PLACEMENT's parts: moves of names, names loaded with `device_map=`, optimizer loads
+        # RUNTIME_PLACEMENT's and OPTIMIZER_LOADED_BEFORE_MOVE's parts: moves of names, names loaded
+        # with `device_map=`, `<name>.load_state_dict(...)` calls
         self.moves: list[tuple[str, int]] = []
         self.dispatched: set[str] = set()
-        self.optimizer_loads: list[int] = []
+        self.state_loads: list[tuple[str, int]] = []
         self.class_tensors: dict[int, set[str]] = {}
         # plain classes' attributes → whether every assignment makes them with torch, unplaced
         self.table_candidates: dict[int, tuple[ast.ClassDef, dict[str, bool]]] = {}
@@ -463,8 +466,8 @@ class _Screen:
             self.cuda_sites.append(node)
 
     def _runtime_placement(self, node: ast.Call, name: str | None) -> None:
-        """DF013's cases: `torch.jit.trace(...)`; the parts of a move after `device_map=` loading or
-        after an optimizer's `load_state_dict` (`moves_after_dispatch_or_optimizer_load`)."""
+        """DF013's cases: `torch.jit.trace(...)`; the parts of a move after `device_map=` loading
+        (`moves_after_dispatch`) or after an optimizer's `load_state_dict` (DF022, `moves_after_optimizer_load`)."""
         qualified = self.imports.qualify(node.func)
         if qualified in ("torch.jit.trace", "torch.jit.trace_module"):
             self.found.add(RUNTIME_PLACEMENT)
@@ -472,17 +475,22 @@ class _Screen:
             self.found.add(DATA_PARALLEL)
         if is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
             self.moves.append((node.func.value.id, node.lineno))
-        if name == "load_state_dict" and isinstance(node.func.value, ast.Name) and is_optimizer_name(node.func.value.id):
-            self.optimizer_loads.append(node.lineno)
+        if name == "load_state_dict" and isinstance(node.func.value, ast.Name):
+            self.state_loads.append((node.func.value.id, node.lineno))
 
-    def moves_after_dispatch_or_optimizer_load(self) -> bool:
-        """A name moved that was loaded with `device_map=` (anywhere in the file here, in its scope
-        for the rule), or a name bound to a call moved after an optimizer's `load_state_dict`."""
-        first_load = min(self.optimizer_loads, default=None)
-        return any(
-            moved in self.dispatched or (first_load is not None and first_load < line and moved in self.walked.built)
-            for moved, line in self.moves
-        )
+    def moves_after_dispatch(self) -> bool:
+        """DF013: a name moved that was loaded with `device_map=` (anywhere in the file here, in its
+        scope for the rule)."""
+        return any(moved in self.dispatched for moved, _ in self.moves)
+
+    def moves_after_optimizer_load(self) -> bool:
+        """DF022: a name bound to a call moved after a `torch.optim` optimizer's `load_state_dict`
+        (anywhere in the file here; in one block for the rule)."""
+        optimizers = {
+            target for target, call in self.walked.calls_assigned if (self.imports.qualify(call.func) or "").startswith("torch.optim.")
+        }
+        first_load = min((line for receiver, line in self.state_loads if receiver in optimizers), default=None)
+        return first_load is not None and any(first_load < line and moved in self.walked.built for moved, line in self.moves)
     def _self_assignment(self, value: ast.expr, place: _Place, attributes: set[str], single_target: bool) -> None:
         owner = self.owner_kind(place)
         if owner is Kind.OBJECT or place.class_node not in self.walked.tree.body:  # PLAIN_CLASS_TABLE: `tables_in_use`

@@ -49,11 +49,6 @@ FUNCTIONAL_LOSSES = frozenset(
 )
 
 
-def is_optimizer_name(name: str) -> bool:
-    """`optimizer`, `optim_g`, `opt`, `sgd`: a name that reads as an optimizer (DF013's order check)."""
-    return "optim" in name.lower() or name in ("opt", "sgd", "adam")
-
-
 # `device=x.device`, `.to(x.device)`: a value made or moved where another one already is (what
 # DF004, DF009, DF011, DF012 and DF016 write). That places nothing: a program made only of those
 # still runs on the CPU, and must not look like one that uses a GPU after devfix aligned a value.

@@ -4,14 +4,12 @@ rewritten.
     torch.jit.trace(model, example)          the trace records the example's device as a constant
     model = AutoModel.from_pretrained(..., device_map="auto"); model.to(device)
                                              a dispatched model must not be moved as a whole
-    optimizer.load_state_dict(state); model.to(device)
-                                             optimizer state loaded before the move stays behind
 
 Each finding says what to check. No fix: the right change depends on the checkpoint, the number
 of GPUs or where the traced artifact will run.
 
-Refuses: `torch.jit.script`, `device_map` models that are not moved afterwards, optimizers loaded
-after the model moved (the standard order).
+Refuses: `torch.jit.script`, `device_map` models that are not moved afterwards. (Optimizer state
+loaded before the model moved is DF022's.)
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ import libcst as cst
 
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_api import is_optimizer_name
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
@@ -33,7 +30,7 @@ class RuntimePlacement(ScopeTracker, DevfixRule):
     NAME = "runtime-placement"
     SAFETY = Safety.UNSAFE
     REPORT_ONLY = True
-    DESCRIPTION = "Placement that needs a runtime check (jit.trace, device_map, optimizer state order)"
+    DESCRIPTION = "Placement that needs a runtime check (jit.trace, device_map)"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.qualified(node.func) & TRACE:
@@ -43,7 +40,6 @@ class RuntimePlacement(ScopeTracker, DevfixRule):
         move = as_move(node, self.qualified)
         if move is not None and isinstance(move.receiver, cst.Name):
             self._check_dispatched_move(node, move.receiver.value)
-            self._check_optimizer_order(node, move.receiver.value)
 
     def _check_dispatched_move(self, node: cst.Call, name: str) -> None:
         for value in self.scope_facts(node).assignments.get(name, []):
@@ -52,28 +48,3 @@ class RuntimePlacement(ScopeTracker, DevfixRule):
                             "`.to()`/`.cuda()` breaks its hooks: keep device_map and send inputs to its first device",
                             fixable=False)
                 return
-
-    def _check_optimizer_order(self, node: cst.Call, name: str) -> None:
-        finder = _OptimizerLoads(self.line_of(node), self.line_of)
-        self.enclosing_scope(node).visit(finder)
-        if finder.loaded_before and name in self.scope_modules(node):
-            self.report(node, f"optimizer state was loaded before `{name}` moved: state of eager optimizers (Adagrad) "
-                        "and custom state stays on the old device; move the model first, then build and load the "
-                        "optimizer", fixable=False)
-
-
-class _OptimizerLoads(cst.CSTVisitor):
-    """`<optimizer>.load_state_dict(...)` on an earlier line of the same scope."""
-
-    def __init__(self, before_line: int, line_of) -> None:
-        self.before_line, self.line_of = before_line, line_of
-        self.loaded_before = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and isinstance(func.value, cst.Name):
-            if is_optimizer_name(func.value.value):
-                self.loaded_before = self.loaded_before or self.line_of(node) < self.before_line

@@ -197,16 +197,15 @@ def test_df001_needs_a_hard_coded_single_gpu_placement(source, expected):
 
 @pytest.mark.parametrize("source, expected", [
     ("import torch\nmodel.load_state_dict(state)\nmodel.to(device)\n", False),
-    ("import torch\nmodel = Net()\noptimizer.load_state_dict(state)\nmodel.to(device)\n", True),
+    # optimizer state loaded before a move is DF022's
+    ("import torch\nmodel = Net()\noptimizer = torch.optim.SGD(model.parameters())\noptimizer.load_state_dict(state)\nmodel.to(device)\n", False),
     ("import torch\nm = AutoModel.from_pretrained('x', device_map='auto')\nm.to(device)\n", True),
     ("import torch\ntraced = torch.jit.trace(model, example)\n", True),
-    # the standard order: move, then load the optimizer
-    ("import torch\nmodel = Net()\nmodel.to(device)\noptimizer.load_state_dict(state)\n", False),
     # a dispatched model left where it is; another value moved
     ("import torch\nm = AutoModel.from_pretrained('x', device_map='auto')\nids = ids.to(m.device)\n", False),
     ("import torch\nm = AutoModel.from_pretrained('x', device_map='auto')\nm.to(torch.float16)\n", False),  # a cast
 ])
-def test_df013_needs_a_trace_or_a_move_after_dispatch_or_optimizer_state(source, expected):
+def test_df013_needs_a_trace_or_a_move_after_dispatch(source, expected):
     assert ("DF013" in rules_that_may_apply(source)) is expected
 
 
@@ -619,3 +618,14 @@ def test_df012_top_level_tables_handed_to_a_helper(source, expected):
 ])
 def test_df001_device_defaults_of_top_level_functions(source, expected):
     assert ("DF001" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import torch\nm = Net()\nopt = torch.optim.Adam(m.parameters())\nopt.load_state_dict(s)\nm.to(d)\n", True),
+    # the standard order
+    ("import torch\nm = Net()\nm.to(d)\nopt = torch.optim.Adam(m.parameters())\nopt.load_state_dict(s)\n", False),
+    # an optimizer devfix cannot see built: its name says nothing
+    ("import torch\nm = Net()\noptimizer = build(m)\noptimizer.load_state_dict(s)\nm.to(d)\n", False),
+])
+def test_df022_needs_a_torch_optimizer_loaded_before_a_move(source, expected):
+    assert ("DF022" in rules_that_may_apply(source)) is expected

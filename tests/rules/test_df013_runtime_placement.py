@@ -26,19 +26,3 @@ def test_moving_a_dispatched_model_is_reported():
 
 def test_dispatched_model_left_alone_is_fine():
     assert not findings("from transformers import AutoModel\nmodel = AutoModel.from_pretrained('m', device_map='auto')\n")
-
-
-def test_optimizer_loaded_before_the_model_moves():
-    source = (
-        "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2)\n"
-        "optimizer = torch.optim.Adagrad(model.parameters())\noptimizer.load_state_dict(state)\nmodel.to('cuda')\n"
-    )
-    assert any("optimizer state was loaded before" in finding.message for finding in findings(source))
-
-
-def test_standard_order_is_not_reported():
-    source = (
-        "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2)\nmodel.to('cuda')\n"
-        "optimizer = torch.optim.Adam(model.parameters())\noptimizer.load_state_dict(state)\n"
-    )
-    assert not findings(source)

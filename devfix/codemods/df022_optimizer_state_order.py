@@ -1,0 +1,200 @@
+"""DF022 optimizer-state-order: optimizer state loaded before the model moved stays behind.
+
+    Before:  model = Net()
+             optimizer = torch.optim.Adam(model.parameters())
+             optimizer.load_state_dict(checkpoint["optimizer"])
+             model.to(device)
+    After:   model = Net().to(device)
+             optimizer = torch.optim.Adam(model.parameters())
+             optimizer.load_state_dict(checkpoint["optimizer"])
+
+`optimizer.load_state_dict` casts the loaded state (Adam's `exp_avg`, ...) to the device each
+parameter is on *at that moment*. Moved afterwards, the parameters go to the GPU and the state
+stays on the CPU: the first `optimizer.step()` raises "Expected all tensors to be on the same
+device". Moving the model right after it is built (before the optimizer exists) is the order
+PyTorch documents; the later move is then removed.
+
+Applies when, in one block of one function (or of the top level), a model bound once by a
+construction is given to a `torch.optim` optimizer, that optimizer loads a state dict, and only
+then a statement moves the model (`model.to(device)`, `model.cuda()`, `model = model.to(device)`).
+
+Refuses (reports without a fix) when the move cannot go to the construction: the model is bound
+more than once before the move, the device is chosen after the model is built, or the model is
+called or handed to other code in between (a CPU forward pass, `wrap(model)`): moving it earlier
+would change what that code sees. Optimizers devfix cannot see built with `torch.optim` (a
+`build_optimizer(model)` helper) are not judged by their names.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.placement import Move, as_move
+from devfix.analysis.scopes import ScopeTracker
+from devfix.codemods.base import DevfixRule
+from devfix.findings import Safety
+
+OPTIMIZERS = "torch.optim."
+
+
+class OptimizerStateOrder(ScopeTracker, DevfixRule):
+    CODE = "DF022"
+    NAME = "optimizer-state-order"
+    SAFETY = Safety.UNSAFE
+    DESCRIPTION = "Optimizer state loaded before the model moved: move the model first"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._moved_at_construction: dict[cst.Assign, cst.Call] = {}  # construction → the move to append
+        self._removed: set[cst.SimpleStatementLine] = set()
+        finder = _Blocks()
+        node.visit(finder)
+        for block in finder.blocks:
+            self._plan(block)
+
+    def _plan(self, block: list[cst.BaseStatement]) -> None:
+        """Each late move in one block: where the model was built, which optimizer loaded first."""
+        lines = [statement for statement in block if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1]
+        for index, statement in enumerate(lines):
+            moved = _moved_model(statement.body[0], self.qualified)
+            if moved is None:
+                continue
+            name, move = moved
+            optimizers = self._optimizers_of(name, lines[:index])
+            loaded = [line for line in lines[:index] if _loads_state(line.body[0], optimizers)]
+            if not loaded:
+                continue
+            message = f"optimizer state was loaded before `{name}` moved, so it stays on the old device and the first `step()` fails"
+            construction = self._construction(name, block, lines[:index], statement)
+            if construction is None:
+                self.report(statement, message + "; move the model right after it is built", fixable=False)
+                continue
+            if self.report(statement, message, fix_title=f"move `{name}` right after it is built"):
+                self._moved_at_construction[construction] = move.call
+                self._removed.add(statement)
+
+    def _optimizers_of(self, model: str, earlier: list[cst.SimpleStatementLine]) -> set[str]:
+        """Names bound to a `torch.optim` optimizer built from the model's parameters."""
+        found = set()
+        for line in earlier:
+            small = line.body[0]
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+                continue
+            value = small.value
+            if isinstance(value, cst.Call) and any(name.startswith(OPTIMIZERS) for name in self.qualified(value.func)) \
+                    and model in _names_in(value):
+                found.add(small.targets[0].target.value)
+        return found
+
+    def _construction(self, name: str, block: list[cst.BaseStatement], earlier: list[cst.SimpleStatementLine],
+                      move: cst.SimpleStatementLine) -> cst.Assign | None:
+        """The `name = Net(...)` line the move can join: the model's only binding before the move, in
+        this block, with nothing in between (nested code included) that calls the model or hands
+        it over, and a device that already exists there."""
+        bindings = [binding for binding in self.scope_facts(move).bindings.get(name, []) if binding.line < self.line_of(move)]
+        if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Call) or not self.builds_module(bindings[0].value):
+            return None  # built once before the move (the move may rebind it: `net = net.cuda()`)
+        built = bindings[0].value
+        line = next((line for line in earlier if isinstance(line.body[0], cst.Assign) and line.body[0].value is built), None)
+        if line is None:
+            return None
+        construction = line.body[0]
+        between = block[_index_of(block, line) + 1:_index_of(block, move)]
+        if any(_uses_whole(statement, name) for statement in between):
+            return None
+        moved = _moved_model(move.body[0], self.qualified)
+        device = moved[1].device if moved is not None else None
+        return construction if self._exists_at(device, construction) else None
+
+    def _exists_at(self, device: cst.BaseExpression | None, construction: cst.Assign) -> bool:
+        """`.cuda()`, a literal, or a name (`device`, `args.device`) bound only before the construction."""
+        if device is None or isinstance(device, cst.SimpleString):
+            return True
+        root = device
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        bindings = self.scope_facts(construction).bindings.get(root.value, [])
+        line = self.line_of(construction)
+        return all(binding.line < line for binding in bindings)
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        move = self._moved_at_construction.get(original_node)
+        if move is None:
+            return updated_node
+        return updated_node.with_changes(value=move.with_changes(func=move.func.with_changes(value=updated_node.value)))
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine):
+        return cst.RemoveFromParent() if original_node in self._removed else updated_node
+
+
+def _moved_model(small: cst.BaseSmallStatement, qualified) -> tuple[str, Move] | None:
+    """`model.to(device)`, `model.cuda()` or `model = model.to(device)` as a whole statement."""
+    single_name = isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+    if not (isinstance(small, cst.Expr) or single_name):
+        return None
+    move = as_move(small.value, qualified)
+    if move is None or not isinstance(move.receiver, cst.Name):
+        return None
+    if isinstance(small, cst.Assign) and small.targets[0].target.value != move.receiver.value:
+        return None
+    return move.receiver.value, move
+
+
+def _loads_state(small: cst.BaseSmallStatement, optimizers: set[str]) -> bool:
+    """`optimizer.load_state_dict(...)` as a statement, for one of `optimizers`."""
+    if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+        return False
+    func = small.value.func
+    return isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" \
+        and isinstance(func.value, cst.Name) and func.value.value in optimizers
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            names.add(name.value)
+
+    node.visit(Finder())
+    return names
+
+
+def _index_of(block: list[cst.BaseStatement], statement: cst.BaseStatement) -> int:
+    return next(index for index, item in enumerate(block) if item is statement)
+
+
+def _uses_whole(line: cst.BaseStatement, name: str) -> bool:
+    """The line calls the model, hands it to a call, or rebinds it (its methods, such as
+    `model.load_state_dict(...)` or `model.parameters()`, are fine on any device)."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            if isinstance(node.func, cst.Name) and node.func.value == name:
+                found = True
+            if any(isinstance(arg.value, cst.Name) and arg.value.value == name for arg in node.args):
+                found = True
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            nonlocal found
+            found = found or name in _names_in(node.target)
+
+    line.visit(Finder())
+    return found
+
+
+class _Blocks(cst.CSTVisitor):
+    """Every statement block: the module's, and each function's, `if`'s, `with`'s, ... body."""
+
+    def __init__(self) -> None:
+        self.blocks: list[list[cst.BaseStatement]] = []
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.blocks.append(list(node.body))
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(list(node.body))

@@ -1,0 +1,62 @@
+"""DF022: the move joins the construction when nothing in between depends on where the model is."""
+
+from __future__ import annotations
+
+from devfix.codemods import OptimizerStateOrder
+from tests.conftest import run_devfix
+
+HEAD = "import torch\nfrom torch import nn\n"
+
+
+def fix(source: str):
+    return run_devfix(HEAD + source, rules=[OptimizerStateOrder])
+
+
+def test_the_move_goes_to_the_construction():
+    result = fix(
+        "model = nn.Linear(2, 2)\noptimizer = torch.optim.Adagrad(model.parameters())\n"
+        "optimizer.load_state_dict(state)\nmodel.to('cuda')\n"
+    )
+    assert result.fixed.decode() == HEAD + (
+        "model = nn.Linear(2, 2).to('cuda')\noptimizer = torch.optim.Adagrad(model.parameters())\n"
+        "optimizer.load_state_dict(state)\n"
+    )
+
+
+def test_standard_order_is_not_reported():
+    result = fix(
+        "model = nn.Linear(2, 2)\nmodel.to('cuda')\n"
+        "optimizer = torch.optim.Adam(model.parameters())\noptimizer.load_state_dict(state)\n"
+    )
+    assert not result.findings and result.fixed == result.source
+
+
+def test_an_optimizer_that_is_not_torch_optim_is_not_judged_by_its_name():
+    result = fix("model = nn.Linear(2, 2)\noptimizer = build(model)\noptimizer.load_state_dict(state)\nmodel.to('cuda')\n")
+    assert not result.findings
+
+
+def test_device_chosen_after_the_construction_is_reported_without_a_fix():
+    result = fix(
+        "model = nn.Linear(2, 2)\noptimizer = torch.optim.Adam(model.parameters())\noptimizer.load_state_dict(state)\n"
+        "device = torch.device('cuda')\nmodel.to(device)\n"
+    )
+    (finding,) = result.findings
+    assert not finding.fixable and result.fixed == result.source
+
+
+def test_a_forward_pass_in_between_keeps_the_order():
+    result = fix(
+        "model = nn.Linear(2, 2)\nwith torch.no_grad():\n    warm = model(torch.zeros(1, 2))\n"
+        "optimizer = torch.optim.Adam(model.parameters())\noptimizer.load_state_dict(state)\nmodel.to('cuda')\n"
+    )
+    (finding,) = result.findings
+    assert not finding.fixable and result.fixed == result.source
+
+
+def test_a_model_bound_twice_is_reported_without_a_fix():
+    result = fix(
+        "model = nn.Linear(2, 2)\nmodel = nn.Linear(2, 3)\noptimizer = torch.optim.Adam(model.parameters())\n"
+        "optimizer.load_state_dict(state)\nmodel = model.to('cuda')\n"
+    )
+    assert [finding.fixable for finding in result.findings] == [False]
