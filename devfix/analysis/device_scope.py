@@ -14,6 +14,7 @@ import libcst as cst
 from libcst.metadata import (
     Assignment,
     ClassScope,
+    FunctionScope,
     GlobalScope,
     ParentNodeProvider,
     PositionProvider,
@@ -75,24 +76,63 @@ def _is_other_device_handle(rule: cst.CSTVisitor, assignment) -> bool:
 def device_variable_in_scope(rule: cst.CSTVisitor, node: cst.CSTNode) -> str | None:
     scope: Scope | None = rule.get_metadata(ScopeProvider, node, None)
     line = rule.get_metadata(PositionProvider, node).start.line
+    in_function = False
     while scope is not None:
+        if isinstance(scope, FunctionScope):
+            in_function = True
         if not isinstance(scope, ClassScope):
-            found = _device_binding(rule, scope, line)
+            found = _device_binding(rule, scope, line, in_function)
             if found is not None:
                 return found
         scope = None if isinstance(scope, GlobalScope) else scope.parent
     return None
 
 
-def _device_binding(rule: cst.CSTVisitor, scope: Scope, before_line: int) -> str | None:
+def _device_binding(rule: cst.CSTVisitor, scope: Scope, before_line: int, in_function: bool) -> str | None:
     for assignment in scope.assignments:
         if not isinstance(assignment, Assignment):
             continue
-        if isinstance(scope, GlobalScope) and _line(rule, assignment.node) > before_line:
+        if isinstance(scope, GlobalScope) and _line(rule, assignment.node) > before_line \
+                and not (in_function and _bound_before_the_file_runs_its_functions(rule, assignment)):
             continue  # a module-level variable defined after this point does not exist yet here
         if _is_device_binding(rule, assignment):
             return assignment.name
     return None
+
+
+def _bound_before_the_file_runs_its_functions(rule: cst.CSTVisitor, assignment: Assignment) -> bool:
+    """A module-level `device = ...` below the functions that would use it exists when they run if
+    the top level calls none of the file's functions or classes before binding it: the binding is
+    a top-level statement (or one of a top-level `if`, such as `if __name__ == "__main__":`), and
+    no statement above it at either level calls a function or class defined in the file."""
+    statement = assigning_statement(rule, assignment.node) if isinstance(assignment.node, cst.Name) else None
+    line = rule.get_metadata(ParentNodeProvider, statement, None) if statement is not None else None
+    block = rule.get_metadata(ParentNodeProvider, line, None) if line is not None else None
+    module = rule.module
+    defined = {item.name.value for item in module.body if isinstance(item, (cst.FunctionDef, cst.ClassDef))}
+    if block is module:
+        preceding = module.body[:module.body.index(line)]
+    else:
+        owner = rule.get_metadata(ParentNodeProvider, block, None) if isinstance(block, cst.IndentedBlock) else None
+        if not (isinstance(owner, cst.If) and owner in module.body):
+            return False
+        preceding = [*module.body[:module.body.index(owner)], *block.body[:block.body.index(line)]]
+    return not any(_calls_one_of(item, defined) for item in preceding if not isinstance(item, (cst.FunctionDef, cst.ClassDef)))
+
+
+def _calls_one_of(statement: cst.CSTNode, names: set[str]) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            root = node.func
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            found = found or (isinstance(root, cst.Name) and root.value in names)
+
+    statement.visit(Finder())
+    return found
 
 
 def _is_device_binding(rule: cst.CSTVisitor, assignment: Assignment) -> bool:

@@ -77,3 +77,21 @@ def test_docstring_and_future_import_stay_first():
     source = '"""Doc."""\nfrom __future__ import annotations\nimport torch\nx = torch.ones(1).cuda()\n'
     lines = fix(source).splitlines()
     assert lines[:3] == ['"""Doc."""', "from __future__ import annotations", "import torch"]
+
+
+def test_a_device_bound_below_serves_the_functions_above_when_the_top_level_calls_none_first():
+    source = (
+        "import torch\n\n\ndef batch():\n    return torch.ones(2).cuda()\n\n\n"
+        "if __name__ == '__main__':\n    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n    print(batch())\n"
+    )
+    assert "torch.ones(2).to(device)" in fix(source)
+
+
+def test_a_device_bound_after_the_top_level_ran_a_function_is_not_used():
+    source = (
+        "import torch\n\n\ndef batch():\n    return torch.ones(2).cuda()\n\n\n"
+        "first = batch()\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    )
+    result = run_devfix(source, rules=[HardcodedCuda])
+    assert result.fixed.decode() == source
+    assert [finding.fixable for finding in result.findings] == [False]
