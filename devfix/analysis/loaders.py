@@ -70,15 +70,38 @@ class _Loops(cst.CSTVisitor):
 
 def collate_places_batches(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) -> bool:
     """`DataLoader(..., collate_fn=collate)` where `collate`, a function of this file, moves what
-    it builds (`return xs.to(device), ys.to(device)`): the batches arrive placed already."""
+    it builds (`return xs.to(device), ys.to(device)`), or whose dataset's `__getitem__` moves what
+    it returns: the batches arrive placed already."""
     built = loader if isinstance(loader, cst.Call) else _built_with(rule, loader)
-    collate = keyword(built, "collate_fn") if built is not None else None
+    if built is None:
+        return False
+    if _dataset_places_items(rule, built):
+        return True
+    collate = keyword(built, "collate_fn")
     if collate is None or not isinstance(collate.value, cst.Name):
         return False
     functions = [node for node in rule.module.body if isinstance(node, cst.FunctionDef) and node.name.value == collate.value.value]
     finder = _Moves(rule.qualified)
     for function in functions:
         function.body.visit(finder)
+    return finder.found
+
+
+def _dataset_places_items(rule: cst.CSTVisitor, built: cst.Call) -> bool:
+    """`DataLoader(Points(...))` (or a name bound to `Points(...)`) where `Points`, a class of this
+    file, moves what its `__getitem__` returns (`return self.x[i].to(device)`)."""
+    given = built.args[0] if built.args and built.args[0].keyword is None else keyword(built, "dataset")
+    dataset = given.value if given is not None else None
+    if isinstance(dataset, cst.Name):
+        dataset = _built_with(rule, dataset)
+    if not (isinstance(dataset, cst.Call) and isinstance(dataset.func, cst.Name)):
+        return False
+    finder = _Moves(rule.qualified)
+    for node in rule.module.body:
+        if isinstance(node, cst.ClassDef) and node.name.value == dataset.func.value:
+            for item in node.body.body:
+                if isinstance(item, cst.FunctionDef) and item.name.value == "__getitem__":
+                    item.body.visit(finder)
     return finder.found
 
 
