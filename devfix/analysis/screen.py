@@ -385,6 +385,12 @@ class _Screen:
         name = _method_name(node)
         self._hardcoded_cuda(node, name)
         self._runtime_placement(node, name)
+        if isinstance(node.func, ast.Name) and node.func.id == "iter" and len(node.args) == 1:
+            # `next(iter(loader))`: DF002 reads a batch taken by hand like a loop's
+            if isinstance(node.args[0], ast.Name):
+                self.looped_over.add(node.args[0].id)
+            elif isinstance(node.args[0], ast.Call) and _may_build_a_loader(node.args[0], self.imports):
+                found.add(LOADER_LOOP)
         if name in ("to", "cuda"):
             found.add(MOVE_CALL)
             if isinstance(node.func.value, ast.Name):

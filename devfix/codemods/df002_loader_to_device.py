@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
+from libcst.metadata import ParentNodeProvider
 
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.loaders import (
@@ -71,6 +72,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         super().visit_Module(node)
         self._plans: dict[cst.For, _LoopPlan] = {}
         self._move_here: dict[int, str] = {}  # id of a `batch[0]` → the device it moves to
+        self._taken: dict[cst.SimpleStatementLine, _LoopPlan] = {}  # `x, y = next(iter(loader))` → its moves
 
     def visit_For(self, node: cst.For) -> None:
         """Plan the loop's moves before its body is rewritten: elements taken by position move
@@ -84,6 +86,64 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
                         "move its tensor elements with `.to(device)`", fixable=False)
         if plan.moves.indexed:
             self._plan_indexed(node, plan.moves.indexed, plan.models)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        """`images, labels = next(iter(loader))` (or `next(it)` of `it = iter(loader)`): a batch
+        taken by hand; what follows it in its block uses it as a loop body would."""
+        plan = self._plan_taken_batch(node)
+        if plan is not None and plan.moves.uses:
+            self._taken[node] = plan
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine):
+        plan = self._taken.get(original_node)
+        if plan is None:
+            return updated_node
+        listed = ", ".join(f"`{use.name}`" for use in plan.moves.uses)
+        message = f"DataLoader batch {listed} stays on the CPU while the model runs on a device"
+        choice = self._device_choice(original_node, plan.models)
+        if choice is None:
+            self.report(plan.target, message + "; move it with `.to(device)`", fixable=False)
+            return updated_node
+        if not self.report(plan.target, message, fix_title=f"move the batch to `{choice.name}` where it is taken"):
+            return updated_node
+        device = self.use_device(choice)
+        torch_name = self.torch_name() if any(use.is_dict for use in plan.moves.uses) else "torch"
+        return cst.FlattenSentinel([updated_node, *move_statements(plan.moves.uses, device, torch_name)])
+
+    def _plan_taken_batch(self, node: cst.SimpleStatementLine) -> _LoopPlan | None:
+        if len(node.body) != 1 or not isinstance(node.body[0], cst.Assign) or len(node.body[0].targets) != 1:
+            return None
+        assign = node.body[0]
+        loader = self._iterated_loader(assign.value, node)
+        names = target_names(assign.targets[0].target)
+        if loader is None or not names or not is_dataloader(self, loader) or collate_places_batches(self, loader):
+            return None
+        block = self.get_metadata(ParentNodeProvider, node, None)
+        statements = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        following = statements[next(i for i, statement in enumerate(statements) if statement is node) + 1:] if statements else []
+        if not following:
+            return None
+        rest = cst.IndentedBlock(body=following)
+        models = self._models_in(node, rest)
+        if not models:
+            return None
+        body_facts = collect([rest], self.qualified, self.line_of, models)
+        callables = set(models) | set(self.scope_modules(node)) | self.scope_parameters(node)
+        moves = batches_to_move(rest, names, callables, models, body_facts, self.qualified, file_functions(self.module))
+        return _LoopPlan(assign.targets[0].target, moves, models, 0)
+
+    def _iterated_loader(self, value: cst.BaseExpression, node: cst.CSTNode) -> cst.Name | cst.Call | None:
+        """`L` of `next(iter(L))`, or of `next(it)` where the scope binds `it` once, to `iter(L)`."""
+        if not (isinstance(value, cst.Call) and len(value.args) == 1 and "builtins.next" in self.qualified(value.func)):
+            return None
+        inner = value.args[0].value
+        if isinstance(inner, cst.Name):
+            bindings = self.scope_facts(node).bindings.get(inner.value, [])
+            inner = bindings[0].value if len(bindings) == 1 else None
+        if not (isinstance(inner, cst.Call) and len(inner.args) == 1 and "builtins.iter" in self.qualified(inner.func)):
+            return None
+        loader = inner.args[0].value
+        return loader if isinstance(loader, (cst.Name, cst.Call)) else None
 
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
         device = self._move_here.get(id(original_node))
@@ -104,7 +164,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         names = target_names(target)
         if not names:
             return None
-        models = self._models_in(node)
+        models = self._models_in(node, node.body)
         if not models:
             return None
         names, start = _unpacked_batch(node, names)
@@ -141,7 +201,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         torch_name = self.torch_name() if any(use.is_dict for use in uses) else "torch"  # only dict moves write it
         return insert_in_body(updated, start, move_statements(uses, device, torch_name))
 
-    def _device_choice(self, node: cst.For, models: dict[str, str | None]) -> DeviceChoice | None:
+    def _device_choice(self, node: cst.CSTNode, models: dict[str, str | None]) -> DeviceChoice | None:
         """The device the model went to; else a device variable; else the preamble (for `.cuda()`)."""
         expressions = {expression for expression in models.values() if expression is not None}
         if len(expressions) == 1:
@@ -151,7 +211,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             return DeviceChoice(existing)
         return device_for(self, node) if not expressions else None
 
-    def _models_in(self, node: cst.For) -> dict[str, str | None]:
+    def _models_in(self, node: cst.CSTNode, body: cst.BaseSuite) -> dict[str, str | None]:
         """Callables in this scope that run on a device → the device expression they were moved to
         (None for `.cuda()`/CUDA literals). With a device variable in scope, called parameters
         (`def evaluate(model, loader, device)`) count too: the caller placed them. A Module built
@@ -162,7 +222,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         if local_device and not isinstance(self.enclosing_scope(node), cst.Module):
             for name in sorted(self.scope_parameters(node) & facts.called):
                 models.setdefault(name, None)
-        for call in _calls_of_names(node.body):
+        for call in _calls_of_names(body):
             # `model(images.cuda())` in the loop: the code itself says the parameter runs on a device
             moves = [move for arg in call.args if (move := as_move(arg.value, self.qualified)) is not None]
             if moves and call.func.value in self.scope_parameters(node):

@@ -629,3 +629,12 @@ def test_df001_device_defaults_of_top_level_functions(source, expected):
 ])
 def test_df022_needs_a_torch_optimizer_loaded_before_a_move(source, expected):
     assert ("DF022" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import torch\nloader = DataLoader(ds)\nx, y = next(iter(loader))\nout = model(x)\n", True),
+    ("import torch\nfrom torch.utils.data import DataLoader\nx, y = next(iter(DataLoader(ds)))\nout = model(x)\n", True),
+    ("import torch\nx, y = next(iter(pairs))\nout = model(x)\n", False),  # not a loader
+])
+def test_df002_batches_taken_with_next_iter(source, expected):
+    assert ("DF002" in rules_that_may_apply(source)) is expected
