@@ -299,13 +299,14 @@ class _Combinations(cst.CSTVisitor):
         if moved_to is None:
             return
         for arg in call.args:
-            if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Name) or arg.value.value in self.facts.moved:
+            fed = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value  # `ids` or `ids[i]`
+            if arg.keyword is not None or arg.star or not isinstance(fed, cst.Name) or fed.value in self.facts.moved:
                 continue
-            binding = self.facts._binding_before(arg.value.value, self.rule.line_of(call))
+            binding = self.facts._binding_before(fed.value, self.rule.line_of(call))
             value = binding.value if binding is not None else None
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.rule.returns_cpu_tensors(value.func.value):
                 self.moved_inputs[arg] = (f"`{value.func.value}(...)`, a CPU tensor", moved_to)
-            elif value is not None and not self._sources(arg.value) and self._made_on_the_host(arg.value, value, binding.line):
+            elif value is not None and not self._sources(fed) and self._made_on_the_host(fed, value, binding.line):
                 # (values built from factories of this scope are placed where they are created)
                 self.moved_inputs[arg] = ("a tensor made on the CPU", moved_to)
 

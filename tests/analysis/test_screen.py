@@ -638,3 +638,16 @@ def test_df022_needs_a_torch_optimizer_loaded_before_a_move(source, expected):
 ])
 def test_df002_batches_taken_with_next_iter(source, expected):
     assert ("DF002" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("fed, expected", [
+    ("ids", True),
+    ("ids[0]", True),  # an element of a helper's CPU tensor
+    ("ids.to(device)", False),
+])
+def test_df004_a_helpers_cpu_tensor_fed_to_a_moved_model(fed, expected):
+    source = (
+        "import torch\n\n\ndef encode(words):\n    return torch.tensor([len(w) for w in words])\n\n\n"
+        f"model = Net().to(device)\nids = encode(['a', 'b'])\nout = model({fed})\n"
+    )
+    assert ("DF004" in rules_that_may_apply(source)) is expected
