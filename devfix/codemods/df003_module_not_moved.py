@@ -12,7 +12,8 @@ when no function moves it, rebinds it globally or hands it to other code. Loss m
 `pos_weight=`); parameter-free modules (`nn.ReLU()`, a plain `nn.CrossEntropyLoss()`) do not need
 moving and are left alone.
 
-Refuses: instances moved anywhere in the scope, reassigned, or handed to other code
+Refuses: instances built with a `device=` argument (they place their own state, as torch layers
+do), instances moved anywhere in the scope, reassigned, or handed to other code
 (`nn.DataParallel(model)`, `setup(model)`), models loaded with `from_pretrained(...,
 device_map=...)` and classes devfix cannot prove to be `nn.Module`s. Files where a framework
 places models (accelerate, Lightning, XLA, RPC, DeepSpeed) are left alone.
@@ -25,7 +26,7 @@ import libcst as cst
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import holds_state
+from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -60,6 +61,8 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
     def _needs_move(self, name: str, constructor: cst.Call, facts: PlacementFacts, feeding: list[PlacementFacts]) -> bool:
         if name in facts.moved or not holds_state(constructor, self.qualified) or _places_itself(constructor, self.module):
             return False
+        if keyword(constructor, "device") is not None:
+            return False  # `DetectMultiBackend(w, device=device)`, `nn.Linear(4, 2, device=d)`: built where it runs
         if any(not self._keeps_in_place(call, name) for call in facts.escaped.get(name, [])):
             return False
         scope = self.enclosing_scope(constructor)

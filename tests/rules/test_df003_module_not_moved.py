@@ -34,3 +34,8 @@ def test_loss_without_tensor_arguments_needs_no_move():
 def test_positional_loss_weight_counts_as_state():
     fixed = run("w = torch.ones(2)\nloss = nn.NLLLoss(w)\nloss(x, torch.zeros(1).long().to(device))\n").fixed.decode()
     assert "loss = nn.NLLLoss(w).to(device)" in fixed
+
+
+def test_a_module_built_with_a_device_argument_places_itself():
+    result = run("model = nn.Linear(2, 2, device=device)\nmodel(x)\n")
+    assert result.fixed == result.source and not result.findings
