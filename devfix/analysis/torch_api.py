@@ -131,3 +131,4 @@ CPU_LITERALS = frozenset({"cpu"})
 DEVICE_NAMES = ("device", "dev", "DEVICE", "torch_device")  # names a program's device variable goes by
 
 LIST_FILLERS = frozenset({"append", "extend"})  # `xs.append(t)`, `xs.extend(t)`: the list then holds t's device tensors
+OTHER_ARRAY_LIBRARIES = ("tensorflow", "jax", "cupy", "mxnet")  # their arrays have `.numpy()` too

@@ -17,7 +17,8 @@ A list that collects such tensors (`losses.append(loss)`) and is then handed to 
 returns counts only for `.numpy()` (only tensors have it): `train_step(...)` may return a float.
 
 Refuses: `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
-cannot place on a device are left alone.
+cannot place on a device are left alone, and so is a function parameter's `.numpy()` in a file that
+imports another array library with that method (TensorFlow, JAX, CuPy: `t.numpy()` may be theirs).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_api import LIST_FILLERS
+from devfix.analysis.torch_api import LIST_FILLERS, OTHER_ARRAY_LIBRARIES
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import call_methods
 from devfix.findings import Safety
@@ -87,7 +88,9 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _fix_numpy_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         receiver = original.func.value
         chain = _method_chain(receiver)
-        on_device = self.scope_facts(original).is_device_value(receiver, loose=True, tensor_parameters=True)
+        # a parameter's `.numpy()` may be a torch tensor's, unless another array library is imported
+        other_arrays = self.facts is not None and self.facts.imports.imports_any(OTHER_ARRAY_LIBRARIES)
+        on_device = self.scope_facts(original).is_device_value(receiver, loose=True, tensor_parameters=not other_arrays)
         if "cpu" in chain or not (on_device or self._joins_device_list(_chain_root(receiver))):
             return updated
         code = cst.Module([]).code_for_node(receiver)
