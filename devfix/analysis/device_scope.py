@@ -185,7 +185,14 @@ def preamble_statement(torch_name: str, name: str = PREAMBLE_NAME) -> cst.Simple
 
 
 def insert_preamble(module: cst.Module, torch_name: str, name: str = PREAMBLE_NAME) -> cst.Module:
-    """Put the preamble after the leading imports (and after `import torch`, wherever it is)."""
+    """Put the preamble after the leading imports (and after `import torch`, wherever it is); or,
+    when every use of the name is inside the `if __name__ == "__main__":` block (a demo at the end of
+    a library module), at the top of that block: importing the module then defines nothing new."""
+    main = _main_block(module)
+    if main is not None and not _uses_outside(module, main, name):
+        block = main.body
+        statement = preamble_statement(torch_name, name)
+        return module.with_deep_changes(block, body=[statement, *block.body])
     body = list(module.body)
     index = 0
     while index < len(body) and _is_header_statement(body[index], index):
@@ -200,6 +207,86 @@ def insert_preamble(module: cst.Module, torch_name: str, name: str = PREAMBLE_NA
         body[index] = body[index].with_changes(leading_lines=[cst.EmptyLine()])
     body.insert(index, statement)
     return module.with_changes(body=body)
+
+
+def _main_block(module: cst.Module) -> cst.If | None:
+    """The top-level `if __name__ == "__main__":` with an indented body, if any (the last one)."""
+    found = None
+    for statement in module.body:
+        if isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock) and statement.orelse is None:
+            test = statement.test
+            if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__":
+                found = statement
+    return found
+
+
+def _uses_outside(module: cst.Module, main: cst.If, name: str) -> bool:
+    """The global `name` may be read somewhere in the module but inside `main` (a function that
+    takes or binds its own `name`, such as `def uniform(shape, device)`, reads its local)."""
+    found = False
+    local_in: list[bool] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> bool:
+            return node is not main
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            for decorator in node.decorators:
+                decorator.visit(self)
+            local_in.append(name in _locals_of(node) or bool(local_in and local_in[-1]))
+            node.body.visit(self)
+            local_in.pop()
+            return False  # its name and parameters are bindings, not reads
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False  # `self.device` is an attribute, not the global
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False  # `device=` is a keyword
+
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal found
+            found = found or (node.value == name and not (local_in and local_in[-1]))
+
+    module.visit(Finder())
+    return found
+
+
+def _locals_of(function: cst.FunctionDef) -> set[str]:
+    """Parameters and names the function itself assigns (not `global` ones)."""
+    params = function.params
+    names = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    names |= {param.name.value for param in (params.star_arg, params.star_kwarg) if isinstance(param, cst.Param)}
+    assigned: set[str] = set()
+    declared: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            assigned.update(_target_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            assigned.update(_target_names(node.target))
+
+        def visit_Global(self, node: cst.Global) -> None:
+            declared.update(item.name.value for item in node.names)
+
+    function.visit(Finder())
+    return (names | assigned) - declared
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {name for element in target.elements for name in _target_names(element.value)}
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
 
 
 def _is_header_statement(statement: cst.BaseStatement, index: int) -> bool:

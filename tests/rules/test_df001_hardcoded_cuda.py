@@ -95,3 +95,15 @@ def test_a_device_bound_after_the_top_level_ran_a_function_is_not_used():
     result = run_devfix(source, rules=[HardcodedCuda])
     assert result.fixed.decode() == source
     assert [finding.fixable for finding in result.findings] == [False]
+
+
+def test_the_preamble_goes_into_the_main_block_when_only_it_uses_the_device():
+    source = "import torch\n\n\ndef f(device):\n    return torch.ones(1, device=device)\n\n\nif __name__ == '__main__':\n    x = torch.ones(2).cuda()\n"
+    fixed = fix(source)
+    assert "if __name__ == '__main__':\n    device = torch.device(" in fixed and "x = torch.ones(2).to(device)" in fixed
+
+
+def test_the_preamble_stays_at_the_top_when_a_function_reads_the_global():
+    source = "import torch\n\n\ndef g():\n    return torch.ones(1).cuda()\n\n\nif __name__ == '__main__':\n    x = torch.ones(2).cuda()\n"
+    fixed = fix(source)
+    assert fixed.startswith("import torch\n\ndevice = torch.device(") and "return torch.ones(1).to(device)" in fixed
