@@ -11,7 +11,9 @@ ENUMERATE_NAMES = frozenset({"enumerate", "builtins.enumerate"})
 PROGRESS_WRAPPERS = ENUMERATE_NAMES | {"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "iter", "builtins.iter"}
 DEVICE_CONSTRUCTOR = "torch.device"
 CUDA_LITERALS = frozenset({"cuda", "cuda:0"})
-GUARD_WORDS = re.compile(r"cuda|gpu", re.IGNORECASE)  # a test that asks about the GPU guards a hard-coded device
+# a test that asks about the GPU, or which kind of device is in use (`if device.type == "cpu":`),
+# guards a hard-coded device: the code under it chooses on purpose
+GUARD_WORDS = re.compile(r"cuda|gpu|\.type\s*[!=]=\s*['\"](cpu|mps|xpu)['\"]", re.IGNORECASE)
 # code that places on several GPUs on purpose: DF001 leaves its files alone
 MULTI_GPU_MARKERS = re.compile(
     r"cuda:[1-9]|\.cuda\(\s*(?!non_blocking)[1-9a-zA-Z_]|device_ids\s*=|init_process_group|set_device\(|"

@@ -107,3 +107,8 @@ def test_the_preamble_stays_at_the_top_when_a_function_reads_the_global():
     source = "import torch\n\n\ndef g():\n    return torch.ones(1).cuda()\n\n\nif __name__ == '__main__':\n    x = torch.ones(2).cuda()\n"
     fixed = fix(source)
     assert fixed.startswith("import torch\n\ndevice = torch.device(") and "return torch.ones(1).to(device)" in fixed
+
+
+def test_a_choice_under_a_device_type_test_is_deliberate():
+    source = "import torch\n\n\ndef engine(device):\n    if device.type == 'cpu':\n        device = torch.device('cuda:0')\n    return device\n"
+    assert fix(source) == source
