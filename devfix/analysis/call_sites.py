@@ -10,6 +10,20 @@ from __future__ import annotations
 import libcst as cst
 
 
+def file_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
+    """The file's top-level functions by name (a name defined twice is left out: which one runs?)."""
+    functions: dict[str, cst.FunctionDef] = {}
+    twice: set[str] = set()
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef):
+            name = statement.name.value
+            if name in functions:
+                twice.add(name)
+            else:
+                functions[name] = statement
+    return {name: function for name, function in functions.items() if name not in twice}
+
+
 def arguments_for(module: cst.Module, function: cst.FunctionDef, parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
     """`(call, value passed for parameter)` for every call of `function`; None when the name is
     also used otherwise (passed around, so callers are unknown), is never called, or a call

@@ -22,17 +22,6 @@ from devfix.analysis.torch_names import QualifiedNames
 METADATA_ATTRIBUTES = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
 
 
-def file_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
-    """The file's top-level functions by name (a name defined twice is left out: which one runs?)."""
-    functions: dict[str, cst.FunctionDef] = {}
-    twice: set[str] = set()
-    for statement in module.body:
-        if isinstance(statement, cst.FunctionDef):
-            name = statement.name.value
-            (twice.add(name) if name in functions else functions.__setitem__(name, statement))
-    return {name: function for name, function in functions.items() if name not in twice}
-
-
 def parameter_names(function: cst.FunctionDef) -> list[str]:
     """Positional parameters in order, then keyword-only ones."""
     params = function.params

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import ParentNodeProvider
 
+from devfix.analysis.call_sites import file_functions
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.loaders import (
     BatchMoves,
@@ -43,7 +44,6 @@ from devfix.analysis.loaders import (
     target_names,
     unwrap_loader,
 )
-from devfix.analysis.parameter_meetings import file_functions
 from devfix.analysis.placement import as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import DEVICE_NAMES

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.call_sites import file_functions
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
@@ -97,7 +98,7 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         wraps that parameter: the model comes back where it was. Anything else may move it."""
         if not isinstance(call.func, cst.Name):
             return False
-        function = _module_function(self.module, call.func.value)
+        function = file_functions(self.module).get(call.func.value)
         if function is None:
             return False
         parameters = [param.name.value for param in function.params.params]
@@ -151,13 +152,6 @@ def _global_names(function: cst.FunctionDef) -> set[str]:
 
     function.visit(Finder())
     return names
-
-
-def _module_function(module: cst.Module, name: str) -> cst.FunctionDef | None:
-    for statement in module.body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
-            return statement
-    return None
 
 
 class _CallsWithDeviceData(cst.CSTVisitor):

@@ -48,7 +48,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from devfix.analysis.call_sites import arguments_for
+from devfix.analysis.call_sites import arguments_for, file_functions
 from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts, device_code
 from devfix.analysis.scopes import ScopeTracker
@@ -155,8 +155,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
 
     def _definition(self, function: str) -> cst.FunctionDef | None:
         """The top-level `def function`, when the file defines it exactly once."""
-        definitions = [statement for statement in self.module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function]
-        return definitions[0] if len(definitions) == 1 else None
+        return file_functions(self.module).get(function)
 
     def callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
         """Every use of the top-level `function` in this file is a call, and each passes, for

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.call_sites import file_functions
 from devfix.analysis.loaders import (
     batches_to_move,
     collate_places_batches,
@@ -31,7 +32,6 @@ from devfix.analysis.loaders import (
     target_names,
     unwrap_loader,
 )
-from devfix.analysis.parameter_meetings import file_functions
 from devfix.analysis.placement import collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import DEVICE_NAMES

@@ -5,7 +5,8 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from devfix.analysis.parameter_meetings import file_functions, parameters_meet
+from devfix.analysis.call_sites import file_functions
+from devfix.analysis.parameter_meetings import parameters_meet
 
 
 def torch_names(node: cst.CSTNode) -> set[str]:
