@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 import libcst as cst
-from libcst.metadata import Assignment, ScopeProvider
+from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
 
+from devfix.analysis.call_sites import arguments_for
 from devfix.analysis.device_scope import assigning_statement
 from devfix.analysis.parameter_meetings import parameter_names, parameters_meet
 from devfix.analysis.placement import PlacementFacts, as_move
@@ -28,26 +29,42 @@ class BatchUse:
 
 def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) -> bool:
     """Built with `DataLoader(...)` (where it is iterated, or where the name was bound), or a
-    parameter annotated as one or named like one."""
-    if isinstance(loader, cst.Call):
-        return bool(qualified_names(rule, loader.func) & DATALOADER_NAMES)
-    scope = rule.get_metadata(ScopeProvider, loader, None)
-    if scope is None:
-        return False
-    for assignment in scope[loader.value]:
-        if not isinstance(assignment, Assignment):
-            continue
-        node = assignment.node
+    parameter annotated as one, named like one, or given one by every call of its function in
+    the file (`adapt(net, source, target)` with `source = DataLoader(...)`)."""
+    if _built_as_a_loader(rule, loader):
+        return True
+    scope = rule.get_metadata(ScopeProvider, loader, None) if isinstance(loader, cst.Name) else None
+    for assignment in scope[loader.value] if scope is not None else ():
+        node = assignment.node if isinstance(assignment, Assignment) else None
         if isinstance(node, cst.Param):
             annotated = node.annotation is not None and qualified_names(rule, node.annotation.annotation) & DATALOADER_NAMES
-            if annotated or "loader" in loader.value.lower():
+            if annotated or "loader" in loader.value.lower() or _callers_pass_loaders(rule, node):
                 return True
-        elif isinstance(node, cst.Name):
+    return False
+
+
+def _built_as_a_loader(rule: cst.CSTVisitor, value: cst.BaseExpression) -> bool:
+    """`DataLoader(...)`, or a name bound to one in its scope."""
+    if isinstance(value, cst.Call):
+        return bool(qualified_names(rule, value.func) & DATALOADER_NAMES)
+    scope = rule.get_metadata(ScopeProvider, value, None) if isinstance(value, cst.Name) else None
+    for assignment in scope[value.value] if scope is not None else ():
+        node = assignment.node if isinstance(assignment, Assignment) else None
+        if isinstance(node, cst.Name):
             statement = assigning_statement(rule, node)
             built = statement.value if statement is not None and isinstance(statement.value, cst.Call) else None
             if built is not None and qualified_names(rule, built.func) & DATALOADER_NAMES:
                 return True
     return False
+
+
+def _callers_pass_loaders(rule: cst.CSTVisitor, param: cst.Param) -> bool:
+    """Every call of the parameter's (top-level) function in the file passes a DataLoader for it."""
+    function = rule.get_metadata(ParentNodeProvider, rule.get_metadata(ParentNodeProvider, param, None), None)
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    passed = arguments_for(rule.module, function, param.name.value)
+    return passed is not None and all(_built_as_a_loader(rule, value) for _, value in passed)
 
 
 def loops_of(function: cst.FunctionDef) -> list[cst.For]:

@@ -336,6 +336,10 @@ class _Screen:
             while isinstance(iterable, ast.Call) and iterable.args:  # enumerate(tqdm(loader)), as the rules unwrap
                 if _may_build_a_loader(iterable, self.imports):
                     found.add(LOADER_LOOP)  # `for batch in DataLoader(dataset)`
+                if isinstance(iterable.func, ast.Name) and iterable.func.id == "zip":  # every loader zipped
+                    self.looped_over.update(arg.id for arg in iterable.args if isinstance(arg, ast.Name))
+                    if any(isinstance(arg, ast.Call) and _may_build_a_loader(arg, self.imports) for arg in iterable.args):
+                        found.add(LOADER_LOOP)
                 iterable = iterable.args[0]
             if isinstance(iterable, ast.Name):
                 self.looped_over.add(iterable.id)
@@ -821,12 +825,17 @@ def _is_placing_call(node: ast.AST) -> bool:
 def _may_be_loader(name: str, found: Walk) -> bool:
     """What `analysis.loaders.is_dataloader` may accept: a parameter named like a loader or
     annotated as a DataLoader, or a name assigned from `DataLoader(...)` (file-wide here, not per
-    scope)."""
+    scope), or a parameter its callers may pass a DataLoader to."""
     if "loader" in name.lower():
         return True
     if any(parameter == name and _names_a_loader(annotation, found.imports) for parameter, annotation in found.annotations):
         return True
-    return any(target == name and _may_build_a_loader(call, found.imports) for target, call in found.calls_assigned)
+    if any(target == name and _may_build_a_loader(call, found.imports) for target, call in found.calls_assigned):
+        return True
+    # a parameter of a top-level function, in a file that builds a DataLoader (its callers may pass it)
+    return any(
+        isinstance(function, FUNCTIONS) and any(argument.arg == name for argument in parameters(function)) for function in found.tree.body
+    ) and any(_may_build_a_loader(call, found.imports) for _, call in found.calls_assigned)
 
 
 def _may_build_a_loader(call: ast.Call, imports: ImportTable) -> bool:

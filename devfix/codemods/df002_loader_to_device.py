@@ -6,7 +6,8 @@
                  x, y = x.to(device), y.to(device)
                  loss = criterion(model(x), y)
 
-Applies to `for ... in loader`, `enumerate(loader)` and `tqdm(loader)` when `loader` is tied to a
+Applies to `for ... in loader`, `enumerate(loader)`, `tqdm(loader)` and `zip(loader_a, loader_b)`
+when `loader` is tied to a
 DataLoader (built with `DataLoader(...)`, there in the `for` statement or where the name was bound, a
 parameter annotated as one, or named like one) and the
 body feeds the batch to a model that was moved to a device, or to a Module while a device variable
@@ -159,9 +160,11 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
 
     def _plan(self, node: cst.For) -> _LoopPlan | None:
         loader, target = unwrap_loader(node, self.qualified)
-        if loader is None or not is_dataloader(self, loader) or collate_places_batches(self, loader):
-            return None
-        names = target_names(target)
+        names = self._zipped_batches(loader, target)
+        if names is None:
+            if loader is None or not is_dataloader(self, loader) or collate_places_batches(self, loader):
+                return None
+            names = target_names(target)
         if not names:
             return None
         models = self._models_in(node, node.body)
@@ -175,6 +178,23 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         callables = set(models) | set(self.scope_modules(node)) | self.scope_parameters(node)
         moves = batches_to_move(body, names, callables, models, body_facts, self.qualified, file_functions(self.module))
         return _LoopPlan(target, moves, models, start)
+
+    def _zipped_batches(self, iterable: cst.BaseExpression | None, target: cst.BaseExpression) -> list[str] | None:
+        """`for (xs,), (xt,) in zip(source_loader, target_loader)`: the names each DataLoader's
+        batch is unpacked into (the elements of other iterables stay); None when the loop does not
+        iterate over a `zip`."""
+        if not (isinstance(iterable, cst.Call) and "builtins.zip" in self.qualified(iterable.func)):
+            return None
+        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(iterable.args):
+            return []
+        names: list[str] = []
+        for arg, element in zip(iterable.args, target.elements):
+            loader = arg.value
+            if arg.star or not isinstance(loader, (cst.Name, cst.Call)):
+                continue
+            if is_dataloader(self, loader) and not collate_places_batches(self, loader):
+                names += target_names(element.value)
+        return names
 
     def _plan_indexed(self, loop: cst.For, subscripts: list[cst.Subscript], models: dict[str, str | None]) -> None:
         """`model(batch[0])`: each element taken where it meets the model moves right there."""

@@ -651,3 +651,24 @@ def test_df004_a_helpers_cpu_tensor_fed_to_a_moved_model(fed, expected):
         f"model = Net().to(device)\nids = encode(['a', 'b'])\nout = model({fed})\n"
     )
     assert ("DF004" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import torch\nfor (a,), (b,) in zip(pairs, loader):\n    out = model(b)\n", True),  # the second one is a loader
+    ("import torch\nfor a, b in zip(pairs, others):\n    out = model(b)\n", False),
+])
+def test_df002_every_zipped_loader_counts(source, expected):
+    assert ("DF002" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("adapt(model, DataLoader(ds))", True),
+    ("adapt(model, [x])", False),  # no DataLoader built in the file
+])
+def test_df002_a_parameter_its_callers_give_a_loader(call, expected):
+    built = "batches = DataLoader(ds)\n" if expected else ""
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader\n\n\ndef adapt(model, source):\n"
+        f"    for x in source:\n        model(x)\n\n\n{built}{call}\n"
+    )
+    assert ("DF002" in rules_that_may_apply(source)) is expected
