@@ -22,6 +22,7 @@ from devfix.analysis.ast_nodes import (
     method_chain,
     operand_names,
     parameters,
+    scope_bindings,
     scope_nodes,
 )
 from devfix.analysis.factory_meetings import encodings_meet_a_moved_model
@@ -282,25 +283,11 @@ class _Screen:
         """DF012's helper case for tables of the top level: a name bound once there from a torch
         call that places nothing (`alphas_cumprod = torch.cumprod(...)`) computes an argument of a
         call of a function of the file (`extract(alphas_cumprod.sqrt(), t, x.shape)`)."""
-        counts: dict[str, int] = {}
-        values: dict[str, ast.expr] = {}
-        for node in scope_nodes(self.walked.tree.body):
-            if isinstance(node, ast.Assign):
-                targets = node.targets
-                if len(targets) == 1 and isinstance(targets[0], ast.Name):
-                    values[targets[0].id] = node.value
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
-                targets = [node.target]
-            elif isinstance(node, (ast.With, ast.AsyncWith)):
-                targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
-            else:
-                continue
-            for target in targets:
-                for name in bound_names(target):
-                    counts[name] = counts.get(name, 0) + 1
+        bindings = scope_bindings(scope_nodes(self.walked.tree.body))
         tables = {
-            name for name, value in values.items()
-            if counts[name] == 1 and any(self._is_torch_call(node) for node in every_node(value)) and not _places(list(every_node(value)))
+            name for name, bound in bindings.items()
+            if len(bound) == 1 and (value := bound[0][1]) is not None
+            and any(self._is_torch_call(node) for node in every_node(value)) and not _places(list(every_node(value)))
         }
         return bool(tables) and any(
             isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions
