@@ -52,6 +52,7 @@ HARDCODED_CUDA = "hardcoded-cuda"  # `.cuda()`, `.to("cuda")`, `device="cuda"`, 
 DATA_PARALLEL = "data-parallel"  # nn.DataParallel(...)
 RUNTIME_PLACEMENT = "runtime-placement"  # jit.trace; a move after device_map=
 OPTIMIZER_LOADED_BEFORE_MOVE = "optimizer-loaded-before-move"  # `optimizer.load_state_dict(...)`, then `model.to(device)`
+DEVICE_CAPTURED_AT_INIT = "device-captured-at-init"  # `self.device = next(self.parameters()).device` in `__init__`
 LOADER_LOOP = "loader-loop"  # `for batch in loader:` over what may be a DataLoader
 MOVE_CALL = "move-call"
 BARE_MOVE = "bare-move"
@@ -76,7 +77,7 @@ BUILT_AND_CALLED = "built-and-called"  # lazy: `model = Net()`, `model(x)`, `Net
 ENCODED_INPUTS = "encoded-inputs"
 ALL_SIGNALS = frozenset({
     BUILT_AND_CALLED, ENCODED_INPUTS,
-    HARDCODED_CUDA, RUNTIME_PLACEMENT, OPTIMIZER_LOADED_BEFORE_MOVE, DATA_PARALLEL, LOADER_LOOP, MOVE_CALL, BARE_MOVE, FACTORY_MEETS_TENSOR, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
+    HARDCODED_CUDA, RUNTIME_PLACEMENT, OPTIMIZER_LOADED_BEFORE_MOVE, DEVICE_CAPTURED_AT_INIT, DATA_PARALLEL, LOADER_LOOP, MOVE_CALL, BARE_MOVE, FACTORY_MEETS_TENSOR, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
     LOAD_CALL, LOAD_INTO_STATE_DICT, LOSS_WEIGHT, COPY_OF_MOVED, HOST_SINK, PLACES_DEVICES, RUNS_ON_A_DEVICE, DEVICE_VALUE_TO_HOST, PLAIN_CLASS_TABLE, PLAIN_CLASS_MOVE, MODULE_TENSOR_ATTRIBUTE, MODULE_CONTAINER,
     CALLED_CONSTRUCTION, DEVICE_ARGUMENT_LAYER,
 })
@@ -315,6 +316,8 @@ class _Screen:
         accepted = {argument.arg for argument in [*init.args.args, *init.args.kwonlyargs]}
         if accepted & DEVICE_PARAMETERS and any(self._is_unplaced_factory(n) for n in every_node(init)):
             self.found.add(DEVICE_ARGUMENT_LAYER)
+        if any(_captures_own_device(node) for node in every_node(init)):
+            self.found.add(DEVICE_CAPTURED_AT_INIT)
 
     def node(self, node: ast.AST, place: _Place) -> None:
         found = self.found
@@ -802,6 +805,15 @@ def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Cal
 
 
 
+
+
+def _captures_own_device(node: ast.AST) -> bool:
+    """`self.device = next(<...>.parameters()...).device`: DF023's start (the rule checks the rest)."""
+    return (
+        isinstance(node, ast.Assign) and len(node.targets) == 1 and is_self_attribute(node.targets[0])
+        and node.targets[0].attr == "device" and isinstance(node.value, ast.Attribute) and node.value.attr == "device"
+        and any(_method_name(inner) == "parameters" for inner in every_node(node.value))
+    )
 
 
 def _is_placing_call(node: ast.AST) -> bool:

@@ -25,6 +25,7 @@ from devfix.codemods.df019_device_argument_layer import DeviceArgumentLayer
 from devfix.codemods.df020_trainer_attributes import TrainerAttributes
 from devfix.codemods.df021_data_parallel_placement import DataParallelPlacement
 from devfix.codemods.df022_optimizer_state_order import OptimizerStateOrder
+from devfix.codemods.df023_device_captured_at_init import DeviceCapturedAtInit
 from devfix.rule_registry import UnknownRuleCode, select_specs, spec_by_code
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
@@ -50,6 +51,7 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     TrainerAttributes,
     DataParallelPlacement,
     OptimizerStateOrder,
+    DeviceCapturedAtInit,
 )
 __all__ = ["ALL_RULES", "UnknownRuleCode", "rule_by_code", "select_rules"]
 

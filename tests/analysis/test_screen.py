@@ -672,3 +672,16 @@ def test_df002_a_parameter_its_callers_give_a_loader(call, expected):
         f"    for x in source:\n        model(x)\n\n\n{built}{call}\n"
     )
     assert ("DF002" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("next(self.parameters()).device", True),
+    ("next(iter(self.parameters())).device", True),
+    ("device", False),  # given to the constructor
+])
+def test_df023_needs_a_device_read_from_the_parameters_in_init(value, expected):
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass A(nn.Module):\n    def __init__(self, device=None):\n"
+        f"        super().__init__()\n        self.fc = nn.Linear(2, 2)\n        self.device = {value}\n"
+    )
+    assert ("DF023" in rules_that_may_apply(source)) is expected
