@@ -31,12 +31,11 @@ from devfix.analysis.tensors import is_factory_call, is_whole_reduction
 from devfix.analysis.torch_api import NON_TENSOR_METHODS, is_torch_tensor_function
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.edits import add_keyword
+from devfix.codemods.edits import add_device_property, add_keyword
 from devfix.findings import Safety
 
 FROM_NUMPY = frozenset({"torch.from_numpy"})
 LIVE_DEVICE_BASES = ("LightningModule", "PreTrainedModel")
-DEVICE_PROPERTY = "@property\ndef device(self):\n    return next(self.parameters()).device\n"
 
 
 class MethodTensorDevice(ScopeTracker, DevfixRule):
@@ -104,11 +103,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         if original_node not in self._property_users:
             return updated_node
-        body = list(updated_node.body.body)
-        index = next((i + 1 for i, s in enumerate(body) if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), len(body))
-        prop = cst.parse_module(DEVICE_PROPERTY).body[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
-        body.insert(index, prop)
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+        return add_device_property(updated_node)
 
     def _class_of(self, node: cst.CSTNode) -> cst.ClassDef | None:
         current = node

@@ -34,9 +34,8 @@ import libcst as cst
 from devfix.analysis.module_classes import class_facts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import add_device_property
 from devfix.findings import Safety
-
-DEVICE_PROPERTY = "@property\ndef device(self):\n    return next(self.parameters()).device\n"
 
 
 class DeviceCapturedAtInit(ScopeTracker, DevfixRule):
@@ -78,11 +77,7 @@ class DeviceCapturedAtInit(ScopeTracker, DevfixRule):
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         if original_node not in self._fixed:
             return updated_node
-        body = list(updated_node.body.body)
-        index = next((i + 1 for i, s in enumerate(body) if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), len(body))
-        prop = cst.parse_module(DEVICE_PROPERTY).body[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
-        body.insert(index, prop)
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+        return add_device_property(updated_node)
 
     def _direct_subclass(self, node: cst.ClassDef) -> bool:
         """Every base is one of torch's own classes (`nn.Module`): none can assign `self.device`."""

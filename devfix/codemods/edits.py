@@ -1,6 +1,6 @@
 """Small libcst edits several rules make: add a keyword, call methods on an expression, put
-statements into a block (a function's or a loop's body). Built here once so every rule formats them
-alike."""
+statements into a block (a function's or a loop's body), give a Module class a `device` property.
+Built here once so every rule formats them alike."""
 
 from __future__ import annotations
 
@@ -23,6 +23,19 @@ def add_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
         else:
             args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     return call.with_changes(args=[*args, new_arg])
+
+
+DEVICE_PROPERTY = "@property\ndef device(self):\n    return next(self.parameters()).device\n"
+
+
+def add_device_property(class_node: cst.ClassDef) -> cst.ClassDef:
+    """The class with a `device` property derived from its parameters, right after `__init__`
+    (a stored `self.device` would go stale after `.to()`)."""
+    body = list(class_node.body.body)
+    index = next((i + 1 for i, s in enumerate(body) if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), len(body))
+    prop = cst.parse_module(DEVICE_PROPERTY).body[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+    body.insert(index, prop)
+    return class_node.with_changes(body=class_node.body.with_changes(body=body))
 
 
 def call_methods(value: cst.BaseExpression, *methods: str) -> cst.BaseExpression:
