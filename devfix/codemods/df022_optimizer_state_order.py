@@ -18,6 +18,7 @@ Applies when, in one block of one function (or of the top level), a model bound 
 construction is given to a `torch.optim` optimizer, that optimizer loads a state dict, and only
 then a statement moves the model (`model.to(device)`, `model.cuda()`, `model = model.to(device)`).
 
+Leaves alone a model already moved before the state was loaded (the later move only repeats it).
 Refuses (reports without a fix) when the move cannot go to the construction: the model is bound
 more than once before the move, the device is chosen after the model is built, or the model is
 called or handed to other code in between (a CPU forward pass, `wrap(model)`): moving it earlier
@@ -62,7 +63,7 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
             name, move = moved
             optimizers = self._optimizers_of(name, lines[:index])
             loaded = [line for line in lines[:index] if _loads_state(line.body[0], optimizers)]
-            if not loaded:
+            if not loaded or self._placed_before(name, block, loaded[0]):
                 continue
             message = f"optimizer state was loaded before `{name}` moved, so it stays on the old device and the first `step()` fails"
             construction = self._construction(name, block, lines[:index], statement)
@@ -72,6 +73,27 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
             if self.report(statement, message, fix_title=f"move `{name}` right after it is built"):
                 self._moved_at_construction[construction] = move.call
                 self._removed.add(statement)
+
+    def _placed_before(self, name: str, block: list[cst.BaseStatement], load: cst.SimpleStatementLine) -> bool:
+        """The model was moved before the state was loaded (`model.to(device)`, `model = Net().cuda()`,
+        also under an `if`): the state went to its device; a later move is only repeated."""
+        qualified = self.qualified
+        found = False
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                nonlocal found
+                move = as_move(node, qualified)
+                found = found or (move is not None and isinstance(move.receiver, cst.Name) and move.receiver.value == name)
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                nonlocal found
+                targets = {target.target.value for target in node.targets if isinstance(target.target, cst.Name)}
+                found = found or (name in targets and as_move(node.value, qualified) is not None)
+
+        for statement in block[:_index_of(block, load)]:
+            statement.visit(Finder())
+        return found
 
     def _optimizers_of(self, model: str, earlier: list[cst.SimpleStatementLine]) -> set[str]:
         """Names bound to a `torch.optim` optimizer built from the model's parameters."""

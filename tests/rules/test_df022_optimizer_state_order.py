@@ -60,3 +60,19 @@ def test_a_model_bound_twice_is_reported_without_a_fix():
         "optimizer.load_state_dict(state)\nmodel = model.to('cuda')\n"
     )
     assert [finding.fixable for finding in result.findings] == [False]
+
+
+def test_a_model_moved_before_the_load_is_only_moved_again():
+    result = fix(
+        "model = nn.Linear(2, 2)\nmodel.to('cuda')\noptimizer = torch.optim.Adam(model.parameters())\n"
+        "optimizer.load_state_dict(state)\nmodel.to('cuda')\n"
+    )
+    assert not result.findings and result.fixed == result.source
+
+
+def test_a_model_built_moved_is_only_moved_again():
+    result = fix(
+        "model = nn.Linear(2, 2).to('cuda')\noptimizer = torch.optim.Adam(model.parameters())\n"
+        "optimizer.load_state_dict(state)\nmodel = model.to('cuda')\n"
+    )
+    assert not result.findings and result.fixed == result.source
