@@ -22,6 +22,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from devfix.analysis.cst_bindings import bound_names, parameter_names
 from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES
 from devfix.analysis.torch_names import call_names
 
@@ -256,9 +257,7 @@ def _uses_outside(module: cst.Module, main: cst.If, name: str) -> bool:
 
 def _locals_of(function: cst.FunctionDef) -> set[str]:
     """Parameters and names the function itself assigns (not `global` ones)."""
-    params = function.params
-    names = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    names |= {param.name.value for param in (params.star_arg, params.star_kwarg) if isinstance(param, cst.Param)}
+    names = set(parameter_names(function, stars=True))
     assigned: set[str] = set()
     declared: set[str] = set()
 
@@ -267,26 +266,16 @@ def _locals_of(function: cst.FunctionDef) -> set[str]:
             return node is function
 
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            assigned.update(_target_names(node.target))
+            assigned.update(bound_names(node.target))
 
         def visit_For(self, node: cst.For) -> None:
-            assigned.update(_target_names(node.target))
+            assigned.update(bound_names(node.target))
 
         def visit_Global(self, node: cst.Global) -> None:
             declared.update(item.name.value for item in node.names)
 
     function.visit(Finder())
     return (names | assigned) - declared
-
-
-def _target_names(target: cst.BaseExpression) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return {name for element in target.elements for name in _target_names(element.value)}
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return set()
 
 
 def _is_header_statement(statement: cst.BaseStatement, index: int) -> bool:

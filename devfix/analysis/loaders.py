@@ -12,8 +12,9 @@ import libcst as cst
 from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
 
 from devfix.analysis.call_sites import arguments_for
+from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.device_scope import assigning_statement
-from devfix.analysis.parameter_meetings import parameter_names, parameters_meet
+from devfix.analysis.parameter_meetings import parameters_meet
 from devfix.analysis.placement import PlacementFacts, as_move
 from devfix.analysis.torch_api import DATALOADER_NAMES, ENUMERATE_NAMES, PROGRESS_WRAPPERS
 from devfix.analysis.torch_names import keyword, qualified_names

@@ -16,16 +16,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.placement import HOST_METHODS, as_move
 from devfix.analysis.torch_names import QualifiedNames
 
 METADATA_ATTRIBUTES = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
-
-
-def parameter_names(function: cst.FunctionDef) -> list[str]:
-    """Positional parameters in order, then keyword-only ones."""
-    params = function.params
-    return [param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)]
 
 
 def parameters_meet(function: cst.FunctionDef, first: str, second: str, qualified: QualifiedNames) -> bool:
@@ -100,21 +95,13 @@ def _assignments(function: cst.FunctionDef) -> list[tuple[set[str], cst.BaseExpr
             return False
 
         def visit_Assign(self, node: cst.Assign) -> None:
-            found.append(({name for target in node.targets for name in _bound(target.target)}, node.value))
+            found.append(({name for target in node.targets for name in bound_names(target.target)}, node.value))
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            found.append((_bound(node.target), node.value))
+            found.append((bound_names(node.target), node.value))
 
     function.visit(Finder())
     return found
-
-
-def _bound(target: cst.BaseExpression) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return {name for element in target.elements for name in _bound(element.value)}
-    return set()
 
 
 class _Meetings(cst.CSTVisitor):

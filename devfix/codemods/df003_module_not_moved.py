@@ -24,6 +24,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import file_functions
+from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
@@ -81,7 +82,7 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         feeding = []
         for function in (statement for statement in self.module.body if isinstance(statement, cst.FunctionDef)):
             facts = collect([function.body], self.qualified, self.line_of)
-            if name in facts.bindings or name in _parameter_names(function):
+            if name in facts.bindings or name in parameter_names(function, stars=True):
                 if name in _global_names(function):
                     return None
                 continue  # a local of the same name
@@ -134,12 +135,6 @@ def _places_itself(constructor: cst.Call, module: cst.Module) -> bool:
                 if isinstance(item, cst.FunctionDef) and item.name.value == "__init__":
                     return any(param.name.value in ("device", "dev", "torch_device") for param in item.params.params)
     return False
-
-
-def _parameter_names(function: cst.FunctionDef) -> set[str]:
-    params = function.params
-    star = [param for param in (params.star_arg, params.star_kwarg) if isinstance(param, cst.Param)]
-    return {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params, *star)}
 
 
 def _global_names(function: cst.FunctionDef) -> set[str]:
