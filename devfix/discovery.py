@@ -2,7 +2,8 @@
 
 Directories are walked without following symlinks (a symlinked directory is reported, a loop is an
 error); `.gitignore` files are honoured with gitwildmatch semantics and ignored directories are
-pruned, so large virtual environments are never walked.
+pruned, so large virtual environments are never walked. A symbolic link to a file is processed once,
+through its target: findings and diffs name the file that holds the code, and `fix` writes there.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Discovery:
     files: list[Path] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    named: set[Path] = field(default_factory=set)  # files named on the command line: always parsed
 
 
 def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> Discovery:
@@ -38,10 +40,38 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> Discovery:
             _walk(path, exclude, found)
         elif path.exists():
             found.files.append(path)
+            found.named.add(path)
         else:
             found.errors.append(f"{path}: no such file or directory")
-    found.files = sorted(set(found.files), key=lambda p: p.as_posix())
+    found.files, found.named = _through_links(found)
+    found.files.sort(key=lambda p: p.as_posix())
     return found
+
+
+def _through_links(found: Discovery) -> tuple[list[Path], set[Path]]:
+    """Each file once, by what it really is: a link is replaced by its target, and a target also
+    reached under its own name keeps that name. A link is never written through."""
+    chosen: dict[Path, Path] = {}
+    named_real: set[Path] = set()
+    links = [path for path in found.files if path.is_symlink()]
+    for path in [path for path in found.files if not path.is_symlink()] + links:
+        real = path.resolve()
+        if path in found.named:
+            named_real.add(real)
+        if path.is_symlink():
+            shown = chosen.setdefault(real, _display_path(real))
+            found.notes.append(f"{path}: symbolic link to {shown}; processed as {shown}")
+        else:
+            chosen.setdefault(real, path)
+    return list(chosen.values()), {chosen[real] for real in named_real}
+
+
+def _display_path(target: Path) -> Path:
+    """The target relative to the working directory when it lies below it, as walked paths are."""
+    try:
+        return target.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return target
 
 
 def _walk(root: Path, exclude: tuple[str, ...], found: Discovery) -> None:

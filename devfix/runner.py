@@ -29,6 +29,7 @@ class Job:
     policy: FixPolicy
     max_file_bytes: int
     run_id: str = ""
+    named: bool = False  # named on the command line: parsed even without a word of torch in it
 
 
 _index: tuple[str, ProjectIndex] | None = None  # this process's index for the run it works for
@@ -49,7 +50,7 @@ def process_path(job: Job) -> FileResult:
         source = read_source(path, job.max_file_bytes)
     except UnreadableFile as error:
         return FileResult(job.path, b"", b"", error=str(error))
-    if not any(word in source for word in PREFILTER_WORDS):
+    if not job.named and not any(word in source for word in PREFILTER_WORDS):
         return FileResult(job.path, source, source)
     rules = [spec_by_code(code) for code in job.rule_codes]  # loaded only for files that need them
     try:
@@ -67,10 +68,12 @@ def run(
     max_file_bytes: int,
     jobs: int | None = None,
     on_progress: Callable[[int], None] | None = None,
+    named: frozenset[Path] | set[Path] = frozenset(),
 ) -> list[FileResult]:
-    """Results in the order of `files` (already sorted by discovery)."""
+    """Results in the order of `files` (already sorted by discovery); the `named` ones are always
+    parsed, so a syntax error in a file the user asked about is an error, never "all passed"."""
     run_id = uuid.uuid4().hex
-    work = [Job(str(path), rule_codes, policy, max_file_bytes, run_id) for path in files]
+    work = [Job(str(path), rule_codes, policy, max_file_bytes, run_id, path in named) for path in files]
     workers = max(1, jobs or os.cpu_count() or 1)
     results = []
     for result in _map(work, workers):

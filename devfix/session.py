@@ -58,7 +58,7 @@ def execute(request: Request, progress: Callable[[int], Callable[[int], None] | 
     policy = FixPolicy(apply=request.apply_fixes, unsafe=settings.unsafe_fixes)
     callback = progress(len(found.files)) if progress is not None else None
     codes = tuple(rule.CODE for rule in rules)
-    outcome.results = run(found.files, codes, policy, settings.max_file_bytes, settings.jobs, callback)
+    outcome.results = run(found.files, codes, policy, settings.max_file_bytes, settings.jobs, callback, found.named)
     outcome.errors += [result.error for result in outcome.results if result.error]
     outcome.rule_crashes += [crash for result in outcome.results for crash in result.rule_crashes]
     if request.write:
