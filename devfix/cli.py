@@ -126,30 +126,35 @@ def verify(fixtures, device, timeout) -> None:
     FIXTURES are fixture directories or cases (default: fixtures).
     """
     _require_torch("verify")
+    from rich.markup import escape
     from rich.table import Table
 
-    from devfix.verify import cuda_machine, verify_paths
+    from devfix.verify import VerifyRefused, cuda_machine, verify_paths
 
-    machine = cuda_machine(device)
+    try:
+        machine = cuda_machine(device)
+        reports = verify_paths(list(fixtures or [Path("fixtures")]), machine, timeout)
+    except VerifyRefused as refusal:
+        _err(f"error: {refusal}")
+        _exit(EXIT_ERROR)
     table = Table("case", "before", "after (CUDA)", "after (CPU)", "verdict", box=None, pad_edge=False)
-    reports = verify_paths(list(fixtures or [Path("fixtures")]), machine, timeout)
     for report in reports:
         outcomes = report.outcomes
         first = outcomes.get("before (CUDA)")
         row_after_cuda = outcomes.get("after (CUDA)", outcomes.get("before (CUDA)"))
         row_after_cpu = outcomes.get("after (CPU)", outcomes.get("before (CPU)"))
         table.add_row(
-            report.case.name,
-            "clean" if report.case.is_clean else _short(first),
-            _short(row_after_cuda),
-            _short(row_after_cpu),
+            escape(report.case.name),
+            "clean" if report.case.is_clean else escape(_short(first)),
+            escape(_short(row_after_cuda)),
+            escape(_short(row_after_cpu)),
             "[green]pass[/green]" if report.ok else "[red]FAIL[/red]",
         )
     console = _stdout_console()
     console.print(table)
     for report in reports:
         for failure in report.failures:
-            console.print(f"[red]FAIL[/red] {report.case.name}: {failure}", highlight=False)
+            console.print(f"[red]FAIL[/red] {escape(report.case.name)}: {escape(failure)}", highlight=False)
     failed = sum(not report.ok for report in reports)
     console.print(f"{len(reports) - failed} passed, {failed} failed ({machine} as the CUDA machine)")
     _exit(EXIT_FINDINGS if failed else EXIT_CLEAN)
@@ -230,7 +235,9 @@ def _require_torch(command: str) -> None:
 
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     if importlib.util.find_spec("torch") is None:
-        _err(f"error: `devfix {command}` runs programs and needs PyTorch: pip install 'devfix[verify]'")
+        _err(f"error: `devfix {command}` runs programs and needs PyTorch, which is not installed here. "
+             "Install any build with `pip install torch`, or from a devfix checkout with "
+             "`pip install '.[verify]'` (pinned to torch==2.13.0).")
         _exit(EXIT_ERROR)
 
 
@@ -245,13 +252,14 @@ def lsp() -> None:
 @app.command(context_settings=CONTEXT)
 def rules() -> None:
     """List every rule: code, name, fix safety and summary."""
+    from rich.markup import escape
     from rich.table import Table
 
     from devfix.codemods import ALL_RULES  # the rules' modules (and libcst): only to describe them
 
     table = Table("code", "name", "fix", "summary", box=None, pad_edge=False)
     for rule in ALL_RULES:
-        table.add_row(rule.CODE, rule.NAME, "none" if rule.REPORT_ONLY else rule.SAFETY.value, rule.DESCRIPTION)
+        table.add_row(rule.CODE, rule.NAME, "none" if rule.REPORT_ONLY else rule.SAFETY.value, escape(rule.DESCRIPTION))
     _stdout_console().print(table)
 
 

@@ -36,13 +36,40 @@ class CaseReport:
         return not self.failures
 
 
+class VerifyRefused(ValueError):
+    """A verify run that could only report false results: no GPU for `--device cuda`, no cases."""
+
+
 def cuda_machine(choice: str) -> str:
-    """`auto`: real CUDA when this torch build has a GPU, else the simulator."""
-    if choice in ("sim", "cuda"):
+    """`auto`: real CUDA when this torch build has a GPU, else the simulator. `cuda` on a machine
+    without one is refused: every after.py would fail there, and the FAILs would be false."""
+    if choice == "sim":
         return choice
     import torch
 
-    return "cuda" if torch.cuda.is_available() and torch.version.cuda else "sim"
+    available = torch.cuda.is_available() and torch.version.cuda is not None
+    if choice == "cuda" and not available:
+        raise VerifyRefused(f"--device cuda: this PyTorch ({torch.__version__}) sees no CUDA device; use --device sim (or auto)")
+    return "cuda" if available else "sim"
+
+
+def collect_cases(paths: list[Path]) -> list[FixtureCase]:
+    """The cases under `paths` (fixture directories, case directories, or their before.py/after.py),
+    each once, sorted. A path that holds no case is refused, never reported as "0 passed"."""
+    cases: set[FixtureCase] = set()
+    for path in paths:
+        if path.is_dir():
+            found = discover_cases(path)
+        elif path.name in ("before.py", "after.py") and (path.parent / "before.py").is_file():
+            found = [FixtureCase(path.parent)]
+        elif path.exists():
+            raise VerifyRefused(f"{path}: not a fixture case (a case is a directory with before.py and after.py)")
+        else:
+            raise VerifyRefused(f"{path}: no such file or directory")
+        if not found:
+            raise VerifyRefused(f"{path}: no fixture cases in it (no before.py below it)")
+        cases.update(found)
+    return sorted(cases, key=lambda case: case.name)
 
 
 def verify_case(case: FixtureCase, cuda: str = "sim", timeout: float = DEFAULT_TIMEOUT) -> CaseReport:
@@ -117,9 +144,8 @@ def _require_close(report: CaseReport, got: float | None, expected: float | None
 
 
 def verify_paths(paths: list[Path], cuda: str = "sim", timeout: float = DEFAULT_TIMEOUT, on_report: Callable[[CaseReport], None] | None = None) -> list[CaseReport]:
-    cases = [case for path in paths for case in (discover_cases(path) if path.is_dir() else [FixtureCase(path.parent)])]
     reports = []
-    for case in sorted(set(cases), key=lambda c: c.name):
+    for case in collect_cases(paths):
         reports.append(verify_case(case, cuda, timeout))
         if on_report is not None:
             on_report(reports[-1])

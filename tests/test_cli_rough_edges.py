@@ -48,3 +48,61 @@ def test_a_named_file_with_a_syntax_error_is_an_error_even_without_torch(tmp_pat
     assert result.exit_code == 2
     assert "bad.py" in result.stderr and "syntax error" in result.stderr
     assert "All checks passed" not in result.stderr
+
+
+def test_text_in_square_brackets_survives_the_verify_report(tmp_path):
+    case = tmp_path / "DF001-x" / "brackets"
+    case.mkdir(parents=True)
+    for name in ("before.py", "after.py"):
+        (case / name).write_text("raise ValueError(\"pip install 'devfix[verify]' [bold]x[/bold]\")\n")
+    result = invoke_devfix(["verify", str(tmp_path), "--device", "sim"])
+    assert result.exit_code == 1
+    assert "pip install 'devfix[verify]' [bold]x[/bold]" in result.stdout
+
+
+@pytest.mark.parametrize("layout", ["empty", "missing", "not-a-case"])
+def test_verify_without_fixture_cases_is_an_error(tmp_path, layout):
+    target = tmp_path / "fixtures"
+    if layout == "empty":
+        target.mkdir()
+    elif layout == "not-a-case":
+        target = tmp_path / "program.py"
+        target.write_text("print(1)\n")
+    result = invoke_devfix(["verify", str(target)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {target}: ")
+    assert "passed" not in result.stdout
+
+
+def test_verify_on_real_cuda_is_refused_without_a_gpu(tmp_path, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    case = tmp_path / "DF001-x" / "one"
+    case.mkdir(parents=True)
+    for name in ("before.py", "after.py"):
+        (case / name).write_text("print('RESULT 1.0')\n")
+    result = invoke_devfix(["verify", "--device", "cuda", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--device cuda" in result.stderr and "no CUDA device" in result.stderr
+    assert result.stdout == ""
+
+
+def test_the_advice_to_install_torch_works_from_a_checkout(monkeypatch):
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "torch" else real_find_spec(name, *rest))
+    result = invoke_devfix(["verify"])
+    assert result.exit_code == 2
+    assert "pip install '.[verify]'" in result.stderr and "torch==2.13.0" in result.stderr
+
+
+def test_the_verify_extra_pins_torch_and_the_license_file_exists():
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert project["optional-dependencies"]["verify"] == ["torch==2.13.0"]
+    assert project["license"] == "MIT" and "MIT License" in (root / "LICENSE").read_text()
