@@ -184,7 +184,9 @@ def run(script, args) -> None:
 
 
 def _print_device_error(report) -> None:
+    """Everything on stderr: stdout belongs to the program that ran."""
     from devfix.diffing import diff_label, unified_diff
+    from devfix.findings import Safety
 
     innermost = report.frames[0] if report.frames else None
     location = f"{_display(innermost.path)}:{innermost.line}: " if innermost else ""
@@ -194,17 +196,22 @@ def _print_device_error(report) -> None:
     if not report.results:
         _err("devfix has no finding for these files; the cause needs a look by hand.")
         return
-    _err("devfix findings (nearest to the error first):")
-    for result in report.results:
-        for finding in result.checked.findings:
-            path = _display(Path(result.checked.path))
-            _err(f"    {path}:{finding.start.line}:{finding.start.column}: {finding.code} {finding.message}")
+    for in_traceback, heading in ((True, "devfix findings (nearest to the error first):"), (False, "devfix findings in other files the program imported:")):
+        group = [result for result in report.results if result.in_traceback is in_traceback]
+        if group:
+            _err(heading)
+        for result in group:
+            for finding in result.checked.findings:
+                _err(f"    {_display(Path(result.checked.path))}:{finding.start.line}:{finding.start.column}: {finding.code} {finding.message}")
+    fixed = [result.fixed for result in report.results if result.fixed.changed]
     sys.stderr.flush()
-    for result in report.results:
-        if result.fixed.changed:
-            sys.stdout.buffer.write(unified_diff(diff_label(Path(result.fixed.path)), result.fixed.source, result.fixed.fixed))
-    sys.stdout.flush()
-    _err("Apply with `devfix fix --unsafe-fixes` on these files.")
+    for result in fixed:
+        sys.stderr.buffer.write(unified_diff(diff_label(Path(result.path)), result.source, result.fixed))
+    sys.stderr.flush()
+    if fixed:
+        unsafe = any(finding.fix_safety is Safety.UNSAFE for result in fixed for finding in result.applied)
+        files = " ".join(_display(Path(result.path)) for result in fixed)
+        _err(f"Apply with `devfix fix{' --unsafe-fixes' if unsafe else ''} {files}`.")
 
 
 def _stdout_console():

@@ -2,8 +2,9 @@
 
 The program runs in this process as `__main__`, with its own argv and its directory first on
 sys.path, exactly as `python script.py` would. On a device error the report names the innermost
-frame in the user's own files, then runs the engine on every user file of the traceback, so the
-finding that fixes the bug is shown even when it sits in another file than the crash.
+frame in the user's own files, then runs the engine on every user file of the traceback and then on
+every other user module the program imported, so the finding that fixes the bug is shown even when
+it sits in a file the traceback never passed through (a batch left on the CPU in a helper module).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class FileFindings:
 
     checked: FileResult
     fixed: FileResult
+    in_traceback: bool = True
 
 
 @dataclass
@@ -55,6 +57,7 @@ def run_script(script: Path, argv: list[str]) -> RunReport:
     script = script.resolve()
     sys.argv = [str(script), *argv]
     sys.path.insert(0, str(script.parent))
+    already_loaded = set(sys.modules)
     try:
         with simulated_cuda():
             runpy.run_path(str(script), run_name="__main__")
@@ -63,45 +66,69 @@ def run_script(script: Path, argv: list[str]) -> RunReport:
         return RunReport(finished=True, exit_code=code)
     except SimulatorUnsupported as error:
         return RunReport(False, type(error).__name__, str(error), exit_code=2)
-    except BaseException as error:
-        return _explain(error)
+    except BaseException as error:  # noqa: BLE001 - the program's own error is what devfix explains
+        return _explain(error, _imported_user_files(already_loaded))
     return RunReport(finished=True)
 
 
-def _explain(error: BaseException) -> RunReport:
+def _explain(error: BaseException, imported: list[Path]) -> RunReport:
     message = str(error)
     frames = user_frames(error)
     report = RunReport(False, type(error).__name__, message, is_device_error(type(error).__name__, message), frames, exit_code=1)
     if report.device_error:
-        report.results = _findings_for(frames)
+        report.results = _findings_for(frames, imported)
     return report
+
+
+def _library_roots() -> list[Path]:
+    paths = sysconfig.get_paths()
+    return [*(Path(paths[key]).resolve() for key in ("stdlib", "purelib", "platlib")), Path(__file__).resolve().parent]
+
+
+def _is_user_file(filename: str, roots: list[Path]) -> bool:
+    if filename.startswith("<"):
+        return False
+    path = Path(filename).resolve()
+    return path.exists() and not any(path.is_relative_to(root) for root in roots)
 
 
 def user_frames(error: BaseException) -> list[UserFrame]:
     """Frames of the traceback in the user's own files, innermost first."""
-    excluded = [Path(p).resolve() for p in {sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}]
-    excluded.append(Path(__file__).resolve().parent)
-    frames = []
-    for frame in reversed(traceback.extract_tb(error.__traceback__)):
-        path = Path(frame.filename).resolve()
-        if frame.filename.startswith("<") or any(path.is_relative_to(root) for root in excluded) or not path.exists():
-            continue
-        frames.append(UserFrame(path, frame.lineno or 0, (frame.line or "").strip()))
-    return frames
+    roots = _library_roots()
+    return [
+        UserFrame(Path(frame.filename).resolve(), frame.lineno or 0, (frame.line or "").strip())
+        for frame in reversed(traceback.extract_tb(error.__traceback__))
+        if _is_user_file(frame.filename, roots)
+    ]
 
 
-def _findings_for(frames: list[UserFrame]) -> list[FileFindings]:
+def _imported_user_files(already_loaded: set[str]) -> list[Path]:
+    """The user's own modules that the program imported (not devfix's, not installed packages)."""
+    roots = _library_roots()
+    files = []
+    for name, module in list(sys.modules.items()):
+        filename = getattr(module, "__file__", None)
+        if name not in already_loaded and filename and filename.endswith(".py") and _is_user_file(filename, roots):
+            files.append(Path(filename).resolve())
+    return sorted(set(files))
+
+
+def _findings_for(frames: list[UserFrame], imported: list[Path]) -> list[FileFindings]:
+    """Files of the traceback first (findings nearest the crash line first), then the other
+    imported user modules."""
     results, seen = [], set()
     index = ProjectIndex()
-    for frame in frames:
-        if frame.path in seen:
+    places = [(frame.path, frame.line) for frame in frames] + [(path, None) for path in imported]
+    for path, line in places:
+        if path in seen:
             continue
-        seen.add(frame.path)
-        source = frame.path.read_bytes()
-        checked = process(source, str(frame.path), ALL_RULES, index)
+        seen.add(path)
+        source = path.read_bytes()
+        checked = process(source, str(path), ALL_RULES, index)
         if not checked.findings:
             continue
-        nearest = sorted(checked.findings, key=lambda finding: abs(finding.start.line - frame.line))
-        fixed = process(source, str(frame.path), ALL_RULES, index, FixPolicy(apply=True, unsafe=True))
-        results.append(FileFindings(replace(checked, findings=tuple(nearest)), fixed))
+        if line is not None:
+            checked = replace(checked, findings=tuple(sorted(checked.findings, key=lambda finding: abs(finding.start.line - line))))
+        fixed = process(source, str(path), ALL_RULES, index, FixPolicy(apply=True, unsafe=True))
+        results.append(FileFindings(checked, fixed, in_traceback=line is not None))
     return results

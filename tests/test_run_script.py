@@ -27,7 +27,31 @@ def test_run_reports_the_multi_file_example_at_its_true_line(tmp_path):
     assert "    examples/train.py:21: loss = criterion(model(inputs), labels)" in lines
     nearest = lines[lines.index("devfix findings (nearest to the error first):") + 1]
     assert nearest.startswith("    examples/train.py:19:9: DF002")
-    assert "+        inputs, labels = inputs.to(device), labels.to(device)" in completed.stdout
+    assert "+        inputs, labels = inputs.to(device), labels.to(device)" in completed.stderr
+    assert completed.stdout == ""  # stdout is the program's: the report goes to stderr
+
+
+def test_run_proposes_fixes_in_imported_files_outside_the_traceback(tmp_path):
+    shutil.copytree(REPO / "examples", tmp_path / "examples")
+    completed = _devfix("run", "examples/train.py", cwd=tmp_path)
+    lines = completed.stderr.splitlines()
+    other = lines.index("devfix findings in other files the program imported:")
+    assert lines[other + 1].startswith("    examples/evaluate.py:11:13: DF002")
+    assert "+++ ./examples/evaluate.py" in completed.stderr
+    assert lines[-1] == "Apply with `devfix fix examples/train.py examples/evaluate.py`."
+
+
+def test_run_asks_for_unsafe_fixes_only_when_a_fix_is_unsafe(tmp_path):
+    (tmp_path / "layers.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Stack(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.layers = [nn.Linear(2, 2), nn.Linear(2, 2)]\n\n"
+        "    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x)\n        return x\n\n\n"
+        "model = Stack().cuda()\nprint('RESULT', model(torch.ones(1, 2).cuda()).sum().item())\n"
+    )
+    completed = _devfix("run", "layers.py", cwd=tmp_path)
+    assert completed.returncode == 1, completed.stderr
+    assert "DF015" in completed.stderr
+    assert completed.stderr.splitlines()[-1] == "Apply with `devfix fix --unsafe-fixes layers.py`."
 
 
 def test_run_passes_arguments_and_reports_success(tmp_path):
