@@ -77,7 +77,7 @@ def diff(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, col
     from devfix.diffing import diff_label, unified_diff
 
     outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, apply_fixes=True, write=False)
-    colored = color == "always" or (color == "auto" and sys.stdout.isatty())
+    colored = wants_color(color, sys.stdout)
     for result in outcome.changed:
         patch = unified_diff(diff_label(Path(result.path)), result.source, result.fixed)
         sys.stdout.buffer.write(_colorize(patch) if colored else patch)
@@ -378,6 +378,16 @@ def _exit_code(outcome, problems: bool) -> int:
     if outcome.errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if problems else EXIT_CLEAN
+
+
+def wants_color(choice: str, stream) -> bool:
+    """`auto` colours a terminal unless NO_COLOR is set to anything but "" (no-color.org);
+    `always` and `never` are what they say."""
+    import os
+
+    if choice != "auto":
+        return choice == "always"
+    return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
 def _colorize(patch: bytes) -> bytes:

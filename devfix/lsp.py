@@ -232,7 +232,10 @@ server = DevfixLanguageServer()
 
 
 def is_python(document) -> bool:
-    return document.language_id in (None, "python") and (document.uri.endswith(PYTHON_SUFFIXES) or document.language_id == "python")
+    """Python by its language id; without one (None or "", as some clients send), by its extension."""
+    if document.language_id:
+        return document.language_id == "python"
+    return document.uri.endswith(PYTHON_SUFFIXES)
 
 
 # -- lifecycle and document sync --------------------------------------------------------------------

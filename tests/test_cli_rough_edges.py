@@ -106,3 +106,68 @@ def test_the_verify_extra_pins_torch_and_the_license_file_exists():
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     assert project["optional-dependencies"]["verify"] == ["torch==2.13.0"]
     assert project["license"] == "MIT" and "MIT License" in (root / "LICENSE").read_text()
+
+
+class _Terminal:
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("no_color", "expected"), [(None, True), ("", True), ("1", False)])
+def test_no_color_turns_automatic_colour_off_on_a_terminal(monkeypatch, no_color, expected):
+    from devfix.cli import wants_color
+
+    if no_color is None:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    else:
+        monkeypatch.setenv("NO_COLOR", no_color)
+    assert wants_color("auto", _Terminal()) is expected
+    assert wants_color("always", _Terminal()) is True and wants_color("never", _Terminal()) is False
+
+
+def test_no_color_is_honoured_by_a_real_diff_on_a_terminal(tmp_path):
+    """Through a pseudo-terminal, as a user's shell runs it."""
+    import os
+    import pty
+    import sys
+
+    (tmp_path / "a.py").write_text(BUGGY)
+    outputs = {}
+    for no_color in ("", "1"):
+        leader, follower = pty.openpty()
+        env = {**os.environ, "NO_COLOR": no_color}
+        subprocess.run([sys.executable, "-m", "devfix", "diff", "a.py"], cwd=tmp_path, env=env, stdout=follower, stderr=subprocess.DEVNULL, check=False)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(leader)
+        outputs[no_color] = b"".join(chunks)
+    assert b"\x1b[32m+" in outputs[""]
+    assert b"+model = torch.nn.Linear(2, 2).to(device)" in outputs["1"] and b"\x1b[" not in outputs["1"]
+
+
+def test_shell_completion_is_available_as_the_readme_says():
+    import os
+    import sys
+
+    env = {**os.environ, "_DEVFIX_COMPLETE": "bash_complete", "COMP_WORDS": "devfix ch", "COMP_CWORD": "1"}
+    completed = subprocess.run([sys.executable, "-m", "devfix"], env=env, capture_output=True, text=True, check=False)
+    assert completed.stdout.split() == ["plain,check"]
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert 'eval "$(_DEVFIX_COMPLETE=bash_source devfix)"' in readme
+
+
+@pytest.mark.parametrize("command", ["check", "diff", "fix", "verify", "run", "lsp"])
+def test_short_help_works_and_flags_show_no_value_placeholder(command):
+    result = invoke_devfix([command, "-h"])
+    assert result.exit_code == 0 and result.stdout.startswith(f"Usage: devfix {command}")
+    assert "<bool>" not in result.stdout and "BOOLEAN" not in result.stdout

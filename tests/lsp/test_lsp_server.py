@@ -3,6 +3,7 @@ Emacs/eglot (UTF-32, push)."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 import pytest
@@ -51,9 +52,9 @@ def fix_with_engine(text: str) -> str:
     return process(text.encode(), "train.py", ALL_RULES, ProjectIndex(), FixPolicy(apply=True)).fixed.decode()
 
 
-def open_document(client: LanguageClient, text: str, version: int = 1) -> None:
+def open_document(client: LanguageClient, text: str, version: int = 1, language_id: str = "python") -> None:
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(
-        text_document=lsp.TextDocumentItem(uri=URI, language_id="python", version=version, text=text)))
+        text_document=lsp.TextDocumentItem(uri=URI, language_id=language_id, version=version, text=text)))
 
 
 async def diagnostics(client: LanguageClient) -> list[lsp.Diagnostic]:
@@ -210,3 +211,11 @@ async def test_non_python_documents_are_ignored(client):
         text_document=lsp.TextDocumentIdentifier(uri="file:///tmp/devfix-lsp-tests/notes.md"),
         range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 1)), context=lsp.CodeActionContext(diagnostics=[])))
     assert not actions
+
+
+@pytest.mark.asyncio
+async def test_a_py_file_opened_with_an_empty_language_id_is_python(client):
+    """Some clients send `languageId: ""`: the URI's extension decides then."""
+    open_document(client, ONE_FINDING, language_id="")
+    (diagnostic,) = await asyncio.wait_for(diagnostics(client), timeout=30)
+    assert diagnostic.code == "DF001"
