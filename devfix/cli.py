@@ -16,6 +16,7 @@ import click
 from devfix import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+STDIN = Path("-")  # the path that means standard input
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -40,6 +41,7 @@ def _shared_options(command):
         click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes that may change numbers or state_dict keys."),
         click.option("--quiet", "-q", is_flag=True, help="Print only findings and errors."),
         click.option("--verbose", "-v", is_flag=True, help="Also print notes (skipped links, files)."),
+        click.option("--stdin-filename", metavar="PATH", help="The name of the file read from `-` (standard input), for reports and configuration."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -57,11 +59,11 @@ def _err(message: str) -> None:
 @app.command(context_settings=CONTEXT)
 @_shared_options
 @click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True, help="How to print findings.")
-def check(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, output_format) -> None:
+def check(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, output_format) -> None:
     """Report findings; change nothing. Exit 0 clean, 1 findings, 2 errors."""
     from devfix.output import RENDERERS
 
-    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, apply_fixes=False, write=False)
+    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, apply_fixes=False, write=False)
     sys.stdout.write(RENDERERS[output_format](outcome.results, outcome.settings.unsafe_fixes))
     _print_messages(outcome, quiet, verbose)
     if not quiet and output_format == "text":
@@ -72,11 +74,11 @@ def check(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, ou
 @app.command(context_settings=CONTEXT, short_help="Print the fixes as a unified diff; change nothing.")
 @_shared_options
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the diff.")
-def diff(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, color) -> None:
+def diff(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, color) -> None:
     """Dry run: print a unified diff of the fixes (git apply / patch -p0 ready). Exit 1 if any."""
     from devfix.diffing import diff_label, unified_diff
 
-    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, apply_fixes=True, write=False)
+    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, apply_fixes=True, write=False)
     colored = wants_color(color, sys.stdout)
     for result in outcome.changed:
         patch = unified_diff(diff_label(Path(result.path)), result.source, result.fixed)
@@ -94,11 +96,16 @@ def diff(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, col
 @app.command(context_settings=CONTEXT)
 @_shared_options
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 if any file was changed.")
-def fix(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, exit_non_zero_on_fix) -> None:
-    """Apply the fixes in place, atomically. Exit 1 if findings remain, 2 on errors."""
+def fix(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, exit_non_zero_on_fix) -> None:
+    """Apply the fixes in place, atomically. Exit 1 if findings remain, 2 on errors.
+
+    With `-` as the path, read standard input and print the fixed source on stdout (the report goes
+    to stderr); on an error the source is printed unchanged."""
     from devfix.output import RENDERERS
 
-    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, apply_fixes=True, write=True)
+    if tuple(paths) == (STDIN,):
+        _fix_stdin(select, ignore, unsafe_fixes, quiet, verbose, stdin_filename, exit_non_zero_on_fix)
+    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, apply_fixes=True, write=True)
     remaining = [result for result in outcome.results if result.findings]
     sys.stdout.write(RENDERERS["text"](remaining, outcome.settings.unsafe_fixes))
     if not quiet:
@@ -285,13 +292,32 @@ def explain(code: str) -> None:
     print((sys.modules[rule.__module__].__doc__ or rule.DESCRIPTION).strip())
 
 
-def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, *, apply_fixes: bool, write: bool):
+def _fix_stdin(select, ignore, unsafe_fixes, quiet, verbose, stdin_filename, exit_non_zero_on_fix) -> None:
+    from devfix.output import RENDERERS
+
+    outcome = _execute((STDIN,), select, ignore, (), None, unsafe_fixes, stdin_filename, apply_fixes=True, write=False)
+    (result,) = outcome.results
+    sys.stdout.buffer.write(result.fixed if result.error is None else result.source)
+    sys.stdout.flush()
+    sys.stderr.write(RENDERERS["text"](outcome.results, outcome.settings.unsafe_fixes))
+    _print_messages(outcome, quiet, verbose)
+    if not quiet and result.error is None:
+        _err(f"Fixed {len(result.applied)} finding{_s(len(result.applied))}; {outcome.findings} remaining.")
+    _exit(_exit_code(outcome, problems=outcome.findings > 0 or (exit_non_zero_on_fix and result.changed)))
+
+
+def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename=None, *, apply_fixes: bool, write: bool):
     from devfix.config import ConfigError
     from devfix.rule_registry import UnknownRuleCode
-    from devfix.session import Request, execute
+    from devfix.session import Request, StdinMisused, execute
 
+    paths = tuple(paths or [Path(".")])
+    stdin = sys.stdin.buffer.read() if paths == (STDIN,) else None
+    if stdin_filename and stdin is None:
+        _err("error: --stdin-filename names the source read from `-`; give `-` as the path")
+        _exit(EXIT_ERROR)
     request = Request(
-        paths=tuple(paths or [Path(".")]),
+        paths=paths,
         apply_fixes=apply_fixes,
         write=write,
         select=_split(select),
@@ -299,11 +325,13 @@ def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, *, apply_fixes:
         exclude=tuple(exclude or ()),
         unsafe_fixes=unsafe_fixes,
         jobs=jobs,
+        stdin=stdin,
+        stdin_filename=stdin_filename,
     )
     try:
         with _progress() as progress:
             return execute(request, progress)
-    except (ConfigError, UnknownRuleCode) as error:
+    except (ConfigError, UnknownRuleCode, StdinMisused) as error:
         _err(f"error: {error}")
         _exit(EXIT_ERROR)
 

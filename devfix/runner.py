@@ -50,6 +50,13 @@ def process_path(job: Job) -> FileResult:
         source = read_source(path, job.max_file_bytes)
     except UnreadableFile as error:
         return FileResult(job.path, b"", b"", error=str(error))
+    return process_source(source, job)
+
+
+def process_source(source: bytes, job: Job) -> FileResult:
+    """One file's bytes, already read (from disk, or from standard input under `job.path`)."""
+    if len(source) > job.max_file_bytes:
+        return FileResult(job.path, source, source, error=f"{job.path}: {len(source)} bytes, over the {job.max_file_bytes}-byte limit; skipped")
     if not job.named and not any(word in source for word in PREFILTER_WORDS):
         return FileResult(job.path, source, source)
     rules = [spec_by_code(code) for code in job.rule_codes]  # loaded only for files that need them

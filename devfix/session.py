@@ -11,8 +11,15 @@ from devfix.discovery import discover
 from devfix.findings import FileResult
 from devfix.fix_policy import FixPolicy
 from devfix.rule_registry import select_specs
-from devfix.runner import run
+from devfix.runner import Job, process_source, run
 from devfix.writing import WriteRefused, write_atomically
+
+
+STDIN = Path("-")
+
+
+class StdinMisused(ValueError):
+    """`-` given with other paths, or with `fix` asked to write in place."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +32,12 @@ class Request:
     exclude: tuple[str, ...] = ()
     unsafe_fixes: bool | None = None
     jobs: int | None = None
+    stdin: bytes | None = None  # the source when `paths` is `-`
+    stdin_filename: str | None = None  # its name in reports; its folder finds the configuration
+
+    @property
+    def reads_stdin(self) -> bool:
+        return self.paths == (STDIN,)
 
 
 @dataclass
@@ -47,6 +60,10 @@ class Outcome:
 
 def execute(request: Request, progress: Callable[[int], Callable[[int], None] | None] | None = None) -> Outcome:
     """`progress(total)` may return a per-file callback (the CLI's progress bar)."""
+    if STDIN in request.paths and not request.reads_stdin:
+        raise StdinMisused("`-` (standard input) cannot be combined with other paths")
+    if request.reads_stdin:
+        return _execute_stdin(request)
     base = load_settings(request.paths[0] if request.paths else Path.cwd())
     settings = base.with_overrides(
         select=request.select, ignore=request.ignore, unsafe_fixes=request.unsafe_fixes, jobs=request.jobs
@@ -63,6 +80,22 @@ def execute(request: Request, progress: Callable[[int], Callable[[int], None] | 
     outcome.rule_crashes += [crash for result in outcome.results for crash in result.rule_crashes]
     if request.write:
         _write(outcome)
+    return outcome
+
+
+def _execute_stdin(request: Request) -> Outcome:
+    """Standard input as one file named `stdin_filename` (or `-`): editors and formatters pipe the
+    buffer through the tool. Nothing is written; `fix` prints the fixed source instead."""
+    name = request.stdin_filename or "-"
+    base = load_settings(Path(name).parent if request.stdin_filename else Path.cwd())
+    settings = base.with_overrides(select=request.select, ignore=request.ignore, unsafe_fixes=request.unsafe_fixes)
+    rules = select_specs(settings.select, settings.ignore)
+    policy = FixPolicy(apply=request.apply_fixes, unsafe=settings.unsafe_fixes)
+    job = Job(name, tuple(rule.CODE for rule in rules), policy, settings.max_file_bytes, named=True)
+    result = process_source(request.stdin or b"", job)
+    outcome = Outcome(settings, results=[result])
+    outcome.errors += [result.error] if result.error else []
+    outcome.rule_crashes += list(result.rule_crashes)
     return outcome
 
 

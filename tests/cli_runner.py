@@ -12,5 +12,5 @@ from devfix.cli import app
 _SEPARATE = {"mix_stderr": False} if "mix_stderr" in inspect.signature(CliRunner).parameters else {}
 
 
-def invoke_devfix(args: list[str], *, catch_exceptions: bool = False) -> Result:
-    return CliRunner(**_SEPARATE).invoke(app, args, catch_exceptions=catch_exceptions)
+def invoke_devfix(args: list[str], *, catch_exceptions: bool = False, input: bytes | str | None = None) -> Result:
+    return CliRunner(**_SEPARATE).invoke(app, args, catch_exceptions=catch_exceptions, input=input)
