@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -56,71 +57,134 @@ def _err(message: str) -> None:
     click.echo(message, err=True)
 
 
+def _report_options(command):
+    """How check, diff and fix report: format, statistics, the fixes, and the exit status."""
+    from devfix.output import FORMATS
+
+    options = [
+        click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True, help="How to print findings (for diff: instead of the patch)."),
+        click.option("--statistics", is_flag=True, help="Print how many findings each rule has instead of each finding (text or json)."),
+        click.option("--show-fixes", is_flag=True, help="List each fix (available, in the diff, or applied) on stderr."),
+        click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain (errors still exit 2)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @app.command(context_settings=CONTEXT)
 @_shared_options
-@click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True, help="How to print findings.")
-def check(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, output_format) -> None:
+@_report_options
+def check(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, output_format, statistics, show_fixes, exit_zero) -> None:
     """Report findings; change nothing. Exit 0 clean, 1 findings, 2 errors."""
-    from devfix.output import RENDERERS
+    from devfix.output.text import is_applicable
 
+    _check_statistics_format(statistics, output_format)
     outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, apply_fixes=False, write=False)
-    sys.stdout.write(RENDERERS[output_format](outcome.results, outcome.settings.unsafe_fixes))
+    report = _report(outcome, outcome.results)
+    sys.stdout.write(_render(report, output_format, statistics))
     _print_messages(outcome, quiet, verbose)
-    if not quiet and output_format == "text":
+    if show_fixes:
+        _print_fix_list("Fixes `devfix fix` would apply", ((r, f) for r, f in report.findings() if is_applicable(f, report.unsafe_fixes)))
+    if not quiet and output_format == "text" and not statistics:
         _print_check_summary(outcome)
-    _exit(_exit_code(outcome, problems=outcome.findings > 0))
+    _exit(_exit_code(outcome, problems=outcome.findings > 0 and not exit_zero))
 
 
 @app.command(context_settings=CONTEXT, short_help="Print the fixes as a unified diff; change nothing.")
 @_shared_options
+@_report_options
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the diff.")
-def diff(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, color) -> None:
-    """Dry run: print a unified diff of the fixes (git apply / patch -p0 ready). Exit 1 if any."""
-    from devfix.diffing import diff_label, unified_diff
+def diff(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, output_format, statistics, show_fixes, exit_zero, color) -> None:
+    """Dry run: print a unified diff of the fixes (git apply / patch -p0 ready). Exit 1 if any.
 
+    With another --output-format (or --statistics), print instead every finding the diff sees,
+    those it fixes and those it leaves."""
+    from devfix.diffing import diff_label, unified_diff
+    from devfix.findings import Finding
+
+    _check_statistics_format(statistics, output_format)
     outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, apply_fixes=True, write=False)
-    colored = wants_color(color, sys.stdout)
-    for result in outcome.changed:
-        patch = unified_diff(diff_label(Path(result.path)), result.source, result.fixed)
-        sys.stdout.buffer.write(_colorize(patch) if colored else patch)
-    sys.stdout.flush()
+    if output_format == "text" and not statistics:
+        colored = wants_color(color, sys.stdout)
+        for result in outcome.changed:
+            patch = unified_diff(diff_label(Path(result.path)), result.source, result.fixed)
+            sys.stdout.buffer.write(_colorize(patch) if colored else patch)
+        sys.stdout.flush()
+    else:
+        seen = [replace(result, findings=tuple(sorted(result.applied + result.findings, key=Finding.sort_key))) for result in outcome.results]
+        sys.stdout.write(_render(_report(outcome, seen), output_format, statistics))
     _print_messages(outcome, quiet, verbose)
+    if show_fixes:
+        _print_fix_list("Fixes in the diff", ((result, finding) for result in outcome.changed for finding in result.applied))
     if not quiet:
         fixes = sum(len(result.applied) for result in outcome.changed)
         files = len(outcome.changed)
         _err(f"{files} file{_s(files)} would be changed ({fixes} fix{_es(fixes)})." if files else "No changes.")
         _print_unsafe_hint(outcome)
-    _exit(_exit_code(outcome, problems=bool(outcome.changed)))
+    _exit(_exit_code(outcome, problems=bool(outcome.changed) and not exit_zero))
 
 
 @app.command(context_settings=CONTEXT)
 @_shared_options
+@_report_options
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 if any file was changed.")
-def fix(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, exit_non_zero_on_fix) -> None:
+def fix(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, output_format, statistics, show_fixes, exit_zero, exit_non_zero_on_fix) -> None:
     """Apply the fixes in place, atomically. Exit 1 if findings remain, 2 on errors.
 
     With `-` as the path, read standard input and print the fixed source on stdout (the report goes
     to stderr); on an error the source is printed unchanged."""
-    from devfix.output import RENDERERS
-
+    _check_statistics_format(statistics, output_format)
     if tuple(paths) == (STDIN,):
-        _fix_stdin(select, ignore, unsafe_fixes, quiet, verbose, stdin_filename, exit_non_zero_on_fix)
+        _fix_stdin(select, ignore, unsafe_fixes, quiet, verbose, stdin_filename, exit_non_zero_on_fix, exit_zero)
     outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, apply_fixes=True, write=True)
-    remaining = [result for result in outcome.results if result.findings]
-    sys.stdout.write(RENDERERS["text"](remaining, outcome.settings.unsafe_fixes))
+    sys.stdout.write(_render(_report(outcome, outcome.results), output_format, statistics))
     if not quiet:
         for result in outcome.written:
             counts = Counter(finding.code for finding in result.applied)
             listed = ", ".join(f"{code} ×{count}" if count > 1 else code for code, count in sorted(counts.items()))
-            print(f"fixed {result.path}: {listed}")
+            (print if output_format == "text" and not statistics else _err)(f"fixed {result.path}: {listed}")
     _print_messages(outcome, quiet, verbose)
+    if show_fixes:
+        _print_fix_list("Fixes applied", ((result, finding) for result in outcome.written for finding in result.applied))
     if not quiet:
         fixed = sum(len(result.applied) for result in outcome.written)
         files = len(outcome.written)
         _err(f"Fixed {fixed} finding{_s(fixed)} in {files} file{_s(files)}; {outcome.findings} remaining.")
         _print_unsafe_hint(outcome)
-    problems = outcome.findings > 0 or (exit_non_zero_on_fix and bool(outcome.written))
+    problems = (outcome.findings > 0 and not exit_zero) or (exit_non_zero_on_fix and bool(outcome.written))
     _exit(_exit_code(outcome, problems=problems))
+
+
+def _report(outcome, results):
+    from devfix.output import Report
+
+    file_errors = {result.error for result in outcome.results if result.error}
+    return Report(results, outcome.settings.unsafe_fixes, [error for error in outcome.errors if error not in file_errors])
+
+
+def _render(report, output_format: str, statistics: bool) -> str:
+    if statistics:
+        from devfix.output import statistics as statistics_format
+
+        return statistics_format.render(report, output_format)
+    from devfix.output import renderers
+
+    return renderers()[output_format](report)
+
+
+def _check_statistics_format(statistics: bool, output_format: str) -> None:
+    from devfix.output.statistics import FORMATS
+
+    if statistics and output_format not in FORMATS:
+        _err(f"error: --statistics prints {' or '.join(FORMATS)}, not {output_format}")
+        _exit(EXIT_ERROR)
+
+
+def _print_fix_list(heading: str, fixes) -> None:
+    from devfix.output import fix_list
+
+    sys.stderr.write(fix_list.render(heading, fixes))
 
 
 @app.command(context_settings=CONTEXT, short_help="Run before/after fixtures and compare their results.")
@@ -292,18 +356,18 @@ def explain(code: str) -> None:
     print((sys.modules[rule.__module__].__doc__ or rule.DESCRIPTION).strip())
 
 
-def _fix_stdin(select, ignore, unsafe_fixes, quiet, verbose, stdin_filename, exit_non_zero_on_fix) -> None:
-    from devfix.output import RENDERERS
+def _fix_stdin(select, ignore, unsafe_fixes, quiet, verbose, stdin_filename, exit_non_zero_on_fix, exit_zero) -> None:
+    from devfix.output import text
 
     outcome = _execute((STDIN,), select, ignore, (), None, unsafe_fixes, stdin_filename, apply_fixes=True, write=False)
     (result,) = outcome.results
     sys.stdout.buffer.write(result.fixed if result.error is None else result.source)
     sys.stdout.flush()
-    sys.stderr.write(RENDERERS["text"](outcome.results, outcome.settings.unsafe_fixes))
+    sys.stderr.write(text.render(_report(outcome, outcome.results)))
     _print_messages(outcome, quiet, verbose)
     if not quiet and result.error is None:
         _err(f"Fixed {len(result.applied)} finding{_s(len(result.applied))}; {outcome.findings} remaining.")
-    _exit(_exit_code(outcome, problems=outcome.findings > 0 or (exit_non_zero_on_fix and result.changed)))
+    _exit(_exit_code(outcome, problems=(outcome.findings > 0 and not exit_zero) or (exit_non_zero_on_fix and result.changed)))
 
 
 def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename=None, *, apply_fixes: bool, write: bool):

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from devfix.findings import FileResult
+if TYPE_CHECKING:
+    from devfix.output import Report
 
 
-def render(results: Sequence[FileResult], unsafe_fixes: bool) -> str:
-    return "".join(
-        f"::error title=devfix ({finding.code}),file={result.path},line={finding.start.line},"
+def render(report: Report) -> str:
+    lines = [
+        f"::error title=devfix ({finding.code}),file={_property(result.path)},line={finding.start.line},"
         f"col={finding.start.column},endLine={finding.end.line},endColumn={finding.end.column}::"
         f"{finding.code} {_escape(finding.message)}\n"
-        for result in results
-        for finding in result.findings
-    )
+        for result, finding in report.findings()
+    ]
+    for error in report.errors():
+        properties = ["title=devfix (error)"]
+        if error.path is not None:
+            properties.append(f"file={_property(error.path)}")
+            if error.line is not None:
+                properties += [f"line={error.line}", f"col={error.column}"]
+        lines.append(f"::error {','.join(properties)}::{_escape(error.message)}\n")
+    return "".join(lines)
 
 
 def _escape(message: str) -> str:
     return message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(value: str) -> str:
+    return _escape(value).replace(":", "%3A").replace(",", "%2C")

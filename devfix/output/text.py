@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from devfix.findings import FileResult, Finding, Safety
+from devfix.findings import Finding, Safety
+
+if TYPE_CHECKING:
+    from devfix.output import Report
 
 
-def render(results: Sequence[FileResult], unsafe_fixes: bool) -> str:
-    lines = [format_finding(result.path, finding, unsafe_fixes) for result in results for finding in result.findings]
-    return "".join(line + "\n" for line in lines)
+def render(report: Report) -> str:
+    """Findings only: errors go to stderr as `error:` lines, as they always did in text."""
+    return "".join(format_finding(result.path, finding, report.unsafe_fixes) + "\n" for result, finding in report.findings())
 
 
 def format_finding(path: str, finding: Finding, unsafe_fixes: bool) -> str:
