@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -35,14 +35,17 @@ def _shared_options(command):
     """The options every command that reads source files takes, in the order `--help` lists them."""
     options = [
         click.argument("paths", nargs=-1, type=click.Path(path_type=Path)),
-        click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated)."),
-        click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable (comma-separated)."),
+        click.option("--select", multiple=True, help="Rule codes or prefixes to enable, instead of the configuration's (comma-separated)."),
+        click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable as well (comma-separated)."),
+        click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable, on top of the configuration's (comma-separated)."),
         click.option("--exclude", multiple=True, help="Extra gitignore-style patterns to skip."),
         click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: number of cores)."),
         click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes that may change numbers or state_dict keys."),
         click.option("--quiet", "-q", is_flag=True, help="Print only findings and errors."),
         click.option("--verbose", "-v", is_flag=True, help="Also print notes (skipped links, files)."),
         click.option("--stdin-filename", metavar="PATH", help="The name of the file read from `-` (standard input), for reports and configuration."),
+        click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Use this configuration file (a pyproject.toml, or a TOML file of [tool.devfix] keys) for every file."),
+        click.option("--isolated", "--no-config", "isolated", is_flag=True, help="Ignore every configuration file."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -75,12 +78,12 @@ def _report_options(command):
 @app.command(context_settings=CONTEXT)
 @_shared_options
 @_report_options
-def check(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, output_format, statistics, show_fixes, exit_zero) -> None:
+def check(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, config_file, isolated, output_format, statistics, show_fixes, exit_zero) -> None:
     """Report findings; change nothing. Exit 0 clean, 1 findings, 2 errors."""
     from devfix.output.text import is_applicable
 
     _check_statistics_format(statistics, output_format)
-    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, apply_fixes=False, write=False)
+    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, _Configuration(extend_select, config_file, isolated), apply_fixes=False, write=False)
     report = _report(outcome, outcome.results)
     sys.stdout.write(_render(report, output_format, statistics))
     _print_messages(outcome, quiet, verbose)
@@ -95,7 +98,7 @@ def check(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, st
 @_shared_options
 @_report_options
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the diff.")
-def diff(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, output_format, statistics, show_fixes, exit_zero, color) -> None:
+def diff(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, config_file, isolated, output_format, statistics, show_fixes, exit_zero, color) -> None:
     """Dry run: print a unified diff of the fixes (git apply / patch -p0 ready). Exit 1 if any.
 
     With another --output-format (or --statistics), print instead every finding the diff sees,
@@ -104,7 +107,7 @@ def diff(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, std
     from devfix.findings import Finding
 
     _check_statistics_format(statistics, output_format)
-    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, apply_fixes=True, write=False)
+    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, _Configuration(extend_select, config_file, isolated), apply_fixes=True, write=False)
     if output_format == "text" and not statistics:
         colored = wants_color(color, sys.stdout)
         for result in outcome.changed:
@@ -129,15 +132,15 @@ def diff(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, std
 @_shared_options
 @_report_options
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 if any file was changed.")
-def fix(paths, select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, output_format, statistics, show_fixes, exit_zero, exit_non_zero_on_fix) -> None:
+def fix(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, config_file, isolated, output_format, statistics, show_fixes, exit_zero, exit_non_zero_on_fix) -> None:
     """Apply the fixes in place, atomically. Exit 1 if findings remain, 2 on errors.
 
     With `-` as the path, read standard input and print the fixed source on stdout (the report goes
     to stderr); on an error the source is printed unchanged."""
     _check_statistics_format(statistics, output_format)
     if tuple(paths) == (STDIN,):
-        _fix_stdin(select, ignore, unsafe_fixes, quiet, verbose, stdin_filename, exit_non_zero_on_fix, exit_zero)
-    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, apply_fixes=True, write=True)
+        _fix_stdin(select, ignore, unsafe_fixes, quiet, verbose, stdin_filename, _Configuration(extend_select, config_file, isolated), exit_non_zero_on_fix, exit_zero)
+    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, _Configuration(extend_select, config_file, isolated), apply_fixes=True, write=True)
     sys.stdout.write(_render(_report(outcome, outcome.results), output_format, statistics))
     if not quiet:
         for result in outcome.written:
@@ -356,10 +359,10 @@ def explain(code: str) -> None:
     print((sys.modules[rule.__module__].__doc__ or rule.DESCRIPTION).strip())
 
 
-def _fix_stdin(select, ignore, unsafe_fixes, quiet, verbose, stdin_filename, exit_non_zero_on_fix, exit_zero) -> None:
+def _fix_stdin(select, ignore, unsafe_fixes, quiet, verbose, stdin_filename, configuration, exit_non_zero_on_fix, exit_zero) -> None:
     from devfix.output import text
 
-    outcome = _execute((STDIN,), select, ignore, (), None, unsafe_fixes, stdin_filename, apply_fixes=True, write=False)
+    outcome = _execute((STDIN,), select, ignore, (), None, unsafe_fixes, stdin_filename, configuration, apply_fixes=True, write=False)
     (result,) = outcome.results
     sys.stdout.buffer.write(result.fixed if result.error is None else result.source)
     sys.stdout.flush()
@@ -370,7 +373,16 @@ def _fix_stdin(select, ignore, unsafe_fixes, quiet, verbose, stdin_filename, exi
     _exit(_exit_code(outcome, problems=(outcome.findings > 0 and not exit_zero) or (exit_non_zero_on_fix and result.changed)))
 
 
-def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename=None, *, apply_fixes: bool, write: bool):
+@dataclass(frozen=True)
+class _Configuration:
+    """Where the settings come from, as the command line said."""
+
+    extend_select: tuple[str, ...] = ()
+    config_file: Path | None = None
+    isolated: bool = False
+
+
+def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename=None, configuration=_Configuration(), *, apply_fixes: bool, write: bool):
     from devfix.config import ConfigError
     from devfix.rule_registry import UnknownRuleCode
     from devfix.session import Request, StdinMisused, execute
@@ -391,6 +403,9 @@ def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename=
         jobs=jobs,
         stdin=stdin,
         stdin_filename=stdin_filename,
+        extend_select=_split(configuration.extend_select),
+        config=configuration.config_file,
+        isolated=configuration.isolated,
     )
     try:
         with _progress() as progress:

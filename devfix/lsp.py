@@ -89,7 +89,7 @@ class DevfixLanguageServer(LanguageServer):
             base = load_settings(Path(path))
         except ConfigError:
             base = Settings()
-        return base.with_overrides(select=self.options.select, ignore=self.options.ignore, unsafe_fixes=self.options.unsafe_fixes)
+        return base.with_command_line(select=self.options.select, ignore=self.options.ignore, unsafe_fixes=self.options.unsafe_fixes)
 
     async def analyse(self, uri: str) -> Analysis | None:
         """The full analysis of the document as it is now (in the worker process). It runs to its
@@ -123,7 +123,7 @@ class DevfixLanguageServer(LanguageServer):
         path = document.path or "untitled.py"
         settings = self.settings_for(path)
         text = document.source if part is None else part
-        return Request(text, path, settings.select, settings.ignore, None if part is None else document.source)
+        return Request(text, path, *settings.selection(Path(path)), None if part is None else document.source)
 
     def current(self, uri: str) -> Analysis | None:
         """The full analysis of this very version, if it is done."""

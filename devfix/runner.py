@@ -6,7 +6,7 @@ import os
 import sys
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from devfix.analysis.project import ProjectIndex
@@ -28,8 +28,8 @@ class Job:
     rule_codes: tuple[str, ...]
     policy: FixPolicy
     max_file_bytes: int
-    run_id: str = ""
     named: bool = False  # named on the command line: parsed even without a word of torch in it
+    run_id: str = ""
 
 
 _index: tuple[str, ProjectIndex] | None = None  # this process's index for the run it works for
@@ -64,23 +64,19 @@ def process_source(source: bytes, job: Job) -> FileResult:
         return process(source, job.path, rules, project_index(job.run_id), job.policy)
     except RuleProducedInvalidCode as error:
         return FileResult(job.path, source, source, error=str(error))
-    except Exception as error:  # a rule crashed: report it, keep the other files going
+    except Exception as error:  # noqa: BLE001 - a rule crashed: report it, keep the other files going
         return FileResult(job.path, source, source, error=f"{job.path}: internal error in devfix: {error!r}; file left untouched")
 
 
 def run(
-    files: Sequence[Path],
-    rule_codes: tuple[str, ...],
-    policy: FixPolicy,
-    max_file_bytes: int,
+    work: Sequence[Job],
     jobs: int | None = None,
     on_progress: Callable[[int], None] | None = None,
-    named: frozenset[Path] | set[Path] = frozenset(),
 ) -> list[FileResult]:
-    """Results in the order of `files` (already sorted by discovery); the `named` ones are always
-    parsed, so a syntax error in a file the user asked about is an error, never "all passed"."""
+    """Results in the order of `work` (already sorted by discovery); each file with its own rules
+    and policy (a nested project's configuration applies to its files)."""
     run_id = uuid.uuid4().hex
-    work = [Job(str(path), rule_codes, policy, max_file_bytes, run_id, path in named) for path in files]
+    work = [replace(job, run_id=run_id) for job in work]
     workers = max(1, jobs or os.cpu_count() or 1)
     results = []
     for result in _map(work, workers):

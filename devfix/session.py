@@ -6,14 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from devfix.config import Settings, load_settings
+from devfix.config import Settings, SettingsResolver
 from devfix.discovery import discover
 from devfix.findings import FileResult
 from devfix.fix_policy import FixPolicy
 from devfix.rule_registry import select_specs
 from devfix.runner import Job, process_source, run
 from devfix.writing import WriteRefused, write_atomically
-
 
 STDIN = Path("-")
 
@@ -32,12 +31,21 @@ class Request:
     exclude: tuple[str, ...] = ()
     unsafe_fixes: bool | None = None
     jobs: int | None = None
+    extend_select: tuple[str, ...] = ()
+    config: Path | None = None  # one configuration file for every file (`--config`)
+    isolated: bool = False  # no configuration file at all (`--isolated`, `--no-config`)
     stdin: bytes | None = None  # the source when `paths` is `-`
     stdin_filename: str | None = None  # its name in reports; its folder finds the configuration
 
     @property
     def reads_stdin(self) -> bool:
         return self.paths == (STDIN,)
+
+    def resolver(self) -> SettingsResolver:
+        return SettingsResolver(
+            self.config, self.isolated,
+            select=self.select, extend_select=self.extend_select, ignore=self.ignore, unsafe_fixes=self.unsafe_fixes, jobs=self.jobs,
+        )
 
 
 @dataclass
@@ -64,18 +72,18 @@ def execute(request: Request, progress: Callable[[int], Callable[[int], None] | 
         raise StdinMisused("`-` (standard input) cannot be combined with other paths")
     if request.reads_stdin:
         return _execute_stdin(request)
-    base = load_settings(request.paths[0] if request.paths else Path.cwd())
-    settings = base.with_overrides(
-        select=request.select, ignore=request.ignore, unsafe_fixes=request.unsafe_fixes, jobs=request.jobs
-    )
-    settings = settings.with_overrides(exclude=base.exclude + request.exclude)
-    rules = select_specs(settings.select, settings.ignore)
-    found = discover(list(request.paths), settings.exclude)
+    resolver = request.resolver()
+    settings = resolver.for_path(request.paths[0] if request.paths else Path.cwd())
+    found = discover(list(request.paths), settings.exclude + request.exclude)
     outcome = Outcome(settings, errors=list(found.errors), notes=list(found.notes))
-    policy = FixPolicy(apply=request.apply_fixes, unsafe=settings.unsafe_fixes)
-    callback = progress(len(found.files)) if progress is not None else None
-    codes = tuple(rule.CODE for rule in rules)
-    outcome.results = run(found.files, codes, policy, settings.max_file_bytes, settings.jobs, callback, found.named)
+    work = []
+    for path in found.files:
+        own = resolver.for_path(path)
+        if own.config_file != settings.config_file and path not in found.named and own.excludes(path):
+            continue  # a nested project's `exclude`
+        work.append(_job(str(path), own, path, request.apply_fixes, path in found.named))
+    callback = progress(len(work)) if progress is not None else None
+    outcome.results = run(work, settings.jobs, callback)
     outcome.errors += [result.error for result in outcome.results if result.error]
     outcome.rule_crashes += [crash for result in outcome.results for crash in result.rule_crashes]
     if request.write:
@@ -83,16 +91,19 @@ def execute(request: Request, progress: Callable[[int], Callable[[int], None] | 
     return outcome
 
 
+def _job(name: str, settings: Settings, path: Path, apply_fixes: bool, named: bool) -> Job:
+    """One file's work under its own settings (rules after per-file-ignores, unsafe fixes, size)."""
+    codes = tuple(rule.CODE for rule in select_specs(*settings.selection(path)))
+    return Job(name, codes, FixPolicy(apply=apply_fixes, unsafe=settings.unsafe_fixes), settings.max_file_bytes, named)
+
+
 def _execute_stdin(request: Request) -> Outcome:
     """Standard input as one file named `stdin_filename` (or `-`): editors and formatters pipe the
     buffer through the tool. Nothing is written; `fix` prints the fixed source instead."""
     name = request.stdin_filename or "-"
-    base = load_settings(Path(name).parent if request.stdin_filename else Path.cwd())
-    settings = base.with_overrides(select=request.select, ignore=request.ignore, unsafe_fixes=request.unsafe_fixes)
-    rules = select_specs(settings.select, settings.ignore)
-    policy = FixPolicy(apply=request.apply_fixes, unsafe=settings.unsafe_fixes)
-    job = Job(name, tuple(rule.CODE for rule in rules), policy, settings.max_file_bytes, named=True)
-    result = process_source(request.stdin or b"", job)
+    path = Path(name) if request.stdin_filename else Path.cwd() / "-"
+    settings = request.resolver().for_path(path)
+    result = process_source(request.stdin or b"", _job(name, settings, path, request.apply_fixes, named=True))
     outcome = Outcome(settings, results=[result])
     outcome.errors += [result.error] if result.error else []
     outcome.rule_crashes += list(result.rule_crashes)
