@@ -11,7 +11,7 @@ from devfix.discovery import discover
 from devfix.findings import FileResult
 from devfix.fix_policy import FixPolicy
 from devfix.rule_registry import select_specs
-from devfix.runner import Job, process_source, run
+from devfix.runner import Job, run
 from devfix.writing import WriteRefused, write_atomically
 
 STDIN = Path("-")
@@ -100,10 +100,16 @@ def _job(name: str, settings: Settings, path: Path, apply_fixes: bool, named: bo
 def _execute_stdin(request: Request) -> Outcome:
     """Standard input as one file named `stdin_filename` (or `-`): editors and formatters pipe the
     buffer through the tool. Nothing is written; `fix` prints the fixed source instead."""
+    from devfix.api import process_text
+
     name = request.stdin_filename or "-"
     path = Path(name) if request.stdin_filename else Path.cwd() / "-"
     settings = request.resolver().for_path(path)
-    result = process_source(request.stdin or b"", _job(name, settings, path, request.apply_fixes, named=True))
+    select, ignore = settings.selection(path)
+    result = process_text(
+        request.stdin or b"", name, select, ignore,
+        apply_fixes=request.apply_fixes, unsafe_fixes=settings.unsafe_fixes, max_file_bytes=settings.max_file_bytes,
+    )
     outcome = Outcome(settings, results=[result])
     outcome.errors += [result.error] if result.error else []
     outcome.rule_crashes += list(result.rule_crashes)
