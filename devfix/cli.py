@@ -78,12 +78,17 @@ def _report_options(command):
 @app.command(context_settings=CONTEXT)
 @_shared_options
 @_report_options
-def check(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, config_file, isolated, output_format, statistics, show_fixes, exit_zero) -> None:
-    """Report findings; change nothing. Exit 0 clean, 1 findings, 2 errors."""
+@click.option("--add-ignore", is_flag=True, help="Add a `# devfix: ignore[CODE]` comment on the line of every current finding.")
+@click.option("--report-unused-ignores", is_flag=True, help="Report `# devfix: ignore` comments that silence nothing (as DF100).")
+def check(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, config_file, isolated, output_format, statistics, show_fixes, exit_zero, add_ignore, report_unused_ignores) -> None:
+    """Report findings; change nothing (but with --add-ignore). Exit 0 clean, 1 findings, 2 errors."""
     from devfix.output.text import is_applicable
 
     _check_statistics_format(statistics, output_format)
-    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, _Configuration(extend_select, config_file, isolated), apply_fixes=False, write=False)
+    configuration = _Configuration(extend_select, config_file, isolated, report_unused_ignores)
+    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, configuration, apply_fixes=False, write=False)
+    if add_ignore:
+        _add_ignores(outcome, quiet, verbose)
     report = _report(outcome, outcome.results)
     sys.stdout.write(_render(report, output_format, statistics))
     _print_messages(outcome, quiet, verbose)
@@ -157,6 +162,19 @@ def fix(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quiet
         _print_unsafe_hint(outcome)
     problems = (outcome.findings > 0 and not exit_zero) or (exit_non_zero_on_fix and bool(outcome.written))
     _exit(_exit_code(outcome, problems=problems))
+
+
+def _add_ignores(outcome, quiet: bool, verbose: bool) -> None:
+    from devfix.session import add_ignore_comments
+
+    if outcome.rule_crashes:
+        _err("error: a rule crashed (see the warnings); no comments added, so that no finding is hidden by mistake")
+    else:
+        comments, files = add_ignore_comments(outcome)
+    _print_messages(outcome, quiet, verbose)
+    if not quiet and not outcome.rule_crashes:
+        _err(f"Added {comments} `# devfix: ignore` comment{_s(comments)} in {files} file{_s(files)}.")
+    _exit(EXIT_ERROR if outcome.errors or outcome.rule_crashes else EXIT_CLEAN)
 
 
 def _report(outcome, results):
@@ -380,6 +398,7 @@ class _Configuration:
     extend_select: tuple[str, ...] = ()
     config_file: Path | None = None
     isolated: bool = False
+    report_unused_ignores: bool = False
 
 
 def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename=None, configuration=_Configuration(), *, apply_fixes: bool, write: bool):
@@ -406,6 +425,7 @@ def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename=
         extend_select=_split(configuration.extend_select),
         config=configuration.config_file,
         isolated=configuration.isolated,
+        report_unused_ignores=configuration.report_unused_ignores,
     )
     try:
         with _progress() as progress:

@@ -59,13 +59,15 @@ def check_module(
     project: ProjectIndex,
     facts: FileFacts | None = None,
     crashes: list[str] | None = None,
+    suppressions: Suppressions | None = None,
 ) -> list[Finding]:
     """Findings on `module` as it is; nothing is changed. `facts` may come from the screen; a rule
-    that raises is skipped and described in `crashes`."""
+    that raises is skipped and described in `crashes`; `suppressions` (when given) learn which of
+    them silenced a finding."""
     from libcst.metadata import MetadataWrapper
 
     findings: list[Finding] = []
-    suppressions = Suppressions.from_source(module.code)
+    suppressions = suppressions if suppressions is not None else Suppressions.from_source(module.code)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # one analysis shared: check mode changes nothing
     code = module.code
     facts = _facts_for(code, path, project, facts)
@@ -143,15 +145,18 @@ def process(
     project: ProjectIndex,
     policy: FixPolicy = FixPolicy(),  # noqa: B008 - frozen: one shared default is right
     whole: str | None = None,
+    report_unused_ignores: bool = False,
 ) -> FileResult:
     """Check `source`; with `policy.apply`, also fix it and report what remains. `whole` is the
-    whole file when `source` is a part of it (see `analysis.facts.analyse_file`).
+    whole file when `source` is a part of it (see `analysis.facts.analyse_file`). With
+    `report_unused_ignores` (check only), a suppression comment that silenced nothing is a finding.
 
     The `ast` screen comes first: when no rule can find anything in the file, no libcst tree is
     built at all (most library code)."""
     facts = screen(source, path, project, whole)
     if facts is not None and not any(rule.may_apply(facts.text, facts) for rule in rules):
-        return FileResult(path, source, source)
+        unused = unused_ignores(Suppressions.from_source(facts.text), rules) if report_unused_ignores else ()
+        return FileResult(path, source, source, tuple(unused))
     import libcst as cst
 
     try:
@@ -160,7 +165,10 @@ def process(
         return FileResult(path, source, source, error=describe_parse_error(path, error))
     crashes: list[str] = []
     if not policy.apply:
-        findings = check_module(module, path, rules, project, facts, crashes)
+        suppressions = Suppressions.from_source(module.code)
+        findings = check_module(module, path, rules, project, facts, crashes, suppressions)
+        if report_unused_ignores:
+            findings = sorted([*findings, *unused_ignores(suppressions, rules)], key=Finding.sort_key)
         return FileResult(path, source, source, tuple(findings), rule_crashes=tuple(crashes))
     outcome = fix_module(module, path, rules, project, policy, facts, crashes)
     if not outcome.applied:
@@ -172,6 +180,22 @@ def process(
     if remaining is None:
         remaining = check_module(outcome.module, path, rules, project, None, crashes)
     return FileResult(path, source, fixed_bytes, tuple(remaining), tuple(outcome.applied), rule_crashes=tuple(crashes))
+
+
+UNUSED_IGNORE = "DF100"
+
+
+def unused_ignores(suppressions: Suppressions, rules: Sequence[Rule]) -> list[Finding]:
+    """A finding for each suppression that silenced nothing in this check (`--report-unused-ignores`)."""
+    from devfix.findings import Position
+
+    checked = frozenset(rule.CODE for rule in rules)
+    findings = []
+    for line, code in suppressions.unused(checked):
+        start, end = suppressions.columns[line]
+        what = "`# devfix: ignore`" if code == "*" else f"`# devfix: ignore[{code}]`"
+        findings.append(Finding(UNUSED_IGNORE, f"unused {what}: nothing to silence on this line", Position(line, start), Position(line, end)))
+    return findings
 
 
 def screen(source: bytes, path: str, project: ProjectIndex, whole: str | None = None) -> FileFacts | None:

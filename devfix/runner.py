@@ -29,6 +29,7 @@ class Job:
     policy: FixPolicy
     max_file_bytes: int
     named: bool = False  # named on the command line: parsed even without a word of torch in it
+    report_unused_ignores: bool = False
     run_id: str = ""
 
 
@@ -57,11 +58,11 @@ def process_source(source: bytes, job: Job) -> FileResult:
     """One file's bytes, already read (from disk, or from standard input under `job.path`)."""
     if len(source) > job.max_file_bytes:
         return FileResult(job.path, source, source, error=f"{job.path}: {len(source)} bytes, over the {job.max_file_bytes}-byte limit; skipped")
-    if not job.named and not any(word in source for word in PREFILTER_WORDS):
-        return FileResult(job.path, source, source)
     rules = [spec_by_code(code) for code in job.rule_codes]  # loaded only for files that need them
+    if not job.named and not job.report_unused_ignores and not any(word in source for word in PREFILTER_WORDS):
+        return FileResult(job.path, source, source)
     try:
-        return process(source, job.path, rules, project_index(job.run_id), job.policy)
+        return process(source, job.path, rules, project_index(job.run_id), job.policy, report_unused_ignores=job.report_unused_ignores)
     except RuleProducedInvalidCode as error:
         return FileResult(job.path, source, source, error=str(error))
     except Exception as error:  # noqa: BLE001 - a rule crashed: report it, keep the other files going

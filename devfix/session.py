@@ -34,6 +34,7 @@ class Request:
     extend_select: tuple[str, ...] = ()
     config: Path | None = None  # one configuration file for every file (`--config`)
     isolated: bool = False  # no configuration file at all (`--isolated`, `--no-config`)
+    report_unused_ignores: bool = False
     stdin: bytes | None = None  # the source when `paths` is `-`
     stdin_filename: str | None = None  # its name in reports; its folder finds the configuration
 
@@ -81,7 +82,7 @@ def execute(request: Request, progress: Callable[[int], Callable[[int], None] | 
         own = resolver.for_path(path)
         if own.config_file != settings.config_file and path not in found.named and own.excludes(path):
             continue  # a nested project's `exclude`
-        work.append(_job(str(path), own, path, request.apply_fixes, path in found.named))
+        work.append(_job(str(path), own, path, request.apply_fixes, path in found.named, request.report_unused_ignores))
     callback = progress(len(work)) if progress is not None else None
     outcome.results = run(work, settings.jobs, callback)
     outcome.errors += [result.error for result in outcome.results if result.error]
@@ -91,10 +92,11 @@ def execute(request: Request, progress: Callable[[int], Callable[[int], None] | 
     return outcome
 
 
-def _job(name: str, settings: Settings, path: Path, apply_fixes: bool, named: bool) -> Job:
+def _job(name: str, settings: Settings, path: Path, apply_fixes: bool, named: bool, report_unused_ignores: bool = False) -> Job:
     """One file's work under its own settings (rules after per-file-ignores, unsafe fixes, size)."""
     codes = tuple(rule.CODE for rule in select_specs(*settings.selection(path)))
-    return Job(name, codes, FixPolicy(apply=apply_fixes, unsafe=settings.unsafe_fixes), settings.max_file_bytes, named)
+    policy = FixPolicy(apply=apply_fixes, unsafe=settings.unsafe_fixes)
+    return Job(name, codes, policy, settings.max_file_bytes, named, report_unused_ignores and not apply_fixes)
 
 
 def _execute_stdin(request: Request) -> Outcome:
@@ -114,6 +116,31 @@ def _execute_stdin(request: Request) -> Outcome:
     outcome.errors += [result.error] if result.error else []
     outcome.rule_crashes += list(result.rule_crashes)
     return outcome
+
+
+def add_ignore_comments(outcome: Outcome) -> tuple[int, int]:
+    """`check --add-ignore`: silence every current finding with a comment on its line, written
+    atomically; lines that cannot take a comment are errors. Returns (comments, files)."""
+    from devfix.add_ignores import add_ignores
+    from devfix.engine import UNUSED_IGNORE
+
+    comments = files = 0
+    for result in outcome.results:
+        findings = [finding for finding in result.findings if finding.code != UNUSED_IGNORE]
+        if result.error or not findings:
+            continue
+        text = result.source.decode("utf-8")
+        added = add_ignores(text, findings)
+        outcome.errors += [f"{result.path}:{line}: the line ends inside a string or continues with a backslash; no comment added" for line in added.skipped]
+        if not added.comments:
+            continue
+        try:
+            write_atomically(Path(result.path), result.source, added.text.encode("utf-8"))
+        except WriteRefused as refusal:
+            outcome.errors.append(str(refusal))
+        else:
+            comments, files = comments + added.comments, files + 1
+    return comments, files
 
 
 def _write(outcome: Outcome) -> None:
