@@ -46,6 +46,7 @@ def _shared_options(command):
         click.option("--stdin-filename", metavar="PATH", help="The name of the file read from `-` (standard input), for reports and configuration."),
         click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Use this configuration file (a pyproject.toml, or a TOML file of [tool.devfix] keys) for every file."),
         click.option("--isolated", "--no-config", "isolated", is_flag=True, help="Ignore every configuration file."),
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache (.devfix_cache/)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -80,12 +81,12 @@ def _report_options(command):
 @_report_options
 @click.option("--add-ignore", is_flag=True, help="Add a `# devfix: ignore[CODE]` comment on the line of every current finding.")
 @click.option("--report-unused-ignores", is_flag=True, help="Report `# devfix: ignore` comments that silence nothing (as DF100).")
-def check(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, config_file, isolated, output_format, statistics, show_fixes, exit_zero, add_ignore, report_unused_ignores) -> None:
+def check(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, config_file, isolated, no_cache, output_format, statistics, show_fixes, exit_zero, add_ignore, report_unused_ignores) -> None:
     """Report findings; change nothing (but with --add-ignore). Exit 0 clean, 1 findings, 2 errors."""
     from devfix.output.text import is_applicable
 
     _check_statistics_format(statistics, output_format)
-    configuration = _Configuration(extend_select, config_file, isolated, report_unused_ignores)
+    configuration = _Configuration(extend_select, config_file, isolated, report_unused_ignores, not no_cache)
     outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, configuration, apply_fixes=False, write=False)
     if add_ignore:
         _add_ignores(outcome, quiet, verbose)
@@ -103,7 +104,7 @@ def check(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, qui
 @_shared_options
 @_report_options
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the diff.")
-def diff(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, config_file, isolated, output_format, statistics, show_fixes, exit_zero, color) -> None:
+def diff(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, config_file, isolated, no_cache, output_format, statistics, show_fixes, exit_zero, color) -> None:
     """Dry run: print a unified diff of the fixes (git apply / patch -p0 ready). Exit 1 if any.
 
     With another --output-format (or --statistics), print instead every finding the diff sees,
@@ -112,7 +113,7 @@ def diff(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quie
     from devfix.findings import Finding
 
     _check_statistics_format(statistics, output_format)
-    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, _Configuration(extend_select, config_file, isolated), apply_fixes=True, write=False)
+    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, _Configuration(extend_select, config_file, isolated, cache=not no_cache), apply_fixes=True, write=False)
     if output_format == "text" and not statistics:
         colored = wants_color(color, sys.stdout)
         for result in outcome.changed:
@@ -137,15 +138,15 @@ def diff(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quie
 @_shared_options
 @_report_options
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 if any file was changed.")
-def fix(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, config_file, isolated, output_format, statistics, show_fixes, exit_zero, exit_non_zero_on_fix) -> None:
+def fix(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quiet, verbose, stdin_filename, config_file, isolated, no_cache, output_format, statistics, show_fixes, exit_zero, exit_non_zero_on_fix) -> None:
     """Apply the fixes in place, atomically. Exit 1 if findings remain, 2 on errors.
 
     With `-` as the path, read standard input and print the fixed source on stdout (the report goes
     to stderr); on an error the source is printed unchanged."""
     _check_statistics_format(statistics, output_format)
     if tuple(paths) == (STDIN,):
-        _fix_stdin(select, ignore, unsafe_fixes, quiet, verbose, stdin_filename, _Configuration(extend_select, config_file, isolated), exit_non_zero_on_fix, exit_zero)
-    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, _Configuration(extend_select, config_file, isolated), apply_fixes=True, write=True)
+        _fix_stdin(select, ignore, unsafe_fixes, quiet, verbose, stdin_filename, _Configuration(extend_select, config_file, isolated, cache=not no_cache), exit_non_zero_on_fix, exit_zero)
+    outcome = _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename, _Configuration(extend_select, config_file, isolated, cache=not no_cache), apply_fixes=True, write=True)
     sys.stdout.write(_render(_report(outcome, outcome.results), output_format, statistics))
     if not quiet:
         for result in outcome.written:
@@ -399,6 +400,7 @@ class _Configuration:
     config_file: Path | None = None
     isolated: bool = False
     report_unused_ignores: bool = False
+    cache: bool = True
 
 
 def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename=None, configuration=_Configuration(), *, apply_fixes: bool, write: bool):
@@ -426,6 +428,7 @@ def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename=
         config=configuration.config_file,
         isolated=configuration.isolated,
         report_unused_ignores=configuration.report_unused_ignores,
+        cache=configuration.cache,
     )
     try:
         with _progress() as progress:

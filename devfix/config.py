@@ -133,19 +133,21 @@ class SettingsResolver:
         self.isolated = isolated
         self.command_line = command_line
         self.given = None if config is None else load_config_file(config)
-        self._by_folder: dict[Path, Settings] = {}
+        self._by_folder: dict[Path | None, Settings] = {}
 
     def for_path(self, path: Path) -> Settings:
-        folder = (path if path.is_dir() else path.parent).resolve()
+        if self.given is not None or self.isolated:
+            return self._one()
+        folder = path if path.is_dir() else path.parent  # memoised as spelled: resolving costs more than the lookup
         if folder not in self._by_folder:
-            if self.given is not None:
-                base = self.given
-            elif self.isolated:
-                base = Settings()
-            else:
-                base = load_settings(folder)
-            self._by_folder[folder] = base.with_command_line(**self.command_line)
+            self._by_folder[folder] = load_settings(folder.resolve()).with_command_line(**self.command_line)
         return self._by_folder[folder]
+
+    def _one(self) -> Settings:
+        """The settings of every file: `--config`'s, or the defaults with `--isolated`."""
+        if None not in self._by_folder:
+            self._by_folder[None] = (self.given or Settings()).with_command_line(**self.command_line)
+        return self._by_folder[None]
 
 
 def _read_toml(path: Path) -> dict:

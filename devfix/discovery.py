@@ -50,20 +50,25 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = ()) -> Discovery:
 
 def _through_links(found: Discovery) -> tuple[list[Path], set[Path]]:
     """Each file once, by what it really is: a link is replaced by its target, and a target also
-    reached under its own name keeps that name. A link is never written through."""
-    chosen: dict[Path, Path] = {}
-    named_real: set[Path] = set()
+    reached under its own name keeps that name. A link is never written through. Files are told
+    apart by device and inode (one `stat` each, not a path resolution per component)."""
+    chosen: dict[tuple[int, int], Path] = {}
+    named: set[tuple[int, int]] = set()
     links = [path for path in found.files if path.is_symlink()]
     for path in [path for path in found.files if not path.is_symlink()] + links:
-        real = path.resolve()
+        try:
+            status = path.stat()
+        except OSError:
+            continue  # gone since the walk: nothing to process
+        identity = (status.st_dev, status.st_ino)
         if path in found.named:
-            named_real.add(real)
+            named.add(identity)
         if path.is_symlink():
-            shown = chosen.setdefault(real, _display_path(real))
+            shown = chosen.setdefault(identity, _display_path(path.resolve()))
             found.notes.append(f"{path}: symbolic link to {shown}; processed as {shown}")
         else:
-            chosen.setdefault(real, path)
-    return list(chosen.values()), {chosen[real] for real in named_real}
+            chosen.setdefault(identity, path)
+    return list(chosen.values()), {chosen[identity] for identity in named}
 
 
 def _display_path(target: Path) -> Path:
@@ -75,9 +80,9 @@ def _display_path(target: Path) -> Path:
 
 
 def _walk(root: Path, exclude: tuple[str, ...], found: Discovery) -> None:
-    import pathspec  # only to walk a directory: a hook that names its files never pays for it
-
-    user_excludes = pathspec.GitIgnoreSpec.from_lines(exclude)
+    """pathspec is imported only for patterns to match (`exclude`, a `.gitignore`): a tree without
+    any, or a hook that names its files, never pays for it."""
+    user_excludes = _spec(exclude) if exclude else None
     ignore_specs: list[tuple[Path, pathspec.PathSpec]] = []
     for directory, dirnames, filenames in os.walk(root):
         current = Path(directory)
@@ -122,22 +127,28 @@ def _gitignore_spec(directory: Path) -> pathspec.PathSpec | None:
     if not gitignore.is_file():
         return None
     try:
-        import pathspec
-
-        return pathspec.GitIgnoreSpec.from_lines(gitignore.read_text(encoding="utf-8", errors="replace").splitlines())
+        return _spec(gitignore.read_text(encoding="utf-8", errors="replace").splitlines())
     except (OSError, ValueError):
         return None
+
+
+def _spec(lines) -> pathspec.PathSpec:
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _ignored(
     path: Path,
     is_dir: bool,
     root: Path,
-    user_excludes: pathspec.PathSpec,
+    user_excludes: pathspec.PathSpec | None,
     ignore_specs: list[tuple[Path, pathspec.PathSpec]],
 ) -> bool:
     suffix = "/" if is_dir else ""
-    if user_excludes.match_file(path.relative_to(root).as_posix() + suffix) or user_excludes.match_file(path.name + suffix):
+    if user_excludes is not None and (
+        user_excludes.match_file(path.relative_to(root).as_posix() + suffix) or user_excludes.match_file(path.name + suffix)
+    ):
         return True
     for base, spec in ignore_specs:
         if (base == path or base in path.parents) and spec.match_file(path.relative_to(base).as_posix() + suffix):

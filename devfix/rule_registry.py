@@ -12,10 +12,10 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from devfix.analysis import screen
-from devfix.analysis.facts import FileFacts, FileRole
+from devfix.analysis import signals as screen  # the signal names only: the screen is loaded when a file needs it
 
 if TYPE_CHECKING:
+    from devfix.analysis.facts import FileFacts
     from devfix.codemods.base import DevfixRule
 
 
@@ -59,6 +59,8 @@ class RuleSpec:
         return not (self.moves_values and facts.framework is not None)
 
     def _fits_role(self, facts: FileFacts) -> bool:
+        from devfix.analysis.facts import FileRole
+
         if facts.role is FileRole.TEST:
             return self.in_tests
         if facts.role is FileRole.LIBRARY and self.library_signal is not None:

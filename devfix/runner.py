@@ -8,13 +8,16 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from devfix.analysis.project import ProjectIndex
-from devfix.engine import RuleProducedInvalidCode, process
 from devfix.findings import FileResult
 from devfix.fix_policy import FixPolicy
 from devfix.rule_registry import spec_by_code
 from devfix.writing import UnreadableFile, read_source
+
+if TYPE_CHECKING:
+    from devfix.analysis.project import ProjectIndex
+    from devfix.cache import ResultCache
 
 PREFILTER_WORDS = (b"torch", b"cuda")
 PROGRESS_MIN_FILES = 20
@@ -39,6 +42,8 @@ _index: tuple[str, ProjectIndex] | None = None  # this process's index for the r
 def project_index(run_id: str) -> ProjectIndex:
     """One index per run and process: each imported module is read once, not once per importer
     (a diffusers pipeline imports dozens). The files do not change during a run: writes come after."""
+    from devfix.analysis.project import ProjectIndex  # only for files that are analysed, not answered from the cache
+
     global _index
     if _index is None or _index[0] != run_id or not run_id:
         _index = (run_id, ProjectIndex())
@@ -58,6 +63,11 @@ def process_source(source: bytes, job: Job) -> FileResult:
     """One file's bytes, already read (from disk, or from standard input under `job.path`)."""
     if len(source) > job.max_file_bytes:
         return FileResult(job.path, source, source, error=f"{job.path}: {len(source)} bytes, over the {job.max_file_bytes}-byte limit; skipped")
+    from devfix.engine import (  # the analysis: only for files not answered from the cache
+        RuleProducedInvalidCode,
+        process,
+    )
+
     rules = [spec_by_code(code) for code in job.rule_codes]  # loaded only for files that need them
     if not job.named and not job.report_unused_ignores and not any(word in source for word in PREFILTER_WORDS):
         return FileResult(job.path, source, source)
@@ -69,32 +79,66 @@ def process_source(source: bytes, job: Job) -> FileResult:
         return FileResult(job.path, source, source, error=f"{job.path}: internal error in devfix: {error!r}; file left untouched")
 
 
+def analyse_path(job: Job) -> tuple[FileResult, dict[str, bool]]:
+    """`process_path`, and the other files the answer rests on (for the result cache)."""
+    index = project_index(job.run_id)
+    index.take_consulted()
+    result = process_path(job)
+    return result, index.take_consulted()
+
+
 def run(
     work: Sequence[Job],
     jobs: int | None = None,
     on_progress: Callable[[int], None] | None = None,
+    cache: ResultCache | None = None,
 ) -> list[FileResult]:
     """Results in the order of `work` (already sorted by discovery); each file with its own rules
-    and policy (a nested project's configuration applies to its files)."""
+    and policy (a nested project's configuration applies to its files). With a `cache`, files
+    whose entry is still valid are answered here, without starting a worker; the rest go to the
+    workers, and `on_progress` counts each file as it finishes, whatever its place."""
     run_id = uuid.uuid4().hex
     work = [replace(job, run_id=run_id) for job in work]
+    results: list[FileResult | None] = [None] * len(work)
+    pending = list(range(len(work)))
+    if cache is not None:
+        pending = [position for position in pending if not _answer_from(cache, work[position], results, position)]
+    done = len(work) - len(pending)
+    if on_progress is not None and done:
+        on_progress(done)
     workers = max(1, jobs or os.cpu_count() or 1)
-    results = []
-    for result in _map(work, workers):
-        results.append(result)
+    for position, (result, consulted) in _map([work[position] for position in pending], pending, workers):
+        results[position] = result
+        if cache is not None:
+            cache.store(work[position], result.source, result, consulted)
+        done += 1
         if on_progress is not None:
-            on_progress(len(results))
-    return results
+            on_progress(done)
+    if cache is not None:
+        cache.save()
+    return results  # type: ignore[return-value] - every position was filled
 
 
-def _map(work: list[Job], workers: int) -> Iterator[FileResult]:
+def _answer_from(cache: ResultCache, job: Job, results: list[FileResult | None], position: int) -> bool:
+    try:
+        source = read_source(Path(job.path), job.max_file_bytes)
+    except UnreadableFile:
+        return False  # the worker reports it
+    results[position] = cache.lookup(job, source)
+    return results[position] is not None
+
+
+def _map(work: list[Job], positions: list[int], workers: int) -> Iterator[tuple[int, tuple[FileResult, dict[str, bool]]]]:
+    """(position, outcome) as each file finishes."""
     if workers == 1 or len(work) < 2:
-        yield from map(process_path, work)
+        yield from zip(positions, map(analyse_path, work))
         return
-    from concurrent.futures import ProcessPoolExecutor  # one file, one process: no pool to import
+    from concurrent.futures import ProcessPoolExecutor, as_completed  # one file, one process: no pool to import
 
     with ProcessPoolExecutor(max_workers=min(workers, len(work))) as pool:
-        yield from pool.map(process_path, work, chunksize=max(1, len(work) // (workers * 4)))
+        futures = {pool.submit(analyse_path, job): position for job, position in zip(work, positions)}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
 
 
 def wants_progress(file_count: int) -> bool:

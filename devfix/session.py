@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from devfix.cache import ResultCache
 from devfix.config import Settings, SettingsResolver
 from devfix.discovery import discover
 from devfix.findings import FileResult
@@ -35,6 +36,7 @@ class Request:
     config: Path | None = None  # one configuration file for every file (`--config`)
     isolated: bool = False  # no configuration file at all (`--isolated`, `--no-config`)
     report_unused_ignores: bool = False
+    cache: bool = True  # results of earlier runs under `.devfix_cache/` (`--no-cache` turns it off)
     stdin: bytes | None = None  # the source when `paths` is `-`
     stdin_filename: str | None = None  # its name in reports; its folder finds the configuration
 
@@ -84,7 +86,8 @@ def execute(request: Request, progress: Callable[[int], Callable[[int], None] | 
             continue  # a nested project's `exclude`
         work.append(_job(str(path), own, path, request.apply_fixes, path in found.named, request.report_unused_ignores))
     callback = progress(len(work)) if progress is not None else None
-    outcome.results = run(work, settings.jobs, callback)
+    cache = ResultCache(settings.root) if request.cache else None
+    outcome.results = run(work, settings.jobs, callback, cache)
     outcome.errors += [result.error for result in outcome.results if result.error]
     outcome.rule_crashes += [crash for result in outcome.results for crash in result.rule_crashes]
     if request.write:

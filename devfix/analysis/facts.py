@@ -16,7 +16,7 @@ import enum
 from functools import cached_property
 from pathlib import PurePath
 
-from devfix.analysis import screen
+from devfix.analysis import screen, signals
 from devfix.analysis.ast_nodes import every_node
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
 from devfix.analysis.host_sinks import device_value_may_reach_host
@@ -59,28 +59,28 @@ class FileFacts:
     def signals(self) -> frozenset[str]:
         """The code shapes rules look for (`analysis.screen`), but for a lazy one (`has_signal`)."""
         found = screen.signals(self._walk, self.classes)
-        if screen.HARDCODED_CUDA in found and MULTI_GPU_MARKERS.search(self.text):
-            found -= {screen.HARDCODED_CUDA}  # several GPUs on purpose: DF001 leaves the file alone
+        if signals.HARDCODED_CUDA in found and MULTI_GPU_MARKERS.search(self.text):
+            found -= {signals.HARDCODED_CUDA}  # several GPUs on purpose: DF001 leaves the file alone
         return found
 
     def has_signal(self, signal: str) -> bool:
         if signal in self.signals:
             return True
-        if signal == screen.MODULE_TENSOR_ATTRIBUTE:  # `self.x = x` in __init__: is `x` a tensor?
+        if signal == signals.MODULE_TENSOR_ATTRIBUTE:  # `self.x = x` in __init__: is `x` a tensor?
             return self._any_tensor(self._walk.tensor_candidates)
-        if signal == screen.BARE_MOVE:  # `x.to(device)` as a statement: is `x` a tensor (not a Module)?
+        if signal == signals.BARE_MOVE:  # `x.to(device)` as a statement: is `x` a tensor (not a Module)?
             return self._any_tensor(self._walk.bare_move_receivers)
-        if signal == screen.PLACES_DEVICES:
+        if signal == signals.PLACES_DEVICES:
             return places_devices(self.text)
-        if signal == screen.RUNS_ON_A_DEVICE:
+        if signal == signals.RUNS_ON_A_DEVICE:
             return self._runs_on_a_device
-        if signal == screen.FACTORY_MEETS_TENSOR:
+        if signal == signals.FACTORY_MEETS_TENSOR:
             return self._factory_meets_tensor
-        if signal == screen.DEVICE_VALUE_TO_HOST:
+        if signal == signals.DEVICE_VALUE_TO_HOST:
             return self._device_value_to_host
-        if signal == screen.CALLED_CONSTRUCTION:  # `Layer(...)(x)` in a method: is `Layer` a Module class?
+        if signal == signals.CALLED_CONSTRUCTION:  # `Layer(...)(x)` in a method: is `Layer` a Module class?
             return any(self._builds_a_module(call) for call in self._walk.constructions)
-        if signal == screen.BUILT_AND_CALLED:  # `model = Net()` and `model(x)`: is `Net` a Module class?
+        if signal == signals.BUILT_AND_CALLED:  # `model = Net()` and `model(x)`: is `Net` a Module class?
             return self._built_and_called
         return False
 

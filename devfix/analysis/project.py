@@ -35,6 +35,13 @@ class ProjectIndex:
         self._sources = dict(sources or {})
         self._files: dict[str, FileClasses | None] = {}
         self._placements: dict[str, bool] = {}  # module file → does it place anything on a device
+        self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
+
+    def take_consulted(self) -> dict[str, bool]:
+        """The files the answers since the last call read, and the places where a module was looked
+        for and not found (a result cache is valid while they stay so); then starts afresh."""
+        consulted, self.consulted = self.consulted, {}
+        return consulted
 
     def is_module_class(self, from_file: str, qualified_name: str) -> bool | None:
         """True or False when known; None when devfix cannot tell (then a rule must not guess)."""
@@ -103,12 +110,15 @@ class ProjectIndex:
             bases = list(file.parents)
         for base in bases:
             for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
-                if str(candidate) in self._sources or candidate.is_file():
+                found = str(candidate) in self._sources or candidate.is_file()
+                self.consulted[str(candidate)] = found
+                if found:
                     return candidate
         return None
 
     def _facts(self, file: Path) -> FileClasses | None:
         key = str(file)
+        self.consulted[key] = True
         if key not in self._files:
             self._files[key] = _read_facts(file, self._sources.get(key))
         return self._files[key]
