@@ -56,10 +56,13 @@ def fix_source(
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
     unsafe_fixes: bool = False,
+    device_idiom: str = "cuda",
 ) -> SourceResult:
     """`source` with the fixes `devfix fix` would apply (the unsafe ones too when asked), what
-    remains, and what was applied. Raises SourceError."""
-    return _source_result(process_text(source.encode("utf-8"), path, select, ignore, apply_fixes=True, unsafe_fixes=unsafe_fixes))
+    remains, and what was applied; `device_idiom` "accelerator" writes the preamble with
+    `torch.accelerator` instead of `torch.cuda`. Raises SourceError."""
+    result = process_text(source.encode("utf-8"), path, select, ignore, apply_fixes=True, unsafe_fixes=unsafe_fixes, device_idiom=device_idiom)
+    return _source_result(result)
 
 
 def process_text(
@@ -71,10 +74,11 @@ def process_text(
     apply_fixes: bool,
     unsafe_fixes: bool = False,
     max_file_bytes: int = MAX_FILE_BYTES,
+    device_idiom: str = "cuda",
 ) -> FileResult:
     """One text under the given rules: the engine's FileResult, errors included (never raised)."""
     codes = tuple(rule.CODE for rule in select_specs(tuple(code.upper() for code in select), tuple(code.upper() for code in ignore)))
-    job = Job(path, codes, FixPolicy(apply=apply_fixes, unsafe=unsafe_fixes), max_file_bytes, named=True)
+    job = Job(path, codes, FixPolicy(apply=apply_fixes, unsafe=unsafe_fixes, device_idiom=device_idiom), max_file_bytes, named=True)
     return process_source(source, job)
 
 

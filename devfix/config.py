@@ -12,7 +12,7 @@ MAX_FILE_BYTES = 5 * 1024 * 1024
 
 KNOWN_KEYS = {
     "select", "extend-select", "ignore", "extend-ignore", "per-file-ignores",
-    "exclude", "unsafe-fixes", "max-file-bytes", "jobs",
+    "exclude", "unsafe-fixes", "max-file-bytes", "jobs", "device-idiom",
 }
 
 
@@ -30,6 +30,7 @@ class Settings:
     unsafe_fixes: bool = False
     max_file_bytes: int = MAX_FILE_BYTES
     jobs: int | None = None
+    device_idiom: str = "cuda"  # the form of the `device = ...` preamble fixes add (`fix_policy.DEVICE_IDIOMS`)
     config_file: Path | None = field(default=None, compare=False)
 
     @property
@@ -114,6 +115,7 @@ def load_config_file(path: Path) -> Settings:
         unsafe_fixes=_boolean(table, "unsafe-fixes", path),
         max_file_bytes=_positive(table, "max-file-bytes", path, MAX_FILE_BYTES),
         jobs=_positive(table, "jobs", path, None),
+        device_idiom=_choice(table, "device-idiom", path),
         config_file=path,
     )
 
@@ -173,6 +175,15 @@ def _per_file_ignores(table: dict, path: Path) -> tuple[tuple[str, tuple[str, ..
     if not isinstance(value, dict):
         raise ConfigError(f'{path}: [tool.devfix] per-file-ignores must be a table of patterns to code lists, like {{"tests/*" = ["DF001"]}}')
     return tuple((pattern, _codes(value, pattern, path)) for pattern in value)
+
+
+def _choice(table: dict, key: str, path: Path) -> str:
+    from devfix.fix_policy import DEVICE_IDIOMS
+
+    value = table.get(key, DEVICE_IDIOMS[0])
+    if value not in DEVICE_IDIOMS:
+        raise ConfigError(f"{path}: [tool.devfix] {key} must be one of {', '.join(map(repr, DEVICE_IDIOMS))}, not {value!r}")
+    return value
 
 
 def _boolean(table: dict, key: str, path: Path) -> bool:

@@ -7,11 +7,17 @@ from dataclasses import dataclass
 
 from devfix.findings import Position
 
+DEVICE_IDIOMS = ("cuda", "accelerator")
+
 
 @dataclass(frozen=True)
 class FixPolicy:
-    """Which fixes a pass applies. `only` limits it to the finding that starts at that position."""
+    """Which fixes a pass applies, and how they choose the device. `only` limits it to the finding
+    that starts at that position; `device_idiom` is the preamble's form (`[tool.devfix]
+    device-idiom`): `cuda` (CUDA or the CPU) or `accelerator` (PyTorch 2.6+: also Apple MPS, Intel
+    XPU, ...)."""
 
     apply: bool = False
     unsafe: bool = False
     only: tuple[str, Position] | None = None
+    device_idiom: str = "cuda"

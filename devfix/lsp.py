@@ -428,10 +428,12 @@ async def _fix_edit(ls: DevfixLanguageServer, data: dict) -> lsp.WorkspaceEdit:
     fix; no edits when the document changed since the action was offered."""
     uri = data["uri"]
     document = ls.workspace.get_text_document(uri)
+    settings = ls.settings_for(document.path or "untitled.py")
     if "code" in data:
-        policy = FixPolicy(apply=True, unsafe=True, only=(data["code"], Position(data["line"], data["column"])))
+        only = (data["code"], Position(data["line"], data["column"]))
+        policy = FixPolicy(apply=True, unsafe=True, only=only, device_idiom=settings.device_idiom)
     else:
-        policy = FixPolicy(apply=True, unsafe=ls.settings_for(document.path or "untitled.py").unsafe_fixes)
+        policy = FixPolicy(apply=True, unsafe=settings.unsafe_fixes, device_idiom=settings.device_idiom)
     source = document.source
     fixed = await ls.fixed_text(uri, data.get("version"), policy)
     return ls.workspace_edit(uri, minimal_edits(source, fixed) if fixed is not None else [])

@@ -98,7 +98,7 @@ def execute(request: Request, progress: Callable[[int], Callable[[int], None] | 
 def _job(name: str, settings: Settings, path: Path, apply_fixes: bool, named: bool, report_unused_ignores: bool = False) -> Job:
     """One file's work under its own settings (rules after per-file-ignores, unsafe fixes, size)."""
     codes = tuple(rule.CODE for rule in select_specs(*settings.selection(path)))
-    policy = FixPolicy(apply=apply_fixes, unsafe=settings.unsafe_fixes)
+    policy = FixPolicy(apply=apply_fixes, unsafe=settings.unsafe_fixes, device_idiom=settings.device_idiom)
     return Job(name, codes, policy, settings.max_file_bytes, named, report_unused_ignores and not apply_fixes)
 
 
@@ -114,6 +114,7 @@ def _execute_stdin(request: Request) -> Outcome:
     result = process_text(
         request.stdin or b"", name, select, ignore,
         apply_fixes=request.apply_fixes, unsafe_fixes=settings.unsafe_fixes, max_file_bytes=settings.max_file_bytes,
+        device_idiom=settings.device_idiom,
     )
     outcome = Outcome(settings, results=[result])
     outcome.errors += [result.error] if result.error else []

@@ -179,20 +179,26 @@ def _global_scope(rule: cst.CSTVisitor, node: cst.CSTNode) -> GlobalScope | None
     return None if scope is None else scope.globals
 
 
-def preamble_statement(torch_name: str, name: str = PREAMBLE_NAME) -> cst.SimpleStatementLine:
+def preamble_statement(torch_name: str, name: str = PREAMBLE_NAME, idiom: str = "cuda") -> cst.SimpleStatementLine:
+    """`device = ...` in the chosen idiom (`FixPolicy.device_idiom`): both give a `torch.device`."""
+    if idiom == "accelerator":
+        return cst.parse_statement(
+            f"{name} = {torch_name}.device({torch_name}.accelerator.current_accelerator().type"
+            f' if {torch_name}.accelerator.is_available() else "cpu")\n'
+        )
     return cst.parse_statement(
         f'{name} = {torch_name}.device("cuda" if {torch_name}.cuda.is_available() else "cpu")\n'
     )
 
 
-def insert_preamble(module: cst.Module, torch_name: str, name: str = PREAMBLE_NAME) -> cst.Module:
+def insert_preamble(module: cst.Module, torch_name: str, name: str = PREAMBLE_NAME, idiom: str = "cuda") -> cst.Module:
     """Put the preamble after the leading imports (and after `import torch`, wherever it is); or,
     when every use of the name is inside the `if __name__ == "__main__":` block (a demo at the end of
     a library module), at the top of that block: importing the module then defines nothing new."""
     main = _main_block(module)
     if main is not None and not _uses_outside(module, main, name):
         block = main.body
-        statement = preamble_statement(torch_name, name)
+        statement = preamble_statement(torch_name, name, idiom)
         return module.with_deep_changes(block, body=[statement, *block.body])
     body = list(module.body)
     index = 0
@@ -203,7 +209,7 @@ def insert_preamble(module: cst.Module, torch_name: str, name: str = PREAMBLE_NA
             index = max(index, position + 1)
             while index < len(body) and _is_import(body[index]):
                 index += 1  # not in the middle of the import block that holds `import torch`
-    statement = preamble_statement(torch_name, name).with_changes(leading_lines=[cst.EmptyLine()])
+    statement = preamble_statement(torch_name, name, idiom).with_changes(leading_lines=[cst.EmptyLine()])
     if index < len(body) and not body[index].leading_lines:
         body[index] = body[index].with_changes(leading_lines=[cst.EmptyLine()])
     body.insert(index, statement)

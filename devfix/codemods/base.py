@@ -144,7 +144,7 @@ class DevfixRule(cst.CSTTransformer):
         if alias is None:
             _add_needed_import(self.context, "torch")
             alias = "torch"
-        return insert_preamble(updated_node, alias, self._preamble_name)
+        return insert_preamble(updated_node, alias, self._preamble_name, self.policy.device_idiom)
 
     def _allowed(self, safety: Safety, start: Position) -> bool:
         policy = self.policy
