@@ -109,7 +109,7 @@ def diff(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quie
 
     With another --output-format (or --statistics), print instead every finding the diff sees,
     those it fixes and those it leaves."""
-    from devfix.diffing import diff_label, unified_diff
+    from devfix.diffing import diff_label, file_diff
     from devfix.findings import Finding
 
     _check_statistics_format(statistics, output_format)
@@ -117,7 +117,7 @@ def diff(paths, select, extend_select, ignore, exclude, jobs, unsafe_fixes, quie
     if output_format == "text" and not statistics:
         colored = wants_color(color, sys.stdout)
         for result in outcome.changed:
-            patch = unified_diff(diff_label(Path(result.path)), result.source, result.fixed)
+            patch = file_diff(diff_label(Path(result.path)), result.source, result.fixed)
             sys.stdout.buffer.write(_colorize(patch) if colored else patch)
         sys.stdout.flush()
     else:

@@ -27,6 +27,20 @@ def diff_label(path: Path) -> str:
     return "./" + Path(relative).as_posix()
 
 
+def file_diff(label: str, before: bytes, after: bytes) -> bytes:
+    """A file's diff: a unified diff, or for a notebook one per changed cell (`nb.ipynb:cell 3`),
+    which reads like code rather than JSON (ruff shows notebooks the same way)."""
+    if not label.endswith(".ipynb") or before == after:
+        return unified_diff(label, before, after)
+    from devfix.notebooks import Notebook
+
+    old, new = Notebook.from_bytes(before).cell_sources(), Notebook.from_bytes(after).cell_sources()
+    return b"".join(
+        unified_diff(f"{label}:cell {number}", old[number].encode("utf-8"), new.get(number, "").encode("utf-8"))
+        for number in old
+    )
+
+
 def unified_diff(label: str, before: bytes, after: bytes, context: int = 3) -> bytes:
     if before == after:
         return b""

@@ -101,7 +101,7 @@ def _walk(root: Path, exclude: tuple[str, ...], found: Discovery) -> None:
         dirnames[:] = kept
         for name in sorted(filenames):
             child = current / name
-            if name.endswith((".py", ".pyi")) and not _ignored(child, False, root, user_excludes, ignore_specs):
+            if name.endswith((".py", ".pyi", ".ipynb")) and not _ignored(child, False, root, user_excludes, ignore_specs):
                 if child.is_symlink() and not child.exists():
                     found.errors.append(f"{child}: broken symbolic link")
                 else:

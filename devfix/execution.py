@@ -127,7 +127,7 @@ def _execute(script: Path, machine: str, argv: list[str]) -> dict:
     report: dict = {"ok": True}
     try:
         with _machine(machine), contextlib.redirect_stdout(_Tee(captured, sys.stdout)):
-            namespace = runpy.run_path(str(script), run_name="__main__")
+            namespace = _run_notebook(script) if script.suffix == ".ipynb" else runpy.run_path(str(script), run_name="__main__")
             report["state_dict_keys"] = _state_dict_keys(namespace)
     except SystemExit as exit_request:
         if exit_request.code not in (None, 0):
@@ -138,6 +138,15 @@ def _execute(script: Path, machine: str, argv: list[str]) -> dict:
     results = [match.group(1) for line in captured.getvalue().splitlines() if (match := RESULT_LINE.match(line))]
     report["result"] = results[-1] if results else None
     return report
+
+
+def _run_notebook(script: Path) -> dict:
+    """A notebook's code cells in order, as one kernel runs them (IPython lines skipped)."""
+    from devfix.notebooks import Notebook
+
+    namespace = {"__name__": "__main__", "__file__": str(script)}
+    exec(compile(Notebook.from_bytes(script.read_bytes()).program, str(script), "exec"), namespace)  # noqa: S102 - running the user's program is the point
+    return namespace
 
 
 def _state_dict_keys(namespace: dict) -> dict[str, list[str]]:

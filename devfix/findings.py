@@ -32,13 +32,20 @@ class Finding:
     fix_safety: Safety | None = None
     fix_title: str = ""
     applied: bool = False
+    cell: int | None = None  # in a notebook: the cell, and `start`/`end` are within it
 
     @property
     def fixable(self) -> bool:
         return self.fix_safety is not None
 
-    def sort_key(self) -> tuple[int, int, str]:
-        return (self.start.line, self.start.column, self.code)
+    def sort_key(self) -> tuple[int, int, int, str]:
+        return (self.cell or 0, self.start.line, self.start.column, self.code)
+
+    @property
+    def place(self) -> str:
+        """`line:column`, or `cell N:line:column` in a notebook (as ruff writes it)."""
+        where = f"{self.start.line}:{self.start.column}"
+        return where if self.cell is None else f"cell {self.cell}:{where}"
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The fixture layout: `fixtures/<CODE>-<rule-name>/<case>/before.py` and `after.py`.
+"""The fixture layout: `fixtures/<CODE>-<rule-name>/<case>/before.py` and `after.py` (or
+`before.ipynb` and `after.ipynb`: a notebook case, run cell after cell).
 
 A case whose name starts with `clean-` is correct code that every rule must leave byte-identical;
 any other case must be changed by its directory's rule. Extra `.py` files in a case directory are
@@ -30,12 +31,16 @@ class FixtureCase:
         return self.directory.name.startswith(CLEAN_PREFIX)
 
     @property
+    def suffix(self) -> str:
+        return ".ipynb" if (self.directory / "before.ipynb").exists() else ".py"
+
+    @property
     def before(self) -> Path:
-        return self.directory / "before.py"
+        return self.directory / f"before{self.suffix}"
 
     @property
     def after(self) -> Path:
-        return self.directory / "after.py"
+        return self.directory / f"after{self.suffix}"
 
     @property
     def helpers(self) -> list[Path]:
@@ -45,5 +50,6 @@ class FixtureCase:
 
 
 def discover_cases(root: Path) -> list[FixtureCase]:
-    """Every directory under `root` holding a before.py, sorted by name."""
-    return sorted((FixtureCase(path.parent) for path in root.rglob("before.py")), key=lambda case: case.name)
+    """Every directory under `root` holding a before.py (or before.ipynb), sorted by name."""
+    befores = [*root.rglob("before.py"), *root.rglob("before.ipynb")]
+    return sorted({FixtureCase(path.parent) for path in befores}, key=lambda case: case.name)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from devfix.findings import FileResult
 from devfix.fix_policy import FixPolicy
+from devfix.notebooks import is_notebook
 from devfix.rule_registry import spec_by_code
 from devfix.writing import UnreadableFile, read_source
 
@@ -67,11 +68,14 @@ def process_source(source: bytes, job: Job) -> FileResult:
         RuleProducedInvalidCode,
         process,
     )
+    from devfix.notebook_engine import process_notebook
 
     rules = [spec_by_code(code) for code in job.rule_codes]  # loaded only for files that need them
     if not job.named and not job.report_unused_ignores and not any(word in source for word in PREFILTER_WORDS):
         return FileResult(job.path, source, source)
     try:
+        if is_notebook(job.path):
+            return process_notebook(source, job.path, rules, project_index(job.run_id), job.policy, job.report_unused_ignores)
         return process(source, job.path, rules, project_index(job.run_id), job.policy, report_unused_ignores=job.report_unused_ignores)
     except RuleProducedInvalidCode as error:
         return FileResult(job.path, source, source, error=str(error))

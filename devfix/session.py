@@ -11,6 +11,7 @@ from devfix.config import Settings, SettingsResolver
 from devfix.discovery import discover
 from devfix.findings import FileResult
 from devfix.fix_policy import FixPolicy
+from devfix.notebooks import is_notebook
 from devfix.rule_registry import select_specs
 from devfix.runner import Job, run
 from devfix.writing import WriteRefused, write_atomically
@@ -132,6 +133,9 @@ def add_ignore_comments(outcome: Outcome) -> tuple[int, int]:
     for result in outcome.results:
         findings = [finding for finding in result.findings if finding.code != UNUSED_IGNORE]
         if result.error or not findings:
+            continue
+        if is_notebook(result.path):
+            outcome.errors.append(f"{result.path}: --add-ignore does not edit notebooks yet; add `# devfix: ignore[...]` in the cells")
             continue
         text = result.source.decode("utf-8")
         added = add_ignores(text, findings)

@@ -60,7 +60,7 @@ def collect_cases(paths: list[Path]) -> list[FixtureCase]:
     for path in paths:
         if path.is_dir():
             found = discover_cases(path)
-        elif path.name in ("before.py", "after.py") and (path.parent / "before.py").is_file():
+        elif path.name in ("before.py", "after.py", "before.ipynb", "after.ipynb") and FixtureCase(path.parent).before.is_file():
             found = [FixtureCase(path.parent)]
         elif path.exists():
             raise VerifyRefused(f"{path}: not a fixture case (a case is a directory with before.py and after.py)")

@@ -17,6 +17,10 @@ def run_devfix(source: str | bytes, path: str = "snippet.py", *, fix: bool = Tru
     """The engine on an in-memory file, the way `devfix fix --unsafe-fixes` runs it."""
     data = source.encode() if isinstance(source, str) else source
     index = ProjectIndex({str(Path(path).resolve()): data.decode("utf-8", "replace")})
+    if path.endswith(".ipynb"):
+        from devfix.notebook_engine import process_notebook
+
+        return process_notebook(data, path, rules, index, FixPolicy(apply=fix, unsafe=unsafe))
     return process(data, path, rules, index, FixPolicy(apply=fix, unsafe=unsafe))
 
 

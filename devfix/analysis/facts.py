@@ -162,6 +162,8 @@ def analyse_file(source: str, path: str, project: ProjectIndex | None = None, wh
 
 def _role(tree: ast.Module, path: str, imports: ImportTable, classes: dict[str, Kind]) -> FileRole:
     name = PurePath(path).name
+    if name.endswith(".ipynb"):
+        return FileRole.PROGRAM  # a notebook's cells run top to bottom in one kernel
     if name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
         return FileRole.TEST
     has_tests = any(

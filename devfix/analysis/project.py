@@ -37,6 +37,13 @@ class ProjectIndex:
         self._placements: dict[str, bool] = {}  # module file → does it place anything on a device
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
+    def read_as(self, file: str, text: str) -> None:
+        """Answer for `file` from `text` instead of its bytes (a notebook: the program of its cells)."""
+        key = str(Path(file).resolve())
+        self._sources[key] = text
+        self._files.pop(key, None)
+        self._placements.pop(key, None)
+
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
         for and not found (a result cache is valid while they stay so); then starts afresh."""

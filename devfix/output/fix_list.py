@@ -8,7 +8,7 @@ from devfix.findings import FileResult, Finding
 
 
 def render(heading: str, fixes: Iterable[tuple[FileResult, Finding]]) -> str:
-    lines = [f"{result.path}:{finding.start.line}:{finding.start.column}: {finding.code} {finding.fix_title or finding.message}" for result, finding in fixes]
+    lines = [f"{result.path}:{finding.place}: {finding.code} {finding.fix_title or finding.message}" for result, finding in fixes]
     if not lines:
         return ""
     return f"{heading} ({len(lines)}):\n" + "".join(f"  {line}\n" for line in lines)

@@ -9,12 +9,7 @@ if TYPE_CHECKING:
 
 
 def render(report: Report) -> str:
-    lines = [
-        f"::error title=devfix ({finding.code}),file={_property(result.path)},line={finding.start.line},"
-        f"col={finding.start.column},endLine={finding.end.line},endColumn={finding.end.column}::"
-        f"{finding.code} {_escape(finding.message)}\n"
-        for result, finding in report.findings()
-    ]
+    lines = [_annotation(result.path, finding) for result, finding in report.findings()]
     for error in report.errors():
         properties = ["title=devfix (error)"]
         if error.path is not None:
@@ -23,6 +18,17 @@ def render(report: Report) -> str:
                 properties += [f"line={error.line}", f"col={error.column}"]
         lines.append(f"::error {','.join(properties)}::{_escape(error.message)}\n")
     return "".join(lines)
+
+
+def _annotation(path: str, finding) -> str:
+    """A notebook's lines are not the file's lines: there the cell and line go in the message."""
+    if finding.cell is not None:
+        return f"::error title=devfix ({finding.code}),file={_property(path)}::{finding.place}: {finding.code} {_escape(finding.message)}\n"
+    return (
+        f"::error title=devfix ({finding.code}),file={_property(path)},line={finding.start.line},"
+        f"col={finding.start.column},endLine={finding.end.line},endColumn={finding.end.column}::"
+        f"{finding.code} {_escape(finding.message)}\n"
+    )
 
 
 def _escape(message: str) -> str:

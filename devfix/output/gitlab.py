@@ -19,21 +19,17 @@ def render(report: Report) -> str:
     issues, seen = [], Counter()
     for result, finding in report.findings():
         lines = result.source.decode("utf-8", "replace").splitlines()
-        text = lines[finding.start.line - 1].strip() if 0 < finding.start.line <= len(lines) else ""
+        text = lines[finding.start.line - 1].strip() if finding.cell is None and 0 < finding.start.line <= len(lines) else finding.place
         key = (result.path, finding.code, text)
         seen[key] += 1
+        in_cell = "" if finding.cell is None else f"{finding.place}: "  # a notebook's lines are not the file's
+        positions = {"begin": {"line": finding.start.line, "column": finding.start.column}, "end": {"line": finding.end.line, "column": finding.end.column}}
         issues.append({
-            "description": f"{finding.code} {finding.message}",
+            "description": f"{in_cell}{finding.code} {finding.message}",
             "check_name": finding.code,
             "fingerprint": _fingerprint(*key, seen[key]),
             "severity": "major",
-            "location": {
-                "path": result.path,
-                "positions": {
-                    "begin": {"line": finding.start.line, "column": finding.start.column},
-                    "end": {"line": finding.end.line, "column": finding.end.column},
-                },
-            },
+            "location": {"path": result.path, "positions": positions} if finding.cell is None else {"path": result.path, "lines": {"begin": 1}},
         })
     for error in report.errors():
         issues.append({

@@ -20,6 +20,7 @@ def render(report: Report) -> str:
             "message": finding.message,
             "location": {"row": finding.start.line, "column": finding.start.column},
             "end_location": {"row": finding.end.line, "column": finding.end.column},
+            "cell": finding.cell,
             "fix": None
             if finding.fix_safety is None
             else {

@@ -15,7 +15,7 @@ def render(report: Report) -> str:
     suites = ElementTree.Element("testsuites", name="devfix")
     by_file = defaultdict(list)
     for result, finding in report.findings():
-        by_file[result.path].append(("failure", f"{finding.code} at {finding.start.line}:{finding.start.column}", finding.message))
+        by_file[result.path].append(("failure", f"{finding.code} at {finding.place}", finding.message))
     for error in report.errors():
         by_file[error.path or "devfix"].append(("error", "cannot process", error.message))
     if not by_file:

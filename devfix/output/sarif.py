@@ -27,17 +27,9 @@ def render(report: Report) -> str:
             "ruleId": finding.code,
             "ruleIndex": index[finding.code],
             "level": "error",
-            "message": {"text": finding.message},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": _uri(result.path)},
-                "region": {
-                    "startLine": finding.start.line,
-                    "startColumn": finding.start.column,
-                    "endLine": finding.end.line,
-                    "endColumn": finding.end.column,
-                },
-            }}],
-            "properties": {"fix": None if finding.fix_safety is None else finding.fix_safety.value},
+            "message": {"text": finding.message if finding.cell is None else f"{finding.place}: {finding.message}"},
+            "locations": [{"physicalLocation": _physical_location(result.path, finding)}],
+            "properties": {"fix": None if finding.fix_safety is None else finding.fix_safety.value, "cell": finding.cell},
         }
         for result, finding in report.findings()
     ]
@@ -57,6 +49,19 @@ def render(report: Report) -> str:
         }],
     }
     return json.dumps(log, indent=2) + "\n"
+
+
+def _physical_location(path: str, finding) -> dict:
+    """A region in the file; none for a notebook, whose cell lines are not the file's lines."""
+    location: dict = {"artifactLocation": {"uri": _uri(path)}}
+    if finding.cell is None:
+        location["region"] = {
+            "startLine": finding.start.line,
+            "startColumn": finding.start.column,
+            "endLine": finding.end.line,
+            "endColumn": finding.end.column,
+        }
+    return location
 
 
 def _rule(code: str) -> dict:

@@ -17,7 +17,7 @@ def render(report: Report) -> str:
 
 def format_finding(path: str, finding: Finding, unsafe_fixes: bool) -> str:
     marker = " [*]" if is_applicable(finding, unsafe_fixes) else ""
-    return f"{path}:{finding.start.line}:{finding.start.column}: {finding.code} {finding.message}{marker}"
+    return f"{path}:{finding.place}: {finding.code} {finding.message}{marker}"
 
 
 def is_applicable(finding: Finding, unsafe_fixes: bool) -> bool:

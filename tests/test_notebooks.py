@@ -1,0 +1,123 @@
+"""Jupyter notebooks: code cells analysed as one program, findings by cell, fixes written into the
+changed cells only, every other byte of the file kept (issue 12). Executed cases live in fixtures/
+(`before.ipynb`, `after.ipynb`) and run with the others."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from devfix.notebooks import Notebook, NotebookError
+from tests.cli_runner import invoke_devfix
+
+
+def notebook(*sources: str, indent: int = 1, ensure_ascii: bool = False, as_strings: bool = False) -> str:
+    cells = []
+    for number, source in enumerate(sources):
+        if source.startswith("md:"):
+            cells.append({"cell_type": "markdown", "metadata": {}, "source": source[3:]})
+            continue
+        lines = source if as_strings else source.splitlines(keepends=True)
+        cells.append({"cell_type": "code", "execution_count": number, "metadata": {"tags": ["é"]},
+                      "outputs": [{"output_type": "stream", "name": "stdout", "text": ["ok ✓\n"]}], "source": lines})
+    document = {"cells": cells, "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(document, indent=indent, ensure_ascii=ensure_ascii) + "\n"
+
+
+BUGGY = notebook(
+    "md:# A title",
+    "%matplotlib inline\nimport torch",
+    "model = torch.nn.Linear(2, 2).cuda()\n!nvidia-smi",
+    "%%bash\necho x.cuda()",
+    "print(model(torch.ones(1, 2).cuda()))",
+)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nb.ipynb").write_text(BUGGY)
+    return tmp_path
+
+
+def outside_sources(text: str) -> dict:
+    document = json.loads(text)
+    for cell in document["cells"]:
+        cell.pop("source")
+    return document
+
+
+def test_findings_are_reported_by_cell(project):
+    result = invoke_devfix(["check", "."])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "nb.ipynb:cell 3:1:9: DF001 `.cuda()` hard-codes the GPU: the program fails without one [*]",
+        "nb.ipynb:cell 5:1:13: DF001 `.cuda()` hard-codes the GPU: the program fails without one [*]",
+    ]
+    records = json.loads(invoke_devfix(["check", "--output-format", "json", "nb.ipynb"]).stdout)
+    assert [(record["cell"], record["location"]["row"]) for record in records] == [(3, 1), (5, 1)]
+
+
+def test_fix_rewrites_only_the_changed_cells_and_keeps_every_other_byte(project):
+    assert invoke_devfix(["fix", "nb.ipynb"]).exit_code == 0
+    fixed = (project / "nb.ipynb").read_text()
+    assert outside_sources(fixed) == outside_sources(BUGGY)
+    cells = json.loads(fixed)["cells"]
+    assert "".join(cells[1]["source"]).endswith('device = torch.device("cuda" if torch.cuda.is_available() else "cpu")')
+    assert cells[1]["source"][0] == "%matplotlib inline\n"
+    assert cells[2]["source"] == ["model = torch.nn.Linear(2, 2).to(device)\n", "!nvidia-smi"]
+    assert cells[3]["source"] == ["%%bash\n", "echo x.cuda()"]  # a cell magic: not Python, never edited
+    assert "".join(cells[4]["source"]) == "print(model(torch.ones(1, 2).to(device)))"
+    unchanged_prefix = BUGGY[: BUGGY.index('"source": [\n    "%matplotlib')]
+    assert fixed.startswith(unchanged_prefix) and fixed.endswith("\n") and "ok ✓" in fixed
+    assert invoke_devfix(["check", "nb.ipynb"]).exit_code == 0
+
+
+@pytest.mark.parametrize("style", [{"indent": 2}, {"ensure_ascii": True}, {"as_strings": True}])
+def test_the_notebook_keeps_its_own_json_style(tmp_path, monkeypatch, style):
+    monkeypatch.chdir(tmp_path)
+    original = notebook("import torch\nx = torch.ones(2).cuda()  # é", **style)
+    (tmp_path / "nb.ipynb").write_text(original)
+    assert invoke_devfix(["fix", "nb.ipynb"]).exit_code == 0
+    fixed = (tmp_path / "nb.ipynb").read_text()
+    reference = json.loads(original)
+    reference["cells"][0]["source"] = json.loads(fixed)["cells"][0]["source"]
+    expected = json.dumps(reference, indent=style.get("indent", 1), ensure_ascii=style.get("ensure_ascii", False)) + "\n"
+    assert fixed == expected
+    assert "to(device)" in "".join(json.loads(fixed)["cells"][0]["source"])
+
+
+def test_a_device_from_an_earlier_cell_is_in_scope_in_a_later_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nb.ipynb").write_text(notebook(
+        'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
+        "x = torch.ones(2).cuda()",
+    ))
+    diff = invoke_devfix(["diff", "nb.ipynb"]).stdout
+    assert diff.startswith("--- ./nb.ipynb:cell 2\n+++ ./nb.ipynb:cell 2\n")
+    assert "+x = torch.ones(2).to(device)" in diff and "cell 1" not in diff
+
+
+def test_modulo_at_the_start_of_a_continued_line_is_python_not_a_magic():
+    program = Notebook(notebook('message = ("%d items"\n           % 3)\n%time x = 1')).program
+    assert '           % 3)\n' in program and "%time" not in program
+
+
+@pytest.mark.parametrize(("content", "message"), [("{not json", "not valid JSON"), ('{"cells": 3}', "not a Jupyter notebook")])
+def test_a_broken_notebook_is_an_error_and_left_alone(tmp_path, monkeypatch, content, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nb.ipynb").write_text(content)
+    result = invoke_devfix(["fix", "nb.ipynb"])
+    assert result.exit_code == 2 and message in result.stderr
+    assert (tmp_path / "nb.ipynb").read_text() == content
+    with pytest.raises(NotebookError):
+        Notebook(content)
+
+
+def test_a_syntax_error_is_placed_in_its_cell(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nb.ipynb").write_text(notebook("import torch", "x = torch.ones(2).cuda()\ndef f(:\n    pass"))
+    result = invoke_devfix(["check", "nb.ipynb"])
+    assert result.exit_code == 2
+    assert "nb.ipynb:cell 2:" in result.stderr and "syntax error" in result.stderr
