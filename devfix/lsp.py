@@ -80,7 +80,6 @@ class DevfixLanguageServer(LanguageServer):
         self.background = BackgroundAnalyser()
         self.running: dict[str, tuple[tuple[int | None, str], asyncio.Future]] = {}
         self.generation = 0  # of the settings
-        self.pulled: dict[str, int | None] = {}  # the version each document's last pull answered
 
     # -- engine calls -------------------------------------------------------------------------------
 
@@ -288,7 +287,7 @@ def did_save(ls: DevfixLanguageServer, params: lsp.DidSaveTextDocumentParams) ->
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: DevfixLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    for table in (ls.analyses, ls.quick, ls.published, ls.running, ls.pulled):
+    for table in (ls.analyses, ls.quick, ls.published, ls.running):
         table.pop(uri, None)
     pending = ls.pending.pop(uri, None)
     if pending is not None:
@@ -338,19 +337,20 @@ def _publish(ls: DevfixLanguageServer, uri: str, analysis: Analysis | None) -> b
     lsp.DiagnosticOptions(identifier="devfix", inter_file_dependencies=False, workspace_diagnostics=False),
 )
 async def pull_diagnostics(ls: DevfixLanguageServer, params: lsp.DocumentDiagnosticParams) -> lsp.DocumentDiagnosticReport:
-    """The first pull of a version gets quick diagnostics. A client that accepts a refresh is
-    asked to pull again when the full analysis differs; one that does not gets the full analysis
-    when it pulls the same version again (Neovim does on save and on entering the buffer)."""
+    """A client that accepts a refresh gets quick diagnostics first and is asked to pull again
+    when the full analysis differs. One that does not (Neovim 0.11, which pulls again neither on
+    save nor on entering the buffer) gets the full analysis unless the quick one is exact: what it
+    shows must never wait for a pull that will not come."""
     uri = params.text_document.uri
     document = ls.workspace.get_text_document(uri)
-    analysis = None
-    if ls.supports_refresh() or ls.pulled.get(uri) != document.version:
-        analysis = await asyncio.to_thread(ls.quick_analyse, uri)
-        if analysis is not None and not analysis.exact:
+    analysis = await asyncio.to_thread(ls.quick_analyse, uri)
+    if analysis is not None and not analysis.exact:
+        if ls.supports_refresh():
             _replace_pending(ls, uri, _full_analysis_later(ls, uri, analysis))
+        else:
+            analysis = None
     if analysis is None:
         analysis = await ls.analyse(uri)
-    ls.pulled[uri] = document.version
     items = [] if analysis is None else ls.diagnostics(document, analysis.findings)
     return lsp.RelatedFullDocumentDiagnosticReport(items=items)
 
