@@ -154,6 +154,8 @@ def process(
     The `ast` screen comes first: when no rule can find anything in the file, no libcst tree is
     built at all (most library code)."""
     facts = screen(source, path, project, whole)
+    if facts is None and (rejected := python_rejects(source, path)) is not None:
+        return FileResult(path, source, source, error=rejected)  # never handed to libcst's native parser
     if facts is not None and not any(rule.may_apply(facts.text, facts) for rule in rules):
         unused = unused_ignores(Suppressions.from_source(facts.text), rules) if report_unused_ignores else ()
         return FileResult(path, source, source, tuple(unused))
@@ -222,6 +224,27 @@ def ensure_parses(source: bytes, path: str) -> None:
         cst.parse_module(source)
     except (SyntaxError, cst.ParserSyntaxError, ValueError) as error:
         raise RuleProducedInvalidCode(f"{path}: devfix produced code that does not parse ({error}); file left untouched") from error
+
+
+def python_rejects(source: bytes, path: str) -> str | None:
+    """Python's own verdict on the source, as the user's message, or None when it parses (or cannot
+    be decoded: the libcst path reports encodings). What CPython rejects never reaches libcst: its
+    native parser crashes the process on very deep nesting (2,000 parentheses, 8,000-term sums)
+    that CPython refuses cleanly."""
+    try:
+        text = source.decode(tokenize.detect_encoding(io.BytesIO(source).readline)[0])
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return None
+    try:
+        ast.parse(text, filename=path)
+    except SyntaxError as error:
+        line, column = error.lineno or 1, error.offset or 1
+        return f"{path}:{line}:{column}: syntax error: {error.msg}; file skipped"
+    except ValueError as error:  # a NUL byte
+        return f"{path}: cannot parse: {error}; file skipped"
+    except (RecursionError, MemoryError):
+        return f"{path}: nested too deeply for Python's parser; file skipped"
+    return None
 
 
 def describe_parse_error(path: str, error: Exception) -> str:

@@ -133,16 +133,37 @@ def _answer_from(cache: ResultCache, job: Job, results: list[FileResult | None],
 
 
 def _map(work: list[Job], positions: list[int], workers: int) -> Iterator[tuple[int, tuple[FileResult, dict[str, bool]]]]:
-    """(position, outcome) as each file finishes."""
+    """(position, outcome) as each file finishes. A worker that dies (a native crash) costs only
+    the file it was on: the files left unfinished are run again, each in a worker of its own."""
     if workers == 1 or len(work) < 2:
         yield from zip(positions, map(analyse_path, work))
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed  # one file, one process: no pool to import
+    from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(max_workers=min(workers, len(work))) as pool:
-        futures = {pool.submit(analyse_path, job): position for job, position in zip(work, positions)}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
+    unfinished = dict(zip(positions, work))
+    try:
+        with ProcessPoolExecutor(max_workers=min(workers, len(work))) as pool:
+            futures = {pool.submit(analyse_path, job): position for job, position in zip(work, positions)}
+            for future in as_completed(futures):
+                outcome = future.result()
+                del unfinished[futures[future]]
+                yield futures[future], outcome
+    except BrokenProcessPool:
+        for position, job in unfinished.items():
+            yield position, _isolated(job)
+
+
+def _isolated(job: Job) -> tuple[FileResult, dict[str, bool]]:
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            return pool.submit(analyse_path, job).result()
+    except BrokenProcessPool:
+        message = f"{job.path}: devfix's worker process crashed on this file (a fault in a native parser); file skipped. Please report it with the file."
+        return FileResult(job.path, b"", b"", error=message), {}
 
 
 def wants_progress(file_count: int) -> bool:

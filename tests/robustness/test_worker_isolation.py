@@ -1,0 +1,27 @@
+"""A worker that dies on one file (a native crash: libcst's parser segfaults on some inputs)
+costs that file one error, never the other files' results or the run (issue 13)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import devfix.runner
+from devfix.findings import FileResult
+from devfix.fix_policy import FixPolicy
+from devfix.runner import Job, run
+
+
+def crash_on_one_file(job: Job):
+    if job.path.endswith("crash.py"):
+        os.abort()  # what a segfault in native code does to the worker
+    return FileResult(job.path, b"x", b"x"), {}
+
+
+def test_a_crashing_worker_costs_only_its_file(monkeypatch):
+    monkeypatch.setattr(devfix.runner, "analyse_path", crash_on_one_file)  # inherited by the forked workers
+    names = ["a.py", "crash.py", "b.py", "c.py", "d.py"]
+    results = run([Job(str(Path(name)), (), FixPolicy(), 1 << 20) for name in names], jobs=2)
+    assert [result.path for result in results] == names
+    assert [result.error is None for result in results] == [True, False, True, True, True]
+    assert "worker process crashed on this file" in results[1].error
