@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from devfix.analysis.project import ProjectIndex
     from devfix.cache import ResultCache
 
-PREFILTER_WORDS = (b"torch", b"cuda")
+PREFILTER_WORDS = (b"torch", b"cuda")  # bytes with a NUL (UTF-16, UTF-32) are decoded first, never skipped
 PROGRESS_MIN_FILES = 20
 
 
@@ -71,7 +71,7 @@ def process_source(source: bytes, job: Job) -> FileResult:
     from devfix.notebook_engine import process_notebook
 
     rules = [spec_by_code(code) for code in job.rule_codes]  # loaded only for files that need them
-    if not job.named and not job.report_unused_ignores and not any(word in source for word in PREFILTER_WORDS):
+    if not job.named and not job.report_unused_ignores and b"\0" not in source and not any(word in source for word in PREFILTER_WORDS):
         return FileResult(job.path, source, source)
     try:
         if is_notebook(job.path):
