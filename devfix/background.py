@@ -73,9 +73,13 @@ def fix(request: Request, policy: FixPolicy) -> str | None:
 
 
 def _quiet_worker() -> None:
-    """The server's stdout is the protocol channel: the worker must never write to it."""
+    """The server's stdout is the protocol channel: the worker must never write to it. It dies
+    with the server (`workers.die_with_parent`)."""
+    from devfix.workers import die_with_parent
+
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
+    die_with_parent()
 
 
 class BackgroundAnalyser:

@@ -14,6 +14,7 @@ from devfix.findings import FileResult
 from devfix.fix_policy import FixPolicy
 from devfix.notebooks import is_notebook
 from devfix.rule_registry import spec_by_code
+from devfix.workers import die_with_parent
 from devfix.writing import UnreadableFile, read_source
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ def _map(work: list[Job], positions: list[int], workers: int) -> Iterator[tuple[
 
     unfinished = dict(zip(positions, work))
     try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(work))) as pool:
+        with ProcessPoolExecutor(max_workers=min(workers, len(work)), initializer=die_with_parent) as pool:
             futures = {pool.submit(analyse_path, job): position for job, position in zip(work, positions)}
             for future in as_completed(futures):
                 outcome = future.result()
@@ -159,7 +160,7 @@ def _isolated(job: Job) -> tuple[FileResult, dict[str, bool]]:
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        with ProcessPoolExecutor(max_workers=1) as pool:
+        with ProcessPoolExecutor(max_workers=1, initializer=die_with_parent) as pool:
             return pool.submit(analyse_path, job).result()
     except BrokenProcessPool:
         message = f"{job.path}: devfix's worker process crashed on this file (a fault in a native parser); file skipped. Please report it with the file."

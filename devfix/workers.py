@@ -1,0 +1,42 @@
+"""What every worker process devfix starts does first: die with the process that started it.
+
+A pool worker outlives a parent killed with SIGKILL (it is blocked reading its task queue), and
+keeps the caller's stdout open: `devfix fix | tee log` would never end. On Linux the kernel can
+send the worker SIGTERM when its parent dies (PR_SET_PDEATHSIG); elsewhere a watchdog thread polls
+the parent's pid.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    parent = os.getppid()
+    if sys.platform.startswith("linux") and _parent_death_signal(signal.SIGTERM):
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(1)
+        return
+    threading.Thread(target=_watch, args=(parent,), daemon=True, name="devfix-parent-watchdog").start()
+
+
+def _parent_death_signal(number: int) -> bool:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, int(number), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
