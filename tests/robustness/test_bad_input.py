@@ -36,3 +36,12 @@ def test_input_that_python_rejects_never_reaches_libcst(tmp_path, source, messag
     assert "Traceback" not in completed.stderr
     assert (tmp_path / "deep.py").read_text() == source
     assert "to(device)" in (tmp_path / "good.py").read_text()
+
+
+@pytest.mark.parametrize("text", ["[/x]", "[bold]DF001", "DF0[1]"])
+def test_user_text_is_never_read_as_markup(tmp_path, text):
+    (tmp_path / "good.py").write_text(BUGGY)
+    completed = devfix("check", "--select", text, "good.py", cwd=tmp_path)
+    assert completed.returncode == 2
+    assert completed.stderr.startswith("error: ") and text.upper() in completed.stderr.upper()
+    assert "Traceback" not in completed.stderr
