@@ -254,17 +254,26 @@ def verify(fixtures, device, timeout) -> None:
 
 
 @app.command(context_settings={**CONTEXT, "allow_extra_args": True, "ignore_unknown_options": True}, short_help="Run a program under simulated CUDA; explain its device error.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Stop the program after this many seconds (exit 2).")
 @click.argument("script", type=click.Path(path_type=Path))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(script, args) -> None:
+def run(timeout, script, args) -> None:
     """Run a program under simulated CUDA; explain its first device error and show the fix.
 
-    SCRIPT is the Python program to run; ARGS are its arguments.
+    SCRIPT is the Python program to run; ARGS are its arguments (devfix's own options go before
+    SCRIPT).
     """
     _require_torch("run")
-    from devfix.run_script import run_script
+    from devfix.run_script import ScriptMissing, run_script
 
-    report = run_script(script, list(args))
+    try:
+        report = run_script(script, list(args), timeout)
+    except ScriptMissing as error:
+        _err(f"error: {error}")
+        _exit(EXIT_ERROR)
+    if report.error_type == "Timeout":
+        _err(f"error: {script}: {report.message}; stopped")
+        _exit(EXIT_ERROR)
     if report.finished:
         _err(f"devfix: {script} finished under simulated CUDA without a device error.")
         _exit(report.exit_code)

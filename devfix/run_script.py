@@ -9,7 +9,9 @@ it sits in a file the traceback never passed through (a batch left on the CPU in
 
 from __future__ import annotations
 
+import os
 import runpy
+import signal
 import sys
 import sysconfig
 import traceback
@@ -51,24 +53,82 @@ class RunReport:
     exit_code: int = 0
 
 
-def run_script(script: Path, argv: list[str]) -> RunReport:
+class ScriptMissing(FileNotFoundError):
+    """The script to run is not a file."""
+
+
+class RunTimedOut(BaseException):
+    """`--timeout` elapsed (a BaseException, so the program's own `except Exception` cannot eat it)."""
+
+
+def run_script(script: Path, argv: list[str], timeout: float | None = None) -> RunReport:
+    """Run `script` as `python script.py argv...` would, under simulated CUDA, for at most `timeout`
+    seconds. A child the program forks reports nothing: it ends as Python would end it."""
     from devfix.sim import SimulatorUnsupported, simulated_cuda
 
+    if not script.is_file():
+        raise ScriptMissing(f"{script}: no such file")
     script = script.resolve()
     sys.argv = [str(script), *argv]
     sys.path.insert(0, str(script.parent))
     already_loaded = set(sys.modules)
+    runner_pid = os.getpid()
+    _arm_timer(timeout)
     try:
         with simulated_cuda():
             runpy.run_path(str(script), run_name="__main__")
     except SystemExit as exit_request:
-        code = exit_request.code if isinstance(exit_request.code, int) else (0 if exit_request.code is None else 1)
-        return RunReport(finished=True, exit_code=code)
+        _end_if_forked(runner_pid, exit_request)
+        return RunReport(finished=True, exit_code=_exit_status(exit_request))
+    except RunTimedOut:
+        return RunReport(False, "Timeout", f"still running after {timeout:g} s (--timeout)", exit_code=2)
     except SimulatorUnsupported as error:
+        _end_if_forked(runner_pid, error)
         return RunReport(False, type(error).__name__, str(error), exit_code=2)
     except BaseException as error:  # noqa: BLE001 - the program's own error is what devfix explains
+        _end_if_forked(runner_pid, error)
         return _explain(error, _imported_user_files(already_loaded))
+    finally:
+        _arm_timer(None)
+    _end_if_forked(runner_pid, None)
     return RunReport(finished=True)
+
+
+def _exit_status(exit_request: SystemExit) -> int:
+    """What Python does with `sys.exit(x)`: an int is the status; anything else is printed to
+    stderr and means 1 (None means 0)."""
+    if exit_request.code is None or isinstance(exit_request.code, int):
+        return exit_request.code or 0
+    print(exit_request.code, file=sys.stderr)
+    return 1
+
+
+def _end_if_forked(runner_pid: int, outcome: BaseException | None) -> None:
+    """In a child the program forked, end here as Python would: only the runner reports."""
+    if os.getpid() == runner_pid:
+        return
+    if isinstance(outcome, SystemExit):
+        status = _exit_status(outcome)
+    elif outcome is not None:
+        traceback.print_exception(outcome)
+        status = 1
+    else:
+        status = 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def _arm_timer(seconds: float | None) -> None:
+    if seconds is None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        return
+
+    def expire(signum, frame):
+        raise RunTimedOut
+
+    signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
 
 
 def _explain(error: BaseException, imported: list[Path]) -> RunReport:

@@ -69,3 +69,34 @@ def test_run_reports_non_device_errors_as_such(tmp_path):
     completed = _devfix("run", str(script), cwd=tmp_path)
     assert completed.returncode == 1
     assert "ValueError: boom (not a device error)" in completed.stderr
+
+
+def test_run_prints_the_message_of_sys_exit_as_python_does(tmp_path):
+    (tmp_path / "quit.py").write_text('import sys\nsys.exit("bad config: no data")\n')
+    completed = _devfix("run", "quit.py", cwd=tmp_path)
+    assert completed.returncode == 1
+    assert completed.stderr.splitlines()[0] == "bad config: no data"
+
+
+def test_run_of_a_missing_script_is_an_error(tmp_path):
+    completed = _devfix("run", "nope.py", cwd=tmp_path)
+    assert completed.returncode == 2
+    assert completed.stderr == "error: nope.py: no such file\n"
+
+
+def test_run_stops_a_program_at_its_timeout(tmp_path):
+    (tmp_path / "loop.py").write_text("import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except Exception:\n        pass\n")
+    completed = _devfix("run", "--timeout", "1", "loop.py", cwd=tmp_path)
+    assert completed.returncode == 2
+    assert completed.stderr == "error: loop.py: still running after 1 s (--timeout); stopped\n"
+
+
+def test_a_child_the_program_forks_does_not_report(tmp_path):
+    (tmp_path / "fork.py").write_text(
+        "import os, torch\npid = os.fork()\nif pid == 0:\n    x = torch.ones(2).cuda() + torch.ones(2)\n"
+        "else:\n    os.waitpid(pid, 0)\n    print('parent done')\n"
+    )
+    completed = _devfix("run", "fork.py", cwd=tmp_path)
+    assert completed.returncode == 0 and completed.stdout == "parent done\n"
+    assert "devfix findings" not in completed.stderr and completed.stderr.count("finished under simulated CUDA") == 1
+    assert "RuntimeError: Expected all tensors to be on the same device" in completed.stderr  # the child's own traceback
