@@ -59,7 +59,8 @@ def run_engine(request: Request, policy: FixPolicy) -> FileResult:
         rules = ALL_RULES
     whole = request.text if request.project_text is None else request.project_text
     project = ProjectIndex({str(Path(request.path).resolve()): whole})
-    return process(request.text.encode("utf-8"), request.path, rules, project, policy, request.project_text)
+    # lone surrogates (an editor's broken buffer) stay bytes that do not decode: a parse error, not a crash
+    return process(request.text.encode("utf-8", "surrogatepass"), request.path, rules, project, policy, request.project_text)
 
 
 def fix(request: Request, policy: FixPolicy) -> str | None:

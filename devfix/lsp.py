@@ -33,6 +33,7 @@ from devfix.engine import RuleProducedInvalidCode, process
 from devfix.findings import Finding, Position, Safety
 from devfix.fix_policy import FixPolicy
 from devfix.incremental import QuickDiagnostics
+from devfix.lsp_protocol import DevfixProtocol
 from devfix.suppressions import SUPPRESSION
 
 FIX_ALL_KIND = "source.fixAll.devfix"
@@ -71,17 +72,32 @@ class Analysis:
 
 class DevfixLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("devfix", __version__)
+        super().__init__("devfix", __version__, protocol_cls=DevfixProtocol)
         self.options = EditorOptions()
         self.analyses: dict[str, Analysis] = {}
         self.quick: dict[str, QuickDiagnostics] = {}
         self.pending: dict[str, asyncio.Task] = {}
         self.published: dict[str, Analysis] = {}
         self.background = BackgroundAnalyser()
+        self.too_big: set[str] = set()  # documents over max-file-bytes, already logged
         self.running: dict[str, tuple[tuple[int | None, str], asyncio.Future]] = {}
         self.generation = 0  # of the settings
 
     # -- engine calls -------------------------------------------------------------------------------
+
+    def analysable(self, document) -> bool:
+        """A Python document within `max-file-bytes`; a bigger one is left alone, said once in the
+        log (the CLI skips such a file too)."""
+        if not is_python(document):
+            return False
+        limit = self.settings_for(document.path or "untitled.py").max_file_bytes
+        size = len(document.source.encode("utf-8", "surrogatepass"))
+        if size <= limit:
+            return True
+        if document.uri not in self.too_big:
+            self.too_big.add(document.uri)
+            self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Warning, f"devfix: {document.uri} is {size} bytes, over max-file-bytes ({limit}); not analysed"))
+        return False
 
     def settings_for(self, path: str) -> Settings:
         try:
@@ -94,7 +110,7 @@ class DevfixLanguageServer(LanguageServer):
         """The full analysis of the document as it is now (in the worker process). It runs to its
         end even when the caller gives up: its findings are what quick diagnostics build on."""
         document = self.workspace.get_text_document(uri)
-        if not is_python(document):
+        if not self.analysable(document):
             return None
         cached = self.current(uri)
         if cached is not None:
@@ -137,7 +153,7 @@ class DevfixLanguageServer(LanguageServer):
         when the full analysis is needed (nothing to build on, or most of the file changed)."""
         document = self.workspace.get_text_document(uri)
         quick = self.quick.get(uri)
-        if not is_python(document) or quick is None:
+        if quick is None or not self.analysable(document):
             return None
         cached = self.current(uri)
         if cached is not None:
@@ -256,6 +272,18 @@ def _warm_up() -> None:
 @server.feature(lsp.SHUTDOWN)
 def shutdown(ls: DevfixLanguageServer, params: None) -> None:
     ls.background.shutdown()
+
+
+@server.feature(lsp.EXIT)
+def exit_now(ls: DevfixLanguageServer, params: None) -> None:
+    """`exit` ends the process now: an analysis still running in a thread would otherwise hold the
+    interpreter's shutdown until it finished (seconds on a big file)."""
+    import os
+    import sys
+
+    ls.background.shutdown()
+    sys.stdout.flush()
+    os._exit(0 if ls.protocol._shutdown else 1)
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)

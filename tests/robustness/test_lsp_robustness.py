@@ -1,0 +1,113 @@
+"""`devfix lsp` answers every request and ends when told (issue 13): a raw JSON-RPC client, so
+that malformed requests reach the server as an editor's bug would send them."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import REPO
+
+URI = "file:///tmp/devfix-robustness/train.py"
+
+
+class RawClient:
+    def __init__(self) -> None:
+        self.process = subprocess.Popen([sys.executable, "-m", "devfix", "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL)
+        self.buffer = b""
+        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}}})
+        assert self.response(0)["result"]["capabilities"]
+        self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+
+    def send(self, message: dict) -> None:
+        body = json.dumps(message).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.flush()
+
+    def response(self, message_id: int, timeout: float = 60) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for message in self._messages():
+                if message.get("id") == message_id and "method" not in message:
+                    return message
+            ready, _, _ = select.select([self.process.stdout], [], [], 0.1)
+            if ready:
+                chunk = os.read(self.process.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                self.buffer += chunk
+        raise AssertionError(f"no response to request {message_id}")
+
+    def _messages(self):
+        while b"\r\n\r\n" in self.buffer:
+            head, rest = self.buffer.split(b"\r\n\r\n", 1)
+            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+            if len(rest) < length:
+                return
+            self.buffer = rest[length:]
+            yield json.loads(rest[:length])
+
+    def open(self, text: str) -> None:
+        self.send({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                   "params": {"textDocument": {"uri": URI, "languageId": "python", "version": 1, "text": text}}})
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+
+@pytest.fixture
+def client():
+    raw = RawClient()
+    yield raw
+    raw.close()
+
+
+@pytest.mark.parametrize("params", [{"textDocument": {}}, 5, {"textDocument": {"uri": 3}, "range": "x", "context": {}}])
+def test_a_request_with_invalid_params_gets_an_invalid_params_error(client, params):
+    client.send({"jsonrpc": "2.0", "id": 7, "method": "textDocument/codeAction", "params": params})
+    assert client.response(7)["error"]["code"] == -32602
+    client.send({"jsonrpc": "2.0", "id": 8, "method": "shutdown"})
+    assert "result" in client.response(8)  # still alive and answering
+
+
+def test_lone_surrogates_in_a_document_are_no_internal_error(client):
+    client.open("import torch\nname = '\ud800'\nx = torch.ones(2).cuda()\n")
+    client.send({"jsonrpc": "2.0", "id": 9, "method": "textDocument/codeAction",
+                 "params": {"textDocument": {"uri": URI}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 3, "character": 0}},
+                            "context": {"diagnostics": []}}})
+    assert "error" not in client.response(9)
+
+
+def test_exit_ends_the_server_during_a_long_analysis(client):
+    hiera_like = (REPO / "benchmarks" / "lsp_latency.py").read_text()  # any long Python file with a finding added
+    client.open(hiera_like * 4 + "\nimport torch\nx = torch.ones(2).cuda()\n")
+    client.send({"jsonrpc": "2.0", "id": 10, "method": "textDocument/codeAction",
+                 "params": {"textDocument": {"uri": URI}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
+                            "context": {"diagnostics": []}}})
+    time.sleep(0.3)  # the analysis is under way
+    client.send({"jsonrpc": "2.0", "id": 11, "method": "shutdown"})
+    client.response(11)
+    client.send({"jsonrpc": "2.0", "method": "exit"})
+    started = time.monotonic()
+    client.process.wait(timeout=10)
+    assert time.monotonic() - started < 1.5
+    assert client.process.returncode == 0
+
+
+def test_a_document_over_max_file_bytes_is_not_analysed(client, tmp_path):
+    client.open("import torch\nx = torch.ones(2).cuda()\n" + "# filler\n" * 700_000)  # over 5 MiB
+    client.send({"jsonrpc": "2.0", "id": 12, "method": "textDocument/codeAction",
+                 "params": {"textDocument": {"uri": URI}, "range": {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}},
+                            "context": {"diagnostics": []}}})
+    started = time.monotonic()
+    assert client.response(12)["result"] in ([], None)
+    assert time.monotonic() - started < 5
