@@ -274,18 +274,6 @@ def shutdown(ls: DevfixLanguageServer, params: None) -> None:
     ls.background.shutdown()
 
 
-@server.feature(lsp.EXIT)
-def exit_now(ls: DevfixLanguageServer, params: None) -> None:
-    """`exit` ends the process now: an analysis still running in a thread would otherwise hold the
-    interpreter's shutdown until it finished (seconds on a big file)."""
-    import os
-    import sys
-
-    ls.background.shutdown()
-    sys.stdout.flush()
-    os._exit(0 if ls.protocol._shutdown else 1)
-
-
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: DevfixLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
     ls.options = EditorOptions.from_json(params.settings)
