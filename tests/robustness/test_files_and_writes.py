@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+from pathlib import Path
 
 import pytest
 
@@ -73,7 +74,7 @@ def test_a_failed_write_through_hard_links_keeps_the_fixed_text(tmp_path, monkey
     with pytest.raises(WriteRefused, match="the fixed text is in") as refusal:
         write_atomically(target, b"old\n", b"new\n")
     kept = str(refusal.value).rsplit(" ", 1)[1]
-    assert open(kept, "rb").read() == b"new\n"
+    assert Path(kept).read_bytes() == b"new\n"
 
 
 def test_a_utf16_file_is_not_passed_as_clean(project):
