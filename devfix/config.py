@@ -38,11 +38,6 @@ class Settings:
         """Where the file's relative patterns start: the configuration file's folder."""
         return self.config_file.parent if self.config_file is not None else Path.cwd()
 
-    def with_overrides(self, **overrides: object) -> Settings:
-        """Command-line values win where they were given (None means not given)."""
-        given = {key: value for key, value in overrides.items() if value not in (None, ())}
-        return replace(self, **given)
-
     def with_command_line(self, select=(), extend_select=(), ignore=(), unsafe_fixes=None, jobs=None) -> Settings:
         """ruff's layering: `--select` replaces the file's selection (its `extend-select` too),
         `--extend-select` and `--ignore` add to the file's lists."""
