@@ -17,10 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from devfix.analysis.project import ProjectIndex
+from devfix.budget import OverTimeBudget, StillRunning, limit_memory, run_deep
 from devfix.codemods import ALL_RULES, UnknownRuleCode, select_rules
+from devfix.config import FILE_MEMORY_LIMIT, FILE_TIMEOUT
 from devfix.engine import RuleProducedInvalidCode, process
 from devfix.findings import FileResult, Finding
 from devfix.fix_policy import FixPolicy
+
+OVER_BUDGET = (OverTimeBudget, StillRunning, MemoryError, RecursionError)
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class Request:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     project_text: str | None = None  # the whole file, when `text` is a part of it
+    timeout: float | None = FILE_TIMEOUT  # seconds (`file-timeout`): then the document gets no full analysis
 
 
 @dataclass(frozen=True)
@@ -45,8 +50,8 @@ def analyse(request: Request) -> Outcome:
     """The engine's check on the whole text, as `devfix check` runs it."""
     try:
         result = run_engine(request, FixPolicy())
-    except RuleProducedInvalidCode:
-        return Outcome((), False)
+    except (RuleProducedInvalidCode, *OVER_BUDGET):
+        return Outcome((), False)  # no findings it could stand behind: no quick fixes either
     return Outcome(tuple(result.findings), result.error is None)
 
 
@@ -60,7 +65,8 @@ def run_engine(request: Request, policy: FixPolicy) -> FileResult:
     whole = request.text if request.project_text is None else request.project_text
     project = ProjectIndex({str(Path(request.path).resolve()): whole})
     # lone surrogates (an editor's broken buffer) stay bytes that do not decode: a parse error, not a crash
-    return process(request.text.encode("utf-8", "surrogatepass"), request.path, rules, project, policy, request.project_text)
+    source = request.text.encode("utf-8", "surrogatepass")
+    return run_deep(lambda: process(source, request.path, rules, project, policy, request.project_text), request.timeout)
 
 
 def fix(request: Request, policy: FixPolicy) -> str | None:
@@ -68,19 +74,21 @@ def fix(request: Request, policy: FixPolicy) -> str | None:
     changed safely: a text that does not parse, or a rule whose output would not parse)."""
     try:
         result = run_engine(request, policy)
-    except RuleProducedInvalidCode:
+    except (RuleProducedInvalidCode, *OVER_BUDGET):
         return None
     return result.fixed.decode("utf-8") if result.changed else None
 
 
 def _quiet_worker() -> None:
     """The server's stdout is the protocol channel: the worker must never write to it. It dies
-    with the server (`workers.die_with_parent`)."""
-    from devfix.workers import die_with_parent
+    with the server (`workers.die_with_parent`), and a huge document cannot take the machine's
+    memory (`budget.limit_memory`)."""
+    from devfix.workers import start_worker
 
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
-    die_with_parent()
+    start_worker()
+    limit_memory(FILE_MEMORY_LIMIT)
 
 
 class BackgroundAnalyser:

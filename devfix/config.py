@@ -9,10 +9,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
+FILE_TIMEOUT = 60  # seconds of analysis per file; a 500 kB module with a finding takes ~30 s
+FILE_MEMORY_LIMIT = 4096  # MiB of address space per worker process; that module needs ~1 GiB
+MIN_FILE_MEMORY_LIMIT = 512  # below it, a worker cannot even load libcst's native parser
 
 KNOWN_KEYS = {
     "select", "extend-select", "ignore", "extend-ignore", "per-file-ignores",
     "exclude", "unsafe-fixes", "max-file-bytes", "jobs", "device-idiom",
+    "file-timeout", "file-memory-limit",
 }
 
 
@@ -29,6 +33,8 @@ class Settings:
     exclude: tuple[str, ...] = ()
     unsafe_fixes: bool = False
     max_file_bytes: int = MAX_FILE_BYTES
+    file_timeout: int = FILE_TIMEOUT
+    file_memory_limit: int = FILE_MEMORY_LIMIT
     jobs: int | None = None
     device_idiom: str = "cuda"  # the form of the `device = ...` preamble fixes add (`fix_policy.DEVICE_IDIOMS`)
     config_file: Path | None = field(default=None, compare=False)
@@ -109,6 +115,8 @@ def load_config_file(path: Path) -> Settings:
         exclude=_strings(table, "exclude", path),
         unsafe_fixes=_boolean(table, "unsafe-fixes", path),
         max_file_bytes=_positive(table, "max-file-bytes", path, MAX_FILE_BYTES),
+        file_timeout=_positive(table, "file-timeout", path, FILE_TIMEOUT),
+        file_memory_limit=_at_least(table, "file-memory-limit", path, FILE_MEMORY_LIMIT, MIN_FILE_MEMORY_LIMIT),
         jobs=_positive(table, "jobs", path, None),
         device_idiom=_choice(table, "device-idiom", path),
         config_file=path,
@@ -192,4 +200,11 @@ def _positive(table: dict, key: str, path: Path, default: int | None) -> int | N
     value = table.get(key, default)
     if value is not default and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
         raise ConfigError(f"{path}: [tool.devfix] {key} must be a whole number above 0, not {value!r}")
+    return value
+
+
+def _at_least(table: dict, key: str, path: Path, default: int, minimum: int) -> int:
+    value = _positive(table, key, path, default)
+    if value < minimum:
+        raise ConfigError(f"{path}: [tool.devfix] {key} must be at least {minimum}, not {value!r}")
     return value

@@ -8,13 +8,13 @@ never pays for them.
 
 from __future__ import annotations
 
-import ast
 import io
 import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
+from devfix import python_parser
 from devfix.analysis.facts import FileFacts, analyse_file
 from devfix.analysis.project import ProjectIndex
 from devfix.findings import FileResult, Finding
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 Rule = Union[RuleSpec, "type[DevfixRule]"]  # a spec is loaded (`RuleSpec.load`) when a file needs it
 
 MAX_PASSES = 8
+RESOURCE_ERRORS = (MemoryError, RecursionError)  # out of the file's memory or stack: not a rule's bug
 
 
 class RuleProducedInvalidCode(RuntimeError):
@@ -75,6 +76,8 @@ def check_module(
         if rule.may_apply(code, facts):
             try:
                 findings += _run_rule(rule, wrapper, path, FixPolicy(), suppressions, project, facts)[1]
+            except RESOURCE_ERRORS:
+                raise  # the file's budget, not a rule's bug: the whole file is skipped
             except Exception as error:  # noqa: BLE001 - a devfix bug must not cost the other rules' findings
                 _note_crash(crashes, _crash_message(path, rule, error))
     return sorted(findings, key=Finding.sort_key)
@@ -119,6 +122,8 @@ def fix_module(
                 continue
             try:
                 new_module, findings = _run_rule(rule, wrapper, path, policy, suppressions, project, facts)
+            except RESOURCE_ERRORS:
+                raise
             except Exception as error:  # noqa: BLE001 - skip the rule for this file; the others' fixes still apply
                 crashed.add(rule.CODE)
                 _note_crash(crashes, _crash_message(path, rule, error))
@@ -220,7 +225,7 @@ def ensure_parses(source: bytes, path: str) -> None:
     import libcst as cst
 
     try:
-        ast.parse(source, filename=path)
+        python_parser.parse(source, path)
         cst.parse_module(source)
     except (SyntaxError, cst.ParserSyntaxError, ValueError) as error:
         raise RuleProducedInvalidCode(f"{path}: devfix produced code that does not parse ({error}); file left untouched") from error
@@ -236,13 +241,13 @@ def python_rejects(source: bytes, path: str) -> str | None:
     except (SyntaxError, UnicodeDecodeError, LookupError):
         return None
     try:
-        ast.parse(text, filename=path)
+        python_parser.parse(text, path)
     except SyntaxError as error:
         line, column = error.lineno or 1, error.offset or 1
         return f"{path}:{line}:{column}: syntax error: {error.msg}; file skipped"
     except ValueError as error:  # a NUL byte
         return f"{path}: cannot parse: {error}; file skipped"
-    except (RecursionError, MemoryError):
+    except RecursionError:  # MemoryError goes on: it is the file's memory budget (`budget.limit_memory`)
         return f"{path}: nested too deeply for Python's parser; file skipped"
     return None
 

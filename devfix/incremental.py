@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from devfix import python_parser
 from devfix.findings import Finding, Position
 
 LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # ast's line ends, not str.splitlines'
@@ -102,7 +103,7 @@ def _parse_chunks(lines: list[str], start: int, end: int, at_end: bool) -> list[
     if start == 1:
         source = source.removeprefix("\ufeff")  # a BOM the editor kept: the engine accepts it, ast does not
     try:
-        tree = ast.parse(source)
+        tree = python_parser.parse(source)
     except (SyntaxError, ValueError):
         return None
     offset = start - 1

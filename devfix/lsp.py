@@ -138,7 +138,7 @@ class DevfixLanguageServer(LanguageServer):
         path = document.path or "untitled.py"
         settings = self.settings_for(path)
         text = document.source if part is None else part
-        return Request(text, path, *settings.selection(Path(path)), None if part is None else document.source)
+        return Request(text, path, *settings.selection(Path(path)), None if part is None else document.source, settings.file_timeout)
 
     def current(self, uri: str) -> Analysis | None:
         """The full analysis of this very version, if it is done."""

@@ -14,7 +14,7 @@ from devfix.findings import FileResult
 from devfix.fix_policy import FixPolicy
 from devfix.notebooks import is_notebook
 from devfix.rule_registry import spec_by_code
-from devfix.workers import die_with_parent
+from devfix.workers import in_worker, start_worker
 from devfix.writing import UnreadableFile, read_source
 
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ class Job:
     named: bool = False  # named on the command line: parsed even without a word of torch in it
     report_unused_ignores: bool = False
     run_id: str = ""
+    file_timeout: float | None = None  # seconds for the analysis (`budget.run_deep`); None: no limit
+    file_memory_limit: int | None = None  # MiB of address space, applied in worker processes only
 
 
 _index: tuple[str, ProjectIndex] | None = None  # this process's index for the run it works for
@@ -65,6 +67,7 @@ def process_source(source: bytes, job: Job) -> FileResult:
     """One file's bytes, already read (from disk, or from standard input under `job.path`)."""
     if len(source) > job.max_file_bytes:
         return FileResult(job.path, source, source, error=f"{job.path}: {len(source)} bytes, over the {job.max_file_bytes}-byte limit; skipped")
+    from devfix.budget import OverTimeBudget, StillRunning, end_process_soon, run_deep
     from devfix.engine import (  # the analysis: only for files not answered from the cache
         RuleProducedInvalidCode,
         process,
@@ -74,18 +77,38 @@ def process_source(source: bytes, job: Job) -> FileResult:
     rules = [spec_by_code(code) for code in job.rule_codes]  # loaded only for files that need them
     if not job.named and not job.report_unused_ignores and b"\0" not in source and not any(word in source for word in PREFILTER_WORDS):
         return FileResult(job.path, source, source)
-    try:
+
+    def analyse() -> FileResult:
         if is_notebook(job.path):
             return process_notebook(source, job.path, rules, project_index(job.run_id), job.policy, job.report_unused_ignores)
         return process(source, job.path, rules, project_index(job.run_id), job.policy, report_unused_ignores=job.report_unused_ignores)
+
+    def skipped(reason: str) -> FileResult:
+        return FileResult(job.path, source, source, error=f"{job.path}: {reason}; file skipped")
+
+    try:
+        return run_deep(analyse, job.file_timeout)
     except RuleProducedInvalidCode as error:
         return FileResult(job.path, source, source, error=str(error))
+    except (OverTimeBudget, StillRunning) as error:
+        if isinstance(error, StillRunning) and in_worker():
+            end_process_soon()  # its analysis goes on in native code: this worker must not take more files
+        return skipped(f"analysis took over {job.file_timeout:g} s (`file-timeout` in the devfix configuration)")
+    except MemoryError:
+        limit = f" than {job.file_memory_limit} MiB (`file-memory-limit` in the devfix configuration)" if in_worker() and job.file_memory_limit else ""
+        return skipped(f"analysis needed more memory{limit}")
+    except RecursionError:
+        return skipped("nested too deeply to analyse")
     except Exception as error:  # noqa: BLE001 - a rule crashed: report it, keep the other files going
         return FileResult(job.path, source, source, error=f"{job.path}: internal error in devfix: {error!r}; file left untouched")
 
 
 def analyse_path(job: Job) -> tuple[FileResult, dict[str, bool]]:
     """`process_path`, and the other files the answer rests on (for the result cache)."""
+    if in_worker():
+        from devfix.budget import limit_memory
+
+        limit_memory(job.file_memory_limit)
     index = project_index(job.run_id)
     index.take_consulted()
     result = process_path(job)
@@ -134,17 +157,18 @@ def _answer_from(cache: ResultCache, job: Job, results: list[FileResult | None],
 
 
 def _map(work: list[Job], positions: list[int], workers: int) -> Iterator[tuple[int, tuple[FileResult, dict[str, bool]]]]:
-    """(position, outcome) as each file finishes. A worker that dies (a native crash) costs only
-    the file it was on: the files left unfinished are run again, each in a worker of its own."""
-    if workers == 1 or len(work) < 2:
-        yield from zip(positions, map(analyse_path, work))
+    """(position, outcome) as each file finishes, analysed in worker processes (with `-j1` and for
+    one file too: only there are the memory limit and the isolation). A worker that dies (a native
+    crash) costs only the file it was on: the files left unfinished are run again, each in a
+    worker of its own."""
+    if not work:
         return
-    from concurrent.futures import ProcessPoolExecutor, as_completed  # one file, one process: no pool to import
+    from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     unfinished = dict(zip(positions, work))
     try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(work)), initializer=die_with_parent) as pool:
+        with ProcessPoolExecutor(max_workers=min(workers, len(work)), initializer=start_worker) as pool:
             futures = {pool.submit(analyse_path, job): position for job, position in zip(work, positions)}
             for future in as_completed(futures):
                 outcome = future.result()
@@ -160,10 +184,12 @@ def _isolated(job: Job) -> tuple[FileResult, dict[str, bool]]:
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        with ProcessPoolExecutor(max_workers=1, initializer=die_with_parent) as pool:
+        with ProcessPoolExecutor(max_workers=1, initializer=start_worker) as pool:
             return pool.submit(analyse_path, job).result()
     except BrokenProcessPool:
-        message = f"{job.path}: devfix's worker process crashed on this file (a fault in a native parser); file skipped. Please report it with the file."
+        memory = f"memory over its {job.file_memory_limit} MiB limit (`file-memory-limit`) in native code, or " if job.file_memory_limit else ""
+        message = (f"{job.path}: devfix's worker process died on this file ({memory}a fault in a native parser); "
+                   "file skipped. Please report it with the file.")
         return FileResult(job.path, b"", b"", error=message), {}
 
 

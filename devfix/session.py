@@ -100,7 +100,10 @@ def _job(name: str, settings: Settings, path: Path, apply_fixes: bool, named: bo
     """One file's work under its own settings (rules after per-file-ignores, unsafe fixes, size)."""
     codes = tuple(rule.CODE for rule in select_specs(*settings.selection(path)))
     policy = FixPolicy(apply=apply_fixes, unsafe=settings.unsafe_fixes, device_idiom=settings.device_idiom)
-    return Job(name, codes, policy, settings.max_file_bytes, named, report_unused_ignores and not apply_fixes)
+    return Job(
+        name, codes, policy, settings.max_file_bytes, named, report_unused_ignores and not apply_fixes,
+        file_timeout=settings.file_timeout, file_memory_limit=settings.file_memory_limit,
+    )
 
 
 def _execute_stdin(request: Request) -> Outcome:

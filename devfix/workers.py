@@ -16,6 +16,20 @@ import time
 
 PR_SET_PDEATHSIG = 1
 
+_in_worker = False
+
+
+def start_worker() -> None:
+    """A pool worker's initializer: it dies with its parent and knows it is a worker (where a
+    file's memory budget may cap the whole process)."""
+    global _in_worker
+    _in_worker = True
+    die_with_parent()
+
+
+def in_worker() -> bool:
+    return _in_worker
+
 
 def die_with_parent() -> None:
     parent = os.getppid()

@@ -31,18 +31,36 @@ def project(tmp_path, monkeypatch):
     return tmp_path
 
 
+class AnalysedLog:
+    """The files the engine analysed, one line each in a file: the analysis runs in worker
+    processes, forked with the patched engine, so a list in this process would stay empty."""
+
+    def __init__(self, path) -> None:
+        self.path = path
+        self.clear()
+
+    def clear(self) -> None:
+        self.path.write_text("")
+
+    def __iter__(self):
+        return iter(self.path.read_text().splitlines())
+
+    def __eq__(self, other) -> bool:
+        return list(self) == other
+
+
 @pytest.fixture
-def analysed(monkeypatch):
-    """The files the engine analysed in this process (`-j 1` keeps the work here)."""
-    paths: list[str] = []
+def analysed(monkeypatch, tmp_path_factory):
+    log = AnalysedLog(tmp_path_factory.mktemp("log") / "analysed.txt")
     real = devfix.engine.process
 
     def counting(source, path, *args, **kwargs):
-        paths.append(path)
+        with log.path.open("a") as file:
+            file.write(path + "\n")
         return real(source, path, *args, **kwargs)
 
     monkeypatch.setattr(devfix.engine, "process", counting)
-    return paths
+    return log
 
 
 def check(*args: str):

@@ -37,11 +37,13 @@ def test_a_check_with_nothing_to_find_never_imports_libcst(tmp_path):
         "        return self.proj(x)\n"
     )
     (tmp_path / "train.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n")
-    code = (
-        "import sys\nfrom pathlib import Path\nfrom devfix.session import Request, execute\n"
+    code = (  # what a worker process runs for each file (`devfix check` analyses in workers)
+        "import sys\nfrom devfix.fix_policy import FixPolicy\nfrom devfix.rule_registry import select_specs\n"
+        "from devfix.runner import Job, process_path\n"
+        "codes = tuple(spec.CODE for spec in select_specs())\n"
         "def check(name):\n"
-        f"    outcome = execute(Request(paths=(Path({str(tmp_path)!r}) / name,), apply_fixes=False, write=False, jobs=1))\n"
-        "    return sum(len(result.findings) for result in outcome.results), 'libcst' in sys.modules\n"
+        f"    result = process_path(Job({str(tmp_path)!r} + '/' + name, codes, FixPolicy(), 1 << 20, named=True))\n"
+        "    return len(result.findings), 'libcst' in sys.modules\n"
         "print(check('layer.py'), check('train.py'))\n"
     )
     assert run_python(code) == "(0, False) (1, True)"

@@ -16,6 +16,7 @@ import enum
 from functools import cached_property
 from pathlib import PurePath
 
+from devfix import python_parser
 from devfix.analysis import screen, signals
 from devfix.analysis.ast_nodes import every_node
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
@@ -149,7 +150,7 @@ def analyse_file(source: str, path: str, project: ProjectIndex | None = None, wh
     `whole`: the whole file when `source` is a part of it (the editor's quick diagnostics); what
     the file is and which framework it uses are then read from the whole."""
     try:
-        tree = ast.parse(source)
+        tree = python_parser.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     facts = FileFacts(tree, source, path, project)

@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from devfix import python_parser
 from devfix.analysis.imports import BUILTIN_NAMES
 from devfix.analysis.torch_api import places_devices
 
@@ -133,7 +134,7 @@ class ProjectIndex:
 
 def _read_facts(file: Path, text: str | None) -> FileClasses | None:
     try:
-        tree = ast.parse(text if text is not None else file.read_bytes())
+        tree = python_parser.parse(text if text is not None else file.read_bytes())
     except (OSError, SyntaxError, ValueError):
         return None
     facts = FileClasses()

@@ -1,0 +1,59 @@
+"""Each file's analysis has a time and a memory budget, and a stack for the deepest code Python
+accepts: a file over its budget costs one `error:` line, the other files still get their fixes
+(issue 13)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.robustness.test_bad_input import BUGGY, devfix
+
+
+def many_functions(count: int) -> str:
+    """A long module with one finding at the top: libcst analyses the whole tree (~50 s per MB)."""
+    body = "".join(f"def f{index}(x):\n    y = x + {index}\n    return y * 2\n\n" for index in range(count))
+    return "import torch\nx = torch.zeros(3).cuda()\n" + body
+
+
+def check_budget(tmp_path, config: str, source: str, message: str) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.devfix]\n" + config)
+    (tmp_path / "big.py").write_text(source)
+    (tmp_path / "good.py").write_text(BUGGY)
+    completed = devfix("fix", "--no-cache", "-j", "1", "big.py", "good.py", cwd=tmp_path)
+    assert completed.returncode == 2, completed.stderr
+    errors = [line for line in completed.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith("error: big.py: "), completed.stderr
+    assert message in errors[0]
+    assert "Traceback" not in completed.stderr
+    assert (tmp_path / "big.py").read_text() == source
+    assert "to(device)" in (tmp_path / "good.py").read_text()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["big.py", "good.py", "pyproject.toml"]
+
+
+def test_a_file_over_its_time_budget_is_skipped(tmp_path):
+    check_budget(tmp_path, "file-timeout = 1\n", many_functions(4000), "analysis took over 1 s (`file-timeout`")
+
+
+def test_a_file_over_its_memory_budget_is_skipped(tmp_path):
+    """Out of memory in Python code is a MemoryError; in libcst's native code the worker aborts:
+    either way one error naming the limit."""
+    check_budget(tmp_path, "file-memory-limit = 512\n", many_functions(40_000), "`file-memory-limit`")
+
+
+@pytest.mark.parametrize("terms", [600, 1500])
+def test_deep_code_that_python_accepts_is_fixed(tmp_path, terms):
+    """libcst recurses once or more per nesting level: past ~500 terms the default recursion limit
+    used to end in 'internal error: RecursionError'."""
+    source = "import torch\nx = torch.zeros(3).cuda() + " + " + ".join(["a"] * terms) + "\n"
+    (tmp_path / "deep.py").write_text(source)
+    completed = devfix("fix", "--no-cache", "deep.py", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    assert "torch.zeros(3).to(device) + a + a" in (tmp_path / "deep.py").read_text()
+
+
+def test_budgets_are_validated(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.devfix]\nfile-memory-limit = 100\n")
+    (tmp_path / "good.py").write_text(BUGGY)
+    completed = devfix("check", "good.py", cwd=tmp_path)
+    assert completed.returncode == 2
+    assert "[tool.devfix] file-memory-limit must be at least 512, not 100" in completed.stderr
