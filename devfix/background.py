@@ -79,7 +79,7 @@ def fix(request: Request, policy: FixPolicy) -> str | None:
     return result.fixed.decode("utf-8") if result.changed else None
 
 
-def _quiet_worker() -> None:
+def _quiet_worker(parent: int) -> None:
     """The server's stdout is the protocol channel: the worker must never write to it. It dies
     with the server (`workers.die_with_parent`), and a huge document cannot take the machine's
     memory (`budget.limit_memory`)."""
@@ -87,7 +87,7 @@ def _quiet_worker() -> None:
 
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
-    start_worker()
+    start_worker(parent)
     limit_memory(FILE_MEMORY_LIMIT)
 
 
@@ -97,13 +97,14 @@ class BackgroundAnalyser:
     def __init__(self) -> None:
         self._executor: concurrent.futures.Executor | None = None
         self._queued: dict[str, concurrent.futures.Future] = {}
+        self._closed = False
 
     def start(self) -> None:
         if self._executor is not None:
             return
         try:
             context = multiprocessing.get_context("spawn")
-            self._executor = concurrent.futures.ProcessPoolExecutor(1, mp_context=context, initializer=_quiet_worker)
+            self._executor = concurrent.futures.ProcessPoolExecutor(1, mp_context=context, initializer=_quiet_worker, initargs=(os.getpid(),))
             self._executor.submit(int)  # the worker starts (and imports devfix) now, not at the first analysis
         except (OSError, RuntimeError, concurrent.futures.process.BrokenProcessPool):
             self._restart_in_thread()
@@ -113,32 +114,52 @@ class BackgroundAnalyser:
         earlier = self._queued.pop(key, None)
         if earlier is not None:
             earlier.cancel()
-        return await self._run(key, analyse, request)
+        return await self._run(key, Outcome((), False), analyse, request)
 
     async def fix(self, request: Request, policy: FixPolicy) -> str | None:
-        return await self._run(None, fix, request, policy)
+        return await self._run(None, None, fix, request, policy)
 
-    async def _run(self, key: str | None, function, *arguments):
+    async def _run(self, key: str | None, failed, function, *arguments):
+        """`function(*arguments)` in the worker, or `failed` when it cannot be run: after
+        `shutdown`, or when the worker dies on it (a native crash, memory over its limit). A dead
+        worker is replaced for the next request, never by a thread of the server: the same
+        request would take the server down with it."""
+        if self._closed:
+            return failed
         self.start()
         try:
             future = self._executor.submit(function, *arguments)
         except concurrent.futures.process.BrokenProcessPool:
-            future = self._restart_in_thread().submit(function, *arguments)
+            self._replace_worker()
+            return failed
         if key is not None:
             self._queued[key] = future
         try:
             return await asyncio.wrap_future(future)
-        except concurrent.futures.process.BrokenProcessPool:  # the worker died mid-run
-            return await asyncio.wrap_future(self._restart_in_thread().submit(function, *arguments))
+        except concurrent.futures.process.BrokenProcessPool:
+            self._replace_worker()
+            return failed
         finally:
             if key is not None and self._queued.get(key) is future:
                 del self._queued[key]
+
+    def _replace_worker(self) -> None:
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
 
     def _restart_in_thread(self) -> concurrent.futures.Executor:
         self._executor = concurrent.futures.ThreadPoolExecutor(1)
         return self._executor
 
     def shutdown(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
+        """Stop now, an analysis under way included: the interpreter's exit would otherwise wait
+        for the worker to finish it, and `exit` must exit."""
+        self._closed = True
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        workers = list((getattr(executor, "_processes", None) or {}).values())  # CPython's pool (3.14: terminate_workers)
+        executor.shutdown(wait=False, cancel_futures=True)
+        for worker in workers:
+            worker.terminate()

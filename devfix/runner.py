@@ -168,7 +168,7 @@ def _map(work: list[Job], positions: list[int], workers: int) -> Iterator[tuple[
 
     unfinished = dict(zip(positions, work))
     try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(work)), initializer=start_worker) as pool:
+        with ProcessPoolExecutor(max_workers=min(workers, len(work)), initializer=start_worker, initargs=(os.getpid(),)) as pool:
             futures = {pool.submit(analyse_path, job): position for job, position in zip(work, positions)}
             for future in as_completed(futures):
                 outcome = future.result()
@@ -184,7 +184,7 @@ def _isolated(job: Job) -> tuple[FileResult, dict[str, bool]]:
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        with ProcessPoolExecutor(max_workers=1, initializer=start_worker) as pool:
+        with ProcessPoolExecutor(max_workers=1, initializer=start_worker, initargs=(os.getpid(),)) as pool:
             return pool.submit(analyse_path, job).result()
     except BrokenProcessPool:
         memory = f"memory over its {job.file_memory_limit} MiB limit (`file-memory-limit`) in native code, or " if job.file_memory_limit else ""

@@ -19,24 +19,27 @@ PR_SET_PDEATHSIG = 1
 _in_worker = False
 
 
-def start_worker() -> None:
-    """A pool worker's initializer: it dies with its parent and knows it is a worker (where a
-    file's memory budget may cap the whole process)."""
+def start_worker(parent: int) -> None:
+    """A pool worker's initializer (`initargs=(os.getpid(),)`): it dies with `parent` and knows it
+    is a worker (where a file's memory budget may cap the whole process)."""
     global _in_worker
     _in_worker = True
-    die_with_parent()
+    die_with_parent(parent)
 
 
 def in_worker() -> bool:
     return _in_worker
 
 
-def die_with_parent() -> None:
-    parent = os.getppid()
+def die_with_parent(parent: int) -> None:
+    """`parent` is the pid that started this process, passed in: a parent killed before this
+    runs (a spawned worker takes a second to start) must not be mistaken for init."""
     if sys.platform.startswith("linux") and _parent_death_signal(signal.SIGTERM):
         if os.getppid() != parent:  # the parent died before the signal was armed
             os._exit(1)
         return
+    if os.getppid() != parent:
+        os._exit(1)
     threading.Thread(target=_watch, args=(parent,), daemon=True, name="devfix-parent-watchdog").start()
 
 

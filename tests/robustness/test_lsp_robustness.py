@@ -93,3 +93,57 @@ def test_a_document_over_max_file_bytes_is_not_analysed(client, tmp_path):
     started = time.monotonic()
     assert client.response(12)["result"] in ([], None)
     assert time.monotonic() - started < 5
+
+
+def children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as file:
+            found |= {int(child) for child in file.read().split()}
+    return found
+
+
+def wait_gone(pids: set[int], seconds: float) -> set[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in pids):
+        time.sleep(0.05)
+    return {pid for pid in pids if os.path.exists(f"/proc/{pid}") and _not_zombie(pid)}
+
+
+def _not_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return file.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+LONG_MODULE = "import torch\nx = torch.zeros(3).cuda()\n" + "".join(
+    f"def f{index}(x):\n    y = x + {index}\n    return y * 2\n\n" for index in range(12_000)
+)  # its full analysis takes ~25 s
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads the process tree from Linux's /proc")
+def test_exit_exits_while_an_analysis_runs(client):
+    client.open(LONG_MODULE)
+    time.sleep(1.0)  # the worker is analysing
+    workers = children(client.process.pid)
+    assert workers, "the server runs its analyses in a worker process"
+    client.send({"jsonrpc": "2.0", "id": 20, "method": "shutdown"})
+    assert "result" in client.response(20, timeout=10)
+    started = time.monotonic()
+    client.send({"jsonrpc": "2.0", "method": "exit"})
+    assert client.process.wait(timeout=10) == 0
+    assert time.monotonic() - started < 5
+    assert wait_gone(workers, 5) == set()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads the process tree from Linux's /proc")
+def test_a_server_killed_while_its_worker_starts_leaves_no_process():
+    """The worker takes a second to start (spawn, import): killed before it is up, the server must
+    still take it along (it once lived on, holding the editor's pipes)."""
+    raw = RawClient()
+    workers = children(raw.process.pid)
+    raw.close()  # SIGKILL
+    assert workers
+    assert wait_gone(workers, 10) == set()
