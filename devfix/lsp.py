@@ -87,11 +87,16 @@ class DevfixLanguageServer(LanguageServer):
 
     def analysable(self, document) -> bool:
         """A Python document within `max-file-bytes`; a bigger one is left alone, said once in the
-        log (the CLI skips such a file too)."""
+        log (the CLI skips such a file too). A document the client never opened is read from disk
+        by the workspace: one that cannot be read is not analysed (no -32603 traceback)."""
         if not is_python(document):
             return False
+        try:
+            source = document.source
+        except (OSError, UnicodeDecodeError):
+            return False
         limit = self.settings_for(document.path or "untitled.py").max_file_bytes
-        size = len(document.source.encode("utf-8", "surrogatepass"))
+        size = len(source.encode("utf-8", "surrogatepass"))
         if size <= limit:
             return True
         if document.uri not in self.too_big:
@@ -444,6 +449,8 @@ async def _fix_edit(ls: DevfixLanguageServer, data: dict) -> lsp.WorkspaceEdit:
     fix; no edits when the document changed since the action was offered."""
     uri = data["uri"]
     document = ls.workspace.get_text_document(uri)
+    if not ls.analysable(document):
+        return lsp.WorkspaceEdit(changes={})
     settings = ls.settings_for(document.path or "untitled.py")
     if "code" in data:
         only = (data["code"], Position(data["line"], data["column"]))

@@ -147,3 +147,39 @@ def test_a_server_killed_while_its_worker_starts_leaves_no_process():
     raw.close()  # SIGKILL
     assert workers
     assert wait_gone(workers, 10) == set()
+
+
+def code_action_request(message_id: int, uri: str, last_line: int = 3) -> dict:
+    return {"jsonrpc": "2.0", "id": message_id, "method": "textDocument/codeAction",
+            "params": {"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": last_line, "character": 0}},
+                       "context": {"diagnostics": []}}}
+
+
+def test_malformed_messages_and_unknown_methods_leave_the_server_answering(client):
+    body = b'{"jsonrpc": "2.0", "id": 3, "method": '  # cut short: not JSON
+    client.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    client.process.stdin.flush()
+    client.send({"jsonrpc": "2.0", "id": 4, "method": "no/such/method", "params": {}})
+    assert client.response(4)["error"]["code"] == -32601
+    client.send({"jsonrpc": "2.0", "id": 5, "method": "shutdown"})
+    assert "result" in client.response(5)
+
+
+def test_an_edit_out_of_the_document_s_range_is_no_error(client):
+    client.open("import torch\nx = torch.zeros(2).cuda()\n")
+    client.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": URI, "version": 2},
+        "contentChanges": [{"range": {"start": {"line": 50, "character": 3}, "end": {"line": 99, "character": 0}}, "text": "zz"}]}})
+    client.send(code_action_request(6, URI, last_line=900))
+    assert "error" not in client.response(6)
+
+
+def test_requests_on_a_document_never_opened_and_not_on_disk_are_answered_empty(client):
+    missing = "file:///tmp/devfix-robustness/never-opened-and-missing.py"
+    client.send(code_action_request(7, missing))
+    assert client.response(7)["result"] == []
+    client.send({"jsonrpc": "2.0", "id": 8, "method": "textDocument/diagnostic", "params": {"textDocument": {"uri": missing}}})
+    assert client.response(8)["result"]["items"] == []
+    client.send({"jsonrpc": "2.0", "id": 9, "method": "workspace/executeCommand",
+                 "params": {"command": "devfix.applyAutofix", "arguments": [{"uri": missing}]}})
+    assert "error" not in client.response(9)
