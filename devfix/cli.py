@@ -222,27 +222,36 @@ def verify(fixtures, device, timeout) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from devfix.verify import VerifyRefused, cuda_machine, verify_paths
+    from devfix.verify import VerifyRefused, collect_cases, cuda_machine, verify_case
 
     try:
         machine = cuda_machine(device)
-        reports = verify_paths(list(fixtures or [Path("fixtures")]), machine, timeout)
+        cases = collect_cases(list(fixtures or [Path("fixtures")]))
     except VerifyRefused as refusal:
         _err(f"error: {refusal}")
         _exit(EXIT_ERROR)
-    table = Table("case", "before", "after (CUDA)", "after (CPU)", "verdict", box=None, pad_edge=False)
+    with _verify_count(len(cases)) as count:
+        reports = []
+        for case in cases:
+            count(len(reports), case.name)
+            reports.append(verify_case(case, machine, timeout))
+    table = Table("", "case", "before", "after", box=None, pad_edge=False)
+    table.columns[1].overflow = "fold"  # a long name wraps in its column; the table fits the terminal
+    rule = None
     for report in reports:
+        if report.case.directory.parent.name != rule:
+            rule = report.case.directory.parent.name
+            table.add_row("", f"[bold]{escape(rule)}[/bold]")  # cases grouped under their rule: short names
         outcomes = report.outcomes
-        first = outcomes.get("before (CUDA)")
-        row_after_cuda = outcomes.get("after (CUDA)", outcomes.get("before (CUDA)"))
-        row_after_cpu = outcomes.get("after (CPU)", outcomes.get("before (CPU)"))
+        after_cuda = _short(outcomes.get("after (CUDA)", outcomes.get("before (CUDA)")))
+        after_cpu = _short(outcomes.get("after (CPU)", outcomes.get("before (CPU)")))
         table.add_row(
-            escape(report.case.name),
-            "clean" if report.case.is_clean else escape(_short(first)),
-            escape(_short(row_after_cuda)),
-            escape(_short(row_after_cpu)),
             "[green]pass[/green]" if report.ok else "[red]FAIL[/red]",
+            escape(report.case.directory.name),
+            "clean" if report.case.is_clean else escape(_short(outcomes.get("before (CUDA)"))),
+            escape(after_cuda if after_cuda == after_cpu else f"{after_cuda} / {after_cpu}"),
         )
+    table.caption = "before: on the CUDA machine; after: on it and on the CPU (one value when equal)"
     console = _stdout_console()
     console.print(table)
     for report in reports:
@@ -331,11 +340,26 @@ def _display(path: Path) -> str:
 
 
 def _short(outcome) -> str:
+    """A program's outcome in a table cell: its RESULT number, "ran", or the exception's type."""
     if outcome is None:
         return "-"
     if outcome.ok:
-        return f"RESULT {outcome.result:.6g}" if outcome.result is not None else "ran"
+        return f"{outcome.result:.6g}" if outcome.result is not None else "ran"
     return f"{outcome.error_type}"
+
+
+@contextmanager
+def _verify_count(total: int):
+    """`count(done, name)`: a live "12/186 case" line on a terminal's stderr while cases run (each
+    is seconds of program runs); nothing when stderr is not a terminal."""
+    if not sys.stderr.isatty():
+        yield lambda done, name: None
+        return
+    from rich.console import Console
+    from rich.markup import escape
+
+    with Console(stderr=True).status("") as status:
+        yield lambda done, name: status.update(f"verify {done + 1}/{total} {escape(name)}")
 
 
 def _require_torch(command: str) -> None:

@@ -64,3 +64,38 @@ def test_verify_command_exit_codes(tmp_path):
     result = invoke_devfix(["verify", str(tmp_path / "fixtures"), "--device", "sim"], catch_exceptions=True)
     assert result.exit_code == 1
     assert "FAIL" in result.stdout and "Torch not compiled with CUDA enabled" in result.stdout
+
+
+def test_verify_on_an_80_column_terminal_counts_live_and_fits(tmp_path):
+    """A terminal shows `verify 1/2 <case>` while the cases run, then a table whose lines fit 80
+    columns: the cases grouped under their rule, by their short names."""
+    import pty
+    import re
+    import subprocess
+    import sys
+
+    _copy("DF001-hardcoded-cuda/model-and-input-to-cuda", tmp_path)
+    _copy("DF023-device-captured-at-init/hidden-state-on-the-stored-device", tmp_path)
+    controller, terminal = pty.openpty()
+    environment = {**os.environ, "COLUMNS": "80", "LINES": "40", "TERM": "xterm"}
+    environment.pop("NO_COLOR", None)
+    process = subprocess.Popen([sys.executable, "-m", "devfix", "verify", "--device", "sim", str(tmp_path / "fixtures")],
+                               stdin=terminal, stdout=terminal, stderr=terminal, env=environment)
+    os.close(terminal)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # the terminal closed: the program ended
+            break
+        if not chunk:
+            break
+        output += chunk
+    assert process.wait(timeout=60) == 0
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output.decode()).replace("\r\n", "\n")
+    assert "verify 1/2 DF001-hardcoded-cuda/model-and-input-to-cuda" in text
+    assert "verify 2/2 DF023-device-captured-at-init/hidden-state-on-the-stored-device" in text
+    table = text[text.index("case"):].splitlines()
+    assert all(len(line) <= 80 for line in table), table
+    assert any(line.strip() == "DF023-device-captured-at-init" for line in table)
+    assert any(re.match(r"pass\s+hidden-state-on-the-stored-device\s+RuntimeError\s+\S+", line) for line in table), table
