@@ -38,8 +38,14 @@ class RuleProducedInvalidCode(RuntimeError):
     """A rule's output failed to parse: a devfix bug, reported instead of written."""
 
 
+CRASH_DETAIL_CHARS = 200  # a KeyError's key can be a whole libcst subtree: pages of repr
+
+
 def _crash_message(path: str, rule: type[DevfixRule], error: Exception) -> str:
-    return (f"{path}: devfix bug: rule {rule.CODE} raised {error!r}; it was skipped for this file and the "
+    detail = " ".join(repr(error).split())
+    if len(detail) > CRASH_DETAIL_CHARS:
+        detail = detail[:CRASH_DETAIL_CHARS] + "..."
+    return (f"{path}: devfix bug: rule {rule.CODE} raised {detail}; it was skipped for this file and the "
             "other rules ran. Please report it with the file.")
 
 

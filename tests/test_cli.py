@@ -214,3 +214,21 @@ def test_a_crashing_rule_is_reported_as_a_devfix_bug_and_the_other_fixes_still_a
     assert "warning:" in result.stderr and "devfix bug: rule DF007 raised ValueError('boom')" in result.stderr
     assert ".to(device)" in script.read_text()  # DF001's fix is written
     assert result.exit_code != 2
+
+
+def test_a_rule_crash_with_a_huge_exception_is_reported_on_one_short_line(tmp_path, monkeypatch):
+    """A KeyError keyed by a libcst node printed the node: hundreds of lines for one warning."""
+    from devfix.codemods.df007_load_map_location import LoadMapLocation
+
+    def crash(self, original_node, updated_node):
+        import libcst
+
+        raise KeyError(libcst.parse_module("x = 1\n" * 200))  # its repr: thousands of lines
+
+    monkeypatch.setattr(LoadMapLocation, "leave_Call", crash)
+    script = tmp_path / "train.py"
+    script.write_text("import torch\nstate = torch.load('m.pt')\n")
+    result = invoke("check", "-j", "1", str(script))
+    [warning] = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert "devfix bug: rule DF007 raised KeyError(Module( body=[ SimpleStatementLine( body=[" in warning
+    assert len(warning) < len(str(script)) + 350
