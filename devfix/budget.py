@@ -54,6 +54,7 @@ def run_deep(function: Callable[[], T], seconds: float | None = None) -> T:
         thread.join(GRACE_SECONDS)
         if thread.is_alive():
             raise StillRunning
+        raise OverTimeBudget  # whatever it returned: libcst's cleanup can turn the exception into a KeyError
     succeeded, value = outcome[0]
     if succeeded:
         return value

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Union
 from devfix import python_parser
 from devfix.analysis.facts import FileFacts, analyse_file
 from devfix.analysis.project import ProjectIndex
+from devfix.budget import OverTimeBudget
 from devfix.findings import FileResult, Finding
 from devfix.fix_policy import FixPolicy
 from devfix.rule_registry import RuleSpec
@@ -85,8 +86,19 @@ def check_module(
             except RESOURCE_ERRORS:
                 raise  # the file's budget, not a rule's bug: the whole file is skipped
             except Exception as error:  # noqa: BLE001 - a devfix bug must not cost the other rules' findings
+                _raise_if_out_of_budget(error)
                 _note_crash(crashes, _crash_message(path, rule, error))
     return sorted(findings, key=Finding.sort_key)
+
+
+def _raise_if_out_of_budget(error: Exception) -> None:
+    """A rule's exception raised while handling the file's budget running out (libcst's cleanup
+    code turns a MemoryError, or the time budget's exception, into a KeyError) is that budget."""
+    cause = error.__context__
+    while cause is not None:
+        if isinstance(cause, (*RESOURCE_ERRORS, OverTimeBudget, KeyboardInterrupt)):
+            raise cause from error
+        cause = cause.__context__
 
 
 def _note_crash(crashes: list[str] | None, message: str) -> None:
@@ -131,6 +143,7 @@ def fix_module(
             except RESOURCE_ERRORS:
                 raise
             except Exception as error:  # noqa: BLE001 - skip the rule for this file; the others' fixes still apply
+                _raise_if_out_of_budget(error)
                 crashed.add(rule.CODE)
                 _note_crash(crashes, _crash_message(path, rule, error))
                 continue

@@ -57,3 +57,39 @@ def test_budgets_are_validated(tmp_path):
     completed = devfix("check", "good.py", cwd=tmp_path)
     assert completed.returncode == 2
     assert "[tool.devfix] file-memory-limit must be at least 512, not 100" in completed.stderr
+
+
+def test_the_time_budget_holds_when_the_analysis_swallows_its_exception():
+    """libcst's cleanup code turned the time budget's exception into a KeyError: a rule crash,
+    after which the other rules ran and the file was reported clean."""
+    import time
+
+    from devfix.budget import OverTimeBudget, run_deep
+
+    def swallowing() -> str:
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:  # Python code: the exception arrives at once (a sleep would finish first)
+                pass
+        except OverTimeBudget:
+            return "finished as if nothing happened"
+        return "not interrupted"
+
+    with pytest.raises(OverTimeBudget):
+        run_deep(swallowing, seconds=0.2)
+
+
+def test_a_rule_crash_while_memory_ran_out_is_the_memory_budget(monkeypatch):
+    import devfix.engine
+    from devfix.analysis.project import ProjectIndex
+    from devfix.codemods.df001_hardcoded_cuda import HardcodedCuda
+
+    def out_of_memory(self, *arguments):
+        try:
+            raise MemoryError
+        except MemoryError:
+            raise KeyError("a node") from None  # `from None` hides it from tracebacks, not from __context__
+
+    monkeypatch.setattr(HardcodedCuda, "leave_Call", out_of_memory)
+    with pytest.raises(MemoryError):
+        devfix.engine.process(BUGGY.encode(), "train.py", [HardcodedCuda], ProjectIndex())
