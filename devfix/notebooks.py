@@ -72,6 +72,13 @@ class Notebook:
                 return CellPosition(number, program_line - first + 1)
         return None
 
+    def program_line(self, position: CellPosition) -> int | None:
+        """The program's line of a cell's line (the inverse of `position`)."""
+        for number, first, last in self._starts:
+            if number == position.cell and first + position.line - 1 <= last:
+                return first + position.line - 1
+        return None
+
     def with_program(self, fixed: str) -> str:
         """The notebook's text with the fixed program's cells in place of the changed ones."""
         segments = _segments(fixed)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from devfix.cache import ResultCache
@@ -138,20 +138,40 @@ def add_ignore_comments(outcome: Outcome) -> tuple[int, int]:
         if result.error or not findings:
             continue
         if is_notebook(result.path):
-            outcome.errors.append(f"{result.path}: --add-ignore does not edit notebooks yet; add `# devfix: ignore[...]` in the cells")
-            continue
-        text = result.source.decode("utf-8")
-        added = add_ignores(text, findings)
-        outcome.errors += [f"{result.path}:{line}: the line ends inside a string or continues with a backslash; no comment added" for line in added.skipped]
-        if not added.comments:
+            new_text, count, skipped = _ignores_in_notebook(result.source, findings)
+            where = [f"cell {position.cell}:{position.line}" for position in skipped]
+        else:
+            added = add_ignores(result.source.decode("utf-8"), findings)
+            new_text, count, where = added.text, added.comments, [str(line) for line in added.skipped]
+        outcome.errors += [f"{result.path}:{place}: the line ends inside a string or continues with a backslash; no comment added" for place in where]
+        if not count:
             continue
         try:
-            write_atomically(Path(result.path), result.source, added.text.encode("utf-8"))
+            write_atomically(Path(result.path), result.source, new_text.encode("utf-8"))
         except WriteRefused as refusal:
             outcome.errors.append(str(refusal))
         else:
-            comments, files = comments + added.comments, files + 1
+            comments, files = comments + count, files + 1
     return comments, files
+
+
+def _ignores_in_notebook(source: bytes, findings: list) -> tuple[str, int, list]:
+    """`add_ignores` on the notebook's program (findings moved from their cells to its lines),
+    written back into the changed cells only, as `fix` does. Returns (text, comments, the cell
+    positions that could not take one)."""
+    from devfix.add_ignores import add_ignores
+    from devfix.findings import Position
+    from devfix.notebooks import CellPosition, Notebook
+
+    notebook = Notebook.from_bytes(source)
+    in_program = []
+    for finding in findings:
+        line = notebook.program_line(CellPosition(finding.cell, finding.start.line))
+        if line is not None:
+            in_program.append(replace(finding, start=Position(line, finding.start.column), cell=None))
+    added = add_ignores(notebook.program, in_program)
+    skipped = [position for position in map(notebook.position, added.skipped) if position is not None]
+    return notebook.with_program(added.text), added.comments, skipped
 
 
 def _write(outcome: Outcome) -> None:

@@ -121,3 +121,26 @@ def test_a_syntax_error_is_placed_in_its_cell(tmp_path, monkeypatch):
     result = invoke_devfix(["check", "nb.ipynb"])
     assert result.exit_code == 2
     assert "nb.ipynb:cell 2:" in result.stderr and "syntax error" in result.stderr
+
+
+def test_add_ignore_comments_the_lines_in_their_cells_and_keeps_the_rest_of_the_notebook(project):
+    result = invoke_devfix(["check", "--add-ignore", "nb.ipynb"])
+    assert result.exit_code == 0, result.stderr
+    assert "Added 2 `# devfix: ignore` comments in 1 file." in result.stderr
+    text = (project / "nb.ipynb").read_text()
+    cells = [cell for cell in json.loads(text)["cells"] if cell["cell_type"] == "code"]
+    assert "".join(cells[1]["source"]) == "model = torch.nn.Linear(2, 2).cuda()  # devfix: ignore[DF001]\n!nvidia-smi"
+    assert "".join(cells[3]["source"]) == "print(model(torch.ones(1, 2).cuda()))  # devfix: ignore[DF001]"
+    assert "".join(cells[0]["source"]) == "%matplotlib inline\nimport torch"  # IPython lines stay as they were
+    assert "".join(cells[2]["source"]) == "%%bash\necho x.cuda()"
+    assert outside_sources(text) == outside_sources(BUGGY)
+    assert invoke_devfix(["check", "nb.ipynb"]).exit_code == 0
+
+
+def test_add_ignore_reports_a_notebook_line_that_cannot_take_a_comment_by_its_cell(project):
+    source = notebook("import torch", 'x = torch.zeros(2).cuda(); s = """a\nb"""')
+    (project / "nb.ipynb").write_text(source)
+    result = invoke_devfix(["check", "--add-ignore", "nb.ipynb"])
+    assert result.exit_code == 2
+    assert "nb.ipynb:cell 2:1: the line ends inside a string" in result.stderr
+    assert (project / "nb.ipynb").read_text() == source
