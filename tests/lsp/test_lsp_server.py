@@ -16,7 +16,12 @@ from devfix.codemods import ALL_RULES
 from devfix.codemods.base import FixPolicy
 from devfix.engine import process
 
-PROFILES = {"visual-studio-code@v1.65.2": "utf-16", "neovim@v0.11.0": "utf-8", "emacs@v29.1": "utf-32"}
+# the real client capabilities pytest-lsp ships, one per editor set-up in the README (Neovim 0.8 to
+# 0.10 has a set-up of its own), with the position encoding each one negotiates
+PROFILES = {
+    "visual-studio-code@v1.65.2": "utf-16", "neovim@v0.11.0": "utf-8", "neovim@v0.10.0": "utf-16",
+    "neovim@v0.8.0": "utf-16", "emacs@v29.1": "utf-32",
+}
 UNITS = {"utf-16": lambda s: len(s.encode("utf-16-le")) // 2, "utf-8": lambda s: len(s.encode("utf-8")), "utf-32": len}
 URI = "file:///tmp/devfix-lsp-tests/train.py"
 ONE_FINDING = 'import torch\nnom = "héllo wörld 😋"; x = torch.zeros(3).cuda()\nprint(nom, x)\n'
@@ -58,7 +63,7 @@ def open_document(client: LanguageClient, text: str, version: int = 1, language_
 
 
 async def diagnostics(client: LanguageClient) -> list[lsp.Diagnostic]:
-    if client.encoding == "utf-8":  # the Neovim profile pulls
+    if client_capabilities(client.profile).text_document.diagnostic is not None:  # Neovim 0.10+ pulls
         report = await client.text_document_diagnostic_async(
             lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=URI)))
         return list(report.items)
