@@ -222,19 +222,15 @@ def verify(fixtures, device, timeout) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from devfix.verify import VerifyRefused, collect_cases, cuda_machine, verify_case
+    from devfix.verify import VerifyRefused, cuda_machine, verify_paths
 
     try:
         machine = cuda_machine(device)
-        cases = collect_cases(list(fixtures or [Path("fixtures")]))
+        with _verify_count() as count:
+            reports = verify_paths(list(fixtures or [Path("fixtures")]), machine, timeout, on_case=count)
     except VerifyRefused as refusal:
         _err(f"error: {refusal}")
         _exit(EXIT_ERROR)
-    with _verify_count(len(cases)) as count:
-        reports = []
-        for case in cases:
-            count(len(reports), case.name)
-            reports.append(verify_case(case, machine, timeout))
     table = Table("", "case", "before", "after", box=None, pad_edge=False)
     table.columns[1].overflow = "fold"  # a long name wraps in its column; the table fits the terminal
     rule = None
@@ -349,17 +345,17 @@ def _short(outcome) -> str:
 
 
 @contextmanager
-def _verify_count(total: int):
-    """`count(done, name)`: a live "12/186 case" line on a terminal's stderr while cases run (each
-    is seconds of program runs); nothing when stderr is not a terminal."""
+def _verify_count():
+    """`count(done, total, case)`: a live "12/186 case" line on a terminal's stderr while cases run
+    (each is seconds of program runs); nothing when stderr is not a terminal."""
     if not sys.stderr.isatty():
-        yield lambda done, name: None
+        yield None
         return
     from rich.console import Console
     from rich.markup import escape
 
     with Console(stderr=True).status("") as status:
-        yield lambda done, name: status.update(f"verify {done + 1}/{total} {escape(name)}")
+        yield lambda done, total, case: status.update(f"verify {done + 1}/{total} {escape(case.name)}")
 
 
 def _require_torch(command: str) -> None:

@@ -143,10 +143,14 @@ def _require_close(report: CaseReport, got: float | None, expected: float | None
         report.failures.append(f"{message}: {got!r} vs {expected!r}")
 
 
-def verify_paths(paths: list[Path], cuda: str = "sim", timeout: float = DEFAULT_TIMEOUT, on_report: Callable[[CaseReport], None] | None = None) -> list[CaseReport]:
+def verify_paths(
+    paths: list[Path], cuda: str = "sim", timeout: float = DEFAULT_TIMEOUT, on_case: Callable[[int, int, FixtureCase], None] | None = None,
+) -> list[CaseReport]:
+    """Every case under `paths`; `on_case(done, total, case)` before each one starts (a live count)."""
+    cases = collect_cases(paths)
     reports = []
-    for case in collect_cases(paths):
+    for case in cases:
+        if on_case is not None:
+            on_case(len(reports), len(cases), case)
         reports.append(verify_case(case, cuda, timeout))
-        if on_report is not None:
-            on_report(reports[-1])
     return reports
