@@ -83,8 +83,6 @@ def check_module(
         if rule.may_apply(code, facts):
             try:
                 findings += _run_rule(rule, wrapper, path, FixPolicy(), suppressions, project, facts)[1]
-            except RESOURCE_ERRORS:
-                raise  # the file's budget, not a rule's bug: the whole file is skipped
             except Exception as error:  # noqa: BLE001 - a devfix bug must not cost the other rules' findings
                 _raise_if_out_of_budget(error)
                 _note_crash(crashes, _crash_message(path, rule, error))
@@ -92,8 +90,11 @@ def check_module(
 
 
 def _raise_if_out_of_budget(error: Exception) -> None:
-    """A rule's exception raised while handling the file's budget running out (libcst's cleanup
-    code turns a MemoryError, or the time budget's exception, into a KeyError) is that budget."""
+    """Out of the file's memory or stack is not a rule's bug: the whole file is skipped. Nor is an
+    exception raised while handling the budget running out (libcst's cleanup code turns a
+    MemoryError, or the time budget's exception, into a KeyError)."""
+    if isinstance(error, RESOURCE_ERRORS):
+        raise error
     cause = error.__context__
     while cause is not None:
         if isinstance(cause, (*RESOURCE_ERRORS, OverTimeBudget, KeyboardInterrupt)):
@@ -140,8 +141,6 @@ def fix_module(
                 continue
             try:
                 new_module, findings = _run_rule(rule, wrapper, path, policy, suppressions, project, facts)
-            except RESOURCE_ERRORS:
-                raise
             except Exception as error:  # noqa: BLE001 - skip the rule for this file; the others' fixes still apply
                 _raise_if_out_of_budget(error)
                 crashed.add(rule.CODE)
