@@ -23,8 +23,10 @@ from devfix.config import FILE_MEMORY_LIMIT, FILE_TIMEOUT
 from devfix.engine import RuleProducedInvalidCode, process
 from devfix.findings import FileResult, Finding
 from devfix.fix_policy import FixPolicy
+from devfix.tree_cache import TreeCache
 
 OVER_BUDGET = (OverTimeBudget, StillRunning, MemoryError, RecursionError)
+TREES = TreeCache()  # in the worker: a quick fix reuses the tree its diagnostics' analysis resolved
 
 
 @dataclass(frozen=True)
@@ -49,15 +51,16 @@ class Outcome:
 def analyse(request: Request) -> Outcome:
     """The engine's check on the whole text, as `devfix check` runs it."""
     try:
-        result = run_engine(request, FixPolicy())
+        result = run_engine(request, FixPolicy(), TREES)
     except (RuleProducedInvalidCode, *OVER_BUDGET):
         return Outcome((), False)  # no findings it could stand behind: no quick fixes either
     return Outcome(tuple(result.findings), result.error is None)
 
 
-def run_engine(request: Request, policy: FixPolicy) -> FileResult:
+def run_engine(request: Request, policy: FixPolicy, trees: TreeCache | None = None, report_remaining: bool = True) -> FileResult:
     """The engine on `request.text` with the selected rules; the project index sees that text as
-    the file's content (an editor buffer is newer than the disk)."""
+    the file's content (an editor buffer is newer than the disk). `trees` and `report_remaining`
+    as for `engine.process`."""
     try:
         rules = select_rules(request.select, request.ignore)
     except UnknownRuleCode:
@@ -66,14 +69,17 @@ def run_engine(request: Request, policy: FixPolicy) -> FileResult:
     project = ProjectIndex({str(Path(request.path).resolve()): whole})
     # lone surrogates (an editor's broken buffer) stay bytes that do not decode: a parse error, not a crash
     source = request.text.encode("utf-8", "surrogatepass")
-    return run_deep(lambda: process(source, request.path, rules, project, policy, request.project_text), request.timeout)
+    return run_deep(
+        lambda: process(source, request.path, rules, project, policy, request.project_text, trees=trees, report_remaining=report_remaining),
+        request.timeout,
+    )
 
 
 def fix(request: Request, policy: FixPolicy) -> str | None:
     """The text after the fixes `policy` allows; None when nothing changes (or nothing can be
     changed safely: a text that does not parse, or a rule whose output would not parse)."""
     try:
-        result = run_engine(request, policy)
+        result = run_engine(request, policy, TREES, report_remaining=False)
     except (RuleProducedInvalidCode, *OVER_BUDGET):
         return None
     return result.fixed.decode("utf-8") if result.changed else None

@@ -22,6 +22,7 @@ from devfix.findings import FileResult, Finding
 from devfix.fix_policy import FixPolicy
 from devfix.rule_registry import RuleSpec
 from devfix.suppressions import Suppressions
+from devfix.tree_cache import TreeCache
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -68,15 +69,17 @@ def check_module(
     facts: FileFacts | None = None,
     crashes: list[str] | None = None,
     suppressions: Suppressions | None = None,
+    wrapper: MetadataWrapper | None = None,
 ) -> list[Finding]:
     """Findings on `module` as it is; nothing is changed. `facts` may come from the screen; a rule
     that raises is skipped and described in `crashes`; `suppressions` (when given) learn which of
-    them silenced a finding."""
+    them silenced a finding; `wrapper` is `module`'s, with the metadata already resolved for it."""
     from libcst.metadata import MetadataWrapper
 
     findings: list[Finding] = []
     suppressions = suppressions if suppressions is not None else Suppressions.from_source(module.code)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # one analysis shared: check mode changes nothing
+    if wrapper is None:
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # one analysis shared: check mode changes nothing
     code = module.code
     facts = _facts_for(code, path, project, facts)
     for rule in _rule_classes(rules):
@@ -122,14 +125,19 @@ def fix_module(
     policy: FixPolicy,
     facts: FileFacts | None = None,
     crashes: list[str] | None = None,
+    wrapper: MetadataWrapper | None = None,
 ) -> FixOutcome:
     """Apply the allowed fixes until a whole pass changes nothing. That last pass ran every rule on
-    the final code, so its findings are what remains (no separate check is needed)."""
+    the final code, so its findings are what remains (no separate check is needed). One fix asked
+    for (`policy.only`) takes one pass of its own rule: no other rule may apply anything."""
     from libcst.metadata import MetadataWrapper
 
     rules = _rule_classes(rules)
+    if policy.only is not None:
+        rules = [rule for rule in rules if rule.CODE == policy.only[0]]
     applied: list[Finding] = []
-    wrapper = MetadataWrapper(module)
+    if wrapper is None:
+        wrapper = MetadataWrapper(module)
     code = module.code
     suppressions = Suppressions.from_source(code)
     facts = _facts_for(code, path, project, facts)
@@ -148,6 +156,8 @@ def fix_module(
                 continue
             applied += [finding for finding in findings if finding.applied]
             pass_findings += findings
+            if policy.only is not None:
+                return FixOutcome(new_module, applied, None)  # the one rule that may apply it has run
             if new_module is not wrapper.module and new_module.code != code:
                 wrapper = MetadataWrapper(new_module)  # metadata is only valid for the tree it was built on
                 code = new_module.code
@@ -155,7 +165,7 @@ def fix_module(
                 facts = analyse_file(code, path, project)
                 changed = True
         if policy.only is not None:
-            return FixOutcome(wrapper.module, applied, None)
+            return FixOutcome(wrapper.module, applied, None)  # its rule does not apply to this file
         if not changed:
             return FixOutcome(wrapper.module, applied, sorted(pass_findings, key=Finding.sort_key))
     return FixOutcome(wrapper.module, applied, None)
@@ -169,10 +179,15 @@ def process(
     policy: FixPolicy = FixPolicy(),  # noqa: B008 - frozen: one shared default is right
     whole: str | None = None,
     report_unused_ignores: bool = False,
+    trees: TreeCache | None = None,
+    report_remaining: bool = True,
 ) -> FileResult:
     """Check `source`; with `policy.apply`, also fix it and report what remains. `whole` is the
     whole file when `source` is a part of it (see `analysis.facts.analyse_file`). With
     `report_unused_ignores` (check only), a suppression comment that silenced nothing is a finding.
+    `trees` keeps the parsed tree and its metadata for the next call on the same bytes. Without
+    `report_remaining`, a fix is not followed by a check of the fixed code when its last pass did
+    not see it whole (the result then has no findings): for a caller that only wants the text.
 
     The `ast` screen comes first: when no rule can find anything in the file, no libcst tree is
     built at all (most library code)."""
@@ -184,26 +199,37 @@ def process(
         return FileResult(path, source, source, tuple(unused))
     import libcst as cst
 
-    try:
-        module = parse(source)
-    except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
-        return FileResult(path, source, source, error=describe_parse_error(path, error))
+    wrapper = trees.get(source) if trees is not None else None
+    if wrapper is not None:
+        module = wrapper.module
+    else:
+        try:
+            module = parse(source)
+        except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+            return FileResult(path, source, source, error=describe_parse_error(path, error))
+        if trees is not None:
+            from libcst.metadata import MetadataWrapper
+
+            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # a fresh parse holds no node twice
+            trees.remember(source, wrapper)
     crashes: list[str] = []
     if not policy.apply:
         suppressions = Suppressions.from_source(module.code)
-        findings = check_module(module, path, rules, project, facts, crashes, suppressions)
+        findings = check_module(module, path, rules, project, facts, crashes, suppressions, wrapper)
         if report_unused_ignores:
             findings = sorted([*findings, *unused_ignores(suppressions, rules)], key=Finding.sort_key)
         return FileResult(path, source, source, tuple(findings), rule_crashes=tuple(crashes))
-    outcome = fix_module(module, path, rules, project, policy, facts, crashes)
+    outcome = fix_module(module, path, rules, project, policy, facts, crashes, wrapper)
     if not outcome.applied:
-        remaining = outcome.remaining if outcome.remaining is not None else check_module(module, path, rules, project, None, crashes)
+        remaining = outcome.remaining
+        if remaining is None:
+            remaining = check_module(module, path, rules, project, None, crashes, wrapper=wrapper) if report_remaining else []
         return FileResult(path, source, source, tuple(remaining), rule_crashes=tuple(crashes))
     fixed_bytes = outcome.module.bytes
     ensure_parses(fixed_bytes, path)
     remaining = outcome.remaining
     if remaining is None:
-        remaining = check_module(outcome.module, path, rules, project, None, crashes)
+        remaining = check_module(outcome.module, path, rules, project, None, crashes) if report_remaining else []
     return FileResult(path, source, fixed_bytes, tuple(remaining), tuple(outcome.applied), rule_crashes=tuple(crashes))
 
 
