@@ -81,6 +81,9 @@ class DevfixLanguageServer(LanguageServer):
         self.background = BackgroundAnalyser()
         self.too_big: set[str] = set()  # documents over max-file-bytes, already logged
         self.running: dict[str, tuple[tuple[int | None, str], asyncio.Future]] = {}
+        # per document, the fixed texts computed for its current (version, text), by policy: an editor
+        # without codeAction/resolve is sent every edit with each list of actions
+        self.fixes: dict[str, tuple[tuple[int | None, str], dict[FixPolicy, str | None]]] = {}
         self.generation = 0  # of the settings
 
     # -- engine calls -------------------------------------------------------------------------------
@@ -185,8 +188,19 @@ class DevfixLanguageServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         if document.version != version:
             return None
+        state, generation = (document.version, document.source), self.generation
+        known = self.fixes.get(uri)
+        if known is not None and known[0] == state and policy in known[1]:
+            return known[1][policy]
         fixed = await self.background.fix(self.request(document), policy)
-        return fixed if self.workspace.get_text_document(uri).version == version else None
+        if self.workspace.get_text_document(uri).version != version:
+            return None
+        if generation == self.generation:
+            known = self.fixes.get(uri)  # another request may have started this version's table meanwhile
+            if known is None or known[0] != state:
+                known = self.fixes[uri] = (state, {})
+            known[1][policy] = fixed
+        return fixed
 
     # -- conversions --------------------------------------------------------------------------------
 
@@ -242,6 +256,7 @@ class DevfixLanguageServer(LanguageServer):
         """Settings changed: nothing computed so far holds."""
         self.generation += 1
         self.analyses.clear()
+        self.fixes.clear()
         self.published.clear()
         self.running.clear()
         for quick in self.quick.values():
@@ -308,7 +323,7 @@ def did_save(ls: DevfixLanguageServer, params: lsp.DidSaveTextDocumentParams) ->
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: DevfixLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    for table in (ls.analyses, ls.quick, ls.published, ls.running):
+    for table in (ls.analyses, ls.quick, ls.published, ls.running, ls.fixes):
         table.pop(uri, None)
     pending = ls.pending.pop(uri, None)
     if pending is not None:
