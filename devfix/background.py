@@ -40,6 +40,7 @@ class Request:
     ignore: tuple[str, ...] = ()
     project_text: str | None = None  # the whole file, when `text` is a part of it
     timeout: float | None = FILE_TIMEOUT  # seconds (`file-timeout`): then the document gets no full analysis
+    notebook: bool = False  # `text` is a notebook's `.ipynb` text (`devfix.lsp_notebooks`)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,10 @@ def run_engine(request: Request, policy: FixPolicy, trees: TreeCache | None = No
     project = ProjectIndex({str(Path(request.path).resolve()): whole})
     # lone surrogates (an editor's broken buffer) stay bytes that do not decode: a parse error, not a crash
     source = request.text.encode("utf-8", "surrogatepass")
+    if request.notebook:
+        from devfix.notebook_engine import process_notebook
+
+        return run_deep(lambda: process_notebook(source, request.path, rules, project, policy), request.timeout)
     return run_deep(
         lambda: process(source, request.path, rules, project, policy, request.project_text, trees=trees, report_remaining=report_remaining),
         request.timeout,

@@ -9,7 +9,8 @@ it parses again (stale fixes could corrupt it). Nothing here writes to stdout: i
 After a change, diagnostics come in two steps: quick ones from the edited top-level statements
 (`devfix.incremental`, tens of milliseconds), then, once typing pauses, the full analysis, sent
 only where it differs. Full analyses and fixes run in a worker process (`devfix.background`), so
-the server answers while they run. Code actions always use the full analysis.
+the server answers while they run. Code actions always use the full analysis. Notebooks synced
+with `notebookDocument/*` are handled in `devfix.lsp_notebooks`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.workspace.position_codec import ServerTextPosition
 
-from devfix import __version__
+from devfix import __version__, lsp_notebooks
 from devfix.analysis.project import ProjectIndex
 from devfix.background import BackgroundAnalyser, Request, run_engine
 from devfix.codemods import ALL_RULES, rule_by_code
@@ -33,6 +34,7 @@ from devfix.engine import RuleProducedInvalidCode, process
 from devfix.findings import Finding, Position, Safety
 from devfix.fix_policy import FixPolicy
 from devfix.incremental import QuickDiagnostics
+from devfix.lsp_notebooks import SYNC_OPTIONS, NotebookState, notebook_of
 from devfix.lsp_protocol import DevfixProtocol
 from devfix.suppressions import SUPPRESSION
 
@@ -72,7 +74,7 @@ class Analysis:
 
 class DevfixLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("devfix", __version__, protocol_cls=DevfixProtocol)
+        super().__init__("devfix", __version__, protocol_cls=DevfixProtocol, notebook_document_sync=SYNC_OPTIONS)
         self.options = EditorOptions()
         self.analyses: dict[str, Analysis] = {}
         self.quick: dict[str, QuickDiagnostics] = {}
@@ -84,6 +86,7 @@ class DevfixLanguageServer(LanguageServer):
         # per document, the fixed texts computed for its current (version, text), by policy: an editor
         # without codeAction/resolve is sent every edit with each list of actions
         self.fixes: dict[str, tuple[tuple[int | None, str], dict[FixPolicy, str | None]]] = {}
+        self.notebooks = NotebookState()
         self.generation = 0  # of the settings
 
     # -- engine calls -------------------------------------------------------------------------------
@@ -256,6 +259,7 @@ class DevfixLanguageServer(LanguageServer):
         """Settings changed: nothing computed so far holds."""
         self.generation += 1
         self.analyses.clear()
+        self.notebooks.forget()
         self.fixes.clear()
         self.published.clear()
         self.running.clear()
@@ -302,7 +306,10 @@ def did_change_configuration(ls: DevfixLanguageServer, params: lsp.DidChangeConf
         ls.workspace_diagnostic_refresh(None)
     else:
         for uri in list(ls.workspace.text_documents):
-            schedule_publish(ls, uri, quick_delay=None)
+            if notebook_of(ls, uri) is None:  # a cell: its notebook's analysis publishes it
+                schedule_publish(ls, uri, quick_delay=None)
+        for uri in list(ls.workspace.notebook_documents):
+            lsp_notebooks.schedule_publish(ls, uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
@@ -318,6 +325,21 @@ def did_change(ls: DevfixLanguageServer, params: lsp.DidChangeTextDocumentParams
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: DevfixLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
     schedule_publish(ls, params.text_document.uri, quick_delay=0)
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_OPEN)
+def did_open_notebook(ls: DevfixLanguageServer, params: lsp.DidOpenNotebookDocumentParams) -> None:
+    lsp_notebooks.schedule_publish(ls, params.notebook_document.uri)
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def did_change_notebook(ls: DevfixLanguageServer, params: lsp.DidChangeNotebookDocumentParams) -> None:
+    lsp_notebooks.schedule_publish(ls, params.notebook_document.uri)
+
+
+@server.feature(lsp.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def did_close_notebook(ls: DevfixLanguageServer, params: lsp.DidCloseNotebookDocumentParams) -> None:
+    lsp_notebooks.close(ls, params.notebook_document.uri, [cell.uri for cell in params.cell_text_documents])
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
@@ -378,6 +400,9 @@ async def pull_diagnostics(ls: DevfixLanguageServer, params: lsp.DocumentDiagnos
     save nor on entering the buffer) gets the full analysis unless the quick one is exact: what it
     shows must never wait for a pull that will not come."""
     uri = params.text_document.uri
+    notebook = notebook_of(ls, uri)
+    if notebook is not None:
+        return lsp.RelatedFullDocumentDiagnosticReport(items=await lsp_notebooks.cell_diagnostics(ls, notebook, uri))
     document = ls.workspace.get_text_document(uri)
     analysis = await asyncio.to_thread(ls.quick_analyse, uri)
     if analysis is not None and not analysis.exact:
@@ -411,6 +436,10 @@ async def code_action(ls: DevfixLanguageServer, params: lsp.CodeActionParams) ->
     """Quick fixes and disable comments for the findings in the range, and fix-all. Fix edits are
     computed in the worker: on resolve when the client supports it, else before answering."""
     uri = params.text_document.uri
+    notebook = notebook_of(ls, uri)
+    if notebook is not None:
+        actions = await lsp_notebooks.code_actions(ls, notebook, params)
+        return await _with_edits(ls, [action for action in actions if _wanted(action.kind, params.context.only)])
     analysis = await ls.analyse(uri)
     document = ls.workspace.get_text_document(uri)
     if analysis is None or not analysis.parses or analysis.text != document.source:
@@ -420,7 +449,7 @@ async def code_action(ls: DevfixLanguageServer, params: lsp.CodeActionParams) ->
     lines = document.lines
     for finding in analysis.findings:
         diagnostic = ls.diagnostic(document, finding, lines)
-        if not _overlaps(diagnostic.range, params.range):
+        if not overlaps(diagnostic.range, params.range):
             continue
         if finding.fix_safety is Safety.SAFE or (finding.fix_safety is Safety.UNSAFE and settings.unsafe_fixes):
             title = finding.fix_title or "apply the fix"
@@ -431,10 +460,14 @@ async def code_action(ls: DevfixLanguageServer, params: lsp.CodeActionParams) ->
                 is_preferred=finding.fix_safety is Safety.SAFE,
                 data={"uri": uri, "version": document.version, "code": finding.code, "line": finding.start.line, "column": finding.start.column},
             ))
-        actions.append(_disable_for_line(ls, uri, document, finding, diagnostic))
+        actions.append(disable_for_line(ls, uri, document, finding, diagnostic))
     if any(f.fix_safety is not None for f in analysis.findings):
         actions.append(lsp.CodeAction(title="devfix: fix all auto-fixable problems", kind=FIX_ALL_KIND, data={"uri": uri, "version": document.version}))
-    actions = [action for action in actions if _wanted(action.kind, params.context.only)]
+    return await _with_edits(ls, [action for action in actions if _wanted(action.kind, params.context.only)])
+
+
+async def _with_edits(ls: DevfixLanguageServer, actions: list[lsp.CodeAction]) -> list[lsp.CodeAction]:
+    """The actions with their edits for an editor that cannot resolve them later."""
     if not ls.resolves_edits():
         for action in actions:
             if action.edit is None:
@@ -444,8 +477,9 @@ async def code_action(ls: DevfixLanguageServer, params: lsp.CodeActionParams) ->
 
 @server.feature(lsp.CODE_ACTION_RESOLVE)
 async def resolve_code_action(ls: DevfixLanguageServer, action: lsp.CodeAction) -> lsp.CodeAction:
-    if action.edit is None and isinstance(action.data, dict) and isinstance(action.data.get("uri"), str):
-        action.edit = await _fix_edit(ls, action.data)
+    data = action.data
+    if action.edit is None and isinstance(data, dict) and (isinstance(data.get("uri"), str) or isinstance(data.get("notebook"), str)):
+        action.edit = await _fix_edit(ls, data)
     return action
 
 
@@ -454,7 +488,11 @@ async def apply_autofix(ls: DevfixLanguageServer, *arguments: Any) -> None:
     uri = _uri_argument(arguments)
     if uri is None:
         return
-    edit = await _fix_edit(ls, {"uri": uri, "version": ls.workspace.get_text_document(uri).version})
+    notebook = notebook_of(ls, uri)
+    if notebook is not None:
+        edit = await _fix_edit(ls, {"notebook": notebook.uri, "version": notebook.version})
+    else:
+        edit = await _fix_edit(ls, {"uri": uri, "version": ls.workspace.get_text_document(uri).version})
     if edit.changes:
         await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label="devfix: fix all"))
 
@@ -462,6 +500,8 @@ async def apply_autofix(ls: DevfixLanguageServer, *arguments: Any) -> None:
 async def _fix_edit(ls: DevfixLanguageServer, data: dict) -> lsp.WorkspaceEdit:
     """Minimal edits for one finding's fix (`data` names its code and start) or for every allowed
     fix; no edits when the document changed since the action was offered."""
+    if "notebook" in data:
+        return await lsp_notebooks.fix_edit(ls, data)
     uri = data["uri"]
     document = ls.workspace.get_text_document(uri)
     if not ls.analysable(document):
@@ -477,7 +517,7 @@ async def _fix_edit(ls: DevfixLanguageServer, data: dict) -> lsp.WorkspaceEdit:
     return ls.workspace_edit(uri, minimal_edits(source, fixed) if fixed is not None else [])
 
 
-def _disable_for_line(ls, uri: str, document, finding: Finding, diagnostic: lsp.Diagnostic) -> lsp.CodeAction:
+def disable_for_line(ls, uri: str, document, finding: Finding, diagnostic: lsp.Diagnostic) -> lsp.CodeAction:
     index = finding.start.line - 1
     line = document.lines[index].rstrip("\r\n")
     match = SUPPRESSION.search(line)
@@ -495,7 +535,7 @@ def _disable_for_line(ls, uri: str, document, finding: Finding, diagnostic: lsp.
     )
 
 
-def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
+def overlaps(a: lsp.Range, b: lsp.Range) -> bool:
     return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (b.start.line, b.start.character) <= (a.end.line, a.end.character)
 
 
