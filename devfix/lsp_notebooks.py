@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls import uris
@@ -69,12 +70,13 @@ def notebook_of(ls: DevfixLanguageServer, uri: str) -> lsp.NotebookDocument | No
 
 def notebook_text(ls: DevfixLanguageServer, notebook: lsp.NotebookDocument) -> str:
     """A minimal `.ipynb` of the notebook's cells in order: code cells in Python, the others as
-    markdown (they keep their numbers: findings say `cell 5` as the user counts)."""
+    empty markdown cells (they keep their numbers: findings say `cell 5` as the user counts)."""
     cells = []
+    synced = ls.workspace.text_documents
     for cell in notebook.cells:
-        document = ls.workspace.get_text_document(cell.document)
-        code = cell.kind == lsp.NotebookCellKind.Code and (document.language_id or "python") == "python"
-        cells.append({"cell_type": "code" if code else "markdown", "source": document.source, "metadata": {}})
+        document = synced.get(unquote(cell.document))  # a cell outside the sync's selector (markdown, R) is not sent
+        code = document is not None and cell.kind == lsp.NotebookCellKind.Code and (document.language_id or "python") == "python"
+        cells.append({"cell_type": "code" if code else "markdown", "source": document.source if code else "", "metadata": {}})
     return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
 
 

@@ -56,14 +56,16 @@ def cli(policy: FixPolicy, cells=CELLS):
     return process_notebook(ipynb(cells).encode(), "train.ipynb", ALL_RULES, ProjectIndex(), policy)
 
 
-def open_notebook(client: LanguageClient, cells=CELLS) -> None:
+def open_notebook(client: LanguageClient, cells=CELLS, markdown_synced: bool = True) -> None:
+    """Open the notebook; a client filtering cells by the server's selector (Python cells) does
+    not send the markdown cell's text (`markdown_synced=False`)."""
     client.notebook_document_did_open(lsp.DidOpenNotebookDocumentParams(
         notebook_document=lsp.NotebookDocument(
             uri=NOTEBOOK_URI, notebook_type="jupyter-notebook", version=1,
             cells=[lsp.NotebookCell(kind=kind, document=uri) for (kind, _), uri in zip(cells, CELL_URIS)]),
         cell_text_documents=[
             lsp.TextDocumentItem(uri=uri, language_id="python" if kind == lsp.NotebookCellKind.Code else "markdown", version=1, text=text)
-            for (kind, text), uri in zip(cells, CELL_URIS)
+            for (kind, text), uri in zip(cells, CELL_URIS) if markdown_synced or kind == lsp.NotebookCellKind.Code
         ],
     ))
 
@@ -121,8 +123,9 @@ def cells_after(edit: lsp.WorkspaceEdit) -> dict[int, str]:
 
 
 @pytest.mark.asyncio
-async def test_findings_are_shown_on_their_cells_as_the_command_line_places_them(client):
-    open_notebook(client)
+@pytest.mark.parametrize("markdown_synced", [True, False], ids=["every-cell-synced", "python-cells-only"])
+async def test_findings_are_shown_on_their_cells_as_the_command_line_places_them(client, markdown_synced):
+    open_notebook(client, markdown_synced=markdown_synced)
     await settled(client)
     shown = await diagnostics_by_cell(client)
     assert shown == expected_by_cell()
