@@ -104,6 +104,11 @@ def expected_by_cell(cells=CELLS) -> dict[int, list[tuple[str, int, int]]]:
     return {number: sorted(found) for number, found in expected.items()}
 
 
+async def actions_at(client: LanguageClient, cell_uri: str, at: lsp.Range, only=None) -> list[lsp.CodeAction]:
+    return list(await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=cell_uri), range=at, context=lsp.CodeActionContext(diagnostics=[], only=only))) or [])
+
+
 def apply(text: str, edits: list[lsp.TextEdit]) -> str:
     lines = text.splitlines(keepends=True)
 
@@ -136,9 +141,7 @@ async def test_findings_are_shown_on_their_cells_as_the_command_line_places_them
 async def test_a_quick_fix_edits_the_cells_as_devfix_fix_does(client):
     open_notebook(client)
     await settled(client)
-    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=CELL_URIS[2]), range=lsp.Range(lsp.Position(1, 0), lsp.Position(1, 30)),
-        context=lsp.CodeActionContext(diagnostics=[])))
+    actions = await actions_at(client, CELL_URIS[2], lsp.Range(lsp.Position(1, 0), lsp.Position(1, 30)))
     fix = next(action for action in actions if action.kind == lsp.CodeActionKind.QuickFix and "disable" not in action.title)
     fix = await client.code_action_resolve_async(fix)
     (finding,) = [found for found in cli(FixPolicy()).findings if found.cell == 3]
@@ -152,10 +155,7 @@ async def test_a_quick_fix_edits_the_cells_as_devfix_fix_does(client):
 async def test_fix_all_equals_devfix_fix_of_the_notebook(client):
     open_notebook(client)
     await settled(client)
-    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=CELL_URIS[0]), range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
-        context=lsp.CodeActionContext(diagnostics=[], only=["source.fixAll"])))
-    (fix_all,) = actions
+    (fix_all,) = await actions_at(client, CELL_URIS[0], lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)), only=["source.fixAll"])
     fix_all = await client.code_action_resolve_async(fix_all)
     assert cells_after(fix_all.edit) == Notebook(cli(FixPolicy(apply=True)).fixed.decode()).cell_sources()
 
