@@ -31,14 +31,12 @@ from devfix.codemods import ALL_RULES, rule_by_code
 from devfix.config import ConfigError, Settings, load_settings
 from devfix.diffing import TextEdit, minimal_edits
 from devfix.engine import RuleProducedInvalidCode, process
-from devfix.findings import Finding, Position, Safety
+from devfix.findings import Finding
 from devfix.fix_policy import FixPolicy
 from devfix.incremental import QuickDiagnostics
-from devfix.lsp_notebooks import SYNC_OPTIONS, NotebookState, notebook_of
+from devfix.lsp_actions import FIX_ALL_KIND, disable_for_line, fix_all, fix_policy, offers_fix, overlaps, quick_fix
 from devfix.lsp_protocol import DevfixProtocol
-from devfix.suppressions import SUPPRESSION
 
-FIX_ALL_KIND = "source.fixAll.devfix"
 APPLY_AUTOFIX_COMMAND = "devfix.applyAutofix"
 QUICK_DELAY_SECONDS = 0.005  # quick diagnostics: changes that arrive together are analysed once
 FULL_DELAY_SECONDS = 0.4  # the full analysis waits for a pause in typing
@@ -58,7 +56,7 @@ class EditorOptions:
         if not isinstance(data, dict):
             return cls()
         data = data.get("devfix", data)
-        codes = lambda key: tuple(str(code).upper() for code in data.get(key) or ())  # noqa: E731
+        codes = lambda key: tuple(str(code).upper() for code in data.get(key) or ())
         unsafe = data.get("unsafeFixes", data.get("unsafe-fixes"))
         return cls(codes("select"), codes("ignore"), None if unsafe is None else bool(unsafe))
 
@@ -74,7 +72,7 @@ class Analysis:
 
 class DevfixLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("devfix", __version__, protocol_cls=DevfixProtocol, notebook_document_sync=SYNC_OPTIONS)
+        super().__init__("devfix", __version__, protocol_cls=DevfixProtocol, notebook_document_sync=lsp_notebooks.SYNC_OPTIONS)
         self.options = EditorOptions()
         self.analyses: dict[str, Analysis] = {}
         self.quick: dict[str, QuickDiagnostics] = {}
@@ -86,7 +84,7 @@ class DevfixLanguageServer(LanguageServer):
         # per document, the fixed texts computed for its current (version, text), by policy: an editor
         # without codeAction/resolve is sent every edit with each list of actions
         self.fixes: dict[str, tuple[tuple[int | None, str], dict[FixPolicy, str | None]]] = {}
-        self.notebooks = NotebookState()
+        self.notebooks = lsp_notebooks.NotebookState()
         self.generation = 0  # of the settings
 
     # -- engine calls -------------------------------------------------------------------------------
@@ -306,7 +304,7 @@ def did_change_configuration(ls: DevfixLanguageServer, params: lsp.DidChangeConf
         ls.workspace_diagnostic_refresh(None)
     else:
         for uri in list(ls.workspace.text_documents):
-            if notebook_of(ls, uri) is None:  # a cell: its notebook's analysis publishes it
+            if lsp_notebooks.notebook_of(ls, uri) is None:  # a cell: its notebook's analysis publishes it
                 schedule_publish(ls, uri, quick_delay=None)
         for uri in list(ls.workspace.notebook_documents):
             lsp_notebooks.schedule_publish(ls, uri)
@@ -400,7 +398,7 @@ async def pull_diagnostics(ls: DevfixLanguageServer, params: lsp.DocumentDiagnos
     save nor on entering the buffer) gets the full analysis unless the quick one is exact: what it
     shows must never wait for a pull that will not come."""
     uri = params.text_document.uri
-    notebook = notebook_of(ls, uri)
+    notebook = lsp_notebooks.notebook_of(ls, uri)
     if notebook is not None:
         return lsp.RelatedFullDocumentDiagnosticReport(items=await lsp_notebooks.cell_diagnostics(ls, notebook, uri))
     document = ls.workspace.get_text_document(uri)
@@ -436,7 +434,7 @@ async def code_action(ls: DevfixLanguageServer, params: lsp.CodeActionParams) ->
     """Quick fixes and disable comments for the findings in the range, and fix-all. Fix edits are
     computed in the worker: on resolve when the client supports it, else before answering."""
     uri = params.text_document.uri
-    notebook = notebook_of(ls, uri)
+    notebook = lsp_notebooks.notebook_of(ls, uri)
     if notebook is not None:
         actions = await lsp_notebooks.code_actions(ls, notebook, params)
         return await _with_edits(ls, [action for action in actions if _wanted(action.kind, params.context.only)])
@@ -451,18 +449,11 @@ async def code_action(ls: DevfixLanguageServer, params: lsp.CodeActionParams) ->
         diagnostic = ls.diagnostic(document, finding, lines)
         if not overlaps(diagnostic.range, params.range):
             continue
-        if finding.fix_safety is Safety.SAFE or (finding.fix_safety is Safety.UNSAFE and settings.unsafe_fixes):
-            title = finding.fix_title or "apply the fix"
-            actions.append(lsp.CodeAction(
-                title=f"devfix ({finding.code}): {title}",
-                kind=lsp.CodeActionKind.QuickFix,
-                diagnostics=[diagnostic],
-                is_preferred=finding.fix_safety is Safety.SAFE,
-                data={"uri": uri, "version": document.version, "code": finding.code, "line": finding.start.line, "column": finding.start.column},
-            ))
+        if offers_fix(finding, settings.unsafe_fixes):
+            actions.append(quick_fix(finding, diagnostic, {"uri": uri, "version": document.version}, finding.start.line))
         actions.append(disable_for_line(ls, uri, document, finding, diagnostic))
     if any(f.fix_safety is not None for f in analysis.findings):
-        actions.append(lsp.CodeAction(title="devfix: fix all auto-fixable problems", kind=FIX_ALL_KIND, data={"uri": uri, "version": document.version}))
+        actions.append(fix_all({"uri": uri, "version": document.version}))
     return await _with_edits(ls, [action for action in actions if _wanted(action.kind, params.context.only)])
 
 
@@ -488,7 +479,7 @@ async def apply_autofix(ls: DevfixLanguageServer, *arguments: Any) -> None:
     uri = _uri_argument(arguments)
     if uri is None:
         return
-    notebook = notebook_of(ls, uri)
+    notebook = lsp_notebooks.notebook_of(ls, uri)
     if notebook is not None:
         edit = await _fix_edit(ls, {"notebook": notebook.uri, "version": notebook.version})
     else:
@@ -506,37 +497,10 @@ async def _fix_edit(ls: DevfixLanguageServer, data: dict) -> lsp.WorkspaceEdit:
     document = ls.workspace.get_text_document(uri)
     if not ls.analysable(document):
         return lsp.WorkspaceEdit(changes={})
-    settings = ls.settings_for(document.path or "untitled.py")
-    if "code" in data:
-        only = (data["code"], Position(data["line"], data["column"]))
-        policy = FixPolicy(apply=True, unsafe=True, only=only, device_idiom=settings.device_idiom)
-    else:
-        policy = FixPolicy(apply=True, unsafe=settings.unsafe_fixes, device_idiom=settings.device_idiom)
+    policy = fix_policy(data, ls.settings_for(document.path or "untitled.py"))
     source = document.source
     fixed = await ls.fixed_text(uri, data.get("version"), policy)
     return ls.workspace_edit(uri, minimal_edits(source, fixed) if fixed is not None else [])
-
-
-def disable_for_line(ls, uri: str, document, finding: Finding, diagnostic: lsp.Diagnostic) -> lsp.CodeAction:
-    index = finding.start.line - 1
-    line = document.lines[index].rstrip("\r\n")
-    match = SUPPRESSION.search(line)
-    if match and match.group("codes") is not None:
-        codes = [code.strip() for code in match.group("codes").split(",") if code.strip()] + [finding.code]
-        start, end = match.span()
-        edit = TextEdit((index, start), (index, end), f"# devfix: ignore[{', '.join(codes)}]")
-    else:
-        edit = TextEdit((index, len(line)), (index, len(line)), f"  # devfix: ignore[{finding.code}]")
-    return lsp.CodeAction(
-        title=f"devfix ({finding.code}): disable for this line",
-        kind=lsp.CodeActionKind.QuickFix,
-        diagnostics=[diagnostic],
-        edit=ls.workspace_edit(uri, [edit]),
-    )
-
-
-def overlaps(a: lsp.Range, b: lsp.Range) -> bool:
-    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (b.start.line, b.start.character) <= (a.end.line, a.end.character)
 
 
 def _wanted(kind: str | None, only: list[str] | None) -> bool:

@@ -23,8 +23,8 @@ from pygls import uris
 
 from devfix.background import Request
 from devfix.diffing import minimal_edits
-from devfix.findings import Finding, Position, Safety
-from devfix.fix_policy import FixPolicy
+from devfix.findings import Finding
+from devfix.lsp_actions import disable_for_line, fix_all, fix_policy, offers_fix, overlaps, quick_fix
 from devfix.notebooks import CellPosition, Notebook, NotebookError
 
 if TYPE_CHECKING:
@@ -190,8 +190,6 @@ async def cell_diagnostics(ls: DevfixLanguageServer, notebook: lsp.NotebookDocum
 async def code_actions(ls: DevfixLanguageServer, notebook: lsp.NotebookDocument, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     """What `lsp.code_action` offers for a file, for the findings of one cell; a fix's data names
     the finding by its line in the notebook's program, as the engine's `FixPolicy.only` needs."""
-    from devfix.lsp import FIX_ALL_KIND, disable_for_line, overlaps
-
     cell_uri = params.text_document.uri
     analysis = await analyse(ls, notebook.uri)
     if analysis is None or not analysis.parses or not is_current(ls, analysis, notebook.uri):
@@ -206,18 +204,11 @@ async def code_actions(ls: DevfixLanguageServer, notebook: lsp.NotebookDocument,
         if not overlaps(diagnostic.range, params.range):
             continue
         line = program.program_line(CellPosition(finding.cell, finding.start.line))
-        if line is not None and (finding.fix_safety is Safety.SAFE or (finding.fix_safety is Safety.UNSAFE and unsafe)):
-            actions.append(lsp.CodeAction(
-                title=f"devfix ({finding.code}): {finding.fix_title or 'apply the fix'}",
-                kind=lsp.CodeActionKind.QuickFix,
-                diagnostics=[diagnostic],
-                is_preferred=finding.fix_safety is Safety.SAFE,
-                data={"notebook": notebook.uri, "version": notebook.version, "code": finding.code, "line": line, "column": finding.start.column},
-            ))
+        if line is not None and offers_fix(finding, unsafe):
+            actions.append(quick_fix(finding, diagnostic, {"notebook": notebook.uri, "version": notebook.version}, line))
         actions.append(disable_for_line(ls, cell_uri, document, finding, diagnostic))
     if any(finding.fix_safety is not None for finding in analysis.findings):
-        actions.append(lsp.CodeAction(title="devfix: fix all auto-fixable problems", kind=FIX_ALL_KIND,
-                                      data={"notebook": notebook.uri, "version": notebook.version}))
+        actions.append(fix_all({"notebook": notebook.uri, "version": notebook.version}))
     return actions
 
 
@@ -227,11 +218,7 @@ async def fix_edit(ls: DevfixLanguageServer, data: dict) -> lsp.WorkspaceEdit:
     notebook = ls.workspace.get_notebook_document(notebook_uri=data["notebook"])
     if notebook is None or notebook.version != data.get("version"):
         return lsp.WorkspaceEdit(changes={})
-    settings = ls.settings_for(_path(notebook))
-    if "code" in data:
-        policy = FixPolicy(apply=True, unsafe=True, only=(data["code"], Position(data["line"], data["column"])), device_idiom=settings.device_idiom)
-    else:
-        policy = FixPolicy(apply=True, unsafe=settings.unsafe_fixes, device_idiom=settings.device_idiom)
+    policy = fix_policy(data, ls.settings_for(_path(notebook)))
     text = notebook_text(ls, notebook)
     fixed = await ls.background.fix(request(ls, notebook, text), policy)
     if fixed is None or notebook.version != data.get("version") or notebook_text(ls, notebook) != text:
