@@ -22,13 +22,13 @@ from devfix.findings import FileResult, Finding
 from devfix.fix_policy import FixPolicy
 from devfix.rule_registry import RuleSpec
 from devfix.suppressions import Suppressions
-from devfix.tree_cache import TreeCache
 
 if TYPE_CHECKING:
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
     from devfix.codemods.base import DevfixRule
+    from devfix.tree_cache import TreeCache
 
 Rule = Union[RuleSpec, "type[DevfixRule]"]  # a spec is loaded (`RuleSpec.load`) when a file needs it
 
