@@ -70,17 +70,19 @@ def check_module(
     crashes: list[str] | None = None,
     suppressions: Suppressions | None = None,
     wrapper: MetadataWrapper | None = None,
+    code: str | None = None,
 ) -> list[Finding]:
     """Findings on `module` as it is; nothing is changed. `facts` may come from the screen; a rule
     that raises is skipped and described in `crashes`; `suppressions` (when given) learn which of
-    them silenced a finding; `wrapper` is `module`'s, with the metadata already resolved for it."""
+    them silenced a finding; `wrapper` is `module`'s, with the metadata already resolved for it;
+    `code` is `module.code` when the caller has it (generating it costs a tree walk)."""
     from libcst.metadata import MetadataWrapper
 
     findings: list[Finding] = []
-    suppressions = suppressions if suppressions is not None else Suppressions.from_source(module.code)
+    code = code if code is not None else module.code
+    suppressions = suppressions if suppressions is not None else Suppressions.from_source(code)
     if wrapper is None:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # one analysis shared: check mode changes nothing
-    code = module.code
     facts = _facts_for(code, path, project, facts)
     for rule in _rule_classes(rules):
         if rule.may_apply(code, facts):
@@ -113,6 +115,7 @@ def _note_crash(crashes: list[str] | None, message: str) -> None:
 @dataclass(frozen=True)
 class FixOutcome:
     module: cst.Module
+    code: str  # `module.code`
     applied: list[Finding]
     remaining: list[Finding] | None  # findings on the final code, when the last pass saw it whole
 
@@ -126,10 +129,12 @@ def fix_module(
     facts: FileFacts | None = None,
     crashes: list[str] | None = None,
     wrapper: MetadataWrapper | None = None,
+    code: str | None = None,
 ) -> FixOutcome:
     """Apply the allowed fixes until a whole pass changes nothing. That last pass ran every rule on
     the final code, so its findings are what remains (no separate check is needed). One fix asked
-    for (`policy.only`) takes one pass of its own rule: no other rule may apply anything."""
+    for (`policy.only`) takes one pass of its own rule: no other rule may apply anything. `code` is
+    `module.code` when the caller has it."""
     from libcst.metadata import MetadataWrapper
 
     rules = _rule_classes(rules)
@@ -138,7 +143,7 @@ def fix_module(
     applied: list[Finding] = []
     if wrapper is None:
         wrapper = MetadataWrapper(module)
-    code = module.code
+    code = code if code is not None else module.code
     suppressions = Suppressions.from_source(code)
     facts = _facts_for(code, path, project, facts)
     crashed: set[str] = set()
@@ -156,19 +161,20 @@ def fix_module(
                 continue
             applied += [finding for finding in findings if finding.applied]
             pass_findings += findings
+            new_code = code if new_module is wrapper.module else new_module.code
             if policy.only is not None:
-                return FixOutcome(new_module, applied, None)  # the one rule that may apply it has run
-            if new_module is not wrapper.module and new_module.code != code:
+                return FixOutcome(new_module, new_code, applied, None)  # the one rule that may apply it has run
+            if new_code != code:
                 wrapper = MetadataWrapper(new_module)  # metadata is only valid for the tree it was built on
-                code = new_module.code
+                code = new_code
                 suppressions = Suppressions.from_source(code)
                 facts = analyse_file(code, path, project)
                 changed = True
         if policy.only is not None:
-            return FixOutcome(wrapper.module, applied, None)  # its rule does not apply to this file
+            return FixOutcome(wrapper.module, code, applied, None)  # its rule does not apply to this file
         if not changed:
-            return FixOutcome(wrapper.module, applied, sorted(pass_findings, key=Finding.sort_key))
-    return FixOutcome(wrapper.module, applied, None)
+            return FixOutcome(wrapper.module, code, applied, sorted(pass_findings, key=Finding.sort_key))
+    return FixOutcome(wrapper.module, code, applied, None)
 
 
 def process(
@@ -199,37 +205,41 @@ def process(
         return FileResult(path, source, source, tuple(unused))
     import libcst as cst
 
-    wrapper = trees.get(source) if trees is not None else None
-    if wrapper is not None:
+    tree = trees.get(source) if trees is not None else None
+    if tree is not None:
+        wrapper, code = tree
         module = wrapper.module
     else:
         try:
             module = parse(source)
         except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
             return FileResult(path, source, source, error=describe_parse_error(path, error))
+        wrapper, code = None, module.code
         if trees is not None:
             from libcst.metadata import MetadataWrapper
 
+            from devfix.tree_cache import ParsedTree
+
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # a fresh parse holds no node twice
-            trees.remember(source, wrapper)
+            trees.remember(source, ParsedTree(wrapper, code))
     crashes: list[str] = []
     if not policy.apply:
-        suppressions = Suppressions.from_source(module.code)
-        findings = check_module(module, path, rules, project, facts, crashes, suppressions, wrapper)
+        suppressions = Suppressions.from_source(code)
+        findings = check_module(module, path, rules, project, facts, crashes, suppressions, wrapper, code)
         if report_unused_ignores:
             findings = sorted([*findings, *unused_ignores(suppressions, rules)], key=Finding.sort_key)
         return FileResult(path, source, source, tuple(findings), rule_crashes=tuple(crashes))
-    outcome = fix_module(module, path, rules, project, policy, facts, crashes, wrapper)
+    outcome = fix_module(module, path, rules, project, policy, facts, crashes, wrapper, code)
     if not outcome.applied:
         remaining = outcome.remaining
         if remaining is None:
-            remaining = check_module(module, path, rules, project, None, crashes, wrapper=wrapper) if report_remaining else []
+            remaining = check_module(module, path, rules, project, None, crashes, wrapper=wrapper, code=code) if report_remaining else []
         return FileResult(path, source, source, tuple(remaining), rule_crashes=tuple(crashes))
-    fixed_bytes = outcome.module.bytes
+    fixed_bytes = outcome.code.encode(outcome.module.encoding)  # what `Module.bytes` does, without a second codegen
     ensure_parses(fixed_bytes, path)
     remaining = outcome.remaining
     if remaining is None:
-        remaining = check_module(outcome.module, path, rules, project, None, crashes) if report_remaining else []
+        remaining = check_module(outcome.module, path, rules, project, None, crashes, code=outcome.code) if report_remaining else []
     return FileResult(path, source, fixed_bytes, tuple(remaining), tuple(outcome.applied), rule_crashes=tuple(crashes))
 
 
@@ -266,12 +276,11 @@ def _facts_for(code: str, path: str, project: ProjectIndex, facts: FileFacts | N
 
 
 def ensure_parses(source: bytes, path: str) -> None:
-    import libcst as cst
-
+    """Python's own parser is the judge of what the user can run: libcst's would only say again
+    that its code generator round-trips (and on deep nesting its native parser can crash)."""
     try:
         python_parser.parse(source, path)
-        cst.parse_module(source)
-    except (SyntaxError, cst.ParserSyntaxError, ValueError) as error:
+    except (SyntaxError, ValueError) as error:
         raise RuleProducedInvalidCode(f"{path}: devfix produced code that does not parse ({error}); file left untouched") from error
 
 

@@ -55,10 +55,10 @@ class ScopeTracker:
         }
 
     def file_places_devices(self) -> bool:
-        """Does the file move anything to a device anywhere? Generated once per pass: the module's
-        code is as long as the file."""
+        """Does the file move anything to a device anywhere? Once per pass, from the text the facts
+        were computed from (the module's code: generating it again costs a walk of the tree)."""
         if self._file_places_devices is None:
-            self._file_places_devices = places_devices(self.module.code)
+            self._file_places_devices = places_devices(self.facts.text if self.facts is not None else self.module.code)
         return self._file_places_devices
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
