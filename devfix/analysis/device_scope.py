@@ -16,13 +16,13 @@ from libcst.metadata import (
     ClassScope,
     FunctionScope,
     GlobalScope,
-    ParentNodeProvider,
     PositionProvider,
     Scope,
     ScopeProvider,
 )
 
 from devfix.analysis.cst_bindings import bound_names, parameter_names
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES
 from devfix.analysis.torch_names import call_names
 
@@ -107,14 +107,14 @@ def _bound_before_the_file_runs_its_functions(rule: cst.CSTVisitor, assignment: 
     a top-level statement (or one of a top-level `if`, such as `if __name__ == "__main__":`), and
     no statement above it at either level calls a function or class defined in the file."""
     statement = assigning_statement(rule, assignment.node) if isinstance(assignment.node, cst.Name) else None
-    line = rule.get_metadata(ParentNodeProvider, statement, None) if statement is not None else None
-    block = rule.get_metadata(ParentNodeProvider, line, None) if line is not None else None
+    line = rule.get_metadata(ParentProvider, statement, None) if statement is not None else None
+    block = rule.get_metadata(ParentProvider, line, None) if line is not None else None
     module = rule.module
     defined = {item.name.value for item in module.body if isinstance(item, (cst.FunctionDef, cst.ClassDef))}
     if block is module:
         preceding = module.body[:module.body.index(line)]
     else:
-        owner = rule.get_metadata(ParentNodeProvider, block, None) if isinstance(block, cst.IndentedBlock) else None
+        owner = rule.get_metadata(ParentProvider, block, None) if isinstance(block, cst.IndentedBlock) else None
         if not (isinstance(owner, cst.If) and owner in module.body):
             return False
         preceding = [*module.body[:module.body.index(owner)], *block.body[:block.body.index(line)]]
@@ -163,9 +163,9 @@ def _may_name_a_device(value: cst.BaseExpression) -> bool:
 
 def assigning_statement(rule: cst.CSTVisitor, target: cst.Name) -> cst.Assign | cst.AnnAssign | None:
     """The `Assign`/`AnnAssign` whose target is exactly `target`, if any."""
-    parent = rule.get_metadata(ParentNodeProvider, target, None)
+    parent = rule.get_metadata(ParentProvider, target, None)
     if isinstance(parent, cst.AssignTarget):
-        parent = rule.get_metadata(ParentNodeProvider, parent, None)
+        parent = rule.get_metadata(ParentProvider, parent, None)
     return parent if isinstance(parent, (cst.Assign, cst.AnnAssign)) else None
 
 

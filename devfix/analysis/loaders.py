@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 import libcst as cst
-from libcst.metadata import Assignment, ParentNodeProvider, ScopeProvider
+from libcst.metadata import Assignment, ScopeProvider
 
 from devfix.analysis.call_sites import arguments_for
 from devfix.analysis.cst_bindings import parameter_names
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import assigning_statement
 from devfix.analysis.parameter_meetings import parameters_meet
 from devfix.analysis.placement import PlacementFacts, as_move
@@ -61,7 +62,7 @@ def _built_as_a_loader(rule: cst.CSTVisitor, value: cst.BaseExpression) -> bool:
 
 def _callers_pass_loaders(rule: cst.CSTVisitor, param: cst.Param) -> bool:
     """Every call of the parameter's (top-level) function in the file passes a DataLoader for it."""
-    function = rule.get_metadata(ParentNodeProvider, rule.get_metadata(ParentNodeProvider, param, None), None)
+    function = rule.get_metadata(ParentProvider, rule.get_metadata(ParentProvider, param, None), None)
     if not isinstance(function, cst.FunctionDef):
         return False
     passed = arguments_for(rule.module, function, param.name.value)

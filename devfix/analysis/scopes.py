@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider
+from libcst.metadata import PositionProvider
 
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.module_classes import is_module_class
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.tensors import tensor_names
@@ -15,7 +16,7 @@ ScopeNode = cst.Module | cst.FunctionDef
 
 
 class ScopeTracker:
-    """Computes placement facts once per scope; needs ParentNodeProvider and QualifiedNameProvider."""
+    """Computes placement facts once per scope; needs ParentProvider and ScopeProvider."""
 
     def visit_Module(self, node: cst.Module) -> None:
         self._facts: dict[int, PlacementFacts] = {}
@@ -26,7 +27,7 @@ class ScopeTracker:
     def enclosing_scope(self, node: cst.CSTNode) -> ScopeNode:
         current = node
         while not isinstance(current, (cst.Module, cst.FunctionDef)):
-            current = self.get_metadata(ParentNodeProvider, current)
+            current = self.get_metadata(ParentProvider, current)
         return current
 
     def scope_facts(self, node: cst.CSTNode) -> PlacementFacts:

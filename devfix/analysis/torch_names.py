@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider
 
+from devfix.analysis.cst_metadata import scope_qualified_names
 from devfix.analysis.torch_api import CUDA_LITERALS, DEVICE_CONSTRUCTOR, LOSS_TENSOR_KEYWORDS, PARAMETER_FREE_NN
 
 QualifiedNames = Callable[[cst.CSTNode], set[str]]
@@ -21,7 +21,7 @@ def qualified_names(visitor: cst.MetadataDependent, node: cst.CSTNode) -> set[st
     method of a tensor, not a torch function."""
     if not _is_dotted_name(node):
         return set()
-    return {qualified.name for qualified in visitor.get_metadata(QualifiedNameProvider, node, set())}
+    return scope_qualified_names(visitor, node)
 
 
 def _is_dotted_name(node: cst.CSTNode) -> bool:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import PositionProvider, ScopeProvider
 
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import PREAMBLE_NAME, DeviceChoice, insert_preamble
 from devfix.analysis.facts import FileFacts, FileRole
 from devfix.analysis.kinds import Kind
@@ -54,7 +55,7 @@ class DevfixRule(cst.CSTTransformer):
         """`RuleSpec.may_apply`: cheap tests that skip a whole tree pass."""
         return cls.SPEC.may_apply(code, facts)
 
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+    METADATA_DEPENDENCIES = (PositionProvider, ScopeProvider, ParentProvider)
 
     def __init__(
         self,
@@ -158,7 +159,7 @@ class DevfixRule(cst.CSTTransformer):
         """First line of the statement holding `node`, where a suppression comment also counts."""
         current: cst.CSTNode | None = node
         while current is not None and not isinstance(current, cst.BaseStatement):
-            current = self.get_metadata(ParentNodeProvider, current, None)
+            current = self.get_metadata(ParentProvider, current, None)
         return -1 if current is None else self.get_metadata(PositionProvider, current).start.line
 
 

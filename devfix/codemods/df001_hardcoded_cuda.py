@@ -30,6 +30,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.module_classes import class_facts, holds_parameters, names_fed_to_submodules
 from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES, GUARD_WORDS, MULTI_GPU_MARKERS
@@ -89,7 +90,7 @@ class HardcodedCuda(DevfixRule):
         default = original_node.default
         if self._multi_gpu_file or default is None or not is_cuda_literal(default) or not self.may_add_globals:
             return updated_node
-        function = self.get_metadata(cst.metadata.ParentNodeProvider, self.get_metadata(cst.metadata.ParentNodeProvider, original_node))
+        function = self.get_metadata(ParentProvider, self.get_metadata(ParentProvider, original_node))
         name = original_node.name.value
         if not isinstance(function, cst.FunctionDef) or function not in self.module.body:
             return updated_node
@@ -204,7 +205,7 @@ class HardcodedCuda(DevfixRule):
 
     def _guarded(self, node: cst.CSTNode) -> bool:
         """Inside an `if`/conditional expression whose test already asks about CUDA or a GPU."""
-        current = self.get_metadata(cst.metadata.ParentNodeProvider, node, None)
+        current = self.get_metadata(ParentProvider, node, None)
         child = node
         while current is not None:
             if isinstance(current, (cst.If, cst.IfExp, cst.While)) and child is not current.test:
@@ -212,7 +213,7 @@ class HardcodedCuda(DevfixRule):
                     return True
             if isinstance(current, cst.IfExp) and child is current.test:
                 return True
-            child, current = current, self.get_metadata(cst.metadata.ParentNodeProvider, current, None)
+            child, current = current, self.get_metadata(ParentProvider, current, None)
         return False
 
     def _device_of_the_input(self, node: cst.CSTNode, module_class: cst.ClassDef, message: str) -> str | None:
@@ -257,15 +258,15 @@ class HardcodedCuda(DevfixRule):
     def _enclosing_method(self, node: cst.CSTNode, module_class: cst.ClassDef) -> cst.FunctionDef | None:
         """The method of `module_class` that holds `node` (directly, not in a nested function)."""
         functions = []
-        current = self.get_metadata(cst.metadata.ParentNodeProvider, node, None)
+        current = self.get_metadata(ParentProvider, node, None)
         while current is not None and current is not module_class:
             if isinstance(current, cst.FunctionDef):
                 functions.append(current)
-            current = self.get_metadata(cst.metadata.ParentNodeProvider, current, None)
+            current = self.get_metadata(ParentProvider, current, None)
         return functions[0] if len(functions) == 1 else None
 
     def _enclosing_module_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
-        current = self.get_metadata(cst.metadata.ParentNodeProvider, node, None)
+        current = self.get_metadata(ParentProvider, node, None)
         while current is not None:
             if isinstance(current, cst.ClassDef):
                 is_module = any(
@@ -274,7 +275,7 @@ class HardcodedCuda(DevfixRule):
                     for name in qualified_names(self, base.value) | {_code(base.value)}
                 )
                 return current if is_module else None
-            current = self.get_metadata(cst.metadata.ParentNodeProvider, current, None)
+            current = self.get_metadata(ParentProvider, current, None)
         return None
 
 

@@ -31,9 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider
 
 from devfix.analysis.call_sites import file_functions
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.loaders import (
     BatchMoves,
@@ -119,7 +119,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         names = target_names(assign.targets[0].target)
         if loader is None or not names or not is_dataloader(self, loader) or collate_places_batches(self, loader):
             return None
-        block = self.get_metadata(ParentNodeProvider, node, None)
+        block = self.get_metadata(ParentProvider, node, None)
         statements = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
         following = statements[next(i for i, statement in enumerate(statements) if statement is node) + 1:] if statements else []
         if not following:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import Kind
 from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule
@@ -62,7 +63,7 @@ class DiscardedTo(ScopeTracker, DevfixRule):
             return False
         current = statement
         while current is not None and not isinstance(current, cst.ClassDef):
-            current = self.get_metadata(cst.metadata.ParentNodeProvider, current, None)
+            current = self.get_metadata(ParentProvider, current, None)
         if current is None:
             return False
         finder = _AttributeAssignments(receiver.attr.value, self.qualified)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.facts import FileRole
 from devfix.analysis.scopes import ScopeTracker
@@ -67,9 +68,9 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
         return add_keyword(updated_node, "map_location", self.use_device(choice))
 
     def _feeds_load_state_dict(self, call: cst.Call) -> bool:
-        parent = self.get_metadata(cst.metadata.ParentNodeProvider, call, None)
+        parent = self.get_metadata(ParentProvider, call, None)
         if isinstance(parent, cst.Arg):
-            return _is_load_state_dict(self.get_metadata(cst.metadata.ParentNodeProvider, parent, None))
+            return _is_load_state_dict(self.get_metadata(ParentProvider, parent, None))
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
             finder = _StateDictUses(parent.targets[0].target.value)
             self.enclosing_scope(call).visit(finder)
@@ -80,7 +81,7 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
     def _feeds_a_dataset(self, call: cst.Call) -> bool:
         """`data = torch.load("train.pt")` handed to a dataset (`TensorDataset(data["x"], ...)`, a
         Dataset class of the project): data for DataLoader workers and numpy, so it stays on the CPU."""
-        parent = self.get_metadata(cst.metadata.ParentNodeProvider, call, None)
+        parent = self.get_metadata(ParentProvider, call, None)
         if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
             return False
         finder = _DatasetArguments(parent.targets[0].target.value, self._is_dataset_class)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.module_classes import class_facts, is_self_attribute, names_fed_to_submodules
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call, is_whole_reduction
@@ -108,7 +109,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
     def _class_of(self, node: cst.CSTNode) -> cst.ClassDef | None:
         current = node
         while current is not None and not isinstance(current, cst.ClassDef):
-            current = self.get_metadata(cst.metadata.ParentNodeProvider, current, None)
+            current = self.get_metadata(ParentProvider, current, None)
         return current
 
     def _is_submodule(self, use) -> bool:

@@ -1,0 +1,55 @@
+"""The libcst metadata the rules read, computed for less than libcst's own providers cost.
+
+libcst's `ParentNodeProvider` visits the tree with its generic visitor and asks every node for its
+`children` (a second visitor per node): 130 ms on a 1,000-line file. `ParentProvider` gives the
+same answers from one plain walk over the nodes' fields: 17 ms. Qualified names are asked of the
+scope analysis for the few nodes a rule asks about, instead of `QualifiedNameProvider`'s walk that
+prepares an answer for every node of the file (110 ms there).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+from libcst.metadata.base_provider import BaseMetadataProvider
+
+
+class ParentProvider(BaseMetadataProvider[cst.CSTNode]):
+    """Each node's parent, as `libcst.metadata.ParentNodeProvider` gives it (the module has none)."""
+
+    def _gen_impl(self, module: cst.Module) -> None:
+        parents = self._computed
+        pending: list[cst.CSTNode] = [module]
+        while pending:
+            node = pending.pop()
+            for child in _children(node):
+                parents[child] = node
+                pending.append(child)
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes in `node`'s fields: what libcst visits as its children (sentinels are not nodes)."""
+    children: list[cst.CSTNode] = []
+    for name in _field_names(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            children.append(value)
+        elif isinstance(value, (tuple, list)):
+            children += [item for item in value if isinstance(item, cst.CSTNode)]
+    return children
+
+
+@cache
+def _field_names(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
+    return tuple(field.name for field in dataclasses.fields(node_type))
+
+
+def scope_qualified_names(visitor: cst.MetadataDependent, node: cst.CSTNode) -> set[str]:
+    """What `QualifiedNameProvider` answers for `node`, from the scope analysis it rests on."""
+    scope = visitor.get_metadata(ScopeProvider, node, None)
+    if scope is None:
+        return set()
+    return {qualified.name for qualified in scope.get_qualified_names_for(node)}
