@@ -12,10 +12,12 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 
 @dataclass
 class ImportTable:
-    """Local name → what it stands for; `defined` are the file's own top-level classes and functions."""
+    """Local name → what it stands for; `defined` are the file's own top-level classes and functions;
+    `targets` is everything imported anywhere, also what a later import of the same name replaced."""
 
     names: dict[str, str] = field(default_factory=dict)
     defined: set[str] = field(default_factory=set)
+    targets: set[str] = field(default_factory=set)
 
     @classmethod
     def of(cls, tree: ast.Module) -> ImportTable:
@@ -28,6 +30,11 @@ class ImportTable:
 
     def add(self, node: ast.Import | ast.ImportFrom) -> bool:
         """Record one import statement; True for `from ... import *` (names devfix cannot know)."""
+        star = self._add(node)
+        self.targets.update(self.names.values())
+        return star
+
+    def _add(self, node: ast.Import | ast.ImportFrom) -> bool:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -72,4 +79,5 @@ class ImportTable:
         return ".".join([root, *reversed(parts)])
 
     def imports_any(self, prefixes: tuple[str, ...]) -> bool:
-        return any(target == prefix or target.startswith(prefix + ".") for target in self.names.values() for prefix in prefixes)
+        """Does the file import any of these modules (or anything in them), anywhere?"""
+        return any(target == prefix or target.startswith(prefix + ".") for target in self.targets for prefix in prefixes)

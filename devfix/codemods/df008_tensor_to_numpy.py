@@ -32,6 +32,7 @@ from devfix.codemods.edits import call_methods
 from devfix.findings import Safety
 
 HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
+HOST_MODULES = tuple(prefix.rstrip(".") for prefix in HOST_LIBRARIES)
 DETACHING = frozenset({"detach", "data", "item", "tolist"})
 LIST_JOINS = frozenset({"torch.cat", "torch.stack", "torch.concat", "torch.vstack", "torch.hstack"})
 
@@ -45,6 +46,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._appended: dict[cst.Call, tuple[str, str]] = {}  # list.append(tensor) → (list, host call)
+        if self.facts is not None and not self.facts.imports.imports_any(HOST_MODULES):
+            return  # no name can reach a host library's function: the search would walk the tree for nothing
         finder = _HostCallsOnNames(self)
         node.visit(finder)
         for name, host_call in finder.uses:
