@@ -149,6 +149,17 @@ async def run(rhythm: str, edits: int) -> None:
           f"{corrected} corrected by the full analysis")
 
 
+def eglot_1_9() -> lsp.ClientCapabilities:
+    """What eglot 1.9 (Emacs 28) sends: UTF-16, no code-action resolve (as the server tests use it)."""
+    import json
+
+    from lsprotocol.converters import get_converter
+
+    data = json.loads((Path(__file__).resolve().parents[1] / "tests" / "lsp" / "client_capabilities" / "eglot-1.9.json").read_text())
+    data.pop("_source")
+    return get_converter().structure(data, lsp.ClientCapabilities)
+
+
 RESOLVES_EDITS = lsp.ClientCapabilities(text_document=lsp.TextDocumentClientCapabilities(
     code_action=lsp.CodeActionClientCapabilities(resolve_support=lsp.ClientCodeActionResolveOptions(properties=["edit"]))))
 
@@ -183,8 +194,9 @@ def main() -> None:
     asyncio.run(run("pauses", 8))
     asyncio.run(run("typing", 20))
     asyncio.run(quick_fixes(8, RESOLVES_EDITS, "fixes resolved on demand (VS Code, Neovim 0.11)"))
-    asyncio.run(quick_fixes(8, lsp.ClientCapabilities(), "every edit sent with the actions (eglot 1.9)"))
+    asyncio.run(quick_fixes(8, eglot_1_9(), "every edit sent with the actions (eglot 1.9)"))
     asyncio.run(quick_fixes(8, RESOLVES_EDITS, "hiera.py with a bug, fixes resolved on demand", hiera_with_a_bug()))
+    asyncio.run(quick_fixes(8, eglot_1_9(), "hiera.py with a bug, eglot 1.9", hiera_with_a_bug()))
 
 
 if __name__ == "__main__":

@@ -458,10 +458,16 @@ async def code_action(ls: DevfixLanguageServer, params: lsp.CodeActionParams) ->
 
 
 async def _with_edits(ls: DevfixLanguageServer, actions: list[lsp.CodeAction]) -> list[lsp.CodeAction]:
-    """The actions with their edits for an editor that cannot resolve them later."""
+    """The actions with their edits for an editor that cannot resolve them later. Fix-all is then
+    the `devfix.applyAutofix` command instead: its edit (every fix, to a fixed point) costs as much
+    as the rest together, and such an editor (eglot 1.9) would wait for it each time it lists the
+    actions at the cursor."""
     if not ls.resolves_edits():
         for action in actions:
-            if action.edit is None:
+            if action.kind == FIX_ALL_KIND:
+                target = action.data.get("notebook") or action.data["uri"]
+                action.command = lsp.Command(title=action.title, command=APPLY_AUTOFIX_COMMAND, arguments=[target])
+            elif action.edit is None:
                 action.edit = await _fix_edit(ls, action.data)
     return actions
 

@@ -1,5 +1,5 @@
-"""`devfix lsp` as a real subprocess, driven like VS Code (UTF-16, push), Neovim (UTF-8, pull) and
-Emacs/eglot (UTF-32, push)."""
+"""`devfix lsp` as a real subprocess, driven like VS Code (UTF-16, push), Neovim (UTF-8, pull),
+Emacs 29's eglot (UTF-32, push), Emacs 28's eglot 1.9 (UTF-16, push, no resolve) and Helix."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Union
 
 import pytest
 import pytest_lsp
@@ -20,11 +21,12 @@ from devfix.codemods.base import FixPolicy
 from devfix.engine import process
 
 # the real client capabilities pytest-lsp ships, one per editor set-up in the README (Neovim 0.8 to
-# 0.10 has a set-up of its own), and Helix's, which pytest-lsp does not ship (transcribed from its
-# source: client_capabilities/helix.json), with the position encoding each one negotiates
+# 0.10 has a set-up of its own), and those of clients pytest-lsp does not ship, transcribed from
+# their source (client_capabilities/: Helix, and eglot 1.9 as Emacs 28 installs it), with the
+# position encoding each one negotiates
 PROFILES = {
     "visual-studio-code@v1.65.2": "utf-16", "neovim@v0.11.0": "utf-8", "neovim@v0.10.0": "utf-16",
-    "neovim@v0.8.0": "utf-16", "emacs@v29.1": "utf-32", "helix": "utf-8",
+    "neovim@v0.8.0": "utf-16", "emacs@v29.1": "utf-32", "eglot-1.9": "utf-16", "helix": "utf-8",
 }
 OWN_PROFILES = Path(__file__).parent / "client_capabilities"
 UNITS = {"utf-16": lambda s: len(s.encode("utf-16-le")) // 2, "utf-8": lambda s: len(s.encode("utf-8")), "utf-32": len}
@@ -52,9 +54,22 @@ async def client(lsp_client: LanguageClient, request):
         lsp_client.applied_edits.append(params.edit)
         return lsp.ApplyWorkspaceEditResult(applied=True)
 
+    tell_commands_from_code_actions(lsp_client)
     await lsp_client.initialize_session(lsp.InitializeParams(capabilities=capabilities_of(request.param)))
     yield
     await lsp_client.shutdown_session()
+
+
+def tell_commands_from_code_actions(client: LanguageClient) -> None:
+    """Read a code action that carries a command as editors do: a Command's `command` is a string,
+    a CodeAction's an object (lsprotocol's own converter coerces the object into a string and
+    answers a Command)."""
+
+    def structure(value: dict, _type) -> lsp.Command | lsp.CodeAction:
+        kind = lsp.Command if isinstance(value.get("command"), str) else lsp.CodeAction
+        return client.protocol._converter.structure(value, kind)
+
+    client.protocol._converter.register_structure_hook(Union[lsp.Command, lsp.CodeAction], structure)  # noqa: UP007 - the type lsprotocol names
 
 
 def capabilities_of(profile: str) -> lsp.ClientCapabilities:
@@ -159,8 +174,14 @@ async def test_fix_all_equals_devfix_fix(client):
     actions = await code_actions(client, lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)), only=[lsp.CodeActionKind.SourceFixAll])
     (fix_all,) = actions
     assert fix_all.kind == "source.fixAll.devfix"
-    fix_all = await resolved(client, fix_all)
-    assert apply(SEVERAL, edits_of(fix_all.edit), client.encoding) == fix_with_engine(SEVERAL)
+    if capabilities_of(client.profile).text_document.code_action.resolve_support is None:
+        # an editor that cannot resolve runs fix-all as a command: listing the actions stays quick
+        assert fix_all.edit is None and fix_all.command.command == "devfix.applyAutofix"
+        await client.workspace_execute_command_async(lsp.ExecuteCommandParams(fix_all.command.command, fix_all.command.arguments))
+        (edit,) = client.applied_edits
+    else:
+        edit = (await resolved(client, fix_all)).edit
+    assert apply(SEVERAL, edits_of(edit), client.encoding) == fix_with_engine(SEVERAL)
 
 
 @pytest.mark.asyncio
