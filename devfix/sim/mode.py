@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch.overrides import TorchFunctionMode
 
-from devfix.sim import device_rules
+from devfix.sim import device_rules, provenance
 from devfix.sim.errors import SimulatorUnsupported
 from devfix.sim.tensor import SimCudaParameter, SimCudaTensor, device_of, is_sim, map_structure, unwrap, unwrap_all, wrap
 
@@ -72,9 +72,14 @@ class SimulatedCudaMode(TorchFunctionMode):
             return tensor
 
         inner_args = map_structure(unwrap_and_collect, args)
-        inner_kwargs = map_structure(unwrap_and_collect, kwargs)
+        inner_kwargs = map_structure(unwrap_and_collect, kwargs) if kwargs else kwargs
         if not outer_of and target is None:
-            return func(*args, **kwargs)  # nothing simulated is involved: plain CPU work
+            result = func(*args, **kwargs)  # nothing simulated is involved: plain CPU work
+            if name in provenance.CREATING:
+                provenance.remember(result, f"created on cpu by torch.{name}")
+            elif tensors:
+                provenance.inherit(result, tensors[0])
+            return result
         if target is not None:
             generator = kwargs.get("generator")
             if isinstance(generator, torch.Generator) and generator.device.type != "cuda":
@@ -83,12 +88,21 @@ class SimulatedCudaMode(TorchFunctionMode):
         if name == "_pack_padded_sequence" and len(args) > 1 and is_sim(args[1]):
             raise device_rules.pack_padded_lengths_error(args[1], device_of(args[1]))
         result_device = None
-        if outer_of:
+        if outer_of and len(outer_of) == len(tensors) and len(devices := {device_of(tensor) for tensor in outer_of.values()}) == 1:
+            result_device = devices.pop()  # every operand on the one simulated device: CUDA's rules all agree
+        elif outer_of:
             pairs = [(unwrap(tensor), device_of(tensor)) for tensor in tensors]
-            result_device = device_rules.check_devices(device_rules.op_name(func), pairs, args)
+            try:
+                result_device = device_rules.check_devices(device_rules.op_name(func), pairs, args)
+            except RuntimeError as error:
+                raise provenance.attach(error, tensors, [device for _, device in pairs]) from None
         device = target or result_device
-        result = func(*inner_args, **inner_kwargs)
-        return self._wrap_result(result, device, name, outer_of)
+        result = self._wrap_result(func(*inner_args, **inner_kwargs), device, name, outer_of)
+        if target is not None and (name in provenance.CREATING or not outer_of):
+            provenance.remember(result, f"created on {target} by torch.{name}")
+        elif outer_of:
+            provenance.inherit(result, next(iter(outer_of.values())))
+        return result
 
     def _wrap_result(self, result, device, name, outer_of):
         """Results on `device`; an input's own data coming back (in-place ops) is that input."""
@@ -135,6 +149,7 @@ class SimulatedCudaMode(TorchFunctionMode):
         with torch.no_grad():
             old.data = new._inner
         cpu_tensor._inner = old
+        provenance.remember(cpu_tensor, f"moved to {device_of(new)} with its module")
 
     def _set_data(self, target: SimCudaTensor, new) -> None:
         """`param.data = other`: same device keeps the wrapper; `.cpu()` turns it back into a CPU tensor."""
@@ -155,7 +170,7 @@ class SimulatedCudaMode(TorchFunctionMode):
         kwargs = dict(kwargs)
         copy = bool(kwargs.pop("copy", False))  # Tensor.to takes it; the parser does not (GradScaler passes it)
         device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*args[1:], **kwargs)
-        return self._move(tensor, device, dtype, memory_format, copy)
+        return self._move(tensor, device, dtype, memory_format, copy, ".to()")
 
     def _cuda(self, func, args, kwargs):
         tensor = args[0]
@@ -166,12 +181,18 @@ class SimulatedCudaMode(TorchFunctionMode):
             device = torch.device("cuda")
         else:
             device = torch.device(requested)
-        return self._move(tensor, device, None, None, False)
+        return self._move(tensor, device, None, None, False, ".cuda()")
 
     def _cpu(self, func, args, kwargs):
-        return self._move(args[0], torch.device("cpu"), None, None, False)
+        return self._move(args[0], torch.device("cpu"), None, None, False, ".cpu()")
 
-    def _move(self, tensor, device, dtype, memory_format, copy):
+    def _move(self, tensor, device, dtype, memory_format, copy, how=".type_as()"):
+        moved = self._moved(tensor, device, dtype, memory_format, copy)
+        if moved is not tensor and device_of(moved) != device_of(tensor):
+            provenance.remember(moved, f"moved to {device_of(moved)} by {how}")
+        return moved
+
+    def _moved(self, tensor, device, dtype, memory_format, copy):
         current = device_of(tensor)
         target = current if device is None else (self.state.normalize(device) if device.type == "cuda" else device)
         inner = unwrap(tensor)
@@ -188,7 +209,7 @@ class SimulatedCudaMode(TorchFunctionMode):
 
     def _numpy(self, func, args, kwargs):
         if is_sim(args[0]):
-            raise TypeError(NUMPY_MESSAGE.format(device=device_of(args[0])))
+            raise provenance.attach(TypeError(NUMPY_MESSAGE.format(device=device_of(args[0]))), [args[0]], [device_of(args[0])])
         return func(*args, **kwargs)
 
     def _pin_memory(self, func, args, kwargs):
@@ -215,7 +236,8 @@ class SimulatedCudaMode(TorchFunctionMode):
     def _reduce_ex(self, func, args, kwargs):
         tensor = args[0]
         if not is_sim(tensor):
-            return func(*args, **kwargs)
+            with provenance.hidden(tensor):
+                return func(*args, **kwargs)
         from devfix.sim.serialization import reduce_sim_tensor
 
         return reduce_sim_tensor(tensor)
