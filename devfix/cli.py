@@ -260,17 +260,28 @@ def verify(fixtures, device, timeout) -> None:
 
 @app.command(context_settings={**CONTEXT, "allow_extra_args": True, "ignore_unknown_options": True}, short_help="Run a program under simulated CUDA; explain its device error.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Stop the program after this many seconds (exit 2).")
+@click.option("--fix", "fix_loop", is_flag=True, help="Fix each device error, run again until the program ends, and prove the fix on both machines.")
+@click.option("--no-static", is_flag=True, help="With --fix: edits only from what the run showed, none from devfix's rules.")
+@click.option("--max-rounds", type=click.IntRange(min=1), default=10, show_default=True, help="With --fix: at most this many runs under simulated CUDA.")
+@click.option("--allow-numbers", is_flag=True, help="With --fix: outputs may differ in their numbers (random numbers drawn on the device).")
+@click.option("--write", is_flag=True, help="With --fix: write the proven edits to the files (atomically, only when every check passed).")
+@click.option("--report", "report_path", type=click.Path(path_type=Path, dir_okay=False), help="With --fix: also write the report as JSON to this file.")
 @click.argument("script", type=click.Path(path_type=Path))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(timeout, script, args) -> None:
+def run(timeout, fix_loop, no_static, max_rounds, allow_numbers, write, report_path, script, args) -> None:
     """Run a program under simulated CUDA; explain its first device error and show the fix.
 
     SCRIPT is the Python program to run; ARGS are its arguments (devfix's own options go before
-    SCRIPT).
+    SCRIPT). With --fix, devfix fixes the error, runs the program again, and repeats until it ends;
+    then it runs the fixed program on the CPU build too and compares what it printed with what the
+    original printed on the CPU. Exit 0: nothing to fix, or the proven fix was written; 1: a proven
+    fix, not written; 2: no proven fix (the report says why).
     """
     _require_torch("run")
     from devfix.run_script import ScriptMissing, run_script
 
+    if fix_loop:
+        _run_fix(script, list(args), timeout, max_rounds, not no_static, allow_numbers, write, report_path)
     try:
         report = run_script(script, list(args), timeout)
     except ScriptMissing as error:
@@ -290,6 +301,47 @@ def run(timeout, script, args) -> None:
     _exit(EXIT_FINDINGS)
 
 
+def _run_fix(script, args, timeout, max_rounds, static, allow_numbers, write, report_path) -> None:
+    """`devfix run --fix`: the report on stderr (stdout is the program's: its last run under
+    simulated CUDA is replayed there)."""
+    from devfix.diffing import diff_label, unified_diff
+    from devfix.run_fix import fix_by_running, report_json
+    from devfix.writing import write_atomically
+
+    if not script.is_file():
+        _err(f"error: {script}: no such file")
+        _exit(EXIT_ERROR)
+    run = fix_by_running(script, args, max_rounds, static, timeout, allow_numbers)
+    if run.final_cuda is not None:
+        sys.stdout.write(run.final_cuda.stdout)
+        sys.stdout.flush()
+    for number, edit in enumerate(run.edits, 1):
+        _err(f"devfix: round {number}: {edit.cured}")
+        _err(f"    fixed in {_display(edit.path)} by {edit.how}")
+    files = run.texts()
+    sys.stderr.flush()
+    for path, (before, after) in files.items():
+        sys.stderr.buffer.write(unified_diff(diff_label(path), before.encode(), after.encode()))
+    sys.stderr.flush()
+    if report_path is not None:
+        report_path.write_text(report_json(run, script), encoding="utf-8")
+    if run.failures:
+        for failure in run.failures:
+            _err(f"devfix: not proven: {failure}")
+        _exit(EXIT_ERROR)
+    if not run.edits:
+        _err(f"devfix: {script} ran under simulated CUDA and on the CPU without a device error; nothing to fix.")
+        _exit(EXIT_CLEAN)
+    _err("devfix: proven: the fixed program runs under simulated CUDA and on the CPU and prints what the original printed.")
+    if not write:
+        _err("Write it with `devfix run --fix --write ...`.")
+        _exit(EXIT_FINDINGS)
+    for path, (before, after) in files.items():
+        write_atomically(path, before.encode(), after.encode())
+    _err(f"devfix: wrote {len(files)} file{'s' if len(files) != 1 else ''}.")
+    _exit(EXIT_CLEAN)
+
+
 def _print_device_error(report) -> None:
     """Everything on stderr: stdout belongs to the program that ran."""
     from devfix.diffing import diff_label, unified_diff
@@ -298,6 +350,8 @@ def _print_device_error(report) -> None:
     innermost = report.frames[0] if report.frames else None
     location = f"{_display(innermost.path)}:{innermost.line}: " if innermost else ""
     _err(f"{location}{report.error_type}: {report.message}")
+    if report.meeting:
+        _err(f"    {report.meeting}")
     for frame in report.frames:
         _err(f"    {_display(frame.path)}:{frame.line}: {frame.code}")
     if not report.results:

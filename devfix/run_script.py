@@ -51,6 +51,7 @@ class RunReport:
     frames: list[UserFrame] = field(default_factory=list)
     results: list[FileFindings] = field(default_factory=list)
     exit_code: int = 0
+    meeting: str = ""  # the operands of a device error and where each came from
 
 
 class ScriptMissing(FileNotFoundError):
@@ -136,6 +137,9 @@ def _explain(error: BaseException, imported: list[Path]) -> RunReport:
     frames = user_frames(error)
     report = RunReport(False, type(error).__name__, message, is_device_error(type(error).__name__, message), frames, exit_code=1)
     if report.device_error:
+        from devfix.run_rounds import describe_meeting, operand_facts
+
+        report.meeting = describe_meeting(operand_facts(error), frames)
         report.results = _findings_for(frames, imported)
     return report
 

@@ -1,0 +1,243 @@
+"""`devfix run --fix`: run the program under simulated CUDA; at each device error choose one edit
+(a static rule's fix at the lines the error names, else one made from the run's provenance), apply
+it in memory and run again, until the program ends. Then run the fixed program on the CPU build
+too and compare what it printed (and its exit status) with the original program's CPU run: the
+edits are proven when both machines run the fixed program to the same output.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from devfix.analysis.project import ProjectIndex
+from devfix.codemods import ALL_RULES
+from devfix.engine import process
+from devfix.fix_policy import FixPolicy
+from devfix.run_rounds import RoundResult, run_round
+
+DEVICE_NAME = re.compile(r"\b(cuda(:\d+)?|cpu)\b")
+NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
+CREATED_BY = re.compile(r"^created on cpu by torch\.(\w+)$")
+
+
+@dataclass(frozen=True)
+class Edit:
+    path: Path
+    before: str
+    after: str
+    cured: str  # the error this edit made go away
+    how: str  # "DF004 (static rule)" or what the provenance showed
+
+
+@dataclass
+class FixRun:
+    edits: list[Edit] = field(default_factory=list)
+    proven: bool = False
+    failures: list[str] = field(default_factory=list)
+    original_cpu: RoundResult | None = None
+    final_cuda: RoundResult | None = None
+    final_cpu: RoundResult | None = None
+
+    def texts(self) -> dict[Path, tuple[str, str]]:
+        """Each edited file: its text on disk and its text after every edit."""
+        files: dict[Path, tuple[str, str]] = {}
+        for edit in self.edits:
+            first = files.get(edit.path, (edit.before, edit.before))[0]
+            files[edit.path] = (first, edit.after)
+        return files
+
+
+def fix_by_running(
+    script: Path, argv: list[str], max_rounds: int = 10, static: bool = True, timeout: float | None = None, allow_numbers: bool = False,
+) -> FixRun:
+    script = script.resolve()
+    run = FixRun()
+    texts: dict[Path, str] = {}
+    run.original_cpu = run_round(script, argv, {}, simulate=False, timeout=timeout)
+    tried: set[tuple[str, str]] = set()
+    for _ in range(max_rounds):
+        cuda = run_round(script, argv, texts, simulate=True, timeout=timeout)
+        failing = cuda if not cuda.finished else None
+        cpu = None
+        if failing is None:
+            cpu = run_round(script, argv, texts, simulate=False, timeout=timeout)
+            failing = cpu if cpu.device_error else None
+        if failing is None:
+            run.final_cuda, run.final_cpu = cuda, cpu
+            break
+        if not (failing.device_error or failing.error_type == "SimulatorUnsupported"):  # the latter: a static fix may remove it
+            run.failures.append(f"the program failed with an error devfix does not fix: {failing.headline()}")
+            run.final_cuda = cuda
+            return run
+        edit = choose_edit(failing, texts, script, static, tried)
+        if edit is None:
+            run.failures.append(f"no edit found for {failing.headline()}")
+            run.final_cuda = cuda
+            return run
+        texts[edit.path] = edit.after
+        run.edits.append(edit)
+    else:
+        run.failures.append(f"still failing after {max_rounds} rounds (--max-rounds)")
+        return run
+    if run.edits:  # an unchanged program proves nothing new (and an unseeded one prints new numbers each run)
+        run.failures += _compare(run, allow_numbers)
+    run.proven = not run.failures
+    return run
+
+
+def choose_edit(result: RoundResult, texts: dict[Path, str], script: Path, static: bool, tried: set) -> Edit | None:
+    """The static finding's fix at a line the error names, else an edit from the provenance."""
+    places = _places(result, texts)
+    if static:
+        edit = _static_edit(result, places, texts, script, tried)
+        if edit is not None:
+            return edit
+    return _provenance_edit(result, texts, tried)
+
+
+def _places(result: RoundResult, texts: dict[Path, str]) -> list[tuple[Path, int]]:
+    """The lines the error names: where the operands were made or moved, where the variables that
+    held them (and the module that holds a parameter) were bound, then the traceback's."""
+    places = [(Path(operand.origin[0]).resolve(), operand.origin[1]) for operand in result.operands if operand.origin is not None]
+    named = [(result.frames[0].path, operand.name) for operand in result.operands if operand.name and result.frames]
+    named += [(Path(operand.owner[0]).resolve(), operand.owner[1]) for operand in result.operands if operand.owner]
+    for path, name in named:
+        text = _text(path, texts)
+        places += [(path, line) for line in binding_lines(text, name)] if text is not None else []
+    places += [(frame.path, frame.line) for frame in result.frames]
+    for frame in result.frames:  # last: the loops around the traceback's lines (a batch they received)
+        text = _text(frame.path, texts)
+        places += [(frame.path, line) for line in enclosing_loop_lines(text, frame.line)] if text is not None else []
+    return list(dict.fromkeys(places))
+
+
+def enclosing_loop_lines(text: str, line: int) -> list[int]:
+    """The `for` statements whose body holds `line`, innermost first."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    loops = [node for node in ast.walk(tree) if isinstance(node, ast.For) and node.body[0].lineno <= line <= (node.end_lineno or 0)]
+    return [loop.lineno for loop in sorted(loops, key=lambda loop: -loop.lineno)]
+
+
+def binding_lines(text: str, name: str) -> list[int]:
+    """The lines of the statements that assign `name` anywhere in the file."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    lines = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)) else []
+        if any(isinstance(leaf, ast.Name) and leaf.id == name for target in targets for leaf in ast.walk(target)):
+            lines.append(node.lineno)
+    return lines
+
+
+def _text(path: Path, texts: dict[Path, str]) -> str | None:
+    if path in texts:
+        return texts[path]
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _static_edit(result: RoundResult, places, texts: dict[Path, str], script: Path, tried: set) -> Edit | None:
+    project = ProjectIndex({str(path): text for path, text in texts.items()})
+    for path in dict.fromkeys(path for path, _ in places):
+        text = _text(path, texts)
+        if text is None:
+            continue
+        lines = {line for place, line in places if place == path}
+        findings = process(text.encode(), str(path), ALL_RULES, project).findings
+        for finding in findings:
+            if finding.fix_safety is None or finding.start.line not in lines or (str(path), f"{finding.code}:{finding.start}") in tried:
+                continue
+            tried.add((str(path), f"{finding.code}:{finding.start}"))
+            policy = FixPolicy(apply=True, unsafe=True, only=(finding.code, finding.start))
+            fixed = process(text.encode(), str(path), ALL_RULES, project, policy)
+            if fixed.changed:
+                return Edit(path, text, fixed.fixed.decode(), result.headline(), f"{finding.code} (static rule): {finding.message}")
+    return None
+
+
+def _provenance_edit(result: RoundResult, texts: dict[Path, str], tried: set) -> Edit | None:
+    from devfix import provenance_fixes
+
+    frame = result.frames[0] if result.frames else None
+    candidates = []  # (file, line, what the edit does, the edit)
+    if frame is not None and "to numpy" in result.message:
+        candidates.append((frame.path, frame.line, "`.cpu()` before `.numpy()`", lambda text: provenance_fixes.numpy_on_host(text, frame.line)))
+    if frame is not None and "Torch not compiled with CUDA" in result.message:
+        candidates.append((frame.path, frame.line, "`.to(device)` instead of `.cuda()`", lambda text: provenance_fixes.cuda_call_portable(text, frame.line)))
+    devices = {operand.device.split(":")[0] for operand in result.operands}
+    if devices == {"cpu", "cuda"}:
+        for operand in result.operands:
+            if operand.device != "cpu":
+                continue
+            if operand.owner is not None:
+                owner_path, owner = Path(operand.owner[0]).resolve(), operand.owner[1]
+                candidates.append((owner_path, 0, f"the module `{owner}` moved to the device where it is built",
+                                   lambda text, owner=owner: provenance_fixes.module_on_device(text, owner)))
+            if operand.origin is None:
+                continue
+            path, line, event = Path(operand.origin[0]).resolve(), operand.origin[1], operand.origin[2]
+            created = CREATED_BY.match(event)
+            if created is not None and operand.owner is None:
+                function = created.group(1)
+                candidates.append((path, line, f"`device=` where `torch.{function}` made the CPU tensor",
+                                   lambda text, line=line, function=function: provenance_fixes.factory_on_device(text, line, function)))
+            if operand.name is not None:
+                candidates.append((path, line, f"`{operand.name}` moved to the device where the loop receives it",
+                                   lambda text, line=line, name=operand.name: provenance_fixes.loop_variable_on_device(text, line, name)))
+    for path, line, how, make in candidates:
+        text = _text(path, texts)
+        key = (str(path), line, how)
+        if text is None or key in tried:
+            continue
+        after = make(text)
+        if after is not None:
+            tried.add(key)
+            return Edit(path, text, after, result.headline(), f"from the run: {how}")
+    return None
+
+
+def _compare(run: FixRun, allow_numbers: bool) -> list[str]:
+    """On both machines the fixed program must print what the original printed on the CPU (or,
+    when the original cannot run there, what the fixed program prints on the CPU), and end with
+    the same status. Device names may differ ("Using cuda device")."""
+    cuda, cpu, original = run.final_cuda, run.final_cpu, run.original_cpu
+    if cpu is None or cuda is None:
+        return ["the fixed program did not run on both machines"]
+    if not cpu.finished:
+        return [f"the fixed program fails on the CPU: {cpu.headline()}"]
+    reference, named = (original, "the original on the CPU") if original is not None and original.finished else (cpu, "the fixed program on the CPU")
+    expected = (reference.exit_code, _comparable(reference.stdout, allow_numbers))
+    return [
+        f"the fixed program {where} prints differently from {named}"
+        for where, outcome in (("under CUDA", cuda), ("on the CPU", cpu))
+        if outcome is not reference and (outcome.exit_code, _comparable(outcome.stdout, allow_numbers)) != expected
+    ]
+
+
+def _comparable(output: str, allow_numbers: bool) -> str:
+    output = DEVICE_NAME.sub("<device>", output)
+    return NUMBER.sub("<number>", output) if allow_numbers else output
+
+
+def report_json(run: FixRun, script: Path) -> str:
+    """`--report`: what was fixed, why, and whether it is proven."""
+    import json
+
+    return json.dumps({
+        "script": str(script),
+        "proven": run.proven,
+        "failures": run.failures,
+        "edits": [{"file": str(edit.path), "cured": edit.cured, "how": edit.how} for edit in run.edits],
+        "files": {str(path): {"before": before, "after": after} for path, (before, after) in run.texts().items()},
+    }, indent=2) + "\n"

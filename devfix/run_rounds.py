@@ -1,0 +1,241 @@
+"""One run of the user's program for `devfix run --fix`: in a child forked from this process (torch
+is imported once), with edited sources served from memory, under simulated CUDA or on the plain
+CPU build, its output captured. The child sends back what happened; nothing of its state leaks
+into the next round.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib.abc
+import importlib.machinery
+import os
+import pickle
+import runpy
+import sys
+import tempfile
+import traceback
+import types
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+
+from devfix.device_errors import is_device_error
+from devfix.run_script import UserFrame, user_frames
+
+
+@dataclass(frozen=True)
+class OperandFacts:
+    """One operand of the call that raised: its device, how it got there, its name at that line."""
+
+    device: str
+    origin: tuple[str, int, str] | None  # path, line, event
+    name: str | None
+    owner: tuple[str, str] | None = None  # a parameter's: the file and name of the module variable that holds it
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    finished: bool
+    exit_code: int
+    stdout: str
+    stderr: str
+    error_type: str = ""
+    message: str = ""
+    device_error: bool = False
+    frames: tuple[UserFrame, ...] = ()
+    operands: tuple[OperandFacts, ...] = ()
+
+    def headline(self) -> str:
+        where = f"{self.frames[0].path.name}:{self.frames[0].line}: " if self.frames else ""
+        return f"{where}{self.error_type}: {self.message.splitlines()[0] if self.message else ''}"
+
+
+def run_round(script: Path, argv: list[str], texts: dict[Path, str], simulate: bool, timeout: float | None) -> RoundResult:
+    """Run `script` once in a forked child; `texts` replace the files they name."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: run, report through the pipe, end without running the parent's cleanup
+        os.close(read_end)
+        try:
+            result = _child(script, argv, texts, simulate, timeout)
+            payload = pickle.dumps(result)
+        except BaseException as error:  # noqa: BLE001 - whatever happens, the parent gets an answer
+            payload = pickle.dumps(RoundResult(False, 2, "", f"devfix: the run failed: {error!r}", type(error).__name__, str(error)))
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(payload)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        payload = pipe.read()
+    os.waitpid(pid, 0)
+    if not payload:
+        return RoundResult(False, 2, "", "devfix: the program's process ended without a report", "Crash", "the process died")
+    return pickle.loads(payload)
+
+
+def _child(script: Path, argv: list[str], texts: dict[Path, str], simulate: bool, timeout: float | None) -> RoundResult:
+    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # noqa: SIM115 - the child ends with them
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(out.fileno(), 1)
+    os.dup2(err.fileno(), 2)
+    sys.stdout = open(1, "w", closefd=False, buffering=1, encoding="utf-8", errors="replace")  # noqa: SIM115 - lives as long as the child
+    sys.stderr = open(2, "w", closefd=False, buffering=1, encoding="utf-8", errors="replace")  # noqa: SIM115
+    result = _execute(script, argv, texts, simulate, timeout)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    out.seek(0)
+    err.seek(0)
+    stdout, stderr = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+    return RoundResult(**{**result.__dict__, "stdout": stdout, "stderr": stderr})
+
+
+def _execute(script: Path, argv: list[str], texts: dict[Path, str], simulate: bool, timeout: float | None) -> RoundResult:
+    from devfix.run_script import RunTimedOut, _arm_timer
+    from devfix.sim import simulated_cuda
+
+    sys.argv = [str(script), *argv]
+    sys.path.insert(0, str(script.parent))
+    sys.meta_path.insert(0, _EditedSources(texts))
+    _arm_timer(timeout)
+    try:
+        with simulated_cuda() if simulate else nullcontext():
+            _run_main(script, texts.get(script))
+    except SystemExit as exit_request:
+        code = exit_request.code
+        return RoundResult(True, code if isinstance(code, int) else (0 if code is None else 1), "", "")
+    except RunTimedOut:
+        return RoundResult(False, 2, "", "", "Timeout", f"still running after {timeout:g} s (--timeout)")
+    except BaseException as error:  # noqa: BLE001 - the program's own error is the round's outcome
+        traceback.print_exception(error)
+        frames = tuple(user_frames(error))
+        return RoundResult(
+            False, 1, "", "", type(error).__name__, str(error), is_device_error(type(error).__name__, str(error)),
+            frames, operand_facts(error),
+        )
+    finally:
+        _arm_timer(None)
+    return RoundResult(True, 0, "", "")
+
+
+def _run_main(script: Path, text: str | None) -> None:
+    """As `python script.py` runs it: from disk, or from its edited text under its own name."""
+    if text is None:
+        runpy.run_path(str(script), run_name="__main__")
+        return
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    main.__builtins__ = builtins
+    sys.modules["__main__"] = main
+    exec(compile(text, str(script), "exec", dont_inherit=True), main.__dict__)  # noqa: S102 - the user's own program
+
+
+def operand_facts(error: BaseException) -> tuple[OperandFacts, ...]:
+    """The operands the simulator attached to a device error, named from the variables of the
+    innermost frame of the user's code where that is the object itself."""
+    from devfix.sim.provenance import meeting_of, operand_objects
+
+    meeting = meeting_of(error)
+    if meeting is None:
+        return ()
+    frames = _user_frames(error)
+    frame = frames[0] if frames else None
+    names = {id(value): name for name, value in reversed(list(frame.f_locals.items()))} if frame is not None else {}
+    objects = operand_objects(error)
+    facts = []
+    for operand, value in zip(meeting.operands, objects):
+        origin = (operand.origin.path, operand.origin.line, operand.origin.event) if operand.origin else None
+        facts.append(OperandFacts(operand.device, origin, names.get(id(value)), _owner(frames, value)))
+    return tuple(facts)
+
+
+def describe_meeting(operands: tuple[OperandFacts, ...], frames) -> str:
+    """"`mask` (cpu: created on cpu by torch.ones at train.py:41) met `logits` (cuda:0: moved to
+    cuda:0 by .to() at train.py:18) at train.py:44"; empty when the simulator recorded nothing."""
+    if not operands:
+        return ""
+
+    def one(operand: OperandFacts) -> str:
+        name = f"`{operand.name}`" if operand.name else f"a tensor of `{operand.owner[1]}`" if operand.owner else "a tensor"
+        origin = f": {operand.origin[2]} at {_short(operand.origin[0])}:{operand.origin[1]}" if operand.origin else ""
+        return f"{name} ({operand.device}{origin})"
+
+    distinct = list(dict.fromkeys(operands))
+    where = f" at {_short(str(frames[0].path))}:{frames[0].line}" if frames else ""
+    return " met ".join(one(operand) for operand in distinct) + where
+
+
+def _short(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def _owner(frames: list, value) -> tuple[str, str] | None:
+    """The module variable whose parameters or buffers include `value` (the model whose weights
+    stayed behind), in the innermost frame of the user's code that has exactly one such variable
+    other than `self` (inside a Module's own methods the model is the caller's variable)."""
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        return None
+    for frame in frames:
+        owners = [
+            name for name, candidate in frame.f_locals.items()
+            if name != "self" and isinstance(candidate, torch.nn.Module)
+            and any(tensor is value for tensor in (*candidate.parameters(), *candidate.buffers()))
+        ]
+        if len(owners) == 1:
+            return frame.f_code.co_filename, owners[0]
+        if owners:
+            return None
+    return None
+
+
+def _user_frames(error: BaseException) -> list:
+    """The frames of the traceback in the user's own code, innermost first."""
+    from devfix.run_script import _is_user_file, _library_roots
+
+    roots = _library_roots()
+    frames = []
+    tb = error.__traceback__
+    while tb is not None:
+        if _is_user_file(tb.tb_frame.f_code.co_filename, roots):
+            frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return frames[::-1]
+
+
+class _EditedSources(importlib.abc.MetaPathFinder):
+    """Imports of the user's edited files get their edited text (never a stale .pyc)."""
+
+    def __init__(self, texts: dict[Path, str]) -> None:
+        self.texts = texts
+
+    def find_spec(self, name, path, target=None):
+        if not self.texts:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.origin is None:
+            return None
+        text = self.texts.get(Path(spec.origin).resolve())
+        if text is None:
+            return None
+        spec.loader = _EditedLoader(name, spec.origin, text)
+        return spec
+
+
+class _EditedLoader(importlib.machinery.SourceFileLoader):
+    def __init__(self, name: str, path: str, text: str) -> None:
+        super().__init__(name, path)
+        self.text = text
+
+    def get_data(self, path: str) -> bytes:
+        if path == self.path:
+            return self.text.encode("utf-8")
+        return super().get_data(path)
+
+    def path_stats(self, path: str):
+        raise OSError("edited in memory: no bytecode cache")  # read the text, write no .pyc

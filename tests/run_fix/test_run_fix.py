@@ -1,0 +1,89 @@
+"""`devfix run --fix`: run, fix the device error, run again, and prove the fixed program on both
+machines; from devfix's rules, or from what the run showed alone (`--no-static`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from devfix.run_fix import fix_by_running
+from tests.cli_runner import invoke_devfix
+from tests.conftest import REPO
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+PROGRAMS = sorted(path for path in (REPO / "tests" / "programs").iterdir() if path.is_dir())
+CLEAN = sorted((REPO / "tests" / "clean_programs").glob("*.py"))
+# the programs whose fix the run's provenance alone proves (the issue asks for at least 15); the
+# others need a rule's knowledge (a legacy constructor, a hard-coded device string, a checkpoint)
+FROM_THE_RUN_ALONE = [
+    "attention-and-label-smoothing", "attention-mask-helper", "checkpoint-to-cpu-model", "contrastive-pretraining",
+    "diffusion-step", "evaluate-with-inline-cuda", "gan", "helpers-module", "image-classifier", "metric-eval",
+    "normalizer-helper", "resume-on-cpu-server", "rnn-forward-inline-cuda", "seq2seq", "tiny-gpt-attention", "vae",
+    "weighted-losses",
+]
+
+
+def copied(program, tmp_path, monkeypatch):
+    target = tmp_path / program.name
+    shutil.copytree(program, target) if program.is_dir() else shutil.copy(program, target)
+    monkeypatch.chdir(target if program.is_dir() else tmp_path)
+    return target / "main.py" if program.is_dir() else target
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda path: path.name)
+def test_every_buggy_program_gets_a_proven_fix(program, tmp_path, monkeypatch):
+    script = copied(program, tmp_path, monkeypatch)
+    run = fix_by_running(script, [], timeout=120)
+    assert run.proven, run.failures
+    assert run.edits, "a buggy program needs at least one edit"
+    assert run.final_cuda.finished and run.final_cpu.finished
+
+
+def test_at_least_fifteen_programs_are_listed_as_fixed_from_the_run_alone():
+    assert len(FROM_THE_RUN_ALONE) >= 15 and set(FROM_THE_RUN_ALONE) <= {program.name for program in PROGRAMS}
+
+
+@pytest.mark.parametrize("name", FROM_THE_RUN_ALONE)
+def test_a_fix_proven_from_the_run_alone(name, tmp_path, monkeypatch):
+    script = copied(REPO / "tests" / "programs" / name, tmp_path, monkeypatch)
+    run = fix_by_running(script, [], static=False, timeout=120)
+    assert run.proven, run.failures
+    assert run.edits and all(edit.how.startswith("from the run") for edit in run.edits)
+
+
+@pytest.mark.parametrize("program", CLEAN, ids=lambda path: path.name)
+def test_correct_programs_come_back_unchanged(program, tmp_path, monkeypatch):
+    script = copied(program, tmp_path, monkeypatch)
+    run = fix_by_running(script, [], timeout=120)
+    assert run.edits == [] and run.failures == [], run.failures
+
+
+def test_the_command_reports_writes_and_the_program_keeps_its_output(tmp_path, monkeypatch):
+    script = copied(REPO / "tests" / "programs" / "weighted-losses", tmp_path, monkeypatch)
+    before = script.read_text()
+    shown = invoke_devfix(["run", "--fix", "--report", "report.json", "main.py"])
+    assert shown.exit_code == 1, shown.stderr  # proven, not written
+    assert shown.stdout.startswith("RESULT ")  # the program's output, and only it
+    assert "devfix: proven" in shown.stderr and "+model = nn.Linear(3, 2).to(device)" in shown.stderr
+    assert script.read_text() == before
+    report = json.loads((script.parent / "report.json").read_text())
+    assert report["proven"] and [edit["how"].split()[0] for edit in report["edits"]] == ["DF003", "DF011"]
+    written = invoke_devfix(["run", "--fix", "--write", "main.py"])
+    assert written.exit_code == 0, written.stderr
+    assert script.read_text() == report["files"][str(script)]["after"]
+    again = invoke_devfix(["run", "--fix", "main.py"])
+    assert again.exit_code == 0 and "nothing to fix" in again.stderr
+
+
+def test_an_error_devfix_cannot_fix_is_reported_and_nothing_written(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "main.py"
+    source = "import torch\nx = torch.ones(2).cuda()\nprint(x + missing)\n"
+    script.write_text(source)
+    shown = invoke_devfix(["run", "--fix", "--write", "main.py"])
+    assert shown.exit_code == 2, shown.stderr
+    assert "not proven: the program failed with an error devfix does not fix: main.py:3: NameError" in shown.stderr
+    assert script.read_text() == source
