@@ -114,27 +114,24 @@ def _device_name(module: cst.Module) -> str | None:
 
 
 def _top_level_torch_device(module: cst.Module) -> bool:
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if (
-                    isinstance(small, cst.Assign) and len(small.targets) == 1
-                    and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == PREAMBLE_NAME
-                    and isinstance(small.value, cst.Call) and _callee_name(small.value) == "device"
-                ):
-                    return True
-    return False
+    return any(
+        isinstance(small, cst.Assign) and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == PREAMBLE_NAME
+        and isinstance(small.value, cst.Call) and _callee_name(small.value) == "device"
+        for small in _top_level_small_statements(module)
+    )
 
 
 def _imports_torch(module: cst.Module) -> bool:
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.Import) and any(
-                    isinstance(alias.name, cst.Name) and alias.name.value == "torch" and alias.asname is None for alias in small.names
-                ):
-                    return True
-    return False
+    return any(
+        isinstance(small, cst.Import)
+        and any(isinstance(alias.name, cst.Name) and alias.name.value == "torch" and alias.asname is None for alias in small.names)
+        for small in _top_level_small_statements(module)
+    )
+
+
+def _top_level_small_statements(module: cst.Module) -> list[cst.BaseSmallStatement]:
+    return [small for statement in module.body if isinstance(statement, cst.SimpleStatementLine) for small in statement.body]
 
 
 class _Bindings(cst.CSTVisitor):
