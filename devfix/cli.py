@@ -258,7 +258,10 @@ def verify(fixtures, device, timeout) -> None:
     _exit(EXIT_FINDINGS if failed else EXIT_CLEAN)
 
 
-@app.command(context_settings={**CONTEXT, "allow_extra_args": True, "ignore_unknown_options": True}, short_help="Run a program under simulated CUDA; explain its device error.")
+@app.command(
+    context_settings={**CONTEXT, "allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": False},
+    short_help="Run a program under simulated CUDA; explain its device error.",
+)
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Stop the program after this many seconds (exit 2).")
 @click.option("--fix", "fix_loop", is_flag=True, help="Fix each device error, run again until the program ends, and prove the fix on both machines.")
 @click.option("--no-static", is_flag=True, help="With --fix: edits only from what the run showed, none from devfix's rules.")
@@ -266,22 +269,35 @@ def verify(fixtures, device, timeout) -> None:
 @click.option("--allow-numbers", is_flag=True, help="With --fix: outputs may differ in their numbers (random numbers drawn on the device).")
 @click.option("--write", is_flag=True, help="With --fix: write the proven edits to the files (atomically, only when every check passed).")
 @click.option("--report", "report_path", type=click.Path(path_type=Path, dir_okay=False), help="With --fix: also write the report as JSON to this file.")
-@click.argument("script", type=click.Path(path_type=Path))
+@click.option("-m", "module", metavar="MODULE", help="With --fix: run a module as `python -m MODULE ARGS` does (`-m pytest tests/`).")
+@click.argument("script", type=click.Path(path_type=Path), required=False)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(timeout, fix_loop, no_static, max_rounds, allow_numbers, write, report_path, script, args) -> None:
+def run(timeout, fix_loop, no_static, max_rounds, allow_numbers, write, report_path, module, script, args) -> None:
     """Run a program under simulated CUDA; explain its first device error and show the fix.
 
     SCRIPT is the Python program to run; ARGS are its arguments (devfix's own options go before
     SCRIPT). With --fix, devfix fixes the error, runs the program again, and repeats until it ends;
     then it runs the fixed program on the CPU build too and compares what it printed with what the
-    original printed on the CPU. Exit 0: nothing to fix, or the proven fix was written; 1: a proven
-    fix, not written; 2: no proven fix (the report says why).
+    original printed on the CPU (under pytest: each test's outcome). Exit 0: nothing to fix, or the
+    proven fix was written; 1: a proven fix, not written; 2: no proven fix (the report says why).
     """
     _require_torch("run")
+    from devfix.program import Program
     from devfix.run_script import ScriptMissing, run_script
 
+    if module is not None and not fix_loop:
+        _err("error: -m MODULE runs only with --fix (plain `devfix run` takes a SCRIPT)")
+        _exit(EXIT_ERROR)
+    if module is None and script is None:
+        _err("error: give the SCRIPT to run (or, with --fix, -m MODULE)")
+        _exit(EXIT_ERROR)
     if fix_loop:
-        _run_fix(script, list(args), timeout, max_rounds, not no_static, allow_numbers, write, report_path)
+        if module is None and not script.is_file():
+            _err(f"error: {script}: no such file")
+            _exit(EXIT_ERROR)
+        program = Program.of_module(module) if module is not None else Program.of_script(script)
+        argv = [str(script), *args] if module is not None and script is not None else list(args)
+        _run_fix(program, argv, timeout, max_rounds, not no_static, allow_numbers, write, report_path)
     try:
         report = run_script(script, list(args), timeout)
     except ScriptMissing as error:
@@ -301,17 +317,14 @@ def run(timeout, fix_loop, no_static, max_rounds, allow_numbers, write, report_p
     _exit(EXIT_FINDINGS)
 
 
-def _run_fix(script, args, timeout, max_rounds, static, allow_numbers, write, report_path) -> None:
+def _run_fix(program, args, timeout, max_rounds, static, allow_numbers, write, report_path) -> None:
     """`devfix run --fix`: the report on stderr (stdout is the program's: its last run under
     simulated CUDA is replayed there)."""
     from devfix.diffing import diff_label, unified_diff
     from devfix.run_fix import fix_by_running, report_json
     from devfix.writing import write_atomically
 
-    if not script.is_file():
-        _err(f"error: {script}: no such file")
-        _exit(EXIT_ERROR)
-    run = fix_by_running(script, args, max_rounds, static, timeout, allow_numbers)
+    run = fix_by_running(program, args, max_rounds, static, timeout, allow_numbers)
     if run.final_cuda is not None:
         sys.stdout.write(run.final_cuda.stdout)
         sys.stdout.flush()
@@ -324,15 +337,16 @@ def _run_fix(script, args, timeout, max_rounds, static, allow_numbers, write, re
         sys.stderr.buffer.write(unified_diff(diff_label(path), before.encode(), after.encode()))
     sys.stderr.flush()
     if report_path is not None:
-        report_path.write_text(report_json(run, script), encoding="utf-8")
+        report_path.write_text(report_json(run, program), encoding="utf-8")
     if run.failures:
         for failure in run.failures:
             _err(f"devfix: not proven: {failure}")
         _exit(EXIT_ERROR)
     if not run.edits:
-        _err(f"devfix: {script} ran under simulated CUDA and on the CPU without a device error; nothing to fix.")
+        _err(f"devfix: {program.display()} ran under simulated CUDA and on the CPU without a device error; nothing to fix.")
         _exit(EXIT_CLEAN)
-    _err("devfix: proven: the fixed program runs under simulated CUDA and on the CPU and prints what the original printed.")
+    same = "its tests end as the original's did" if run.final_cpu is not None and run.final_cpu.outcomes else "it prints what the original printed"
+    _err(f"devfix: proven: the fixed program runs under simulated CUDA and on the CPU, and {same}.")
     if not write:
         _err("Write it with `devfix run --fix --write ...`.")
         _exit(EXIT_FINDINGS)

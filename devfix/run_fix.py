@@ -16,6 +16,7 @@ from devfix.analysis.project import ProjectIndex
 from devfix.codemods import ALL_RULES
 from devfix.engine import process
 from devfix.fix_policy import FixPolicy
+from devfix.program import Program
 from devfix.run_rounds import RoundResult, run_round
 
 DEVICE_NAME = re.compile(r"\b(cuda(:\d+)?|cpu)\b")
@@ -51,19 +52,18 @@ class FixRun:
 
 
 def fix_by_running(
-    script: Path, argv: list[str], max_rounds: int = 10, static: bool = True, timeout: float | None = None, allow_numbers: bool = False,
+    program: Program, argv: list[str], max_rounds: int = 10, static: bool = True, timeout: float | None = None, allow_numbers: bool = False,
 ) -> FixRun:
-    script = script.resolve()
     run = FixRun()
     texts: dict[Path, str] = {}
-    run.original_cpu = run_round(script, argv, {}, simulate=False, timeout=timeout)
+    run.original_cpu = run_round(program, argv, {}, simulate=False, timeout=timeout)
     tried: set[tuple[str, str]] = set()
     for _ in range(max_rounds):
-        cuda = run_round(script, argv, texts, simulate=True, timeout=timeout)
+        cuda = run_round(program, argv, texts, simulate=True, timeout=timeout)
         failing = cuda if not cuda.finished else None
         cpu = None
         if failing is None:
-            cpu = run_round(script, argv, texts, simulate=False, timeout=timeout)
+            cpu = run_round(program, argv, texts, simulate=False, timeout=timeout)
             failing = cpu if cpu.device_error else None
         if failing is None:
             run.final_cuda, run.final_cpu = cuda, cpu
@@ -72,7 +72,7 @@ def fix_by_running(
             run.failures.append(f"the program failed with an error devfix does not fix: {failing.headline()}")
             run.final_cuda = cuda
             return run
-        edit = choose_edit(failing, texts, script, static, tried)
+        edit = choose_edit(failing, texts, static, tried)
         if edit is None:
             run.failures.append(f"no edit found for {failing.headline()}")
             run.final_cuda = cuda
@@ -88,11 +88,11 @@ def fix_by_running(
     return run
 
 
-def choose_edit(result: RoundResult, texts: dict[Path, str], script: Path, static: bool, tried: set) -> Edit | None:
+def choose_edit(result: RoundResult, texts: dict[Path, str], static: bool, tried: set) -> Edit | None:
     """The static finding's fix at a line the error names, else an edit from the provenance."""
     places = _places(result, texts)
     if static:
-        edit = _static_edit(result, places, texts, script, tried)
+        edit = _static_edit(result, places, texts, tried)
         if edit is not None:
             return edit
     return _provenance_edit(result, texts, tried)
@@ -147,7 +147,7 @@ def _text(path: Path, texts: dict[Path, str]) -> str | None:
         return None
 
 
-def _static_edit(result: RoundResult, places, texts: dict[Path, str], script: Path, tried: set) -> Edit | None:
+def _static_edit(result: RoundResult, places, texts: dict[Path, str], tried: set) -> Edit | None:
     project = ProjectIndex({str(path): text for path, text in texts.items()})
     for path in dict.fromkeys(path for path, _ in places):
         text = _text(path, texts)
@@ -172,9 +172,11 @@ def _provenance_edit(result: RoundResult, texts: dict[Path, str], tried: set) ->
     frame = result.frames[0] if result.frames else None
     candidates = []  # (file, line, what the edit does, the edit)
     if frame is not None and "to numpy" in result.message:
-        candidates.append((frame.path, frame.line, "`.cpu()` before `.numpy()`", lambda text: provenance_fixes.numpy_on_host(text, frame.line)))
+        candidates.append((frame.path, frame.line, "`.cpu()` before `.numpy()`",
+                           lambda text, path: provenance_fixes.numpy_on_host(text, path, frame.line)))
     if frame is not None and "Torch not compiled with CUDA" in result.message:
-        candidates.append((frame.path, frame.line, "`.to(device)` instead of `.cuda()`", lambda text: provenance_fixes.cuda_call_portable(text, frame.line)))
+        candidates.append((frame.path, frame.line, "`.to(device)` instead of `.cuda()`",
+                           lambda text, path: provenance_fixes.cuda_call_portable(text, path, frame.line)))
     devices = {operand.device.split(":")[0] for operand in result.operands}
     if devices == {"cpu", "cuda"}:
         for operand in result.operands:
@@ -183,59 +185,80 @@ def _provenance_edit(result: RoundResult, texts: dict[Path, str], tried: set) ->
             if operand.owner is not None:
                 owner_path, owner = Path(operand.owner[0]).resolve(), operand.owner[1]
                 candidates.append((owner_path, 0, f"the module `{owner}` moved to the device where it is built",
-                                   lambda text, owner=owner: provenance_fixes.module_on_device(text, owner)))
+                                   lambda text, path, owner=owner: provenance_fixes.module_on_device(text, path, owner)))
             if operand.origin is None:
                 continue
             path, line, event = Path(operand.origin[0]).resolve(), operand.origin[1], operand.origin[2]
             created = CREATED_BY.match(event)
             if created is not None and operand.owner is None:
                 function = created.group(1)
+                device = _parameter_device(result, path, line, texts)
                 candidates.append((path, line, f"`device=` where `torch.{function}` made the CPU tensor",
-                                   lambda text, line=line, function=function: provenance_fixes.factory_on_device(text, line, function)))
+                                   lambda text, path, line=line, function=function, device=device:
+                                   provenance_fixes.factory_on_device(text, path, line, function, device)))
             if operand.name is not None:
+                device = _parameter_device(result, path, line, texts)
                 candidates.append((path, line, f"`{operand.name}` moved to the device where the loop receives it",
-                                   lambda text, line=line, name=operand.name: provenance_fixes.loop_variable_on_device(text, line, name)))
+                                   lambda text, path, line=line, name=operand.name, device=device:
+                                   provenance_fixes.loop_variable_on_device(text, path, line, name, device)))
     for path, line, how, make in candidates:
         text = _text(path, texts)
         key = (str(path), line, how)
         if text is None or key in tried:
             continue
-        after = make(text)
+        after = make(text, str(path))
         if after is not None:
             tried.add(key)
             return Edit(path, text, after, result.headline(), f"from the run: {how}")
     return None
 
 
+def _parameter_device(result: RoundResult, path: Path, line: int, texts: dict[Path, str]) -> str | None:
+    """`logits.device` when `line` lies in a function of the traceback whose parameter `logits`
+    held a tensor on the device (or a Module there: `next(model.parameters()).device`), and the
+    function never rebinds that name."""
+    text = _text(path, texts)
+    for parameter in result.device_parameters:
+        if Path(parameter.path).resolve() != path or not parameter.first_line <= line <= parameter.last_line or text is None:
+            continue
+        rebound = [bound for bound in binding_lines(text, parameter.name) if parameter.first_line <= bound <= parameter.last_line]
+        if not rebound:
+            return parameter.expression
+    return None
+
+
 def _compare(run: FixRun, allow_numbers: bool) -> list[str]:
     """On both machines the fixed program must print what the original printed on the CPU (or,
     when the original cannot run there, what the fixed program prints on the CPU), and end with
-    the same status. Device names may differ ("Using cuda device")."""
+    the same status. Device names may differ ("Using cuda device"). Under pytest what counts is
+    each test's outcome (its report prints timings)."""
     cuda, cpu, original = run.final_cuda, run.final_cpu, run.original_cpu
     if cpu is None or cuda is None:
         return ["the fixed program did not run on both machines"]
     if not cpu.finished:
         return [f"the fixed program fails on the CPU: {cpu.headline()}"]
     reference, named = (original, "the original on the CPU") if original is not None and original.finished else (cpu, "the fixed program on the CPU")
-    expected = (reference.exit_code, _comparable(reference.stdout, allow_numbers))
+    expected = _comparable(reference, allow_numbers)
     return [
-        f"the fixed program {where} prints differently from {named}"
+        f"the fixed program {where} {'ends its tests' if outcome.outcomes else 'prints'} differently from {named}"
         for where, outcome in (("under CUDA", cuda), ("on the CPU", cpu))
-        if outcome is not reference and (outcome.exit_code, _comparable(outcome.stdout, allow_numbers)) != expected
+        if outcome is not reference and _comparable(outcome, allow_numbers) != expected
     ]
 
 
-def _comparable(output: str, allow_numbers: bool) -> str:
-    output = DEVICE_NAME.sub("<device>", output)
-    return NUMBER.sub("<number>", output) if allow_numbers else output
+def _comparable(result: RoundResult, allow_numbers: bool) -> tuple:
+    if result.outcomes:
+        return result.exit_code, result.outcomes
+    output = DEVICE_NAME.sub("<device>", result.stdout)
+    return result.exit_code, NUMBER.sub("<number>", output) if allow_numbers else output
 
 
-def report_json(run: FixRun, script: Path) -> str:
+def report_json(run: FixRun, program: Program) -> str:
     """`--report`: what was fixed, why, and whether it is proven."""
     import json
 
     return json.dumps({
-        "script": str(script),
+        "program": program.display(),
         "proven": run.proven,
         "failures": run.failures,
         "edits": [{"file": str(edit.path), "cured": edit.cured, "how": edit.how} for edit in run.edits],

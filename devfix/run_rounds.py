@@ -1,26 +1,25 @@
 """One run of the user's program for `devfix run --fix`: in a child forked from this process (torch
 is imported once), with edited sources served from memory, under simulated CUDA or on the plain
 CPU build, its output captured. The child sends back what happened; nothing of its state leaks
-into the next round.
+into the next round. Under pytest, the first device error among the failing tests is the round's
+error, and every test's outcome is part of what the round printed.
 """
 
 from __future__ import annotations
 
-import builtins
 import importlib.abc
 import importlib.machinery
 import os
 import pickle
-import runpy
 import sys
 import tempfile
 import traceback
-import types
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from devfix.device_errors import is_device_error
+from devfix.program import Program
 from devfix.run_script import UserFrame, user_frames
 
 
@@ -35,6 +34,19 @@ class OperandFacts:
 
 
 @dataclass(frozen=True)
+class DeviceParameter:
+    """A parameter of a function on the traceback that held a tensor on a device, or a Module whose
+    parameters were there, when the error happened: inside that function, `expression`
+    (`logits.device`, `next(model.parameters()).device`) names the device the other values need."""
+
+    path: str
+    first_line: int
+    last_line: int
+    name: str
+    expression: str
+
+
+@dataclass(frozen=True)
 class RoundResult:
     finished: bool
     exit_code: int
@@ -45,20 +57,22 @@ class RoundResult:
     device_error: bool = False
     frames: tuple[UserFrame, ...] = ()
     operands: tuple[OperandFacts, ...] = ()
+    outcomes: tuple[tuple[str, str], ...] = ()  # under pytest: each test's node id and outcome
+    device_parameters: tuple[DeviceParameter, ...] = ()  # innermost frame first
 
     def headline(self) -> str:
         where = f"{self.frames[0].path.name}:{self.frames[0].line}: " if self.frames else ""
         return f"{where}{self.error_type}: {self.message.splitlines()[0] if self.message else ''}"
 
 
-def run_round(script: Path, argv: list[str], texts: dict[Path, str], simulate: bool, timeout: float | None) -> RoundResult:
-    """Run `script` once in a forked child; `texts` replace the files they name."""
+def run_round(program: Program, argv: list[str], texts: dict[Path, str], simulate: bool, timeout: float | None) -> RoundResult:
+    """Run `program` once in a forked child; `texts` replace the files they name."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: run, report through the pipe, end without running the parent's cleanup
         os.close(read_end)
         try:
-            result = _child(script, argv, texts, simulate, timeout)
+            result = _child(program, argv, texts, simulate, timeout)
             payload = pickle.dumps(result)
         except BaseException as error:  # noqa: BLE001 - whatever happens, the parent gets an answer
             payload = pickle.dumps(RoundResult(False, 2, "", f"devfix: the run failed: {error!r}", type(error).__name__, str(error)))
@@ -74,7 +88,7 @@ def run_round(script: Path, argv: list[str], texts: dict[Path, str], simulate: b
     return pickle.loads(payload)
 
 
-def _child(script: Path, argv: list[str], texts: dict[Path, str], simulate: bool, timeout: float | None) -> RoundResult:
+def _child(program: Program, argv: list[str], texts: dict[Path, str], simulate: bool, timeout: float | None) -> RoundResult:
     out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # noqa: SIM115 - the child ends with them
     sys.stdout.flush()
     sys.stderr.flush()
@@ -82,7 +96,7 @@ def _child(script: Path, argv: list[str], texts: dict[Path, str], simulate: bool
     os.dup2(err.fileno(), 2)
     sys.stdout = open(1, "w", closefd=False, buffering=1, encoding="utf-8", errors="replace")  # noqa: SIM115 - lives as long as the child
     sys.stderr = open(2, "w", closefd=False, buffering=1, encoding="utf-8", errors="replace")  # noqa: SIM115
-    result = _execute(script, argv, texts, simulate, timeout)
+    result = _execute(program, argv, texts, simulate, timeout)
     sys.stdout.flush()
     sys.stderr.flush()
     out.seek(0)
@@ -91,44 +105,87 @@ def _child(script: Path, argv: list[str], texts: dict[Path, str], simulate: bool
     return RoundResult(**{**result.__dict__, "stdout": stdout, "stderr": stderr})
 
 
-def _execute(script: Path, argv: list[str], texts: dict[Path, str], simulate: bool, timeout: float | None) -> RoundResult:
+def _execute(program: Program, argv: list[str], texts: dict[Path, str], simulate: bool, timeout: float | None) -> RoundResult:
     from devfix.run_script import RunTimedOut, _arm_timer
     from devfix.sim import simulated_cuda
 
-    sys.argv = [str(script), *argv]
-    sys.path.insert(0, str(script.parent))
+    program.start(argv)
     sys.meta_path.insert(0, _EditedSources(texts))
     _arm_timer(timeout)
     try:
         with simulated_cuda() if simulate else nullcontext():
-            _run_main(script, texts.get(script))
+            program.run_as_main(texts)
     except SystemExit as exit_request:
         code = exit_request.code
-        return RoundResult(True, code if isinstance(code, int) else (0 if code is None else 1), "", "")
+        status = code if isinstance(code, int) else (0 if code is None else 1)
+        return _failed_test(program) or RoundResult(True, status, "", "", outcomes=_test_outcomes(program))
     except RunTimedOut:
         return RoundResult(False, 2, "", "", "Timeout", f"still running after {timeout:g} s (--timeout)")
     except BaseException as error:  # noqa: BLE001 - the program's own error is the round's outcome
         traceback.print_exception(error)
-        frames = tuple(user_frames(error))
-        return RoundResult(
-            False, 1, "", "", type(error).__name__, str(error), is_device_error(type(error).__name__, str(error)),
-            frames, operand_facts(error),
-        )
+        return _failed(error)
     finally:
         _arm_timer(None)
-    return RoundResult(True, 0, "", "")
+    return _failed_test(program) or RoundResult(True, 0, "", "", outcomes=_test_outcomes(program))
 
 
-def _run_main(script: Path, text: str | None) -> None:
-    """As `python script.py` runs it: from disk, or from its edited text under its own name."""
-    if text is None:
-        runpy.run_path(str(script), run_name="__main__")
-        return
-    main = types.ModuleType("__main__")
-    main.__file__ = str(script)
-    main.__builtins__ = builtins
-    sys.modules["__main__"] = main
-    exec(compile(text, str(script), "exec", dont_inherit=True), main.__dict__)  # noqa: S102 - the user's own program
+def _failed(error: BaseException) -> RoundResult:
+    frames = tuple(user_frames(error))
+    return RoundResult(
+        False, 1, "", "", type(error).__name__, str(error), is_device_error(type(error).__name__, str(error)),
+        frames, operand_facts(error), device_parameters=device_parameters(error),
+    )
+
+
+def device_parameters(error: BaseException) -> tuple[DeviceParameter, ...]:
+    """The parameters on a device (tensors, then Modules) of each function of the user's code on
+    the traceback, innermost function first."""
+    import torch
+
+    found = []
+    for frame in _user_frames(error):
+        code = frame.f_code
+        if code.co_name == "<module>":
+            continue
+        lines = [line for _, _, line in code.co_lines() if line is not None]
+        names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        tensors = [name for name in names if _on_a_device(frame.f_locals.get(name), torch.Tensor)]
+        modules = [name for name in names if _on_a_device(frame.f_locals.get(name), torch.nn.Module)]
+        found += [DeviceParameter(code.co_filename, min(lines), max(lines), name, f"{name}.device") for name in tensors]
+        found += [DeviceParameter(code.co_filename, min(lines), max(lines), name, f"next({name}.parameters()).device") for name in modules]
+    return tuple(found)
+
+
+def _on_a_device(value, kind: type) -> bool:
+    """A tensor on a device, or a Module whose parameters are all on one device."""
+    import torch
+
+    if not isinstance(value, kind):
+        return False
+    if isinstance(value, torch.Tensor):
+        return value.device.type != "cpu"
+    devices = {parameter.device for parameter in value.parameters()}
+    return len(devices) == 1 and next(iter(devices)).type != "cpu"
+
+
+def _failed_test(program: Program) -> RoundResult | None:
+    """Under pytest: the first failing test whose error is a device error (pytest caught it)."""
+    if not program.is_pytest:
+        return None
+    from devfix import pytest_outcomes
+
+    for error in pytest_outcomes.ERRORS:
+        if is_device_error(type(error).__name__, str(error)) or type(error).__name__ == "SimulatorUnsupported":
+            return _failed(error)
+    return None
+
+
+def _test_outcomes(program: Program) -> tuple[tuple[str, str], ...]:
+    if not program.is_pytest:
+        return ()
+    from devfix import pytest_outcomes
+
+    return tuple(sorted(pytest_outcomes.OUTCOMES.items()))
 
 
 def operand_facts(error: BaseException) -> tuple[OperandFacts, ...]:

@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 
+from devfix.program import Program
 from devfix.run_fix import fix_by_running
 from tests.cli_runner import invoke_devfix
 from tests.conftest import REPO
@@ -36,7 +37,7 @@ def copied(program, tmp_path, monkeypatch):
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda path: path.name)
 def test_every_buggy_program_gets_a_proven_fix(program, tmp_path, monkeypatch):
     script = copied(program, tmp_path, monkeypatch)
-    run = fix_by_running(script, [], timeout=120)
+    run = fix_by_running(Program.of_script(script), [], timeout=120)
     assert run.proven, run.failures
     assert run.edits, "a buggy program needs at least one edit"
     assert run.final_cuda.finished and run.final_cpu.finished
@@ -49,7 +50,7 @@ def test_at_least_fifteen_programs_are_listed_as_fixed_from_the_run_alone():
 @pytest.mark.parametrize("name", FROM_THE_RUN_ALONE)
 def test_a_fix_proven_from_the_run_alone(name, tmp_path, monkeypatch):
     script = copied(REPO / "tests" / "programs" / name, tmp_path, monkeypatch)
-    run = fix_by_running(script, [], static=False, timeout=120)
+    run = fix_by_running(Program.of_script(script), [], static=False, timeout=120)
     assert run.proven, run.failures
     assert run.edits and all(edit.how.startswith("from the run") for edit in run.edits)
 
@@ -57,7 +58,7 @@ def test_a_fix_proven_from_the_run_alone(name, tmp_path, monkeypatch):
 @pytest.mark.parametrize("program", CLEAN, ids=lambda path: path.name)
 def test_correct_programs_come_back_unchanged(program, tmp_path, monkeypatch):
     script = copied(program, tmp_path, monkeypatch)
-    run = fix_by_running(script, [], timeout=120)
+    run = fix_by_running(Program.of_script(script), [], timeout=120)
     assert run.edits == [] and run.failures == [], run.failures
 
 
