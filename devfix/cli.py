@@ -270,9 +270,11 @@ def verify(fixtures, device, timeout) -> None:
 @click.option("--write", is_flag=True, help="With --fix: write the proven edits to the files (atomically, only when every check passed).")
 @click.option("--report", "report_path", type=click.Path(path_type=Path, dir_okay=False), help="With --fix: also write the report as JSON to this file.")
 @click.option("-m", "module", metavar="MODULE", help="With --fix: run a module as `python -m MODULE ARGS` does (`-m pytest tests/`).")
+@click.option("--device", "machine", type=click.Choice(["sim", "cuda"]), default="sim", show_default=True,
+              help="With --fix: the CUDA machine, simulated or this machine's real GPU.")
 @click.argument("script", type=click.Path(path_type=Path), required=False)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(timeout, fix_loop, no_static, max_rounds, allow_numbers, write, report_path, module, script, args) -> None:
+def run(timeout, fix_loop, no_static, max_rounds, allow_numbers, write, report_path, module, machine, script, args) -> None:
     """Run a program under simulated CUDA; explain its first device error and show the fix.
 
     SCRIPT is the Python program to run; ARGS are its arguments (devfix's own options go before
@@ -288,6 +290,9 @@ def run(timeout, fix_loop, no_static, max_rounds, allow_numbers, write, report_p
     if module is not None and not fix_loop:
         _err("error: -m MODULE runs only with --fix (plain `devfix run` takes a SCRIPT)")
         _exit(EXIT_ERROR)
+    if machine == "cuda" and not fix_loop:
+        _err("error: --device cuda runs only with --fix (plain `devfix run` explains an error under simulated CUDA)")
+        _exit(EXIT_ERROR)
     if module is None and script is None:
         _err("error: give the SCRIPT to run (or, with --fix, -m MODULE)")
         _exit(EXIT_ERROR)
@@ -297,7 +302,7 @@ def run(timeout, fix_loop, no_static, max_rounds, allow_numbers, write, report_p
             _exit(EXIT_ERROR)
         program = Program.of_module(module) if module is not None else Program.of_script(script)
         argv = [str(script), *args] if module is not None and script is not None else list(args)
-        _run_fix(program, argv, timeout, max_rounds, not no_static, allow_numbers, write, report_path)
+        _run_fix(program, argv, timeout, max_rounds, not no_static, allow_numbers, write, report_path, machine)
     try:
         report = run_script(script, list(args), timeout)
     except ScriptMissing as error:
@@ -317,14 +322,19 @@ def run(timeout, fix_loop, no_static, max_rounds, allow_numbers, write, report_p
     _exit(EXIT_FINDINGS)
 
 
-def _run_fix(program, args, timeout, max_rounds, static, allow_numbers, write, report_path) -> None:
-    """`devfix run --fix`: the report on stderr (stdout is the program's: its last run under
-    simulated CUDA is replayed there)."""
+def _run_fix(program, args, timeout, max_rounds, static, allow_numbers, write, report_path, machine) -> None:
+    """`devfix run --fix`: the report on stderr (stdout is the program's: its last run on the CUDA
+    machine is replayed there)."""
     from devfix.diffing import diff_label, unified_diff
     from devfix.run_fix import fix_by_running, report_json
+    from devfix.gpu_round import gpu_present
     from devfix.writing import write_atomically
 
-    run = fix_by_running(program, args, max_rounds, static, timeout, allow_numbers)
+    if machine == "cuda" and not gpu_present():
+        _err("error: --device cuda: this PyTorch sees no CUDA device; use --device sim (the simulator)")
+        _exit(EXIT_ERROR)
+    run = fix_by_running(program, args, max_rounds, static, timeout, allow_numbers, machine)
+    cuda_machine = "on the GPU" if machine == "cuda" else "under simulated CUDA"
     if run.final_cuda is not None:
         sys.stdout.write(run.final_cuda.stdout)
         sys.stdout.flush()
@@ -343,10 +353,10 @@ def _run_fix(program, args, timeout, max_rounds, static, allow_numbers, write, r
             _err(f"devfix: not proven: {failure}")
         _exit(EXIT_ERROR)
     if not run.edits:
-        _err(f"devfix: {program.display()} ran under simulated CUDA and on the CPU without a device error; nothing to fix.")
+        _err(f"devfix: {program.display()} ran {cuda_machine} and on the CPU without a device error; nothing to fix.")
         _exit(EXIT_CLEAN)
     same = "its tests end as the original's did" if run.final_cpu is not None and run.final_cpu.outcomes else "it prints what the original printed"
-    _err(f"devfix: proven: the fixed program runs under simulated CUDA and on the CPU, and {same}.")
+    _err(f"devfix: proven: the fixed program runs {cuda_machine} and on the CPU, and {same}.")
     if not write:
         _err("Write it with `devfix run --fix --write ...`.")
         _exit(EXIT_FINDINGS)

@@ -1,8 +1,8 @@
-"""`devfix run --fix`: run the program under simulated CUDA; at each device error choose one edit
-(a static rule's fix at the lines the error names, else one made from the run's provenance), apply
-it in memory and run again, until the program ends. Then run the fixed program on the CPU build
-too and compare what it printed (and its exit status) with the original program's CPU run: the
-edits are proven when both machines run the fixed program to the same output.
+"""`devfix run --fix`: run the program under simulated CUDA (or on the real GPU); at each device
+error choose one edit (a static rule's fix at the lines the error names, else one made from the
+run's provenance), apply it in memory and run again, until the program ends. Then run the fixed
+program on the CPU too and compare what it printed (and its exit status) with the original
+program's CPU run: the edits are proven when both machines run the fixed program to the same output.
 """
 
 from __future__ import annotations
@@ -53,17 +53,19 @@ class FixRun:
 
 def fix_by_running(
     program: Program, argv: list[str], max_rounds: int = 10, static: bool = True, timeout: float | None = None, allow_numbers: bool = False,
+    machine: str = "sim",
 ) -> FixRun:
+    """`machine` is the CUDA machine: "sim" (simulated CUDA) or "cuda" (the real GPU)."""
     run = FixRun()
     texts: dict[Path, str] = {}
-    run.original_cpu = run_round(program, argv, {}, simulate=False, timeout=timeout)
+    run.original_cpu = run_round(program, argv, {}, "cpu", timeout)
     tried: set[tuple[str, str]] = set()
     for _ in range(max_rounds):
-        cuda = run_round(program, argv, texts, simulate=True, timeout=timeout)
+        cuda = run_round(program, argv, texts, machine, timeout)
         failing = cuda if not cuda.finished else None
         cpu = None
         if failing is None:
-            cpu = run_round(program, argv, texts, simulate=False, timeout=timeout)
+            cpu = run_round(program, argv, texts, "cpu", timeout)
             failing = cpu if cpu.device_error else None
         if failing is None:
             run.final_cuda, run.final_cpu = cuda, cpu
@@ -241,7 +243,7 @@ def _compare(run: FixRun, allow_numbers: bool) -> list[str]:
     expected = _comparable(reference, allow_numbers)
     return [
         f"the fixed program {where} {'ends its tests' if outcome.outcomes else 'prints'} differently from {named}"
-        for where, outcome in (("under CUDA", cuda), ("on the CPU", cpu))
+        for where, outcome in (("on the CUDA machine", cuda), ("on the CPU", cpu))
         if outcome is not reference and _comparable(outcome, allow_numbers) != expected
     ]
 

@@ -3,6 +3,10 @@ is imported once), with edited sources served from memory, under simulated CUDA 
 CPU build, its output captured. The child sends back what happened; nothing of its state leaks
 into the next round. Under pytest, the first device error among the failing tests is the round's
 error, and every test's outcome is part of what the round printed.
+
+Machines: "sim" (simulated CUDA), "cpu" (CUDA hidden from the child, as on a machine without a
+GPU), "cuda" (a real GPU: a fresh interpreter per round, since CUDA does not survive a fork once
+initialised, and the child's errors carry no provenance).
 """
 
 from __future__ import annotations
@@ -65,30 +69,41 @@ class RoundResult:
         return f"{where}{self.error_type}: {self.message.splitlines()[0] if self.message else ''}"
 
 
-def run_round(program: Program, argv: list[str], texts: dict[Path, str], simulate: bool, timeout: float | None) -> RoundResult:
-    """Run `program` once in a forked child; `texts` replace the files they name."""
+def run_round(program: Program, argv: list[str], texts: dict[Path, str], machine: str, timeout: float | None) -> RoundResult:
+    """Run `program` once on `machine` in a child; `texts` replace the files they name."""
+    if machine == "cuda":
+        from devfix.gpu_round import run_in_fresh_interpreter
+
+        return run_in_fresh_interpreter(program, argv, texts, timeout)
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: run, report through the pipe, end without running the parent's cleanup
         os.close(read_end)
-        try:
-            result = _child(program, argv, texts, simulate, timeout)
-            payload = pickle.dumps(result)
-        except BaseException as error:  # noqa: BLE001 - whatever happens, the parent gets an answer
-            payload = pickle.dumps(RoundResult(False, 2, "", f"devfix: the run failed: {error!r}", type(error).__name__, str(error)))
         with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(payload)
+            pipe.write(child_payload(program, argv, texts, machine, timeout))
         os._exit(0)
     os.close(write_end)
     with os.fdopen(read_end, "rb") as pipe:
         payload = pipe.read()
     os.waitpid(pid, 0)
+    return result_of(payload)
+
+
+def child_payload(program: Program, argv: list[str], texts: dict[Path, str], machine: str, timeout: float | None) -> bytes:
+    """In the child: whatever happens, the parent gets an answer."""
+    try:
+        return pickle.dumps(_child(program, argv, texts, machine, timeout))
+    except BaseException as error:  # noqa: BLE001
+        return pickle.dumps(RoundResult(False, 2, "", f"devfix: the run failed: {error!r}", type(error).__name__, str(error)))
+
+
+def result_of(payload: bytes) -> RoundResult:
     if not payload:
         return RoundResult(False, 2, "", "devfix: the program's process ended without a report", "Crash", "the process died")
     return pickle.loads(payload)
 
 
-def _child(program: Program, argv: list[str], texts: dict[Path, str], simulate: bool, timeout: float | None) -> RoundResult:
+def _child(program: Program, argv: list[str], texts: dict[Path, str], machine: str, timeout: float | None) -> RoundResult:
     out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # noqa: SIM115 - the child ends with them
     sys.stdout.flush()
     sys.stderr.flush()
@@ -96,7 +111,7 @@ def _child(program: Program, argv: list[str], texts: dict[Path, str], simulate: 
     os.dup2(err.fileno(), 2)
     sys.stdout = open(1, "w", closefd=False, buffering=1, encoding="utf-8", errors="replace")  # noqa: SIM115 - lives as long as the child
     sys.stderr = open(2, "w", closefd=False, buffering=1, encoding="utf-8", errors="replace")  # noqa: SIM115
-    result = _execute(program, argv, texts, simulate, timeout)
+    result = _execute(program, argv, texts, machine, timeout)
     sys.stdout.flush()
     sys.stderr.flush()
     out.seek(0)
@@ -105,15 +120,17 @@ def _child(program: Program, argv: list[str], texts: dict[Path, str], simulate: 
     return RoundResult(**{**result.__dict__, "stdout": stdout, "stderr": stderr})
 
 
-def _execute(program: Program, argv: list[str], texts: dict[Path, str], simulate: bool, timeout: float | None) -> RoundResult:
+def _execute(program: Program, argv: list[str], texts: dict[Path, str], machine: str, timeout: float | None) -> RoundResult:
     from devfix.run_script import RunTimedOut, _arm_timer
     from devfix.sim import simulated_cuda
 
+    if machine == "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # read when CUDA starts: the parent never starts it
     program.start(argv)
     sys.meta_path.insert(0, _EditedSources(texts))
     _arm_timer(timeout)
     try:
-        with simulated_cuda() if simulate else nullcontext():
+        with simulated_cuda() if machine == "sim" else nullcontext():
             program.run_as_main(texts)
     except SystemExit as exit_request:
         code = exit_request.code
@@ -296,3 +313,4 @@ class _EditedLoader(importlib.machinery.SourceFileLoader):
 
     def path_stats(self, path: str):
         raise OSError("edited in memory: no bytecode cache")  # read the text, write no .pyc
+
