@@ -3,7 +3,8 @@
 Machines: "sim" (simulated CUDA on the CPU build), "cpu" (CUDA unavailable), "collapsed" (every
 device mapped to the CPU: the numbers the program means), "cuda" (real GPU). On a CPU-only build
 the parent imports torch once and forks a child per program (fresh user modules, the program's own
-cwd and argv, a timeout); real CUDA runs use a fresh interpreter, since CUDA does not survive fork.
+cwd and argv, a timeout); real CUDA runs use a fresh interpreter, since CUDA does not survive fork,
+and so does the CPU-only machine on a CUDA build (there the GPU is hidden from it).
 """
 
 from __future__ import annotations
@@ -47,9 +48,17 @@ class ProgramOutcome:
 def run_program(script: Path, machine: str, timeout: float = DEFAULT_TIMEOUT, argv: list[str] | None = None) -> ProgramOutcome:
     if machine not in MACHINES:
         raise ValueError(f"unknown machine {machine!r}")
-    if machine == "cuda" or not hasattr(os, "fork"):
+    if machine == "cuda" or (machine == "cpu" and _cuda_build()) or not hasattr(os, "fork"):
         return _run_in_subprocess(script, machine, timeout, argv or [])
     return _run_in_fork(script, machine, timeout, argv or [])
+
+
+def _cuda_build() -> bool:
+    """A torch built with CUDA: its CPU-only machine is a fresh interpreter with the GPU hidden
+    (`CUDA_VISIBLE_DEVICES=""`); a forked child would see the GPU, or one this process started."""
+    import torch
+
+    return torch.version.cuda is not None
 
 
 def _run_in_fork(script: Path, machine: str, timeout: float, argv: list[str]) -> ProgramOutcome:

@@ -1,0 +1,28 @@
+"""Which process runs a program: on a CUDA build of torch (a GPU machine), the CPU-only machine is
+a fresh interpreter with the GPU hidden; a forked child would see the GPU, or inherit a CUDA this
+process started, and "runs on the CPU" would not be proven."""
+
+from __future__ import annotations
+
+import os
+
+from devfix import execution
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+SEES_HIDDEN_GPU = 'import os\nprint("RESULT", 1 if os.environ.get("CUDA_VISIBLE_DEVICES") == "" else 0)\n'
+
+
+def test_on_a_cuda_build_the_cpu_machine_hides_the_gpu(tmp_path, monkeypatch):
+    script = tmp_path / "main.py"
+    script.write_text(SEES_HIDDEN_GPU)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(execution, "_cuda_build", lambda: True)
+    assert execution.run_program(script, "cpu", timeout=120).result == 1.0
+
+
+def test_on_a_cpu_build_the_cpu_machine_is_a_forked_child(tmp_path, monkeypatch):
+    script = tmp_path / "main.py"
+    script.write_text(SEES_HIDDEN_GPU)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(execution, "_cuda_build", lambda: False)
+    assert execution.run_program(script, "cpu", timeout=120).result == 0.0
