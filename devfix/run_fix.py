@@ -20,6 +20,8 @@ from devfix.program import Program
 from devfix.run_rounds import RoundResult, run_round
 
 DEVICE_NAME = re.compile(r"\b(cuda(:\d+)?|cpu)\b")
+TENSOR_DEVICE = re.compile(r", device='(cuda|cpu)(:\d+)?'")  # in a tensor's repr: only a CUDA tensor shows it
+DEVICE_REPR = re.compile(r"device\(type='(cuda|cpu)'(, index=\d+)?\)")  # torch.device('cuda:0') prints its index
 NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
 CREATED_BY = re.compile(r"^created on cpu by torch\.(\w+)$")
 
@@ -251,7 +253,7 @@ def _compare(run: FixRun, allow_numbers: bool) -> list[str]:
 def _comparable(result: RoundResult, allow_numbers: bool) -> tuple:
     if result.outcomes:
         return result.exit_code, result.outcomes
-    output = DEVICE_NAME.sub("<device>", result.stdout)
+    output = DEVICE_NAME.sub("<device>", DEVICE_REPR.sub("device(<device>)", TENSOR_DEVICE.sub("", result.stdout)))
     return result.exit_code, NUMBER.sub("<number>", output) if allow_numbers else output
 
 

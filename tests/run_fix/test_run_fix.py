@@ -88,3 +88,17 @@ def test_an_error_devfix_cannot_fix_is_reported_and_nothing_written(tmp_path, mo
     assert shown.exit_code == 2, shown.stderr
     assert "not proven: the program failed with an error devfix does not fix: main.py:3: NameError" in shown.stderr
     assert script.read_text() == source
+
+
+def test_a_printed_tensor_or_device_may_name_the_device_it_lives_on(tmp_path, monkeypatch):
+    """`tensor([...], device='cuda:0')` and `device(type='cuda', index=0)` print what the CPU run
+    prints as `tensor([...])` and `device(type='cpu')`: the same values."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "main.py"
+    script.write_text(
+        "import torch\ntorch.manual_seed(0)\nw = torch.randn(3, 2).cuda()\nx = torch.randn(4, 3)\n"
+        "print(x @ w)\nprint(repr(w.device))\n"
+    )
+    run = fix_by_running(Program.of_script(script), [], timeout=120)
+    assert run.proven, run.failures
+    assert "device='cuda:0'" in run.final_cuda.stdout and "device='cuda:0'" not in run.final_cpu.stdout
