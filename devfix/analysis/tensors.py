@@ -11,6 +11,7 @@ import libcst as cst
 
 from devfix.analysis.torch_api import (
     FACTORY_FUNCTIONS,
+    MOVED_AFTER,
     NON_TENSOR_METHODS,
     SCALAR_ANNOTATIONS,
     TENSOR_ANNOTATIONS,
@@ -111,9 +112,10 @@ class _TensorEvidence(cst.CSTVisitor):
                 self.imported.add(_code(alias.asname.name if alias.asname else alias.name))
 
     def visit_Call(self, node: cst.Call) -> None:
-        """`torch.cat([a, b])`, `torch.where(mask, ...)`: the first argument of a torch op is a tensor."""
+        """`torch.cat([a, b])`, `torch.where(mask, ...)`: the first argument of a torch op is a tensor
+        (not that of a factory, of `torch.from_numpy` or of a legacy constructor: data, an array)."""
         names = self.qualified(node.func)
-        if not node.args or node.args[0].keyword is not None or names & FACTORY_FUNCTIONS or not is_torch_tensor_function(names):
+        if not node.args or node.args[0].keyword is not None or names & (FACTORY_FUNCTIONS | MOVED_AFTER) or not is_torch_tensor_function(names):
             return
         self.evidenced.update(_operand_names(node.args[0].value))
 

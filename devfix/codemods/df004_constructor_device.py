@@ -404,6 +404,8 @@ class _Combinations(cst.CSTVisitor):
             return self._reference(expression.value, proven)
         if not isinstance(expression, cst.Call) or is_factory_call(expression, self.qualified):
             return None
+        if self.qualified(expression.func) & MOVED_AFTER:
+            return None  # `torch.from_numpy(array)`: a new CPU tensor; `array` is no tensor to follow
         if is_torch_tensor_function(self.qualified(expression.func)):
             first = expression.args[0].value if expression.args else None
             return self._reference(first, proven) if first is not None else None  # torch.exp(0.5 * logvar)
