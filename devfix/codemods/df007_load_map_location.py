@@ -8,9 +8,11 @@ raises "Attempting to deserialize object on a CUDA device". When the result feed
 `load_state_dict` (directly, through a variable, or through `ckpt["model"]`), `"cpu"` is right:
 `load_state_dict` copies into the parameters, which keep their device. Otherwise the checkpoint is
 loaded onto the device in scope (or the conventional `device` preamble), so a pickled model or
-tensor lands where the program's other tensors live. Data handed to a Dataset
-(`TensorDataset(data["x"], ...)`, a `Dataset` class of the file) is loaded with `"cpu"`: DataLoader
-workers and numpy need it on the host. So is anything in a program that never places values on a
+tensor lands where the program's other tensors live; but a load whose next use moves it
+(`torch.load(p).to(device)`, `if opt.cuda: model = model.cuda()`) gets `"cpu"`: the program places
+it itself, and on the device in scope it would sit on the GPU where the program chose the CPU.
+Data handed to a Dataset (`TensorDataset(data["x"], ...)`, a `Dataset` class of the file) is loaded
+with `"cpu"`: DataLoader workers and numpy need it on the host. So is anything in a program that never places values on a
 device (no `.cuda()`, `.to(...)`, `device=`): it runs on the CPU, and a device preamble would be noise.
 
 Refuses: calls that already pass `map_location` (by keyword or position); `map_location="cpu"`
@@ -54,6 +56,10 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
             return updated_node
         if self.facts is not None and self.facts.role is not FileRole.PROGRAM:
             return updated_node  # where anything else goes, only a program knows
+        if self._moved_before_use(original_node):  # the program places it itself, maybe only with --cuda
+            if self.report(original_node, message, fix_title='load it with `map_location="cpu"`: the code moves it next'):
+                return add_keyword(updated_node, "map_location", '"cpu"')
+            return updated_node
         if self._feeds_a_dataset(original_node) or not self.file_places_devices():
             # data for a Dataset, or a program that never places anything on a GPU: the host
             if self.report(original_node, message, fix_title='load the data with `map_location="cpu"`'):
@@ -78,6 +84,19 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
         return False
 
 
+    def _moved_before_use(self, call: cst.Call) -> bool:
+        """`torch.load(...).to(device)`, or `model = torch.load(...)` whose next use moves it
+        (`if opt.cuda: model = model.cuda()`): where it goes is the program's own choice, and a
+        load onto the device in scope would put it on the GPU when the program chose the CPU."""
+        parent = self.get_metadata(ParentProvider, call, None)
+        if isinstance(parent, cst.Attribute) and parent.attr.value in MOVES:
+            return True
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        uses = _UsesAfter(parent.targets[0].target.value, self.line_of(call), self.line_of)
+        self.enclosing_scope(call).visit(uses)
+        return uses.first_is_a_move is True
+
     def _feeds_a_dataset(self, call: cst.Call) -> bool:
         """`data = torch.load("train.pt")` handed to a dataset (`TensorDataset(data["x"], ...)`, a
         Dataset class of the project): data for DataLoader workers and numpy, so it stays on the CPU."""
@@ -101,6 +120,34 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
             if isinstance(statement, cst.ClassDef) and statement.name.value == class_name:
                 return any(name.startswith("torch.utils.data.") for base in statement.bases for name in self.qualified(base.value))
         return False
+
+
+MOVES = ("to", "cuda", "cpu")
+
+
+class _UsesAfter(cst.CSTVisitor):
+    """Whether the first read of `name` after line `after` is a move, `name.to(...)`/`.cuda()`."""
+
+    def __init__(self, name: str, after: int, line_of) -> None:
+        self.name, self.after, self.line_of = name, after, line_of
+        self.first_is_a_move: bool | None = None
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        node.value.visit(self)  # the value is read before the targets are bound
+        for target in node.targets:
+            if not isinstance(target.target, cst.Name):
+                target.target.visit(self)
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if self.first_is_a_move is None and isinstance(node.value, cst.Name) and node.value.value == self.name and self.line_of(node) > self.after:
+            self.first_is_a_move = node.attr.value in MOVES
+            return False
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self.first_is_a_move is None and node.value == self.name and self.line_of(node) > self.after:
+            self.first_is_a_move = False
 
 
 class _DatasetArguments(cst.CSTVisitor):
