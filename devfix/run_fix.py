@@ -104,13 +104,20 @@ def choose_edit(result: RoundResult, texts: dict[Path, str], static: bool, tried
 
 def _places(result: RoundResult, texts: dict[Path, str]) -> list[tuple[Path, int]]:
     """The lines the error names: where the operands were made or moved, where the variables that
-    held them (and the module that holds a parameter) were bound, then the traceback's."""
+    held them (and the module that holds a parameter) were bound, the other lines of the failing
+    function that use those variables (`mask.cuda()` with its result thrown away), then the
+    traceback's."""
     places = [(Path(operand.origin[0]).resolve(), operand.origin[1]) for operand in result.operands if operand.origin is not None]
     named = [(result.frames[0].path, operand.name) for operand in result.operands if operand.name and result.frames]
     named += [(Path(operand.owner[0]).resolve(), operand.owner[1]) for operand in result.operands if operand.owner]
     for path, name in named:
         text = _text(path, texts)
         places += [(path, line) for line in binding_lines(text, name)] if text is not None else []
+    if result.frames:
+        frame = result.frames[0]
+        text = _text(frame.path, texts)
+        for operand in result.operands:
+            places += [(frame.path, line) for line in lines_using(text, operand.name, frame.line)] if text and operand.name else []
     places += [(frame.path, frame.line) for frame in result.frames]
     for frame in result.frames:  # last: the loops around the traceback's lines (a batch they received)
         text = _text(frame.path, texts)
@@ -126,6 +133,20 @@ def enclosing_loop_lines(text: str, line: int) -> list[int]:
         return []
     loops = [node for node in ast.walk(tree) if isinstance(node, ast.For) and node.body[0].lineno <= line <= (node.end_lineno or 0)]
     return [loop.lineno for loop in sorted(loops, key=lambda loop: -loop.lineno)]
+
+
+def lines_using(text: str, name: str, line: int) -> list[int]:
+    """The lines of the function around `line` (or of the module's top level) that read `name`."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    functions = [
+        node for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0)
+    ]
+    scope = min(functions, key=lambda node: (node.end_lineno or 0) - node.lineno) if functions else tree
+    return sorted({node.lineno for node in ast.walk(scope) if isinstance(node, ast.Name) and node.id == name})
 
 
 def binding_lines(text: str, name: str) -> list[int]:
