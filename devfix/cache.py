@@ -1,6 +1,8 @@
 """Results of earlier runs, so that a second `check` of an unchanged tree only reads and hashes it.
 
-An entry is keyed by everything that decides a file's result: devfix's version, the file's path
+An entry is keyed by everything that decides a file's result: devfix's version and its own source
+files (their sizes and times: a checkout edited since, or an editable install, is another devfix),
+the file's path
 and bytes, its rules, the fix policy and the options that change what is reported. Findings can
 also depend on other files (a model class imported from `models/net.py`): the entry lists every
 file the analysis consulted through the project index, with its hash, and every place where it
@@ -19,6 +21,7 @@ import hashlib
 import json
 import os
 from dataclasses import asdict
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +39,18 @@ CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# devfix's result c
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+@cache
+def devfix_build() -> str:
+    """devfix's own code as it is now: the size and time of each of its source files (a stat each,
+    about a millisecond in all), so results of a devfix edited since are never reused."""
+    package = Path(__file__).resolve().parent
+    stats = []
+    for path in sorted(package.rglob("*.py")):
+        info = path.stat()
+        stats.append((str(path.relative_to(package)), info.st_size, info.st_mtime_ns))
+    return digest(json.dumps(stats).encode())
 
 
 class ResultCache:
@@ -102,7 +117,7 @@ class ResultCache:
 
     def _key(self, job: Job, source: bytes) -> str:
         return digest(json.dumps([
-            os.path.abspath(job.path), digest(source), job.rule_codes, asdict(job.policy),
+            devfix_build(), os.path.abspath(job.path), digest(source), job.rule_codes, asdict(job.policy),
             job.named, job.report_unused_ignores, job.max_file_bytes,
         ], default=str).encode())
 

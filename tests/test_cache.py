@@ -111,6 +111,17 @@ def test_other_settings_are_other_entries(project, analysed):
     assert codes(check("--ignore", "DF003", "train.py")) == [] and analysed == ["train.py"]
 
 
+def test_an_edited_devfix_is_another_devfix(project, analysed, monkeypatch):
+    """A checkout or an editable install whose rules changed must not reuse the old results."""
+    import devfix.cache
+
+    check("train.py")
+    analysed.clear()
+    monkeypatch.setattr(devfix.cache, "devfix_build", lambda: "a devfix edited since")
+    check("train.py")
+    assert analysed == ["train.py"]
+
+
 def test_no_cache_neither_reads_nor_writes(project, analysed):
     check("--no-cache", "train.py")
     check("--no-cache", "train.py")
