@@ -69,6 +69,8 @@ from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
 
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.scalar_tensor"})
+HOST_VALUES = frozenset({"tolist", "item", "numpy"})  # methods whose result is no tensor
+# (`.type_as(src)` among DEVICE_CHANGING_METHODS: it takes `src`'s type, device included)
 
 NOT_TENSOR_LITERALS = (cst.SimpleString, cst.FormattedString, cst.List, cst.Dict, cst.Tuple, cst.Integer, cst.Float, cst.ListComp, type(None))
 
@@ -456,7 +458,7 @@ class _Combinations(cst.CSTVisitor):
                 return [call for arg in expression.args for call in self._sources(arg.value, before_line)]
             if any(name.startswith("torch.") for name in names):
                 return []
-            if isinstance(expression.func, cst.Attribute) and expression.func.attr.value not in ("to", "cuda", "cpu", "tolist", "item", "numpy"):
+            if isinstance(expression.func, cst.Attribute) and expression.func.attr.value not in DEVICE_CHANGING_METHODS | HOST_VALUES:
                 return self._sources(expression.func.value, before_line)  # a tensor method: `.bool()`, `.unsqueeze(0)`
             return []
         if isinstance(expression, cst.BinaryOperation):
