@@ -6,23 +6,18 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from devfix import execution
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 SEES_HIDDEN_GPU = 'import os\nprint("RESULT", 1 if os.environ.get("CUDA_VISIBLE_DEVICES") == "" else 0)\n'
 
 
-def test_on_a_cuda_build_the_cpu_machine_hides_the_gpu(tmp_path, monkeypatch):
+@pytest.mark.parametrize(("cuda_build", "gpu_hidden"), [(True, 1.0), (False, 0.0)], ids=["cuda-build-fresh-interpreter", "cpu-build-fork"])
+def test_the_cpu_machine_hides_the_gpu_on_a_cuda_build(cuda_build, gpu_hidden, tmp_path, monkeypatch):
     script = tmp_path / "main.py"
     script.write_text(SEES_HIDDEN_GPU)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    monkeypatch.setattr(execution, "_cuda_build", lambda: True)
-    assert execution.run_program(script, "cpu", timeout=120).result == 1.0
-
-
-def test_on_a_cpu_build_the_cpu_machine_is_a_forked_child(tmp_path, monkeypatch):
-    script = tmp_path / "main.py"
-    script.write_text(SEES_HIDDEN_GPU)
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    monkeypatch.setattr(execution, "_cuda_build", lambda: False)
-    assert execution.run_program(script, "cpu", timeout=120).result == 0.0
+    monkeypatch.setattr(execution, "_cuda_build", lambda: cuda_build)
+    assert execution.run_program(script, "cpu", timeout=120).result == gpu_hidden
