@@ -61,9 +61,19 @@ def factory_may_meet_tensor(tree: ast.Module, imports: ImportTable, kind_at: Kin
     """False only when no factory call of the file can meet a tensor the way DF004 looks for."""
     callables = _maybe_modules(tree, imports)
     callers = _Callers(tree)
+    methods = _class_methods(tree)
     return any(
-        _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers).has_meeting()
+        _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers,
+               methods).has_meeting()
         for body, function in _scopes(tree)
+    )
+
+
+def _class_methods(tree: ast.Module) -> frozenset[str]:
+    """The names of the methods the file's top-level classes define (`generate`, `decode`)."""
+    return frozenset(
+        statement.name for node in tree.body if isinstance(node, ast.ClassDef)
+        for statement in node.body if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
     )
 
 
@@ -196,7 +206,7 @@ class _Scope:
     def __init__(
         self, body: list[ast.stmt], function: ast.FunctionDef | ast.AsyncFunctionDef | None, imports: ImportTable,
         values: tuple[KindAt, NonTensors], callables: set[str], models: set[str],
-        helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+        helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef], methods: frozenset[str] = frozenset(),
     ) -> None:
         """`values`: what the value analysis says of a name where read, and of the names of some
         lines; `models`: the parameters that may hold a model every caller moved (`_Callers`)."""
@@ -207,6 +217,7 @@ class _Scope:
         self.parameter_names = {argument.arg for argument in self.parameters}
         self.models = models
         self.helpers = helpers  # the file's top-level functions: a CPU-tensor helper is one of them
+        self.methods = methods  # the methods of the file's classes: `model.generate(ids)` may feed a layer
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
@@ -238,12 +249,15 @@ class _Scope:
                     and node.value.func.attr in ("to", "cuda"):
                 moved.update(target.id for target in node.targets if isinstance(target, ast.Name))
         fed = [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in moved]
-        if not fed:
+        methods = [call for call in calls if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+                   and call.func.value.id in moved and call.func.attr in self.methods]  # DF004's `_feed_method`
+        if not fed and not methods:
             return False
+        method_arguments = [(call, arg) for call in methods for arg in [*call.args, *(keyword.value for keyword in call.keywords)]]
         return any(
             isinstance(arg, ast.Name) and self._may_be_bound_on_the_host(arg.id, call.lineno, 0)
-            for call in fed for arg in call.args
-        )
+            for call, arg in [(call, arg) for call in fed for arg in call.args] + method_arguments
+        ) or any(isinstance(arg, ast.Call) and self._is_source_call(arg) for _, arg in method_arguments)
 
     def _may_be_bound_on_the_host(self, name: str, line: int, depth: int) -> bool:
         """Some earlier binding may be made on the host; not a container literal, which the rule
@@ -392,7 +406,7 @@ class _Scope:
         return False
 
     def _is_source_call(self, call: ast.Call) -> bool:
-        if any(keyword.arg in ("device", "generator") for keyword in call.keywords):
+        if any(keyword.arg == "device" for keyword in call.keywords):
             return False
         qualified = self.imports.qualify(call.func) or ""
         return qualified in FACTORY_FUNCTIONS or qualified in MOVED_AFTER

@@ -28,17 +28,9 @@ def parameters_meet(function: cst.FunctionDef, first: str, second: str, qualifie
     `second` into the same operator, comparison, tensor method or torch function?"""
     if first == second:
         return False
-    derived = {first: {first}, second: {second}}
-    reader = _Roots(qualified)
-    assignments = _assignments(function)
-    for _ in range(2):  # twice: a loop may feed a name back to an earlier line
-        for targets, value in assignments:
-            roots = reader.roots(value)
-            for names in derived.values():
-                if roots & names:
-                    names.update(targets)
-    for side, names in derived.items():  # rebound elsewhere from something else (`target = target.to(d)`)
-        derived[side] = names - {target for targets, value in assignments if not reader.roots(value) & names for target in targets}
+    reader = Roots(qualified)
+    assignments = assignments_of(function)
+    derived = {side: derived_names(side, assignments, reader) for side in (first, second)}
     if derived[first] & derived[second]:
         return True  # one name computed from both: they met where it was computed
     finder = _Meetings(reader, derived[first], derived[second])
@@ -46,7 +38,18 @@ def parameters_meet(function: cst.FunctionDef, first: str, second: str, qualifie
     return finder.found
 
 
-class _Roots:
+def derived_names(parameter: str, assignments: list[tuple[set[str], cst.BaseExpression]], reader: Roots) -> set[str]:
+    """`parameter` and the names the function computes from it (`assignments_of`), less those it
+    also rebinds from something else (`target = target.to(d)`)."""
+    names = {parameter}
+    for _ in range(2):  # twice: a loop may feed a name back to an earlier line
+        for targets, value in assignments:
+            if reader.roots(value) & names:
+                names.update(targets)
+    return names - {target for targets, value in assignments if not reader.roots(value) & names for target in targets}
+
+
+class Roots:
     """The names an expression's value is computed from, as far as the device goes."""
 
     def __init__(self, qualified: QualifiedNames) -> None:
@@ -73,8 +76,8 @@ class _Roots:
         callee = call.func
         if as_move(call, self.qualified) is not None:
             return set()  # placed on purpose (`target.to(output.device)`): no longer the raw value
-        if self.is_torch_function(callee):
-            return set().union(*(self.roots(arg.value) for arg in call.args))
+        if self.is_torch_function(callee):  # `torch.cat((idx, nxt), dim=1)`: the sequence's tensors too
+            return set().union(*(self.roots(element) for arg in call.args for element in _elements(arg.value)))
         if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS:
             return self.roots(callee.value)  # a tensor method: where its receiver is
         return set()
@@ -83,7 +86,14 @@ class _Roots:
         return any(name.startswith("torch.") for name in self.qualified(callee))
 
 
-def _assignments(function: cst.FunctionDef) -> list[tuple[set[str], cst.BaseExpression]]:
+def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """A tuple's or list's elements, or the value itself."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return [element.value for element in value.elements]
+    return [value]
+
+
+def assignments_of(function: cst.FunctionDef) -> list[tuple[set[str], cst.BaseExpression]]:
     """`(names bound, value)` of the function's own plain and augmented assignments, in order."""
     found: list[tuple[set[str], cst.BaseExpression]] = []
 
@@ -107,7 +117,7 @@ def _assignments(function: cst.FunctionDef) -> list[tuple[set[str], cst.BaseExpr
 class _Meetings(cst.CSTVisitor):
     """Finds one operation with an operand from each side."""
 
-    def __init__(self, reader: _Roots, left: set[str], right: set[str]) -> None:
+    def __init__(self, reader: Roots, left: set[str], right: set[str]) -> None:
         self.reader, self.left, self.right = reader, left, right
         self.found = False
 

@@ -26,11 +26,20 @@ value analysis proves to be a tensor, built from nothing that may be on a device
 tokenizer's or processor's `return_tensors="pt"` output unpacked into a moved model or one of its
 methods (`model.generate(**inputs)` → `model.generate(**inputs.to(device))`).
 
+So is a factory passed to a method of a model moved in the scope, of a class of the file, when
+that method hands the parameter to one of the class's layers, directly or through `self(...)` or
+another method (`analysis.method_inputs`): `start = torch.zeros((1, 1), dtype=torch.long)` then
+`m.generate(start, 20)` → `torch.zeros(..., device=device)`.
+
 A helper of the file whose every `return` builds a CPU tensor (`mask = subsequent_mask(n)`, a name
 the value analysis proves a tensor) is moved where it is bound when it meets a tensor:
 `subsequent_mask(n).to(scores.device)`.
 
-Refuses: calls that already have `device=` or a `generator=` (a CPU generator is deliberate),
+A factory that draws from a `generator=` (a CPU generator, for reproducible numbers) is moved
+after the call instead, `torch.randn(n, generator=g).to(x.device)`: `device=` would not match
+the generator, and the moved values are the ones the CPU run draws.
+
+Refuses: calls that already have `device=`,
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
 literals such as `torch.tensor(0.0)` in pointwise ops (allowed next to CUDA tensors), tensors
 handed to `torch.nn.utils.rnn` (lengths must stay on the CPU), values only used on the host, and
@@ -50,6 +59,7 @@ import libcst as cst
 
 from devfix.analysis.call_sites import arguments_for, file_functions
 from devfix.analysis.kinds import Kind
+from devfix.analysis.method_inputs import MethodInputs
 from devfix.analysis.placement import PlacementFacts, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call, is_whole_reduction, tensor_names
@@ -87,6 +97,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._moved_inputs: dict[cst.Arg, tuple[str, str]] = {}  # an argument → (where it comes from, the device)
         self._helper_verdicts: dict[str, bool] = {}
         self._device_names: frozenset[str] | None = None
+        self._method_inputs: dict[str, MethodInputs | None] = {}
         self._collect(node, node.body)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -159,6 +170,15 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         """The top-level `def function`, when the file defines it exactly once."""
         return file_functions(self.module).get(function)
 
+    def method_inputs(self, class_name: str | None) -> MethodInputs | None:
+        """The summary of a class the file defines once at its top level (`analysis.method_inputs`)."""
+        if class_name is None:
+            return None
+        if class_name not in self._method_inputs:
+            classes = [statement for statement in self.module.body if isinstance(statement, cst.ClassDef) and statement.name.value == class_name]
+            self._method_inputs[class_name] = MethodInputs(classes[0], self.qualified) if len(classes) == 1 else None
+        return self._method_inputs[class_name]
+
     def callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
         """Every use of the top-level `function` in this file is a call, and each passes, for
         `parameter`, a name moved to a device earlier in the caller's scope (`model.to(device)`)."""
@@ -192,8 +212,10 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         if device is None:
             return updated_node
         factory = cst.Module([]).code_for_node(original_node.func)
-        if not is_factory_call(original_node, self.qualified):  # accepts no device=: move the result
-            made = "returns a CPU tensor" if self.qualified(original_node.func).isdisjoint(MOVED_AFTER) else "is on the CPU"
+        if not is_factory_call(original_node, self.qualified) or keyword(original_node, "generator") is not None:
+            # accepts no device=, or draws from a CPU generator that `device=` would not match: move the result
+            made = ("draws from a CPU generator" if keyword(original_node, "generator") is not None
+                    else "returns a CPU tensor" if self.qualified(original_node.func).isdisjoint(MOVED_AFTER) else "is on the CPU")
             if not self.report(original_node, f"`{factory}(...)` {made} but meets tensors that may be on a GPU",
                                fix_title=f"move it to `{device}`"):
                 return updated_node
@@ -257,6 +279,7 @@ class _Combinations(cst.CSTVisitor):
             self._feed_host_tensors(node)
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value in self.facts.moved:
             self._feed_encodings(node, node.func.value.value)  # `model.generate(**inputs)`
+            self._feed_method(node, node.func.value.value, node.func.attr.value)
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)
@@ -286,6 +309,32 @@ class _Combinations(cst.CSTVisitor):
                     self.aligned.setdefault(call, device)
                 elif moved_to is not None and self._device_defined_before(moved_to, call):
                     self.aligned.setdefault(call, moved_to)
+
+    def _feed_method(self, call: cst.Call, model: str, method: str) -> None:
+        """`m.generate(context)` for a model moved here, of a class of the file whose `generate`
+        hands that parameter to one of its layers (`analysis.method_inputs`): the factories
+        `context` is built from go where the model was moved."""
+        inputs = self.rule.method_inputs(self._class_of(model, self.rule.line_of(call)))
+        if inputs is None:
+            return
+        reaching, positional = inputs.reaching(method), inputs.positional(method)
+        fed = [arg.value for index, arg in enumerate(call.args) if not arg.star and (
+            arg.keyword.value if arg.keyword is not None else positional[index] if index < len(positional) else None) in reaching]
+        if fed:
+            self._feed_module(model, fed)
+
+    def _class_of(self, name: str, line: int, depth: int = 0) -> str | None:
+        """The class of the file `name` holds where `line` reads it: `m = model.to(device)` after
+        `model = Bigram(vocab)` → `Bigram`."""
+        binding = self.facts._binding_before(name, line)
+        value = binding.value if binding is not None else None
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
+            value = value.func.value
+        if isinstance(value, cst.Name) and depth < 4:
+            return self._class_of(value.value, binding.line, depth + 1)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            return value.func.value
+        return None
 
     def _feed_host_tensors(self, call: cst.Call) -> None:
         """Arguments of a model moved in this scope that hold tensors made here on the host: what a
@@ -449,9 +498,7 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(expression, cst.Call) and self.qualified(expression.func) & MOVED_AFTER:
             return [] if keyword(expression, "device") is not None else [expression]
         if is_factory_call(expression, self.qualified):
-            call = expression
-            has_device = keyword(call, "device") is not None or keyword(call, "generator") is not None
-            return [] if has_device else [call]
+            return [] if keyword(expression, "device") is not None else [expression]
         if isinstance(expression, cst.Call):
             names = self.qualified(expression.func)
             if names & SOURCE_WRAPPERS:

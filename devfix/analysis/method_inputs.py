@@ -1,0 +1,127 @@
+"""Which parameters of a method of a Module class of the file reach one of its layers.
+
+`m.generate(context)` where `m` was moved to a device: `generate` hands `idx` to `self(idx)`,
+and `forward` hands it to `self.table`, an `nn.Embedding` built in `__init__`. A tensor made on
+the CPU and passed as `context` meets the layer's weights on the model's device. DF004 reads this
+summary where a factory's value is passed to a method of a moved model whose class the file
+defines.
+
+A parameter reaches a layer when a value computed from it (`parameter_meetings.derived_names`:
+tensor methods, operators, indexing, torch functions; a move such as `idx.to(self.device)` ends
+the chain) is an argument of a call of a layer with parameters that `__init__` assigns to `self`
+(`self.table = nn.Embedding(...)`), or of `self(...)`/`self.forward(...)`/`self.<method>(...)`
+for a parameter of that method which reaches one.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.module_classes import PARAMETERIZED_LAYERS, is_self_attribute
+from devfix.analysis.parameter_meetings import Roots, assignments_of, derived_names
+from devfix.analysis.torch_names import QualifiedNames
+
+MAX_DEPTH = 3  # method → forward → a helper method: deeper chains are not followed
+
+
+class MethodInputs:
+    """The summary for one class: `reaching(method)` is the set of its parameters that reach a layer."""
+
+    def __init__(self, class_def: cst.ClassDef, qualified: QualifiedNames) -> None:
+        body = class_def.body.body if isinstance(class_def.body, cst.IndentedBlock) else []
+        self.methods = {statement.name.value: statement for statement in body if isinstance(statement, cst.FunctionDef)}
+        self.reader = Roots(qualified)
+        self.layers = _layers(self.methods.get("__init__"), qualified)
+        self._verdicts: dict[str, frozenset[str]] = {}
+
+    def positional(self, method: str) -> list[str]:
+        """The method's positional parameters after `self`."""
+        definition = self.methods.get(method)
+        if definition is None:
+            return []
+        names = [param.name.value for param in (*definition.params.posonly_params, *definition.params.params)]
+        return names[1:]
+
+    def reaching(self, method: str, depth: int = 0) -> frozenset[str]:
+        if method in self._verdicts:
+            return self._verdicts[method]
+        definition = self.methods.get(method)
+        if definition is None or not self.layers or depth > MAX_DEPTH or _is_static(definition):
+            return frozenset()
+        self._verdicts[method] = frozenset()  # while it is judged: methods that call each other
+        assignments = assignments_of(definition)
+        calls = _Calls()
+        definition.body.visit(calls)
+        found = set()
+        for parameter in self.positional(method) + [param.name.value for param in definition.params.kwonly_params]:
+            derived = derived_names(parameter, assignments, self.reader)
+            if any(self._feeds(call, derived, depth) for call in calls.found):
+                found.add(parameter)
+        self._verdicts[method] = frozenset(found)
+        return self._verdicts[method]
+
+    def _feeds(self, call: cst.Call, derived: set[str], depth: int) -> bool:
+        """Does `call` hand a value computed from `derived` to a layer, directly or through a method?"""
+        func = call.func
+        if is_self_attribute(func) and func.attr.value in self.layers:
+            return any(self.reader.roots(arg.value) & derived for arg in call.args)
+        callee = "forward" if isinstance(func, cst.Name) and func.value == "self" else \
+            func.attr.value if is_self_attribute(func) and func.attr.value in self.methods else None
+        if callee is None:
+            return False
+        reaching = self.reaching(callee, depth + 1)
+        positional = self.positional(callee)
+        for index, arg in enumerate(call.args):
+            if arg.star or not self.reader.roots(arg.value) & derived:
+                continue
+            name = arg.keyword.value if arg.keyword is not None else positional[index] if index < len(positional) else None
+            if name in reaching:
+                return True
+        return False
+
+
+def _layers(init: cst.FunctionDef | None, qualified: QualifiedNames) -> frozenset[str]:
+    """`self.<name>` attributes that `__init__` assigns a torch.nn layer with parameters."""
+    if init is None:
+        return frozenset()
+    assignments = _SelfLayers(qualified)
+    init.body.visit(assignments)
+    return frozenset(assignments.found)
+
+
+def _is_static(definition: cst.FunctionDef) -> bool:
+    return any(isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in ("staticmethod", "classmethod")
+               for decorator in definition.decorators)
+
+
+class _SelfLayers(cst.CSTVisitor):
+    def __init__(self, qualified: QualifiedNames) -> None:
+        self.qualified = qualified
+        self.found: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not isinstance(node.value, cst.Call):
+            return
+        layer = any(name.startswith("torch.nn.") and name.rsplit(".", 1)[-1] in PARAMETERIZED_LAYERS
+                    for name in self.qualified(node.value.func))
+        if layer:
+            self.found.update(target.target.attr.value for target in node.targets if is_self_attribute(target.target))
+
+
+class _Calls(cst.CSTVisitor):
+    """The calls of one method body, not of functions or lambdas nested in it."""
+
+    def __init__(self) -> None:
+        self.found: list[cst.Call] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found.append(node)
