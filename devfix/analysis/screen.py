@@ -757,11 +757,17 @@ def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Cal
     (`name(x)`), in a scope that places something itself (a `.to()`/`.cuda()` or `device=`: the
     rule calls the name with device data of that scope). Whether the constructions build Modules
     is for `FileFacts` to ask. The top level also counts as placing when one of its functions
-    places (the rule follows a global model into the functions that call it)."""
+    places (the rule follows a global model into the functions that call it, or are handed it)."""
     starts: list[ast.Call] = []
-    if not found.built & found.called:
-        return starts
     top = found.tree.body
+    helpers = {node.name for node in top if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    handed = {  # names handed to a top-level function of the file: the rule follows them into it
+        arg.id for node in every_node(found.tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers
+        for arg in [*node.args, *(keyword.value for keyword in node.keywords)] if isinstance(arg, ast.Name)
+    } if helpers else set()
+    called = found.called | handed
+    if not found.built & called:
+        return starts
     scopes = [top] + [node.body for node in every_node(found.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for body in scopes:
         bindings: dict[str, int] = {}
@@ -789,7 +795,7 @@ def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Cal
                 for name in bound_names(target):
                     bindings[name] = bindings.get(name, 0) + 1
         if places:
-            starts += [call for name, call in constructed.items() if bindings[name] == 1 and name in found.called]
+            starts += [call for name, call in constructed.items() if bindings[name] == 1 and name in called]
     return starts
 
 

@@ -8,8 +8,12 @@
 The move is added right after construction (before any optimizer is built from its parameters),
 to the device the data was moved to. A model built at the top level counts as called with device
 data also where a function of the file calls it so (`def predict(img): return net(img.to(device))`),
-when no function moves it, rebinds it globally or hands it to other code. Loss modules count when they hold tensors (`weight=`,
-`pos_weight=`); parameter-free modules (`nn.ReLU()`, a plain `nn.CrossEntropyLoss()`) do not need
+when no function moves it, rebinds it globally or hands it to other code; so does a model handed to a
+function of the file that calls it with device data (`perturbation(images, net)`, where
+`perturbation` runs `net(image.to(device))`), directly or through other such functions, none of
+which moves or wraps it. A function that moves data to one of its own parameters or locals
+(`batch.to(on)`) names no device the caller can use: it does not count. Loss modules count when
+they hold tensors (`weight=`, `pos_weight=`); parameter-free modules (`nn.ReLU()`, a plain `nn.CrossEntropyLoss()`) do not need
 moving and are left alone.
 
 Refuses: instances built with a `device=` argument (they place their own state, as torch layers
@@ -70,7 +74,32 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         scope = self.enclosing_scope(constructor)
         finder = _CallsWithDeviceData(name, facts, inside_function=isinstance(scope, cst.FunctionDef))
         scope.visit(finder)
+        feeding.extend(self._feeding_helpers(name, facts))
         return finder.found or bool(feeding)
+
+    def _feeding_helpers(self, name: str, facts: PlacementFacts, depth: int = 0) -> list[PlacementFacts]:
+        """The facts of the file's functions that receive the model from this scope
+        (`generate(images, net)`) and call it with device data (`net(img.to(device))`), directly
+        or by handing it on to another such function. A move to one of the function's own
+        parameters or locals (`x.to(dev)` for `def run(model, x, dev)`) names no device here: the
+        function's facts are then left out, and the rule does not guess where to move the model."""
+        found: list[PlacementFacts] = []
+        for call in facts.escaped.get(name, []):
+            received = self._received_parameters(call, name)
+            if received is None or depth > 2:
+                continue
+            function, parameters = received
+            inner = collect([function.body], self.qualified, self.line_of)
+            local = set(parameter_names(function, stars=True)) | set(inner.bindings)
+            if any(move.device is not None and _root(move.device) in local for move in inner.moved.values()):
+                continue
+            for parameter in parameters:
+                finder = _CallsWithDeviceData(parameter, inner, inside_function=True)
+                function.visit(finder)
+                nested = self._feeding_helpers(parameter, inner, depth + 1)
+                if finder.found or nested:
+                    found.extend([inner, *nested])
+        return found
 
     def _feeding_functions(self, name: str, node: cst.Assign) -> list[PlacementFacts] | None:
         """For a model built at the top level: the facts of the file's functions that call the
@@ -94,22 +123,35 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
                 feeding.append(facts)
         return feeding
 
-    def _keeps_in_place(self, call: cst.Call, name: str) -> bool:
+    def _keeps_in_place(self, call: cst.Call, name: str, depth: int = 0) -> bool:
         """`helper(model, ...)` where `helper` is a function of this file that never moves or
-        wraps that parameter: the model comes back where it was. Anything else may move it."""
-        if not isinstance(call.func, cst.Name):
+        wraps that parameter, nor hands it to anything but such functions: the model comes back
+        where it was. Anything else may move it."""
+        received = self._received_parameters(call, name)
+        if received is None or depth > 2:
             return False
+        function, parameters = received
+        facts = collect([function.body], self.qualified, self.line_of)
+        return not any(
+            parameter in facts.moved or not all(self._keeps_in_place(inner, parameter, depth + 1) for inner in facts.escaped.get(parameter, []))
+            for parameter in parameters
+        )
+
+    def _received_parameters(self, call: cst.Call, name: str) -> tuple[cst.FunctionDef, list[str]] | None:
+        """`helper(x, model)` of a top-level function of this file: the function and the names of
+        the parameters that receive `name` (None for any other call, or an argument it cannot map)."""
+        if not isinstance(call.func, cst.Name):
+            return None
         function = file_functions(self.module).get(call.func.value)
         if function is None:
-            return False
+            return None
         parameters = [param.name.value for param in function.params.params]
         positions = [index for index, arg in enumerate(call.args) if arg.keyword is None and isinstance(arg.value, cst.Name) and arg.value.value == name]
         keywords = [arg.keyword.value for arg in call.args if arg.keyword is not None and isinstance(arg.value, cst.Name) and arg.value.value == name]
         received = [parameters[index] for index in positions if index < len(parameters)] + keywords
         if len(received) != len(positions) + len(keywords):
-            return False
-        facts = collect([function.body], self.qualified, self.line_of)
-        return not any(parameter in facts.moved or parameter in facts.escaped for parameter in received)
+            return None
+        return function, received
 
     def _device_choice(self, node: cst.Assign, facts: PlacementFacts, feeding: list[PlacementFacts]) -> DeviceChoice | None:
         """Where the data went: one device expression, a device variable, or the preamble for `.cuda()`."""
@@ -135,6 +177,13 @@ def _places_itself(constructor: cst.Call, module: cst.Module) -> bool:
                 if isinstance(item, cst.FunctionDef) and item.name.value == "__init__":
                     return any(param.name.value in ("device", "dev", "torch_device") for param in item.params.params)
     return False
+
+
+def _root(expression: cst.BaseExpression) -> str | None:
+    """The name an expression starts from: `args` for `args.device`."""
+    while isinstance(expression, (cst.Attribute, cst.Subscript, cst.Call)):
+        expression = expression.value if not isinstance(expression, cst.Call) else expression.func
+    return expression.value if isinstance(expression, cst.Name) else None
 
 
 def _global_names(function: cst.FunctionDef) -> set[str]:
