@@ -57,6 +57,8 @@ def check_devices(name: str, tensors: list[tuple[torch.Tensor, torch.device]], a
         return _rnn(args)
     if name in FIRST_ARGUMENT_DECIDES:
         return devices[0] if devices[0].type == "cuda" else None
+    if name == "__setitem__" and len(args) == 3 and len(set(devices)) > 1:
+        return _setitem(*args)
     if len(set(devices)) == 1 or name in CROSS_DEVICE_OK:
         return cuda[0]
     if name in INDEXING:
@@ -84,6 +86,25 @@ def _indexing(tensors: list[tuple[torch.Tensor, torch.device]]) -> torch.device 
         if device != indexed and device.type != "cpu":
             raise RuntimeError(f"indices should be either on cpu or on the same device as the indexed tensor ({indexed})")
     return indexed if indexed.type == "cuda" else None
+
+
+def _setitem(target: torch.Tensor, index: object, value: object) -> torch.device | None:
+    """`x[i] = v`: with ints and slices a copy, which crosses devices; with a tensor or list
+    index, `index_put_`, whose values must be on `x`'s device unless 0-dim (indices may be on
+    the CPU)."""
+    target_device = device_of(target)
+    if _is_advanced(index):
+        for part in index if isinstance(index, tuple) else (index,):
+            if isinstance(part, torch.Tensor) and device_of(part) != target_device and device_of(part).type != "cpu":
+                raise RuntimeError(f"indices should be either on cpu or on the same device as the indexed tensor ({target_device})")
+        if isinstance(value, torch.Tensor) and device_of(value) != target_device and value.dim() != 0:
+            raise _mismatch([target_device, device_of(value)])
+    return target_device if target_device.type == "cuda" else None
+
+
+def _is_advanced(index: object) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(part, (torch.Tensor, list)) for part in parts)
 
 
 def _convolution(tensors: list[tuple[torch.Tensor, torch.device]]) -> None:

@@ -75,7 +75,9 @@ class SimulatedCudaMode(TorchFunctionMode):
         inner_kwargs = map_structure(unwrap_and_collect, kwargs) if kwargs else kwargs
         if not outer_of and target is None:
             result = func(*args, **kwargs)  # nothing simulated is involved: plain CPU work
-            if name in provenance.CREATING:
+            if name in provenance.JOINING and provenance.called_by_user_code() and provenance.inherit_any(result, tensors):
+                pass  # made from tensors the program made: where those were made
+            elif name in provenance.CREATING:
                 provenance.remember(result, f"created on cpu by torch.{name}")
             elif tensors:
                 provenance.inherit(result, tensors[0])
@@ -95,7 +97,9 @@ class SimulatedCudaMode(TorchFunctionMode):
             try:
                 result_device = device_rules.check_devices(device_rules.op_name(func), pairs, args)
             except RuntimeError as error:
-                raise provenance.attach(error, tensors, [device for _, device in pairs]) from None
+                if name == "__setitem__" and len(args) == 3 and isinstance(args[2], torch.Tensor):
+                    tensors = [args[0], args[2]]  # `x[mask] = v`: the target met the values; CPU indices are fine
+                raise provenance.attach(error, tensors, [device_of(tensor) for tensor in tensors]) from None
         device = target or result_device
         result = self._wrap_result(func(*inner_args, **inner_kwargs), device, name, outer_of)
         if target is not None and (name in provenance.CREATING or not outer_of):

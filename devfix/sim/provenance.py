@@ -29,6 +29,10 @@ CREATING = frozenset({
     "triu_indices", "load",
 })
 
+# of those, the ones that join tensors the program made: `torch.cat(rewards)` of CPU tensors made
+# by `torch.tensor([r])` comes from where those were made, which is where a fix belongs
+JOINING = frozenset({"stack", "cat", "concat"})
+
 
 @dataclass(frozen=True)
 class Origin:
@@ -102,6 +106,27 @@ def inherit(value: object, source: torch.Tensor) -> None:
     origin = source.__dict__.get(ATTRIBUTE)
     if origin is not None and value is not source:
         _set(value, origin)
+
+
+_DEVFIX_ROOT = str(Path(__file__).resolve().parents[1]) + "/"
+
+
+def called_by_user_code() -> bool:
+    """The torch call being simulated was made by the user's own code itself (not by a library on
+    its behalf: a DataLoader's collate stacks items, and the batch comes from the loop)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_DEVFIX_ROOT):
+        frame = frame.f_back
+    return frame is not None and _is_user_code(frame.f_code)
+
+
+def inherit_any(value: object, sources: list[torch.Tensor]) -> bool:
+    """`inherit` from the first of `sources` that has an origin; False when none has one."""
+    for source in sources:
+        if isinstance(source, torch.Tensor) and ATTRIBUTE in source.__dict__:
+            inherit(value, source)
+            return True
+    return False
 
 
 def origin_of(value: object) -> Origin | None:

@@ -87,3 +87,17 @@ def test_what_torch_save_writes_is_unchanged_by_the_record():
     buffer.seek(0)
     loaded = torch.load(buffer, weights_only=True)  # no devfix class inside the file
     assert torch.equal(loaded["weights"], torch.full((3,), 2.0))
+
+
+JOINED = """\
+import torch
+rewards = [torch.tensor([1.0]), torch.tensor([2.0])]
+batch = torch.cat(rewards)
+print(torch.ones(2).cuda() + batch)
+"""
+
+
+def test_a_join_of_tensors_the_program_made_comes_from_where_they_were_made(tmp_path):
+    error = raised(tmp_path, JOINED)
+    origins = {(operand.device, operand.origin.line, operand.origin.event) for operand in meeting_of(error).operands}
+    assert ("cpu", 2, "created on cpu by torch.tensor") in origins

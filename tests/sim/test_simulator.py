@@ -140,6 +140,22 @@ def test_indexing_rules(cuda):
     assert str(error.value) == "indices should be either on cpu or on the same device as the indexed tensor (cpu)"
 
 
+def test_assignment_rules(cuda):
+    """`x[i] = v` with ints and slices copies across devices; with a tensor index it is
+    `index_put_`, whose values must be on `x`'s device unless 0-dim."""
+    target, mask = torch.zeros(4, device="cuda"), torch.tensor([True, False, True, False])
+    target[0:2] = torch.ones(2)
+    target[mask] = torch.tensor(3.0)
+    target[mask] = torch.ones(2, device="cuda")
+    assert target.tolist() == [1.0, 1.0, 1.0, 0.0]
+    host = torch.zeros(4)
+    host[1:3] = torch.ones(2, device="cuda")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        host[mask] = torch.ones(2, device="cuda")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        target[mask] = torch.ones(2)
+
+
 def test_conv_input_and_weight_message(cuda):
     conv = nn.Conv2d(1, 1, 3).cuda()
     with pytest.raises(RuntimeError) as error:
