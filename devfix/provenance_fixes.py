@@ -21,6 +21,9 @@ from devfix.analysis.facts import FileFacts, FileRole
 from devfix.codemods.edits import add_keyword, call_methods
 
 
+TAKE_NO_DEVICE = frozenset({"cat", "concat", "stack", "from_numpy", "load"})  # torch functions without a `device=`
+
+
 def numpy_on_host(text: str, path: str, line: int) -> str | None:
     """`x.numpy()` at `line` → `x.cpu().numpy()` (a `.cpu()` already in the chain: nothing to do)."""
     return _edit_at(
@@ -33,13 +36,24 @@ def numpy_on_host(text: str, path: str, line: int) -> str | None:
 
 def factory_on_device(text: str, path: str, line: int, function: str, device: str | None = None) -> str | None:
     """`torch.ones(3)` at `line` (what created the CPU operand) → `torch.ones(3, device=device)`,
-    or `device=logits.device` when `device` names a parameter's device."""
+    or `device=logits.device` when `device` names a parameter's device. A call that draws from a
+    `generator=` is moved after it instead (`torch.randn(n, generator=g).to(device)`): the
+    generator is a CPU one, and `device=` would not match it. So is a call that takes no `device=`
+    (`torch.cat(parts)`, `torch.from_numpy(array)`)."""
     return _edit_at(
         text, path, line,
         lambda node: isinstance(node, cst.Call) and _callee_name(node) == function and not any(_keyword(arg) == "device" for arg in node.args),
-        lambda node, device: add_keyword(node, "device", device),
+        lambda node, device: _moved(node, device) if function in TAKE_NO_DEVICE or _draws_from_generator(node) else add_keyword(node, "device", device),
         device=device,
     )
+
+
+def _draws_from_generator(call: cst.Call) -> bool:
+    return any(_keyword(arg) == "generator" for arg in call.args)
+
+
+def _moved(node: cst.BaseExpression, device: str) -> cst.Call:
+    return cst.Call(cst.Attribute(node, cst.Name("to")), [cst.Arg(cst.parse_expression(device))])
 
 
 def loop_variable_on_device(text: str, path: str, line: int, name: str, device: str | None = None) -> str | None:
@@ -70,7 +84,7 @@ def module_on_device(text: str, path: str, name: str) -> str | None:
     return _edit_at(
         text, path, line,
         lambda node: isinstance(node, cst.Call) and node.deep_equals(value),
-        lambda node, device: cst.Call(cst.Attribute(node, cst.Name("to")), [cst.Arg(cst.Name(device))]),
+        _moved,
     )
 
 

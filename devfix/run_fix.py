@@ -76,6 +76,9 @@ def fix_by_running(
             run.failures.append(f"the program failed with an error devfix does not fix: {failing.headline()}")
             run.final_cuda = cuda
             return run
+        if run.edits and _did_not_cure(run.edits[-1], failing):
+            undone = run.edits.pop()  # stays in `tried`: the next choice is another candidate
+            texts[undone.path] = undone.before
         edit = choose_edit(failing, texts, static, tried)
         if edit is None:
             run.failures.append(f"no edit found for {failing.headline()}")
@@ -90,6 +93,28 @@ def fix_by_running(
         run.failures += _compare(run, allow_numbers)
     run.proven = not run.failures
     return run
+
+
+def _did_not_cure(edit: Edit, result: RoundResult) -> bool:
+    """The error is the one the edit answered, at the same line, and a CPU operand still comes
+    from a line the edit changed (`device=reward_batch.device` where `reward_batch` is on the CPU
+    too): the edit put the value nowhere new, and is taken back."""
+    if result.headline() != edit.cured:
+        return False
+    changed = _changed_lines(edit.before, edit.after)
+    return any(
+        operand.device == "cpu" and operand.origin is not None and Path(operand.origin[0]).resolve() == edit.path
+        and operand.origin[1] in changed
+        for operand in result.operands
+    )
+
+
+def _changed_lines(before: str, after: str) -> set[int]:
+    """The lines of `after` (1-based) that are not in `before` where they stand."""
+    import difflib
+
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
+    return {line + 1 for tag, _, _, start, end in matcher.get_opcodes() if tag != "equal" for line in range(start, end)}
 
 
 def choose_edit(result: RoundResult, texts: dict[Path, str], static: bool, tried: set) -> Edit | None:
@@ -218,7 +243,7 @@ def _provenance_edit(result: RoundResult, texts: dict[Path, str], tried: set) ->
             if created is not None and operand.owner is None:
                 function = created.group(1)
                 device = _parameter_device(result, path, line, texts)
-                candidates.append((path, line, f"`device=` where `torch.{function}` made the CPU tensor",
+                candidates.append((path, line, f"placed on the device where `torch.{function}` made the CPU tensor",
                                    lambda text, path, line=line, function=function, device=device:
                                    provenance_fixes.factory_on_device(text, path, line, function, device)))
             if operand.name is not None:

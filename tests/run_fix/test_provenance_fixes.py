@@ -62,3 +62,9 @@ def test_a_parameter_that_held_a_device_tensor_names_the_device():
 def test_an_attribute_named_device_leaves_the_name_free():
     text = "import torch\nx = y.to(next(model.parameters()).device)\nz = w.cuda()\n"
     assert provenance_fixes.cuda_call_portable(text, "main.py", 3).endswith("z = w.to(device)\n")
+
+
+def test_a_draw_from_a_cpu_generator_is_moved_after_the_call():
+    text = "import torch\n" + PREAMBLE + "noise = torch.randn(4, generator=g)\n"
+    fixed = provenance_fixes.factory_on_device(text, "main.py", 3, "randn")
+    assert fixed == "import torch\n" + PREAMBLE + "noise = torch.randn(4, generator=g).to(device)\n"

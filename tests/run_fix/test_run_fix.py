@@ -102,3 +102,33 @@ def test_a_printed_tensor_or_device_may_name_the_device_it_lives_on(tmp_path, mo
     run = fix_by_running(Program.of_script(script), [], timeout=120)
     assert run.proven, run.failures
     assert "device='cuda:0'" in run.final_cuda.stdout and "device='cuda:0'" not in run.final_cpu.stdout
+
+
+def test_tensors_joined_from_a_replay_memory_are_placed_where_they_were_made(tmp_path, monkeypatch):
+    script = copied(REPO / "tests" / "run_fix" / "replay_memory", tmp_path, monkeypatch)
+    run = fix_by_running(Program.of_script(script), [], timeout=120)
+    assert run.proven, run.failures
+    after = run.texts()[script.resolve()][1]
+    assert "reward = torch.tensor([reward], device=device)" in after  # made there, met the model after `torch.cat`
+    assert "next_state_values = torch.zeros(batch_size, device=device)" in after
+
+
+def test_an_edit_that_left_the_value_on_the_cpu_is_taken_back(tmp_path):
+    from devfix.run_fix import Edit, _did_not_cure
+    from devfix.run_rounds import OperandFacts, RoundResult
+    from devfix.run_script import UserFrame
+
+    path = (tmp_path / "main.py").resolve()
+    before = "import torch\nvalues = torch.zeros(2)\nvalues[mask] = out\n"
+    after = before.replace("torch.zeros(2)", "torch.zeros(2, device=rewards.device)")
+    edit = Edit(path, before, after, "main.py:3: RuntimeError: Expected all tensors to be on the same device", "DF004")
+
+    def result(origin_line):
+        return RoundResult(
+            False, 1, "", "", "RuntimeError", "Expected all tensors to be on the same device", True,
+            frames=(UserFrame(path, 3, "values[mask] = out"),),
+            operands=(OperandFacts("cpu", (str(path), origin_line, "created on cpu by torch.zeros"), "values"), OperandFacts("cuda:0", None, None)),
+        )
+
+    assert _did_not_cure(edit, result(2))
+    assert not _did_not_cure(edit, result(1))  # another CPU value at the same line: the edit may have helped
