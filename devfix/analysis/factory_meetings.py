@@ -61,11 +61,24 @@ def factory_may_meet_tensor(tree: ast.Module, imports: ImportTable, kind_at: Kin
     """False only when no factory call of the file can meet a tensor the way DF004 looks for."""
     callables = _maybe_modules(tree, imports)
     callers = _Callers(tree)
-    methods = _class_methods(tree)
+    methods = _class_methods(tree) | _functions_calling_top_level_moves(tree)
     return any(
         _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers,
                methods).has_meeting()
         for body, function in _scopes(tree)
+    )
+
+
+def _functions_calling_top_level_moves(tree: ast.Module) -> frozenset[str]:
+    """Top-level functions that call a name the top level moves (`policy_net = DQN().to(device)`):
+    what they are given may reach that model (DF004's `_feed_function`)."""
+    nodes = list(scope_nodes(tree.body, (*FUNCTIONS, ast.ClassDef)))
+    moved = set(_moved_lines(nodes, scope_bindings(nodes)))
+    if not moved:
+        return frozenset()
+    return frozenset(
+        node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in moved for call in every_node(node))
     )
 
 
@@ -217,7 +230,9 @@ class _Scope:
         self.parameter_names = {argument.arg for argument in self.parameters}
         self.models = models
         self.helpers = helpers  # the file's top-level functions: a CPU-tensor helper is one of them
-        self.methods = methods  # the methods of the file's classes: `model.generate(ids)` may feed a layer
+        # the methods of the file's classes (`model.generate(ids)` may feed a layer) and its functions
+        # that call a model the top level moved (`select_action(state)`)
+        self.methods = methods
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
@@ -251,6 +266,7 @@ class _Scope:
         fed = [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in moved]
         methods = [call for call in calls if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
                    and call.func.value.id in moved and call.func.attr in self.methods]  # DF004's `_feed_method`
+        methods += [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in self.methods]  # `_feed_function`
         if not fed and not methods:
             return False
         method_arguments = [(call, arg) for call in methods for arg in [*call.args, *(keyword.value for keyword in call.keywords)]]

@@ -125,3 +125,25 @@ class _Calls(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.found.append(node)
+
+
+def parameters_fed_to_models(function: cst.FunctionDef, models: set[str], qualified: QualifiedNames) -> dict[str, set[str]]:
+    """For a function of the file: each parameter whose value reaches a call of one of `models`
+    (module-level models the top level moved, that the function reads as globals), with the models
+    it reaches: `def select_action(state): return policy_net(state).argmax(1)` → `{state:
+    {policy_net}}`. The same derived values as for methods."""
+    reader = Roots(qualified)
+    assignments = assignments_of(function)
+    calls = _Calls()
+    function.body.visit(calls)
+    fed_models = [call for call in calls.found if isinstance(call.func, cst.Name) and call.func.value in models]
+    if not fed_models:
+        return {}
+    params = function.params
+    found: dict[str, set[str]] = {}
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        derived = derived_names(param.name.value, assignments, reader)
+        reached = {call.func.value for call in fed_models if any(reader.roots(arg.value) & derived for arg in call.args)}
+        if reached:
+            found[param.name.value] = reached
+    return found

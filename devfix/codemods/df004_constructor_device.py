@@ -59,7 +59,7 @@ import libcst as cst
 
 from devfix.analysis.call_sites import arguments_for, file_functions
 from devfix.analysis.kinds import Kind
-from devfix.analysis.method_inputs import MethodInputs
+from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models
 from devfix.analysis.placement import PlacementFacts, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call, is_whole_reduction, tensor_names
@@ -98,6 +98,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._helper_verdicts: dict[str, bool] = {}
         self._device_names: frozenset[str] | None = None
         self._method_inputs: dict[str, MethodInputs | None] = {}
+        self._function_inputs: dict[str, tuple[list[str], str] | None] = {}
         self._collect(node, node.body)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -178,6 +179,21 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             classes = [statement for statement in self.module.body if isinstance(statement, cst.ClassDef) and statement.name.value == class_name]
             self._method_inputs[class_name] = MethodInputs(classes[0], self.qualified) if len(classes) == 1 else None
         return self._method_inputs[class_name]
+
+    def function_model_inputs(self, function: str) -> tuple[list[str], str] | None:
+        """For a top-level function of the file: the parameters it hands to models the top level
+        moved, all to one device, and that device's code (`analysis.method_inputs`); else None."""
+        if function not in self._function_inputs:
+            self._function_inputs[function] = None
+            definition = self._definition(function)
+            if definition is not None:
+                models = self.scope_facts(definition.body).modules_on_device
+                top = self.scope_facts(self.module).moved
+                fed = parameters_fed_to_models(definition, models, self.qualified) if models else {}
+                devices = {device_code(top[model].device) for reached in fed.values() for model in reached if model in top}
+                if fed and len(devices) == 1 and None not in devices:
+                    self._function_inputs[function] = (list(fed), devices.pop())
+        return self._function_inputs[function]
 
     def callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
         """Every use of the top-level `function` in this file is a call, and each passes, for
@@ -280,6 +296,8 @@ class _Combinations(cst.CSTVisitor):
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value in self.facts.moved:
             self._feed_encodings(node, node.func.value.value)  # `model.generate(**inputs)`
             self._feed_method(node, node.func.value.value, node.func.attr.value)
+        elif isinstance(node.func, cst.Name) and self.rule.function_model_inputs(node.func.value):
+            self._feed_function(node, node.func.value)  # `select_action(state)` runs `policy_net(state)`
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)
@@ -322,6 +340,26 @@ class _Combinations(cst.CSTVisitor):
             arg.keyword.value if arg.keyword is not None else positional[index] if index < len(positional) else None) in reaching]
         if fed:
             self._feed_module(model, fed)
+
+    def _feed_function(self, call: cst.Call, function: str) -> None:
+        """`select_action(state)` where the top-level function hands that parameter to a model the
+        top level moved (`policy_net = DQN().to(device)`): the factories `state` is built from,
+        or a local proven a tensor made on the host, go to that model's device."""
+        positional, device = self.rule.function_model_inputs(function)
+        for index, arg in enumerate(call.args):
+            name = arg.keyword.value if arg.keyword is not None else positional[index] if index < len(positional) and not arg.star else None
+            if name not in positional or not self._device_defined_before(device, call):
+                continue
+            fresh = self._fresh(arg.value)
+            for source in fresh:
+                if not self._is_helper_call(source):
+                    self.aligned.setdefault(source, device)
+            fed = arg.value
+            if fresh or not isinstance(fed, cst.Name) or fed.value in self.facts.moved:
+                continue
+            binding = self.facts._binding_before(fed.value, self.rule.line_of(call))
+            if binding is not None and binding.value is not None and not self._sources(fed) and self._made_on_the_host(fed, binding.value, binding.line):
+                self.moved_inputs[arg] = ("a tensor made on the CPU", device)
 
     def _class_of(self, name: str, line: int, depth: int = 0) -> str | None:
         """The class of the file `name` holds where `line` reads it: `m = model.to(device)` after
