@@ -241,7 +241,7 @@ class _Scope:
 
     def has_meeting(self) -> bool:
         calls = [node for node in self.nodes if isinstance(node, ast.Call)]
-        if self._feeds_a_moved_callable(calls):
+        if self._feeds_a_moved_callable(calls) or self._gives_a_helper_placed_and_host_values(calls):
             return True
         if not any(self._is_source_call(call) for call in calls) and not self._calls_a_helper(calls):
             return False
@@ -274,6 +274,24 @@ class _Scope:
             isinstance(arg, ast.Name) and self._may_be_bound_on_the_host(arg.id, call.lineno, 0)
             for call, arg in [(call, arg) for call in fed for arg in call.args] + method_arguments
         ) or any(isinstance(arg, ast.Call) and self._is_source_call(arg) for _, arg in method_arguments)
+
+    def _gives_a_helper_placed_and_host_values(self, calls: list[ast.Call]) -> bool:
+        """`train_step(model, masks.to(device), weights)`: a function of the file given a moved
+        value beside one that may be made on the host (DF004's `_meet_in_function`; whether the
+        function combines the two is for the rule)."""
+        for call in calls:
+            if not (isinstance(call.func, ast.Name) and call.func.id in self.helpers):
+                continue
+            arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
+            if not any(_may_move(argument) or isinstance(argument, ast.Name) for argument in arguments):
+                continue
+            if any(
+                (isinstance(argument, ast.Name) and self._may_be_bound_on_the_host(argument.id, call.lineno, 0))
+                or (isinstance(argument, ast.Call) and self._is_source_call(argument))
+                for argument in arguments
+            ):
+                return True
+        return False
 
     def _may_be_bound_on_the_host(self, name: str, line: int, depth: int) -> bool:
         """Some earlier binding may be made on the host; not a container literal, which the rule

@@ -31,6 +31,13 @@ that method hands the parameter to one of the class's layers, directly or throug
 another method (`analysis.method_inputs`): `start = torch.zeros((1, 1), dtype=torch.long)` then
 `m.generate(start, 20)` → `torch.zeros(..., device=device)`.
 
+Through the file's functions too: a value given to a function that hands that parameter to a model
+the top level moved (`select_action(state)` running `policy_net(state)`) goes to that model's
+device; a value given beside a placed argument to a function that puts the two parameters into one
+tensor operation (`train_step(model, opt, x.to(device), y.to(device), weights)` with
+`F.cross_entropy(logits, y, weight=weights)`, `analysis.parameter_meetings`) goes where that
+argument is: `weights = compute_class_weights(masks).to(device)`.
+
 A helper of the file whose every `return` builds a CPU tensor (`mask = subsequent_mask(n)`, a name
 the value analysis proves a tensor) is moved where it is bound when it meets a tensor:
 `subsequent_mask(n).to(scores.device)`.
@@ -58,9 +65,11 @@ from typing import NamedTuple
 import libcst as cst
 
 from devfix.analysis.call_sites import arguments_for, file_functions
+from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.kinds import Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models
-from devfix.analysis.placement import PlacementFacts, device_code
+from devfix.analysis.parameter_meetings import parameters_meet
+from devfix.analysis.placement import PlacementFacts, as_move, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call, is_whole_reduction, tensor_names
 from devfix.analysis.torch_api import (
@@ -99,6 +108,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._device_names: frozenset[str] | None = None
         self._method_inputs: dict[str, MethodInputs | None] = {}
         self._function_inputs: dict[str, tuple[list[str], str] | None] = {}
+        self._meetings: dict[str, list[tuple[str, str]]] = {}
         self._collect(node, node.body)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -194,6 +204,21 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
                 if fed and len(devices) == 1 and None not in devices:
                     self._function_inputs[function] = (list(fed), devices.pop())
         return self._function_inputs[function]
+
+    def function_parameters(self, function: str) -> list[str]:
+        definition = self._definition(function)
+        return parameter_names(definition) if definition is not None else []
+
+    def meeting_parameters(self, function: str) -> list[tuple[str, str]]:
+        """The pairs of parameters a top-level function of the file puts into one tensor operation."""
+        if function not in self._meetings:
+            definition = self._definition(function)
+            names = parameter_names(definition) if definition is not None else []
+            self._meetings[function] = [
+                (first, second) for index, first in enumerate(names) for second in names[index + 1:]
+                if parameters_meet(definition, first, second, self.qualified)
+            ] if len(names) <= 12 else []
+        return self._meetings[function]
 
     def callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
         """Every use of the top-level `function` in this file is a call, and each passes, for
@@ -298,6 +323,8 @@ class _Combinations(cst.CSTVisitor):
             self._feed_method(node, node.func.value.value, node.func.attr.value)
         elif isinstance(node.func, cst.Name) and self.rule.function_model_inputs(node.func.value):
             self._feed_function(node, node.func.value)  # `select_action(state)` runs `policy_net(state)`
+        elif isinstance(node.func, cst.Name) and self.rule.meeting_parameters(node.func.value):
+            self._meet_in_function(node, node.func.value)  # `train_step(x.to(device), weights)`
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)
@@ -360,6 +387,38 @@ class _Combinations(cst.CSTVisitor):
             binding = self.facts._binding_before(fed.value, self.rule.line_of(call))
             if binding is not None and binding.value is not None and not self._sources(fed) and self._made_on_the_host(fed, binding.value, binding.line):
                 self.moved_inputs[arg] = ("a tensor made on the CPU", device)
+
+    def _meet_in_function(self, call: cst.Call, function: str) -> None:
+        """`train_step(model, masks.to(device), weights)` where `train_step` puts its parameters
+        `masks` and `weights` into one tensor operation (`analysis.parameter_meetings`): what
+        `weights` is built from on the CPU goes where the placed argument is."""
+        positional = self.rule.function_parameters(function)
+        passed: dict[str, cst.BaseExpression] = {}
+        for index, arg in enumerate(call.args):
+            if arg.star:
+                return
+            name = arg.keyword.value if arg.keyword is not None else positional[index] if index < len(positional) else None
+            if name is not None:
+                passed[name] = arg.value
+        for first, second in self.rule.meeting_parameters(function):
+            for placed, other in ((first, second), (second, first)):
+                if placed in passed and other in passed:
+                    device = self._placed_device(passed[placed], call)
+                    if device is not None:
+                        for source in self._fresh(passed[other]):
+                            if not self.rule.is_scalar_tensor(source):  # `torch.tensor(0.5)` may join CUDA tensors
+                                self.aligned.setdefault(source, device)
+
+    def _placed_device(self, value: cst.BaseExpression, call: cst.Call) -> str | None:
+        """Where an argument is certainly placed, said with names that exist at `call`:
+        `masks.to(device)` → `device`; a local the scope moved or computed on a device → `x.device`."""
+        move = as_move(value, self.qualified)
+        if move is not None:
+            device = device_code(move.device)
+            return device if device is not None and self._device_defined_before(device, call) else None
+        if isinstance(value, cst.Name) and self.facts.is_device_value(value) and self._defined_before(value.value, call):
+            return f"{value.value}.device"
+        return None
 
     def _class_of(self, name: str, line: int, depth: int = 0) -> str | None:
         """The class of the file `name` holds where `line` reads it: `m = model.to(device)` after
