@@ -61,10 +61,10 @@ def factory_may_meet_tensor(tree: ast.Module, imports: ImportTable, kind_at: Kin
     """False only when no factory call of the file can meet a tensor the way DF004 looks for."""
     callables = _maybe_modules(tree, imports)
     callers = _Callers(tree)
-    methods = _class_methods(tree) | _functions_calling_top_level_moves(tree)
+    feeders = (_class_methods(tree), _functions_calling_top_level_moves(tree))
     return any(
         _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers,
-               methods).has_meeting()
+               feeders).has_meeting()
         for body, function in _scopes(tree)
     )
 
@@ -82,12 +82,12 @@ def _functions_calling_top_level_moves(tree: ast.Module) -> frozenset[str]:
     )
 
 
-def _class_methods(tree: ast.Module) -> frozenset[str]:
-    """The names of the methods the file's top-level classes define (`generate`, `decode`)."""
-    return frozenset(
-        statement.name for node in tree.body if isinstance(node, ast.ClassDef)
-        for statement in node.body if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
-    )
+def _class_methods(tree: ast.Module) -> dict[str, frozenset[str]]:
+    """The file's top-level classes, each with the names of the methods it defines (`generate`)."""
+    return {
+        node.name: frozenset(statement.name for statement in node.body if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        for node in tree.body if isinstance(node, ast.ClassDef)
+    }
 
 
 def encodings_meet_a_moved_model(tree: ast.Module) -> bool:
@@ -219,7 +219,8 @@ class _Scope:
     def __init__(
         self, body: list[ast.stmt], function: ast.FunctionDef | ast.AsyncFunctionDef | None, imports: ImportTable,
         values: tuple[KindAt, NonTensors], callables: set[str], models: set[str],
-        helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef], methods: frozenset[str] = frozenset(),
+        helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+        feeders: tuple[dict[str, frozenset[str]], frozenset[str]] = ({}, frozenset()),
     ) -> None:
         """`values`: what the value analysis says of a name where read, and of the names of some
         lines; `models`: the parameters that may hold a model every caller moved (`_Callers`)."""
@@ -230,9 +231,9 @@ class _Scope:
         self.parameter_names = {argument.arg for argument in self.parameters}
         self.models = models
         self.helpers = helpers  # the file's top-level functions: a CPU-tensor helper is one of them
-        # the methods of the file's classes (`model.generate(ids)` may feed a layer) and its functions
+        # the methods of the file's classes (`model.generate(ids)` may feed a layer), and its functions
         # that call a model the top level moved (`select_action(state)`)
-        self.methods = methods
+        self.class_methods, self.model_feeders = feeders
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
@@ -265,8 +266,9 @@ class _Scope:
                 moved.update(target.id for target in node.targets if isinstance(target, ast.Name))
         fed = [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in moved]
         methods = [call for call in calls if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
-                   and call.func.value.id in moved and call.func.attr in self.methods]  # DF004's `_feed_method`
-        methods += [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in self.methods]  # `_feed_function`
+                   and call.func.value.id in moved
+                   and call.func.attr in self.class_methods.get(self._class_of(call.func.value.id, call.lineno) or "", ())]  # `_feed_method`
+        methods += [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in self.model_feeders]  # `_feed_function`
         if not fed and not methods:
             return False
         method_arguments = [(call, arg) for call in methods for arg in [*call.args, *(keyword.value for keyword in call.keywords)]]
@@ -275,23 +277,52 @@ class _Scope:
             for call, arg in [(call, arg) for call in fed for arg in call.args] + method_arguments
         ) or any(isinstance(arg, ast.Call) and self._is_source_call(arg) for _, arg in method_arguments)
 
+    def _class_of(self, name: str, line: int, depth: int = 0) -> str | None:
+        """A class of the file some earlier binding of `name` builds (`m = model.to(device)` after
+        `model = Bigram(vocab)`), as DF004's `_class_of` follows it."""
+        for bound, value in self.bindings.get(name, ()):
+            if bound >= line:
+                continue
+            while _may_move(value):
+                value = value.func.value
+            if isinstance(value, ast.Name) and depth < 4:
+                found = self._class_of(value.id, bound, depth + 1)
+            else:
+                found = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
+            if found in self.class_methods:
+                return found
+        return None
+
     def _gives_a_helper_placed_and_host_values(self, calls: list[ast.Call]) -> bool:
         """`train_step(model, masks.to(device), weights)`: a function of the file given a moved
-        value beside one that may be made on the host (DF004's `_meet_in_function`; whether the
-        function combines the two is for the rule)."""
+        value beside one that may be built from factories or a CPU-tensor helper (DF004's
+        `_meet_in_function`; whether the function combines the two is for the rule)."""
         for call in calls:
             if not (isinstance(call.func, ast.Name) and call.func.id in self.helpers):
                 continue
             arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
-            if not any(_may_move(argument) or isinstance(argument, ast.Name) for argument in arguments):
+            if not any(self._may_be_placed(argument, call.lineno) for argument in arguments):
                 continue
-            if any(
-                (isinstance(argument, ast.Name) and self._may_be_bound_on_the_host(argument.id, call.lineno, 0))
-                or (isinstance(argument, ast.Call) and self._is_source_call(argument))
-                for argument in arguments
-            ):
-                return True
+            if any(isinstance(argument, (ast.Name, ast.Call)) and self._has_sources(argument, call.lineno) for argument in arguments):
+                return True  # what DF004 would place: factories, or a CPU-tensor helper's result
         return False
+
+    def _may_be_placed(self, argument: ast.expr, line: int) -> bool:
+        """A move (`x.to(device)`), or a name some earlier binding computes with a move, a
+        `device=` or a call of a name the scope moves (DF004's `_placed_device` over-approximated)."""
+        if _may_move(argument):
+            return True
+        if not isinstance(argument, ast.Name):
+            return False
+        moved = self.moved or _moved_lines(self.nodes, self.bindings)
+        return any(
+            value is not None and any(
+                _may_move(node) or (isinstance(node, ast.Call) and (
+                    any(keyword.arg == "device" for keyword in node.keywords) or (isinstance(node.func, ast.Name) and node.func.id in moved)))
+                for node in every_node(value)
+            )
+            for bound, value in self.bindings.get(argument.id, ()) if bound < line
+        )
 
     def _may_be_bound_on_the_host(self, name: str, line: int, depth: int) -> bool:
         """Some earlier binding may be made on the host; not a container literal, which the rule
