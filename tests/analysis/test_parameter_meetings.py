@@ -27,6 +27,7 @@ def meet(source: str, first: str = "output", second: str = "target") -> bool:
     "    return F.cross_entropy(output, target)\n",
     "    diff = output - target\n    return diff.abs().mean()\n",
     "    total = 0\n    for k in range(3):\n        total += (output[:, k] * target[:, k]).sum()\n    return total\n",
+    "    joined = torch.cat((output, target), dim=1)\n    return joined.sum()\n",  # the tuple's tensors meet
 ])
 def test_operations_that_combine_the_two_parameters(body):
     assert meet(f"def helper(output, target):\n{body}")
