@@ -18,6 +18,7 @@ import libcst as cst
 
 from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.placement import HOST_METHODS, as_move
+from devfix.analysis.torch_api import HOST_SIDE_PREFIXES
 from devfix.analysis.torch_names import QualifiedNames
 
 METADATA_ATTRIBUTES = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
@@ -76,6 +77,8 @@ class Roots:
         callee = call.func
         if as_move(call, self.qualified) is not None:
             return set()  # placed on purpose (`target.to(output.device)`): no longer the raw value
+        if self.is_host_side(callee):  # `pack_padded_sequence(x, lengths)`: the data's place; lengths stay on the CPU
+            return self.roots(call.args[0].value) if call.args else set()
         if self.is_torch_function(callee):  # `torch.cat((idx, nxt), dim=1)`: the sequence's tensors too
             return set().union(*(self.roots(element) for arg in call.args for element in _elements(arg.value)))
         if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS:
@@ -84,6 +87,10 @@ class Roots:
 
     def is_torch_function(self, callee: cst.BaseExpression) -> bool:
         return any(name.startswith("torch.") for name in self.qualified(callee))
+
+    def is_host_side(self, callee: cst.BaseExpression) -> bool:
+        """`torch.nn.utils.rnn` functions, whose lengths argument must be on the CPU."""
+        return any(name.startswith(HOST_SIDE_PREFIXES) for name in self.qualified(callee))
 
 
 def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -136,6 +143,8 @@ class _Meetings(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         callee = node.func
         operands = [arg.value for arg in node.args]
+        if self.reader.is_host_side(callee):
+            return  # CPU lengths next to device data are what these functions ask for
         if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS and not self.reader.is_torch_function(callee):
             self._check([callee.value, *operands])  # `pred.eq(target)`
         elif self.reader.is_torch_function(callee):
