@@ -64,7 +64,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from devfix.analysis.call_sites import arguments_for, file_functions
+from devfix.analysis.call_sites import argument_for, arguments_for, file_functions
 from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.kinds import Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models
@@ -206,8 +206,9 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         return self._function_inputs[function]
 
     def function_parameters(self, function: str) -> list[str]:
+        """The positional parameters of a top-level function of the file, in order."""
         definition = self._definition(function)
-        return parameter_names(definition) if definition is not None else []
+        return [param.name.value for param in (*definition.params.posonly_params, *definition.params.params)] if definition is not None else []
 
     def meeting_parameters(self, function: str) -> list[tuple[str, str]]:
         """The pairs of parameters a top-level function of the file puts into one tensor operation."""
@@ -362,9 +363,7 @@ class _Combinations(cst.CSTVisitor):
         inputs = self.rule.method_inputs(self._class_of(model, self.rule.line_of(call)))
         if inputs is None:
             return
-        reaching, positional = inputs.reaching(method), inputs.positional(method)
-        fed = [arg.value for index, arg in enumerate(call.args) if not arg.star and (
-            arg.keyword.value if arg.keyword is not None else positional[index] if index < len(positional) else None) in reaching]
+        fed = list(_passed(call, inputs.reaching(method), inputs.positional(method)).values())
         if fed:
             self._feed_module(model, fed)
 
@@ -372,35 +371,28 @@ class _Combinations(cst.CSTVisitor):
         """`select_action(state)` where the top-level function hands that parameter to a model the
         top level moved (`policy_net = DQN().to(device)`): the factories `state` is built from,
         or a local proven a tensor made on the host, go to that model's device."""
-        positional, device = self.rule.function_model_inputs(function)
-        for index, arg in enumerate(call.args):
-            name = arg.keyword.value if arg.keyword is not None else positional[index] if index < len(positional) and not arg.star else None
-            if name not in positional or not self._device_defined_before(device, call):
-                continue
-            fresh = self._fresh(arg.value)
+        reaching, device = self.rule.function_model_inputs(function)
+        if not self._device_defined_before(device, call):
+            return
+        for fed in _passed(call, reaching, self.rule.function_parameters(function)).values():
+            fresh = self._fresh(fed)
             for source in fresh:
                 if not self._is_helper_call(source):
                     self.aligned.setdefault(source, device)
-            fed = arg.value
             if fresh or not isinstance(fed, cst.Name) or fed.value in self.facts.moved:
                 continue
             binding = self.facts._binding_before(fed.value, self.rule.line_of(call))
             if binding is not None and binding.value is not None and not self._sources(fed) and self._made_on_the_host(fed, binding.value, binding.line):
+                arg = next(arg for arg in call.args if arg.value is fed)
                 self.moved_inputs[arg] = ("a tensor made on the CPU", device)
 
     def _meet_in_function(self, call: cst.Call, function: str) -> None:
         """`train_step(model, masks.to(device), weights)` where `train_step` puts its parameters
         `masks` and `weights` into one tensor operation (`analysis.parameter_meetings`): what
         `weights` is built from on the CPU goes where the placed argument is."""
-        positional = self.rule.function_parameters(function)
-        passed: dict[str, cst.BaseExpression] = {}
-        for index, arg in enumerate(call.args):
-            if arg.star:
-                return
-            name = arg.keyword.value if arg.keyword is not None else positional[index] if index < len(positional) else None
-            if name is not None:
-                passed[name] = arg.value
-        for first, second in self.rule.meeting_parameters(function):
+        meetings = self.rule.meeting_parameters(function)
+        passed = _passed(call, {name for pair in meetings for name in pair}, self.rule.function_parameters(function))
+        for first, second in meetings:
             for placed, other in ((first, second), (second, first)):
                 if placed in passed and other in passed:
                     device = self._placed_device(passed[placed], call)
@@ -637,6 +629,13 @@ class _Combinations(cst.CSTVisitor):
             return reaching is not None and not isinstance(reaching.value, NOT_TENSOR_LITERALS)
         return reference in self.parameters or bool(earlier)
 
+
+
+def _passed(call: cst.Call, parameters, positional: list[str]) -> dict[str, cst.BaseExpression]:
+    """What `call` passes for each of `parameters` it passes at all (`call_sites.argument_for`:
+    nothing behind `*args`/`**kwargs`)."""
+    passed = {parameter: argument_for(call, parameter, positional) for parameter in parameters}
+    return {parameter: value for parameter, value in passed.items() if value is not None}
 
 
 def _is_encoding_call(value: cst.BaseExpression | None) -> bool:
