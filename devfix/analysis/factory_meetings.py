@@ -37,7 +37,7 @@ from devfix.analysis.ast_nodes import (
     scope_nodes,
 )
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.kinds import Kind
+from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
 from devfix.analysis.moves import is_move
 from devfix.analysis.torch_api import (
     DEVICE_CHANGING_METHODS,
@@ -239,6 +239,7 @@ class _Scope:
         self.module_outputs: set[str] = set()
         self.moved: dict[str, list[int]] = {}  # names the scope moves (`x.to(device)`, `x = y.cuda()`) → lines
         self._name_sources: dict[tuple[str, int], list[int]] = {}
+        self._host_helpers: dict[str, bool] = {}
 
     def has_meeting(self) -> bool:
         calls = [node for node in self.nodes if isinstance(node, ast.Call)]
@@ -399,6 +400,11 @@ class _Scope:
     def _may_return_host_tensors(self, helper: str) -> bool:
         """DF004's `returns_cpu_tensors`, over-approximated: every `return` of the top-level
         function may be made on the host, read in the function's own scope."""
+        if helper not in self._host_helpers:
+            self._host_helpers[helper] = self._judge_helper(helper)
+        return self._host_helpers[helper]
+
+    def _judge_helper(self, helper: str) -> bool:
         function = self.helpers.get(helper)
         if function is None:
             return False
@@ -431,8 +437,8 @@ class _Scope:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 names = [name for target in targets for name in bound_names(target)]
                 assignments.append((names, node.value))
-                if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id in self.callables:
-                    self.module_outputs.update(names)  # `vectors = embedding(ids)`
+                if self._is_module_output(node.value):
+                    self.module_outputs.update(names)  # `vectors = embedding(ids)`, `preds = model(x).argmax(1)`
         changed = True
         while changed:  # `sim = z1 @ z2.T / tau`: what is computed from tensors is a tensor
             changed = False
@@ -440,6 +446,13 @@ class _Scope:
                 if set(names) - evidenced and self._may_be_tensor_expression(value):
                     evidenced.update(names)
                     changed = True
+
+    def _is_module_output(self, value: ast.expr) -> bool:
+        """DF004's `_holds_module_output`: a call of a name that may be a Module, or a tensor method
+        of one (`model(x).argmax(1)`)."""
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in TENSOR_TO_TENSOR_METHODS:
+            value = value.func.value
+        return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.callables
 
     def _annotated_as_tensor(self, annotation: ast.expr | None) -> bool:
         """`x: torch.Tensor` (however imported), as `analysis.tensors.tensor_names` reads annotations."""
@@ -493,6 +506,8 @@ class _Scope:
         if isinstance(node, ast.Call):
             if self._is_source_call(node):
                 return [node.lineno]
+            if isinstance(node.func, ast.Name) and node.func.id in self.helpers and self._may_return_host_tensors(node.func.id):
+                return [node.lineno]  # `x + positional_encoding(n, d)`
             qualified = self.imports.qualify(node.func) or ""
             if qualified in SOURCE_WRAPPERS:
                 return [line for arg in _values(node) for line in again(arg)]

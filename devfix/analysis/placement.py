@@ -43,7 +43,8 @@ class PlacementFacts:
     qualified: QualifiedNames
     line_of: LineOf
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
-    moved: dict[str, Move] = field(default_factory=dict)
+    moved: dict[str, Move] = field(default_factory=dict)  # each name's first move
+    moves: dict[str, list[Move]] = field(default_factory=dict)  # every move of each name
     escaped: dict[str, list[cst.Call]] = field(default_factory=dict)
     appended: dict[str, list[tuple[int, cst.BaseExpression]]] = field(default_factory=dict)  # `name.append(v)`: (line, v)
     called: set[str] = field(default_factory=set)
@@ -100,6 +101,16 @@ class PlacementFacts:
             if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS:
                 return again(callee.value)
         return False
+
+    def moved_at(self, name: str, line: int) -> Move | None:
+        """A move of `name` that acted on the value `name` holds at `line`: none when the name was
+        rebound in between (`model = Net()` trained on the CPU, then `model = Net()` again and moved)."""
+        here = self._binding_before(name, line)
+        for move in self.moves.get(name, ()):
+            move_line = self.line_of(move.call)
+            if self._binding_before(name, move_line + 1) is here:  # `model = Net().to(device)` moves its own binding
+                return move
+        return None
 
     def _binding_before(self, name: str, line: int) -> Binding | None:
         earlier = [binding for binding in self.bindings.get(name, ()) if binding.line < line]
@@ -187,6 +198,7 @@ class _Collector(cst.CSTVisitor):
         move = as_move(node, self.facts.qualified)
         if move is not None and isinstance(move.receiver, cst.Name):
             self.facts.moved.setdefault(move.receiver.value, move)
+            self.facts.moves.setdefault(move.receiver.value, []).append(move)
         for arg in node.args:
             if isinstance(arg.value, cst.Name):
                 self.facts.escaped.setdefault(arg.value.value, []).append(node)
@@ -201,6 +213,7 @@ class _Collector(cst.CSTVisitor):
             move = as_move(value, self.facts.qualified) if value is not None else None
             if move is not None:
                 self.facts.moved.setdefault(target.value, move)
+                self.facts.moves.setdefault(target.value, []).append(move)
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
             if values is not None and len(values) == len(target.elements):

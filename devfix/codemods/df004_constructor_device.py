@@ -40,7 +40,10 @@ argument is: `weights = compute_class_weights(masks).to(device)`.
 
 A helper of the file whose every `return` builds a CPU tensor (`mask = subsequent_mask(n)`, a name
 the value analysis proves a tensor) is moved where it is bound when it meets a tensor:
-`subsequent_mask(n).to(scores.device)`.
+`subsequent_mask(n).to(scores.device)`; called inside the operation, it is moved there:
+`x + positional_encoding(n, d)` → `x + positional_encoding(n, d).to(x.device)`. A tensor method of
+a Module's output is a tensor to align with too (`preds = model(x).argmax(1)`, then
+`preds == torch.from_numpy(labels)` → `torch.from_numpy(labels).to(preds.device)`).
 
 A factory that draws from a `generator=` (a CPU generator, for reproducible numbers) is moved
 after the call instead, `torch.randn(n, generator=g).to(x.device)`: `device=` would not match
@@ -49,7 +52,9 @@ the generator, and the moved values are the ones the CPU run draws.
 Refuses: calls that already have `device=`,
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
 literals such as `torch.tensor(0.0)` in pointwise ops (allowed next to CUDA tensors), tensors
-handed to `torch.nn.utils.rnn` (lengths must stay on the CPU), values only used on the host, and
+handed to `torch.nn.utils.rnn` (lengths must stay on the CPU), values only used on the host, a
+model name read before it was rebound to the model that is moved (`model = Net()` trained on the
+CPU, then `model = Net()` again and `model.to(device)`: the first one stays on the CPU), and
 programs that place nothing on a device, nor do the modules of the project they import (they run
 on the CPU: there is nothing to align, and an added `device=x.device` would make the next pass
 take the script for one that uses a GPU).
@@ -66,10 +71,10 @@ import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, arguments_for, file_functions
 from devfix.analysis.cst_bindings import parameter_names
-from devfix.analysis.kinds import Kind
+from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models
 from devfix.analysis.parameter_meetings import parameters_meet
-from devfix.analysis.placement import PlacementFacts, as_move, device_code
+from devfix.analysis.placement import Move, PlacementFacts, as_move, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call, is_whole_reduction, tensor_names
 from devfix.analysis.torch_api import (
@@ -313,13 +318,13 @@ class _Combinations(cst.CSTVisitor):
         values = [arg.value for arg in node.args]
         values += [element.value for value in values if isinstance(value, (cst.List, cst.Tuple)) for element in value.elements]
         if isinstance(node.func, cst.Name) and node.func.value in self.modules:
-            self._feed_module(node.func.value, values)
+            self._feed_module(node, node.func.value, values)
             self._feed_host_tensors(node)
             self._feed_encodings(node, node.func.value)
         elif isinstance(node.func, cst.Name) and node.func.value in self.parameters:
-            self._feed_module(node.func.value, values)  # a model handed in by callers that moved it
+            self._feed_module(node, node.func.value, values)  # a model handed in by callers that moved it
             self._feed_host_tensors(node)
-        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value in self.facts.moved:
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and self._move_of(node.func.value.value, node):
             self._feed_encodings(node, node.func.value.value)  # `model.generate(**inputs)`
             self._feed_method(node, node.func.value.value, node.func.attr.value)
         elif isinstance(node.func, cst.Name) and self.rule.function_model_inputs(node.func.value):
@@ -339,22 +344,22 @@ class _Combinations(cst.CSTVisitor):
                 if argument_references:
                     self._align(self._fresh(node.func.value), argument_references[0])
 
-    def _feed_module(self, module: str, values: list[cst.BaseExpression]) -> None:
+    def _feed_module(self, call: cst.Call, module: str, values: list[cst.BaseExpression]) -> None:
         """`criterion(D(real), torch.ones(8, 1))`, `G(torch.randn(8, 2))`: inputs of a Module go
         where its other inputs are, or where the Module was moved (for a parameter every caller
         passes a moved model, the model's own device)."""
         references = self._references(values)
-        move = self.facts.moved.get(module)
-        moved_to = self._moved_to(module) if move is not None else self._device_of_a_moved_argument(module)
+        move = self._move_of(module, call)
+        moved_to = self._moved_to(module, move) if move is not None else self._device_of_a_moved_argument(module)
         for value in values:
-            for call in self._fresh(value):
-                if self._is_helper_call(call):
+            for source in self._fresh(value):
+                if self._is_helper_call(source):
                     continue  # moved where it is fed (`_feed_host_tensors`): the helper may serve CPU code too
-                device = self._device_of(references[0], call) if references else None
+                device = self._device_of(references[0], source) if references else None
                 if device is not None:
-                    self.aligned.setdefault(call, device)
-                elif moved_to is not None and self._device_defined_before(moved_to, call):
-                    self.aligned.setdefault(call, moved_to)
+                    self.aligned.setdefault(source, device)
+                elif moved_to is not None and self._device_defined_before(moved_to, source):
+                    self.aligned.setdefault(source, moved_to)
 
     def _feed_method(self, call: cst.Call, model: str, method: str) -> None:
         """`m.generate(context)` for a model moved here, of a class of the file whose `generate`
@@ -365,7 +370,7 @@ class _Combinations(cst.CSTVisitor):
             return
         fed = list(_passed(call, inputs.reaching(method), inputs.positional(method)).values())
         if fed:
-            self._feed_module(model, fed)
+            self._feed_module(call, model, fed)
 
     def _feed_function(self, call: cst.Call, function: str) -> None:
         """`select_action(state)` where the top-level function hands that parameter to a model the
@@ -382,7 +387,7 @@ class _Combinations(cst.CSTVisitor):
             if fresh or not isinstance(fed, cst.Name) or fed.value in self.facts.moved:
                 continue
             binding = self.facts._binding_before(fed.value, self.rule.line_of(call))
-            if binding is not None and binding.value is not None and not self._sources(fed) and self._made_on_the_host(fed, binding.value, binding.line):
+            if binding is not None and binding.value is not None and not self._factory_sources(fed) and self._made_on_the_host(fed, binding.value, binding.line):
                 arg = next(arg for arg in call.args if arg.value is fed)
                 self.moved_inputs[arg] = ("a tensor made on the CPU", device)
 
@@ -429,8 +434,8 @@ class _Combinations(cst.CSTVisitor):
         """Arguments of a model moved in this scope that hold tensors made here on the host: what a
         CPU-tensor helper of this file returns (`ids = encode(...)`), or a local the analysis proves
         to be a tensor and that nothing placed on a device (`img = transform(im).unsqueeze(0)`)."""
-        move = self.facts.moved.get(call.func.value)
-        moved_to = self._moved_to(call.func.value) if move is not None else None
+        move = self._move_of(call.func.value, call)
+        moved_to = self._moved_to(call.func.value, move) if move is not None else None
         if moved_to is None:
             moved_to = self._device_of_a_moved_argument(call.func.value)
         elif not self._device_defined_before(moved_to, call):
@@ -445,14 +450,18 @@ class _Combinations(cst.CSTVisitor):
             value = binding.value if binding is not None else None
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.rule.returns_cpu_tensors(value.func.value):
                 self.moved_inputs[arg] = (f"`{value.func.value}(...)`, a CPU tensor", moved_to)
-            elif value is not None and not self._sources(fed) and self._made_on_the_host(fed, value, binding.line):
+            elif value is not None and not self._factory_sources(fed) and self._made_on_the_host(fed, value, binding.line):
                 # (values built from factories of this scope are placed where they are created)
                 self.moved_inputs[arg] = ("a tensor made on the CPU", moved_to)
 
-    def _moved_to(self, module: str) -> str:
+    def _move_of(self, module: str, call: cst.Call) -> Move | None:
+        """The move of `module` that acted on the value the name holds at `call`."""
+        return self.facts.moved_at(module, self.rule.line_of(call))
+
+    def _moved_to(self, module: str, move: Move) -> str:
         """Where the scope moved `module`: the device it names (`model.to(device)`), else, for
         `model.cuda()` (under `if use_cuda:`) or a device written inline, the model's own device."""
-        code = device_code(self.facts.moved[module].device)
+        code = device_code(move.device)
         return code if code is not None else f"next({module}.parameters()).device"
 
     def _device_of_a_moved_argument(self, name: str) -> str | None:
@@ -468,7 +477,7 @@ class _Combinations(cst.CSTVisitor):
         """`inputs = tokenizer(text, return_tensors="pt")` then `model(**inputs)` for a model moved
         here: a tokenizer's or processor's tensors are always on the CPU, and its BatchEncoding has
         `.to()`, so `model(**inputs.to(device))`."""
-        move = self.facts.moved.get(model)
+        move = self._move_of(model, call)
         moved_to = device_code(move.device) if move is not None else None
         if moved_to is None or not self._device_defined_before(moved_to, call):
             return
@@ -558,9 +567,12 @@ class _Combinations(cst.CSTVisitor):
         return None
 
     def _holds_module_output(self, name: cst.Name) -> bool:
-        """`vectors = embedding(ids)`: what a Module returns is a tensor (on the Module's device)."""
+        """`vectors = embedding(ids)`: what a Module returns is a tensor (on the Module's device), and
+        so is a tensor method of it (`preds = model(x).argmax(1)`)."""
         binding = self.facts._binding_before(name.value, self.rule.line_of(name))
         value = binding.value if binding is not None else None
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_TO_TENSOR_METHODS:
+            value = value.func.value
         return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.modules
 
     def _fresh(self, expression: cst.BaseExpression, pointwise: bool = False) -> list[cst.Call]:
@@ -586,6 +598,8 @@ class _Combinations(cst.CSTVisitor):
             return self._sources(binding.value, binding.line)  # names in a value: before its line
         if isinstance(expression, cst.Call) and self.qualified(expression.func) & MOVED_AFTER:
             return [] if keyword(expression, "device") is not None else [expression]
+        if self._is_helper_call(expression):
+            return [expression]  # `x + positional_encoding(n, d)`: a helper of the file returns a CPU tensor
         if is_factory_call(expression, self.qualified):
             return [] if keyword(expression, "device") is not None else [expression]
         if isinstance(expression, cst.Call):
@@ -609,6 +623,10 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(expression, cst.Subscript):
             return self._sources(expression.value, before_line)
         return []
+
+    def _factory_sources(self, expression: cst.BaseExpression) -> list[cst.Call]:
+        """The factory calls `expression` is built from, without the helpers' calls (moved where fed)."""
+        return [source for source in self._sources(expression) if not self._is_helper_call(source)]
 
     def _may_be_a_scalar_from_a_helper(self, call: cst.Call) -> bool:
         return self._is_helper_call(call) and self.rule.may_return_a_scalar_tensor(call.func.value)
