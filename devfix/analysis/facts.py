@@ -130,6 +130,10 @@ class FileFacts:
         """The kind of the name read at `line` and character `column` (0-based), as libcst counts."""
         return self.values.reads.get((line, self.byte_column(line, column)), Kind.UNKNOWN)
 
+    def attribute_kind_at(self, line: int, column: int) -> Kind:
+        """The kind of the attribute `self.x` read at `line` and character `column`."""
+        return self.values.attribute_reads.get((line, self.byte_column(line, column)), Kind.UNKNOWN)
+
     def byte_column(self, line: int, column: int) -> int:
         """`ast` counts columns in UTF-8 bytes, libcst in characters."""
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""

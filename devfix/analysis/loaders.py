@@ -144,9 +144,12 @@ class _Moves(cst.CSTVisitor):
             self.found = True
 
 
-def unwrap_loader(node: cst.For, qualified) -> tuple[cst.Name | cst.Call | None, cst.BaseExpression]:
+def unwrap_loader(
+    node: cst.For, qualified, self_attributes: bool = False
+) -> tuple[cst.Name | cst.Call | cst.Attribute | None, cst.BaseExpression]:
     """What the loop iterates over under `enumerate`/`tqdm` (a name, or a call such as
-    `DataLoader(dataset)` written in place), and the loop's batch target."""
+    `DataLoader(dataset)` written in place; with `self_attributes`, also `self.loader`), and the
+    loop's batch target."""
     iterable, target = node.iter, node.target
     while isinstance(iterable, cst.Call) and iterable.args and qualified(iterable.func) & PROGRESS_WRAPPERS:
         if qualified(iterable.func) & ENUMERATE_NAMES:
@@ -154,6 +157,8 @@ def unwrap_loader(node: cst.For, qualified) -> tuple[cst.Name | cst.Call | None,
                 return None, target
             target = target.elements[1].value
         iterable = iterable.args[0].value
+    if self_attributes and isinstance(iterable, cst.Attribute) and isinstance(iterable.value, cst.Name) and iterable.value.value == "self":
+        return iterable, target
     return (iterable if isinstance(iterable, (cst.Name, cst.Call)) else None), target
 
 

@@ -45,6 +45,7 @@ class ValueFacts:
 
     reads: dict[tuple[int, int], Kind] = field(default_factory=dict)  # (line, byte column) of a Name
     read_names: dict[tuple[int, int], str] = field(default_factory=dict)
+    attribute_reads: dict[tuple[int, int], Kind] = field(default_factory=dict)  # (line, byte column) of a read `self.x`
     scalar_tensors: set[tuple[int, int]] = field(default_factory=set)  # `torch.tensor(<a Python number>)` calls
     call_sites: dict[str, list[list[Kind]]] = field(default_factory=dict)  # function → kinds of positional arguments
     escaped: set[str] = field(default_factory=set)  # functions used otherwise than called (callbacks)
@@ -68,9 +69,11 @@ def analyse_values(tree: ast.Module, imports: ImportTable, module_classes: dict[
     for _ in range(INFERENCE_ROUNDS):  # read the file again, knowing what its functions are called with
         inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped)
         inferred.update(_method_parameter_kinds_from_calls(methods, facts.call_sites, facts.escaped))
+        inferred.update(_constructor_parameter_kinds(tree, facts.call_sites, facts.escaped))
         if inferred == resolver.parameter_kinds:
             break
         resolver.parameter_kinds = inferred
+        resolver.class_attributes = _class_attribute_kinds(tree, resolver)
         facts = ValueFacts()
         _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
     return facts
@@ -126,23 +129,55 @@ def _method_parameter_kinds_from_calls(methods, call_sites, escaped) -> dict[str
     return inferred
 
 
+def _constructor_parameter_kinds(tree: ast.Module, call_sites, escaped) -> dict[str, list[Kind]]:
+    """`Class.__init__` → the kinds of its parameters after `self`: the join over every call of the
+    class in the file (`Trainer(model, DataLoader(data), device)`), for a top-level class that no
+    class of the file derives from (a subclass calls `super().__init__` with its own arguments)
+    and whose name is only called."""
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    derived = {base.id for node in classes for base in node.bases if isinstance(base, ast.Name)}
+    inferred = {}
+    for node in classes:
+        init = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+        if init is None or node.name in derived or node.name in escaped or init.args.vararg or init.args.posonlyargs:
+            continue
+        count = len(init.args.args) - 1
+        calls = [call for call in call_sites.get(node.name, ()) if count - len(init.args.defaults) <= len(call) <= count]
+        if not calls or len(calls) != len(call_sites.get(node.name, ())):
+            continue
+        kinds = [join(call[index] if index < len(call) else Kind.UNKNOWN for call in calls) for index in range(count)]
+        if any(kind is not Kind.UNKNOWN for kind in kinds):
+            inferred[f"{node.name}.__init__"] = kinds
+    return inferred
+
+
 def _class_attribute_kinds(tree: ast.Module, resolver: Resolver) -> dict[tuple[str, str], Kind]:
     """`self.x` of each top-level class: the join of what its methods assign, judged without the
-    methods' local names (`self.temperature = 2.0` is a number; `self.w = w` is unknown)."""
+    methods' local names (`self.temperature = 2.0` is a number; `self.w = w` is unknown), except
+    parameters the method never rebinds, which have the kinds its calls pass (`self.loader = loader`)."""
     kinds: dict[tuple[str, str], list[Kind]] = {}
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
             continue
-        for assignment in every_node(node):
-            if isinstance(assignment, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and assignment.value is not None:
-                targets = assignment.targets if isinstance(assignment, ast.Assign) else [assignment.target]
-                for target in targets:
-                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                        kind = Kind.UNKNOWN if isinstance(assignment, ast.AugAssign) else resolver.kind(assignment.value, {})
-                        kinds.setdefault((node.name, target.attr), []).append(kind)
-            elif isinstance(assignment, ast.Attribute) and isinstance(assignment.ctx, ast.Del):
-                kinds.setdefault((node.name, assignment.attr), []).append(Kind.UNKNOWN)
+        for method in [item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))] or [node]:
+            env = _unbound_parameter_kinds(method, node.name, resolver) if method is not node else {}
+            for assignment in every_node(method):
+                if isinstance(assignment, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and assignment.value is not None:
+                    targets = assignment.targets if isinstance(assignment, ast.Assign) else [assignment.target]
+                    for target in targets:
+                        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                            kind = Kind.UNKNOWN if isinstance(assignment, ast.AugAssign) else resolver.kind(assignment.value, env)
+                            kinds.setdefault((node.name, target.attr), []).append(kind)
+                elif isinstance(assignment, ast.Attribute) and isinstance(assignment.ctx, ast.Del):
+                    kinds.setdefault((node.name, assignment.attr), []).append(Kind.UNKNOWN)
     return {key: join(values) for key, values in kinds.items()}
+
+
+def _unbound_parameter_kinds(method: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, resolver: Resolver) -> Env:
+    """The inferred kinds of a method's parameters (after `self`) that its body never rebinds."""
+    stored = {name.id for name in every_node(method) if isinstance(name, ast.Name) and not isinstance(name.ctx, ast.Load)}
+    passed = resolver.parameter_kinds.get(f"{class_name}.{method.name}", ())
+    return {argument.arg: kind for argument, kind in zip(method.args.args[1:], passed) if argument.arg not in stored}
 
 
 class _Summaries(dict):
@@ -465,6 +500,8 @@ class _Walker:
                     self.facts.escaped.add(current.id)  # read as a value, not called: a callback
             elif isinstance(current, ast.Attribute) and id(current) not in callees and current.attr in self.resolver.method_names:
                 self.facts.escaped.add("." + current.attr)  # `callback=self.step`
+            if isinstance(current, ast.Attribute) and isinstance(current.ctx, ast.Load) and _is_self(current.value) and self.class_name:
+                self.facts.attribute_reads[(current.lineno, current.col_offset)] = self.resolver.kind(current, env)
             if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
                 kind = Kind.UNKNOWN if current.id in local else env.get(current.id, Kind.UNKNOWN)
                 reads[(current.lineno, current.col_offset)] = kind
@@ -514,6 +551,10 @@ def _unpacked_kinds(kind: Kind, count: int) -> list[Kind]:
 
 def _join_envs(first: Env, second: Env) -> Env:
     return {name: (first[name] if first.get(name) is second.get(name) else Kind.UNKNOWN) for name in {*first, *second}}
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"  # as `kinds.Resolver` reads `self.x`
 
 
 def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

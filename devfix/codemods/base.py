@@ -101,8 +101,14 @@ class DevfixRule(cst.CSTTransformer):
         return apply
 
     def kind_of(self, node: cst.CSTNode) -> Kind:
-        """The kind (tensor, list, numpy array, ...) of the name `node` where it is read."""
-        if self.facts is None or not isinstance(node, cst.Name):
+        """The kind (tensor, list, numpy array, ...) of the name `node`, or of the attribute
+        `self.x` in a method, where it is read."""
+        if self.facts is None:
+            return Kind.UNKNOWN
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            start = self.get_metadata(PositionProvider, node).start
+            return self.facts.attribute_kind_at(start.line, start.column)
+        if not isinstance(node, cst.Name):
             return Kind.UNKNOWN
         start = self.get_metadata(PositionProvider, node).start
         return self.facts.kind_at(start.line, start.column)

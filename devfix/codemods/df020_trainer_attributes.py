@@ -43,6 +43,8 @@ from devfix.analysis.loaders import (
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.placement import as_move, collect
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.tensors import is_factory_call
+from devfix.analysis.torch_api import is_torch_tensor_function
 from devfix.analysis.torch_names import holds_state
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import insert_in_body, prepend_to_function
@@ -79,7 +81,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 batches = self._batches_to_move(loop, callables, set(models))
                 if batches:
                     self._loop_moves[loop] = (batches, device)
-            finder = _Feeds(callables, set(models))
+            finder = _Feeds(callables, set(models), self)
             method.body.visit(finder)
             parameters = [param.name.value for param in method.params.params[1:]]
             moved_here = self.scope_facts(method.body).moved
@@ -95,13 +97,13 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
     def _batches_to_move(self, loop: cst.For, callables: set[str], models: set[str]) -> list[str]:
         """Batch variables of a DataLoader loop that meet the model (or a loss with its output),
         proven tensors, and neither moved nor rebound in the body."""
-        loader, target = unwrap_loader(loop, self.qualified)
+        loader, target = unwrap_loader(loop, self.qualified, self_attributes=True)
         names = target_names(target)
         if loader is None or not names or not isinstance(loop.body, cst.IndentedBlock) or not self._is_loader(loader):
             return []
-        if collate_places_batches(self, loader):
+        if not isinstance(loader, cst.Attribute) and collate_places_batches(self, loader):
             return []
-        finder = _Feeds(callables, models)
+        finder = _Feeds(callables, models, self)
         loop.body.visit(finder)
         body = collect([loop.body], self.qualified, self.line_of)
         untouched = [name for name in names if name not in body.moved and name not in body.assignments]
@@ -110,9 +112,12 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             return []  # a dict or list batch would need another move: refuse the whole loop
         return fed
 
-    def _is_loader(self, loader: cst.Name | cst.Call) -> bool:
-        """Proven a DataLoader of tensors by the analysis, or built or annotated as a DataLoader."""
-        return self.kind_of(loader) in (Kind.TENSOR_LOADER, Kind.IMAGE_LOADER) or is_dataloader(self, loader)
+    def _is_loader(self, loader: cst.Name | cst.Call | cst.Attribute) -> bool:
+        """Proven a DataLoader of tensors by the analysis (`self.loader` too: what the class's
+        callers construct it with), or built or annotated as a DataLoader."""
+        if self.kind_of(loader) in (Kind.TENSOR_LOADER, Kind.IMAGE_LOADER):
+            return True
+        return not isinstance(loader, cst.Attribute) and is_dataloader(self, loader)
 
     def _module_attributes(self, facts) -> set[str]:
         """Attributes `__init__` builds as Modules (a loss, a metric): called with the model's
@@ -221,10 +226,13 @@ def _self_calls(method: cst.FunctionDef, name: str) -> list[cst.Call]:
 
 
 class _Feeds(cst.CSTVisitor):
-    """Names passed to `self.<model>(...)`, or to a state attribute together with a model output."""
+    """Names passed to `self.<model>(...)`, or to a state attribute together with a model output;
+    and names the analysis proves tensors passed to a torch function together with a model output
+    (`F.mse_loss(self.model(x), y)`)."""
 
-    def __init__(self, callables: set[str], models: set[str]) -> None:
+    def __init__(self, callables: set[str], models: set[str], rule: TrainerAttributes) -> None:
         self.callables, self.models = callables, models
+        self.rule = rule
         self.fed_nodes: dict[str, list[cst.Name]] = {}  # each name fed, with where it is fed
         self.used_attributes: set[str] = set()
         self.outputs: set[str] = set()
@@ -241,6 +249,8 @@ class _Feeds(cst.CSTVisitor):
             self.outputs.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
 
     def visit_Call(self, node: cst.Call) -> None:
+        if is_torch_tensor_function(self.rule.qualified(node.func)) and not is_factory_call(node, self.rule.qualified):
+            self._feed_torch_function(node)
         if not (is_self_attribute(node.func) and node.func.attr.value in self.callables):
             return
         attribute = node.func.attr.value
@@ -251,6 +261,14 @@ class _Feeds(cst.CSTVisitor):
             for value in values:
                 if isinstance(value, cst.Name) and value.value not in self.outputs:
                     self.fed_nodes.setdefault(value.value, []).append(value)
+
+    def _feed_torch_function(self, call: cst.Call) -> None:
+        values = [arg.value for arg in call.args]
+        if not any(self._is_model_call(v) or (isinstance(v, cst.Name) and v.value in self.outputs) for v in values):
+            return
+        for value in values:
+            if isinstance(value, cst.Name) and value.value not in self.outputs and self.rule.kind_of(value) is Kind.TENSOR:
+                self.fed_nodes.setdefault(value.value, []).append(value)
 
     def _is_model_call(self, value: cst.BaseExpression) -> bool:
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not is_self_attribute(value.func):

@@ -201,6 +201,43 @@ def test_method_parameters_take_the_kind_every_fitting_call_passes():
     assert kinds_read(source, "batch") == [Kind.UNKNOWN]  # a Module is called, not its forward
 
 
+def test_constructor_parameters_and_the_attributes_they_fill_take_the_kinds_the_class_is_built_with():
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+        "class Trainer:\n"
+        "    def __init__(self, loader, rows, steps):\n"
+        "        self.loader = loader\n"
+        "        steps = list(range(steps))\n"
+        "        self.steps = steps\n"
+        "        self.rows = rows\n\n"
+        "    def run(self):\n"
+        "        return self.loader, self.steps, self.rows\n\n\n"
+        "class Base:\n"
+        "    def __init__(self, loader):\n"
+        "        self.loader = loader\n\n"
+        "    def run(self):\n"
+        "        return self.loader\n\n\n"
+        "class Child(Base):\n"
+        "    pass\n\n\n"
+        "data = TensorDataset(torch.ones(4, 2))\n"
+        "Trainer(DataLoader(data), [1, 2], 3)\n"
+        "Trainer(DataLoader(data), torch.ones(2), 3)\n"
+        "Base(DataLoader(data))\n"
+    )
+    facts = analyse_file(source, "snippet.py")
+    lines = source.splitlines()
+
+    def attribute(line_text: str, column_text: str) -> Kind:
+        line = next(number for number, text in enumerate(lines, 1) if text.strip() == line_text)
+        return facts.attribute_kind_at(line, lines[line - 1].index(column_text))
+
+    assert kinds_read(source, "loader")[0] is Kind.TENSOR_LOADER  # what every call passes
+    assert attribute("return self.loader, self.steps, self.rows", "self.loader") is Kind.TENSOR_LOADER
+    assert attribute("return self.loader, self.steps, self.rows", "self.steps") is Kind.UNKNOWN  # rebound: not the 3 passed
+    assert attribute("return self.loader, self.steps, self.rows", "self.rows") is Kind.UNKNOWN  # a list and a tensor
+    assert attribute("return self.loader", "self.loader") is Kind.UNKNOWN  # a class derived from: no inference
+
+
 def test_dataset_items_are_tensors_where_the_dataset_says_so():
     source = (
         "import torch\nfrom torch.utils.data import TensorDataset\nfrom torchvision import datasets, transforms\n\n"
