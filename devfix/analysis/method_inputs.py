@@ -60,6 +60,22 @@ class MethodInputs:
         self._verdicts[method] = frozenset(found)
         return self._verdicts[method]
 
+    def kept_on_the_host(self, method: str) -> frozenset[str]:
+        """Parameters of `method` handed, as they are, to a `torch.nn.utils.rnn` function after
+        its first argument (`pack_padded_sequence(self.emb(ids), lengths)`): lengths must stay on
+        the CPU, so a caller's factory for them is no input to place."""
+        definition = self.methods.get(method)
+        if definition is None:
+            return frozenset()
+        assignments = assignments_of(definition)
+        calls = _Calls()
+        definition.body.visit(calls)
+        lengths = [arg.value for call in calls.found if self.reader.is_host_side(call.func) for arg in call.args[1:]]
+        return frozenset(
+            parameter for parameter in self.positional(method) + [param.name.value for param in definition.params.kwonly_params]
+            if any(self.reader.roots(value) & derived_names(parameter, assignments, self.reader) for value in lengths)
+        )
+
     def _feeds(self, call: cst.Call, derived: set[str], depth: int) -> bool:
         """Does `call` hand a value computed from `derived` to a layer, directly or through a method?"""
         func = call.func

@@ -318,6 +318,7 @@ class _Combinations(cst.CSTVisitor):
         values = [arg.value for arg in node.args]
         values += [element.value for value in values if isinstance(value, (cst.List, cst.Tuple)) for element in value.elements]
         if isinstance(node.func, cst.Name) and node.func.value in self.modules:
+            values = [value for value in values if value not in self._lengths_for(node)]
             self._feed_module(node, node.func.value, values)
             self._feed_host_tensors(node)
             self._feed_encodings(node, node.func.value)
@@ -417,6 +418,14 @@ class _Combinations(cst.CSTVisitor):
             return f"{value.value}.device"
         return None
 
+    def _lengths_for(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """The arguments of `model(...)`, for a model of a class of the file, that its `forward`
+        hands to `torch.nn.utils.rnn` as lengths: they must stay on the CPU."""
+        inputs = self.rule.method_inputs(self._class_of(call.func.value, self.rule.line_of(call)))
+        if inputs is None:
+            return []
+        return list(_passed(call, inputs.kept_on_the_host("forward"), inputs.positional("forward")).values())
+
     def _class_of(self, name: str, line: int, depth: int = 0) -> str | None:
         """The class of the file `name` holds where `line` reads it: `m = model.to(device)` after
         `model = Bigram(vocab)` → `Bigram`."""
@@ -442,7 +451,10 @@ class _Combinations(cst.CSTVisitor):
             return
         if moved_to is None:
             return
+        lengths = self._lengths_for(call)
         for arg in call.args:
+            if arg.value in lengths:
+                continue
             fed = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value  # `ids` or `ids[i]`
             if arg.keyword is not None or arg.star or not isinstance(fed, cst.Name) or fed.value in self.facts.moved:
                 continue

@@ -65,3 +65,24 @@ def test_a_function_hands_its_parameter_to_a_moved_model():
     functions = file_functions(module)
     assert parameters_fed_to_models(functions["act"], {"policy"}, torch_names) == {"state": {"policy"}}
     assert parameters_fed_to_models(functions["placed"], {"policy"}, torch_names) == {}
+
+
+PACKING = '''\
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+
+    def forward(self, ids, lengths, sizes):
+        n = lengths
+        packed = torch.nn.utils.rnn.pack_padded_sequence(self.emb(ids), n, batch_first=True)
+        other = torch.nn.utils.rnn.pack_padded_sequence(self.emb(ids), sizes.cpu(), batch_first=True)
+        return packed, other
+'''
+
+
+def test_lengths_handed_to_a_packing_function_stay_on_the_host():
+    (class_def,) = [statement for statement in cst.parse_module(PACKING).body if isinstance(statement, cst.ClassDef)]
+    summary = MethodInputs(class_def, torch_names)
+    assert summary.kept_on_the_host("forward") == {"lengths"}  # `sizes.cpu()` is brought back by forward itself
+    assert summary.kept_on_the_host("missing") == frozenset()
