@@ -32,9 +32,25 @@ def arguments_for(module: cst.Module, function: cst.FunctionDef, parameter: str)
         return None
     params = function.params
     positional = [param.name.value for param in (*params.posonly_params, *params.params)]
-    uses = _Uses(function.name.value)
+    return _passed_at_calls(module, function.name.value, positional, parameter)
+
+
+def constructor_arguments_for(module: cst.Module, class_def: cst.ClassDef, parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
+    """`arguments_for` a parameter of a top-level class's `__init__`, at the calls of the class
+    (None also when the class has no `__init__` of its own, or a class of the file derives from it:
+    its name is then used otherwise than called)."""
+    body = class_def.body.body if isinstance(class_def.body, cst.IndentedBlock) else []
+    init = next((item for item in body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__"), None)
+    if class_def not in module.body or init is None:
+        return None
+    positional = [param.name.value for param in (*init.params.posonly_params, *init.params.params)][1:]
+    return _passed_at_calls(module, class_def.name.value, positional, parameter)
+
+
+def _passed_at_calls(module: cst.Module, name: str, positional: list[str], parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
+    uses = _Uses(name)
     module.visit(uses)
-    if not uses.calls or uses.names != len(uses.calls) + 1:  # + the `def` itself
+    if not uses.calls or uses.names != len(uses.calls) + 1:  # + the `def` or `class` itself
         return None
     passed = []
     for call in uses.calls:

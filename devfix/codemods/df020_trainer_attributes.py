@@ -16,6 +16,12 @@ Batches of a DataLoader loop in a method are moved the same way, at the top of t
 the analysis proves them tensors (`for x, y in loader` over a `TensorDataset`) and they meet the
 model, or a loss attribute together with the model's output.
 
+A factory without `device=` given to the moved model (`self.generator(torch.randn(n, 2))`), or
+to a method of it that hands the parameter to its layers (`self.model.decode(torch.randn(n, 2))`,
+where `self.model` holds a class of the file, built there or given by every construction of the
+trainer; `analysis.method_inputs`), is created on the model's device: `device=self.device`. What
+the model's `forward` hands to `torch.nn.utils.rnn` as lengths stays on the CPU.
+
 Applies to classes that are not `nn.Module`s (those are moved as a whole; Lightning moves batches
 itself) when `__init__` moves a model attribute. Method arguments fed to that model, or to a loss
 together with its output, are moved at the top of the method, to the model's device: `self.device`
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.call_sites import argument_for, constructor_arguments_for
 from devfix.analysis.kinds import Kind
 from devfix.analysis.loaders import (
     BatchUse,
@@ -40,14 +47,15 @@ from devfix.analysis.loaders import (
     target_names,
     unwrap_loader,
 )
+from devfix.analysis.method_inputs import MethodInputs
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.placement import as_move, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_api import is_torch_tensor_function
-from devfix.analysis.torch_names import holds_state
+from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.edits import insert_in_body, prepend_to_function
+from devfix.codemods.edits import add_keyword, insert_in_body, prepend_to_function
 from devfix.findings import Safety
 
 
@@ -62,6 +70,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         self._argument_moves: dict[cst.FunctionDef, tuple[list[str], str]] = {}
         self._attribute_moves: dict[cst.Assign, str] = {}
         self._loop_moves: dict[cst.For, tuple[list[str], str]] = {}
+        self._factory_moves: dict[cst.Call, tuple[str, str]] = {}  # a factory → (the model it feeds, the device)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if self.is_module_classdef(node):
@@ -77,6 +86,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         for method_name, method in facts.methods.items():
             if method_name == "__init__":
                 continue
+            self._plan_factories(node, facts, method, models)
             for loop in loops_of(method):
                 batches = self._batches_to_move(loop, callables, set(models))
                 if batches:
@@ -93,6 +103,50 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 statement = state_attributes[attribute]
                 # the device must exist where the attribute is built (later in __init__)
                 self._attribute_moves.setdefault(statement, device if ready_line < self.line_of(statement) else "")
+
+    def _plan_factories(self, class_def: cst.ClassDef, facts, method: cst.FunctionDef, models: set[str]) -> None:
+        """Factories without `device=` given to a moved model attribute (`self.generator(torch.randn(n, 2))`)
+        or to a method of it that hands them to its layers (`self.model.decode(z)`, `analysis.method_inputs`),
+        directly or through a local bound once to the factory."""
+        calls = _ModelCalls(models)
+        method.body.visit(calls)
+        placement = self.scope_facts(method.body)
+        for call, model, model_method in calls.found:
+            inputs = self._model_class_inputs(class_def, facts, model)
+            if model_method is None:
+                lengths = [] if inputs is None else [argument_for(call, name, inputs.positional("forward")) for name in inputs.kept_on_the_host("forward")]
+                fed = [arg.value for arg in call.args if not arg.star and arg.value not in lengths]  # lengths stay on the CPU
+            elif inputs is not None:
+                positional = inputs.positional(model_method)
+                fed = [value for name in inputs.reaching(model_method) if (value := argument_for(call, name, positional)) is not None]
+            else:
+                continue
+            device = self._device_expression(facts, model)[0]
+            for value in fed:
+                for factory in self._factories(value, placement, self.line_of(call)):
+                    self._factory_moves.setdefault(factory, (model, device))
+
+    def _factories(self, value: cst.BaseExpression, placement, line: int) -> list[cst.Call]:
+        """The factory call `value` is, or that a local bound once, earlier in the method, holds."""
+        if isinstance(value, cst.Name) and value.value not in placement.moved:
+            bindings = placement.bindings.get(value.value, [])
+            value = bindings[0].value if len(bindings) == 1 and bindings[0].line < line else None
+        if is_factory_call(value, self.qualified) and keyword(value, "device") is None:
+            return [value]
+        return []
+
+    def _model_class_inputs(self, class_def: cst.ClassDef, facts, model: str) -> MethodInputs | None:
+        """The summary (`analysis.method_inputs`) of the file's class that `self.<model>` holds:
+        `self.model = VAE().to(device)`, or `self.model = model.to(device)` where every construction
+        of this class in the file passes `VAE(...)` for `model`."""
+        statement = next(statement for method, statement in facts.attributes[model].assignments if method == "__init__")
+        receiver = as_move(statement.value, self.qualified).receiver
+        names = {receiver.func.value} if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) else set()
+        if isinstance(receiver, cst.Name):
+            passed = constructor_arguments_for(self.module, class_def, receiver.value) or []
+            names = {value.func.value if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else "" for _, value in passed}
+        classes = [item for item in self.module.body if isinstance(item, cst.ClassDef) and {item.name.value} == names]
+        return MethodInputs(classes[0], self.qualified) if len(classes) == 1 else None
 
     def _batches_to_move(self, loop: cst.For, callables: set[str], models: set[str]) -> list[str]:
         """Batch variables of a DataLoader loop that meet the model (or a loss with its output),
@@ -197,6 +251,22 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             return updated_node
         return insert_in_body(updated_node, 0, move_statements([BatchUse(name, is_dict=False) for name in names], device, "torch"))
 
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        plan = self._factory_moves.get(original_node)
+        if plan is None:
+            return updated_node
+        model, device = plan
+        factory = cst.Module([]).code_for_node(original_node.func)
+        if keyword(original_node, "generator") is not None:  # `device=` would not match the CPU generator
+            if not self.report(original_node, f"`{factory}(...)` draws from a CPU generator but is fed to `self.{model}`, "
+                               "which the class moved to a device", fix_title=f"move it to `{device}`"):
+                return updated_node
+            return cst.Call(func=cst.Attribute(value=updated_node, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
+        if not self.report(original_node, f"`{factory}(...)` is created on the CPU but is fed to `self.{model}`, which the class "
+                           "moved to a device", fix_title=f"create it on `{device}`"):
+            return updated_node
+        return add_keyword(updated_node, "device", device)
+
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         device = self._attribute_moves.get(original_node)
         if device is None:
@@ -223,6 +293,24 @@ def _self_calls(method: cst.FunctionDef, name: str) -> list[cst.Call]:
 
     method.body.visit(Finder())
     return calls
+
+
+class _ModelCalls(cst.CSTVisitor):
+    """`self.<model>(...)` and `self.<model>.<method>(...)` calls of a method, for the moved models."""
+
+    def __init__(self, models: set[str]) -> None:
+        self.models = models
+        self.found: list[tuple[cst.Call, str, str | None]] = []  # (call, model, method or None)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if is_self_attribute(func) and func.attr.value in self.models:
+            self.found.append((node, func.attr.value, None))
+        elif isinstance(func, cst.Attribute) and is_self_attribute(func.value) and func.value.attr.value in self.models:
+            self.found.append((node, func.value.attr.value, func.attr.value))
 
 
 class _Feeds(cst.CSTVisitor):
