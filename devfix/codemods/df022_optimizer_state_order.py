@@ -19,8 +19,10 @@ construction is given to a `torch.optim` optimizer, that optimizer loads a state
 then a statement moves the model (`model.to(device)`, `model.cuda()`, `model = model.to(device)`).
 
 Leaves alone a model already moved before the state was loaded (the later move only repeats it).
-Refuses (reports without a fix) when the move cannot go to the construction: the model is bound
-more than once before the move, the device is chosen after the model is built, or the model is
+Only the model's latest binding before the move counts: a `model` trained, saved or resumed
+earlier under the same name is another object, and its optimizer another optimizer.
+Refuses (reports without a fix) when the move cannot go to the construction: the model's latest
+binding is not a construction, the device is chosen after the model is built, or the model is
 called or handed to other code in between (a CPU forward pass, `wrap(model)`): moving it earlier
 would change what that code sees. Optimizers devfix cannot see built with `torch.optim` (a
 `build_optimizer(model)` helper) are not judged by their names.
@@ -61,9 +63,10 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
             if moved is None:
                 continue
             name, move = moved
-            optimizers = self._optimizers_of(name, lines[:index])
-            loaded = [line for line in lines[:index] if _loads_state(line.body[0], optimizers)]
-            if not loaded or self._placed_before(name, block, loaded[0]):
+            since = self._since_bound(name, statement, lines[:index])  # an earlier `model` is another object
+            optimizers = self._optimizers_of(name, since)
+            loaded = [line for line in since if _loads_state(line.body[0], optimizers)]
+            if not loaded or self._placed_before(name, block, since[0], loaded[0]):
                 continue
             message = f"optimizer state was loaded before `{name}` moved, so it stays on the old device and the first `step()` fails"
             construction = self._construction(name, block, lines[:index], statement)
@@ -74,7 +77,12 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
                 self._moved_at_construction[construction] = move.call
                 self._removed.add(statement)
 
-    def _placed_before(self, name: str, block: list[cst.BaseStatement], load: cst.SimpleStatementLine) -> bool:
+    def _since_bound(self, name: str, move: cst.SimpleStatementLine, earlier: list[cst.SimpleStatementLine]) -> list[cst.SimpleStatementLine]:
+        """The lines of `earlier` after the name's latest binding before the move."""
+        bound = [binding.line for binding in self.scope_facts(move).bindings.get(name, []) if binding.line < self.line_of(move)]
+        return [line for line in earlier if not bound or self.line_of(line) >= max(bound)]
+
+    def _placed_before(self, name: str, block: list[cst.BaseStatement], start: cst.SimpleStatementLine, load: cst.SimpleStatementLine) -> bool:
         """The model was moved before the state was loaded (`model.to(device)`, `model = Net().cuda()`,
         also under an `if`): the state went to its device; a later move is only repeated."""
         qualified = self.qualified
@@ -91,7 +99,7 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
                 targets = {target.target.value for target in node.targets if isinstance(target.target, cst.Name)}
                 found = found or (name in targets and as_move(node.value, qualified) is not None)
 
-        for statement in block[:_index_of(block, load)]:
+        for statement in block[_index_of(block, start):_index_of(block, load)]:  # from the model's latest binding
             statement.visit(Finder())
         return found
 
@@ -110,13 +118,14 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
 
     def _construction(self, name: str, block: list[cst.BaseStatement], earlier: list[cst.SimpleStatementLine],
                       move: cst.SimpleStatementLine) -> cst.Assign | None:
-        """The `name = Net(...)` line the move can join: the model's only binding before the move, in
+        """The `name = Net(...)` line the move can join: the model's latest binding before the move, in
         this block, with nothing in between (nested code included) that calls the model or hands
         it over, and a device that already exists there."""
         bindings = [binding for binding in self.scope_facts(move).bindings.get(name, []) if binding.line < self.line_of(move)]
-        if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Call) or not self.builds_module(bindings[0].value):
-            return None  # built once before the move (the move may rebind it: `net = net.cuda()`)
-        built = bindings[0].value
+        latest = max(bindings, key=lambda binding: binding.line) if bindings else None
+        if latest is None or not isinstance(latest.value, cst.Call) or not self.builds_module(latest.value):
+            return None  # built before the move (the move may rebind it: `net = net.cuda()`); earlier bindings are other objects
+        built = latest.value
         line = next((line for line in earlier if isinstance(line.body[0], cst.Assign) and line.body[0].value is built), None)
         if line is None:
             return None

@@ -54,12 +54,29 @@ def test_a_forward_pass_in_between_keeps_the_order():
     assert not finding.fixable and result.fixed == result.source
 
 
-def test_a_model_bound_twice_is_reported_without_a_fix():
+def test_the_latest_construction_takes_the_move_when_the_name_was_bound_before():
     result = fix(
         "model = nn.Linear(2, 2)\nmodel = nn.Linear(2, 3)\noptimizer = torch.optim.Adam(model.parameters())\n"
         "optimizer.load_state_dict(state)\nmodel = model.to('cuda')\n"
     )
+    assert "model = nn.Linear(2, 2)\nmodel = nn.Linear(2, 3).to('cuda')\n" in result.fixed.decode()
+    assert "model = model.to('cuda')" not in result.fixed.decode()
+
+
+def test_a_model_rebound_from_other_code_is_reported_without_a_fix():
+    result = fix(
+        "model = nn.Linear(2, 2)\nmodel = wrap(model)\noptimizer = torch.optim.Adam(model.parameters())\n"
+        "optimizer.load_state_dict(state)\nmodel = model.to('cuda')\n"
+    )
     assert [finding.fixable for finding in result.findings] == [False]
+
+
+def test_state_loaded_for_an_earlier_model_of_the_same_name_is_no_finding():
+    result = fix(
+        "model = nn.Linear(2, 2)\noptimizer = torch.optim.Adam(model.parameters())\n"
+        "optimizer.load_state_dict(state)\nmodel = nn.Linear(2, 3)\nmodel.to('cuda')\n"
+    )
+    assert not result.findings and result.fixed == result.source
 
 
 def test_a_model_moved_before_the_load_is_only_moved_again():
