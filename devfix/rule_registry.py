@@ -102,7 +102,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF019", "df019_device_argument_layer", "DeviceArgumentLayer", triggers=('class ',), signals=frozenset({screen.DEVICE_ARGUMENT_LAYER})),
     RuleSpec("DF020", "df020_trainer_attributes", "TrainerAttributes", triggers=('self.',), signals=frozenset({screen.PLAIN_CLASS_MOVE}), moves_values=True),
     RuleSpec("DF021", "df021_data_parallel_placement", "DataParallelPlacement", triggers=('DataParallel',), signals=frozenset({screen.DATA_PARALLEL})),
-    RuleSpec("DF022", "df022_optimizer_state_order", "OptimizerStateOrder", triggers=('load_state_dict',), signals=frozenset({screen.OPTIMIZER_LOADED_BEFORE_MOVE})),
+    RuleSpec("DF022", "df022_optimizer_state_order", "OptimizerStateOrder", triggers=('load_state_dict', 'Adagrad'), signals=frozenset({screen.OPTIMIZER_LOADED_BEFORE_MOVE})),
     RuleSpec("DF023", "df023_device_captured_at_init", "DeviceCapturedAtInit", triggers=('.device',), signals=frozenset({screen.DEVICE_CAPTURED_AT_INIT})),
 )
 SPECS_BY_CODE = {spec.CODE: spec for spec in RULE_SPECS}

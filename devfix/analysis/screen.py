@@ -59,6 +59,7 @@ from devfix.analysis.torch_api import (
     CUDA_LITERALS,
     DATALOADER_NAMES,
     DEVICE_NAMES,
+    EAGER_STATE_OPTIMIZERS,
     FACTORY_FUNCTIONS,
     FUNCTIONAL_LOSSES,
     GUARD_WORDS,
@@ -475,11 +476,13 @@ class _Screen:
 
     def moves_after_optimizer_load(self) -> bool:
         """DF022: a name bound to a call moved after a `torch.optim` optimizer's `load_state_dict`
+        or after an Adagrad is built
         (anywhere in the file here; in one block for the rule)."""
         optimizers = {
             target for target, call in self.walked.calls_assigned if (self.imports.qualify(call.func) or "").startswith("torch.optim.")
         }
-        first_load = min((line for receiver, line in self.state_loads if receiver in optimizers), default=None)
+        eager = [call.lineno for _, call in self.walked.calls_assigned if self.imports.qualify(call.func) in EAGER_STATE_OPTIMIZERS]
+        first_load = min([line for receiver, line in self.state_loads if receiver in optimizers] + eager, default=None)
         return first_load is not None and any(first_load < line and moved in self.walked.built for moved, line in self.moves)
     def _self_assignment(self, value: ast.expr, place: _Place, attributes: set[str], single_target: bool) -> None:
         owner = self.owner_kind(place)

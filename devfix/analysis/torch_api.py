@@ -134,3 +134,5 @@ DEVICE_NAMES = ("device", "dev", "DEVICE", "torch_device")  # names a program's 
 
 LIST_FILLERS = frozenset({"append", "extend"})  # `xs.append(t)`, `xs.extend(t)`: the list then holds t's device tensors
 OTHER_ARRAY_LIBRARIES = ("tensorflow", "jax", "cupy", "mxnet")  # their arrays have `.numpy()` too
+# optimizers that create their state tensors when built (the others: at the first step())
+EAGER_STATE_OPTIMIZERS = frozenset({"torch.optim.Adagrad", "torch.optim.adagrad.Adagrad"})

@@ -9,7 +9,8 @@
              optimizer.load_state_dict(checkpoint["optimizer"])
 
 `optimizer.load_state_dict` casts the loaded state (Adam's `exp_avg`, ...) to the device each
-parameter is on *at that moment*. Moved afterwards, the parameters go to the GPU and the state
+parameter is on *at that moment*; `torch.optim.Adagrad` creates its state (`sum`) when it is
+built, so building it is enough. Moved afterwards, the parameters go to the GPU and the state
 stays on the CPU: the first `optimizer.step()` raises "Expected all tensors to be on the same
 device". Moving the model right after it is built (before the optimizer exists) is the order
 PyTorch documents; the later move is then removed.
@@ -34,6 +35,7 @@ import libcst as cst
 
 from devfix.analysis.placement import Move, as_move
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.torch_api import EAGER_STATE_OPTIMIZERS
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -65,10 +67,12 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
             name, move = moved
             since = self._since_bound(name, statement, lines[:index])  # an earlier `model` is another object
             optimizers = self._optimizers_of(name, since)
-            loaded = [line for line in since if _loads_state(line.body[0], optimizers)]
+            loaded = [line for line in since if _loads_state(line.body[0], optimizers) or self._builds_eager_state(line.body[0], name)]
             if not loaded or self._placed_before(name, block, since[0], loaded[0]):
                 continue
-            message = f"optimizer state was loaded before `{name}` moved, so it stays on the old device and the first `step()` fails"
+            what = "optimizer state was loaded" if _loads_state(loaded[0].body[0], optimizers) else \
+                "the optimizer made its state (Adagrad makes it when it is built)"
+            message = f"{what} before `{name}` moved, so it stays on the old device and the first `step()` fails"
             construction = self._construction(name, block, lines[:index], statement)
             if construction is None:
                 self.report(statement, message + "; move the model right after it is built", fixable=False)
@@ -102,6 +106,12 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
         for statement in block[_index_of(block, start):_index_of(block, load)]:  # from the model's latest binding
             statement.visit(Finder())
         return found
+
+    def _builds_eager_state(self, small: cst.BaseSmallStatement, model: str) -> bool:
+        """`optimizer = torch.optim.Adagrad(model.parameters())`: an optimizer that creates its state
+        tensors in `__init__`, on the device the parameters are on then."""
+        value = small.value if isinstance(small, cst.Assign) else None
+        return isinstance(value, cst.Call) and bool(self.qualified(value.func) & EAGER_STATE_OPTIMIZERS) and model in _names_in(value)
 
     def _optimizers_of(self, model: str, earlier: list[cst.SimpleStatementLine]) -> set[str]:
         """Names bound to a `torch.optim` optimizer built from the model's parameters."""

@@ -93,3 +93,10 @@ def test_a_model_built_moved_is_only_moved_again():
         "optimizer.load_state_dict(state)\nmodel = model.to('cuda')\n"
     )
     assert not result.findings and result.fixed == result.source
+
+
+def test_an_adagrad_built_before_the_move_is_state_made_before_it():
+    result = fix("model = nn.Linear(2, 2)\noptimizer = torch.optim.Adagrad(model.parameters())\nmodel.to('cuda')\n")
+    assert "model = nn.Linear(2, 2).to('cuda')\n" in result.fixed.decode()
+    lazy = fix("model = nn.Linear(2, 2)\noptimizer = torch.optim.Adam(model.parameters())\nmodel.to('cuda')\n")
+    assert not lazy.findings and lazy.fixed == lazy.source
