@@ -569,8 +569,8 @@ class _Scope:
         """DF004's `_device_of`, over-approximated: can the rule name, for a factory call on `line`,
         the device of `reference`? Its own when it is bound on an earlier line, or is a parameter
         not rebound after `line` (a parameter rebound later is still the argument there); else that
-        of a reference its first value is computed from (three hops at most), or of a Module it is
-        the output of."""
+        of a reference its first value is computed from (three hops at most), of a Module it is
+        the output of, or the device its first value was moved to."""
         bound = self.bindings.get(reference, ())
         if any(binding_line < line for binding_line, _ in bound):
             return True
@@ -581,6 +581,8 @@ class _Scope:
         value = bound[0][1]
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
             return True  # `out = model(x)`: where `model` was moved
+        if isinstance(value, ast.Call) and is_move(value, self.imports):
+            return True  # `y = labels.to(device)`: the device it names
         return any(source != reference and self._device_known(source, line, depth + 1) for source in self._reference_names(value))
 
     def _alignable(self, fresh: ast.AST, reference: ast.AST) -> bool:

@@ -309,7 +309,7 @@ class _Combinations(cst.CSTVisitor):
         indices = [element.slice.value for element in node.slice if isinstance(element.slice, cst.Index)]
         reference = next(iter(self._references(indices)), None)
         if reference is not None:
-            self._align(self._fresh(node.value), reference)  # a CPU table indexed by device indices
+            self._align(self._fresh(node.value), reference, tables=True)  # a CPU table indexed by device indices
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.qualified(node.func)
@@ -383,7 +383,7 @@ class _Combinations(cst.CSTVisitor):
         for fed in _passed(call, reaching, self.rule.function_parameters(function)).values():
             fresh = self._fresh(fed)
             for source in fresh:
-                if not self._is_helper_call(source):
+                if not self._is_helper_call(source) and self._device_defined_before(device, source):
                     self.aligned.setdefault(source, device)
             if fresh or not isinstance(fed, cst.Name) or fed.value in self.facts.moved:
                 continue
@@ -401,22 +401,27 @@ class _Combinations(cst.CSTVisitor):
         for first, second in meetings:
             for placed, other in ((first, second), (second, first)):
                 if placed in passed and other in passed:
-                    device = self._placed_device(passed[placed], call)
-                    if device is not None:
-                        for source in self._fresh(passed[other]):
-                            if not self.rule.is_scalar_tensor(source):  # `torch.tensor(0.5)` may join CUDA tensors
-                                self.aligned.setdefault(source, device)
+                    devices = self._placed_devices(passed[placed], call)
+                    for source in self._fresh(passed[other]):
+                        # the device must be nameable where the factory runs, often before the call
+                        device = next((device for device in devices if self._device_defined_before(device, source)), None)
+                        if device is not None and not self.rule.is_scalar_tensor(source):  # `torch.tensor(0.5)` may join CUDA tensors
+                            self.aligned.setdefault(source, device)
 
-    def _placed_device(self, value: cst.BaseExpression, call: cst.Call) -> str | None:
-        """Where an argument is certainly placed, said with names that exist at `call`:
-        `masks.to(device)` → `device`; a local the scope moved or computed on a device → `x.device`."""
+    def _placed_devices(self, value: cst.BaseExpression, call: cst.Call) -> list[str]:
+        """Where an argument is certainly placed, said with names that exist at `call`, best first:
+        `masks.to(device)` → `device`; a local the scope moved or computed on a device → the device
+        it was moved to (`t = t.to(device)` → `device`), then `t.device`."""
         move = as_move(value, self.qualified)
         if move is not None:
             device = device_code(move.device)
-            return device if device is not None and self._device_defined_before(device, call) else None
+            return [device] if device is not None and self._device_defined_before(device, call) else []
         if isinstance(value, cst.Name) and self.facts.is_device_value(value) and self._defined_before(value.value, call):
-            return f"{value.value}.device"
-        return None
+            binding = self.facts._binding_before(value.value, self.rule.line_of(call))
+            move = as_move(binding.value, self.qualified) if binding is not None and binding.value is not None else None
+            moved_to = device_code(move.device) if move is not None else None
+            return ([moved_to] if moved_to is not None else []) + [f"{value.value}.device"]
+        return []
 
     def _lengths_for(self, call: cst.Call) -> list[cst.BaseExpression]:
         """The arguments of `model(...)`, for a model of a class of the file, that its `forward`
@@ -527,15 +532,16 @@ class _Combinations(cst.CSTVisitor):
         for operand in operands:
             self._align(self._fresh(operand, pointwise), references[0])
 
-    def _align(self, calls: list[cst.Call], reference: str) -> None:
+    def _align(self, calls: list[cst.Call], reference: str, tables: bool = False) -> None:
         for call in calls:
-            device = self._device_of(reference, call)
+            device = self._device_of(reference, call, tables=tables)
             if device is not None:
                 self.aligned.setdefault(call, device)
 
-    def _device_of(self, reference: str, call: cst.Call, depth: int = 0) -> str | None:
+    def _device_of(self, reference: str, call: cst.Call, depth: int = 0, tables: bool = False) -> str | None:
         """Where `reference` lives, said with names that exist where `call` runs: its own device;
-        else that of what it is computed from (`weights = torch.ones(n)` before
+        else, for indices of a table (`tables`), the device their first value was moved to
+        (`y = labels.to(device)` → `device`), or that of what it is computed from (`weights = torch.ones(n)` before
         `loss = F.cross_entropy(logits, y)` → `logits.device`), or the device its Module was
         moved to (`prediction = model(inputs.to(device))` → `device`)."""
         if self._defined_before(reference, call):
@@ -544,9 +550,13 @@ class _Combinations(cst.CSTVisitor):
         if depth >= 3 or not bindings or bindings[0].value is None:
             return None
         value = bindings[0].value
+        move = as_move(value, self.qualified) if tables else None
+        moved_to = device_code(move.device) if move is not None else None
+        if moved_to is not None and self._device_defined_before(moved_to, call):
+            return moved_to  # `weights[y]`, `y = labels.to(device)` bound after the table: `device`
         source = next(iter(self._references([value])), None)
         if source is not None and source != reference:
-            return self._device_of(source, call, depth + 1)
+            return self._device_of(source, call, depth + 1, tables)
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.facts.moved:
             moved_to = device_code(self.facts.moved[value.func.value].device)
             if moved_to is not None and self._device_defined_before(moved_to, call):
