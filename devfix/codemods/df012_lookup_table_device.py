@@ -14,7 +14,9 @@ direction is needed). Tables of `nn.Module`s should be buffers instead (module r
 A helper of the file that every call hands such a table (`extract(self.alphas_cumprod, t, x)`),
 or a CPU table of the top level (`extract(alphas_cumprod.sqrt(), t, x.shape)` with
 `alphas_cumprod = torch.cumprod(1 - betas, 0)` built from numbers, placed nowhere), aligns it where
-it indexes it with an index proven to be a tensor: `schedule[t]` → `schedule.to(t.device)[t]`.
+it indexes it with an index proven to be a tensor: `schedule[t]` → `schedule.to(t.device)[t]`. So
+does a function that reads such a top-level table as a global: `alphas_cumprod[t]` in
+`def q_sample(x0, t, noise)` → `alphas_cumprod.to(t.device)[t]`.
 
 Arithmetic with a method argument is aligned the same way when the argument is certainly a
 tensor: evidence in the method, or a tensor passed at every call of an instance in the file
@@ -81,6 +83,8 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         table = original_node.value
         if isinstance(table, cst.Name) and table.value in self._table_parameters:
             return self._index_a_handed_table(original_node, updated_node)
+        if isinstance(table, cst.Name) and self._reads_a_top_level_table(original_node, table.value):
+            return self._index_a_handed_table(original_node, updated_node, "a CPU table of the top level")
         if not (getattr(self, "_tables", None) and _is_self_attribute(table) and table.attr.value in self._tables):
             return updated_node
         if len(original_node.slice) != 1 or not isinstance(original_node.slice[0].slice, cst.Index):
@@ -98,16 +102,32 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
                            args=[cst.Arg(cst.parse_expression(f"{reference}.device"))])
         return updated_node.with_changes(value=aligned)
 
-    def _index_a_handed_table(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
-        """`schedule[t]` in a helper whose every caller hands it a plain object's CPU table: aligned
-        to the index when the index is proven a tensor (a CPU index leaves it where it is)."""
+    def _reads_a_top_level_table(self, subscript: cst.Subscript, name: str) -> bool:
+        """`alphas_bar[t]` in a function that reads the top level's CPU table as a global (it binds
+        no local of that name)."""
+        scope = self.enclosing_scope(subscript)
+        if not (isinstance(scope, cst.FunctionDef) and name in self._helper_tables.top_tables):
+            return False
+        facts, parameters = self.scope_facts(subscript), self.scope_parameters(subscript)
+        if name in facts.bindings or name in parameters:
+            return False
+        index = subscript.slice[0].slice.value if len(subscript.slice) == 1 and isinstance(subscript.slice[0].slice, cst.Index) else None
+        # an index the callers give, or one placed here; a local made on the CPU leaves the table alone
+        return isinstance(index, cst.Name) and (index.value in parameters and index.value not in facts.bindings or facts.is_device_value(index))
+
+    def _index_a_handed_table(
+        self, original_node: cst.Subscript, updated_node: cst.Subscript, what: str = "a CPU table at every call of this function"
+    ) -> cst.BaseExpression:
+        """`schedule[t]` in a helper whose every caller hands it a plain object's CPU table (or that
+        reads one of the top level): aligned to the index when the index is proven a tensor (a CPU
+        index leaves it where it is)."""
         if len(original_node.slice) != 1 or not isinstance(original_node.slice[0].slice, cst.Index):
             return updated_node
         index = original_node.slice[0].slice.value
         if not (isinstance(index, cst.Name) and self.kind_of(index) is Kind.TENSOR):
             return updated_node
         table = original_node.value.value
-        if not self.report(original_node, f"`{table}` is a CPU table at every call of this function; indexing "
+        if not self.report(original_node, f"`{table}` is {what}; indexing "
                            f"it with `{index.value}` fails when the index is on a GPU", fix_title=f"align it to `{index.value}.device` first"):
             return updated_node
         aligned = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")),
