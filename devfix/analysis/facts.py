@@ -98,7 +98,12 @@ class FileFacts:
         return any(self._builds_a_module(call) for call in screen.built_once_and_called(self._walk, self.classes))
 
     def _builds_a_module(self, call: ast.Call) -> bool:
-        """`Net(...)` where `Net` is a Module class: of this file, or as the run's files tell."""
+        """`Net(...)` where `Net` is a Module class: of this file, or as the run's files tell; and
+        torch.nn's alternative constructors (`nn.Embedding.from_pretrained(vectors)`)."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "from_pretrained":
+            owner = self.imports.qualify(func.value)
+            return owner is not None and owner.startswith("torch.nn.") and self._project.is_module_class(self._path, owner) is True
         qualified = self.imports.qualify(call.func)
         if qualified is None:
             return False

@@ -107,8 +107,14 @@ class ScopeTracker:
         return is_module_class(node, self.context.filename or "<memory>", self.project, self.qualified)
 
     def builds_module(self, call: cst.Call) -> bool:
+        """A call of an nn.Module class, or of torch.nn's own alternative constructors
+        (`nn.Embedding.from_pretrained(vectors)`)."""
         filename = self.context.filename or "<memory>"
-        return any(self.project.is_module_class(filename, name) is True for name in qualified_names(self, call.func))
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
+            return any(name.startswith("torch.nn.") for name in qualified_names(self, func.value)) and any(
+                self.project.is_module_class(filename, name) is True for name in qualified_names(self, func.value))
+        return any(self.project.is_module_class(filename, name) is True for name in qualified_names(self, func))
 
 
 def _statements(scope: ScopeNode) -> list[cst.CSTNode]:
