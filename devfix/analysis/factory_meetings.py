@@ -49,6 +49,7 @@ from devfix.analysis.torch_api import (
     SOURCE_WRAPPERS,
     TENSOR_ANNOTATIONS,
     TENSOR_ONLY_MEMBERS,
+    TENSOR_OUTPUT_LAYERS,
     is_torch_tensor_function,
 )
 
@@ -62,11 +63,38 @@ def factory_may_meet_tensor(tree: ast.Module, imports: ImportTable, kind_at: Kin
     callables = _maybe_modules(tree, imports)
     callers = _Callers(tree)
     feeders = (_class_methods(tree), _functions_calling_top_level_moves(tree))
+    layers = _TensorLayerAttributes(tree, imports)
     return any(
         _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers,
-               feeders).has_meeting()
+               feeders, layers).has_meeting()
         for body, function in _scopes(tree)
     )
+
+
+class _TensorLayerAttributes:
+    """DF004's `layers_of_method`, over-approximated: attributes the `__init__` of some top-level
+    class of the file assigns a single-tensor torch.nn layer (`self.proj = nn.Linear(...)`), found
+    the first time a scope asks."""
+
+    def __init__(self, tree: ast.Module, imports: ImportTable) -> None:
+        self.tree, self.imports = tree, imports
+        self._found: frozenset[str] | None = None
+
+    def __contains__(self, attribute: str) -> bool:
+        if self._found is None:
+            inits = [item for node in self.tree.body if isinstance(node, ast.ClassDef)
+                     for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"]
+            self._found = frozenset(
+                target.attr
+                for init in inits for node in every_node(init) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                and self._is_layer(node.value.func)
+                for target in node.targets if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+            )
+        return attribute in self._found
+
+    def _is_layer(self, func: ast.expr) -> bool:
+        qualified = self.imports.qualify(func) or ""
+        return qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in TENSOR_OUTPUT_LAYERS
 
 
 def _functions_calling_top_level_moves(tree: ast.Module) -> frozenset[str]:
@@ -221,6 +249,7 @@ class _Scope:
         values: tuple[KindAt, NonTensors], callables: set[str], models: set[str],
         helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
         feeders: tuple[dict[str, frozenset[str]], frozenset[str]] = ({}, frozenset()),
+        layers: _TensorLayerAttributes | frozenset[str] = frozenset(),
     ) -> None:
         """`values`: what the value analysis says of a name where read, and of the names of some
         lines; `models`: the parameters that may hold a model every caller moved (`_Callers`)."""
@@ -234,6 +263,7 @@ class _Scope:
         # the methods of the file's classes (`model.generate(ids)` may feed a layer), and its functions
         # that call a model the top level moved (`select_action(state)`)
         self.class_methods, self.model_feeders = feeders
+        self.layers = layers  # `self.<layer>` attributes of single-tensor torch.nn layers
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
@@ -452,6 +482,9 @@ class _Scope:
         of one (`model(x).argmax(1)`)."""
         while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in TENSOR_TO_TENSOR_METHODS:
             value = value.func.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name) \
+                and value.func.value.id == "self" and value.func.attr in self.layers:
+            return True  # `logits = self.proj(x)`
         return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.callables
 
     def _annotated_as_tensor(self, annotation: ast.expr | None) -> bool:

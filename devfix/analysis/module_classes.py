@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devfix.analysis.project import ProjectIndex
+from devfix.analysis.torch_api import TENSOR_OUTPUT_LAYERS
 from devfix.analysis.torch_names import QualifiedNames
 
 
@@ -60,6 +61,26 @@ PARAMETERIZED_LAYERS = frozenset({
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "MultiheadAttention", "Transformer", "TransformerEncoder",
     "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer", "PReLU", "Parameter",
 })
+
+
+def tensor_layer_attributes(class_def: cst.ClassDef, qualified: QualifiedNames) -> frozenset[str]:
+    """`self.<name>` attributes that the class's `__init__` assigns a torch.nn layer of
+    TENSOR_OUTPUT_LAYERS, once: `self.<name>(x)` is a tensor on the module's device."""
+    body = class_def.body.body if isinstance(class_def.body, cst.IndentedBlock) else []
+    init = next((item for item in body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__"), None)
+    if init is None:
+        return frozenset()
+    facts = class_facts(class_def, lambda node: 0)
+    found = set()
+    for name, use in facts.attributes.items():
+        if len(use.assignments) != 1 or use.assignments[0][0] != "__init__":
+            continue
+        value = use.assignments[0][1].value
+        if isinstance(value, cst.Call) and any(
+            full.startswith("torch.nn.") and full.rsplit(".", 1)[-1] in TENSOR_OUTPUT_LAYERS for full in qualified(value.func)
+        ):
+            found.add(name)
+    return frozenset(found)
 
 
 def holds_parameters(facts: ClassFacts, qualified: QualifiedNames) -> bool:

@@ -71,8 +71,10 @@ import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, arguments_for, file_functions
 from devfix.analysis.cst_bindings import parameter_names
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models
+from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attributes
 from devfix.analysis.parameter_meetings import parameters_meet
 from devfix.analysis.placement import Move, PlacementFacts, as_move, device_code
 from devfix.analysis.scopes import ScopeTracker
@@ -186,6 +188,14 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         """The top-level `def function`, when the file defines it exactly once."""
         return file_functions(self.module).get(function)
 
+    def layers_of_method(self, scope: cst.Module | cst.FunctionDef) -> frozenset[str]:
+        """For a method, the attributes its class's `__init__` assigns a single-tensor torch.nn layer."""
+        if not isinstance(scope, cst.FunctionDef):
+            return frozenset()
+        block = self.get_metadata(ParentProvider, scope, None)
+        owner = self.get_metadata(ParentProvider, block, None) if block is not None else None
+        return tensor_layer_attributes(owner, self.qualified) if isinstance(owner, cst.ClassDef) else frozenset()
+
     def method_inputs(self, class_name: str | None) -> MethodInputs | None:
         """The summary of a class the file defines once at its top level (`analysis.method_inputs`)."""
         if class_name is None:
@@ -290,6 +300,7 @@ class _Combinations(cst.CSTVisitor):
         self.facts = rule.scope_facts(anchor)
         self.first_line = {name: min(b.line for b in bindings) for name, bindings in self.facts.bindings.items()}
         self.modules = set(rule.scope_modules(anchor)) | (self.facts.moved.keys() & self.facts.called)
+        self.layers = rule.layers_of_method(scope)  # `self.<layer>` attributes whose output is one tensor
         self.aligned: dict[cst.Call, str] = {}
         self.moved_inputs: dict[cst.Arg, tuple[str, str]] = {}
 
@@ -595,6 +606,8 @@ class _Combinations(cst.CSTVisitor):
         value = binding.value if binding is not None else None
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_TO_TENSOR_METHODS:
             value = value.func.value
+        if isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value in self.layers:
+            return True  # `logits = self.proj(x)` in a method of a class whose `__init__` builds `self.proj = nn.Linear(...)`
         return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.modules
 
     def _fresh(self, expression: cst.BaseExpression, pointwise: bool = False) -> list[cst.Call]:
