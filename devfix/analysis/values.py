@@ -159,8 +159,8 @@ def _class_attribute_kinds(tree: ast.Module, resolver: Resolver) -> dict[tuple[s
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
             continue
-        for method in [item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))] or [node]:
-            env = _unbound_parameter_kinds(method, node.name, resolver) if method is not node else {}
+        for method in [item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+            env = _unbound_parameter_kinds(method, node.name, resolver)
             for assignment in every_node(method):
                 if isinstance(assignment, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and assignment.value is not None:
                     targets = assignment.targets if isinstance(assignment, ast.Assign) else [assignment.target]

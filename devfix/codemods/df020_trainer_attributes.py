@@ -139,8 +139,11 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         """The summary (`analysis.method_inputs`) of the file's class that `self.<model>` holds:
         `self.model = VAE().to(device)`, or `self.model = model.to(device)` where every construction
         of this class in the file passes `VAE(...)` for `model`."""
-        statement = next(statement for method, statement in facts.attributes[model].assignments if method == "__init__")
-        receiver = as_move(statement.value, self.qualified).receiver
+        moves = [move for method, statement in facts.attributes[model].assignments
+                 if method == "__init__" and (move := as_move(statement.value, self.qualified)) is not None]
+        if len(moves) != 1:
+            return None
+        receiver = moves[0].receiver
         names = {receiver.func.value} if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) else set()
         if isinstance(receiver, cst.Name):
             passed = constructor_arguments_for(self.module, class_def, receiver.value) or []
@@ -310,7 +313,8 @@ class _ModelCalls(cst.CSTVisitor):
         if is_self_attribute(func) and func.attr.value in self.models:
             self.found.append((node, func.attr.value, None))
         elif isinstance(func, cst.Attribute) and is_self_attribute(func.value) and func.value.attr.value in self.models:
-            self.found.append((node, func.value.attr.value, func.attr.value))
+            method = None if func.attr.value == "forward" else func.attr.value  # `self.model.forward(x)` is `self.model(x)`
+            self.found.append((node, func.value.attr.value, method))
 
 
 class _Feeds(cst.CSTVisitor):
