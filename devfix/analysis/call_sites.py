@@ -87,3 +87,134 @@ class _Uses(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value == self.name:
             self.calls.append(node)
+
+
+def instance_calls(module: cst.Module, class_def: cst.ClassDef) -> list[tuple[cst.Call, str | None]] | None:
+    """The calls of the instances of a top-level class (`model(x)`, method None; `model.encode(x)`,
+    "encode"), where every instance is a name of one scope (a function, or the top level) bound
+    only to a construction of the class (`Net(...)`, `Net(...).to(device)`), used only to be called
+    or to call its methods; None when the class or an instance is used otherwise (handed to other
+    code: callers unknown), or no instance is called."""
+    if class_def not in module.body:
+        return None
+    uses = _Uses(class_def.name.value)
+    module.visit(uses)
+    if uses.names != len(uses.calls) + 1:  # the class itself is only constructed
+        return None
+    finder = _Instances(class_def.name.value)
+    module.visit(finder)
+    if finder.escaped or not finder.calls or finder.constructions != len(uses.calls):  # built elsewhere too (`self.enc = Net()`)
+        return None
+    return finder.calls
+
+
+class _Instances(cst.CSTVisitor):
+    """Per scope, names bound only to constructions of one class, and what is done with them."""
+
+    def __init__(self, class_name: str) -> None:
+        self.class_name = class_name
+        self.calls: list[tuple[cst.Call, str | None]] = []
+        self.escaped = False
+        self.constructions = 0  # constructions bound to the instances found
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._scope([statement for statement in node.body if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))])
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scope([node.body])
+
+    def _scope(self, statements: list[cst.CSTNode]) -> None:
+        bindings = _Bindings()
+        for statement in statements:
+            statement.visit(bindings)
+        instances = {
+            name for name, values in bindings.values.items()
+            if any(self._constructs(value) for value in values)
+            and all(self._constructs(value) or _moves_itself(value, name) for value in values)
+        }
+        if not instances:
+            return
+        self.constructions += sum(self._constructs(value) for name in instances for value in bindings.values[name])
+        reads = _Reads(instances)
+        for statement in statements:
+            statement.visit(reads)
+        self.calls += reads.calls
+        self.escaped = self.escaped or reads.other
+
+    def _constructs(self, value: cst.BaseExpression | None) -> bool:
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda", "eval", "train"):
+            value = value.func.value
+        return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == self.class_name
+
+
+class _Bindings(cst.CSTVisitor):
+    """What each plain name of one scope is assigned (None: a target devix cannot see through)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, list[cst.BaseExpression | None]] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self.values.setdefault(target.target.value, []).append(node.value)
+            else:
+                for name in _names(target.target):
+                    self.values.setdefault(name, []).append(None)
+
+    def visit_For(self, node: cst.For) -> None:
+        for name in _names(node.target):
+            self.values.setdefault(name, []).append(None)
+
+
+class _Reads(cst.CSTVisitor):
+    """Calls of the instances, and whether any is read otherwise (`train(model)`, `[model]`)."""
+
+    def __init__(self, instances: set[str]) -> None:
+        self.instances = instances
+        self.calls: list[tuple[cst.Call, str | None]] = []
+        self.other = False
+        self._accounted: set[int] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self._accounted.add(id(target.target))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in self.instances:
+            self.calls.append((node, None))
+            self._accounted.add(id(func))
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in self.instances:
+            self.calls.append((node, func.attr.value))
+            self._accounted.add(id(func.value))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.instances and id(node) not in self._accounted:
+            self.other = True
+
+
+def _moves_itself(value: cst.BaseExpression | None, name: str) -> bool:
+    """`model.to(device)`, `model.cuda()` assigned back to `model`."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda") \
+        and isinstance(value.func.value, cst.Name) and value.func.value.value == name
+
+
+def _names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _names(element.value)]
+    return []

@@ -8,6 +8,10 @@ Moving "everything" to the GPU moves the lengths too, and PyTorch then raises "'
 should be a 1D CPU int64 tensor". The fix goes the other way from most device fixes: the lengths
 go to the CPU at the call, so other uses of `lengths` on the GPU (masks) keep working.
 
+So are the lengths a method of a class of the file is given (`forward(self, ids, lengths)`) when
+every call of the class's instances in the file passes lengths placed on a device (the class and
+its instances only constructed and called, so no other caller exists).
+
 Refuses: lengths that are not known to be on a device (a list, a CPU tensor, an argument of unknown
 origin) and lengths already converted (`.cpu()`, `.tolist()`, `.to("cpu")`).
 """
@@ -16,6 +20,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.call_sites import argument_for, instance_calls
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
@@ -37,7 +43,7 @@ class PackPaddedLengths(ScopeTracker, DevfixRule):
         index, lengths = _lengths_argument(original_node)
         if lengths is None or _already_on_host(lengths):
             return updated_node
-        if not self.scope_facts(original_node).is_device_value(lengths):
+        if not (self.scope_facts(original_node).is_device_value(lengths) or self._placed_by_every_caller(original_node, lengths)):
             return updated_node
         code = cst.Module([]).code_for_node(lengths)
         if not self.report(lengths, f"`{code}` is on a device, but pack_padded_sequence needs CPU lengths",
@@ -47,6 +53,27 @@ class PackPaddedLengths(ScopeTracker, DevfixRule):
         on_host = cst.Call(func=cst.Attribute(value=args[index].value, attr=cst.Name("cpu")))
         args[index] = args[index].with_changes(value=on_host)
         return updated_node.with_changes(args=args)
+
+    def _placed_by_every_caller(self, call: cst.Call, lengths: cst.BaseExpression) -> bool:
+        """`lengths` is a parameter of a method of a class of the file, never rebound there, and
+        every call of the class's instances passes, for it, a value placed on a device
+        (`model(ids.to(device), lengths.to(device))` runs `forward(self, ids, lengths)`)."""
+        method = self.enclosing_scope(call)
+        if not (isinstance(lengths, cst.Name) and isinstance(method, cst.FunctionDef)) or lengths.value in self.scope_facts(call).bindings:
+            return False
+        block = self.get_metadata(ParentProvider, method, None)
+        owner = self.get_metadata(ParentProvider, block, None) if block is not None else None
+        positional = [param.name.value for param in (*method.params.posonly_params, *method.params.params)][1:]
+        if not isinstance(owner, cst.ClassDef) or lengths.value not in positional:
+            return False
+        calls = instance_calls(self.module, owner)
+        name = method.name.value
+        mine = [instance_call for instance_call, called in calls or () if called == (None if name == "forward" else name)]
+        return bool(mine) and all(
+            (value := argument_for(instance_call, lengths.value, positional)) is not None
+            and self.scope_facts(instance_call).is_device_value(value)
+            for instance_call in mine
+        )
 
 
 def _lengths_argument(call: cst.Call) -> tuple[int, cst.BaseExpression | None]:
