@@ -75,7 +75,7 @@ class RuleSpec:
 
 
 RULE_SPECS: tuple[RuleSpec, ...] = (
-    RuleSpec("DF001", "df001_hardcoded_cuda", "HardcodedCuda", triggers=('"cuda', "'cuda", '.cuda('), signals=frozenset({screen.HARDCODED_CUDA})),
+    RuleSpec("DF001", "df001_hardcoded_cuda", "HardcodedCuda", triggers=('"cuda', "'cuda", '.cuda(', "set_default_"), signals=frozenset({screen.HARDCODED_CUDA})),
     RuleSpec("DF002", "df002_loader_to_device", "LoaderToDevice", triggers=('loader', 'Loader'), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
     RuleSpec("DF003", "df003_module_not_moved", "ModuleNotMoved", triggers=('.to(', '.cuda('), signals=frozenset({screen.MOVE_CALL}), needs_all_signals=frozenset({screen.BUILT_AND_CALLED}), moves_values=True),
     RuleSpec(  # a program that places nothing (nor do the modules it imports) runs on the CPU: nothing to align

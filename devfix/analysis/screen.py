@@ -443,7 +443,8 @@ class _Screen:
 
     def _hardcoded_cuda(self, node: ast.Call, name: str | None) -> None:
         """The calls DF001 rewrites: a plain `.cuda()` (no other GPU named), a CUDA device in
-        `.to(...)`, `device=` or `map_location=`, and a `--device` option defaulting to CUDA."""
+        `.to(...)`, `device=` or `map_location=`, a `--device` option defaulting to CUDA, and a
+        global default set to CUDA (`torch.set_default_device("cuda")`)."""
         if name == "cuda":
             positional, keywords = node.args, {keyword.arg for keyword in node.keywords}
             zero = not positional or (len(positional) == 1 and isinstance(positional[0], ast.Constant) and positional[0].value == 0)
@@ -455,6 +456,10 @@ class _Screen:
             self.cuda_sites.append(node)
         if name == "add_argument" and any(_is_cuda_device(value) for value in _keyword_values(node, "default")):
             self.cuda_sites.append(node)
+        if name in ("set_default_device", "set_default_tensor_type") and node.args and (
+            _is_cuda_device(node.args[0]) or _is_cuda_tensor_type(node.args[0])
+        ):
+            self.cuda_sites.append(node)  # a global default that needs CUDA
 
     def _runtime_placement(self, node: ast.Call, name: str | None) -> None:
         """DF013's cases: `torch.jit.trace(...)`; the parts of a move after `device_map=` loading
@@ -748,6 +753,12 @@ def _is_cuda_device(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value in CUDA_LITERALS
 
 
+
+
+def _is_cuda_tensor_type(node: ast.expr) -> bool:
+    """`torch.cuda.FloatTensor` (as written), or the same as a string."""
+    code = node.value if isinstance(node, ast.Constant) else ast.unparse(node) if isinstance(node, ast.Attribute) else None
+    return isinstance(code, str) and code.startswith("torch.cuda.") and code.endswith("Tensor")
 
 
 def _keyword_values(call: ast.Call, *names: str) -> list[ast.expr]:

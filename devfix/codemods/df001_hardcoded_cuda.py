@@ -8,7 +8,10 @@ The program then runs unchanged on a GPU machine and falls back to the CPU elsew
 device variable in scope is reused; otherwise the preamble is added after the imports. Where
 `device` already names something else (`device = cuda.Device(0)` of PyCUDA) the preamble is named
 `torch_device`: the fix neither shadows that name nor hands it to `.to()`. A
-hard-coded `device = "cuda"` variable becomes `"cuda" if torch.cuda.is_available() else "cpu"`.
+hard-coded `device = "cuda"` variable becomes `"cuda" if torch.cuda.is_available() else "cpu"`, and
+so does a global default: `torch.set_default_device("cuda")`, and
+`torch.set_default_tensor_type(torch.cuda.FloatTensor)` → `torch.cuda.FloatTensor if
+torch.cuda.is_available() else torch.FloatTensor`.
 
 Refuses (leaves the code alone): code under a test that already checks for CUDA or a GPU flag
 (`if torch.cuda.is_available():`, `x.cuda() if use_gpu else x`); explicit multi-GPU or
@@ -39,6 +42,7 @@ from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
 DEVICE_KEYWORDS = ("device", "map_location")
+DEFAULT_PLACEMENT_SETTERS = frozenset({"torch.set_default_device", "torch.set_default_tensor_type"})
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
@@ -59,6 +63,8 @@ class HardcodedCuda(DevfixRule):
             return self._fix_cuda_method(original_node, updated_node)
         if method == "to":
             return self._fix_to_call(original_node, updated_node)
+        if qualified_names(self, original_node.func) & DEFAULT_PLACEMENT_SETTERS:
+            return self._fix_default_placement(original_node, updated_node)
         return self._fix_device_keyword(original_node, updated_node)
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
@@ -173,6 +179,26 @@ class HardcodedCuda(DevfixRule):
             return updated.with_changes(args=args)
         return updated
 
+    def _fix_default_placement(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """`torch.set_default_device("cuda")`, `torch.set_default_tensor_type(torch.cuda.FloatTensor)`:
+        every tensor the program makes then needs CUDA. The default is CUDA only when it is available."""
+        if len(original.args) != 1 or original.args[0].keyword is not None:
+            return updated
+        value = original.args[0].value
+        literal, _ = self._device_literal(value)
+        if literal is not None:
+            fallback = self._conditional(literal)
+        elif _is_cuda_tensor_type(value):
+            code = _code(value)
+            cpu = code.replace("torch.cuda.", "torch.", 1)
+            fallback = cst.parse_expression(f"{code} if {self.torch_name()}.cuda.is_available() else {cpu}")
+        else:
+            return updated
+        if not self.report(value, f"`{_code(original.func)}({_code(value)})` makes every new tensor need a GPU: "
+                           "the program fails without one", fix_title="make CUDA the default only when it is available"):
+            return updated
+        return updated.with_changes(args=[updated.args[0].with_changes(value=fallback)])
+
     def _fix_option_default(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         """`parser.add_argument("--device", default="cuda")` → CUDA only when it is available."""
         default = keyword(original, "default")
@@ -285,6 +311,12 @@ def _is_device_option(call: cst.Call) -> bool:
         return False
     flags = [arg.value.evaluated_value for arg in call.args if arg.keyword is None and isinstance(arg.value, cst.SimpleString)]
     return any("device" in flag or "gpu" in flag or "cuda" in flag for flag in flags)
+
+
+def _is_cuda_tensor_type(node: cst.BaseExpression) -> bool:
+    """`torch.cuda.FloatTensor`, or its name as a string (`"torch.cuda.FloatTensor"`)."""
+    code = node.evaluated_value if isinstance(node, cst.SimpleString) else _code(node) if isinstance(node, cst.Attribute) else ""
+    return isinstance(code, str) and code.startswith("torch.cuda.") and code.endswith("Tensor")
 
 
 def _code(node: cst.CSTNode) -> str:

@@ -112,3 +112,21 @@ def test_the_preamble_stays_at_the_top_when_a_function_reads_the_global():
 def test_a_choice_under_a_device_type_test_is_deliberate():
     source = "import torch\n\n\ndef engine(device):\n    if device.type == 'cpu':\n        device = torch.device('cuda:0')\n    return device\n"
     assert fix(source) == source
+
+
+def test_a_global_default_on_cuda_falls_back_to_the_cpu():
+    # devfix's simulated CUDA does not run set_default_device("cuda"): these edits are held here
+    device = fix('import torch\ntorch.set_default_device("cuda")\nx = torch.ones(2)\n')
+    assert 'torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")\n' in device
+    typed = fix("import torch\ntorch.set_default_tensor_type(torch.cuda.FloatTensor)\n")
+    assert "torch.set_default_tensor_type(torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor)\n" in typed
+    named = fix("import torch\ntorch.set_default_tensor_type('torch.cuda.FloatTensor')\n")
+    assert "torch.set_default_tensor_type('torch.cuda.FloatTensor' if torch.cuda.is_available() else 'torch.FloatTensor')\n" in named
+
+
+def test_a_guarded_or_cpu_global_default_is_left_alone():
+    for source in (
+        'import torch\nif torch.cuda.is_available():\n    torch.set_default_device("cuda")\n',
+        'import torch\ntorch.set_default_device("cpu")\ntorch.set_default_tensor_type(torch.DoubleTensor)\n',
+    ):
+        assert fix(source) == source
