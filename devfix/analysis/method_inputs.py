@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.module_classes import PARAMETERIZED_LAYERS, is_self_attribute
+from devfix.analysis.module_classes import PARAMETERIZED_LAYERS, builds_torch_layer, is_self_attribute
 from devfix.analysis.parameter_meetings import Roots, assignments_of, derived_names
 from devfix.analysis.torch_names import QualifiedNames
 
@@ -33,6 +33,7 @@ class MethodInputs:
         self.reader = Roots(qualified)
         self.layers = _layers(self.methods.get("__init__"), qualified)
         self._verdicts: dict[str, frozenset[str]] = {}
+        self._lengths: dict[str, frozenset[str]] = {}
 
     def positional(self, method: str) -> list[str]:
         """The method's positional parameters after `self`."""
@@ -64,6 +65,11 @@ class MethodInputs:
         """Parameters of `method` handed, as they are, to a `torch.nn.utils.rnn` function after
         its first argument (`pack_padded_sequence(self.emb(ids), lengths)`): lengths must stay on
         the CPU, so a caller's factory for them is no input to place."""
+        if method not in self._lengths:
+            self._lengths[method] = self._judge_lengths(method)
+        return self._lengths[method]
+
+    def _judge_lengths(self, method: str) -> frozenset[str]:
         definition = self.methods.get(method)
         if definition is None:
             return frozenset()
@@ -119,11 +125,7 @@ class _SelfLayers(cst.CSTVisitor):
         return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if not isinstance(node.value, cst.Call):
-            return
-        layer = any(name.startswith("torch.nn.") and name.rsplit(".", 1)[-1] in PARAMETERIZED_LAYERS
-                    for name in self.qualified(node.value.func))
-        if layer:
+        if builds_torch_layer(node.value, self.qualified, PARAMETERIZED_LAYERS):
             self.found.update(target.target.attr.value for target in node.targets if is_self_attribute(target.target))
 
 

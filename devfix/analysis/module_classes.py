@@ -63,6 +63,13 @@ PARAMETERIZED_LAYERS = frozenset({
 })
 
 
+def builds_torch_layer(value: cst.BaseExpression | None, qualified: QualifiedNames, layers: frozenset[str]) -> bool:
+    """`nn.Linear(...)`, however torch.nn is imported, for a layer class named in `layers`."""
+    return isinstance(value, cst.Call) and any(
+        name.startswith("torch.nn.") and name.rsplit(".", 1)[-1] in layers for name in qualified(value.func)
+    )
+
+
 def tensor_layer_attributes(class_def: cst.ClassDef, qualified: QualifiedNames) -> frozenset[str]:
     """`self.<name>` attributes that the class's `__init__` assigns a torch.nn layer of
     TENSOR_OUTPUT_LAYERS, once: `self.<name>(x)` is a tensor on the module's device."""
@@ -75,10 +82,7 @@ def tensor_layer_attributes(class_def: cst.ClassDef, qualified: QualifiedNames) 
     for name, use in facts.attributes.items():
         if len(use.assignments) != 1 or use.assignments[0][0] != "__init__":
             continue
-        value = use.assignments[0][1].value
-        if isinstance(value, cst.Call) and any(
-            full.startswith("torch.nn.") and full.rsplit(".", 1)[-1] in TENSOR_OUTPUT_LAYERS for full in qualified(value.func)
-        ):
+        if builds_torch_layer(use.assignments[0][1].value, qualified, TENSOR_OUTPUT_LAYERS):
             found.add(name)
     return frozenset(found)
 
@@ -87,15 +91,11 @@ def holds_parameters(facts: ClassFacts, qualified: QualifiedNames) -> bool:
     """`__init__` builds a torch.nn layer that has parameters (`nn.Linear`, `nn.LSTM`, ...) or an
     `nn.Parameter`: the module is meant to move as a whole, and `next(self.parameters())` exists
     and follows `.to()`."""
-    for use in facts.attributes.values():
-        for method_name, statement in use.assignments:
-            value = statement.value
-            if method_name != "__init__" or not isinstance(value, cst.Call):
-                continue
-            for name in qualified(value.func):
-                if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1] in PARAMETERIZED_LAYERS:
-                    return True
-    return False
+    return any(
+        method_name == "__init__" and builds_torch_layer(statement.value, qualified, PARAMETERIZED_LAYERS)
+        for use in facts.attributes.values()
+        for method_name, statement in use.assignments
+    )
 
 
 def is_self_attribute(node: cst.CSTNode) -> bool:

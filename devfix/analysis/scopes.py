@@ -30,6 +30,13 @@ class ScopeTracker:
             current = self.get_metadata(ParentProvider, current)
         return current
 
+    def class_of_method(self, function: cst.FunctionDef) -> cst.ClassDef | None:
+        """The class whose body defines `function`; None for a function of the module or of
+        another function."""
+        block = self.get_metadata(ParentProvider, function, None)
+        owner = self.get_metadata(ParentProvider, block, None) if isinstance(block, cst.IndentedBlock) else None
+        return owner if isinstance(owner, cst.ClassDef) else None
+
     def scope_facts(self, node: cst.CSTNode) -> PlacementFacts:
         scope = self.enclosing_scope(node)
         if id(scope) not in self._facts:

@@ -71,7 +71,6 @@ import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, arguments_for, file_functions
 from devfix.analysis.cst_bindings import parameter_names
-from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models
 from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attributes
@@ -116,6 +115,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._method_inputs: dict[str, MethodInputs | None] = {}
         self._function_inputs: dict[str, tuple[list[str], str] | None] = {}
         self._meetings: dict[str, list[tuple[str, str]]] = {}
+        self._class_layers: dict[cst.ClassDef, frozenset[str]] = {}
         self._collect(node, node.body)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -190,11 +190,12 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
 
     def layers_of_method(self, scope: cst.Module | cst.FunctionDef) -> frozenset[str]:
         """For a method, the attributes its class's `__init__` assigns a single-tensor torch.nn layer."""
-        if not isinstance(scope, cst.FunctionDef):
+        owner = self.class_of_method(scope) if isinstance(scope, cst.FunctionDef) else None
+        if owner is None:
             return frozenset()
-        block = self.get_metadata(ParentProvider, scope, None)
-        owner = self.get_metadata(ParentProvider, block, None) if block is not None else None
-        return tensor_layer_attributes(owner, self.qualified) if isinstance(owner, cst.ClassDef) else frozenset()
+        if owner not in self._class_layers:  # once a class, not once a method
+            self._class_layers[owner] = tensor_layer_attributes(owner, self.qualified)
+        return self._class_layers[owner]
 
     def method_inputs(self, class_name: str | None) -> MethodInputs | None:
         """The summary of a class the file defines once at its top level (`analysis.method_inputs`)."""

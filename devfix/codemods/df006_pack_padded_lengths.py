@@ -21,7 +21,6 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, instance_calls
-from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
@@ -61,10 +60,9 @@ class PackPaddedLengths(ScopeTracker, DevfixRule):
         method = self.enclosing_scope(call)
         if not (isinstance(lengths, cst.Name) and isinstance(method, cst.FunctionDef)) or lengths.value in self.scope_facts(call).bindings:
             return False
-        block = self.get_metadata(ParentProvider, method, None)
-        owner = self.get_metadata(ParentProvider, block, None) if block is not None else None
+        owner = self.class_of_method(method)
         positional = [param.name.value for param in (*method.params.posonly_params, *method.params.params)][1:]
-        if not isinstance(owner, cst.ClassDef) or lengths.value not in positional:
+        if owner is None or lengths.value not in positional:
             return False
         calls = instance_calls(self.module, owner)
         name = method.name.value
