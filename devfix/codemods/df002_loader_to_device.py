@@ -49,7 +49,7 @@ from devfix.analysis.placement import as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import DEVICE_NAMES
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.edits import insert_in_body
+from devfix.codemods.edits import insert_in_body, moved_to
 from devfix.findings import Safety
 
 
@@ -150,7 +150,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         device = self._move_here.get(id(original_node))
         if device is None:
             return updated_node
-        return cst.Call(func=cst.Attribute(value=updated_node, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
+        return moved_to(updated_node, device)
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
         plan = self._plans.get(original_node)

@@ -34,6 +34,7 @@ from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import moved_to
 from devfix.findings import Safety
 
 
@@ -61,7 +62,7 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         if not self.report(original_node.value, message, fix_title=f"move `{name}` to `{choice.name}` after construction"):
             return updated_node
         device = self.use_device(choice)
-        moved = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
+        moved = moved_to(updated_node.value, device)
         return updated_node.with_changes(value=moved)
 
     def _needs_move(self, name: str, constructor: cst.Call, facts: PlacementFacts, feeding: list[PlacementFacts]) -> bool:

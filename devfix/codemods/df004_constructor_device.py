@@ -90,7 +90,7 @@ from devfix.analysis.torch_api import (
 )
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.edits import add_keyword
+from devfix.codemods.edits import add_keyword, moved_to
 from devfix.findings import Safety
 
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.scalar_tensor"})
@@ -262,8 +262,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         if not self.report(original_node.value, f"`{name}` comes from {origin}, and is fed to a model on `{device}`",
                            fix_title=f"move it to `{device}` where it is fed"):
             return updated_node
-        return updated_node.with_changes(value=cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")),
-                                                        args=[cst.Arg(cst.parse_expression(device))]))
+        return updated_node.with_changes(value=moved_to(updated_node.value, device))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         device = self._aligned.get(original_node)
@@ -277,7 +276,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             if not self.report(original_node, f"`{factory}(...)` {made} but meets tensors that may be on a GPU",
                                fix_title=f"move it to `{device}`"):
                 return updated_node
-            return cst.Call(func=cst.Attribute(value=updated_node, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
+            return moved_to(updated_node, device)
         meets = device[: -len(".device")] if device.endswith(".device") else f"a model on `{device}`"
         apply = self.report(
             original_node,

@@ -23,6 +23,7 @@ from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import LEGACY_DTYPES
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import moved_to
 from devfix.findings import Safety
 
 PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -142,7 +143,7 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
             self.use_device(choice)
         parameter_call = updated.func.value
         first = parameter_call.args[0]
-        moved = cst.Call(func=cst.Attribute(value=first.value, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device_code))])
+        moved = moved_to(first.value, device_code)
         return parameter_call.with_changes(args=[first.with_changes(value=moved), *parameter_call.args[1:]])
 
 

@@ -29,6 +29,7 @@ from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import FUNCTIONAL_LOSSES
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import moved_to
 from devfix.findings import Safety
 
 TENSOR_KEYWORDS = ("weight", "pos_weight")
@@ -63,8 +64,7 @@ class LossWeightDevice(ScopeTracker, DevfixRule):
             if self.report(weight.value, f"`{name}={code}` stays on the CPU while `{reference}` may be on a GPU",
                            fix_title=f"move it to `{reference}.device` at the call"):
                 index = list(original_node.args).index(weight)
-                moved = cst.Call(func=cst.Attribute(value=args[index].value, attr=cst.Name("to")),
-                                 args=[cst.Arg(cst.parse_expression(f"{reference}.device"))])
+                moved = moved_to(args[index].value, f"{reference}.device")
                 args[index] = args[index].with_changes(value=moved)
                 changed = True
         return updated_node.with_changes(args=args) if changed else updated_node

@@ -35,6 +35,7 @@ from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import moved_to
 from devfix.findings import Safety
 
 
@@ -98,8 +99,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         if not self.report(original_node, f"`{code}` is a CPU tensor of a plain object; indexing it with `{index_code}` "
                            "fails when the index is on a GPU", fix_title=f"align it to `{reference}.device` first"):
             return updated_node
-        aligned = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")),
-                           args=[cst.Arg(cst.parse_expression(f"{reference}.device"))])
+        aligned = moved_to(updated_node.value, f"{reference}.device")
         return updated_node.with_changes(value=aligned)
 
     def _reads_a_top_level_table(self, subscript: cst.Subscript, name: str) -> bool:
@@ -130,8 +130,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         if not self.report(original_node, f"`{table}` is {what}; indexing "
                            f"it with `{index.value}` fails when the index is on a GPU", fix_title=f"align it to `{index.value}.device` first"):
             return updated_node
-        aligned = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")),
-                           args=[cst.Arg(cst.parse_expression(f"{index.value}.device"))])
+        aligned = moved_to(updated_node.value, f"{index.value}.device")
         return updated_node.with_changes(value=aligned)
 
     def leave_BinaryOperation(self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation) -> cst.BaseExpression:
@@ -153,8 +152,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
                 continue
             if self.report(table, f"`{code}` is a CPU tensor of a plain object and meets `{reference}`, which may be on a GPU",
                            fix_title=f"align it to `{reference}.device`"):
-                aligned = cst.Call(func=cst.Attribute(value=getattr(updated_node, side), attr=cst.Name("to")),
-                                   args=[cst.Arg(cst.parse_expression(f"{reference}.device"))])
+                aligned = moved_to(getattr(updated_node, side), f"{reference}.device")
                 updated_node = updated_node.with_changes(**{side: aligned})
         return updated_node
 

@@ -32,7 +32,7 @@ from devfix.analysis.tensors import is_factory_call, is_whole_reduction
 from devfix.analysis.torch_api import NON_TENSOR_METHODS, is_torch_tensor_function
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.edits import add_device_property, add_keyword
+from devfix.codemods.edits import add_device_property, add_keyword, moved_to
 from devfix.findings import Safety
 
 FROM_NUMPY = frozenset({"torch.from_numpy"})
@@ -97,8 +97,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         if reference == "self" and owner in self._without_property:
             self._property_users.add(owner)
         if self.qualified(original_node.func) & FROM_NUMPY:
-            return cst.Call(func=cst.Attribute(value=updated_node, attr=cst.Name("to")),
-                            args=[cst.Arg(cst.parse_expression(f"{reference}.device"))])
+            return moved_to(updated_node, f"{reference}.device")
         return add_keyword(updated_node, "device", f"{reference}.device")
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:

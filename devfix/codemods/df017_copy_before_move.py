@@ -20,6 +20,7 @@ from devfix.analysis.device_scope import DeviceChoice, device_for
 from devfix.analysis.placement import device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import moved_to
 from devfix.findings import Safety
 
 DEEPCOPY = frozenset({"copy.deepcopy"})
@@ -59,7 +60,7 @@ class CopyBeforeMove(ScopeTracker, DevfixRule):
         if not self.report(original_node.value, message, fix_title=f"move `{copy_name}` to `{choice.name}` too"):
             return updated_node
         device = self.use_device(choice)
-        moved = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
+        moved = moved_to(updated_node.value, device)
         return updated_node.with_changes(value=moved)
 
 

@@ -55,7 +55,7 @@ from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_api import is_torch_tensor_function
 from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.edits import add_keyword, insert_in_body, prepend_to_function
+from devfix.codemods.edits import add_keyword, insert_in_body, moved_to, prepend_to_function
 from devfix.findings import Safety
 
 
@@ -264,7 +264,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             if not self.report(original_node, f"`{factory}(...)` draws from a CPU generator but is fed to `self.{model}`, "
                                "which the class moved to a device", fix_title=f"move it to `{device}`"):
                 return updated_node
-            return cst.Call(func=cst.Attribute(value=updated_node, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
+            return moved_to(updated_node, device)
         if not self.report(original_node, f"`{factory}(...)` is created on the CPU but is fed to `self.{model}`, which the class "
                            "moved to a device", fix_title=f"create it on `{device}`"):
             return updated_node
@@ -281,7 +281,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             return updated_node
         if not self.report(original_node.value, message, fix_title=f"move it to `{device}`"):
             return updated_node
-        moved = cst.Call(func=cst.Attribute(value=updated_node.value, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
+        moved = moved_to(updated_node.value, device)
         return updated_node.with_changes(value=moved)
 
 

@@ -38,6 +38,11 @@ def add_device_property(class_node: cst.ClassDef) -> cst.ClassDef:
     return class_node.with_changes(body=class_node.body.with_changes(body=body))
 
 
+def moved_to(value: cst.BaseExpression, device: str) -> cst.Call:
+    """`value` → `value.to(<device>)`, the device given as code (`device`, `x.device`)."""
+    return cst.Call(func=cst.Attribute(value=value, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
+
+
 def call_methods(value: cst.BaseExpression, *methods: str) -> cst.BaseExpression:
     """`value` → `value.m1().m2()` (`.detach().cpu()`), with no arguments."""
     for method in methods:
