@@ -16,6 +16,7 @@ DEVICE_ERROR_PATTERNS = (
     r"Torch not compiled with CUDA enabled",
     r"Cannot access accelerator device when none is available",
     r"Found no NVIDIA driver",
+    r"No CUDA GPUs are available",  # a CUDA build with the GPUs hidden (`CUDA_VISIBLE_DEVICES=""`)
     r"can't convert cuda:?\d* device type tensor to numpy",
     r"Expected a '(cuda|cpu)(:\d+)?' (device type for )?generator",
     r"legacy constructor expects device type",

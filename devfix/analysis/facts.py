@@ -19,6 +19,7 @@ from pathlib import PurePath
 from devfix import python_parser
 from devfix.analysis import screen, signals
 from devfix.analysis.ast_nodes import every_node
+from devfix.analysis.cuda_only_calls import UncheckedCudaCall, unchecked_cuda_only_calls
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
 from devfix.analysis.host_sinks import device_value_may_reach_host
 from devfix.analysis.imports import ImportTable
@@ -83,7 +84,17 @@ class FileFacts:
             return any(self._builds_a_module(call) for call in self._walk.constructions)
         if signal == signals.BUILT_AND_CALLED:  # `model = Net()` and `model(x)`: is `Net` a Module class?
             return self._built_and_called
+        if signal == signals.CUDA_ONLY_CALL:
+            return bool(self.cuda_only_calls)
         return False
+
+    @cached_property
+    def cuda_only_calls(self) -> dict[tuple[int, int], UncheckedCudaCall]:
+        """`torch.cuda.synchronize()` and the other calls that need CUDA, where nothing checks for it
+        (by line and byte column); none in a file with several GPUs on purpose (DF001's markers)."""
+        if "cuda" not in self.text or MULTI_GPU_MARKERS.search(self.text):
+            return {}
+        return unchecked_cuda_only_calls(self._tree, self.imports)
 
     @cached_property
     def _runs_on_a_device(self) -> bool:

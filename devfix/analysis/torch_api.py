@@ -142,3 +142,14 @@ TENSOR_OUTPUT_LAYERS = frozenset({
     "RNNCell", "GRUCell", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
     "BatchNorm3d", "PReLU",
 })
+# `torch.cuda` functions that need CUDA to run: without it they raise "Torch not compiled with
+# CUDA enabled" (those that answer on any machine, `is_available`, `memory_allocated`,
+# `manual_seed`, `empty_cache`, are not here); `set_device` belongs to multi-GPU code (DF001's
+# markers) and is left to it
+CUDA_ONLY_FUNCTIONS = frozenset({
+    f"torch.cuda.{name}" for name in (
+        "synchronize", "current_device", "get_device_name", "get_device_properties", "get_device_capability",
+        "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_accumulated_memory_stats", "mem_get_info",
+        "memory_summary", "ipc_collect", "init", "get_rng_state", "Event", "Stream",
+    )
+})

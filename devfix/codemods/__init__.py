@@ -26,6 +26,7 @@ from devfix.codemods.df020_trainer_attributes import TrainerAttributes
 from devfix.codemods.df021_data_parallel_placement import DataParallelPlacement
 from devfix.codemods.df022_optimizer_state_order import OptimizerStateOrder
 from devfix.codemods.df023_device_captured_at_init import DeviceCapturedAtInit
+from devfix.codemods.df024_cuda_only_call import CudaOnlyCall
 from devfix.rule_registry import UnknownRuleCode, select_specs, spec_by_code
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
@@ -52,6 +53,7 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     DataParallelPlacement,
     OptimizerStateOrder,
     DeviceCapturedAtInit,
+    CudaOnlyCall,
 )
 __all__ = ["ALL_RULES", "UnknownRuleCode", "rule_by_code", "select_rules"]
 

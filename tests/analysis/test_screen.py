@@ -685,3 +685,14 @@ def test_df023_needs_a_device_read_from_the_parameters_in_init(value, expected):
         f"        super().__init__()\n        self.fc = nn.Linear(2, 2)\n        self.device = {value}\n"
     )
     assert ("DF023" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("torch.cuda.synchronize()", True),
+    ("print(torch.cuda.get_device_name(0))", True),
+    ("if torch.cuda.is_available():\n        torch.cuda.synchronize()", False),
+    ("torch.cuda.empty_cache()", False),  # answers on any machine
+])
+def test_df024_needs_a_cuda_only_call_nothing_checks(body, expected):
+    source = f"import torch\n\n\ndef run():\n    {body}\n"
+    assert ("DF024" in rules_that_may_apply(source)) is expected

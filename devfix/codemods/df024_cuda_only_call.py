@@ -1,0 +1,116 @@
+"""DF024 cuda-only-call: `torch.cuda.synchronize()` and its kin fail on a machine without CUDA.
+
+    Before:  torch.cuda.synchronize()
+    After:   if torch.cuda.is_available():
+                 torch.cuda.synchronize()
+
+A program that picks its device at run time still crashes on the CPU at the first
+`torch.cuda.synchronize()` of its timing loop, `torch.cuda.reset_peak_memory_stats()`, or
+`print(torch.cuda.get_device_name(0))`: "Torch not compiled with CUDA enabled". Such a statement
+does nothing without CUDA, so it runs only when CUDA is available; on a GPU nothing changes. The
+calls and what counts as a check for CUDA are in `analysis/cuda_only_calls.py`.
+
+Refuses: a call already checked (under `if torch.cuda.is_available():`, after `if device.type !=
+"cuda": return`, in a `try` that catches the error, in a function every caller calls under such a
+test); tests; files that place on several GPUs on purpose (DF001's markers). A call whose value is
+used (`name = torch.cuda.get_device_name(0)`, `start = torch.cuda.Event(enable_timing=True)`, a
+`print` that also computes something else) is reported without a fix in a program, and left alone
+in a library module (its function may be meant for CUDA only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.cuda_only_calls import UncheckedCudaCall
+from devfix.codemods.base import DevfixRule
+from devfix.findings import Safety
+
+
+class CudaOnlyCall(DevfixRule):
+    CODE = "DF024"
+    NAME = "cuda-only-call"
+    SAFETY = Safety.SAFE
+    DESCRIPTION = "A torch.cuda call that needs CUDA, with no check for it: the program fails without CUDA"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._guards: dict[int, cst.If] = {}  # the `if`s this pass wrote (kept alive: ids stay unique)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        """A call no statement guard can fix: reported (in a program) without a fix."""
+        found = self._unchecked(original_node)
+        if found is None or not self.may_add_globals:
+            return updated_node
+        statement = self._statement(original_node)
+        if found.guardable and statement is not None and len(statement.body) == 1:
+            return updated_node  # `leave_SimpleStatementLine` guards it
+        self.report(original_node, f"{_message(found)}; check `torch.cuda.is_available()` before using its result", fixable=False)
+        return updated_node
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.BaseStatement:
+        if len(original_node.body) != 1 or not isinstance(original_node.body[0], cst.Expr):
+            return updated_node
+        calls = _Calls()
+        original_node.visit(calls)
+        found = [unchecked for call in calls.found if (unchecked := self._unchecked(call)) is not None]
+        if not found or not all(unchecked.guardable for unchecked in found):
+            return updated_node
+        first = next(call for call in calls.found if self._unchecked(call) is found[0])
+        if not self.report(first, _message(found[0]), fix_title="run it only when CUDA is available"):
+            return updated_node
+        test = cst.parse_expression(f"{self.torch_name()}.cuda.is_available()")
+        body = cst.IndentedBlock(body=[updated_node.with_changes(leading_lines=[])])
+        guard = cst.If(test=test, body=body, leading_lines=updated_node.leading_lines)
+        self._guards[id(guard)] = guard
+        return guard
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        return updated_node.with_changes(body=self._merged(updated_node.body))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        return super().leave_Module(original_node, updated_node.with_changes(body=self._merged(updated_node.body)))
+
+    def _merged(self, statements: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """Guards written for consecutive statements become one `if` (comments between them stay
+        above their statements)."""
+        merged: list[cst.BaseStatement] = []
+        for statement in statements:
+            if id(statement) in self._guards and merged and id(merged[-1]) in self._guards:
+                inner = statement.body.body[0].with_changes(leading_lines=statement.leading_lines)
+                previous = merged[-1]
+                merged[-1] = previous.with_changes(body=previous.body.with_changes(body=[*previous.body.body, inner]))
+                self._guards[id(merged[-1])] = merged[-1]
+            else:
+                merged.append(statement)
+        return merged
+
+    def _unchecked(self, call: cst.Call) -> UncheckedCudaCall | None:
+        if self.facts is None:
+            return None
+        start = self.get_metadata(PositionProvider, call).start
+        return self.facts.cuda_only_calls.get((start.line, self.facts.byte_column(start.line, start.column)))
+
+    def _statement(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
+        current = self.get_metadata(ParentProvider, node, None)
+        while current is not None and not isinstance(current, cst.BaseStatement):
+            current = self.get_metadata(ParentProvider, current, None)
+        return current if isinstance(current, cst.SimpleStatementLine) else None
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found.append(node)
+
+
+def _message(found: UncheckedCudaCall) -> str:
+    return (f"`{found.name}` needs CUDA and nothing checks for it: without CUDA it raises "
+            "\"Torch not compiled with CUDA enabled\", even where the program runs on the CPU")

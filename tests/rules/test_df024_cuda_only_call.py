@@ -1,0 +1,82 @@
+"""DF024: which calls count as checked for CUDA, which statements it guards, and where it only reports."""
+
+from __future__ import annotations
+
+import pytest
+
+from devfix.codemods import CudaOnlyCall
+from tests.conftest import run_devfix
+
+HEAD = "import torch\n\n\n"
+MAIN = "\n\nif __name__ == '__main__':\n    run(torch.device('cpu'))\n"
+
+
+def run(source: str, path: str = "script.py"):
+    return run_devfix(HEAD + source, path, rules=[CudaOnlyCall])
+
+
+@pytest.mark.parametrize("body", [
+    "    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n",
+    "    if device.type == 'cuda':\n        torch.cuda.synchronize(device)\n",
+    "    if device.type != 'cuda':\n        return\n    torch.cuda.synchronize()\n",
+    "    assert torch.cuda.is_available(), 'needs a GPU'\n    torch.cuda.synchronize()\n",
+    "    try:\n        torch.cuda.synchronize()\n    except RuntimeError:\n        pass\n",
+    "    torch.cuda.is_available() and torch.cuda.synchronize()\n",
+    "    torch.cuda.empty_cache()\n    torch.cuda.manual_seed(0)\n    print(torch.cuda.memory_allocated())\n",
+])
+def test_checked_or_harmless_calls_are_left_alone(body):
+    result = run("def run(device):\n" + body + MAIN)
+    assert result.fixed == result.source and not result.findings
+
+
+def test_a_function_every_caller_calls_under_a_check_is_left_alone():
+    source = "def sync():\n    torch.cuda.synchronize()\n\n\ndef run(device):\n    if device.type == 'cuda':\n        sync()\n" + MAIN
+    result = run(source)
+    assert result.fixed == result.source and not result.findings
+
+
+def test_a_function_called_once_without_a_check_is_guarded():
+    source = "def sync():\n    torch.cuda.synchronize()\n\n\ndef run(device):\n    sync()\n" + MAIN
+    result = run(source)
+    assert b"def sync():\n    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n" in result.fixed
+
+
+def test_consecutive_statements_share_one_guard_and_keep_their_comments():
+    source = "def run(device):\n    # where are we\n    print(torch.cuda.get_device_name(0))\n    # start clean\n    torch.cuda.reset_peak_memory_stats()  # peak\n" + MAIN
+    fixed = run(source).fixed.decode()
+    assert ("    # where are we\n    if torch.cuda.is_available():\n        print(torch.cuda.get_device_name(0))\n"
+            "        # start clean\n        torch.cuda.reset_peak_memory_stats()  # peak\n") in fixed
+
+
+@pytest.mark.parametrize("statement", [
+    "name = torch.cuda.get_device_name(0)",
+    "start = torch.cuda.Event(enable_timing=True)",
+    "print(torch.cuda.get_device_name(0), model_size())",  # the print computes something else too
+    "if torch.cuda.get_device_capability()[0] >= 8:\n        print('bf16')",
+])
+def test_a_used_result_is_reported_without_a_fix_in_a_program(statement):
+    result = run("def model_size():\n    return 1\n\n\ndef run(device):\n    " + statement + "\n" + MAIN)
+    assert result.fixed == result.source
+    assert [finding.code for finding in result.findings] == ["DF024"] and not result.findings[0].fixable
+
+
+def test_a_used_result_in_a_library_module_is_left_alone():
+    result = run("def name():\n    return torch.cuda.get_device_name(0)\n")
+    assert result.fixed == result.source and not result.findings
+
+
+def test_a_statement_in_a_library_module_is_guarded():
+    result = run("def evaluate(model, x):\n    torch.cuda.synchronize()\n    return model(x)\n")
+    assert b"    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n" in result.fixed
+
+
+def test_tests_and_multi_gpu_files_are_left_alone():
+    assert not run("def test_speed():\n    torch.cuda.synchronize()\n", "test_speed.py").findings
+    source = "def run(local_rank):\n    torch.distributed.init_process_group('nccl')\n    torch.cuda.synchronize()\n" + MAIN
+    assert not run(source).findings
+
+
+def test_the_guard_names_torch_when_only_its_functions_are_imported():
+    source = "from torch.cuda import synchronize\n\n\ndef run(device):\n    synchronize()\n" + MAIN
+    fixed = run_devfix(source, "script.py", rules=[CudaOnlyCall]).fixed.decode()
+    assert "import torch\n" in fixed and "    if torch.cuda.is_available():\n        synchronize()\n" in fixed
