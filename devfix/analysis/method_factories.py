@@ -27,7 +27,18 @@ def class_feeds_fresh_tensors(class_node: ast.ClassDef, imports: ImportTable) ->
     methods = [node for node in class_node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     init = next((method for method in methods if method.name == "__init__"), None)
     submodules = _called_attributes(init) if init is not None else set()
-    return any(_Method(method, submodules, imports).feeds() for method in methods if method.name != "__init__")
+    feeding = {method.name for method in methods if method.name != "__init__" and _passes_a_name_to(method, submodules)}
+    return any(_Method(method, submodules, imports, feeding).feeds() for method in methods if method.name != "__init__")
+
+
+def _passes_a_name_to(method: ast.FunctionDef | ast.AsyncFunctionDef, submodules: set[str]) -> bool:
+    """The method hands a name to a submodule (`self.ode_f(x, h, tau)`): a call of it may feed its
+    arguments there (the rule asks which parameter; the screen takes any)."""
+    return any(
+        isinstance(node, ast.Call) and is_self_attribute(node.func) and node.func.attr in submodules
+        and any(isinstance(argument, ast.Name) for argument in _arguments(node))
+        for node in scope_nodes(method.body, FUNCTIONS)
+    )
 
 
 
@@ -44,8 +55,10 @@ def _called_attributes(init: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]
 
 
 class _Method:
-    def __init__(self, method: ast.FunctionDef | ast.AsyncFunctionDef, submodules: set[str], imports: ImportTable) -> None:
-        self.submodules, self.imports = submodules, imports
+    def __init__(
+        self, method: ast.FunctionDef | ast.AsyncFunctionDef, submodules: set[str], imports: ImportTable, feeding: set[str]
+    ) -> None:
+        self.submodules, self.imports, self.feeding = submodules, imports, feeding
         self.nodes = list(scope_nodes(method.body, FUNCTIONS))
         self.fresh: set[str] = set()  # names that may hold a factory's tensor
         self.fresh_for_returns: set[str] = set()  # the same, without methods of named values (as DF016 returns)
@@ -59,6 +72,8 @@ class _Method:
             if isinstance(node, ast.Return) and node.value is not None and self._fed(node.value, named=False):
                 return True
             if isinstance(node, ast.Call) and self._is_submodule_call(node) and any(self._fed(value) for value in _arguments(node)):
+                return True
+            if isinstance(node, ast.Call) and _is_method_call(node, self.feeding) and any(self._fed(value) for value in _arguments(node)):
                 return True
             if isinstance(node, ast.BinOp):
                 for side, other in ((node.left, node.right), (node.right, node.left)):
@@ -151,6 +166,10 @@ def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr | None
     names = [element.value if isinstance(element, ast.Starred) else element for element in target.elts]
     values = value.elts if isinstance(value, ast.Tuple) and len(value.elts) == len(names) else [None] * len(names)
     return [(name.id, item) for name, item in zip(names, values) if isinstance(name, ast.Name)]
+
+
+def _is_method_call(call: ast.Call, methods: set[str]) -> bool:
+    return is_self_attribute(call.func) and call.func.attr in methods
 
 
 def _arguments(call: ast.Call) -> list[ast.expr]:

@@ -15,7 +15,11 @@ class of the project gets `next(self.parameters()).device` instead: its base mig
 `self.device`, which a read-only property would break. `torch.from_numpy(a)` gets
 `.to(x.device)` (it accepts no `device=`).
 
+A tensor handed to another method of the class that passes that parameter straight to a submodule
+(`self.ode_step(h, tau=tau)` → `self.ode_f(x, h, tau)`) is fed to it as well.
+
 Refuses: tensors that already have `device=` or a CPU `generator=`, tensors used only on the host,
+methods the file calls only inside `__init__` (they run while a module is built, before any move),
 `torch.tensor(<a Python number>)` in arithmetic (a 0-dim CPU tensor may meet a CUDA one),
 classes that store `self.device = ...` (the stored value goes stale; reported instead) and
 parameter-free modules (they have no device of their own).
@@ -50,6 +54,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         self._targets: dict[cst.Call, str] = {}
         self._without_property: set[cst.ClassDef] = set()  # classes whose `self.device` must be added
         self._property_users: set[cst.ClassDef] = set()  # ... and that an applied fix now relies on
+        self._built_only: set[str] | None = None  # `_methods_called_only_in_constructors`, when first asked
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self.is_module_classdef(node):
@@ -63,10 +68,11 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         )
         # a base class of ours might assign `self.device`, which a read-only property would break
         direct_subclass = all(any(n.startswith("torch.nn.") for n in self.qualified(base.value)) for base in node.bases)
+        feeding = _parameters_fed_to_submodules(facts.methods, submodules)
         for name, method in facts.methods.items():
-            if name == "__init__":
-                continue
-            finder = _FedToSubmodules(self, method, submodules, returns_count=not _only_indexes_with(node, name))
+            if name == "__init__" or name in self._methods_called_only_in_constructors():
+                continue  # a method only called while a module is built runs before any move
+            finder = _FedToSubmodules(self, method, submodules, not _only_indexes_with(node, name), feeding)
             method.body.visit(finder)
             for call in finder.calls:
                 reference = finder.reference
@@ -80,6 +86,13 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                     else:
                         reference = "next(self.parameters())"
                 self._targets.setdefault(call, reference)
+
+    def _methods_called_only_in_constructors(self) -> set[str]:
+        if self._built_only is None:
+            calls = _MethodCalls()
+            self.module.visit(calls)
+            self._built_only = calls.only_in_constructors()
+        return self._built_only
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         reference = self._targets.get(original_node)
@@ -126,8 +139,16 @@ class _FedToSubmodules(cst.CSTVisitor):
     """Factory calls of one method whose tensors reach `self.<submodule>(...)` or the return value
     of a method without tensor inputs; and the method's first tensor input."""
 
-    def __init__(self, rule: MethodTensorDevice, method: cst.FunctionDef, submodules: set[str], returns_count: bool = True) -> None:
+    def __init__(
+        self,
+        rule: MethodTensorDevice,
+        method: cst.FunctionDef,
+        submodules: set[str],
+        returns_count: bool = True,
+        feeding: dict[str, tuple[list[str], set[str]]] | None = None,
+    ) -> None:
         self.rule, self.submodules, self.returns_count = rule, submodules, returns_count
+        self.feeding = feeding or {}  # the class's other methods: their parameters, and those fed to a submodule
         self.fresh: dict[str, list[cst.Call]] = {}
         self.fresh_for_returns: dict[str, list[cst.Call]] = {}  # the same, without methods of named values
         self.outputs: set[str] = set()  # names holding what a submodule returned
@@ -161,6 +182,15 @@ class _FedToSubmodules(cst.CSTVisitor):
         if is_self_attribute(node.func) and node.func.attr.value in self.submodules:
             for arg in node.args:
                 self._feed(arg.value)
+        elif is_self_attribute(node.func) and node.func.attr.value in self.feeding:
+            # `self.ode_step(h, tau=tau)`, whose parameter `tau` goes straight to `self.ode_f(...)`
+            parameters, fed = self.feeding[node.func.attr.value]
+            for index, arg in enumerate(node.args):
+                if arg.star:
+                    break
+                parameter = arg.keyword.value if arg.keyword is not None else parameters[index] if index < len(parameters) else None
+                if parameter in fed:
+                    self._feed(arg.value)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         """`out * scale`: a fresh tensor meets what a submodule returned."""
@@ -226,6 +256,44 @@ class _FedToSubmodules(cst.CSTVisitor):
         if isinstance(value, cst.Subscript):
             return again(value.value)
         return []
+
+
+class _MethodCalls(cst.CSTVisitor):
+    """Where the file calls each method name (`x.name(...)`, any receiver): in an `__init__` or not."""
+
+    def __init__(self) -> None:
+        self.functions: list[str] = []
+        self.inside: dict[str, set[bool]] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.functions.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute):
+            in_init = bool(self.functions) and self.functions[-1] == "__init__"
+            self.inside.setdefault(node.func.attr.value, set()).add(in_init)
+
+    def only_in_constructors(self) -> set[str]:
+        return {name for name, places in self.inside.items() if places == {True}}
+
+
+def _parameters_fed_to_submodules(
+    methods: dict[str, cst.FunctionDef], submodules: set[str]
+) -> dict[str, tuple[list[str], set[str]]]:
+    """Method name → its parameters after `self`, and those it passes straight to a submodule."""
+    feeding = {}
+    for name, method in methods.items():
+        decorators = {cst.Module([]).code_for_node(decorator.decorator) for decorator in method.decorators}
+        if name == "__init__" or decorators & {"staticmethod", "classmethod"}:
+            continue
+        parameters = [param.name.value for param in [*method.params.posonly_params, *method.params.params][1:]]
+        fed = names_fed_to_submodules(method, submodules) & {*parameters, *(param.name.value for param in method.params.kwonly_params)}
+        if fed:
+            feeding[name] = (parameters, fed)
+    return feeding
 
 
 def _targets_and_values(node: cst.Assign) -> list[tuple[list[cst.BaseExpression], list[cst.BaseExpression]]]:

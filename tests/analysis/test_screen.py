@@ -303,6 +303,11 @@ MODULE_HEAD = "import torch\nfrom torch import nn\n\n\nclass Head(nn.Module):\n 
     ("    def select(self, n):\n        index = torch.arange(n)\n        return index.view(2, 2)\n", False),
     # a whole reduction is 0-dim: a CPU one may meet the module's CUDA output
     ("    def forward(self, x):\n        lengths = torch.ones(3)\n        return self.fc(x).sum() + lengths.sum()\n", False),
+    # handed to a method of the class that passes that parameter to a submodule (by position or keyword)
+    ("    def step(self, x, shift):\n        return self.fc(shift)\n\n    def forward(self, x):\n"
+     "        shift = torch.zeros(1, 4)\n        return self.step(x, shift=shift)\n", True),
+    ("    def step(self, x, shift):\n        return self.fc(shift)\n\n    def forward(self, x):\n"
+     "        shift = torch.zeros(1, 4)\n        return self.step(x, shift)\n", True),
 ])
 def test_df016_needs_a_method_factory_that_reaches_a_submodule_or_a_return(method, expected):
     assert ("DF016" in rules_that_may_apply(MODULE_HEAD + method)) is expected
