@@ -182,3 +182,62 @@ def names_fed_to_submodules(method: cst.FunctionDef, submodules: set[str]) -> se
 
     method.body.visit(Finder())
     return names
+
+
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+STATE_REGISTRARS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
+
+
+def stored_parameters_of_a_stateless_module(class_def: cst.ClassDef, qualified: QualifiedNames) -> set[str] | None:
+    """For a direct `nn.Module` subclass whose methods store in `self` only literals and `__init__`
+    parameters (`self.temperature = temperature`) and register nothing: the names of those
+    parameters. Given no Module or Parameter for them, it holds no state and `.to()` changes
+    nothing. None when that is not proven."""
+    if not class_def.bases or not all(qualified(base.value) & MODULE_BASES for base in class_def.bases):
+        return None
+    body = class_def.body.body if isinstance(class_def.body, cst.IndentedBlock) else []
+    init = next((item for item in body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__"), None)
+    parameters = set() if init is None else {param.name.value for param in [*init.params.params, *init.params.kwonly_params]}
+    stores = _SelfStores(parameters - {"self"})
+    class_def.body.visit(stores)
+    return None if stores.unproven else stores.stored
+
+
+class _SelfStores(cst.CSTVisitor):
+    def __init__(self, parameters: set[str]) -> None:
+        self.parameters = parameters
+        self.stored: set[str] = set()
+        self.unproven = False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._store(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._store(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._store(node.target, node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in STATE_REGISTRARS:
+            self.unproven = True
+        if isinstance(func, cst.Name) and func.value == "setattr":
+            self.unproven = True
+
+    def _store(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            if any(is_self_attribute(element.value) for element in target.elements):
+                self.unproven = True  # which value goes where is not followed
+            return
+        if not is_self_attribute(target) or value is None:
+            return
+        if isinstance(value, cst.UnaryOperation):
+            value = value.expression
+        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or (isinstance(value, cst.Name) and value.value in ("True", "False", "None")):
+            return
+        if isinstance(value, cst.Name) and value.value in self.parameters:
+            self.stored.add(value.value)
+            return
+        self.unproven = True

@@ -13,8 +13,9 @@ function of the file that calls it with device data (`perturbation(images, net)`
 `perturbation` runs `net(image.to(device))`), directly or through other such functions, none of
 which moves or wraps it. A function that moves data to one of its own parameters or locals
 (`batch.to(on)`) names no device the caller can use: it does not count. Loss modules count when
-they hold tensors (`weight=`, `pos_weight=`); parameter-free modules (`nn.ReLU()`, a plain `nn.CrossEntropyLoss()`) do not need
-moving and are left alone.
+they hold tensors (`weight=`, `pos_weight=`); parameter-free modules (`nn.ReLU()`, a plain `nn.CrossEntropyLoss()`,
+a class of the file that stores only numbers and strings, such as a custom loss with a temperature)
+do not need moving and are left alone.
 
 Refuses: instances built with a `device=` argument (they place their own state, as torch layers
 do), instances moved anywhere in the scope, reassigned, or handed to other code
@@ -32,10 +33,14 @@ from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.kinds import Kind
+from devfix.analysis.module_classes import stored_parameters_of_a_stateless_module
 from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import moved_to
 from devfix.findings import Safety
+
+PLAIN_VALUES = frozenset({Kind.SCALAR, Kind.STR, Kind.NONE})  # what a stateless Module may be given to store
 
 
 class ModuleNotMoved(ScopeTracker, DevfixRule):
@@ -65,9 +70,35 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         moved = moved_to(updated_node.value, device)
         return updated_node.with_changes(value=moved)
 
+    def _holds_no_state(self, constructor: cst.Call) -> bool:
+        """A class of the file that stores only literals and `__init__` parameters in `self`, and
+        every construction of it in the file gives those parameters numbers, strings or None."""
+        if not isinstance(constructor.func, cst.Name):
+            return False
+        class_def = _class_named(self.module, constructor.func.value)
+        stored = None if class_def is None else stored_parameters_of_a_stateless_module(class_def, self.qualified)
+        if stored is None:
+            return False
+        if not stored:
+            return True
+        init = next(item for item in class_def.body.body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__")
+        positional = [param.name.value for param in init.params.params][1:]
+        constructions = _Constructions(constructor.func.value)
+        self.module.visit(constructions)
+        for call in constructions.calls:
+            for index, arg in enumerate(call.args):
+                if arg.star:
+                    return False
+                parameter = arg.keyword.value if arg.keyword is not None else positional[index] if index < len(positional) else None
+                if parameter in stored and not (_literal(arg.value) or self.kind_of(arg.value) in PLAIN_VALUES):
+                    return False
+        return True
+
     def _needs_move(self, name: str, constructor: cst.Call, facts: PlacementFacts, feeding: list[PlacementFacts]) -> bool:
         if name in facts.moved or not holds_state(constructor, self.qualified) or _places_itself(constructor, self.module):
             return False
+        if self._holds_no_state(constructor):
+            return False  # `criterion = NTXentLoss(0.5)` of a class that stores only numbers: `.to()` moves nothing
         if keyword(constructor, "device") is not None:
             return False  # `DetectMultiBackend(w, device=device)`, `nn.Linear(4, 2, device=d)`: built where it runs
         if any(not self._keeps_in_place(call, name) for call in facts.escaped.get(name, [])):
@@ -165,6 +196,30 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         if existing is not None:
             return DeviceChoice(existing)
         return device_for(self, node) if not devices else None
+
+
+def _literal(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or (
+        isinstance(value, cst.Name) and value.value in ("True", "False", "None")
+    )
+
+
+def _class_named(module: cst.Module, name: str) -> cst.ClassDef | None:
+    """The top-level class `name`, when the file defines it exactly once."""
+    found = [statement for statement in module.body if isinstance(statement, cst.ClassDef) and statement.name.value == name]
+    return found[0] if len(found) == 1 else None
+
+
+class _Constructions(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == self.name:
+            self.calls.append(node)
 
 
 def _places_itself(constructor: cst.Call, module: cst.Module) -> bool:

@@ -39,3 +39,22 @@ def test_positional_loss_weight_counts_as_state():
 def test_a_module_built_with_a_device_argument_places_itself():
     result = run("model = nn.Linear(2, 2, device=device)\nmodel(x)\n")
     assert result.fixed == result.source and not result.findings
+
+
+STATELESS = "class Scaled(nn.Module):\n    def __init__(self, scale=2.0, inner=None):\n        super().__init__()\n        self.scale = scale\n        self.inner = inner\n\n    def forward(self, y):\n        return y * self.scale\n\n\n"
+
+
+def test_a_class_that_stores_only_numbers_needs_no_move():
+    result = run(STATELESS + "model = Scaled(0.5)\nmodel(x)\n")
+    assert result.fixed == result.source and not result.findings
+
+
+def test_a_class_given_a_module_to_store_is_moved():
+    result = run(STATELESS + "model = Scaled(0.5, nn.Linear(2, 2))\nmodel(x)\n")
+    assert b"model = Scaled(0.5, nn.Linear(2, 2)).to(device)\n" in result.fixed
+
+
+def test_a_class_that_builds_or_registers_state_is_moved():
+    for init in ("        self.w = nn.Parameter(torch.ones(2))\n", "        self.register_buffer('w', torch.ones(2))\n"):
+        source = f"class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n{init}\n    def forward(self, y):\n        return y * self.w\n\n\nmodel = Net()\nmodel(x)\n"
+        assert b"model = Net().to(device)\n" in run(source).fixed
