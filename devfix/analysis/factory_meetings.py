@@ -30,6 +30,7 @@ from devfix.analysis.ast_nodes import (
     Binding,
     bound_names,
     every_node,
+    is_self_attribute,
     latest_binding,
     operand_names,
     parameters,
@@ -58,15 +59,20 @@ NonTensors = Callable[[int, int], set[str]]  # names read somewhere in these lin
 NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
 
 
-def factory_may_meet_tensor(tree: ast.Module, imports: ImportTable, kind_at: KindAt, non_tensors: NonTensors) -> bool:
-    """False only when no factory call of the file can meet a tensor the way DF004 looks for."""
+def factory_may_meet_tensor(
+    tree: ast.Module, imports: ImportTable, kind_at: KindAt, non_tensors: NonTensors,
+    imported_helper: Callable[[str], bool] = lambda name: False,
+) -> bool:
+    """False only when no factory call of the file can meet a tensor the way DF004 looks for.
+    `imported_helper`: does the imported function of that name (`from utils import causal_mask`)
+    return CPU tensors (`ProjectIndex.imported_helper`)?"""
     callables = _maybe_modules(tree, imports)
     callers = _Callers(tree)
     feeders = (_class_methods(tree), _functions_calling_top_level_moves(tree))
     layers = _TensorLayerAttributes(tree, imports)
     return any(
         _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers,
-               feeders, layers).has_meeting()
+               feeders, layers, imported_helper).has_meeting()
         for body, function in _scopes(tree)
     )
 
@@ -250,6 +256,7 @@ class _Scope:
         helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
         feeders: tuple[dict[str, frozenset[str]], frozenset[str]] = ({}, frozenset()),
         layers: _TensorLayerAttributes | frozenset[str] = frozenset(),
+        imported_helper: Callable[[str], bool] = lambda name: False,
     ) -> None:
         """`values`: what the value analysis says of a name where read, and of the names of some
         lines; `models`: the parameters that may hold a model every caller moved (`_Callers`)."""
@@ -264,6 +271,7 @@ class _Scope:
         # that call a model the top level moved (`select_action(state)`)
         self.class_methods, self.model_feeders = feeders
         self.layers = layers  # `self.<layer>` attributes of single-tensor torch.nn layers
+        self.imported_helper = imported_helper  # an imported function of the project that returns CPU tensors
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
@@ -283,7 +291,10 @@ class _Scope:
 
     def _calls_a_helper(self, calls: list[ast.Call]) -> bool:
         """A top-level function of the file is called here: its result may be a CPU tensor."""
-        return any(isinstance(call.func, ast.Name) and call.func.id in self.helpers for call in calls)
+        return any(isinstance(call.func, ast.Name) and self._is_helper(call.func.id) for call in calls)
+
+    def _is_helper(self, name: str) -> bool:
+        return name in self.helpers or (name in self.imports.names and self.imported_helper(name))
 
     def _feeds_a_moved_callable(self, calls: list[ast.Call]) -> bool:
         """`model(img)` where `model` moved in this scope, or is a parameter every caller passes a
@@ -415,6 +426,8 @@ class _Scope:
         if key not in self._name_sources:
             self._name_sources[key] = []
             latest = latest_binding(self.bindings, name, line)
+            if latest is not None and latest[1] is not None and line <= (latest[1].end_lineno or 0):
+                latest = latest_binding(self.bindings, name, latest[0])  # read inside the statement that rebinds it
             self._name_sources[key] = [] if latest is None or latest[1] is None else self._source_lines(latest[1], latest[0])
         return self._name_sources[key]
 
@@ -541,6 +554,8 @@ class _Scope:
                 return [node.lineno]
             if isinstance(node.func, ast.Name) and node.func.id in self.helpers and self._may_return_host_tensors(node.func.id):
                 return [node.lineno]  # `x + positional_encoding(n, d)`
+            if isinstance(node.func, ast.Name) and node.func.id not in self.helpers and self._is_helper(node.func.id):
+                return [node.lineno]  # `scores.masked_fill(causal_mask(n), ...)`, imported from the project
             qualified = self.imports.qualify(node.func) or ""
             if qualified in SOURCE_WRAPPERS:
                 return [line for arg in _values(node) for line in again(arg)]
@@ -578,6 +593,11 @@ class _Scope:
         qualified = self.imports.qualify(node.func)
         if qualified is not None and is_torch_tensor_function({qualified}):
             return self._reference_names(node.args[0]) if node.args else []
+        if is_self_attribute(node.func) and node.func.attr in self.layers and node.args:
+            first = node.args[0]  # `self.emb(ids)` lives with `ids`, a torch layer's input
+            if isinstance(first, ast.Name) and first.id not in self.vetoed and not self._has_sources(first):
+                return [first.id]
+            return self._reference_names(first)
         if isinstance(node.func, ast.Attribute):
             if node.func.attr in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS:
                 return []

@@ -135,8 +135,13 @@ class FileFacts:
         """The value analysis runs only if a factory meets a name whose kind matters."""
         return factory_may_meet_tensor(
             self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
-            self.non_tensor_names,
+            self.non_tensor_names, self._imported_host_helper,
         )
+
+    def _imported_host_helper(self, name: str) -> bool:
+        """`from utils import causal_mask`: a function of the project that returns CPU tensors."""
+        summary = self._project.imported_helper(self._path, self.imports.names[name])
+        return summary is not None and summary.returns_host_tensors
 
     @cached_property
     def values(self) -> ValueFacts:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from devfix import python_parser
-from devfix.analysis.imports import BUILTIN_NAMES
+from devfix.analysis.host_helpers import HelperSummary, file_imports, summarise
+from devfix.analysis.imports import BUILTIN_NAMES, ImportTable
 from devfix.analysis.torch_api import places_devices
 
 MODULE_BASE_SUFFIXES = ("LightningModule", "PreTrainedModel")
@@ -36,6 +37,8 @@ class ProjectIndex:
         self._sources = dict(sources or {})
         self._files: dict[str, FileClasses | None] = {}
         self._placements: dict[str, bool] = {}  # module file → does it place anything on a device
+        self._helpers: dict[tuple[str, str], HelperSummary | None] = {}  # (module file, function) → its summary
+        self._function_tables: dict[str, tuple[dict, ImportTable] | None] = {}
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -44,6 +47,8 @@ class ProjectIndex:
         self._sources[key] = text
         self._files.pop(key, None)
         self._placements.pop(key, None)
+        self._helpers = {found: summary for found, summary in self._helpers.items() if found[0] != key}
+        self._function_tables.pop(key, None)
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -67,6 +72,38 @@ class ProjectIndex:
                     self._placements[str(target)] = places_devices(self._text(target))
                 return self._placements[str(target)]
         return False
+
+    def imported_helper(self, from_file: str, qualified_name: str) -> HelperSummary | None:
+        """What the top-level function `qualified_name` (`utils.causal_mask`) of a local module
+        returns (`analysis.host_helpers`); None when it is no function of a file of the project."""
+        owner, _, function = qualified_name.rpartition(".")
+        target = self._module_file(Path(from_file).resolve(), owner) if owner else None
+        if target is None:
+            return None
+        key = (str(target), function)
+        if key not in self._helpers:
+            self._helpers[key] = None
+            parsed = self._functions(target)
+            definitions = parsed[0].get(function, []) if parsed is not None else []
+            if len(definitions) == 1:
+                self._helpers[key] = summarise(definitions[0], parsed[1])
+        return self._helpers[key]
+
+    def _functions(self, file: Path) -> tuple[dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]], ImportTable] | None:
+        """A module's top-level functions by name, and its imports; parsed once per run."""
+        key = str(file)
+        if key not in self._function_tables:
+            try:
+                tree = python_parser.parse(self._text(file))
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._function_tables[key] = None
+                return None
+            table: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+            for node in tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    table.setdefault(node.name, []).append(node)
+            self._function_tables[key] = (table, file_imports(tree))
+        return self._function_tables[key]
 
     def _text(self, file: Path) -> str:
         if str(file) in self._sources:

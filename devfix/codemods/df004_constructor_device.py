@@ -70,7 +70,9 @@ from typing import NamedTuple
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, arguments_for, file_functions
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.cst_bindings import parameter_names
+from devfix.analysis.host_helpers import HelperSummary
 from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models
 from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attributes
@@ -136,8 +138,12 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         if function not in self._helper_verdicts:
             self._helper_verdicts[function] = False  # while it is judged: helpers that call each other
             definition = self._definition(function)
-            values = _return_values(definition) if definition is not None else []
-            facts = self.scope_facts(definition.body) if definition is not None else None
+            if definition is None:  # `from utils import causal_mask`: a function of another file of the project
+                summary = self._imported_helper(function)
+                self._helper_verdicts[function] = summary is not None and summary.returns_host_tensors
+                return self._helper_verdicts[function]
+            values = _return_values(definition)
+            facts = self.scope_facts(definition.body)
             self._helper_verdicts[function] = bool(values) and all(
                 _builds_cpu_tensor(value, self.qualified)
                 or (value is not None and _host_made(value, self.line_of(value), 0, self.host_context(facts)))
@@ -172,6 +178,9 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         pointwise operations, so such a result needs no move there. (Asked of helpers that
         `returns_cpu_tensors` accepts: a single top-level definition.)"""
         definition = self._definition(function)
+        if definition is None:
+            summary = self._imported_helper(function)
+            return summary is None or summary.may_return_a_scalar
         finder = _Calls()
         for value in _return_values(definition) if definition is not None else []:
             if value is not None:
@@ -183,6 +192,11 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             data = call.args[0].value if call.args else None
             return not isinstance(data, (cst.List, cst.Tuple, cst.ListComp))
         return is_whole_reduction(call)
+
+    def _imported_helper(self, function: str) -> HelperSummary | None:
+        """The summary of a function the file imports from a local module (`analysis.host_helpers`)."""
+        qualified = self.facts.imports.names.get(function) if self.facts is not None else None
+        return self.project.imported_helper(self.context.filename, qualified) if qualified else None
 
     def _definition(self, function: str) -> cst.FunctionDef | None:
         """The top-level `def function`, when the file defines it exactly once."""
@@ -538,10 +552,24 @@ class _Combinations(cst.CSTVisitor):
 
     def _meet(self, operands: list[cst.BaseExpression], pointwise: bool) -> None:
         references = self._references(operands)
-        if not references:
+        if references:
+            for operand in operands:
+                self._align(self._fresh(operand, pointwise), references[0])
             return
-        for operand in operands:
-            self._align(self._fresh(operand, pointwise), references[0])
+        inputs = [name for operand in operands if (name := self._layer_input(operand)) is not None]
+        if inputs:  # `self.emb(ids) + sinusoid(n, d)`; a factory made in a Module's method is DF016's
+            for operand in operands:
+                self._align([call for call in self._fresh(operand, pointwise) if self._is_helper_call(call)], inputs[0])
+
+    def _layer_input(self, expression: cst.BaseExpression) -> str | None:
+        """`ids` of `self.emb(ids)`, a single-tensor layer of the class: its output lives with it
+        (a torch layer's input is a tensor)."""
+        if not (isinstance(expression, cst.Call) and is_self_attribute(expression.func) and expression.func.attr.value in self.layers):
+            return None
+        first = expression.args[0].value if expression.args else None
+        if isinstance(first, cst.Name) and first.value not in self.vetoed and not self._sources(first):
+            return first.value
+        return None
 
     def _align(self, calls: list[cst.Call], reference: str, tables: bool = False) -> None:
         for call in calls:
@@ -599,6 +627,12 @@ class _Combinations(cst.CSTVisitor):
             return next((ref for arg in expression.args if (ref := self._reference(arg.value, proven))), None)  # D(real) lives with real
         return None
 
+    def _inside(self, node: cst.CSTNode, ancestor: cst.CSTNode | None) -> bool:
+        current = node
+        while current is not None and current is not ancestor:
+            current = self.rule.get_metadata(ParentProvider, current, None)
+        return current is not None
+
     def _holds_module_output(self, name: cst.Name) -> bool:
         """`vectors = embedding(ids)`: what a Module returns is a tensor (on the Module's device), and
         so is a tensor method of it (`preds = model(x).argmax(1)`)."""
@@ -623,6 +657,9 @@ class _Combinations(cst.CSTVisitor):
             # moves it in between (`mask.cuda()`, made effective by DF005)
             use_line = before_line if before_line is not None else self.rule.line_of(expression)
             binding = self.facts._binding_before(expression.value, use_line)
+            if binding is not None and before_line is None and self._inside(expression, binding.value):
+                # `x = torch.cat(\n    (x, torch.tensor([n])))`: the statement that rebinds `x` reads the one before it
+                binding = self.facts._binding_before(expression.value, binding.line)
             if binding is None or binding.value is None:
                 return []
             move = self.facts.moved.get(expression.value)

@@ -701,3 +701,16 @@ def test_df023_needs_a_device_read_from_the_parameters_in_init(value, expected):
 def test_df024_needs_a_cuda_only_call_nothing_checks(body, expected):
     source = f"import torch\n\n\ndef run():\n    {body}\n"
     assert ("DF024" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("source", [
+    # a helper's CPU table added to a layer's output: the layer's input names the device
+    "import torch\nfrom torch import nn\n\n\ndef table(n):\n    return torch.zeros(n, 4)\n\n\nclass Net(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n        self.emb = nn.Embedding(10, 4)\n\n"
+    "    def forward(self, ids):\n        return self.emb(ids) + table(ids.size(1))\n",
+    # the statement that rebinds the indices reads the ones before it, found on the device
+    "import torch\n\n\ndef extend(ids):\n    _, last = torch.where(ids == 7)\n    last = torch.cat(\n        (last, torch.tensor([0]))\n    )\n    return last\n",
+])
+def test_df004_screen_and_rule_agree_on_layer_outputs_and_multiline_rebinding(source):
+    assert "DF004" in rules_that_may_apply(source)
+    assert rule_findings("DF004", source)

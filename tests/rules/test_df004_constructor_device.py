@@ -36,3 +36,35 @@ def test_a_cuda_type_alias_and_the_moved_models_outputs_are_not_host_data():
 def test_an_input_made_on_the_host_follows_a_model_moved_with_cuda():
     source = GAN_HEAD + "z = torch.from_numpy(np.random.normal(0, 1, (8, 4))).float()\nfake = generator(z)\n"
     assert "z = torch.from_numpy(np.random.normal(0, 1, (8, 4))).to(next(generator.parameters()).device).float()" in fixed(source)
+
+
+UTILS = (
+    "import torch\n\n\ndef causal_mask(n):\n    return torch.triu(torch.ones(n, n), diagonal=1).bool()\n\n\n"
+    "def placed_mask(n, device):\n    return torch.triu(torch.ones(n, n, device=device), diagonal=1).bool()\n"
+)
+ATTENTION = (
+    "import torch\nfrom utils import {name}\n\n\ndef attend(scores):\n"
+    "    return scores.masked_fill({name}(scores.size(-1){extra}), float('-inf')).softmax(-1)\n\n\n"
+    "if __name__ == '__main__':\n    device = torch.device('cpu')\n    print(attend(torch.randn(2, 3, 3).to(device)))\n"
+)
+
+
+def _run_in_project(tmp_path, source):
+    from devfix.analysis.project import ProjectIndex
+    from devfix.engine import process
+    from devfix.fix_policy import FixPolicy
+
+    (tmp_path / "utils.py").write_text(UTILS)
+    main = tmp_path / "main.py"
+    main.write_text(source)
+    return process(source.encode(), str(main), [ConstructorDevice], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
+
+
+def test_a_helper_of_another_file_that_returns_a_cpu_tensor_is_moved_where_it_meets(tmp_path):
+    result = _run_in_project(tmp_path, ATTENTION.format(name="causal_mask", extra=""))
+    assert b"scores.masked_fill(causal_mask(scores.size(-1)).to(scores.device), " in result.fixed
+
+
+def test_a_helper_of_another_file_that_places_its_result_is_left_alone(tmp_path):
+    result = _run_in_project(tmp_path, ATTENTION.format(name="placed_mask", extra=", scores.device"))
+    assert result.fixed == result.source and not result.findings

@@ -1,0 +1,100 @@
+"""Does a function of another file of the project return tensors made on the CPU?
+
+Model code often takes its masks and positional tables from a `utils.py`
+(`scores.masked_fill(causal_mask(n), ...)`, `x + sinusoid(n, d)`): DF004 moves such a helper's
+result where it meets a device tensor when the helper is in the same file; this answers the same
+question, on Python's `ast`, for a helper imported from a local module (`project.ProjectIndex`
+finds the file). It proves, never guesses: every `return` must build its value on the host from
+literals, numpy values, torch factories without `device=`, and arithmetic and methods of those
+(DF004's `_host_made`); a parameter, a loop variable or anything moved is not proven.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from devfix.analysis.ast_nodes import FUNCTIONS, latest_binding, scope_bindings, scope_nodes
+from devfix.analysis.imports import ImportTable
+from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, FACTORY_FUNCTIONS, MOVED_AFTER, WHOLE_REDUCTIONS
+
+MAX_DEPTH = 6
+DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor"})
+
+
+@dataclass(frozen=True)
+class HelperSummary:
+    returns_host_tensors: bool
+    may_return_a_scalar: bool  # `torch.tensor(v)` of no list, or a whole reduction: 0-dim, allowed beside CUDA tensors
+
+
+def summarise(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable) -> HelperSummary:
+    returns = [node.value for node in scope_nodes(function.body, (*FUNCTIONS, ast.ClassDef, ast.Lambda)) if isinstance(node, ast.Return)]
+    bindings = scope_bindings(scope_nodes(function.body))
+    judge = _Judge(bindings, imports)
+    host = bool(returns) and all(value is not None and judge.host_made(value, value.lineno, 0) for value in returns)
+    scalar = any(_may_be_zero_dim(node, imports) for value in returns if value is not None for node in ast.walk(value))
+    return HelperSummary(host, scalar)
+
+
+class _Judge:
+    def __init__(self, bindings, imports: ImportTable) -> None:
+        self.bindings, self.imports = bindings, imports
+
+    def host_made(self, value: ast.expr, line: int, depth: int) -> bool:
+        if depth > MAX_DEPTH:
+            return False
+        again = lambda inner: self.host_made(inner, line, depth + 1)
+        if isinstance(value, ast.Constant):
+            return True
+        if isinstance(value, (ast.List, ast.Tuple)):
+            return all(again(element) for element in value.elts)
+        if isinstance(value, ast.Name):
+            binding = latest_binding(self.bindings, value.id, line)
+            if binding is None or binding[1] is None or isinstance(binding[1], (ast.List, ast.Tuple, ast.Dict)):
+                return False  # a parameter; a container bound to a name may be filled later
+            return self.host_made(binding[1], binding[0], depth + 1)
+        if isinstance(value, (ast.Subscript, ast.Attribute)):
+            return again(value.value)
+        if isinstance(value, ast.BinOp):
+            return again(value.left) and again(value.right)
+        if isinstance(value, ast.UnaryOp):
+            return again(value.operand)
+        if isinstance(value, ast.Compare):
+            return all(again(operand) for operand in [value.left, *value.comparators])
+        if not isinstance(value, ast.Call):
+            return False
+        qualified = self.imports.qualify(value.func) or ""
+        if qualified in FACTORY_FUNCTIONS or qualified in MOVED_AFTER:
+            return not any(keyword.arg == "device" for keyword in value.keywords)
+        if qualified.startswith("numpy."):
+            return True
+        if isinstance(value.func, ast.Attribute) and not qualified.startswith("torch."):
+            if value.func.attr in DEVICE_CHANGING_METHODS:
+                return False
+            return again(value.func.value) and all(again(argument) for argument in value.args)
+        if not qualified.startswith("torch."):
+            return False  # a call of something else: not followed
+        arguments = [argument for argument in value.args if not isinstance(argument, ast.Starred)]
+        return bool(arguments) and all(again(argument) for argument in arguments)
+
+
+def _may_be_zero_dim(node: ast.AST, imports: ImportTable) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    if (imports.qualify(node.func) or "") in DATA_FACTORIES:
+        data = node.args[0] if node.args else None
+        return not isinstance(data, (ast.List, ast.Tuple, ast.ListComp))
+    reduces = isinstance(node.func, ast.Attribute) and node.func.attr in WHOLE_REDUCTIONS
+    return reduces and not node.args and not any(keyword.arg == "dim" for keyword in node.keywords)
+
+
+def file_imports(tree: ast.Module) -> ImportTable:
+    """The import table of another file, as `analysis.screen.walk` builds it."""
+    table = ImportTable()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            table.add(node)
+    table.define(tree)
+    return table
+
