@@ -291,7 +291,11 @@ class _Scope:
 
     def _calls_a_helper(self, calls: list[ast.Call]) -> bool:
         """A top-level function of the file is called here: its result may be a CPU tensor."""
-        return any(isinstance(call.func, ast.Name) and self._is_helper(call.func.id) for call in calls)
+        discarded = {id(node.value) for node in self.nodes if isinstance(node, ast.Expr)}  # `log(...)`: its result meets nothing
+        return any(
+            isinstance(call.func, ast.Name) and (call.func.id in self.helpers or (id(call) not in discarded and self._is_helper(call.func.id)))
+            for call in calls
+        )
 
     def _is_helper(self, name: str) -> bool:
         return name in self.helpers or (name in self.imports.names and self.imported_helper(name))

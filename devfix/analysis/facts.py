@@ -56,6 +56,7 @@ class FileFacts:
         self.text = source
         self.lines = tuple(source.splitlines())
         self._path, self._project = path, project or ProjectIndex()
+        self._imported_helpers: dict[str, bool] = {}  # `_imported_host_helper`'s answers
 
     @cached_property
     def signals(self) -> frozenset[str]:
@@ -140,8 +141,10 @@ class FileFacts:
 
     def _imported_host_helper(self, name: str) -> bool:
         """`from utils import causal_mask`: a function of the project that returns CPU tensors."""
-        summary = self._project.imported_helper(self._path, self.imports.names[name])
-        return summary is not None and summary.returns_host_tensors
+        if name not in self._imported_helpers:
+            summary = self._project.imported_helper(self._path, self.imports.names[name])
+            self._imported_helpers[name] = summary is not None and summary.returns_host_tensors
+        return self._imported_helpers[name]
 
     @cached_property
     def values(self) -> ValueFacts:

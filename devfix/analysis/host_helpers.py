@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from devfix import python_parser
 from devfix.analysis.ast_nodes import FUNCTIONS, latest_binding, scope_bindings, scope_nodes
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, FACTORY_FUNCTIONS, MOVED_AFTER, WHOLE_REDUCTIONS
@@ -89,12 +90,40 @@ def _may_be_zero_dim(node: ast.AST, imports: ImportTable) -> bool:
     return reduces and not node.args and not any(keyword.arg == "dim" for keyword in node.keywords)
 
 
-def file_imports(tree: ast.Module) -> ImportTable:
-    """The import table of another file, as `analysis.screen.walk` builds it."""
-    table = ImportTable()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            table.add(node)
-    table.define(tree)
-    return table
+def summarise_in_text(text: str, function: str) -> HelperSummary | None:
+    """The summary of the top-level `def function(` of a module's text, parsing only that function
+    and the module's top-level imports (a project's other files are read for one function each,
+    often many of them: parsing them whole cost more than checking the file itself). None when
+    the module has no such function, or the snippet does not parse on its own."""
+    lines = text.splitlines(keepends=True)
+    starts = [index for index, line in enumerate(lines) if line.startswith((f"def {function}(", f"async def {function}("))]
+    if len(starts) != 1:
+        return None
+    end = starts[0] + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "#")):
+        end += 1
+    try:
+        tree = python_parser.parse("".join(lines[starts[0]:end]))
+        imports = python_parser.parse(_top_level_imports(lines))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    definition = tree.body[0] if tree.body and isinstance(tree.body[0], FUNCTIONS) else None
+    return None if definition is None else summarise(definition, ImportTable.of(imports))
 
+
+def _top_level_imports(lines: list[str]) -> str:
+    """The module's `import`/`from ... import` statements at column 0, with their continuation lines."""
+    found: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        if not line.startswith(("import ", "from ")):
+            continue
+        found.append(line)
+        depth = line.count("(") - line.count(")")
+        while (depth > 0 or found[-1].rstrip().endswith("\\")) and index < len(lines):
+            found.append(lines[index])
+            depth += lines[index].count("(") - lines[index].count(")")
+            index += 1
+    return "".join(found)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from devfix import python_parser
-from devfix.analysis.host_helpers import HelperSummary, file_imports, summarise
-from devfix.analysis.imports import BUILTIN_NAMES, ImportTable
+from devfix.analysis.host_helpers import HelperSummary, summarise_in_text
+from devfix.analysis.imports import BUILTIN_NAMES
 from devfix.analysis.torch_api import places_devices
 
 MODULE_BASE_SUFFIXES = ("LightningModule", "PreTrainedModel")
@@ -38,7 +38,7 @@ class ProjectIndex:
         self._files: dict[str, FileClasses | None] = {}
         self._placements: dict[str, bool] = {}  # module file → does it place anything on a device
         self._helpers: dict[tuple[str, str], HelperSummary | None] = {}  # (module file, function) → its summary
-        self._function_tables: dict[str, tuple[dict, ImportTable] | None] = {}
+        self._module_files: dict[tuple[str, str], tuple[dict[str, bool], Path | None]] = {}  # (directory, module) → where found
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -48,7 +48,7 @@ class ProjectIndex:
         self._files.pop(key, None)
         self._placements.pop(key, None)
         self._helpers = {found: summary for found, summary in self._helpers.items() if found[0] != key}
-        self._function_tables.pop(key, None)
+        self._module_files = {}  # a file new to the run may now be found
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -82,28 +82,9 @@ class ProjectIndex:
             return None
         key = (str(target), function)
         if key not in self._helpers:
-            self._helpers[key] = None
-            parsed = self._functions(target)
-            definitions = parsed[0].get(function, []) if parsed is not None else []
-            if len(definitions) == 1:
-                self._helpers[key] = summarise(definitions[0], parsed[1])
+            text = self._text(target)
+            self._helpers[key] = summarise_in_text(text, function) if f"def {function}(" in text else None
         return self._helpers[key]
-
-    def _functions(self, file: Path) -> tuple[dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]], ImportTable] | None:
-        """A module's top-level functions by name, and its imports; parsed once per run."""
-        key = str(file)
-        if key not in self._function_tables:
-            try:
-                tree = python_parser.parse(self._text(file))
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                self._function_tables[key] = None
-                return None
-            table: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-            for node in tree.body:
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    table.setdefault(node.name, []).append(node)
-            self._function_tables[key] = (table, file_imports(tree))
-        return self._function_tables[key]
 
     def _text(self, file: Path) -> str:
         if str(file) in self._sources:
@@ -147,6 +128,17 @@ class ProjectIndex:
         return None
 
     def _module_file(self, file: Path, dotted: str) -> Path | None:
+        """The file of module `dotted` imported from `file`; the places it looked are consulted
+        again on every call (the result cache depends on them), the file system only once."""
+        key = (str(file.parent), dotted)
+        if key not in self._module_files:
+            self._module_files[key] = self._find_module_file(file, dotted)
+        looked, found = self._module_files[key]
+        self.consulted.update(looked)
+        return found
+
+    def _find_module_file(self, file: Path, dotted: str) -> tuple[dict[str, bool], Path | None]:
+        looked: dict[str, bool] = {}
         level = len(dotted) - len(dotted.lstrip("."))
         parts = [part for part in dotted.lstrip(".").split(".") if part]
         if level:
@@ -156,10 +148,10 @@ class ProjectIndex:
         for base in bases:
             for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
                 found = str(candidate) in self._sources or candidate.is_file()
-                self.consulted[str(candidate)] = found
+                looked[str(candidate)] = found
                 if found:
-                    return candidate
-        return None
+                    return looked, candidate
+        return looked, None
 
     def _facts(self, file: Path) -> FileClasses | None:
         key = str(file)

@@ -1,0 +1,72 @@
+"""What `analysis.host_helpers` proves of a function of another file: every return made on the host."""
+
+from __future__ import annotations
+
+import pytest
+
+from devfix.analysis.host_helpers import summarise_in_text
+
+MODULE = '''"""Helpers."""
+from typing import (
+    Optional,
+)
+
+import numpy as np
+import torch as T
+
+
+def causal_mask(n):
+    return T.triu(T.ones(n, n), diagonal=1).bool()
+
+
+def table(n, d):
+    pe = T.zeros(n, d)
+    pe[:, 0::2] = T.sin(T.arange(n).unsqueeze(1) * 0.1)
+    return pe
+
+
+def from_array(rows):
+    return T.from_numpy(np.asarray(rows, dtype=np.float32))
+
+
+def placed(n, device):
+    return T.ones(n, device=device)
+
+
+def passthrough(x):
+    return x * 2
+
+
+def moved(n):
+    return T.ones(n).cuda()
+
+
+def count(x):
+    return T.tensor(3.0)
+
+class Later:
+    pass
+'''
+
+
+@pytest.mark.parametrize("function, host", [
+    ("causal_mask", True),
+    ("table", True),  # a local built by a factory, filled in place
+    ("from_array", True),
+    ("placed", False),  # `device=`: where the caller says
+    ("passthrough", False),  # a parameter: not proven
+    ("moved", False),
+])
+def test_returns_host_tensors(function, host):
+    summary = summarise_in_text(MODULE, function)
+    assert summary is not None and summary.returns_host_tensors is host
+
+
+def test_a_zero_dim_result_is_said_so():
+    assert summarise_in_text(MODULE, "count").may_return_a_scalar
+    assert not summarise_in_text(MODULE, "causal_mask").may_return_a_scalar
+
+
+def test_no_such_function_or_one_defined_twice_is_unknown():
+    assert summarise_in_text(MODULE, "missing") is None
+    assert summarise_in_text(MODULE + "\n\ndef table(n, d):\n    return None\n", "table") is None
