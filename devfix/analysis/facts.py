@@ -25,7 +25,7 @@ from devfix.analysis.host_sinks import device_value_may_reach_host
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
 from devfix.analysis.project import ProjectIndex
-from devfix.analysis.torch_api import MULTI_GPU_MARKERS, places_devices
+from devfix.analysis.torch_api import places_devices, places_on_several_gpus
 from devfix.analysis.values import ValueFacts, analyse_values
 
 PLACEMENT_FRAMEWORKS = (
@@ -62,7 +62,7 @@ class FileFacts:
     def signals(self) -> frozenset[str]:
         """The code shapes rules look for (`analysis.screen`), but for a lazy one (`has_signal`)."""
         found = screen.signals(self._walk, self.classes)
-        if signals.HARDCODED_CUDA in found and MULTI_GPU_MARKERS.search(self.text):
+        if signals.HARDCODED_CUDA in found and places_on_several_gpus(self.text):
             found -= {signals.HARDCODED_CUDA}  # several GPUs on purpose: DF001 leaves the file alone
         return found
 
@@ -93,7 +93,7 @@ class FileFacts:
     def cuda_only_calls(self) -> dict[tuple[int, int], UncheckedCudaCall]:
         """`torch.cuda.synchronize()` and the other calls that need CUDA, where nothing checks for it
         (by line and byte column); none in a file with several GPUs on purpose (DF001's markers)."""
-        if "cuda" not in self.text or MULTI_GPU_MARKERS.search(self.text):
+        if "cuda" not in self.text or places_on_several_gpus(self.text):
             return {}
         return unchecked_cuda_only_calls(self._tree, self.imports)
 

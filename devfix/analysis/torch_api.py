@@ -19,6 +19,20 @@ MULTI_GPU_MARKERS = re.compile(
     r"cuda:[1-9]|\.cuda\(\s*(?!non_blocking)[1-9a-zA-Z_]|device_ids\s*=|init_process_group|set_device\(|"
     r"local_rank|LOCAL_RANK|DistributedDataParallel"
 )
+
+
+def places_on_several_gpus(text: str) -> bool:
+    """A marker of multi-GPU placement in the code: not in a comment (nanoGPT's
+    `device = 'cuda' # examples: 'cpu', 'cuda', 'cuda:0', 'cuda:1', etc.` is a single-device script)."""
+    for match in MULTI_GPU_MARKERS.finditer(text):
+        before = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+        code = before.split("#", 1)[0]
+        in_comment = "#" in before and code.count("'") % 2 == 0 and code.count('"') % 2 == 0
+        if not in_comment:
+            return True
+    return False
+
+
 # torch.nn classes that hold no parameters or buffers (unless given tensor arguments): calling them
 # with device tensors works even if they were never moved.
 PARAMETER_FREE_NN = frozenset(

@@ -36,7 +36,7 @@ from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.module_classes import class_facts, holds_parameters, names_fed_to_submodules
-from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES, GUARD_WORDS, MULTI_GPU_MARKERS
+from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES, GUARD_WORDS, places_on_several_gpus
 from devfix.analysis.torch_names import is_cuda_device_expression, is_cuda_literal, keyword, qualified_names
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
@@ -53,7 +53,7 @@ class HardcodedCuda(DevfixRule):
     DESCRIPTION = "Hard-coded CUDA device: use a device chosen at run time"
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._multi_gpu_file = MULTI_GPU_MARKERS.search(node.code) is not None
+        self._multi_gpu_file = places_on_several_gpus(node.code)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if self._multi_gpu_file or self._guarded(original_node):
@@ -120,7 +120,8 @@ class HardcodedCuda(DevfixRule):
         return None, ""
 
     def _conditional(self, literal: cst.SimpleString) -> cst.BaseExpression:
-        return cst.parse_expression(f'{literal.value} if {self.torch_name()}.cuda.is_available() else "cpu"')
+        cpu = f"{literal.prefix}{literal.quote}cpu{literal.quote}"  # in the literal's own quotes
+        return cst.parse_expression(f"{literal.value} if {self.torch_name()}.cuda.is_available() else {cpu}")
 
     def _is_plain_cuda_call(self, call: cst.Call) -> bool:
         """`.cuda()`, `.cuda(0)`, `.cuda(non_blocking=True)`: nothing that names another GPU."""

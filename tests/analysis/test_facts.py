@@ -155,7 +155,7 @@ def test_a_state_dict_loads_on_the_cpu_in_a_library_but_not_in_a_test():
 def test_a_fix_that_writes_torch_adds_the_import():
     fixed = run_devfix("from torch import nn\n\ndevice = 'cuda'\nmodel = nn.Linear(2, 2).to(device)\n", "train.py").fixed.decode()
     assert fixed.startswith("from torch import nn\nimport torch\n")
-    assert "device = 'cuda' if torch.cuda.is_available() else \"cpu\"" in fixed
+    assert "device = 'cuda' if torch.cuda.is_available() else 'cpu'" in fixed  # in the literal's own quotes
     compile(fixed, "train.py", "exec")
 
 

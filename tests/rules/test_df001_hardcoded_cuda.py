@@ -130,3 +130,12 @@ def test_a_guarded_or_cpu_global_default_is_left_alone():
         'import torch\ntorch.set_default_device("cpu")\ntorch.set_default_tensor_type(torch.DoubleTensor)\n',
     ):
         assert fix(source) == source
+
+
+def test_multi_gpu_markers_count_in_code_not_in_comments():
+    from devfix.analysis.torch_api import places_on_several_gpus
+
+    assert not places_on_several_gpus("device = 'cuda' # examples: 'cpu', 'cuda:0', 'cuda:1'\n")
+    assert places_on_several_gpus("x = x.to('cuda:1')  # the second GPU\n")
+    assert places_on_several_gpus("torch.distributed.init_process_group('nccl')\n")
+    assert places_on_several_gpus("tag = '#1'; y = y.to('cuda:1')\n")  # a `#` inside a string is no comment
