@@ -20,6 +20,7 @@ from devfix.analysis.imports import ImportTable
 from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, FACTORY_FUNCTIONS, MOVED_AFTER, WHOLE_REDUCTIONS
 
 MAX_DEPTH = 6
+HOST_METHODS = frozenset({"numpy", "tolist", "item"})  # what leaves torch
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor"})
 
 
@@ -33,7 +34,9 @@ def summarise(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportT
     returns = [node.value for node in scope_nodes(function.body, (*FUNCTIONS, ast.ClassDef, ast.Lambda)) if isinstance(node, ast.Return)]
     bindings = scope_bindings(scope_nodes(function.body))
     judge = _Judge(bindings, imports)
-    host = bool(returns) and all(value is not None and judge.host_made(value, value.lineno, 0) for value in returns)
+    host = bool(returns) and all(
+        value is not None and judge.host_made(value, value.lineno, 0) and judge.makes_a_tensor(value, value.lineno, 0) for value in returns
+    )
     scalar = any(_may_be_zero_dim(node, imports) for value in returns if value is not None for node in ast.walk(value))
     return HelperSummary(host, scalar)
 
@@ -78,6 +81,31 @@ class _Judge:
             return False  # a call of something else: not followed
         arguments = [argument for argument in value.args if not isinstance(argument, ast.Starred)]
         return bool(arguments) and all(again(argument) for argument in arguments)
+
+    def makes_a_tensor(self, value: ast.expr, line: int, depth: int) -> bool:
+        """The value is a torch tensor, not a numpy array or a number made on the host too."""
+        if depth > MAX_DEPTH:
+            return False
+        again = lambda inner: self.makes_a_tensor(inner, line, depth + 1)
+        if isinstance(value, ast.Name):
+            binding = latest_binding(self.bindings, value.id, line)
+            return binding is not None and binding[1] is not None and self.makes_a_tensor(binding[1], binding[0], depth + 1)
+        if isinstance(value, ast.Subscript):
+            return again(value.value)
+        if isinstance(value, ast.BinOp):
+            return again(value.left) or again(value.right)
+        if isinstance(value, ast.UnaryOp):
+            return again(value.operand)
+        if isinstance(value, ast.Compare):
+            return any(again(operand) for operand in [value.left, *value.comparators])
+        if not isinstance(value, ast.Call):
+            return False
+        qualified = self.imports.qualify(value.func) or ""
+        if qualified.startswith("torch."):
+            return True
+        if isinstance(value.func, ast.Attribute) and not qualified.startswith("numpy."):
+            return value.func.attr not in HOST_METHODS and again(value.func.value)  # `mask.bool()`, not `.numpy()`
+        return False
 
 
 def _may_be_zero_dim(node: ast.AST, imports: ImportTable) -> bool:

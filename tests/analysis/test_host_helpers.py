@@ -70,3 +70,9 @@ def test_a_zero_dim_result_is_said_so():
 def test_no_such_function_or_one_defined_twice_is_unknown():
     assert summarise_in_text(MODULE, "missing") is None
     assert summarise_in_text(MODULE + "\n\ndef table(n, d):\n    return None\n", "table") is None
+
+
+def test_a_numpy_result_is_no_tensor():
+    module = "import numpy as np\nimport torch\n\n\ndef grid(n):\n    return np.linspace(0, 1, n)\n\n\ndef listed(n):\n    return torch.arange(n).tolist()\n"
+    assert not summarise_in_text(module, "grid").returns_host_tensors
+    assert not summarise_in_text(module, "listed").returns_host_tensors
