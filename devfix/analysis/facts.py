@@ -21,6 +21,7 @@ from devfix.analysis import screen, signals
 from devfix.analysis.ast_nodes import every_node
 from devfix.analysis.cuda_only_calls import UncheckedCudaCall, unchecked_cuda_only_calls
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
+from devfix.analysis.host_helpers import HelperSummary, summarise
 from devfix.analysis.host_sinks import device_value_may_reach_host
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
@@ -138,6 +139,12 @@ class FileFacts:
             self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
             self.non_tensor_names, self._imported_host_helper,
         )
+
+    def local_helper(self, name: str) -> HelperSummary | None:
+        """The summary of the file's own top-level function `name` (`analysis.host_helpers`),
+        when the file defines it once."""
+        found = [node for node in self._tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name]
+        return summarise(found[0], self.imports) if len(found) == 1 else None
 
     def _imported_host_helper(self, name: str) -> bool:
         """`from utils import causal_mask`: a function of the project that returns CPU tensors."""

@@ -28,17 +28,17 @@ DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor"})
 class HelperSummary:
     returns_host_tensors: bool
     may_return_a_scalar: bool  # `torch.tensor(v)` of no list, or a whole reduction: 0-dim, allowed beside CUDA tensors
+    returns_tensors: bool = False  # every return is made by torch (not a numpy array, a list, a number)
 
 
 def summarise(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable) -> HelperSummary:
     returns = [node.value for node in scope_nodes(function.body, (*FUNCTIONS, ast.ClassDef, ast.Lambda)) if isinstance(node, ast.Return)]
     bindings = scope_bindings(scope_nodes(function.body))
     judge = _Judge(bindings, imports)
-    host = bool(returns) and all(
-        value is not None and judge.host_made(value, value.lineno, 0) and judge.makes_a_tensor(value, value.lineno, 0) for value in returns
-    )
+    tensors = bool(returns) and all(value is not None and judge.makes_a_tensor(value, value.lineno, 0) for value in returns)
+    host = tensors and all(judge.host_made(value, value.lineno, 0) for value in returns)
     scalar = any(_may_be_zero_dim(node, imports) for value in returns if value is not None for node in ast.walk(value))
-    return HelperSummary(host, scalar)
+    return HelperSummary(host, scalar, tensors)
 
 
 class _Judge:

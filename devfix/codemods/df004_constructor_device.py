@@ -144,6 +144,9 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
                 return self._helper_verdicts[function]
             values = _return_values(definition)
             facts = self.scope_facts(definition.body)
+            summary = self.facts.local_helper(function) if self.facts is not None else None
+            if summary is None or not summary.returns_tensors:
+                return False  # a numpy array, a list or a number made on the host has no `.to()`
             self._helper_verdicts[function] = bool(values) and all(
                 _builds_cpu_tensor(value, self.qualified)
                 or (value is not None and _host_made(value, self.line_of(value), 0, self.host_context(facts)))
