@@ -441,6 +441,9 @@ class _Scope:
         file whose returns may all be made on the host."""
         latest = latest_binding(self.bindings, name.id, line)
         value = None if latest is None else latest[1]
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id not in self.helpers \
+                and self._is_helper(value.func.id) and len(self.bindings.get(name.id, ())) == 1:
+            return latest[0]  # `mask = causal_mask(n)` of a helper of another file, proven to return a CPU tensor
         called = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and self._may_return_host_tensors(value.func.id)
         return latest[0] if called and self.kind_at(name) is Kind.TENSOR else None  # the value analysis last: it costs
 

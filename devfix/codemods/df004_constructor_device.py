@@ -668,7 +668,9 @@ class _Combinations(cst.CSTVisitor):
             move = self.facts.moved.get(expression.value)
             if move is not None and binding.line < self.rule.line_of(move.call) < use_line:
                 return []
-            if self._is_helper_call(binding.value) and self.rule.kind_of(expression) is Kind.TENSOR:
+            if self._is_helper_call(binding.value) and (
+                self.rule.kind_of(expression) is Kind.TENSOR or self._bound_once_from_another_file(expression.value, binding.value)
+            ):
                 return [binding.value]  # `mask = subsequent_mask(n)`: a helper of the file returns a CPU tensor
             return self._sources(binding.value, binding.line)  # names in a value: before its line
         if isinstance(expression, cst.Call) and self.qualified(expression.func) & MOVED_AFTER:
@@ -698,6 +700,15 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(expression, cst.Subscript):
             return self._sources(expression.value, before_line)
         return []
+
+    def _bound_once_from_another_file(self, name: str, value: cst.Call) -> bool:
+        """`mask = causal_mask(n)`, the only binding of `mask` here, of a helper of another file: its
+        summary proved the result a CPU tensor (the value analysis does not follow other files)."""
+        helper = value.func.value
+        return (
+            len(self.facts.bindings.get(name, ())) == 1 and self.rule._definition(helper) is None
+            and name not in self.vetoed and self.rule.returns_cpu_tensors(helper)
+        )
 
     def _factory_sources(self, expression: cst.BaseExpression) -> list[cst.Call]:
         """The factory calls `expression` is built from, without the helpers' calls (moved where fed)."""

@@ -48,7 +48,7 @@ class CudaOnlyCall(DevfixRule):
         statement = self._statement(original_node)
         if found.guardable and statement is not None and len(statement.body) == 1:
             return updated_node  # `leave_SimpleStatementLine` guards it
-        self.report(original_node, f"{_message(found)}; check `torch.cuda.is_available()` before using its result", fixable=False)
+        self.report(original_node, f"{_message(found)}; check `torch.cuda.is_available()` first", fixable=False)
         return updated_node
 
     def leave_SimpleStatementLine(

@@ -68,3 +68,19 @@ def test_a_helper_of_another_file_that_returns_a_cpu_tensor_is_moved_where_it_me
 def test_a_helper_of_another_file_that_places_its_result_is_left_alone(tmp_path):
     result = _run_in_project(tmp_path, ATTENTION.format(name="placed_mask", extra=", scores.device"))
     assert result.fixed == result.source and not result.findings
+
+
+BOUND = (
+    "import torch\nfrom utils import causal_mask\n\n\ndef attend(scores):\n    mask = causal_mask(scores.size(-1))\n{use}\n\n\n"
+    "if __name__ == '__main__':\n    device = torch.device('cpu')\n    print(attend(torch.randn(2, 3, 3).to(device)))\n"
+)
+
+
+def test_a_helper_of_another_file_bound_once_is_moved_where_it_is_bound(tmp_path):
+    result = _run_in_project(tmp_path, BOUND.format(use="    return scores.masked_fill(mask, float('-inf'))"))
+    assert b"    mask = causal_mask(scores.size(-1)).to(scores.device)\n" in result.fixed
+
+
+def test_a_helper_of_another_file_whose_result_stays_on_the_host_is_left_alone(tmp_path):
+    result = _run_in_project(tmp_path, BOUND.format(use="    print(int(mask.sum()))\n    return scores"))
+    assert result.fixed == result.source and not result.findings
