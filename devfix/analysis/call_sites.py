@@ -47,6 +47,13 @@ def constructor_arguments_for(module: cst.Module, class_def: cst.ClassDef, param
     return _passed_at_calls(module, class_def.name.value, positional, parameter)
 
 
+def calls_of(module: cst.Module, name: str) -> list[cst.Call]:
+    """Every call of the plain name `name` in the file (`Net(...)`)."""
+    uses = _Uses(name)
+    module.visit(uses)
+    return uses.calls
+
+
 def _passed_at_calls(module: cst.Module, name: str, positional: list[str], parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
     uses = _Uses(name)
     module.visit(uses)

@@ -185,6 +185,15 @@ def names_fed_to_submodules(method: cst.FunctionDef, submodules: set[str]) -> se
 
 
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+
+
+def is_literal(value: cst.BaseExpression) -> bool:
+    """A number (signed or not), a string, True, False or None."""
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or (
+        isinstance(value, cst.Name) and value.value in ("True", "False", "None")
+    )
 STATE_REGISTRARS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
 
 
@@ -233,9 +242,7 @@ class _SelfStores(cst.CSTVisitor):
             return
         if not is_self_attribute(target) or value is None:
             return
-        if isinstance(value, cst.UnaryOperation):
-            value = value.expression
-        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or (isinstance(value, cst.Name) and value.value in ("True", "False", "None")):
+        if is_literal(value):
             return
         if isinstance(value, cst.Name) and value.value in self.parameters:
             self.stored.add(value.value)

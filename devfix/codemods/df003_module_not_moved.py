@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.call_sites import file_functions
+from devfix.analysis.call_sites import argument_for, calls_of, file_functions
 from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
+from devfix.analysis.kinds import Kind
+from devfix.analysis.module_classes import is_literal, stored_parameters_of_a_stateless_module
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.kinds import Kind
-from devfix.analysis.module_classes import stored_parameters_of_a_stateless_module
 from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import moved_to
@@ -82,15 +82,13 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         if not stored:
             return True
         init = next(item for item in class_def.body.body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__")
-        positional = [param.name.value for param in init.params.params][1:]
-        constructions = _Constructions(constructor.func.value)
-        self.module.visit(constructions)
-        for call in constructions.calls:
-            for index, arg in enumerate(call.args):
-                if arg.star:
-                    return False
-                parameter = arg.keyword.value if arg.keyword is not None else positional[index] if index < len(positional) else None
-                if parameter in stored and not (_literal(arg.value) or self.kind_of(arg.value) in PLAIN_VALUES):
+        positional = [param.name.value for param in (*init.params.posonly_params, *init.params.params)][1:]
+        for call in calls_of(self.module, constructor.func.value):
+            if any(arg.star for arg in call.args):
+                return False
+            for parameter in stored:
+                value = argument_for(call, parameter, positional)  # None: not given, the default stands
+                if value is not None and not (is_literal(value) or self.kind_of(value) in PLAIN_VALUES):
                     return False
         return True
 
@@ -198,28 +196,10 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         return device_for(self, node) if not devices else None
 
 
-def _literal(value: cst.BaseExpression) -> bool:
-    if isinstance(value, cst.UnaryOperation):
-        value = value.expression
-    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or (
-        isinstance(value, cst.Name) and value.value in ("True", "False", "None")
-    )
-
-
 def _class_named(module: cst.Module, name: str) -> cst.ClassDef | None:
     """The top-level class `name`, when the file defines it exactly once."""
     found = [statement for statement in module.body if isinstance(statement, cst.ClassDef) and statement.name.value == name]
     return found[0] if len(found) == 1 else None
-
-
-class _Constructions(cst.CSTVisitor):
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.calls: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value == self.name:
-            self.calls.append(node)
 
 
 def _places_itself(constructor: cst.Call, module: cst.Module) -> bool:
