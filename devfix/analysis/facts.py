@@ -18,7 +18,7 @@ from pathlib import PurePath
 
 from devfix import python_parser
 from devfix.analysis import screen, signals
-from devfix.analysis.ast_nodes import every_node
+from devfix.analysis.ast_nodes import children, every_node
 from devfix.analysis.cuda_only_calls import UncheckedCudaCall, unchecked_cuda_only_calls
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
 from devfix.analysis.host_helpers import HelperSummary, summarise
@@ -63,7 +63,7 @@ class FileFacts:
     def signals(self) -> frozenset[str]:
         """The code shapes rules look for (`analysis.screen`), but for a lazy one (`has_signal`)."""
         found = screen.signals(self._walk, self.classes)
-        if signals.HARDCODED_CUDA in found and places_on_several_gpus(self.text):
+        if signals.HARDCODED_CUDA in found and self._several_gpus:
             found -= {signals.HARDCODED_CUDA}  # several GPUs on purpose: DF001 leaves the file alone
         return found
 
@@ -91,10 +91,29 @@ class FileFacts:
         return False
 
     @cached_property
+    def methods_called_only_in_constructors(self) -> frozenset[str]:
+        """Method names the file calls (`x.name(...)`, any receiver) only inside `__init__` methods:
+        such a method runs while a module is built, before any move (DF016)."""
+        places: dict[str, set[bool]] = {}
+        stack: list[tuple[ast.AST, bool]] = [(self._tree, False)]
+        while stack:
+            node, in_init = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                in_init = node.name == "__init__"
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                places.setdefault(node.func.attr, set()).add(in_init)
+            stack.extend((child, in_init) for child in children(node))
+        return frozenset(name for name, found in places.items() if found == {True})
+
+    @cached_property
+    def _several_gpus(self) -> bool:
+        return places_on_several_gpus(self.text)
+
+    @cached_property
     def cuda_only_calls(self) -> dict[tuple[int, int], UncheckedCudaCall]:
         """`torch.cuda.synchronize()` and the other calls that need CUDA, where nothing checks for it
         (by line and byte column); none in a file with several GPUs on purpose (DF001's markers)."""
-        if "cuda" not in self.text or places_on_several_gpus(self.text):
+        if "cuda" not in self.text or self._several_gpus:
             return {}
         return unchecked_cuda_only_calls(self._tree, self.imports)
 

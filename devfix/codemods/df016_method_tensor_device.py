@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.module_classes import class_facts, is_self_attribute, names_fed_to_submodules
 from devfix.analysis.scopes import ScopeTracker
@@ -54,7 +55,6 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         self._targets: dict[cst.Call, str] = {}
         self._without_property: set[cst.ClassDef] = set()  # classes whose `self.device` must be added
         self._property_users: set[cst.ClassDef] = set()  # ... and that an applied fix now relies on
-        self._built_only: set[str] | None = None  # `_methods_called_only_in_constructors`, when first asked
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self.is_module_classdef(node):
@@ -87,12 +87,8 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                         reference = "next(self.parameters())"
                 self._targets.setdefault(call, reference)
 
-    def _methods_called_only_in_constructors(self) -> set[str]:
-        if self._built_only is None:
-            calls = _MethodCalls()
-            self.module.visit(calls)
-            self._built_only = calls.only_in_constructors()
-        return self._built_only
+    def _methods_called_only_in_constructors(self) -> frozenset[str]:
+        return self.facts.methods_called_only_in_constructors if self.facts is not None else frozenset()
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         reference = self._targets.get(original_node)
@@ -185,12 +181,10 @@ class _FedToSubmodules(cst.CSTVisitor):
         elif is_self_attribute(node.func) and node.func.attr.value in self.feeding:
             # `self.ode_step(h, tau=tau)`, whose parameter `tau` goes straight to `self.ode_f(...)`
             parameters, fed = self.feeding[node.func.attr.value]
-            for index, arg in enumerate(node.args):
-                if arg.star:
-                    break
-                parameter = arg.keyword.value if arg.keyword is not None else parameters[index] if index < len(parameters) else None
-                if parameter in fed:
-                    self._feed(arg.value)
+            for parameter in fed:
+                value = argument_for(node, parameter, parameters)
+                if value is not None:
+                    self._feed(value)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         """`out * scale`: a fresh tensor meets what a submodule returned."""
@@ -256,28 +250,6 @@ class _FedToSubmodules(cst.CSTVisitor):
         if isinstance(value, cst.Subscript):
             return again(value.value)
         return []
-
-
-class _MethodCalls(cst.CSTVisitor):
-    """Where the file calls each method name (`x.name(...)`, any receiver): in an `__init__` or not."""
-
-    def __init__(self) -> None:
-        self.functions: list[str] = []
-        self.inside: dict[str, set[bool]] = {}
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.functions.append(node.name.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.functions.pop()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute):
-            in_init = bool(self.functions) and self.functions[-1] == "__init__"
-            self.inside.setdefault(node.func.attr.value, set()).add(in_init)
-
-    def only_in_constructors(self) -> set[str]:
-        return {name for name, places in self.inside.items() if places == {True}}
 
 
 def _parameters_fed_to_submodules(
