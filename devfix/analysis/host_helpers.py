@@ -123,6 +123,8 @@ def summarise_in_text(text: str, function: str) -> HelperSummary | None:
     and the module's top-level imports (a project's other files are read for one function each,
     often many of them: parsing them whole cost more than checking the file itself). None when
     the module has no such function, or the snippet does not parse on its own."""
+    if f"def {function}(" not in text:
+        return None  # most asked-for names are no function there: not worth splitting the text
     lines = text.splitlines(keepends=True)
     starts = [index for index, line in enumerate(lines) if line.startswith((f"def {function}(", f"async def {function}("))]
     if len(starts) != 1:

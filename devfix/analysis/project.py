@@ -82,8 +82,7 @@ class ProjectIndex:
             return None
         key = (str(target), function)
         if key not in self._helpers:
-            text = self._text(target)
-            self._helpers[key] = summarise_in_text(text, function) if f"def {function}(" in text else None
+            self._helpers[key] = summarise_in_text(self._text(target), function)
         return self._helpers[key]
 
     def _text(self, file: Path) -> str:

@@ -70,8 +70,8 @@ from typing import NamedTuple
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, arguments_for, file_functions
-from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.cst_bindings import parameter_names
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_helpers import HelperSummary
 from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models
