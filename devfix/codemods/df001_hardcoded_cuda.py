@@ -22,8 +22,9 @@ when the function places with it and some call of it in the file relies on the d
 `nn.Module` class a method that hands a parameter straight to a submodule (`forward(self, x)`
 calling `self.rnn(x, h0)`) gets that input's device (`.to(x.device)`), so the module runs on any
 device; a method without such an input (`init_hidden(self, batch)`) of a module that builds layers
-with parameters gets the module's own device (`.to(next(self.parameters()).device)`); elsewhere in a
-Module (`__init__`, parameter-free modules) it reports without a fix. In a library
+with parameters gets the module's own device (`.to(next(self.parameters()).device)`); `__init__` of a
+program's Module gets the program's device variable (`register_buffer("mask", m.to(device))`: placed
+as before on a GPU, moved or not); elsewhere in a Module it reports without a fix. In a library
 module or a test (a file without top-level program code) no preamble is added: with no device
 variable in scope it reports without a fix.
 """
@@ -35,7 +36,7 @@ import libcst as cst
 from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import device_for
-from devfix.analysis.module_classes import class_facts, holds_parameters, names_fed_to_submodules
+from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, names_fed_to_submodules
 from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES, GUARD_WORDS, places_on_several_gpus
 from devfix.analysis.torch_names import is_cuda_device_expression, is_cuda_literal, keyword, qualified_names
 from devfix.codemods.base import DevfixRule
@@ -257,8 +258,27 @@ class HardcodedCuda(DevfixRule):
             if not self.report(node, message + " (inside an nn.Module)", fix_title="use the module's own device"):
                 return None
             return "next(self.parameters()).device"
+        if method is not None and method.name.value == "__init__" and not self._tensor_attribute(node) \
+                and (choice := device_for(self, node)) is not None:
+            # `self.register_buffer("mask", m.cuda())`: the device the program chooses, so the module
+            # is placed as before on a GPU, whether or not the program moves it afterwards
+            if not self.report(node, message + " (inside an nn.Module)", fix_title=f"use `{choice.name}` chosen at run time"):
+                return None
+            return self.use_device(choice)
         self.report(node, message + " (inside an nn.Module: let `.to()` move it)", fixable=False)
         return None
+
+    def _tensor_attribute(self, node: cst.CSTNode) -> bool:
+        """`self.anchors = torch.tensor(...).cuda()`: a tensor kept as a plain attribute, which DF014
+        makes a buffer (that `.to()` moves) instead; a layer (`self.proj = nn.Linear(...).cuda()`) is not."""
+        move = node
+        while move is not None and not (isinstance(move, cst.Call) and isinstance(move.func, cst.Attribute) and move.func.attr.value in ("cuda", "to")):
+            move = self.get_metadata(ParentProvider, move, None)
+        statement = self.get_metadata(ParentProvider, move, None) if move is not None else None
+        if not (isinstance(statement, cst.Assign) and statement.value is move and any(is_self_attribute(t.target) for t in statement.targets)):
+            return False
+        receiver = move.func.value
+        return not (isinstance(receiver, cst.Call) and self._builds_module(receiver))
 
     def _holds_parameters(self, module_class: cst.ClassDef) -> bool:
         line_of = lambda node: self.get_metadata(cst.metadata.PositionProvider, node).start.line
