@@ -74,17 +74,22 @@ def bound_names(target: ast.expr) -> Iterator[str]:
 Binding = tuple[int, "ast.expr | None"]  # (line, value): the value is None where devfix cannot see it
 
 
-def scope_bindings(nodes: Iterable[ast.AST]) -> dict[str, list[Binding]]:
+def scope_bindings(nodes: Iterable[ast.AST], augmented: bool = False) -> dict[str, list[Binding]]:
     """Each name's bindings among one scope's nodes, in source order, as `analysis.placement.collect`
     records them: assignments with their values; augmented assignments, `for` and `with` targets
     without one. Unpacking a display of the same length binds item by item; unpacking anything else
-    binds each name to the whole value when it is a call (`out, (h, c) = lstm(x)`), else to nothing."""
+    binds each name to the whole value when it is a call (`out, (h, c) = lstm(x)`), else to nothing.
+    With `augmented`, `total += loss` binds `total` to `total + loss` (the `total` in it is the
+    value before), as `PlacementFacts.is_device_value` reads it."""
     found: list[tuple[int, int, ast.expr, ast.expr | None]] = []
     for node in nodes:
         if isinstance(node, ast.Assign):
             found += [(node.lineno, node.col_offset, target, node.value) for target in node.targets]
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
             found.append((node.lineno, node.col_offset, node.target, node.value))
+        elif augmented and isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            read = ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target)
+            found.append((node.lineno, node.col_offset, node.target, ast.copy_location(ast.BinOp(read, node.op, node.value), node)))
         elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
             found.append((node.lineno, node.col_offset, node.target, None))
         elif isinstance(node, (ast.With, ast.AsyncWith)):

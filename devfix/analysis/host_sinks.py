@@ -74,6 +74,7 @@ class _Scope:
         self.parameters = self.all_parameters if file_places_devices else set()
         self.bindings: dict[str, list[Binding]] = {}  # name → (line, value) of its assignments
         self.appended: dict[str, list[ast.expr]] = {}  # name → what `name.append(...)` adds, anywhere under the scope
+        self.comprehended: dict[str, list[ast.expr]] = {}  # `[... for p in preds]`: p → [preds], anywhere under the scope
         self.moved: set[str] = set()
         self._verdicts: dict[tuple[int, bool, int | None], bool] = {}
 
@@ -103,7 +104,7 @@ class _Scope:
 
     def _bind(self) -> None:
         """The scope's bindings (`ast_nodes.scope_bindings`), its moves, and what its lists collect."""
-        self.bindings = scope_bindings(self.nodes)
+        self.bindings = scope_bindings(self.nodes, augmented=True)
         for node in self.nodes:
             if isinstance(node, ast.Call) and is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
                 self.moved.add(node.func.value.id)
@@ -112,6 +113,8 @@ class _Scope:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LIST_FILLERS \
                     and isinstance(node.func.value, ast.Name) and node.args:
                 self.appended.setdefault(node.func.value.id, []).append(node.args[0])
+            elif isinstance(node, ast.comprehension) and isinstance(node.target, ast.Name):
+                self.comprehended.setdefault(node.target.id, []).append(node.iter)
 
     def _may_be_on_device(self, value: ast.expr, with_parameters: bool, before_line: int | None = None) -> bool:
         """`with_parameters`: the rule's loose mode for `.numpy()` (parameters may be on a device,
@@ -133,6 +136,8 @@ class _Scope:
             if any(self._may_be_on_device(item, with_parameters) for item in self.appended.get(value.id, ())):
                 return True
             binding = latest_binding(self.bindings, value.id, before_line if before_line is not None else value.lineno)
+            if binding is None and with_parameters and any(again(iterated) for iterated in self.comprehended.get(value.id, ())):
+                return True  # `[p.numpy() for p in preds]`
             return binding is not None and binding[1] is not None and self._may_be_on_device(binding[1], with_parameters, binding[0])
         if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
             return again(value.value)
@@ -160,7 +165,11 @@ class _Scope:
             return passes_on and any(again(argument) for argument in arguments)
         if qualified.startswith("torch.") and any(again(argument) for argument in arguments):
             return True
-        return isinstance(value.func, ast.Attribute) and value.func.attr not in HOST_METHODS and again(value.func.value)
+        if not isinstance(value.func, ast.Attribute) or value.func.attr in HOST_METHODS:
+            return False
+        if with_parameters and not qualified and any(again(argument) for argument in arguments):
+            return True  # `self.model(x.to(device))`, as the rule's loose mode reads it
+        return again(value.func.value)
 
 
 def _placed_by_keyword(call: ast.Call, imports: ImportTable) -> bool:

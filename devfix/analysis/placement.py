@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devfix.analysis.tensors import is_factory_call
-from devfix.analysis.torch_api import CPU_LITERALS, LIST_FILLERS, TORCH_DTYPES, is_torch_tensor_function
+from devfix.analysis.torch_api import CPU_LITERALS, LIST_FILLERS, MOVED_AFTER, TORCH_DTYPES, is_torch_tensor_function
 from devfix.analysis.torch_names import QualifiedNames, is_cuda_device_expression, keyword
 
 HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
@@ -47,11 +47,13 @@ class PlacementFacts:
     moves: dict[str, list[Move]] = field(default_factory=dict)  # every move of each name
     escaped: dict[str, list[cst.Call]] = field(default_factory=dict)
     appended: dict[str, list[tuple[int, cst.BaseExpression]]] = field(default_factory=dict)  # `name.append(v)`: (line, v)
+    augmented: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `name += v`: (name, line) → v
     called: set[str] = field(default_factory=set)
     modules_on_device: set[str] = field(default_factory=set)
     device_globals: set[str] = field(default_factory=set)  # top-level names bound once to a device value, read here
     passthrough: set[str] = field(default_factory=set)
     parameters: set[str] = field(default_factory=set)
+    own_methods: set[str] = field(default_factory=set)  # in a method: the names of its class's methods
     file_places_devices: bool = False  # the file moves things to devices somewhere
 
     @property
@@ -81,6 +83,10 @@ class PlacementFacts:
             if loose and binding is not None and _is_empty_list(binding.value):
                 # `probs = []` then `probs.append(model(x))`: the list holds device tensors
                 return any(binding.line < at < line and again(value, at) for at, value in self.appended.get(expression.value, ()))
+            if binding is not None and (expression.value, binding.line) in self.augmented:
+                # `total += loss`: on a device when `loss` is, or when `total` already was
+                added = self.augmented[(expression.value, binding.line)]
+                return again(added, binding.line) or again(expression, binding.line)
             return binding is not None and binding.value is not None and again(binding.value, binding.line)
         if isinstance(expression, (cst.Attribute, cst.Subscript)):
             return again(expression.value)
@@ -96,11 +102,20 @@ class PlacementFacts:
                 return True  # output of a module that lives on a device
             if isinstance(callee, cst.Name) and (loose or callee.value in self.passthrough):
                 return any(again(arg.value) for arg in expression.args)  # model(x) follows x
+            if self.qualified(callee) & MOVED_AFTER:
+                return False  # `torch.from_numpy(array)`: made on the host, whatever it is given
             if is_torch_tensor_function(self.qualified(callee)) and not is_factory_call(expression, self.qualified):
                 return any(again(arg.value) for arg in expression.args)  # F.cross_entropy(logits, y) follows logits
-            if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS:
+            if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS and not _to_the_host(expression):
+                if loose and self._is_model_attribute(callee) and any(again(arg.value) for arg in expression.args):
+                    return True  # `self.model(x.to(device))`: an object's callable follows its arguments too
                 return again(callee.value)
         return False
+
+    def _is_model_attribute(self, callee: cst.Attribute) -> bool:
+        """`self.model`: a callable the object keeps (a Module, maybe), not a method of its class
+        (`self.to_waveform(mel)` may return anything, a CPU tensor too)."""
+        return isinstance(callee.value, cst.Name) and callee.value.value == "self" and callee.attr.value not in self.own_methods
 
     def moved_at(self, name: str, line: int) -> Move | None:
         """A move of `name` that acted on the value `name` holds at `line`: none when the name was
@@ -115,6 +130,16 @@ class PlacementFacts:
     def _binding_before(self, name: str, line: int) -> Binding | None:
         earlier = [binding for binding in self.bindings.get(name, ()) if binding.line < line]
         return max(earlier, key=lambda binding: binding.line) if earlier else None
+
+
+def _to_the_host(call: cst.Call) -> bool:
+    """`x.to("cpu")`, `x.to(dtype=torch.uint8, device="cpu")`: a copy on the host."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+        return False
+    device = keyword(call, "device")
+    positional = [arg for arg in call.args if arg.keyword is None]
+    value = device.value if device is not None else positional[0].value if positional else None
+    return value is not None and _is_cpu_literal(value)
 
 
 def _is_empty_list(value: cst.BaseExpression | None) -> bool:
@@ -184,6 +209,8 @@ class _Collector(cst.CSTVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._bind(node.target, None, node)
+        if isinstance(node.target, cst.Name):
+            self.facts.augmented[(node.target.value, self.facts.line_of(node))] = node.value
 
     def visit_For(self, node: cst.For) -> None:
         self._bind(node.target, None, node)

@@ -47,6 +47,9 @@ class ScopeTracker:
             facts.file_places_devices = self.file_places_devices()
             if isinstance(scope, cst.FunctionDef):
                 self._add_globals_on_device(facts)
+                owner = self.class_of_method(scope)
+                if owner is not None:
+                    facts.own_methods = {statement.name.value for statement in owner.body.body if isinstance(statement, cst.FunctionDef)}
         return self._facts[id(scope)]
 
     def _add_globals_on_device(self, facts: PlacementFacts) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import LIST_FILLERS, OTHER_ARRAY_LIBRARIES
 from devfix.codemods.base import DevfixRule
@@ -60,23 +61,42 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         for append in self._device_appends(name, host_call):
             self._appended.setdefault(append, (name.value, callee))
 
-    def _device_appends(self, name: cst.Name, use: cst.CSTNode) -> list[cst.Call]:
+    def _device_appends(self, name: cst.Name, use: cst.CSTNode, loose: bool = False) -> list[cst.Call]:
         """`name.append(v)` calls of a list that starts empty, where `v` is surely on a device
-        (strictly: what `train_step(model, x)` returns may be a float)."""
+        (strictly: what `train_step(model, x)` returns may be a float; `loose` for items known
+        to be tensors)."""
         facts = self.scope_facts(use)
         binding = facts._binding_before(name.value, self.line_of(use))
         if binding is None or not (isinstance(binding.value, cst.List) and not binding.value.elements):
             return []
         appends = _Appends(name.value)
         self.enclosing_scope(use).visit(appends)
-        return [append for append in appends.calls if append.args and facts.is_device_value(append.args[0].value)]
+        return [append for append in appends.calls if append.args and facts.is_device_value(append.args[0].value, loose=loose)]
+
+    def _iterates_device_list(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
+        """`[p.numpy() for p in preds]` where `preds` collects tensors that are on a device."""
+        root = _chain_root(receiver)
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        current = self.get_metadata(ParentProvider, call, None)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            if isinstance(current, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                for_in = current.for_in
+                while for_in is not None:
+                    if isinstance(for_in.target, cst.Name) and for_in.target.value == root.value:
+                        return isinstance(for_in.iter, cst.Name) and bool(self._device_appends(for_in.iter, current, loose=True))
+                    for_in = for_in.inner_for_in
+            current = self.get_metadata(ParentProvider, current, None)
+        return False
 
     def _joins_device_list(self, receiver: cst.BaseExpression) -> bool:
         """`torch.cat(predictions)` / `torch.stack(...)` of a list of device tensors."""
         if not (isinstance(receiver, cst.Call) and self.qualified(receiver.func) & LIST_JOINS and receiver.args):
             return False
         listed = receiver.args[0].value
-        return isinstance(listed, cst.Name) and bool(self._device_appends(listed, receiver))
+        return isinstance(listed, cst.Name) and bool(self._device_appends(listed, receiver, loose=True))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if original_node in self._appended:
@@ -94,7 +114,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         # a parameter's `.numpy()` may be a torch tensor's, unless another array library is imported
         other_arrays = self.facts is not None and self.facts.imports.imports_any(OTHER_ARRAY_LIBRARIES)
         on_device = self.scope_facts(original).is_device_value(receiver, loose=True, tensor_parameters=not other_arrays)
-        if "cpu" in chain or not (on_device or self._joins_device_list(_chain_root(receiver))):
+        if "cpu" in chain or not (on_device or self._joins_device_list(_chain_root(receiver)) or self._iterates_device_list(receiver, original)):
             return updated
         code = cst.Module([]).code_for_node(receiver)
         missing = _missing_host_methods(receiver)
