@@ -64,15 +64,13 @@ array (`idss.append(...)` of an annotated list, an image converted by `torch.fro
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import NamedTuple
-
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, arguments_for, file_functions
 from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_helpers import HelperSummary
+from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models
 from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attributes
@@ -90,7 +88,7 @@ from devfix.analysis.torch_api import (
     SOURCE_WRAPPERS,
     is_torch_tensor_function,
 )
-from devfix.analysis.torch_names import keyword
+from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword, moved_to
 from devfix.findings import Safety
@@ -149,13 +147,13 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
                 return False  # a numpy array, a list or a number made on the host has no `.to()`
             self._helper_verdicts[function] = bool(values) and all(
                 _builds_cpu_tensor(value, self.qualified)
-                or (value is not None and _host_made(value, self.line_of(value), 0, self.host_context(facts)))
+                or (value is not None and host_made(value, self.line_of(value), 0, self.host_context(facts)))
                 for value in values
             )
         return self._helper_verdicts[function]
 
-    def host_context(self, facts: PlacementFacts) -> _HostContext:
-        return _HostContext(facts, self.qualified, self.returns_cpu_tensors, self._device_callables())
+    def host_context(self, facts: PlacementFacts) -> HostContext:
+        return HostContext(facts, self.qualified, self.returns_cpu_tensors, self._device_callables())
 
     def _device_callables(self) -> frozenset[str]:
         """Module-level names bound to something that makes device tensors (`Tensor =
@@ -379,7 +377,9 @@ class _Combinations(cst.CSTVisitor):
         passes a moved model, the model's own device)."""
         references = self._references(values)
         move = self._move_of(module, call)
-        moved_to = self._moved_to(module, move) if move is not None else self._device_of_a_moved_argument(module)
+        moved_to = self._moved_to(module, move, call) if move is not None else self._device_of_a_moved_argument(module)
+        if moved_to is None:
+            moved_to = self._device_of_a_fed_model(values, call)
         for value in values:
             for source in self._fresh(value):
                 if self._is_helper_call(source):
@@ -477,7 +477,7 @@ class _Combinations(cst.CSTVisitor):
         CPU-tensor helper of this file returns (`ids = encode(...)`), or a local the analysis proves
         to be a tensor and that nothing placed on a device (`img = transform(im).unsqueeze(0)`)."""
         move = self._move_of(call.func.value, call)
-        moved_to = self._moved_to(call.func.value, move) if move is not None else None
+        moved_to = self._moved_to(call.func.value, move, call) if move is not None else None
         if moved_to is None:
             moved_to = self._device_of_a_moved_argument(call.func.value)
         elif not self._device_defined_before(moved_to, call):
@@ -503,11 +503,35 @@ class _Combinations(cst.CSTVisitor):
         """The move of `module` that acted on the value the name holds at `call`."""
         return self.facts.moved_at(module, self.rule.line_of(call))
 
-    def _moved_to(self, module: str, move: Move) -> str:
+    def _moved_to(self, module: str, move: Move, call: cst.Call) -> str | None:
         """Where the scope moved `module`: the device it names (`model.to(device)`), else, for
-        `model.cuda()` (under `if use_cuda:`) or a device written inline, the model's own device."""
+        `model.cuda()` (under `if use_cuda:`) or a device written inline, the model's own device;
+        None for a torch.nn Module that holds no parameters (`bce = nn.BCELoss()`), whose
+        `next(bce.parameters())` raises StopIteration."""
         code = device_code(move.device)
-        return code if code is not None else f"next({module}.parameters()).device"
+        if code is not None:
+            return code
+        return f"next({module}.parameters()).device" if self._may_hold_parameters(module, call) else None
+
+    def _may_hold_parameters(self, module: str, call: cst.Call) -> bool:
+        """False when the value `module` holds at `call` was built by a torch.nn class known to hold
+        no parameters (`nn.BCELoss()`, `nn.ReLU().cuda()`)."""
+        binding = self.facts._binding_before(module, self.rule.line_of(call))
+        value = binding.value if binding is not None else None
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
+            value = value.func.value
+        return not isinstance(value, cst.Call) or holds_state(value, self.qualified)
+
+    def _device_of_a_fed_model(self, values: list[cst.BaseExpression], call: cst.Call) -> str | None:
+        """`bce(D(x), torch.zeros(8, 1))` for a loss that holds no parameters: where the model whose
+        output is fed with the fresh tensor was moved."""
+        for value in values:
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.modules:
+                move = self._move_of(value.func.value, call)
+                moved_to = self._moved_to(value.func.value, move, call) if move is not None else None
+                if moved_to is not None and self._device_defined_before(moved_to, call):
+                    return moved_to
+        return None
 
     def _device_of_a_moved_argument(self, name: str) -> str | None:
         """`def predict(model, rows): ... model(x)` where every call of `predict` in the file passes a
@@ -538,7 +562,7 @@ class _Combinations(cst.CSTVisitor):
         a numpy value or a CPU factory of this scope (a parameter, a loop variable or an updated
         value could be anywhere, and a move of something already there is noise)."""
         where = self.rule.host_context(self.facts)
-        return self.rule.kind_of(name) is Kind.TENSOR and _host_made(value, line, 0, where)
+        return self.rule.kind_of(name) is Kind.TENSOR and host_made(value, line, 0, where)
 
     def _device_defined_before(self, device: str, call: cst.Call) -> bool:
         root = device.split(".")[0]
@@ -650,7 +674,7 @@ class _Combinations(cst.CSTVisitor):
     def _fresh(self, expression: cst.BaseExpression, pointwise: bool = False) -> list[cst.Call]:
         sources = self._sources(expression)
         if pointwise:
-            sources = [call for call in sources if not self.rule.is_scalar_tensor(call) and not self._may_be_a_scalar_from_a_helper(call)]
+            sources = [call for call in sources if not self._is_scalar(call)]
         return sources
 
     def _sources(self, expression: cst.BaseExpression, before_line: int | None = None) -> list[cst.Call]:
@@ -689,7 +713,10 @@ class _Combinations(cst.CSTVisitor):
                 return self._sources(expression.func.value, before_line)  # a tensor method: `.bool()`, `.unsqueeze(0)`
             return []
         if isinstance(expression, cst.BinaryOperation):
-            return self._sources(expression.left, before_line) + self._sources(expression.right, before_line)
+            left, right = self._sources(expression.left, before_line), self._sources(expression.right, before_line)
+            if isinstance(expression.operator, cst.MatrixMultiply):
+                return left + right
+            return self._without_scalars(left, right) + self._without_scalars(right, left)
         if isinstance(expression, cst.UnaryOperation):
             return self._sources(expression.expression, before_line)
         if isinstance(expression, cst.Comparison):  # `torch.arange(n)[None] < lengths[:, None]` is a new tensor too
@@ -700,6 +727,17 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(expression, cst.Subscript):
             return self._sources(expression.value, before_line)
         return []
+
+    def _without_scalars(self, sources: list[cst.Call], other: list[cst.Call]) -> list[cst.Call]:
+        """One operand's sources in `a * b`: a 0-dim CPU tensor (`torch.tensor(2.0)`) joins a tensor
+        of any device, and the result lives where the other operand does, so it is no source of
+        the result unless the other operand is 0-dim too."""
+        if other and all(self._is_scalar(call) for call in other):
+            return sources
+        return [call for call in sources if not self._is_scalar(call)]
+
+    def _is_scalar(self, call: cst.Call) -> bool:
+        return self.rule.is_scalar_tensor(call) or self._may_be_a_scalar_from_a_helper(call)
 
     def _bound_once_from_another_file(self, name: str, value: cst.Call) -> bool:
         """`mask = causal_mask(n)`, the only binding of `mask` here, of a helper of another file: its
@@ -746,60 +784,6 @@ def _is_encoding_call(value: cst.BaseExpression | None) -> bool:
     """`tokenizer(text, return_tensors="pt")`, `processor(images=..., return_tensors="pt")`."""
     tensors = keyword(value, "return_tensors") if isinstance(value, cst.Call) else None
     return tensors is not None and isinstance(tensors.value, cst.SimpleString) and tensors.value.evaluated_value == "pt"
-
-
-class _HostContext(NamedTuple):
-    """What `_host_made` reads: one scope's bindings, qualified names, and the file's helpers."""
-
-    facts: PlacementFacts
-    qualified: Callable[[cst.CSTNode], set[str]]
-    cpu_helper: Callable[[str], bool]
-    device_callables: frozenset[str] = frozenset()  # names that make or hold device values (below)
-
-
-def _host_made(value: cst.BaseExpression, line: int, depth: int, where: _HostContext) -> bool:
-    """Built on the host from what `facts` (one scope's bindings) shows: literals, numpy values,
-    CPU factories of the scope, and arithmetic and methods of those (not a parameter, a loop
-    variable or anything moved), and what the file's CPU-tensor helpers return."""
-    if depth > 6:
-        return False
-    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple)):
-        return all(_host_made(element.value, line, depth + 1, where) for element in getattr(value, "elements", ()))
-    if isinstance(value, cst.Name):
-        binding = where.facts._binding_before(value.value, line)
-        if binding is None or isinstance(binding.value, (cst.List, cst.Tuple, cst.Dict)):
-            return False  # a container bound to a name may be filled later (`masks.append(mask)`)
-        return binding.value is not None and _host_made(binding.value, binding.line, depth + 1, where)
-    if isinstance(value, (cst.Subscript, cst.Attribute)):
-        return _host_made(value.value, line, depth + 1, where)
-    if isinstance(value, cst.BinaryOperation):
-        return _host_made(value.left, line, depth + 1, where) and _host_made(value.right, line, depth + 1, where)
-    if isinstance(value, cst.UnaryOperation):
-        return _host_made(value.expression, line, depth + 1, where)
-    if isinstance(value, cst.Comparison):  # `torch.triu(torch.ones(n, n)) == 0`
-        operands = [value.left, *(target.comparator for target in value.comparisons)]
-        return all(_host_made(operand, line, depth + 1, where) for operand in operands)
-    if not isinstance(value, cst.Call):
-        return False
-    callee = value.func.value if isinstance(value.func, cst.Name) else None
-    if callee is not None and (callee in where.facts.moved or callee in where.device_callables):
-        return False  # `generator(z)` of a moved model; `Tensor(...)` where `Tensor = torch.cuda.FloatTensor if cuda else ...`
-    names = where.qualified(value.func)
-    if is_factory_call(value, where.qualified) or names & MOVED_AFTER:
-        return keyword(value, "device") is None
-    if any(name.startswith(("numpy.", "torchvision.datasets.")) for name in names):
-        return True  # numpy values, and datasets that load onto the CPU
-    if isinstance(value.func, cst.Attribute) and not any(name.startswith("torch.") for name in names):
-        # a method of a value (libcst also names `image.unsqueeze` after the local `image`)
-        if value.func.attr.value in DEVICE_CHANGING_METHODS:
-            return False
-        receiver_host = _host_made(value.func.value, line, depth + 1, where)
-        return receiver_host and all(_host_made(arg.value, line, depth + 1, where) for arg in value.args if arg.keyword is None)
-    if isinstance(value.func, cst.Name) and where.cpu_helper(value.func.value):
-        return True  # a helper of the file that returns CPU tensors: `preprocess(photo)`
-    arguments = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
-    return bool(arguments) and all(_host_made(argument, line, depth + 1, where) for argument in arguments)
-
 
 
 def _builds_cpu_tensor(value: cst.BaseExpression | None, qualified) -> bool:
