@@ -859,13 +859,14 @@ def _names_a_loader(name: ast.expr, imports: ImportTable) -> bool:
 
 
 def _moves_into_attribute_in_init(move: ast.Call, place: _Place) -> bool:
-    """`self.model = model.to(device)` directly in `__init__`: the only move DF020 starts from."""
+    """`self.model = model.to(device)` or `self.model.to(device)` directly in `__init__`: the
+    moves DF020 starts from."""
     parent = place.parent
-    return (
-        place.method is not None and place.method.name == "__init__"
-        and isinstance(parent, ast.Assign) and parent.value is move
-        and any(is_self_attribute(target) for target in parent.targets)
-    )
+    if place.method is None or place.method.name != "__init__":
+        return False
+    if isinstance(parent, ast.Expr) and parent.value is move:
+        return isinstance(move.func, ast.Attribute) and is_self_attribute(move.func.value)
+    return isinstance(parent, ast.Assign) and parent.value is move and any(is_self_attribute(target) for target in parent.targets)
 
 
 def _method_name(node: ast.AST) -> str | None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_arguments_for
+from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import Kind
 from devfix.analysis.loaders import (
     BatchUse,
@@ -71,6 +72,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         self._attribute_moves: dict[cst.Assign, str] = {}
         self._loop_moves: dict[cst.For, tuple[list[str], str]] = {}
         self._factory_moves: dict[cst.Call, tuple[str, str]] = {}  # a factory → (the model it feeds, the device)
+        self._input_moves: dict[cst.Arg, tuple[str, str]] = {}  # a host-made local fed to a model → (the model, the device)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if self.is_module_classdef(node):
@@ -87,6 +89,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             if method_name == "__init__":
                 continue
             self._plan_factories(node, facts, method, models)
+            self._plan_host_inputs(node, facts, method, models)
             for loop in loops_of(method):
                 batches = self._batches_to_move(loop, callables, set(models))
                 if batches:
@@ -125,6 +128,30 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             for value in fed:
                 for factory in self._factories(value, placement, self.line_of(call)):
                     self._factory_moves.setdefault(factory, (model, device))
+
+    def _plan_host_inputs(self, class_def: cst.ClassDef, facts, method: cst.FunctionDef, models: set[str]) -> None:
+        """`x = torch.from_numpy(arr).float()` then `self.model(x)`: a local the analysis proves a
+        tensor built on the host (`analysis.host_made`), fed to a moved model, is moved where it is
+        fed (what the model's `forward` hands to `torch.nn.utils.rnn` as lengths stays)."""
+        calls = _ModelCalls(models)
+        method.body.visit(calls)
+        placement = self.scope_facts(method.body)
+        where = HostContext(placement, self.qualified, lambda name: False)
+        for call, model, model_method in calls.found:
+            if model_method is not None:
+                continue
+            inputs = self._model_class_inputs(class_def, facts, model)
+            lengths = [] if inputs is None else [argument_for(call, name, inputs.positional("forward")) for name in inputs.kept_on_the_host("forward")]
+            device = self._device_expression(facts, model)[0]
+            for arg in call.args:
+                value = arg.value
+                if arg.keyword is not None or arg.star or value in lengths or not isinstance(value, cst.Name) or value.value in placement.moved:
+                    continue
+                binding = placement._binding_before(value.value, self.line_of(call))
+                if binding is None or binding.value is None or is_factory_call(binding.value, self.qualified):
+                    continue  # a factory is created on the device (`_plan_factories`)
+                if self.kind_of(value) is Kind.TENSOR and host_made(binding.value, binding.line, 0, where):
+                    self._input_moves[arg] = (model, device)
 
     def _factories(self, value: cst.BaseExpression, placement, line: int) -> list[cst.Call]:
         """The factory call `value` is, or that a local bound once, earlier in the method, holds."""
@@ -202,11 +229,23 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         return moved
 
     def _moved_models(self, facts) -> set[str]:
-        """Attributes `__init__` assigns from a move: `self.model = model.to(device)`."""
+        """Attributes `__init__` assigns from a move (`self.model = model.to(device)`), or builds as
+        a Module and then moves in place (`self.model = Net()` ... `self.model.to(self.device)`)."""
         moved = set()
         for name, use in facts.attributes.items():
             for method, statement in use.assignments:
                 if method == "__init__" and as_move(statement.value, self.qualified) is not None:
+                    moved.add(name)
+        init = facts.methods.get("__init__")
+        for statement in init.body.body if init is not None else ():
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                move = as_move(small.value, self.qualified) if isinstance(small, cst.Expr) else None
+                if move is None or not is_self_attribute(move.receiver):
+                    continue
+                name = move.receiver.attr.value
+                built = [s for method, s in facts.attributes[name].assignments if method == "__init__"] if name in facts.attributes else []
+                if len(built) == 1 and self.line_of(built[0]) < self.line_of(small) and isinstance(built[0].value, cst.Call) \
+                        and self.builds_module(built[0].value):
                     moved.add(name)
         return moved
 
@@ -269,6 +308,17 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                            "moved to a device", fix_title=f"create it on `{device}`"):
             return updated_node
         return add_keyword(updated_node, "device", device)
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        plan = self._input_moves.get(original_node)
+        if plan is None:
+            return updated_node
+        model, device = plan
+        name = cst.Module([]).code_for_node(original_node.value)
+        if not self.report(original_node.value, f"`{name}` is a tensor made on the CPU but is fed to `self.{model}`, which the "
+                           "class moved to a device", fix_title=f"move it to `{device}`"):
+            return updated_node
+        return updated_node.with_changes(value=moved_to(updated_node.value, device))
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         device = self._attribute_moves.get(original_node)
