@@ -29,21 +29,50 @@ class HelperSummary:
     returns_host_tensors: bool
     may_return_a_scalar: bool  # `torch.tensor(v)` of no list, or a whole reduction: 0-dim, allowed beside CUDA tensors
     returns_tensors: bool = False  # every return is made by torch (not a numpy array, a list, a number)
+    host_tuple_size: int = 0  # every return is a tuple of this many tensors made on the host (`return x, y`)
 
 
-def summarise(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable) -> HelperSummary:
+def summarise(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable, module_values: dict[str, ast.expr] | None = None,
+) -> HelperSummary:
+    """`module_values`: the module's names bound once at its top level (and never declared
+    `global` in a function), with their values: what the function reads of them is judged too
+    (`data[i:i + block]` of `data = torch.tensor(ids)`)."""
     returns = [node.value for node in scope_nodes(function.body, (*FUNCTIONS, ast.ClassDef, ast.Lambda)) if isinstance(node, ast.Return)]
     bindings = scope_bindings(scope_nodes(function.body))
-    judge = _Judge(bindings, imports)
+    judge = _Judge(bindings, imports, module_values or {}, {argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)})
     tensors = bool(returns) and all(value is not None and judge.makes_a_tensor(value, value.lineno, 0) for value in returns)
     host = tensors and all(judge.host_made(value, value.lineno, 0) for value in returns)
     scalar = any(_may_be_zero_dim(node, imports) for value in returns if value is not None for node in ast.walk(value))
-    return HelperSummary(host, scalar, tensors)
+    return HelperSummary(host, scalar, tensors, _host_tuple_size(returns, judge))
+
+
+def _host_tuple_size(returns: list[ast.expr | None], judge: _Judge) -> int:
+    """n when every `return` is a tuple display of n tensors made on the host, else 0."""
+    sizes = {len(value.elts) for value in returns if isinstance(value, ast.Tuple)}
+    if not returns or len(sizes) != 1 or not all(isinstance(value, ast.Tuple) for value in returns):
+        return 0
+    proven = all(
+        judge.makes_a_tensor(element, value.lineno, 0) and judge.host_made(element, value.lineno, 0)
+        for value in returns for element in value.elts
+    )
+    return sizes.pop() if proven else 0
+
+
+def module_values(tree: ast.Module, declared_global: set[str]) -> dict[str, ast.expr]:
+    """The module's names bound exactly once at its top level, by a plain assignment, and never
+    declared `global` in a function: their value is the same wherever a function reads them."""
+    bindings = scope_bindings(scope_nodes(tree.body))
+    return {
+        name: found[0][1] for name, found in bindings.items()
+        if len(found) == 1 and found[0][1] is not None and name not in declared_global
+    }
 
 
 class _Judge:
-    def __init__(self, bindings, imports: ImportTable) -> None:
+    def __init__(self, bindings, imports: ImportTable, module_values: dict[str, ast.expr] | None = None, parameters: set[str] = frozenset()) -> None:
         self.bindings, self.imports = bindings, imports
+        self.module_values, self.parameters = module_values or {}, parameters
 
     def host_made(self, value: ast.expr, line: int, depth: int) -> bool:
         if depth > MAX_DEPTH:
@@ -55,11 +84,15 @@ class _Judge:
             return all(again(element) for element in value.elts)
         if isinstance(value, ast.Name):
             binding = latest_binding(self.bindings, value.id, line)
+            if binding is None and self._global(value.id) is not None:
+                return _Judge({}, self.imports).host_made(self._global(value.id), line, depth + 1)  # `data` of the module
             if binding is None or binding[1] is None or isinstance(binding[1], (ast.List, ast.Tuple, ast.Dict)):
                 return False  # a parameter; a container bound to a name may be filled later
             return self.host_made(binding[1], binding[0], depth + 1)
         if isinstance(value, (ast.Subscript, ast.Attribute)):
             return again(value.value)
+        if isinstance(value, (ast.ListComp, ast.GeneratorExp)):  # `[data[i:i + n] for i in ix]`
+            return again(value.elt)
         if isinstance(value, ast.BinOp):
             return again(value.left) and again(value.right)
         if isinstance(value, ast.UnaryOp):
@@ -82,6 +115,12 @@ class _Judge:
         arguments = [argument for argument in value.args if not isinstance(argument, ast.Starred)]
         return bool(arguments) and all(again(argument) for argument in arguments)
 
+    def _global(self, name: str) -> ast.expr | None:
+        """The value of a module-level name the function reads without binding it."""
+        if name in self.parameters or name in self.bindings:
+            return None
+        return self.module_values.get(name)
+
     def makes_a_tensor(self, value: ast.expr, line: int, depth: int) -> bool:
         """The value is a torch tensor, not a numpy array or a number made on the host too."""
         if depth > MAX_DEPTH:
@@ -89,6 +128,8 @@ class _Judge:
         again = lambda inner: self.makes_a_tensor(inner, line, depth + 1)
         if isinstance(value, ast.Name):
             binding = latest_binding(self.bindings, value.id, line)
+            if binding is None and self._global(value.id) is not None:
+                return _Judge({}, self.imports).makes_a_tensor(self._global(value.id), line, depth + 1)
             return binding is not None and binding[1] is not None and self.makes_a_tensor(binding[1], binding[0], depth + 1)
         if isinstance(value, ast.Subscript):
             return again(value.value)

@@ -36,6 +36,7 @@ class Binding:
 
     line: int
     value: cst.BaseExpression | None
+    unpacked: int = 0  # `x, y = get_batch()`: how many names the call's result is unpacked into
 
 
 @dataclass
@@ -233,10 +234,10 @@ class _Collector(cst.CSTVisitor):
         if isinstance(callee, cst.Attribute) and callee.attr.value in LIST_FILLERS and isinstance(callee.value, cst.Name) and len(node.args) == 1:
             self.facts.appended.setdefault(callee.value.value, []).append((self.facts.line_of(node), node.args[0].value))
 
-    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode) -> None:
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode, unpacked: int = 0) -> None:
         line = self.facts.line_of(statement)
         if isinstance(target, cst.Name):
-            self.facts.bindings.setdefault(target.value, []).append(Binding(line, value))
+            self.facts.bindings.setdefault(target.value, []).append(Binding(line, value, unpacked))
             move = as_move(value, self.facts.qualified) if value is not None else None
             if move is not None:
                 self.facts.moved.setdefault(target.value, move)
@@ -249,8 +250,9 @@ class _Collector(cst.CSTVisitor):
             else:
                 # `out, (h, c) = lstm(x)`: each part lives where the whole result lives
                 unpacked = value if isinstance(value, cst.Call) else None
+                starred = any(isinstance(element, cst.StarredElement) for element in target.elements)
                 for element in target.elements:
-                    self._bind(element.value, unpacked, statement)
+                    self._bind(element.value, unpacked, statement, 0 if starred or unpacked is None else len(target.elements))
 
 
 def _placed_by_factory(call: cst.Call, qualified: QualifiedNames) -> bool:

@@ -152,6 +152,15 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             )
         return self._helper_verdicts[function]
 
+    def cpu_tensor_tuple_size(self, function: str) -> int:
+        """n when `function` (of this file, or imported from the project) returns a tuple of n
+        tensors made on the host at every `return` (`return x, y` of `get_batch()`), else 0."""
+        if self._definition(function) is not None:
+            summary = self.facts.local_helper(function) if self.facts is not None else None
+        else:
+            summary = self._imported_helper(function)
+        return summary.host_tuple_size if summary is not None else 0
+
     def host_context(self, facts: PlacementFacts) -> HostContext:
         return HostContext(facts, self.qualified, self.returns_cpu_tensors, self._device_callables())
 
@@ -315,6 +324,9 @@ class _Combinations(cst.CSTVisitor):
         self.facts = rule.scope_facts(anchor)
         self.first_line = {name: min(b.line for b in bindings) for name, bindings in self.facts.bindings.items()}
         self.modules = set(rule.scope_modules(anchor)) | (self.facts.moved.keys() & self.facts.called)
+        # models the top level moved (`policy = Net().to(device)`), called in a function: `_move_of` finds the move there
+        self.global_models = (self.facts.modules_on_device & self.facts.called) if isinstance(scope, cst.FunctionDef) else set()
+        self.modules |= self.global_models
         self.layers = rule.layers_of_method(scope)  # `self.<layer>` attributes whose output is one tensor
         self.aligned: dict[cst.Call, str] = {}
         self.moved_inputs: dict[cst.Arg, tuple[str, str]] = {}
@@ -495,13 +507,22 @@ class _Combinations(cst.CSTVisitor):
             value = binding.value if binding is not None else None
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.rule.returns_cpu_tensors(value.func.value):
                 self.moved_inputs[arg] = (f"`{value.func.value}(...)`, a CPU tensor", moved_to)
+            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and binding.unpacked \
+                    and self.rule.cpu_tensor_tuple_size(value.func.value) == binding.unpacked:
+                self.moved_inputs[arg] = (f"from `{value.func.value}(...)`, which returns CPU tensors", moved_to)
             elif value is not None and not self._factory_sources(fed) and self._made_on_the_host(fed, value, binding.line):
                 # (values built from factories of this scope are placed where they are created)
                 self.moved_inputs[arg] = ("a tensor made on the CPU", moved_to)
 
     def _move_of(self, module: str, call: cst.Call) -> Move | None:
-        """The move of `module` that acted on the value the name holds at `call`."""
-        return self.facts.moved_at(module, self.rule.line_of(call))
+        """The move of `module` that acted on the value the name holds at `call`; for a model of the
+        top level, its move there when the device it names is no local name of this function."""
+        if module not in self.global_models:
+            return self.facts.moved_at(module, self.rule.line_of(call))
+        move = self.rule.scope_facts(self.rule.module).moved.get(module)
+        device = device_code(move.device) if move is not None else None
+        root = device.split(".")[0] if device is not None else None
+        return move if root is None or (root not in self.parameters and root not in self.first_line) else None
 
     def _moved_to(self, module: str, move: Move, call: cst.Call) -> str | None:
         """Where the scope moved `module`: the device it names (`model.to(device)`), else, for

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
-from devfix.analysis.host_helpers import summarise_in_text
+from devfix.analysis.host_helpers import module_values, summarise, summarise_in_text
+from devfix.analysis.imports import ImportTable
 
 MODULE = '''"""Helpers."""
 from typing import (
@@ -76,3 +79,49 @@ def test_a_numpy_result_is_no_tensor():
     module = "import numpy as np\nimport torch\n\n\ndef grid(n):\n    return np.linspace(0, 1, n)\n\n\ndef listed(n):\n    return torch.arange(n).tolist()\n"
     assert not summarise_in_text(module, "grid").returns_host_tensors
     assert not summarise_in_text(module, "listed").returns_host_tensors
+
+
+SAMPLER_MODULE = '''import torch
+
+codes = torch.tensor([1, 2, 3, 4, 5, 6, 7, 8], dtype=torch.long)
+moved_codes = torch.tensor([1, 2, 3, 4]).cuda()
+rebound = torch.arange(8)
+rebound = rebound.cuda()
+
+
+def windows():
+    starts = torch.randint(4, (2,))
+    x = torch.stack([codes[s:s + 3] for s in starts])
+    y = torch.stack([codes[s + 1:s + 4] for s in starts])
+    return x, y
+
+
+def moved_windows():
+    return torch.stack([moved_codes[s:s + 2] for s in range(2)]), codes
+
+
+def rebound_windows():
+    return rebound[:2], codes[:2]
+
+
+def window_and_count():
+    return codes[:3], 3
+
+
+def shadowed(codes):
+    return codes[:2], codes[2:]
+'''
+
+
+@pytest.mark.parametrize(("function", "size"), [
+    ("windows", 2),  # slices of a module-level CPU tensor, stacked
+    ("moved_windows", 0),  # one item comes from a tensor the module moved
+    ("rebound_windows", 0),  # a module-level name bound twice is not followed
+    ("window_and_count", 0),  # a number is no tensor
+    ("shadowed", 0),  # the parameter, not the module's `codes`
+])
+def test_a_tuple_of_host_tensors_is_proven_item_by_item(function: str, size: int) -> None:
+    tree = ast.parse(SAMPLER_MODULE)
+    definition = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == function)
+    summary = summarise(definition, ImportTable.of(tree), module_values(tree, set()))
+    assert summary.host_tuple_size == size
