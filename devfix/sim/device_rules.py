@@ -2,7 +2,8 @@
 
 Only calls whose tensors sit on different devices get here. Pointwise (TensorIterator) ops let
 0-dim CPU tensors join CUDA tensors; indexing lets CPU indices into CUDA tensors; convolutions,
-RNNs and `pack_padded_sequence` have their own texts; everything else demands one device.
+RNNs and `pack_padded_sequence` have their own texts; `ctc_loss` follows its log-probabilities;
+everything else demands one device.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import torch
 from devfix.sim.tensor import device_of
 
 CROSS_DEVICE_OK = frozenset({"copy_", "to", "cuda", "cpu", "type_as", "__setitem__", "set_", "data"})
-FIRST_ARGUMENT_DECIDES = frozenset({"_pack_padded_sequence", "_pad_packed_sequence"})  # lengths live on the CPU
+# lengths live on the CPU; ctc_loss takes targets and lengths from either device (it copies them)
+FIRST_ARGUMENT_DECIDES = frozenset({"_pack_padded_sequence", "_pad_packed_sequence", "ctc_loss"})
 INDEXING = frozenset({"__getitem__", "index", "index_put_", "index_put"})
 CONVOLUTIONS = frozenset({"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution", "_convolution"})
 RNNS = frozenset({"lstm", "gru", "rnn_tanh", "rnn_relu"})

@@ -188,6 +188,16 @@ def test_pack_padded_sequence_lengths_must_stay_on_cpu(cuda):
     assert str(error.value) == "'lengths' argument should be a 1D CPU int64 tensor, but got 1D cuda:0 Long tensor"
 
 
+def test_ctc_loss_takes_targets_and_lengths_from_the_cpu(cuda):
+    """Real CUDA builds copy CTC targets and lengths where they need them."""
+    log_probs = torch.randn(6, 2, 4, device="cuda").log_softmax(2)
+    targets, lengths = torch.randint(1, 4, (2, 3)), torch.full((2,), 6, dtype=torch.long)
+    loss = nn.CTCLoss()(log_probs, targets, lengths, torch.full((2,), 3, dtype=torch.long))
+    assert loss.device.type == "cuda"
+    on_the_cpu = nn.CTCLoss()(log_probs.cpu(), targets, lengths, torch.full((2,), 3, dtype=torch.long))
+    assert torch.equal(loss.cpu(), on_the_cpu)
+
+
 def test_loss_weight_on_cpu(cuda):
     logits, target = torch.randn(2, 3, device="cuda"), torch.tensor([0, 1], device="cuda")
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
