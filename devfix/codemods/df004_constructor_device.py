@@ -459,9 +459,18 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(value, cst.Name) and self.facts.is_device_value(value) and self._defined_before(value.value, call):
             binding = self.facts._binding_before(value.value, self.rule.line_of(call))
             move = as_move(binding.value, self.qualified) if binding is not None and binding.value is not None else None
-            moved_to = device_code(move.device) if move is not None else None
+            moved_to = device_code(move.device) if move is not None else self._device_of_a_model_output(binding, call)
             return ([moved_to] if moved_to is not None else []) + [f"{value.value}.device"]
         return []
+
+    def _device_of_a_model_output(self, binding, call: cst.Call) -> str | None:
+        """`pred = model(images.to(device))` with `model` moved to `device`: that device, which
+        names a place also before `pred` exists (`dice(pred, masks)`, `masks` made earlier)."""
+        value = binding.value if binding is not None else None
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.modules):
+            return None
+        move = self._move_of(value.func.value, value)
+        return device_code(move.device) if move is not None else None
 
     def _lengths_for(self, call: cst.Call) -> list[cst.BaseExpression]:
         """The arguments of `model(...)`, for a model of a class of the file, that its `forward`
