@@ -593,6 +593,8 @@ class _Scope:
             return [node.id] if self._may_be_a_reference(node) else []
         if isinstance(node, ast.BinOp):
             return self._reference_names(node.left) + self._reference_names(node.right)
+        if isinstance(node, ast.Compare):
+            return [name for operand in [node.left, *node.comparators] for name in self._reference_names(operand)]
         if isinstance(node, (ast.Subscript, ast.Starred)):
             return self._reference_names(node.value)
         if not isinstance(node, ast.Call) or (self.imports.qualify(node.func) or "") in FACTORY_FUNCTIONS:
@@ -663,6 +665,11 @@ class _Scope:
             )
         if isinstance(node, ast.Call):
             return self._call_meets(node)
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            # `correct += (preds == y).sum()`: DF004 names the device the value was last moved to
+            target = ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target)
+            return (self._has_sources(target) and self._may_reference(node.value)) or (
+                self._has_sources(node.value) and self._may_reference(target))
         return False
 
     def _call_meets(self, call: ast.Call) -> bool:

@@ -21,7 +21,7 @@ from devfix.analysis import screen, signals
 from devfix.analysis.ast_nodes import children, every_node
 from devfix.analysis.cuda_only_calls import UncheckedCudaCall, unchecked_cuda_only_calls
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
-from devfix.analysis.host_helpers import HelperSummary, module_values, summarise
+from devfix.analysis.host_helpers import HelperSummary, ModuleScope, module_scope, summarise
 from devfix.analysis.host_sinks import device_value_may_reach_host
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
@@ -163,11 +163,11 @@ class FileFacts:
         """The summary of the file's own top-level function `name` (`analysis.host_helpers`),
         when the file defines it once."""
         found = [node for node in self._tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name]
-        return summarise(found[0], self.imports, self._module_values) if len(found) == 1 else None
+        return summarise(found[0], self.imports, self._module_scope) if len(found) == 1 else None
 
     @cached_property
-    def _module_values(self) -> dict[str, ast.expr]:
-        return module_values(self._tree, self._walk.declared_global)
+    def _module_scope(self) -> ModuleScope:
+        return module_scope(self._tree, self._walk.declared_global)
 
     def _imported_host_helper(self, name: str) -> bool:
         """`from utils import causal_mask`: a function of the project that returns CPU tensors."""

@@ -6,7 +6,9 @@ result where it meets a device tensor when the helper is in the same file; this 
 question, on Python's `ast`, for a helper imported from a local module (`project.ProjectIndex`
 finds the file). It proves, never guesses: every `return` must build its value on the host from
 literals, numpy values, torch factories without `device=`, and arithmetic and methods of those
-(DF004's `_host_made`); a parameter, a loop variable or anything moved is not proven.
+(`analysis.host_made`, on libcst); a parameter, a loop variable or anything moved is not proven.
+A function of the same file may also read the module's names bound once (`data[i:i + n]` of a
+top-level `data = torch.tensor(ids)`), and a sampler that returns `x, y` is proven item by item.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ import ast
 from dataclasses import dataclass
 
 from devfix import python_parser
-from devfix.analysis.ast_nodes import FUNCTIONS, latest_binding, scope_bindings, scope_nodes
+from devfix.analysis.ast_nodes import FUNCTIONS, Binding, latest_binding, scope_bindings, scope_nodes
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, FACTORY_FUNCTIONS, MOVED_AFTER, WHOLE_REDUCTIONS
 
-MAX_DEPTH = 6
+MAX_DEPTH = 12  # names resolve to earlier lines, so chains end; this bounds the cost
 HOST_METHODS = frozenset({"numpy", "tolist", "item"})  # what leaves torch
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor"})
 
@@ -33,14 +35,13 @@ class HelperSummary:
 
 
 def summarise(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable, module_values: dict[str, ast.expr] | None = None,
+    function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable, module: ModuleScope | None = None,
 ) -> HelperSummary:
-    """`module_values`: the module's names bound once at its top level (and never declared
-    `global` in a function), with their values: what the function reads of them is judged too
-    (`data[i:i + block]` of `data = torch.tensor(ids)`)."""
+    """With the `module` the function is in, what it reads of the module's names bound once is
+    judged too (`data[i:i + block]` of `data = torch.tensor(ids)`)."""
     returns = [node.value for node in scope_nodes(function.body, (*FUNCTIONS, ast.ClassDef, ast.Lambda)) if isinstance(node, ast.Return)]
     bindings = scope_bindings(scope_nodes(function.body))
-    judge = _Judge(bindings, imports, module_values or {}, {argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)})
+    judge = _Judge(bindings, imports, module, {argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)})
     tensors = bool(returns) and all(value is not None and judge.makes_a_tensor(value, value.lineno, 0) for value in returns)
     host = tensors and all(judge.host_made(value, value.lineno, 0) for value in returns)
     scalar = any(_may_be_zero_dim(node, imports) for value in returns if value is not None for node in ast.walk(value))
@@ -59,20 +60,26 @@ def _host_tuple_size(returns: list[ast.expr | None], judge: _Judge) -> int:
     return sizes.pop() if proven else 0
 
 
-def module_values(tree: ast.Module, declared_global: set[str]) -> dict[str, ast.expr]:
-    """The module's names bound exactly once at its top level, by a plain assignment, and never
-    declared `global` in a function: their value is the same wherever a function reads them."""
+@dataclass(frozen=True)
+class ModuleScope:
+    """A module's top level, as its functions read it: `bindings` of every top-level name, and
+    `once`, the names bound exactly once there and never declared `global` in a function (their
+    value is the same wherever a function reads them)."""
+
+    bindings: dict[str, list[Binding]]
+    once: frozenset[str]
+
+
+def module_scope(tree: ast.Module, declared_global: set[str]) -> ModuleScope:
     bindings = scope_bindings(scope_nodes(tree.body))
-    return {
-        name: found[0][1] for name, found in bindings.items()
-        if len(found) == 1 and found[0][1] is not None and name not in declared_global
-    }
+    once = {name for name, found in bindings.items() if len(found) == 1 and found[0][1] is not None and name not in declared_global}
+    return ModuleScope(bindings, frozenset(once))
 
 
 class _Judge:
-    def __init__(self, bindings, imports: ImportTable, module_values: dict[str, ast.expr] | None = None, parameters: set[str] = frozenset()) -> None:
+    def __init__(self, bindings, imports: ImportTable, module: ModuleScope | None = None, parameters: set[str] = frozenset()) -> None:
         self.bindings, self.imports = bindings, imports
-        self.module_values, self.parameters = module_values or {}, parameters
+        self.module, self.parameters = module, parameters
 
     def host_made(self, value: ast.expr, line: int, depth: int) -> bool:
         if depth > MAX_DEPTH:
@@ -84,8 +91,8 @@ class _Judge:
             return all(again(element) for element in value.elts)
         if isinstance(value, ast.Name):
             binding = latest_binding(self.bindings, value.id, line)
-            if binding is None and self._global(value.id) is not None:
-                return _Judge({}, self.imports).host_made(self._global(value.id), line, depth + 1)  # `data` of the module
+            if binding is None and (found := self._global(value.id)) is not None:
+                return _Judge(self.module.bindings, self.imports).host_made(found[1], found[0], depth + 1)  # `data` of the module
             if binding is None or binding[1] is None or isinstance(binding[1], (ast.List, ast.Tuple, ast.Dict)):
                 return False  # a parameter; a container bound to a name may be filled later
             return self.host_made(binding[1], binding[0], depth + 1)
@@ -93,6 +100,8 @@ class _Judge:
             return again(value.value)
         if isinstance(value, (ast.ListComp, ast.GeneratorExp)):  # `[data[i:i + n] for i in ix]`
             return again(value.elt)
+        if isinstance(value, ast.IfExp):  # `train_data if split == "train" else val_data`
+            return again(value.body) and again(value.orelse)
         if isinstance(value, ast.BinOp):
             return again(value.left) and again(value.right)
         if isinstance(value, ast.UnaryOp):
@@ -115,11 +124,11 @@ class _Judge:
         arguments = [argument for argument in value.args if not isinstance(argument, ast.Starred)]
         return bool(arguments) and all(again(argument) for argument in arguments)
 
-    def _global(self, name: str) -> ast.expr | None:
-        """The value of a module-level name the function reads without binding it."""
-        if name in self.parameters or name in self.bindings:
+    def _global(self, name: str) -> Binding | None:
+        """The binding of a module-level name the function reads without binding it."""
+        if self.module is None or name in self.parameters or name in self.bindings or name not in self.module.once:
             return None
-        return self.module_values.get(name)
+        return self.module.bindings[name][0]
 
     def makes_a_tensor(self, value: ast.expr, line: int, depth: int) -> bool:
         """The value is a torch tensor, not a numpy array or a number made on the host too."""
@@ -128,11 +137,13 @@ class _Judge:
         again = lambda inner: self.makes_a_tensor(inner, line, depth + 1)
         if isinstance(value, ast.Name):
             binding = latest_binding(self.bindings, value.id, line)
-            if binding is None and self._global(value.id) is not None:
-                return _Judge({}, self.imports).makes_a_tensor(self._global(value.id), line, depth + 1)
+            if binding is None and (found := self._global(value.id)) is not None:
+                return _Judge(self.module.bindings, self.imports).makes_a_tensor(found[1], found[0], depth + 1)
             return binding is not None and binding[1] is not None and self.makes_a_tensor(binding[1], binding[0], depth + 1)
         if isinstance(value, ast.Subscript):
             return again(value.value)
+        if isinstance(value, ast.IfExp):
+            return again(value.body) and again(value.orelse)
         if isinstance(value, ast.BinOp):
             return again(value.left) or again(value.right)
         if isinstance(value, ast.UnaryOp):

@@ -340,6 +340,32 @@ class _Combinations(cst.CSTVisitor):
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         self._meet([node.left, node.right], pointwise=not isinstance(node.operator, cst.MatrixMultiply))
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        """`correct += (model(x).argmax(1) == y).sum()`: an update in place stays on its target's
+        device, so a target made on the CPU must be made where the value is (a 0-dim CPU target is
+        no exception); a fresh value added to a device target is placed as in `a + b`."""
+        if not isinstance(node.target, cst.Name):
+            return
+        reference = next(iter(self._references([node.value])), None)
+        if reference is not None:
+            for source in self._fresh(node.target):
+                device = self._device_at(reference, node, source)
+                if device is not None:
+                    self.aligned.setdefault(source, device)
+        target = next(iter(self._references([node.target])), None)
+        if target is not None:
+            self._align(self._fresh(node.value, pointwise=True), target)
+
+    def _device_at(self, reference: str, node: cst.CSTNode, source: cst.Call) -> str | None:
+        """Where `reference` lives at `node`, said with names that exist where `source` runs: the
+        device it was last moved to (`x = x.to(device)` in the loop), else `_device_of`."""
+        binding = self.facts._binding_before(reference, self.rule.line_of(node))
+        move = as_move(binding.value, self.qualified) if binding is not None and binding.value is not None else None
+        device = device_code(move.device) if move is not None else None
+        if device is not None and self._device_defined_before(device, source):
+            return device
+        return self._device_of(reference, source)
+
     def visit_Comparison(self, node: cst.Comparison) -> None:
         self._meet([node.left, *(item.comparator for item in node.comparisons)], pointwise=True)
 
@@ -667,6 +693,9 @@ class _Combinations(cst.CSTVisitor):
             return expression.value if known else None
         if isinstance(expression, cst.BinaryOperation):
             return self._reference(expression.left, proven) or self._reference(expression.right, proven)
+        if isinstance(expression, cst.Comparison):  # `(logits.argmax(1) == y)`
+            operands = [expression.left, *(item.comparator for item in expression.comparisons)]
+            return next((found for operand in operands if (found := self._reference(operand, proven))), None)
         if isinstance(expression, cst.Subscript):
             return self._reference(expression.value, proven)
         if not isinstance(expression, cst.Call) or is_factory_call(expression, self.qualified):

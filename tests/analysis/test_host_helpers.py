@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from devfix.analysis.host_helpers import module_values, summarise, summarise_in_text
+from devfix.analysis.host_helpers import module_scope, summarise, summarise_in_text
 from devfix.analysis.imports import ImportTable
 
 MODULE = '''"""Helpers."""
@@ -123,5 +123,5 @@ def shadowed(codes):
 def test_a_tuple_of_host_tensors_is_proven_item_by_item(function: str, size: int) -> None:
     tree = ast.parse(SAMPLER_MODULE)
     definition = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == function)
-    summary = summarise(definition, ImportTable.of(tree), module_values(tree, set()))
+    summary = summarise(definition, ImportTable.of(tree), module_scope(tree, set()))
     assert summary.host_tuple_size == size
