@@ -403,8 +403,8 @@ class _Scope:
         qualified = self.imports.qualify(value.func) or ""
         if qualified in FACTORY_FUNCTIONS or qualified in MOVED_AFTER or qualified.startswith(("numpy.", "torchvision.datasets.")):
             return True
-        if isinstance(value.func, ast.Name) and value.func.id in self.helpers:
-            return True
+        if isinstance(value.func, ast.Name) and self._is_helper(value.func.id):
+            return True  # a function of the file, or one of the project that returns CPU tensors (or a tuple of them)
         positional = [arg for arg in value.args if not isinstance(arg, ast.Starred)]
         if isinstance(value.func, ast.Attribute) and not qualified.startswith("torch."):  # a method of a value
             return value.func.attr not in DEVICE_CHANGING_METHODS and again(value.func.value) and all(again(arg) for arg in positional)

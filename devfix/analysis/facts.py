@@ -170,10 +170,11 @@ class FileFacts:
         return module_scope(self._tree, self._walk.declared_global)
 
     def _imported_host_helper(self, name: str) -> bool:
-        """`from utils import causal_mask`: a function of the project that returns CPU tensors."""
+        """`from utils import causal_mask`: a function of the project that returns CPU tensors, or
+        a tuple of them (`x, y = load_split(rows)`)."""
         if name not in self._imported_helpers:
             summary = self._project.imported_helper(self._path, self.imports.names[name])
-            self._imported_helpers[name] = summary is not None and summary.returns_host_tensors
+            self._imported_helpers[name] = summary is not None and (summary.returns_host_tensors or summary.host_tuple_size > 0)
         return self._imported_helpers[name]
 
     @cached_property

@@ -109,7 +109,8 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._aligned: dict[cst.Call, str] = {}
-        self._moved_inputs: dict[cst.Arg, tuple[str, str]] = {}  # an argument → (where it comes from, the device)
+        # an argument, or an operand name (`preds == labels`) → (where it comes from, the device)
+        self._moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
         self._helper_verdicts: dict[str, bool] = {}
         self._device_names: frozenset[str] | None = None
         self._method_inputs: dict[str, MethodInputs | None] = {}
@@ -279,14 +280,22 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         """`model(ids)` where `ids = encode(...)` returns a CPU tensor and `model` was moved: the
         input moves where it is fed (the helper may serve CPU code too)."""
         planned = self._moved_inputs.get(original_node)
-        if planned is None:
+        if planned is None or not self._report_input(original_node.value, planned):
             return updated_node
+        return updated_node.with_changes(value=moved_to(updated_node.value, planned[1]))
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        """`(model(x).argmax(1) == labels)` where `labels` is unpacked from a helper's CPU tensors."""
+        planned = self._moved_inputs.get(original_node)
+        if planned is None or not self._report_input(original_node, planned):
+            return updated_node
+        return moved_to(updated_node, planned[1])
+
+    def _report_input(self, value: cst.BaseExpression, planned: tuple[str, str]) -> bool:
         origin, device = planned
-        name = cst.Module([]).code_for_node(original_node.value)
-        if not self.report(original_node.value, f"`{name}` comes from {origin}, and is fed to a model on `{device}`",
-                           fix_title=f"move it to `{device}` where it is fed"):
-            return updated_node
-        return updated_node.with_changes(value=moved_to(updated_node.value, device))
+        name = cst.Module([]).code_for_node(value)
+        return self.report(value, f"`{name}` comes from {origin}, and meets a model on `{device}`",
+                           fix_title=f"move it to `{device}` where it is used")
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         device = self._aligned.get(original_node)
@@ -329,7 +338,7 @@ class _Combinations(cst.CSTVisitor):
         self.modules |= self.global_models
         self.layers = rule.layers_of_method(scope)  # `self.<layer>` attributes whose output is one tensor
         self.aligned: dict[cst.Call, str] = {}
-        self.moved_inputs: dict[cst.Arg, tuple[str, str]] = {}
+        self.moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -367,7 +376,9 @@ class _Combinations(cst.CSTVisitor):
         return self._device_of(reference, source)
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
-        self._meet([node.left, *(item.comparator for item in node.comparisons)], pointwise=True)
+        operands = [node.left, *(item.comparator for item in node.comparisons)]
+        self._move_unpacked(node, [(operand, operand) for operand in operands])  # only names are planned
+        self._meet(operands, pointwise=True)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         indices = [element.slice.value for element in node.slice if isinstance(element.slice, cst.Index)]
@@ -381,6 +392,9 @@ class _Combinations(cst.CSTVisitor):
             return
         values = [arg.value for arg in node.args]
         values += [element.value for value in values if isinstance(value, (cst.List, cst.Tuple)) for element in value.elements]
+        if (isinstance(node.func, cst.Name) and node.func.value in self.modules) or (
+                is_torch_tensor_function(names) and not is_factory_call(node, self.qualified)):
+            self._move_unpacked_host_names(node)
         if isinstance(node.func, cst.Name) and node.func.value in self.modules:
             values = [value for value in values if value not in self._lengths_for(node)]
             self._feed_module(node, node.func.value, values)
@@ -578,10 +592,39 @@ class _Combinations(cst.CSTVisitor):
             value = value.func.value
         return not isinstance(value, cst.Call) or holds_state(value, self.qualified)
 
-    def _device_of_a_fed_model(self, values: list[cst.BaseExpression], call: cst.Call) -> str | None:
+    def _move_unpacked_host_names(self, call: cst.Call) -> None:
+        """`F.cross_entropy(model(x.to(device)), labels)` or `criterion(outputs, labels)` where
+        `x, labels = load_split(...)` unpacks a helper that returns CPU tensors (`host_tuple_size`):
+        `labels` meets the output of a model moved to `device`, so it moves there where it is used."""
+        self._move_unpacked(call, [(arg, arg.value) for arg in call.args if not arg.star and arg.keyword is None])
+
+    def _move_unpacked(self, at: cst.CSTNode, operands: list[tuple[cst.CSTNode, cst.BaseExpression]]) -> None:
+        """Plans the move of each operand name unpacked from a helper's CPU tensors, when another
+        operand is the output of a model moved to a device that can be named at `at`."""
+        values = [value for _, value in operands]
+        line = self.rule.line_of(at)
+        device = self._device_of_a_fed_model(values, at) or next(
+            (found for value in values if isinstance(value, cst.Name)
+             and (found := self._device_of_a_model_output(self.facts._binding_before(value.value, line), at))),
+            None,
+        )
+        if device is None or not self._device_defined_before(device, at):
+            return
+        for key, value in operands:
+            if not isinstance(value, cst.Name) or value.value in self.facts.moved:
+                continue
+            binding = self.facts._binding_before(value.value, line)
+            bound = binding.value if binding is not None else None
+            if isinstance(bound, cst.Call) and isinstance(bound.func, cst.Name) and binding.unpacked \
+                    and self.rule.cpu_tensor_tuple_size(bound.func.value) == binding.unpacked:
+                self.moved_inputs.setdefault(key, (f"`{bound.func.value}(...)`, which returns CPU tensors", device))
+
+    def _device_of_a_fed_model(self, values: list[cst.BaseExpression], call: cst.CSTNode) -> str | None:
         """`bce(D(x), torch.zeros(8, 1))` for a loss that holds no parameters: where the model whose
-        output is fed with the fresh tensor was moved."""
+        output (or a tensor method of it: `model(x).argmax(1)`) meets the fresh tensor was moved."""
         for value in values:
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_TO_TENSOR_METHODS:
+                value = value.func.value
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.modules:
                 move = self._move_of(value.func.value, call)
                 moved_to = self._moved_to(value.func.value, move, call) if move is not None else None
