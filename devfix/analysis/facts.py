@@ -20,6 +20,7 @@ from devfix import python_parser
 from devfix.analysis import screen, signals
 from devfix.analysis.ast_nodes import children, every_node
 from devfix.analysis.cuda_only_calls import UncheckedCudaCall, unchecked_cuda_only_calls
+from devfix.analysis.entry_lines import top_level_entry_lines
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, module_scope, summarise
 from devfix.analysis.host_sinks import device_value_may_reach_host
@@ -158,6 +159,11 @@ class FileFacts:
             self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
             self.non_tensor_names, self._imported_host_helper,
         )
+
+    @cached_property
+    def entry_lines(self) -> dict[str, list[int] | None]:
+        """From which top-level lines each top-level function runs (`analysis.entry_lines`)."""
+        return top_level_entry_lines(self._tree)
 
     def local_helper(self, name: str) -> HelperSummary | None:
         """The summary of the file's own top-level function `name` (`analysis.host_helpers`),

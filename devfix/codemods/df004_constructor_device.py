@@ -153,6 +153,13 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             )
         return self._helper_verdicts[function]
 
+    def runs_after_the_move(self, function: cst.FunctionDef, model: str) -> bool:
+        """Every top-level call that runs `function` (a top-level function) comes after the top
+        level moves `model` (`analysis.entry_lines`); a function run some other way is not known to."""
+        lines = self.facts.entry_lines.get(function.name.value) if self.facts is not None and function in self.module.body else None
+        move = self.scope_facts(self.module).moved.get(model)
+        return bool(lines) and move is not None and min(lines) > self.line_of(move.call)
+
     def cpu_tensor_tuple_size(self, function: str) -> int:
         """n when `function` (of this file, or imported from the project) returns a tuple of n
         tensors made on the host at every `return` (`return x, y` of `get_batch()`), else 0."""
@@ -333,8 +340,12 @@ class _Combinations(cst.CSTVisitor):
         self.facts = rule.scope_facts(anchor)
         self.first_line = {name: min(b.line for b in bindings) for name, bindings in self.facts.bindings.items()}
         self.modules = set(rule.scope_modules(anchor)) | (self.facts.moved.keys() & self.facts.called)
-        # models the top level moved (`policy = Net().to(device)`), called in a function: `_move_of` finds the move there
-        self.global_models = (self.facts.modules_on_device & self.facts.called) if isinstance(scope, cst.FunctionDef) else set()
+        # models the top level moved (`policy = Net().to(device)`), called in a function that runs only
+        # after the move: `_move_of` finds the move there
+        self.global_models = {
+            model for model in self.facts.modules_on_device & self.facts.called
+            if isinstance(scope, cst.FunctionDef) and rule.runs_after_the_move(scope, model)
+        }
         self.modules |= self.global_models
         self.layers = rule.layers_of_method(scope)  # `self.<layer>` attributes whose output is one tensor
         self.aligned: dict[cst.Call, str] = {}

@@ -1,0 +1,48 @@
+"""From which lines of a module's top level each of its top-level functions runs.
+
+A model the top level moves (`policy.to(device)`) is on the device inside a function only when the
+function runs after that move; a function called first and the model moved later (a warm-up probe)
+still sees it on the CPU. DF004 reads the order from here, on Python's `ast`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from devfix.analysis.ast_nodes import FUNCTIONS
+
+
+def top_level_entry_lines(tree: ast.Module) -> dict[str, list[int] | None]:
+    """Each top-level function → the lines of the top-level calls that run it, directly or through
+    other top-level functions; None when something else may run it (a method, a callback: a name
+    read without being called), so its order is unknown."""
+    functions = {node.name: node for node in tree.body if isinstance(node, FUNCTIONS)}
+    callers: dict[str, set[str]] = {name: set() for name in functions}  # callee → the functions that call it
+    direct: dict[str, list[int]] = {name: [] for name in functions}
+    unknown: set[str] = set()
+    for statement in tree.body:
+        called = {id(node.func) for node in ast.walk(statement) if isinstance(node, ast.Call)}
+        for node in ast.walk(statement):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in functions):
+                continue
+            if id(node) not in called or isinstance(statement, ast.ClassDef):
+                unknown.add(node.id)  # handed on (`map(f, xs)`), or run by a method at some time
+            elif isinstance(statement, FUNCTIONS):
+                callers[node.id].add(statement.name)
+            else:
+                direct[node.id].append(node.lineno)
+    lines: dict[str, list[int] | None] = {}
+    for name in functions:
+        found, seen, pending = [], set(), [name]
+        while pending:
+            current = pending.pop()
+            if current in seen:
+                continue
+            if current in unknown:
+                found = None
+                break
+            seen.add(current)
+            found += direct[current]
+            pending += callers[current]
+        lines[name] = sorted(found) if found is not None else None
+    return lines
