@@ -230,13 +230,15 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
 
     def _moved_models(self, facts) -> set[str]:
         """Attributes `__init__` assigns from a move (`self.model = model.to(device)`), or builds as
-        a Module and then moves in place (`self.model = Net()` ... `self.model.to(self.device)`)."""
+        a Module or takes from its parameters, then moves in place (`self.model = Net()` or
+        `self.model = model`, then `self.model.to(self.device)`)."""
         moved = set()
         for name, use in facts.attributes.items():
             for method, statement in use.assignments:
                 if method == "__init__" and as_move(statement.value, self.qualified) is not None:
                     moved.add(name)
         init = facts.methods.get("__init__")
+        parameters = {param.name.value for param in init.params.params} if init is not None else set()
         for statement in init.body.body if init is not None else ():
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
                 move = as_move(small.value, self.qualified) if isinstance(small, cst.Expr) else None
@@ -244,8 +246,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                     continue
                 name = move.receiver.attr.value
                 built = [s for method, s in facts.attributes[name].assignments if method == "__init__"] if name in facts.attributes else []
-                if len(built) == 1 and self.line_of(built[0]) < self.line_of(small) and isinstance(built[0].value, cst.Call) \
-                        and self.builds_module(built[0].value):
+                value = built[0].value if len(built) == 1 and self.line_of(built[0]) < self.line_of(small) else None
+                if (isinstance(value, cst.Call) and self.builds_module(value)) or (isinstance(value, cst.Name) and value.value in parameters):
                     moved.add(name)
         return moved
 
