@@ -36,7 +36,17 @@ the top level moved (`select_action(state)` running `policy_net(state)`) goes to
 device; a value given beside a placed argument to a function that puts the two parameters into one
 tensor operation (`train_step(model, opt, x.to(device), y.to(device), weights)` with
 `F.cross_entropy(logits, y, weight=weights)`, `analysis.parameter_meetings`) goes where that
-argument is: `weights = compute_class_weights(masks).to(device)`.
+argument is: `weights = compute_class_weights(masks).to(device)`. A model the top level moves is on
+the device inside a function only when every top-level call that runs the function comes after the
+move (`analysis.entry_lines`): a warm-up probe run before it keeps its CPU inputs.
+
+Names unpacked from a sampler or loader, of the file or of another file of the project, whose every
+`return` is a tuple of tensors made on the host (`x, y = get_batch(split)` slicing a module-level
+tensor, `analysis.host_helpers`) are moved where they meet a moved model, its output or a loss of
+it: `model(x.to(device), y.to(device))`. An update in place stays on its target's device:
+`hits = torch.zeros(1)` then `hits += (model(x).argmax(1) == y).sum()` → `torch.zeros(1,
+device=device)`. A torch.nn Module that holds no parameters (`nn.BCELoss()` moved with `.cuda()`)
+never names the device (`next(bce.parameters())` raises); the model whose output it is fed does.
 
 A helper of the file whose every `return` builds a CPU tensor (`mask = subsequent_mask(n)`, a name
 the value analysis proves a tensor) is moved where it is bound when it meets a tensor:

@@ -13,7 +13,10 @@ does each such item of a list or tuple they are fed (`np.array([acc * 100, loss]
 
 A list that collects such tensors (`losses.append(loss)`) and is then handed to numpy
 (`np.mean(losses)`) gets each tensor brought to the host as it is appended; joined first
-(`torch.cat(predictions).numpy()`), the joined tensor is brought over. What a plain function
+(`torch.cat(predictions).numpy()`), the joined tensor is brought over; converted item by item
+(`[p.numpy() for p in predictions]`), each item is. A sum kept with `running += loss` is where
+`loss` is, and so is what a callable kept by the object returns (`self.net(x.to(device))`), not
+what a method of its class returns (it may hand back a CPU copy). What a plain function
 returns counts only for `.numpy()` (only tensors have it): `train_step(...)` may return a float.
 
 Refuses: `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix

@@ -22,8 +22,12 @@ where `self.model` holds a class of the file, built there or given by every cons
 trainer; `analysis.method_inputs`), is created on the model's device: `device=self.device`. What
 the model's `forward` hands to `torch.nn.utils.rnn` as lengths stays on the CPU.
 
+A local the analysis proves a tensor built on the host (`rows = torch.from_numpy(table).float()`)
+and fed to the moved model is moved where it is fed: `self.network(rows.to(self.device))`.
+
 Applies to classes that are not `nn.Module`s (those are moved as a whole; Lightning moves batches
-itself) when `__init__` moves a model attribute. Method arguments fed to that model, or to a loss
+itself) when `__init__` moves a model attribute: `self.model = model.to(device)`, or a Module it
+builds or is given, then moved in place (`self.model.to(self.device)`). Method arguments fed to that model, or to a loss
 together with its output, are moved at the top of the method, to the model's device: `self.device`
 when the class keeps one, else `next(self.model.parameters()).device`. Module attributes holding
 state (a loss with `weight=`) that are never moved get the model's device at construction.
