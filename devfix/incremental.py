@@ -39,7 +39,7 @@ class Chunk:
     start: int
     end: int
     text: str
-    simple: bool  # an import or assignment: every slice includes it
+    simple: bool  # an import or assignment (or an `if` of them): every slice includes it
     binds: frozenset[str]  # module-level names it defines
     loads: frozenset[str]  # names it reads, anywhere inside
 
@@ -289,7 +289,7 @@ def _chunk(group: list[ast.stmt], start: int, end: int, lines: list[str]) -> Chu
     for statement in group:
         binds |= _bound_names(statement)
         loads |= {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-    simple = all(isinstance(statement, SIMPLE_STATEMENTS) for statement in group)
+    simple = all(_is_simple(statement) for statement in group)
     return Chunk(start, end, "".join(lines[start - 1 : end]), simple, frozenset(binds), frozenset(loads))
 
 
@@ -308,3 +308,11 @@ def _bound_names(statement: ast.stmt) -> set[str]:
             names.add(node.id)
         pending.extend(ast.iter_child_nodes(node))
     return names
+
+
+def _is_simple(statement: ast.stmt) -> bool:
+    """An import or assignment, or an `if` holding only those (`if cuda: generator.cuda()`): the
+    setup every slice needs (where its models were moved)."""
+    if isinstance(statement, ast.If):
+        return all(_is_simple(inner) for inner in [*statement.body, *statement.orelse])
+    return isinstance(statement, SIMPLE_STATEMENTS)
