@@ -15,6 +15,7 @@ DEVICE_ERROR_PATTERNS = (
     r"Attempting to deserialize object on (a )?CUDA device",
     r"Torch not compiled with CUDA enabled",
     r"Cannot access accelerator device when none is available",
+    r"pin_memory=True requires a CUDA or other accelerator backend",
     r"Found no NVIDIA driver",
     r"No CUDA GPUs are available",  # a CUDA build with the GPUs hidden (`CUDA_VISIBLE_DEVICES=""`)
     r"can't convert cuda:?\d* device type tensor to numpy",

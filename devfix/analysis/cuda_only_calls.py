@@ -1,4 +1,5 @@
-"""Calls of `torch.cuda` that need CUDA to run, where nothing checks for CUDA first (DF024).
+"""Calls of `torch.cuda` that need CUDA to run, where nothing checks for CUDA first (DF024); and
+pinned memory (`x.pin_memory()`, `torch.empty(n, pin_memory=True)`), which needs an accelerator.
 
 `torch.cuda.synchronize()`, `torch.cuda.get_device_name(0)`, `torch.cuda.Event(...)` and their
 kin raise "Torch not compiled with CUDA enabled" (or "No CUDA GPUs are available") on a machine
@@ -31,11 +32,17 @@ PRINTERS = frozenset({"print", "builtins.print"})
 CALLER_DEPTH = 3  # functions checked through their callers, this many calls up
 
 
+PIN_METHOD = "pin_memory()"  # `x.pin_memory()`: page-locked memory needs an accelerator
+PIN_KEYWORD = "pin_memory=True"  # `torch.empty(n, pin_memory=True)`: the same, at construction
+
+
 @dataclass(frozen=True)
 class UncheckedCudaCall:
     """An unchecked call; `guardable` when it is the whole of an expression statement, alone or
     printed (`print(torch.cuda.get_device_name(0))`): the statement can run only when CUDA is
-    available and nothing else changes."""
+    available and nothing else changes. `name` is the `torch.cuda` function, or `PIN_METHOD` /
+    `PIN_KEYWORD` for pinned memory, which raises "Cannot access accelerator device when none is
+    available" on a CPU-only machine."""
 
     call: ast.Call
     name: str  # `torch.cuda.synchronize`
@@ -44,18 +51,28 @@ class UncheckedCudaCall:
 
 def unchecked_cuda_only_calls(tree: ast.Module, imports: ImportTable) -> dict[tuple[int, int], UncheckedCudaCall]:
     """(line, byte column) of each call → the call, for the calls nothing checks."""
-    calls = [
-        (node, qualified) for node in every_node(tree)
-        if isinstance(node, ast.Call) and (qualified := imports.qualify(node.func)) in CUDA_ONLY_FUNCTIONS
-    ]
+    calls = [(node, name) for node in every_node(tree) if isinstance(node, ast.Call) and (name := _needs_cuda(node, imports))]
     if not calls:
         return {}
     checks = _Checks(tree)
     return {
-        (call.lineno, call.col_offset): UncheckedCudaCall(call, name, _guardable(call, checks.parents, imports))
+        (call.lineno, call.col_offset): UncheckedCudaCall(call, name, name in CUDA_ONLY_FUNCTIONS and _guardable(call, checks.parents, imports))
         for call, name in calls
         if not checks.checked(call, CALLER_DEPTH)
     }
+
+
+def _needs_cuda(call: ast.Call, imports: ImportTable) -> str | None:
+    qualified = imports.qualify(call.func)
+    if qualified in CUDA_ONLY_FUNCTIONS:
+        return qualified
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "pin_memory" and not call.args and not call.keywords:
+        return PIN_METHOD
+    pinned = any(keyword.arg == "pin_memory" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True
+                 for keyword in call.keywords)
+    if pinned and (qualified or "").startswith("torch.") and not (qualified or "").startswith("torch.utils."):
+        return PIN_KEYWORD  # (a DataLoader's `pin_memory=True` only warns without an accelerator)
+    return None
 
 
 class _Checks:

@@ -112,9 +112,10 @@ class FileFacts:
 
     @cached_property
     def cuda_only_calls(self) -> dict[tuple[int, int], UncheckedCudaCall]:
-        """`torch.cuda.synchronize()` and the other calls that need CUDA, where nothing checks for it
-        (by line and byte column); none in a file with several GPUs on purpose (DF001's markers)."""
-        if "cuda" not in self.text or self._several_gpus:
+        """`torch.cuda.synchronize()` and the other calls that need CUDA, and pinned memory, where
+        nothing checks for it (by line and byte column); none in a file with several GPUs on
+        purpose (DF001's markers)."""
+        if ("cuda" not in self.text and "pin_memory" not in self.text) or self._several_gpus:
             return {}
         return unchecked_cuda_only_calls(self._tree, self.imports)
 

@@ -10,6 +10,13 @@ A program that picks its device at run time still crashes on the CPU at the firs
 does nothing without CUDA, so it runs only when CUDA is available; on a GPU nothing changes. The
 calls and what counts as a check for CUDA are in `analysis/cuda_only_calls.py`.
 
+Pinned memory needs an accelerator too ("Cannot access accelerator device when none is
+available"), and only speeds up copies to it: in a program, `x.pin_memory()` becomes
+`(x.pin_memory() if torch.cuda.is_available() else x)` (for a receiver read twice without effect:
+a name, an attribute, an item; anything else is reported without a fix) and a torch factory's
+`pin_memory=True` becomes `pin_memory=torch.cuda.is_available()`. A DataLoader's `pin_memory=True`
+only warns without an accelerator and is left alone.
+
 Refuses: a call already checked (under `if torch.cuda.is_available():`, after `if device.type !=
 "cuda": return`, in a `try` that catches the error, in a function every caller calls under such a
 test); tests; files that place on several GPUs on purpose (DF001's markers). A call whose value is
@@ -26,7 +33,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from devfix.analysis.cst_metadata import ParentProvider
-from devfix.analysis.cuda_only_calls import UncheckedCudaCall
+from devfix.analysis.cuda_only_calls import PIN_KEYWORD, PIN_METHOD, UncheckedCudaCall
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -40,11 +47,14 @@ class CudaOnlyCall(DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         self._guards: dict[int, cst.If] = {}  # the `if`s this pass wrote (kept alive: ids stay unique)
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        """A call no statement guard can fix: reported (in a program) without a fix."""
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        """A call no statement guard can fix: reported (in a program) without a fix; pinned memory
+        is pinned only when CUDA is available."""
         found = self._unchecked(original_node)
         if found is None or not self.may_add_globals:
             return updated_node
+        if found.name in (PIN_METHOD, PIN_KEYWORD):
+            return self._pin_when_available(original_node, updated_node, found)
         statement = self._statement(original_node)
         if found.guardable and statement is not None and len(statement.body) == 1:
             return updated_node  # `leave_SimpleStatementLine` guards it
@@ -69,6 +79,29 @@ class CudaOnlyCall(DevfixRule):
         guard = cst.If(test=test, body=body, leading_lines=updated_node.leading_lines)
         self._guards[id(guard)] = guard
         return guard
+
+    def _pin_when_available(self, original: cst.Call, updated: cst.Call, found: UncheckedCudaCall) -> cst.BaseExpression:
+        """`x.pin_memory()` → `(x.pin_memory() if torch.cuda.is_available() else x)` for a receiver
+        read twice without effect (a name, an attribute, an item); `pin_memory=True` of a torch
+        factory → `pin_memory=torch.cuda.is_available()`. Pinning only speeds up copies to the GPU."""
+        available = f"{self.torch_name()}.cuda.is_available()"
+        message = (f"`{_code(original)}` pins memory, which needs an accelerator: without one it raises "
+                   "\"Cannot access accelerator device when none is available\"")
+        if found.name == PIN_KEYWORD:
+            if not self.report(original, message, fix_title="pin only when CUDA is available"):
+                return updated
+            args = [arg.with_changes(value=cst.parse_expression(available)) if arg.keyword and arg.keyword.value == "pin_memory" else arg
+                    for arg in updated.args]
+            return updated.with_changes(args=args)
+        receiver = original.func.value
+        if not _read_without_effect(receiver):
+            self.report(original, message + "; pin only when CUDA is available", fixable=False)
+            return updated
+        if not self.report(original, message, fix_title="pin only when CUDA is available"):
+            return updated
+        kept = updated.func.value
+        return cst.IfExp(test=cst.parse_expression(available), body=updated, orelse=kept,
+                         lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
         return updated_node.with_changes(body=self._merged(updated_node.body))
@@ -109,6 +142,22 @@ class _Calls(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.found.append(node)
+
+
+def _read_without_effect(node: cst.BaseExpression) -> bool:
+    """`x`, `self.images`, `batch["x"]`, `xs[i]`: reading it twice gives the same value, no call runs."""
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _read_without_effect(node.value)
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        index = node.slice[0].slice.value
+        return _read_without_effect(node.value) and isinstance(index, (cst.Name, cst.Integer, cst.SimpleString))
+    return False
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
 
 
 def _message(found: UncheckedCudaCall) -> str:

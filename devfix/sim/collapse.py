@@ -26,6 +26,8 @@ class CollapsedDeviceMode(TorchFunctionMode):
             return args[0].to(dtype=dtype or args[0].dtype, memory_format=memory_format or torch.preserve_format)
         if _is_cuda(kwargs.get("device")):
             kwargs["device"] = "cpu"
+        if kwargs.get("pin_memory") is True:
+            kwargs["pin_memory"] = False  # pinned host memory needs an accelerator; its values are the same
         return func(*args, **kwargs)
 
 

@@ -46,6 +46,8 @@ class SimulatedCudaMode(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if kwargs.get("pin_memory") is True:
+            kwargs = {**kwargs, "pin_memory": False}  # page-locked host memory: unobservable, and the CPU build has none
         access = _property_access(func)
         if access is not None:
             return self._property(func, access, args)

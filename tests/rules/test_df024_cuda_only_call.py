@@ -80,3 +80,33 @@ def test_the_guard_names_torch_when_only_its_functions_are_imported():
     source = "from torch.cuda import synchronize\n\n\ndef run(device):\n    synchronize()\n" + MAIN
     fixed = run_devfix(source, "script.py", rules=[CudaOnlyCall]).fixed.decode()
     assert "import torch\n" in fixed and "    if torch.cuda.is_available():\n        synchronize()\n" in fixed
+
+
+def test_pinned_memory_is_pinned_only_when_cuda_is_available():
+    source = ("def run(device):\n    buffer = torch.empty(4, pin_memory=True)\n"
+              "    x = buffer.pin_memory().to(device)\n    rows = [r.pin_memory() for r in batch[\"rows\"]]\n" + MAIN)
+    fixed = run(source).fixed.decode()
+    assert "buffer = torch.empty(4, pin_memory=torch.cuda.is_available())\n" in fixed
+    assert "x = (buffer.pin_memory() if torch.cuda.is_available() else buffer).to(device)\n" in fixed
+    assert "rows = [(r.pin_memory() if torch.cuda.is_available() else r) for r in batch[\"rows\"]]\n" in fixed
+
+
+@pytest.mark.parametrize("body", [
+    "    if device.type == 'cuda':\n        x = x.pin_memory()\n",  # checked
+    "    loader = torch.utils.data.DataLoader(x, pin_memory=True)\n",  # a loader only warns
+    "    y = torch.empty(4, pin_memory=False)\n",
+])
+def test_checked_or_harmless_pinning_is_left_alone(body):
+    result = run("def run(device, x):\n" + body + MAIN)
+    assert result.fixed == result.source and not result.findings
+
+
+def test_pinning_a_computed_value_is_reported_without_a_fix():
+    result = run("def run(device, x):\n    y = (x * 2).pin_memory()\n" + MAIN)
+    assert result.fixed == result.source
+    assert [finding.code for finding in result.findings] == ["DF024"] and not result.findings[0].fixable
+
+
+def test_pinning_in_a_library_module_is_left_alone():
+    result = run("def stage(x):\n    return x.pin_memory()\n")
+    assert result.fixed == result.source and not result.findings

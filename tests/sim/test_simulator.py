@@ -198,6 +198,12 @@ def test_ctc_loss_takes_targets_and_lengths_from_the_cpu(cuda):
     assert torch.equal(loss.cpu(), on_the_cpu)
 
 
+def test_pinned_memory_works_on_the_simulated_gpu(cuda):
+    """A CPU build has no pinned-memory allocator; a machine with a GPU has one."""
+    buffer = torch.zeros(3, pin_memory=True)
+    assert torch.equal(buffer, torch.zeros(3)) and torch.equal(torch.ones(2).pin_memory(), torch.ones(2))
+
+
 def test_loss_weight_on_cpu(cuda):
     logits, target = torch.randn(2, 3, device="cuda"), torch.tensor([0, 1], device="cuda")
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
