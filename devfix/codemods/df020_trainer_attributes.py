@@ -27,9 +27,9 @@ and fed to the moved model is moved where it is fed: `self.network(rows.to(self.
 
 Applies to classes that are not `nn.Module`s (those are moved as a whole; Lightning moves batches
 itself) when `__init__` moves a model attribute: `self.model = model.to(device)`, or a Module it
-builds or is given, then moved in place (`self.model.to(self.device)`). Method arguments fed to that model, or to a loss
-together with its output, are moved at the top of the method, to the model's device: `self.device`
-when the class keeps one, else `next(self.model.parameters()).device`. Module attributes holding
+builds or is given, then moved in place (`self.model.to(self.device)`). Method arguments fed to
+that model, or to a loss together with its output, are moved at the top of the method, to the
+model's device: `self.device` when the class keeps one, else `next(self.model.parameters()).device`. Module attributes holding
 state (a loss with `weight=`) that are never moved get the model's device at construction.
 
 Refuses: arguments or batches already moved in the method, arguments only used elsewhere, batches
