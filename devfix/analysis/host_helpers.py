@@ -40,8 +40,10 @@ def summarise(
     """With the `module` the function is in, what it reads of the module's names bound once is
     judged too (`data[i:i + block]` of `data = torch.tensor(ids)`)."""
     returns = [node.value for node in scope_nodes(function.body, (*FUNCTIONS, ast.ClassDef, ast.Lambda)) if isinstance(node, ast.Return)]
-    bindings = scope_bindings(scope_nodes(function.body))
+    nodes = list(scope_nodes(function.body))
+    bindings = scope_bindings(nodes)
     judge = _Judge(bindings, imports, module, {argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)})
+    judge.appended = _appended(nodes)
     tensors = bool(returns) and all(value is not None and judge.makes_a_tensor(value, value.lineno, 0) for value in returns)
     host = tensors and all(judge.host_made(value, value.lineno, 0) for value in returns)
     scalar = any(_may_be_zero_dim(node, imports) for value in returns if value is not None for node in ast.walk(value))
@@ -76,10 +78,27 @@ def module_scope(tree: ast.Module, declared_global: set[str]) -> ModuleScope:
     return ModuleScope(bindings, frozenset(once))
 
 
+def _appended(nodes: list[ast.AST]) -> dict[str, list[ast.expr]]:
+    """`texts.append(t)` in the function: what each name's list is given; not for a name the
+    function also fills or changes some other way (`extend`, `insert`, `texts[i] = ...`)."""
+    found: dict[str, list[ast.expr]] = {}
+    other: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+            if node.func.attr == "append" and len(node.args) == 1 and not node.keywords:
+                found.setdefault(node.func.value.id, []).append(node.args[0])
+            elif node.func.attr in ("extend", "insert", "__setitem__", "__iadd__"):
+                other.add(node.func.value.id)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
+            other.add(node.value.id)
+    return {name: values for name, values in found.items() if name not in other}
+
+
 class _Judge:
     def __init__(self, bindings, imports: ImportTable, module: ModuleScope | None = None, parameters: set[str] = frozenset()) -> None:
         self.bindings, self.imports = bindings, imports
         self.module, self.parameters = module, parameters
+        self.appended: dict[str, list[ast.expr]] = {}  # a summarised function's `name.append(value)`s
 
     def host_made(self, value: ast.expr, line: int, depth: int) -> bool:
         if depth > MAX_DEPTH:
@@ -93,6 +112,8 @@ class _Judge:
             binding = latest_binding(self.bindings, value.id, line)
             if binding is None and (found := self._global(value.id)) is not None:
                 return _Judge(self.module.bindings, self.imports).host_made(found[1], found[0], depth + 1)  # `data` of the module
+            if binding is not None and self._filled_on_the_host(value.id, binding[1], depth):
+                return True  # `texts = []`, then only `texts.append(<made on the host>)`
             if binding is None or binding[1] is None or isinstance(binding[1], (ast.List, ast.Tuple, ast.Dict)):
                 return False  # a parameter; a container bound to a name may be filled later
             return self.host_made(binding[1], binding[0], depth + 1)
@@ -123,6 +144,15 @@ class _Judge:
             return False  # a call of something else: not followed
         arguments = [argument for argument in value.args if not isinstance(argument, ast.Starred)]
         return bool(arguments) and all(again(argument) for argument in arguments)
+
+    def _filled_on_the_host(self, name: str, value: ast.expr | None, depth: int) -> bool:
+        """An empty list the function fills only with `.append` of values made on the host (each
+        read where it is appended), and that nothing else in the function rebinds."""
+        filled = self.appended.get(name)
+        return (
+            isinstance(value, ast.List) and not value.elts and bool(filled) and len(self.bindings.get(name, ())) == 1
+            and all(self.host_made(item, item.lineno, depth + 1) for item in filled)
+        )
 
     def _global(self, name: str) -> Binding | None:
         """The binding of a module-level name the function reads without binding it."""

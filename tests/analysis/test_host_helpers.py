@@ -125,3 +125,41 @@ def test_a_tuple_of_host_tensors_is_proven_item_by_item(function: str, size: int
     definition = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == function)
     summary = summarise(definition, ImportTable.of(tree), module_scope(tree, set()))
     assert summary.host_tuple_size == size
+
+
+COLLATE_MODULE = '''import torch
+
+
+def collate(batch):
+    labels, texts = [], []
+    for label, tokens in batch:
+        labels.append(label)
+        texts.append(torch.tensor(tokens))
+    return torch.tensor(labels), torch.cat(texts)
+
+
+def collate_moved(batch):
+    texts = []
+    for tokens in batch:
+        texts.append(torch.tensor(tokens).cuda())
+    return torch.cat(texts), torch.zeros(1)
+
+
+def collate_extended(batch, extra):
+    texts = []
+    for tokens in batch:
+        texts.append(torch.tensor(tokens))
+    texts.extend(extra)
+    return torch.cat(texts), torch.zeros(1)
+'''
+
+
+@pytest.mark.parametrize(("function", "size"), [
+    ("collate", 2),  # a list filled only with CPU tensors
+    ("collate_moved", 0),  # filled with moved tensors
+    ("collate_extended", 0),  # also filled with what the caller gives
+])
+def test_a_list_filled_by_append_is_judged_item_by_item(function: str, size: int) -> None:
+    tree = ast.parse(COLLATE_MODULE)
+    definition = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == function)
+    assert summarise(definition, ImportTable.of(tree), module_scope(tree, set())).host_tuple_size == size
