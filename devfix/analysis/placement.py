@@ -137,10 +137,15 @@ def _to_the_host(call: cst.Call) -> bool:
     """`x.to("cpu")`, `x.to(dtype=torch.uint8, device="cpu")`: a copy on the host."""
     if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
         return False
+    device = _to_argument(call)
+    return device is not None and _is_cpu_literal(device)
+
+
+def _to_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """What `x.to(...)` is given where a device may stand: `device=`, else its first positional."""
     device = keyword(call, "device")
     positional = [arg for arg in call.args if arg.keyword is None]
-    value = device.value if device is not None else positional[0].value if positional else None
-    return value is not None and _is_cpu_literal(value)
+    return device.value if device is not None else positional[0].value if positional else None
 
 
 def _is_empty_list(value: cst.BaseExpression | None) -> bool:
@@ -163,9 +168,7 @@ def as_move(node: cst.CSTNode, qualified: QualifiedNames) -> Move | None:
         return Move(node.func.value, None, node)
     if method != "to":
         return None
-    device_arg = keyword(node, "device")
-    positional = [arg for arg in node.args if arg.keyword is None]
-    device = device_arg.value if device_arg else (positional[0].value if positional else None)
+    device = _to_argument(node)
     if device is None or _is_dtype(device, qualified) or _is_cpu_literal(device):
         return None
     if is_cuda_device_expression(device, qualified):

@@ -93,7 +93,6 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             if method_name == "__init__":
                 continue
             self._plan_factories(node, facts, method, models)
-            self._plan_host_inputs(node, facts, method, models)
             for loop in loops_of(method):
                 batches = self._batches_to_move(loop, callables, set(models))
                 if batches:
@@ -114,48 +113,41 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
     def _plan_factories(self, class_def: cst.ClassDef, facts, method: cst.FunctionDef, models: set[str]) -> None:
         """Factories without `device=` given to a moved model attribute (`self.generator(torch.randn(n, 2))`)
         or to a method of it that hands them to its layers (`self.model.decode(z)`, `analysis.method_inputs`),
-        directly or through a local bound once to the factory."""
+        directly or through a local bound once to the factory; and, given to the model itself, other
+        locals made on the host (`_plan_host_inputs`)."""
         calls = _ModelCalls(models)
         method.body.visit(calls)
         placement = self.scope_facts(method.body)
         for call, model, model_method in calls.found:
             inputs = self._model_class_inputs(class_def, facts, model)
+            device = self._device_expression(facts, model)[0]
             if model_method is None:
                 lengths = [] if inputs is None else [argument_for(call, name, inputs.positional("forward")) for name in inputs.kept_on_the_host("forward")]
                 fed = [arg.value for arg in call.args if not arg.star and arg.value not in lengths]  # lengths stay on the CPU
+                self._plan_host_inputs(call, model, device, lengths, placement)
             elif inputs is not None:
                 positional = inputs.positional(model_method)
                 fed = [value for name in inputs.reaching(model_method) if (value := argument_for(call, name, positional)) is not None]
             else:
                 continue
-            device = self._device_expression(facts, model)[0]
             for value in fed:
                 for factory in self._factories(value, placement, self.line_of(call)):
                     self._factory_moves.setdefault(factory, (model, device))
 
-    def _plan_host_inputs(self, class_def: cst.ClassDef, facts, method: cst.FunctionDef, models: set[str]) -> None:
+    def _plan_host_inputs(self, call: cst.Call, model: str, device: str, lengths: list, placement) -> None:
         """`x = torch.from_numpy(arr).float()` then `self.model(x)`: a local the analysis proves a
         tensor built on the host (`analysis.host_made`), fed to a moved model, is moved where it is
         fed (what the model's `forward` hands to `torch.nn.utils.rnn` as lengths stays)."""
-        calls = _ModelCalls(models)
-        method.body.visit(calls)
-        placement = self.scope_facts(method.body)
         where = HostContext(placement, self.qualified, lambda name: False)
-        for call, model, model_method in calls.found:
-            if model_method is not None:
+        for arg in call.args:
+            value = arg.value
+            if arg.keyword is not None or arg.star or value in lengths or not isinstance(value, cst.Name) or value.value in placement.moved:
                 continue
-            inputs = self._model_class_inputs(class_def, facts, model)
-            lengths = [] if inputs is None else [argument_for(call, name, inputs.positional("forward")) for name in inputs.kept_on_the_host("forward")]
-            device = self._device_expression(facts, model)[0]
-            for arg in call.args:
-                value = arg.value
-                if arg.keyword is not None or arg.star or value in lengths or not isinstance(value, cst.Name) or value.value in placement.moved:
-                    continue
-                binding = placement._binding_before(value.value, self.line_of(call))
-                if binding is None or binding.value is None or is_factory_call(binding.value, self.qualified):
-                    continue  # a factory is created on the device (`_plan_factories`)
-                if self.kind_of(value) is Kind.TENSOR and host_made(binding.value, binding.line, 0, where):
-                    self._input_moves[arg] = (model, device)
+            binding = placement._binding_before(value.value, self.line_of(call))
+            if binding is None or binding.value is None or is_factory_call(binding.value, self.qualified):
+                continue  # a factory is created on the device (`_plan_factories`)
+            if self.kind_of(value) is Kind.TENSOR and host_made(binding.value, binding.line, 0, where):
+                self._input_moves[arg] = (model, device)
 
     def _factories(self, value: cst.BaseExpression, placement, line: int) -> list[cst.Call]:
         """The factory call `value` is, or that a local bound once, earlier in the method, holds."""
