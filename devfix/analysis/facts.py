@@ -64,7 +64,7 @@ class FileFacts:
     def signals(self) -> frozenset[str]:
         """The code shapes rules look for (`analysis.screen`), but for a lazy one (`has_signal`)."""
         found = screen.signals(self._walk, self.classes)
-        if signals.HARDCODED_CUDA in found and self._several_gpus:
+        if signals.HARDCODED_CUDA in found and self.several_gpus:
             found -= {signals.HARDCODED_CUDA}  # several GPUs on purpose: DF001 leaves the file alone
         return found
 
@@ -107,7 +107,8 @@ class FileFacts:
         return frozenset(name for name, found in places.items() if found == {True})
 
     @cached_property
-    def _several_gpus(self) -> bool:
+    def several_gpus(self) -> bool:
+        """The file places on several GPUs on purpose (`torch_api.places_on_several_gpus`)."""
         return places_on_several_gpus(self.text)
 
     @cached_property
@@ -115,7 +116,7 @@ class FileFacts:
         """`torch.cuda.synchronize()` and the other calls that need CUDA, and pinned memory, where
         nothing checks for it (by line and byte column); none in a file with several GPUs on
         purpose (DF001's markers)."""
-        if ("cuda" not in self.text and "pin_memory" not in self.text) or self._several_gpus:
+        if ("cuda" not in self.text and "pin_memory" not in self.text) or self.several_gpus:
             return {}
         return unchecked_cuda_only_calls(self._tree, self.imports)
 

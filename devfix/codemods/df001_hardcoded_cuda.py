@@ -54,7 +54,8 @@ class HardcodedCuda(DevfixRule):
     DESCRIPTION = "Hard-coded CUDA device: use a device chosen at run time"
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._multi_gpu_file = places_on_several_gpus(node.code)
+        # the screen's answer, from the text it read: `node.code` would generate the module again
+        self._multi_gpu_file = self.facts.several_gpus if self.facts is not None else places_on_several_gpus(node.code)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if self._multi_gpu_file or self._guarded(original_node):
