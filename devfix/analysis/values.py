@@ -24,6 +24,7 @@ ANNOTATION_KINDS = {
     "builtins.dict": Kind.DICT, "typing.Dict": Kind.DICT, "builtins.tuple": Kind.TUPLE, "typing.Tuple": Kind.TUPLE,
     "numpy.ndarray": Kind.NDARRAY, "torch.nn.Module": Kind.MODULE, "torch.device": Kind.DEVICE,
 }
+GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad"})
 LOOP_LIMIT = 4
 SIMPLE_STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
 # torch functions whose first argument may be something else than a tensor (data, a shape, a path)
@@ -57,7 +58,7 @@ INFERENCE_ROUNDS = 3  # a parameter's kind can come from a caller's parameter (q
 def analyse_values(tree: ast.Module, imports: ImportTable, module_classes: dict[str, Kind], declared_global: set[str]) -> ValueFacts:
     facts = ValueFacts()
     functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    methods = _inferable_methods(tree)
+    methods = _inferable_methods(tree, imports)
     summaries = _Summaries(functions)
     resolver = Resolver(imports, module_classes, summaries)
     resolver.method_names = frozenset(name for _, name in methods)
@@ -94,21 +95,30 @@ def _parameter_kinds_from_calls(functions, call_sites, escaped) -> dict[str, lis
     return inferred
 
 
-def _inferable_methods(tree: ast.Module) -> dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef]:
+def _inferable_methods(tree: ast.Module, imports: ImportTable) -> dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef]:
     """(class, method) of the file's top-level classes whose parameters may take the kinds their
     calls pass: plain instance methods called by name (`trainer.step(x, y)`, `self.encode(t)`),
-    not `forward` (a Module is called, not its forward), dunders, static or class methods."""
+    also under a grad-mode decorator (`@torch.no_grad()` keeps the signature); not `forward` (a
+    Module is called, not its forward), dunders, static or class methods, other decorators."""
     methods = {}
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
             continue
         for item in node.body:
-            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) or item.decorator_list:
+            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if not all(_keeps_the_signature(decorator, imports) for decorator in item.decorator_list):
                 continue
             if item.name == "forward" or item.name.startswith("__") or item.args.vararg or item.args.posonlyargs:
                 continue
             methods[(node.name, item.name)] = item
     return methods
+
+
+def _keeps_the_signature(decorator: ast.expr, imports: ImportTable) -> bool:
+    """`@torch.no_grad()`, `@torch.inference_mode()`, `@torch.enable_grad()` (called or not)."""
+    called = decorator.func if isinstance(decorator, ast.Call) and not decorator.args and not decorator.keywords else decorator
+    return imports.qualify(called) in GRAD_MODE_DECORATORS
 
 
 def _method_parameter_kinds_from_calls(methods, call_sites, escaped) -> dict[str, list[Kind]]:
