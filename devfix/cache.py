@@ -5,8 +5,9 @@ files (their sizes and times: a checkout edited since, or an editable install, i
 the file's path
 and bytes, its rules, the fix policy and the options that change what is reported. Findings can
 also depend on other files (a model class imported from `models/net.py`): the entry lists every
-file the analysis consulted through the project index, with its hash, and every place where it
-looked for a module and found none; the entry is used only while all of them are as they were.
+file the analysis consulted through the project index, with its hash (of a directory searched for
+a helper's callers: the names of its Python files), and every place where it looked for a module
+and found none; the entry is used only while all of them are as they were.
 
 The entries live in one JSON file, `.devfix_cache/<version>/results.json` in the project root
 (which holds a `.gitignore` and a `CACHEDIR.TAG`, as ruff's cache does): read once when a run
@@ -110,7 +111,7 @@ class ResultCache:
         """The file's hash now, None when it does not exist (memoised for the run)."""
         if path not in self._hashes:
             try:
-                self._hashes[path] = digest(Path(path).read_bytes())
+                self._hashes[path] = digest(_listing(Path(path)) if os.path.isdir(path) else Path(path).read_bytes())
             except OSError:
                 self._hashes[path] = None
         return self._hashes[path]
@@ -160,3 +161,9 @@ def _finding(record: list) -> Finding:
 def _result(path: str, source: bytes, stored: dict) -> FileResult:
     fixed = source if stored["fixed"] is None else stored["fixed"].encode("latin-1")
     return FileResult(path, source, fixed, tuple(map(_finding, stored["findings"])), tuple(map(_finding, stored["applied"])))
+
+
+def _listing(directory: Path) -> bytes:
+    """What a directory's entry in `consulted` stands for: which Python files it holds (the callers
+    of a helper are looked for there; a new file may call it)."""
+    return "\n".join(sorted(path.name for path in directory.glob("*.py"))).encode()

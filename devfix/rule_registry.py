@@ -76,7 +76,7 @@ class RuleSpec:
 
 RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF001", "df001_hardcoded_cuda", "HardcodedCuda", triggers=('"cuda', "'cuda", '.cuda(', "set_default_"), signals=frozenset({screen.HARDCODED_CUDA})),
-    RuleSpec("DF002", "df002_loader_to_device", "LoaderToDevice", triggers=('loader', 'Loader'), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
+    RuleSpec("DF002", "df002_loader_to_device", "LoaderToDevice", triggers=('for ', 'iter('), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
     RuleSpec("DF003", "df003_module_not_moved", "ModuleNotMoved", triggers=('.to(', '.cuda('), signals=frozenset({screen.MOVE_CALL}), needs_all_signals=frozenset({screen.BUILT_AND_CALLED}), moves_values=True),
     RuleSpec(  # a program that places nothing (nor do the modules it imports) runs on the CPU: nothing to align
         "DF004", "df004_constructor_device", "ConstructorDevice", triggers=('torch.', 'from torch'),
@@ -90,7 +90,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     ),
     RuleSpec("DF008", "df008_tensor_to_numpy", "TensorToNumpy", triggers=('numpy', 'np.', 'sklearn', 'plt', 'matplotlib', 'scipy', 'pandas'), signals=frozenset({screen.HOST_SINK}), needs_all_signals=frozenset({screen.DEVICE_VALUE_TO_HOST, screen.PLACES_DEVICES})),
     RuleSpec("DF009", "df009_legacy_constructor", "LegacyConstructor", triggers=('Tensor(', 'Tensor\n', 'Parameter('), signals=frozenset({screen.LEGACY_CONSTRUCTOR})),
-    RuleSpec("DF010", "df010_helper_device", "HelperDevice", triggers=('loader', 'Loader'), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
+    RuleSpec("DF010", "df010_helper_device", "HelperDevice", triggers=('for ',), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
     RuleSpec("DF011", "df011_loss_weight_device", "LossWeightDevice", triggers=('weight=',), signals=frozenset({screen.LOSS_WEIGHT})),
     RuleSpec("DF012", "df012_lookup_table_device", "LookupTableDevice", triggers=('class ', 'def '), signals=frozenset({screen.PLAIN_CLASS_TABLE})),
     RuleSpec("DF013", "df013_runtime_placement", "RuntimePlacement", triggers=('jit.trace', 'device_map'), signals=frozenset({screen.RUNTIME_PLACEMENT})),

@@ -105,6 +105,30 @@ def test_a_module_that_appears_where_none_was_found_reaches_its_importers(tmp_pa
     assert codes(check("train.py")) == ["DF003"] and analysed == ["train.py"]
 
 
+HELPERS = (
+    "import torch\n\n\ndef evaluate(model, batches):\n    hits = 0\n    for x, y in batches:\n"
+    "        hits += (model(x).argmax(1) == y).sum().item()\n    return hits\n"
+)
+SCRIPT = (
+    "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\nfrom helpers import evaluate\n\n"
+    'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+    "model = torch.nn.Linear(2, 2).to(device)\n"
+    "print(evaluate(model, {loader}))\n"
+)
+
+
+def test_a_caller_in_a_new_file_reaches_the_helper(tmp_path, monkeypatch, analysed):
+    """The batches of `evaluate`'s loader are moved because its only caller passes a DataLoader;
+    a new file that calls it with something else changes that."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    (tmp_path / "train.py").write_text(SCRIPT.format(loader="DataLoader(TensorDataset(torch.ones(4, 2), torch.zeros(4)))"))
+    assert codes(check("helpers.py")) == ["DF010"]
+    (tmp_path / "other.py").write_text(SCRIPT.format(loader="[(1, 2)]"))
+    analysed.clear()
+    assert codes(check("helpers.py")) == [] and analysed == ["helpers.py"]
+
+
 def test_other_settings_are_other_entries(project, analysed):
     check("train.py")
     analysed.clear()

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+
+import pytest
+
+from devfix.analysis.importers import passes_a_loader
 from devfix.analysis.project import ProjectIndex
 
 
@@ -56,3 +61,43 @@ def test_cycles_do_not_loop(tmp_path):
     (tmp_path / "a.py").write_text("from b import B\nclass A(B): pass\n")
     (tmp_path / "b.py").write_text("from a import A\nclass B(A): pass\n")
     assert ProjectIndex().is_module_class(str(tmp_path / "a.py"), "A") is None
+
+
+HELPER = "def evaluate(model, loader):\n    return [model(x) for x in loader]\n"
+
+
+def _calls(tmp_path, script: str):
+    (tmp_path / "helpers.py").write_text(HELPER)
+    (tmp_path / "train.py").write_text(script)
+    return ProjectIndex().foreign_calls(str(tmp_path / "helpers.py"), "evaluate")
+
+
+def test_foreign_calls_of_a_helper_come_from_the_files_that_import_it(tmp_path):
+    script = "from helpers import evaluate\nimport helpers\nevaluate(m, a)\nhelpers.evaluate(m, loader=b)\nother.evaluate(m, c)\n"
+    calls = _calls(tmp_path, script)
+    assert [ast.unparse(call.call) for call in calls] == ["evaluate(m, a)", "helpers.evaluate(m, loader=b)"]
+
+
+def test_a_helper_handed_on_has_unknown_callers(tmp_path):
+    assert _calls(tmp_path, "from helpers import evaluate\nrun(evaluate)\n") is None
+
+
+def test_a_function_of_the_same_name_elsewhere_is_not_a_call(tmp_path):
+    assert _calls(tmp_path, "from other import evaluate\nevaluate(m, a)\n") == []
+
+
+@pytest.mark.parametrize("script, expected", [
+    ("loader = DataLoader(data)\nevaluate(m, loader)\n", True),
+    ("evaluate(m, DataLoader(data))\n", True),
+    ("evaluate(m, loader=DataLoader(data))\n", True),
+    ("loader = DataLoader(data)\nloader = [data]\nevaluate(m, loader)\n", False),  # rebound to a list
+    ("loader = DataLoader(data)\nfor loader in loaders:\n    evaluate(m, loader)\n", False),
+    ("def run(loader):\n    evaluate(m, loader)\n", False),  # a parameter: who knows
+    ("evaluate(m, [data])\n", False),
+    ("evaluate(m, *args)\n", False),
+])
+def test_what_a_foreign_call_passes(tmp_path, script, expected):
+    header = "from torch.utils.data import DataLoader\nfrom helpers import evaluate\n"
+    calls = _calls(tmp_path, header + script)
+    assert len(calls) == 1
+    assert passes_a_loader(calls[0], 1, "loader") is expected

@@ -54,6 +54,13 @@ def calls_of(module: cst.Module, name: str) -> list[cst.Call]:
     return uses.calls
 
 
+def is_only_defined(module: cst.Module, name: str) -> bool:
+    """The file never uses the name its `def` binds (other files may import and call it)."""
+    uses = _Uses(name)
+    module.visit(uses)
+    return uses.names == 1
+
+
 def _passed_at_calls(module: cst.Module, name: str, positional: list[str], parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
     uses = _Uses(name)
     module.visit(uses)

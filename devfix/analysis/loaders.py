@@ -11,14 +11,19 @@ from types import MappingProxyType
 import libcst as cst
 from libcst.metadata import Assignment, ScopeProvider
 
-from devfix.analysis.call_sites import arguments_for
+from devfix.analysis.call_sites import arguments_for, is_only_defined
 from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import assigning_statement
+from devfix.analysis.importers import passes_a_loader
+from devfix.analysis.kinds import Kind
 from devfix.analysis.parameter_meetings import parameters_meet
 from devfix.analysis.placement import PlacementFacts, as_move
 from devfix.analysis.torch_api import DATALOADER_NAMES, ENUMERATE_NAMES, PROGRESS_WRAPPERS
 from devfix.analysis.torch_names import keyword, qualified_names
+
+
+LOADER_KINDS = (Kind.TENSOR_LOADER, Kind.IMAGE_LOADER)
 
 
 @dataclass(frozen=True)
@@ -30,9 +35,11 @@ class BatchUse:
 
 
 def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) -> bool:
-    """Built with `DataLoader(...)` (where it is iterated, or where the name was bound), or a
-    parameter annotated as one, named like one, or given one by every call of its function in
-    the file (`adapt(net, source, target)` with `source = DataLoader(...)`)."""
+    """Built with `DataLoader(...)` (where it is iterated, or where the name was bound), a
+    parameter annotated as one or given one by every call of its function in the file
+    (`adapt(net, source, target)` with `source = DataLoader(...)`), or a name the value analysis
+    proves a DataLoader of tensors (`trainer.evaluate(loader)` for a method's parameter). Never
+    from a name: `data_loader` may be an accelerate-prepared or framework loader."""
     if _built_as_a_loader(rule, loader):
         return True
     scope = rule.get_metadata(ScopeProvider, loader, None) if isinstance(loader, cst.Name) else None
@@ -40,9 +47,9 @@ def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) -> bool:
         node = assignment.node if isinstance(assignment, Assignment) else None
         if isinstance(node, cst.Param):
             annotated = node.annotation is not None and qualified_names(rule, node.annotation.annotation) & DATALOADER_NAMES
-            if annotated or "loader" in loader.value.lower() or _callers_pass_loaders(rule, node):
+            if annotated or _callers_pass_loaders(rule, node):
                 return True
-    return False
+    return rule.kind_of(loader) in LOADER_KINDS if isinstance(loader, cst.Name) else False
 
 
 def _built_as_a_loader(rule: cst.CSTVisitor, value: cst.BaseExpression) -> bool:
@@ -61,12 +68,23 @@ def _built_as_a_loader(rule: cst.CSTVisitor, value: cst.BaseExpression) -> bool:
 
 
 def _callers_pass_loaders(rule: cst.CSTVisitor, param: cst.Param) -> bool:
-    """Every call of the parameter's (top-level) function in the file passes a DataLoader for it."""
+    """Every call of the parameter's (top-level) function passes a DataLoader for it: the calls
+    of the file, or, for a function the file only defines, those of the files beside it
+    (`evaluate(model, DataLoader(data))` in the script that imports `helpers.evaluate`)."""
     function = rule.get_metadata(ParentProvider, rule.get_metadata(ParentProvider, param, None), None)
     if not isinstance(function, cst.FunctionDef):
         return False
     passed = arguments_for(rule.module, function, param.name.value)
-    return passed is not None and all(_built_as_a_loader(rule, value) for _, value in passed)
+    if passed is not None:
+        return all(_built_as_a_loader(rule, value) for _, value in passed)
+    if function not in rule.module.body or not is_only_defined(rule.module, function.name.value):
+        return False
+    params = function.params
+    if param not in (*params.posonly_params, *params.params):
+        return False
+    position = [*params.posonly_params, *params.params].index(param)
+    calls = rule.project.foreign_calls(rule.context.filename, function.name.value) if rule.context.filename else None
+    return bool(calls) and all(passes_a_loader(call, position, param.name.value) for call in calls)
 
 
 def loops_of(function: cst.FunctionDef) -> list[cst.For]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from devfix import python_parser
 from devfix.analysis.host_helpers import HelperSummary, summarise_in_text
+from devfix.analysis.importers import ForeignCall, calls_in_text, neighbour_files
 from devfix.analysis.imports import BUILTIN_NAMES
 from devfix.analysis.torch_api import places_devices
 
@@ -39,6 +40,7 @@ class ProjectIndex:
         self._placements: dict[str, bool] = {}  # module file → does it place anything on a device
         self._helpers: dict[tuple[str, str], HelperSummary | None] = {}  # (module file, function) → its summary
         self._module_files: dict[tuple[str, str], tuple[dict[str, bool], Path | None]] = {}  # (directory, module) → where found
+        self._foreign_calls: dict[tuple[str, str], tuple[list[str], list[ForeignCall] | None]] = {}  # (file, function) → (read, calls)
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -49,6 +51,7 @@ class ProjectIndex:
         self._placements.pop(key, None)
         self._helpers = {found: summary for found, summary in self._helpers.items() if found[0] != key}
         self._module_files = {}  # a file new to the run may now be found
+        self._foreign_calls = {}
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -84,6 +87,26 @@ class ProjectIndex:
         if key not in self._helpers:
             self._helpers[key] = summarise_in_text(self._text(target), function)
         return self._helpers[key]
+
+    def foreign_calls(self, from_file: str, function: str) -> list[ForeignCall] | None:
+        """The calls of the top-level function `function` of `from_file` in the files beside it
+        (`analysis.importers`); None when one of them uses it otherwise than calling it."""
+        target = Path(from_file).resolve()
+        key = (str(target), function)
+        if key not in self._foreign_calls:
+            files = neighbour_files(target)
+            calls: list[ForeignCall] | None = []
+            for file in files:
+                found = calls_in_text(file, self._text(file), target, function, self._module_file)
+                if found is None:
+                    calls = None
+                    break
+                calls += found
+            read = [str(target.parent), str(target.parent.parent), *map(str, files)]
+            self._foreign_calls[key] = (read, calls)
+        read, calls = self._foreign_calls[key]
+        self.consulted.update(dict.fromkeys(read, True))  # a directory stands for the list of its files
+        return calls
 
     def _text(self, file: Path) -> str:
         if str(file) in self._sources:

@@ -183,7 +183,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.found.add(OPTIMIZER_LOADED_BEFORE_MOVE)
     if screen.tables_in_use():
         screen.found.add(PLAIN_CLASS_TABLE)
-    if any(_may_be_loader(name, found) for name in screen.looped_over):
+    if screen.looped_over and _may_loop_over_a_loader(screen.looped_over, found):
         screen.found.add(LOADER_LOOP)
     if screen.encodings & screen.spread and encodings_meet_a_moved_model(found.tree):
         screen.found.add(ENCODED_INPUTS)
@@ -831,20 +831,20 @@ def _is_placing_call(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and (_method_name(node) in ("to", "cuda") or any(keyword.arg == "device" for keyword in node.keywords))
 
 
-def _may_be_loader(name: str, found: Walk) -> bool:
-    """What `analysis.loaders.is_dataloader` may accept: a parameter named like a loader or
-    annotated as a DataLoader, or a name assigned from `DataLoader(...)` (file-wide here, not per
-    scope), or a parameter its callers may pass a DataLoader to."""
-    if "loader" in name.lower():
+def _may_loop_over_a_loader(looped_over: set[str], found: Walk) -> bool:
+    """What `analysis.loaders.is_dataloader` may accept: a parameter annotated as a DataLoader, an
+    unannotated parameter of a top-level function the file never calls (the files beside it may
+    call it with one), or any name in a file that builds a DataLoader (it may be bound to one, be
+    given one by the callers of its function, or be proven one by the value analysis)."""
+    if any(parameter in looped_over and _names_a_loader(annotation, found.imports) for parameter, annotation in found.annotations):
         return True
-    if any(parameter == name and _names_a_loader(annotation, found.imports) for parameter, annotation in found.annotations):
+    if any(
+        isinstance(function, FUNCTIONS) and function.name not in found.called
+        and any(argument.arg in looped_over and argument.annotation is None for argument in parameters(function))
+        for function in found.tree.body
+    ):
         return True
-    if any(target == name and _may_build_a_loader(call, found.imports) for target, call in found.calls_assigned):
-        return True
-    # a parameter of a top-level function, in a file that builds a DataLoader (its callers may pass it)
-    return any(
-        isinstance(function, FUNCTIONS) and any(argument.arg == name for argument in parameters(function)) for function in found.tree.body
-    ) and any(_may_build_a_loader(call, found.imports) for _, call in found.calls_assigned)
+    return any(isinstance(node, ast.Call) and _may_build_a_loader(node, found.imports) for node, _ in found.nodes)
 
 
 def _may_build_a_loader(call: ast.Call, imports: ImportTable) -> bool:

@@ -348,7 +348,8 @@ def test_df020_needs_a_model_moved_into_an_attribute_in_init(source, expected):
 
 
 @pytest.mark.parametrize("loop, expected", [
-    ("for x, y in train_loader:\n    model(x)\n", True),
+    ("for x, y in train_loader:\n    model(x)\n", False),  # a name proves nothing; nothing builds a DataLoader
+    ("def make():\n    return DataLoader(ds)\ntrain_loader = make()\nfor x, y in train_loader:\n    model(x)\n", True),
     ("for x, y in enumerate(tqdm(batches)):\n    model(x)\n", False),
     ("batches = DataLoader(ds)\nfor x, y in batches:\n    model(x)\n", True),
     ("from torch.utils.data import DataLoader as DL\nbatches = DL(ds)\nfor x, y in batches:\n    model(x)\n", True),
@@ -637,7 +638,7 @@ def test_df022_needs_a_torch_optimizer_loaded_before_a_move(source, expected):
 
 
 @pytest.mark.parametrize("source, expected", [
-    ("import torch\nloader = DataLoader(ds)\nx, y = next(iter(loader))\nout = model(x)\n", True),
+    ("import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\nx, y = next(iter(loader))\nout = model(x)\n", True),
     ("import torch\nfrom torch.utils.data import DataLoader\nx, y = next(iter(DataLoader(ds)))\nout = model(x)\n", True),
     ("import torch\nx, y = next(iter(pairs))\nout = model(x)\n", False),  # not a loader
 ])
@@ -659,7 +660,7 @@ def test_df004_a_helpers_cpu_tensor_fed_to_a_moved_model(fed, expected):
 
 
 @pytest.mark.parametrize("source, expected", [
-    ("import torch\nfor (a,), (b,) in zip(pairs, loader):\n    out = model(b)\n", True),  # the second one is a loader
+    ("import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\nfor (a,), (b,) in zip(pairs, loader):\n    out = model(b)\n", True),  # the second one is a loader
     ("import torch\nfor a, b in zip(pairs, others):\n    out = model(b)\n", False),
 ])
 def test_df002_every_zipped_loader_counts(source, expected):
@@ -677,6 +678,13 @@ def test_df002_a_parameter_its_callers_give_a_loader(call, expected):
         f"    for x in source:\n        model(x)\n\n\n{built}{call}\n"
     )
     assert ("DF002" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("annotation, expected", [("", True), (": list", False)])
+def test_df010_a_parameter_of_a_function_only_other_files_call(annotation, expected):
+    """Never called in its file: the files beside it may pass a DataLoader (`analysis.importers`)."""
+    source = f"import torch\n\n\ndef evaluate(model, source{annotation}):\n    for x in source:\n        model(x)\n"
+    assert ("DF010" in rules_that_may_apply(source)) is expected
 
 
 @pytest.mark.parametrize("value, expected", [

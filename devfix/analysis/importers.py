@@ -1,0 +1,130 @@
+"""Who calls a top-level function of a module from the files beside it, and with what.
+
+A helper module's function (`evaluate(model, loader)` in `helpers.py`) learns what its parameters
+hold only from its callers, which live in other files (`train.py` passes `DataLoader(...)`). The
+files of the helper's directory and of the one above it (where a script importing a package's
+module sits) are read with `ast`; a call counts when the file's imports resolve its name to the
+helper's module. A file that uses the function otherwise than calling it (hands it on, wraps it)
+makes the callers unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from devfix import python_parser
+from devfix.analysis.ast_nodes import every_node, scope_nodes
+from devfix.analysis.imports import ImportTable
+from devfix.analysis.torch_api import DATALOADER_NAMES
+
+MAX_FILES = 200  # a directory with more Python files than this is a library, not a script's neighbours
+
+
+@dataclass(frozen=True)
+class ForeignCall:
+    """One call of the function in another file, with what decides its arguments there."""
+
+    call: ast.Call
+    scope: list[ast.stmt]  # the statements of the function (or module) the call is in
+    imports: ImportTable
+
+
+Resolve = Callable[[Path, str], "Path | None"]  # (importing file, dotted module) → its file
+
+
+def neighbour_files(target: Path) -> list[Path]:
+    """The Python files of `target`'s directory and of its parent, but `target`; none when a
+    directory holds too many to be a script's neighbours."""
+    found: list[Path] = []
+    for directory in (target.parent, target.parent.parent):
+        try:
+            files = sorted(path for path in directory.glob("*.py") if path.is_file() and path != target)
+        except OSError:
+            continue
+        if len(files) > MAX_FILES:
+            return []
+        found += files
+    return found
+
+
+def calls_in_text(file: Path, text: str, target: Path, function: str, resolve: Resolve) -> list[ForeignCall] | None:
+    """The calls of `function` of module file `target` in `file`; None when the file uses it
+    otherwise than calling it by a name its imports resolve to `target`."""
+    if function not in text:
+        return []
+    try:
+        tree = python_parser.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    imports = ImportTable.of(tree)
+    names = {local for local, qualified in imports.names.items() if _refers_to(qualified, function, file, target, resolve)}
+    modules = {local for local, qualified in imports.names.items() if resolve(file, qualified) == target}
+    if not names and not modules:
+        return []
+    calls: list[ForeignCall] = []
+    uses = 0
+    for scope in _scopes(tree):
+        for node in scope_nodes(scope):
+            if _names_the_function(node, names, modules, function):
+                uses += 1
+            elif isinstance(node, ast.Call) and _names_the_function(node.func, names, modules, function):
+                calls.append(ForeignCall(node, scope, imports))
+    if uses != len(calls):  # a use that is not the `func` of one of the calls
+        return None
+    return sorted(calls, key=lambda found: (found.call.lineno, found.call.col_offset))
+
+
+def passes_a_loader(call: ForeignCall, position: int, parameter: str) -> bool:
+    """The call passes `DataLoader(...)` for the parameter, or a name its scope binds only to one."""
+    if any(isinstance(arg, ast.Starred) for arg in call.call.args) or any(keyword.arg is None for keyword in call.call.keywords):
+        return False
+    given = [keyword.value for keyword in call.call.keywords if keyword.arg == parameter]
+    value = given[0] if given else call.call.args[position] if position < len(call.call.args) else None
+    if isinstance(value, ast.Call):
+        return _builds_a_loader(value, call.imports)
+    if not isinstance(value, ast.Name):
+        return False
+    bound = [node.value for node in scope_nodes(call.scope) if isinstance(node, ast.Assign) and _binds(node, value.id)]
+    others = [node for node in scope_nodes(call.scope) if _rebinds(node, value.id)]
+    return bool(bound) and not others and all(isinstance(built, ast.Call) and _builds_a_loader(built, call.imports) for built in bound)
+
+
+def _refers_to(qualified: str, function: str, file: Path, target: Path, resolve: Resolve) -> bool:
+    owner, _, name = qualified.rpartition(".")
+    return name == function and bool(owner) and resolve(file, owner) == target
+
+
+def _names_the_function(node: ast.AST, names: set[str], modules: set[str], function: str) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in names
+    return isinstance(node, ast.Attribute) and node.attr == function and isinstance(node.value, ast.Name) and node.value.id in modules
+
+
+def _scopes(tree: ast.Module) -> list[list[ast.stmt]]:
+    """The module's statements and those of every function in it, each a scope of its own."""
+    functions = [node for node in every_node(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [tree.body, *(function.body for function in functions)]
+
+
+def _builds_a_loader(call: ast.Call, imports: ImportTable) -> bool:
+    return imports.qualify(call.func) in DATALOADER_NAMES
+
+
+def _binds(node: ast.Assign, name: str) -> bool:
+    return len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name
+
+
+def _rebinds(node: ast.AST, name: str) -> bool:
+    """A binding of `name` other than a plain `name = value` (a loop, `with`, augmented, unpacked)."""
+    if isinstance(node, ast.Assign):
+        return not _binds(node, name) and any(isinstance(inner, ast.Name) and inner.id == name for target in node.targets for inner in every_node(target))
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+        return any(isinstance(inner, ast.Name) and inner.id == name for inner in every_node(node.target))
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return any(item.optional_vars is not None and any(isinstance(inner, ast.Name) and inner.id == name for inner in every_node(item.optional_vars)) for item in node.items)
+    if isinstance(node, ast.arg):
+        return node.arg == name
+    return False
