@@ -39,7 +39,7 @@ from devfix.analysis.ast_nodes import (
 )
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
-from devfix.analysis.moves import is_move
+from devfix.analysis.moves import is_cast, is_move
 from devfix.analysis.torch_api import (
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
@@ -407,6 +407,8 @@ class _Scope:
             return True  # a function of the file, or one of the project that returns CPU tensors (or a tuple of them)
         positional = [arg for arg in value.args if not isinstance(arg, ast.Starred)]
         if isinstance(value.func, ast.Attribute) and not qualified.startswith("torch."):  # a method of a value
+            if is_cast(value, self.imports):
+                return again(value.func.value)
             return value.func.attr not in DEVICE_CHANGING_METHODS and again(value.func.value) and all(again(arg) for arg in positional)
         return bool(positional) and all(again(arg) for arg in positional)
 
@@ -608,7 +610,7 @@ class _Scope:
                 return [first.id]
             return self._reference_names(first)
         if isinstance(node.func, ast.Attribute):
-            if node.func.attr in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS:
+            if node.func.attr in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS and not is_cast(node, self.imports):
                 return []
             return self._reference_names(node.func.value)
         if isinstance(node.func, ast.Name) and node.func.id in self.callables:

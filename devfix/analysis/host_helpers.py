@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from devfix import python_parser
 from devfix.analysis.ast_nodes import FUNCTIONS, Binding, latest_binding, scope_bindings, scope_nodes
 from devfix.analysis.imports import ImportTable
+from devfix.analysis.moves import is_cast
 from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, FACTORY_FUNCTIONS, MOVED_AFTER, WHOLE_REDUCTIONS
 
 MAX_DEPTH = 12  # names resolve to earlier lines, so chains end; this bounds the cost
@@ -137,6 +138,8 @@ class _Judge:
         if qualified.startswith("numpy."):
             return True
         if isinstance(value.func, ast.Attribute) and not qualified.startswith("torch."):
+            if is_cast(value, self.imports):
+                return again(value.func.value)
             if value.func.attr in DEVICE_CHANGING_METHODS:
                 return False
             return again(value.func.value) and all(again(argument) for argument in value.args)

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from devfix.analysis.placement import PlacementFacts
+from devfix.analysis.placement import PlacementFacts, is_cast
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, MOVED_AFTER
 from devfix.analysis.torch_names import keyword
@@ -58,7 +58,7 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
         return True  # numpy values, and datasets that load onto the CPU
     if isinstance(value.func, cst.Attribute) and not any(name.startswith("torch.") for name in names):
         # a method of a value (libcst also names `image.unsqueeze` after the local `image`)
-        if value.func.attr.value in DEVICE_CHANGING_METHODS:
+        if value.func.attr.value in DEVICE_CHANGING_METHODS and not is_cast(value, where.qualified):
             return False
         receiver_host = host_made(value.func.value, line, depth + 1, where)
         return receiver_host and all(host_made(arg.value, line, depth + 1, where) for arg in value.args if arg.keyword is None)
@@ -66,3 +66,4 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
         return True  # a helper of the file that returns CPU tensors: `preprocess(photo)`
     arguments = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
     return bool(arguments) and all(host_made(argument, line, depth + 1, where) for argument in arguments)
+

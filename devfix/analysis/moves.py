@@ -1,17 +1,20 @@
-"""Moves read with Python's `ast`, as `analysis.placement.as_move` reads them with libcst."""
+"""Moves and casts read with Python's `ast`, as `analysis.placement` reads them with libcst."""
 
 from __future__ import annotations
 
 import ast
 
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.torch_api import CPU_LITERALS, TORCH_DTYPES
+from devfix.analysis.torch_api import CPU_LITERALS, PLACEMENT_KEEPING_METHODS, TORCH_DTYPES
 
 
 def is_move(node: ast.AST, imports: ImportTable) -> bool:
-    """`x.cuda()` or `x.to(<device>)`: not a cast (`.to(torch.float16)`) nor `.to("cpu")`."""
+    """`x.cuda()` or `x.to(<device>)`: not a cast (`.to(torch.float16)`) nor `.to("cpu")`; also
+    followed by methods that keep the placement (`Net().to(device).eval()`, a cast)."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
         return False
+    if node.func.attr in PLACEMENT_KEEPING_METHODS or is_cast(node, imports):
+        return is_move(node.func.value, imports)
     if node.func.attr == "cuda":
         return True
     if node.func.attr != "to":
@@ -19,5 +22,19 @@ def is_move(node: ast.AST, imports: ImportTable) -> bool:
     device = next((keyword.value for keyword in node.keywords if keyword.arg == "device"), node.args[0] if node.args else None)
     if device is None or (isinstance(device, ast.Constant) and device.value in CPU_LITERALS):
         return False
-    qualified = imports.qualify(device) or ""
-    return not (qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in TORCH_DTYPES)
+    return not _is_dtype(device, imports)
+
+
+def is_cast(node: ast.AST, imports: ImportTable) -> bool:
+    """`x.to(torch.float16)`, `x.to(dtype=...)`, `x.to(dtype)` for a name bound only to dtypes:
+    a copy that stays where `x` is (`analysis.imports` resolves the name)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to") or not node.args and not node.keywords:
+        return False
+    if any(keyword.arg not in ("dtype", "non_blocking", "copy", "memory_format") for keyword in node.keywords):
+        return False
+    return all(_is_dtype(argument, imports) for argument in node.args)
+
+
+def _is_dtype(node: ast.expr, imports: ImportTable) -> bool:
+    qualified = imports.qualify(node) or ""
+    return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in TORCH_DTYPES

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devfix.analysis.tensors import is_factory_call
-from devfix.analysis.torch_api import CPU_LITERALS, LIST_FILLERS, MOVED_AFTER, TORCH_DTYPES, is_torch_tensor_function
+from devfix.analysis.torch_api import (
+    CPU_LITERALS,
+    LIST_FILLERS,
+    MOVED_AFTER,
+    PLACEMENT_KEEPING_METHODS,
+    TORCH_DTYPES,
+    is_torch_tensor_function,
+)
 from devfix.analysis.torch_names import QualifiedNames, is_cuda_device_expression, keyword
 
 HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
@@ -159,11 +166,26 @@ def device_code(device: cst.BaseExpression | None, literals: bool = False) -> st
     return cst.Module([]).code_for_node(device) if isinstance(device, kinds) else None
 
 
+def is_cast(node: cst.CSTNode, qualified: QualifiedNames) -> bool:
+    """`x.to(torch.float16)`, `x.to(dtype=...)`, `x.to(dtype)` for a name bound only to dtypes: a
+    copy that stays where `x` is (as `analysis.moves.is_cast` reads it with `ast`)."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "to") or not node.args:
+        return False
+    return all(
+        arg.keyword.value in ("dtype", "non_blocking", "copy", "memory_format") if arg.keyword is not None
+        else not arg.star and _is_dtype(arg.value, qualified)
+        for arg in node.args
+    )
+
+
 def as_move(node: cst.CSTNode, qualified: QualifiedNames) -> Move | None:
-    """`x.cuda()` or `x.to(<device>)` (not `x.to(torch.float16)` nor `x.to("cpu")`)."""
+    """`x.cuda()` or `x.to(<device>)` (not `x.to(torch.float16)` nor `x.to("cpu")`), also followed
+    by methods that keep the placement (`Net().to(device).eval()`, `y.to(device).long()`, a cast)."""
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
         return None
     method = node.func.attr.value
+    if method in PLACEMENT_KEEPING_METHODS or is_cast(node, qualified):
+        return as_move(node.func.value, qualified)
     if method == "cuda":
         return Move(node.func.value, None, node)
     if method != "to":

@@ -73,7 +73,12 @@ class ScopeTracker:
         return self._file_places_devices
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
-        return qualified_names(self, node)
+        """`qualified_names`, and for a name the file binds only to a torch dtype, that dtype
+        (`analysis.imports`): `x.to(dtype)` is a cast."""
+        names = qualified_names(self, node)
+        if isinstance(node, cst.Name) and self.facts is not None and node.value in self.facts.imports.dtypes:
+            return names | {self.facts.imports.dtypes[node.value]}
+        return names
 
     def line_of(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line

@@ -114,6 +114,11 @@ LEGACY_CPU_CONSTRUCTORS = frozenset(
 )
 MOVED_AFTER = FROM_NUMPY | LEGACY_CPU_CONSTRUCTORS  # they take no CUDA device=: the result is moved
 DEVICE_CHANGING_METHODS = frozenset({"cpu", "cuda", "to", "type_as", "pin_memory"})
+# methods of a Module or a tensor whose result lives where the receiver does: `Net().to(device).eval()`
+# is a moved model, `labels.to(device).long()` a moved tensor
+PLACEMENT_KEEPING_METHODS = frozenset({
+    "eval", "train", "half", "float", "double", "bfloat16", "long", "int", "bool", "requires_grad_", "contiguous",
+})
 NOT_COMBINING_METHODS = frozenset({"to", "type_as", "copy_", "view_as", "expand_as", "new_tensor", "new_zeros", "new_ones", "new_full", "new_empty", "split", "tensor_split"})
 SOURCE_WRAPPERS = frozenset({
     "torch.tril", "torch.triu", "torch.diag", "torch.cumsum", "torch.cumprod", "torch.outer", "torch.exp", "torch.log",

@@ -85,7 +85,7 @@ from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models
 from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attributes
 from devfix.analysis.parameter_meetings import parameters_meet
-from devfix.analysis.placement import Move, PlacementFacts, as_move, device_code
+from devfix.analysis.placement import Move, PlacementFacts, as_move, device_code, is_cast
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call, is_whole_reduction, tensor_names
 from devfix.analysis.torch_api import (
@@ -769,7 +769,7 @@ class _Combinations(cst.CSTVisitor):
             first = expression.args[0].value if expression.args else None
             return self._reference(first, proven) if first is not None else None  # torch.exp(0.5 * logvar)
         if isinstance(expression.func, cst.Attribute):
-            if expression.func.attr.value in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS:
+            if expression.func.attr.value in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS and not is_cast(expression, self.qualified):
                 return None  # `values.size(1)` is a number; `logits.cpu()` is somewhere else
             return self._reference(expression.func.value, proven)  # a tensor method: `fake.detach()`
         if isinstance(expression.func, cst.Name) and expression.func.value in self.modules:
@@ -830,8 +830,10 @@ class _Combinations(cst.CSTVisitor):
                 return [call for arg in expression.args for call in self._sources(arg.value, before_line)]
             if any(name.startswith("torch.") for name in names):
                 return []
-            if isinstance(expression.func, cst.Attribute) and expression.func.attr.value not in DEVICE_CHANGING_METHODS | HOST_VALUES:
-                return self._sources(expression.func.value, before_line)  # a tensor method: `.bool()`, `.unsqueeze(0)`
+            if isinstance(expression.func, cst.Attribute) and (
+                expression.func.attr.value not in DEVICE_CHANGING_METHODS | HOST_VALUES or is_cast(expression, self.qualified)
+            ):
+                return self._sources(expression.func.value, before_line)  # a tensor method: `.bool()`, `.unsqueeze(0)`, a cast
             return []
         if isinstance(expression, cst.BinaryOperation):
             left, right = self._sources(expression.left, before_line), self._sources(expression.right, before_line)
