@@ -22,7 +22,7 @@ from devfix.analysis.ast_nodes import children, every_node
 from devfix.analysis.cuda_only_calls import UncheckedCudaCall, unchecked_cuda_only_calls
 from devfix.analysis.entry_lines import top_level_entry_lines
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
-from devfix.analysis.host_helpers import HelperSummary, ModuleScope, module_scope, summarise
+from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
 from devfix.analysis.host_sinks import device_value_may_reach_host
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import Kind
@@ -105,6 +105,11 @@ class FileFacts:
                 places.setdefault(node.func.attr, set()).add(in_init)
             stack.extend((child, in_init) for child in children(node))
         return frozenset(name for name, found in places.items() if found == {True})
+
+    @cached_property
+    def host_copy_methods(self) -> frozenset[str]:
+        """Methods of the file's classes that return host copies (`host_helpers.host_copy_methods`)."""
+        return host_copy_methods(self._tree)
 
     @cached_property
     def several_gpus(self) -> bool:

@@ -242,3 +242,34 @@ def _top_level_imports(lines: list[str]) -> str:
             depth += lines[index].count("(") - lines[index].count(")")
             index += 1
     return "".join(found)
+
+
+HOST_COPY_METHODS = frozenset({"cpu", "numpy", "tolist", "item"})
+
+
+def host_copy_methods(tree: ast.Module) -> frozenset[str]:
+    """Names of the methods of the file's top-level classes whose every `return` hands back a copy
+    on the host (`return probs.cpu()`, `.numpy()`, `.tolist()`, `.item()`, `.to("cpu")`), in each
+    class that defines one of that name: what `model.predict(x)` returns is on the host even when
+    `model` runs on a device."""
+    verdicts: dict[str, bool] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for method in node.body:
+            if isinstance(method, FUNCTIONS):
+                returns = [item.value for item in scope_nodes(method.body, (*FUNCTIONS, ast.ClassDef, ast.Lambda)) if isinstance(item, ast.Return)]
+                copies = bool(returns) and all(value is not None and _is_host_copy(value) for value in returns)
+                verdicts[method.name] = verdicts.get(method.name, True) and copies
+    return frozenset(name for name, copies in verdicts.items() if copies)
+
+
+def _is_host_copy(value: ast.expr) -> bool:
+    if isinstance(value, ast.Tuple):
+        return all(_is_host_copy(element) for element in value.elts)
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    if value.func.attr in HOST_COPY_METHODS:
+        return True
+    device = next((keyword.value for keyword in value.keywords if keyword.arg == "device"), value.args[0] if value.args else None)
+    return value.func.attr == "to" and isinstance(device, ast.Constant) and device.value == "cpu"

@@ -62,6 +62,7 @@ class PlacementFacts:
     passthrough: set[str] = field(default_factory=set)
     parameters: set[str] = field(default_factory=set)
     own_methods: set[str] = field(default_factory=set)  # in a method: the names of its class's methods
+    host_copy_methods: frozenset[str] = frozenset()  # methods of the file's classes that return host copies
     file_places_devices: bool = False  # the file moves things to devices somewhere
 
     @property
@@ -114,6 +115,8 @@ class PlacementFacts:
                 return False  # `torch.from_numpy(array)`: made on the host, whatever it is given
             if is_torch_tensor_function(self.qualified(callee)) and not is_factory_call(expression, self.qualified):
                 return any(again(arg.value) for arg in expression.args)  # F.cross_entropy(logits, y) follows logits
+            if isinstance(callee, cst.Attribute) and callee.attr.value in self.host_copy_methods:
+                return False  # `clf.predict(x)` where every class of the file defining `predict` returns `.cpu()`
             if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS and not _to_the_host(expression):
                 if loose and self._is_model_attribute(callee) and any(again(arg.value) for arg in expression.args):
                     return True  # `self.model(x.to(device))`: an object's callable follows its arguments too

@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from devfix.analysis.host_helpers import module_scope, summarise, summarise_in_text
+from devfix.analysis.host_helpers import host_copy_methods, module_scope, summarise, summarise_in_text
 from devfix.analysis.imports import ImportTable
 
 MODULE = '''"""Helpers."""
@@ -163,3 +163,16 @@ def test_a_list_filled_by_append_is_judged_item_by_item(function: str, size: int
     tree = ast.parse(COLLATE_MODULE)
     definition = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == function)
     assert summarise(definition, ImportTable.of(tree), module_scope(tree, set())).host_tuple_size == size
+
+
+def test_methods_returning_host_copies():
+    source = (
+        "class A:\n"
+        "    def predict(self, x):\n        if x is None:\n            return x.cpu()\n        return self(x).numpy(), x.tolist()\n"
+        "    def scores(self, x):\n        return self(x).to('cpu')\n"
+        "    def encode(self, x):\n        return self(x)\n"
+        "    def both(self, x):\n        return x.cpu()\n"
+        "class B:\n"
+        "    def both(self, x):\n        return x\n"  # another class's `both` returns what it is given
+    )
+    assert host_copy_methods(ast.parse(source)) == {"predict", "scores"}
