@@ -239,6 +239,22 @@ class SimulatedCudaMode(TorchFunctionMode):
         tensor, other = args[0], args[1]
         return self._move(tensor, device_of(other), other.dtype, None, False)
 
+    def _type(self, func, args, kwargs):
+        """`x.type()` names the CUDA type (`torch.cuda.FloatTensor`); `x.type(torch.FloatTensor)` and
+        `x.type("torch.LongTensor")` are CPU types: the result is on the CPU, as on a real GPU."""
+        tensor = args[0]
+        requested = args[1] if len(args) > 1 else kwargs.get("dtype")
+        if requested is None:
+            return "torch.cuda." + unwrap(tensor).type().rsplit(".", 1)[-1] if is_sim(tensor) else func(*args, **kwargs)
+        if isinstance(requested, torch.dtype):
+            return self._move(tensor, None, requested, None, False, ".type()")
+        name = requested if isinstance(requested, str) else f"{getattr(requested, '__module__', '')}.{getattr(requested, '__name__', '')}"
+        if not name.startswith("torch."):
+            raise SimulatorUnsupported(f"Tensor.type({requested!r})")
+        dtype = torch.empty(0).type(name.replace("torch.cuda.", "torch.", 1)).dtype
+        device = torch.device("cuda") if name.startswith("torch.cuda.") else torch.device("cpu")
+        return self._move(tensor, device, dtype, None, False, ".type()")
+
     def _reduce_ex(self, func, args, kwargs):
         tensor = args[0]
         if not is_sim(tensor):
@@ -271,6 +287,7 @@ _HANDLERS = {
     "is_pinned": SimulatedCudaMode._is_pinned,
     "__repr__": SimulatedCudaMode._repr,
     "type_as": SimulatedCudaMode._type_as,
+    "type": SimulatedCudaMode._type,
     "__reduce_ex__": SimulatedCudaMode._reduce_ex,
     "__deepcopy__": SimulatedCudaMode._deepcopy,
 }

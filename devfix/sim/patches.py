@@ -62,9 +62,11 @@ def patched_torch(state):
         "torch.save": serialization.save(torch.save),
         "torch.load": serialization.load(torch.load),
         "torch.set_default_device": _refuse_cuda_default(torch.set_default_device),
+        "torch.autograd.Variable": _variable(torch.autograd.Variable),
+        "torch.autograd.variable.Variable": _variable(torch.autograd.Variable),
     }
     for name in LEGACY_CUDA_TYPES:
-        replacements[f"torch.cuda.{name}"] = _unsupported(f"the legacy constructor torch.cuda.{name}")
+        replacements[f"torch.cuda.{name}"] = _legacy_cuda_type(name)
     for name in UNSUPPORTED_CUDA:
         if hasattr(torch.cuda, name):
             replacements[f"torch.cuda.{name}"] = _unsupported(f"torch.cuda.{name}")
@@ -110,6 +112,14 @@ def _unsupported(what: str):
     return refuse
 
 
+def _legacy_cuda_type(name: str):
+    """`torch.cuda.FloatTensor`: building one is not modelled, but it still names its type, so
+    `x.type(torch.cuda.FloatTensor)` moves `x` (`SimulatedCudaMode._type`)."""
+    refuse = _unsupported(f"the legacy constructor torch.cuda.{name}")
+    refuse.__module__, refuse.__name__, refuse.__qualname__ = "torch.cuda", name, name
+    return refuse
+
+
 def _refuse_cuda_default(original):
     def set_default_device(device):
         if device is not None and torch.device(device).type == "cuda":
@@ -117,3 +127,22 @@ def _refuse_cuda_default(original):
         return original(device)
 
     return set_default_device
+
+
+class _TensorCheck(type):
+    def __instancecheck__(cls, other) -> bool:  # `isinstance(x, Variable)`, as torch's VariableMeta answers
+        return isinstance(other, torch.Tensor)
+
+
+def _variable(original):
+    """`Variable(t)` of pre-0.4 code: a detached alias of `t` (torch builds it in C++, out of the
+    simulator's reach, so a simulated CUDA tensor is detached through the simulator instead)."""
+
+    class Variable(metaclass=_TensorCheck):
+        def __new__(cls, data=None, requires_grad=False, volatile=False):
+            if not is_sim(data):
+                return original(data, requires_grad=requires_grad, volatile=volatile)
+            alias = data.detach()
+            return alias.requires_grad_() if requires_grad else alias
+
+    return Variable

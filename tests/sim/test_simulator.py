@@ -204,6 +204,28 @@ def test_pinned_memory_works_on_the_simulated_gpu(cuda):
     assert torch.equal(buffer, torch.zeros(3)) and torch.equal(torch.ones(2).pin_memory(), torch.ones(2))
 
 
+def test_a_legacy_variable_of_a_cuda_tensor_is_a_detached_alias_on_the_gpu(cuda):
+    """`Variable(t)` of pre-0.4 code, which torch builds in C++, out of the simulator's reach."""
+    from torch.autograd import Variable
+
+    weights = Variable(torch.randn(3).cuda(), requires_grad=True)
+    (weights * 2).sum().backward()
+    assert weights.device.type == "cuda" and isinstance(weights, Variable) and torch.equal(weights.grad.cpu(), torch.full((3,), 2.0))
+    plain = Variable(torch.ones(2))
+    assert plain.device.type == "cpu" and not plain.requires_grad and isinstance(plain, Variable)
+
+
+def test_type_with_a_cpu_tensor_type_copies_to_the_cpu(cuda):
+    """`x.type(torch.FloatTensor)` of a CUDA tensor is a CPU tensor; a dtype keeps the device."""
+    x = torch.ones(2, device="cuda")
+    assert x.type() == "torch.cuda.FloatTensor"
+    assert x.type(torch.FloatTensor).device.type == "cpu" and x.type("torch.LongTensor").dtype == torch.int64
+    assert x.type(torch.float64).device.type == "cuda" and torch.ones(1).type("torch.cuda.FloatTensor").device.type == "cuda"
+    assert torch.ones(1, dtype=torch.long).type(torch.cuda.FloatTensor).device.type == "cuda"
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        nn.Linear(2, 1).to("cuda")(x.type(torch.FloatTensor))
+
+
 def test_loss_weight_on_cpu(cuda):
     logits, target = torch.randn(2, 3, device="cuda"), torch.tensor([0, 1], device="cuda")
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
