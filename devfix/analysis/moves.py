@@ -26,9 +26,10 @@ def is_move(node: ast.AST, imports: ImportTable) -> bool:
 
 
 def is_cast(node: ast.AST, imports: ImportTable) -> bool:
-    """`x.to(torch.float16)`, `x.to(dtype=...)`, `x.to(dtype)` for a name bound only to dtypes:
-    a copy that stays where `x` is (`analysis.imports` resolves the name)."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to") or not node.args and not node.keywords:
+    """`x.to(torch.float16)`, `x.to(dtype=...)`, `x.to(dtype)` for a name bound only to dtypes,
+    `x.type(torch.float16)`: a copy that stays where `x` is (`analysis.imports` resolves the
+    name; `x.type(torch.cuda.FloatTensor)` is no cast)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "type")) or not node.args and not node.keywords:
         return False
     if any(keyword.arg not in ("dtype", "non_blocking", "copy", "memory_format") for keyword in node.keywords):
         return False

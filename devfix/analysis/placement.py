@@ -170,9 +170,10 @@ def device_code(device: cst.BaseExpression | None, literals: bool = False) -> st
 
 
 def is_cast(node: cst.CSTNode, qualified: QualifiedNames) -> bool:
-    """`x.to(torch.float16)`, `x.to(dtype=...)`, `x.to(dtype)` for a name bound only to dtypes: a
-    copy that stays where `x` is (as `analysis.moves.is_cast` reads it with `ast`)."""
-    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "to") or not node.args:
+    """`x.to(torch.float16)`, `x.to(dtype=...)`, `x.to(dtype)` for a name bound only to dtypes,
+    `x.type(torch.float16)`: a copy that stays where `x` is (as `analysis.moves.is_cast` reads it
+    with `ast`; `x.type(torch.cuda.FloatTensor)` is no cast)."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "type")) or not node.args:
         return False
     return all(
         arg.keyword.value in ("dtype", "non_blocking", "copy", "memory_format") if arg.keyword is not None

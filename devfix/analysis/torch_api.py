@@ -113,7 +113,7 @@ LEGACY_CPU_CONSTRUCTORS = frozenset(
     f"torch.{name}" for name in ("Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor")
 )
 MOVED_AFTER = FROM_NUMPY | LEGACY_CPU_CONSTRUCTORS  # they take no CUDA device=: the result is moved
-DEVICE_CHANGING_METHODS = frozenset({"cpu", "cuda", "to", "type_as", "pin_memory"})
+DEVICE_CHANGING_METHODS = frozenset({"cpu", "cuda", "to", "type", "type_as", "pin_memory"})  # `.type(torch.cuda.FloatTensor)` moves
 # methods of a Module or a tensor whose result lives where the receiver does: `Net().to(device).eval()`
 # is a moved model, `labels.to(device).long()` a moved tensor
 PLACEMENT_KEEPING_METHODS = frozenset({
@@ -125,6 +125,8 @@ SOURCE_WRAPPERS = frozenset({
     "torch.sin", "torch.cos", "torch.sqrt", "torch.pow", "torch.meshgrid", "torch.flip",
     # joined: `torch.cat([torch.arange(n, 2 * n), torch.arange(n)])` is where its parts are
     "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack",
+    # the pre-0.4 autograd wrapper: `Variable(t)` is `t` today, where `t` is
+    "torch.autograd.Variable", "torch.autograd.variable.Variable",
 })
 # `x.sum()` without a dim is 0-dim: a CPU one may meet CUDA tensors in pointwise operations
 WHOLE_REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "norm", "std", "var", "all", "any", "amax", "amin", "logsumexp"})
