@@ -7,6 +7,7 @@ import ast
 import pytest
 
 from devfix.analysis.importers import passes_a_loader
+from devfix.analysis.kinds import Kind
 from devfix.analysis.project import ProjectIndex
 
 
@@ -101,3 +102,17 @@ def test_what_a_foreign_call_passes(tmp_path, script, expected):
     calls = _calls(tmp_path, header + script)
     assert len(calls) == 1
     assert passes_a_loader(calls[0], 1, "loader") is expected
+
+
+def test_what_a_function_of_another_file_returns(tmp_path):
+    (tmp_path / "splits.py").write_text(
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+        "def make_loaders():\n    data = TensorDataset(torch.ones(4, 2))\n    return DataLoader(data), DataLoader(data)\n\n\n"
+        "def table():\n    return torch.zeros(3)\n"
+    )
+    (tmp_path / "train.py").write_text("from splits import make_loaders, table\n")
+    index, train = ProjectIndex(), str(tmp_path / "train.py")
+    assert index.imported_kind(train, "splits.make_loaders") is Kind.TENSOR_LOADERS
+    assert index.imported_kind(train, "splits.table") is Kind.UNKNOWN  # only loaders are asked for
+    assert index.imported_kind(train, "splits.missing") is Kind.UNKNOWN
+    assert index.imported_kind(train, "torch.randn") is Kind.UNKNOWN  # not a file of the project

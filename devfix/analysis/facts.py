@@ -25,7 +25,7 @@ from devfix.analysis.factory_meetings import factory_may_meet_tensor
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
 from devfix.analysis.host_sinks import device_value_may_reach_host
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.kinds import Kind
+from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.project import ProjectIndex
 from devfix.analysis.torch_api import places_devices, places_on_several_gpus
 from devfix.analysis.values import ValueFacts, analyse_values
@@ -89,6 +89,8 @@ class FileFacts:
             return self._built_and_called
         if signal == signals.CUDA_ONLY_CALL:
             return bool(self.cuda_only_calls)
+        if signal == signals.LOADER_LOOP:  # `train_loader, val_loader = make_loaders()` of another file
+            return any(self._project.imported_kind(self._path, name) in DATALOADER_KINDS for name in self._walk.loader_calls)
         return False
 
     @cached_property
@@ -192,7 +194,8 @@ class FileFacts:
 
     @cached_property
     def values(self) -> ValueFacts:
-        return analyse_values(self._tree, self.imports, self.classes, self._walk.declared_global)
+        imported = lambda qualified: self._project.imported_kind(self._path, qualified)  # noqa: E731
+        return analyse_values(self._tree, self.imports, self.classes, self._walk.declared_global, imported)
 
     def kind_at(self, line: int, column: int) -> Kind:
         """The kind of the name read at `line` and character `column` (0-based), as libcst counts."""

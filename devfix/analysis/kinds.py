@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import enum
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from devfix.analysis.ast_nodes import dotted_head, every_node
 from devfix.analysis.imports import ImportTable
@@ -35,6 +35,8 @@ class Kind(enum.Enum):
     IMAGE_DATASET = "torchvision dataset of image tensors"
     TENSOR_LOADER = "DataLoader of tensor batches"  # over a TensorDataset, default collate
     IMAGE_LOADER = "DataLoader of (image tensor, target) batches"  # over a torchvision dataset
+    TENSOR_LOADERS = "tuple of DataLoaders of tensor batches"  # `return DataLoader(train), DataLoader(val)`
+    IMAGE_LOADERS = "tuple of DataLoaders of (image tensor, target) batches"
     UNKNOWN = "unknown"
 
     @property
@@ -88,6 +90,8 @@ NUMPY_ROOTS = ("numpy.",)
 ITEM_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_TUPLE, Kind.IMAGE_DATASET: Kind.IMAGE_SAMPLE}
 LOADER_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_LOADER, Kind.IMAGE_DATASET: Kind.IMAGE_LOADER}
 BATCH_KINDS = {Kind.TENSOR_LOADER: Kind.TENSOR_TUPLE, Kind.IMAGE_LOADER: Kind.IMAGE_SAMPLE}
+LOADER_TUPLES = {Kind.TENSOR_LOADER: Kind.TENSOR_LOADERS, Kind.IMAGE_LOADER: Kind.IMAGE_LOADERS}  # a tuple of one kind of loader
+DATALOADER_KINDS = frozenset({*LOADER_TUPLES, *LOADER_TUPLES.values()})  # loaders, and tuples of them
 IMAGE_TO_TENSOR = frozenset({
     "torchvision.transforms.ToTensor", "torchvision.transforms.PILToTensor",
     "torchvision.transforms.transforms.ToTensor", "torchvision.transforms.v2.ToTensor",
@@ -105,12 +109,14 @@ class Resolver:
         self.class_name: str | None = None  # the class whose methods are being read
         self.parameter_kinds: dict[str, list[Kind]] = {}  # function or Class.method → kinds its calls pass by position
         self.method_names: frozenset[str] = frozenset()  # methods whose calls are noted (`.step(...)`)
+        self.imported: Callable[[str], Kind] = lambda qualified: Kind.UNKNOWN  # a function of another file of the project
 
     def for_class(self, class_name: str) -> Resolver:
         """The same resolver, reading `self.x` as an attribute of `class_name`."""
         resolver = Resolver(self.imports, self.classes, self.functions)
         resolver.class_attributes, resolver.class_name = self.class_attributes, class_name
         resolver.parameter_kinds, resolver.method_names = self.parameter_kinds, self.method_names
+        resolver.imported = self.imported
         return resolver
 
     def kind(self, node: ast.expr | None, env: dict[str, Kind]) -> Kind:
@@ -134,7 +140,12 @@ class Resolver:
 
     _kind_ListComp = _kind_List
 
-    def _kind_Tuple(self, node: ast.expr, env: dict[str, Kind]) -> Kind:
+    def _kind_Tuple(self, node: ast.Tuple, env: dict[str, Kind]) -> Kind:
+        """A tuple; of DataLoaders of one kind when each item is one (`train_loader, val_loader`)."""
+        if node.elts and not any(isinstance(element, ast.Starred) for element in node.elts):
+            items = join(self.kind(element, env) for element in node.elts)
+            if items in LOADER_TUPLES:
+                return LOADER_TUPLES[items]
         return Kind.TUPLE
 
     def _kind_Dict(self, node: ast.expr, env: dict[str, Kind]) -> Kind:
@@ -261,7 +272,7 @@ class Resolver:
             if qualified in self.classes:
                 return self.classes[qualified]
             return self.functions.get(qualified, Kind.UNKNOWN)
-        return Kind.UNKNOWN
+        return self.imported(qualified)  # `from data import make_loaders`: what it returns in its file
 
     def _loader_kind(self, node: ast.Call, env: dict[str, Kind]) -> Kind:
         """A DataLoader over a dataset of tensors, collated by default: its batches are samples

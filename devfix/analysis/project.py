@@ -15,11 +15,14 @@ from pathlib import Path
 from devfix import python_parser
 from devfix.analysis.host_helpers import HelperSummary, summarise_in_text
 from devfix.analysis.importers import ForeignCall, calls_in_text, neighbour_files
-from devfix.analysis.imports import BUILTIN_NAMES
+from devfix.analysis.imports import BUILTIN_NAMES, ImportTable
+from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.torch_api import places_devices
+from devfix.analysis.values import returned_kind
 
 MODULE_BASE_SUFFIXES = ("LightningModule", "PreTrainedModel")
 MODULE_PACKAGES = ("torch.nn.", "torchmetrics.", "torchvision.models.")  # their classes are Modules
+NOT_PROJECT_ROOTS = frozenset({"torch", "numpy", "torchvision", "transformers", "diffusers", "timm", "lightning", "pytorch_lightning"})
 NOT_MODULES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"}
 
 
@@ -41,6 +44,8 @@ class ProjectIndex:
         self._helpers: dict[tuple[str, str], HelperSummary | None] = {}  # (module file, function) → its summary
         self._module_files: dict[tuple[str, str], tuple[dict[str, bool], Path | None]] = {}  # (directory, module) → where found
         self._foreign_calls: dict[tuple[str, str], tuple[list[str], list[ForeignCall] | None]] = {}  # (file, function) → (read, calls)
+        self._returned_kinds: dict[tuple[str, str], Kind] = {}  # (module file, function) → what it returns
+        self._trees: dict[str, tuple[ast.Module, ImportTable] | None] = {}  # module file → its tree and imports
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -52,6 +57,8 @@ class ProjectIndex:
         self._helpers = {found: summary for found, summary in self._helpers.items() if found[0] != key}
         self._module_files = {}  # a file new to the run may now be found
         self._foreign_calls = {}
+        self._returned_kinds = {}
+        self._trees.pop(key, None)
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -87,6 +94,35 @@ class ProjectIndex:
         if key not in self._helpers:
             self._helpers[key] = summarise_in_text(self._text(target), function)
         return self._helpers[key]
+
+    def imported_kind(self, from_file: str, qualified_name: str) -> Kind:
+        """The kind the top-level function `qualified_name` (`data.make_loaders`) of a local module
+        returns (`values.returned_kind`) when it is DataLoaders (what callers need; read only in
+        modules that build one); unknown otherwise."""
+        owner, _, function = qualified_name.rpartition(".")
+        root = owner.split(".")[0]
+        if not owner or root in sys.stdlib_module_names or root in NOT_PROJECT_ROOTS:
+            return Kind.UNKNOWN
+        target = self._module_file(Path(from_file).resolve(), owner)
+        if target is None:
+            return Kind.UNKNOWN
+        key = (str(target), function)
+        if key not in self._returned_kinds:
+            parsed = self._parsed(target) if "DataLoader" in self._text(target) else None
+            found = Kind.UNKNOWN if parsed is None else returned_kind(*parsed, function)
+            self._returned_kinds[key] = found if found in DATALOADER_KINDS else Kind.UNKNOWN
+        self.consulted[str(target)] = True
+        return self._returned_kinds[key]
+
+    def _parsed(self, file: Path) -> tuple[ast.Module, ImportTable] | None:
+        """The file's tree and imports, parsed once per run; None when it does not parse."""
+        if str(file) not in self._trees:
+            try:
+                tree = python_parser.parse(self._text(file))
+                self._trees[str(file)] = (tree, ImportTable.of(tree))
+            except (SyntaxError, ValueError):
+                self._trees[str(file)] = None
+        return self._trees[str(file)]
 
     def foreign_calls(self, from_file: str, function: str) -> list[ForeignCall] | None:
         """The calls of the top-level function `function` of `from_file` in the files beside it

@@ -109,6 +109,8 @@ class Walk:
     inits: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef]] = field(default_factory=list)
     annotations: list[tuple[str, ast.expr]] = field(default_factory=list)  # (parameter, its annotation)
     calls_assigned: list[tuple[str, ast.Call]] = field(default_factory=list)  # `name = call(...)`
+    calls_unpacked: list[tuple[str, ast.Call]] = field(default_factory=list)  # `a, b = call(...)`: (a, call), (b, call)
+    loader_calls: list[str] = field(default_factory=list)  # set by `signals`: imported calls that may return loaders
     constructions: list[ast.Call] = field(default_factory=list)  # `Layer(...)` of `Layer(...)(x)` in a method
     cuda_defaults: list[ast.expr] = field(default_factory=list)  # `def f(x, device="cuda")` at the top level
 
@@ -154,6 +156,10 @@ def walk(tree: ast.Module) -> Walk:
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 found.calls_assigned += [(target.id, node.value) for target in targets if isinstance(target, ast.Name)]
+                found.calls_unpacked += [
+                    (element.id, node.value) for target in targets if isinstance(target, ast.Tuple)
+                    for element in target.elts if isinstance(element, ast.Name)
+                ]
         if isinstance(node, LEAVES):
             continue
         inner = _Place(node, place.class_node, place.method)
@@ -185,6 +191,8 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.found.add(PLAIN_CLASS_TABLE)
     if screen.looped_over and _may_loop_over_a_loader(screen.looped_over, found):
         screen.found.add(LOADER_LOOP)
+    elif screen.looped_over:
+        found.loader_calls = _imported_calls_binding(screen.looped_over, found)
     if screen.encodings & screen.spread and encodings_meet_a_moved_model(found.tree):
         screen.found.add(ENCODED_INPUTS)
     if any(screen.stores.get(container, 0) <= 1 for container in screen.empty_lists & screen.appended):
@@ -835,7 +843,8 @@ def _may_loop_over_a_loader(looped_over: set[str], found: Walk) -> bool:
     """What `analysis.loaders.is_dataloader` may accept: a parameter annotated as a DataLoader, an
     unannotated parameter of a top-level function the file never calls (the files beside it may
     call it with one), or any name in a file that builds a DataLoader (it may be bound to one, be
-    given one by the callers of its function, or be proven one by the value analysis)."""
+    given one by the callers of its function, or be proven one by the value analysis). Names bound
+    by imported functions are `_imported_calls_binding`'s."""
     if any(parameter in looped_over and _names_a_loader(annotation, found.imports) for parameter, annotation in found.annotations):
         return True
     if any(
@@ -845,6 +854,14 @@ def _may_loop_over_a_loader(looped_over: set[str], found: Walk) -> bool:
     ):
         return True
     return any(isinstance(node, ast.Call) and _may_build_a_loader(node, found.imports) for node, _ in found.nodes)
+
+
+def _imported_calls_binding(looped_over: set[str], found: Walk) -> list[str]:
+    """The imported functions (qualified) whose results bind a looped-over name: `train_loader,
+    val_loader = make_loaders()` may be loaders of another file (`FileFacts.has_signal` asks the
+    project index, lazily)."""
+    called = {found.imports.qualify(call.func) or "" for name, call in [*found.calls_assigned, *found.calls_unpacked] if name in looped_over}
+    return sorted(name for name in called if "." in name and not name.startswith(("torch.", "numpy.", "builtins.")))
 
 
 def _may_build_a_loader(call: ast.Call, imports: ImportTable) -> bool:

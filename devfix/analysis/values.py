@@ -10,6 +10,7 @@ what the class's methods assign to it, and a call of the file's functions as the
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from devfix.analysis.ast_nodes import children, every_node, parameters
@@ -55,12 +56,18 @@ class ValueFacts:
 INFERENCE_ROUNDS = 3  # a parameter's kind can come from a caller's parameter (q_sample(x, t) → extract(table, t))
 
 
-def analyse_values(tree: ast.Module, imports: ImportTable, module_classes: dict[str, Kind], declared_global: set[str]) -> ValueFacts:
+def analyse_values(
+    tree: ast.Module, imports: ImportTable, module_classes: dict[str, Kind], declared_global: set[str],
+    imported: Callable[[str], Kind] | None = None,
+) -> ValueFacts:
+    """`imported`: the kind a function of another file of the project returns (`ProjectIndex`)."""
     facts = ValueFacts()
     functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     methods = _inferable_methods(tree, imports)
     summaries = _Summaries(functions)
     resolver = Resolver(imports, module_classes, summaries)
+    if imported is not None:
+        resolver.imported = imported
     resolver.method_names = frozenset(name for _, name in methods)
     summaries.walker = _Walker(resolver, None, None)
     resolver.class_attributes = _class_attribute_kinds(tree, resolver)
@@ -78,6 +85,20 @@ def analyse_values(tree: ast.Module, imports: ImportTable, module_classes: dict[
         facts = ValueFacts()
         _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
     return facts
+
+
+def returned_kind(tree: ast.Module, imports: ImportTable, name: str) -> Kind:
+    """What the top-level function `name` of a file returns, its parameters unknown: the answer
+    for another file that imports it (`train_loader, val_loader = make_loaders()`)."""
+    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if name not in functions:
+        return Kind.UNKNOWN
+    summaries = _Summaries(functions)
+    resolver = Resolver(imports, {}, summaries)
+    summaries.walker = _Walker(resolver, None, None)
+    declared_global = {global_name for node in ast.walk(tree) if isinstance(node, ast.Global) for global_name in node.names}
+    summaries.globals_env = _global_kinds(tree, resolver, declared_global)
+    return summaries.get(name)
 
 
 def _parameter_kinds_from_calls(functions, call_sites, escaped) -> dict[str, list[Kind]]:
@@ -551,9 +572,12 @@ class _Walker:
 
 def _unpacked_kinds(kind: Kind, count: int) -> list[Kind]:
     """What unpacking a value of `kind` into `count` names gives each: every part of a tuple of
-    tensors is a tensor; the first part of an image sample is; anything else is unknown."""
+    tensors is a tensor, of a tuple of loaders a loader; the first part of an image sample is a
+    tensor; anything else is unknown."""
     if kind is Kind.TENSOR_TUPLE:
         return [Kind.TENSOR] * count
+    if kind in (Kind.TENSOR_LOADERS, Kind.IMAGE_LOADERS):
+        return [Kind.TENSOR_LOADER if kind is Kind.TENSOR_LOADERS else Kind.IMAGE_LOADER] * count
     if kind is Kind.IMAGE_SAMPLE and count == 2:
         return [Kind.TENSOR, Kind.UNKNOWN]
     return [Kind.UNKNOWN] * count

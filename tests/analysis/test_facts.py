@@ -278,3 +278,25 @@ def test_batches_of_a_default_loader_over_tensors_are_tensors():
         assert kinds_read(source, name) == [Kind.TENSOR], name
     for name in ("b", "c"):  # a custom collate may return anything
         assert kinds_read(source, name) == [Kind.UNKNOWN], name
+
+
+def test_a_tuple_of_loaders_unpacks_into_loaders():
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+        "def make(data):\n    return DataLoader(TensorDataset(data)), DataLoader(TensorDataset(data))\n\n\n"
+        "def mixed(data):\n    return DataLoader(TensorDataset(data)), [data]\n\n\n"
+        "train, val = make(torch.ones(4, 2))\nfirst, second = mixed(torch.ones(4, 2))\nprint(train, val, first, second)\n"
+    )
+    assert kinds_read(source, "train") == kinds_read(source, "val") == [Kind.TENSOR_LOADER]
+    assert kinds_read(source, "first") == kinds_read(source, "second") == [Kind.UNKNOWN]
+
+
+def test_a_method_under_no_grad_takes_the_kinds_of_its_calls():
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+        "class Trainer:\n"
+        "    @torch.no_grad()\n    def evaluate(self, loader):\n        return loader\n\n"
+        "    @property\n    def other(self, loader):\n        return loader\n\n\n"
+        "Trainer().evaluate(DataLoader(TensorDataset(torch.ones(2))))\nTrainer().other(DataLoader(TensorDataset(torch.ones(2))))\n"
+    )
+    assert kinds_read(source, "loader") == [Kind.TENSOR_LOADER, Kind.UNKNOWN]
