@@ -740,12 +740,19 @@ class _Combinations(cst.CSTVisitor):
         if moved_to is not None and self._device_defined_before(moved_to, call):
             return moved_to  # `weights[y]`, `y = labels.to(device)` bound after the table: `device`
         source = next(iter(self._references([value])), None)
-        if source is not None and source != reference:
-            return self._device_of(source, call, depth + 1, tables)
+        from_source = source is not None and source != reference
+        found = self._device_of(source, call, depth + 1, tables) if from_source else None
+        if found is not None:
+            return found
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.facts.moved:
-            moved_to = device_code(self.facts.moved[value.func.value].device)
-            if moved_to is not None and self._device_defined_before(moved_to, call):
+            move = self.facts.moved[value.func.value]
+            moved_to = device_code(move.device)
+            if moved_to is not None and not from_source and self._device_defined_before(moved_to, call):
                 return moved_to
+            if moved_to is None and self.rule.line_of(move.call) < self.rule.line_of(call):
+                # `out = model(data)` with `model.cuda()` under `if args.cuda:` before the call and
+                # `data` moved only after it: the model's own device is where `out` will be
+                return self._moved_to(value.func.value, move, call)
         return None
 
     def _reference(self, expression: cst.BaseExpression, proven: bool = False) -> str | None:
@@ -885,11 +892,15 @@ class _Combinations(cst.CSTVisitor):
     def _defined_before(self, reference: str, call: cst.Call) -> bool:
         """`reference` exists where `call` runs, holding what made devfix take it for a tensor: a
         parameter rebound later (`cmap.endswith("_r")` ... `cmap = torch.tensor(...)`) is still the
-        argument at the call, whatever the later value is."""
+        argument at the call, whatever the later value is; a name moved later (`data =
+        data.cuda()`) is not yet where it meets the new tensor."""
         line = self.rule.line_of(call)
         bindings = self.facts.bindings.get(reference, ())
         earlier = [binding for binding in bindings if binding.line < line]
-        if any(binding.line > line for binding in bindings):
+        later = [binding for binding in bindings if binding.line > line]
+        if any(binding.value is not None and as_move(binding.value, self.qualified) is not None for binding in later):
+            return False  # `data = data.cuda()` after the call: where `data` is at the call is not where it meets
+        if later:
             reaching = max(earlier, key=lambda binding: binding.line) if earlier else None
             return reaching is not None and not isinstance(reaching.value, NOT_TENSOR_LITERALS)
         return reference in self.parameters or bool(earlier)
