@@ -7,9 +7,11 @@
                  loss = criterion(model(x), y)
 
 Applies to `for ... in loader`, `enumerate(loader)`, `tqdm(loader)` and `zip(loader_a, loader_b)`
-when `loader` is tied to a
-DataLoader (built with `DataLoader(...)`, there in the `for` statement or where the name was bound, a
-parameter annotated as one, or named like one) and the
+when `loader` is proven a
+DataLoader (built with `DataLoader(...)`, there in the `for` statement or where the name was bound; a
+parameter annotated as one, or given one by every call of its function, in the file or, for a
+function the file only defines, in the files beside it; returned by a function of the file or of
+another file of the project, `train_loader, val_loader = make_loaders()`; never from its name) and the
 body feeds the batch to a model that was moved to a device, or to a Module while a device variable
 is in scope. Only the variables that meet the model or its outputs are moved (also inside a function
 of the file: `accuracy(out, y)` where `accuracy` compares its two parameters, and also when the

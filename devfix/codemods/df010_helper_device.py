@@ -11,8 +11,10 @@ with no device in sight.
                      ...
 
 The batches go to wherever the caller put the model: correct on a GPU, a no-op on the CPU, and
-never tied to a global device variable the helper cannot see. Only loops over something tied to a
-DataLoader (as in DF002) and batch variables that meet the model or its outputs are moved.
+never tied to a global device variable the helper cannot see. Only loops over something proven a
+DataLoader (as in DF002: for a helper module, by every call of the function in the files beside
+it, `evaluate(model, DataLoader(data))` in the script that imports it) and batch variables that
+meet the model or its outputs are moved.
 
 Refuses: functions with a device parameter or local (DF002 uses it), models that are not
 parameters of the function, batches already moved, dict or positional batches it cannot type.
