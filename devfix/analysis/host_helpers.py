@@ -40,7 +40,7 @@ def summarise(
 ) -> HelperSummary:
     """With the `module` the function is in, what it reads of the module's names bound once is
     judged too (`data[i:i + block]` of `data = torch.tensor(ids)`)."""
-    returns = [node.value for node in scope_nodes(function.body, (*FUNCTIONS, ast.ClassDef, ast.Lambda)) if isinstance(node, ast.Return)]
+    returns = _returns(function)
     nodes = list(scope_nodes(function.body))
     bindings = scope_bindings(nodes)
     judge = _Judge(bindings, imports, module, {argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)})
@@ -49,6 +49,11 @@ def summarise(
     host = tensors and all(judge.host_made(value, value.lineno, 0) for value in returns)
     scalar = any(_may_be_zero_dim(node, imports) for value in returns if value is not None for node in ast.walk(value))
     return HelperSummary(host, scalar, tensors, _host_tuple_size(returns, judge))
+
+
+def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr | None]:
+    """What each `return` of the function (not of functions or classes inside it) gives back."""
+    return [node.value for node in scope_nodes(function.body, (*FUNCTIONS, ast.ClassDef, ast.Lambda)) if isinstance(node, ast.Return)]
 
 
 def _host_tuple_size(returns: list[ast.expr | None], judge: _Judge) -> int:
@@ -244,7 +249,7 @@ def _top_level_imports(lines: list[str]) -> str:
     return "".join(found)
 
 
-HOST_COPY_METHODS = frozenset({"cpu", "numpy", "tolist", "item"})
+HOST_COPY_METHODS = HOST_METHODS | {"cpu"}
 
 
 def host_copy_methods(tree: ast.Module) -> frozenset[str]:
@@ -258,7 +263,7 @@ def host_copy_methods(tree: ast.Module) -> frozenset[str]:
             continue
         for method in node.body:
             if isinstance(method, FUNCTIONS):
-                returns = [item.value for item in scope_nodes(method.body, (*FUNCTIONS, ast.ClassDef, ast.Lambda)) if isinstance(item, ast.Return)]
+                returns = _returns(method)
                 copies = bool(returns) and all(value is not None and _is_host_copy(value) for value in returns)
                 verdicts[method.name] = verdicts.get(method.name, True) and copies
     return frozenset(name for name, copies in verdicts.items() if copies)

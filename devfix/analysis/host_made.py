@@ -66,4 +66,3 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
         return True  # a helper of the file that returns CPU tensors: `preprocess(photo)`
     arguments = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
     return bool(arguments) and all(host_made(argument, line, depth + 1, where) for argument in arguments)
-

@@ -91,7 +91,8 @@ ITEM_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_TUPLE, Kind.IMAGE_DATASET: Kind.I
 LOADER_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_LOADER, Kind.IMAGE_DATASET: Kind.IMAGE_LOADER}
 BATCH_KINDS = {Kind.TENSOR_LOADER: Kind.TENSOR_TUPLE, Kind.IMAGE_LOADER: Kind.IMAGE_SAMPLE}
 LOADER_TUPLES = {Kind.TENSOR_LOADER: Kind.TENSOR_LOADERS, Kind.IMAGE_LOADER: Kind.IMAGE_LOADERS}  # a tuple of one kind of loader
-DATALOADER_KINDS = frozenset({*LOADER_TUPLES, *LOADER_TUPLES.values()})  # loaders, and tuples of them
+KNOWN_LOADERS = frozenset(BATCH_KINDS)  # DataLoaders whose batches devfix knows
+DATALOADER_KINDS = KNOWN_LOADERS | frozenset(LOADER_TUPLES.values())  # those, and tuples of them
 IMAGE_TO_TENSOR = frozenset({
     "torchvision.transforms.ToTensor", "torchvision.transforms.PILToTensor",
     "torchvision.transforms.transforms.ToTensor", "torchvision.transforms.v2.ToTensor",

@@ -16,14 +16,11 @@ from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import assigning_statement
 from devfix.analysis.importers import passes_a_loader
-from devfix.analysis.kinds import Kind
+from devfix.analysis.kinds import KNOWN_LOADERS
 from devfix.analysis.parameter_meetings import parameters_meet
 from devfix.analysis.placement import PlacementFacts, as_move
 from devfix.analysis.torch_api import DATALOADER_NAMES, ENUMERATE_NAMES, PROGRESS_WRAPPERS
 from devfix.analysis.torch_names import keyword, qualified_names
-
-
-LOADER_KINDS = (Kind.TENSOR_LOADER, Kind.IMAGE_LOADER)
 
 
 @dataclass(frozen=True)
@@ -34,12 +31,13 @@ class BatchUse:
     is_dict: bool
 
 
-def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) -> bool:
+def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name | cst.Call | cst.Attribute) -> bool:
     """Built with `DataLoader(...)` (where it is iterated, or where the name was bound), a
     parameter annotated as one or given one by every call of its function in the file
     (`adapt(net, source, target)` with `source = DataLoader(...)`), or a name the value analysis
-    proves a DataLoader of tensors (`trainer.evaluate(loader)` for a method's parameter). Never
-    from a name: `data_loader` may be an accelerate-prepared or framework loader."""
+    proves a DataLoader of tensors (`trainer.evaluate(loader)` for a method's parameter; `self.loader`
+    of a class its callers construct with one). Never from a name: `data_loader` may be an
+    accelerate-prepared or framework loader."""
     if _built_as_a_loader(rule, loader):
         return True
     scope = rule.get_metadata(ScopeProvider, loader, None) if isinstance(loader, cst.Name) else None
@@ -49,7 +47,7 @@ def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) -> bool:
             annotated = node.annotation is not None and qualified_names(rule, node.annotation.annotation) & DATALOADER_NAMES
             if annotated or _callers_pass_loaders(rule, node):
                 return True
-    return rule.kind_of(loader) in LOADER_KINDS if isinstance(loader, cst.Name) else False
+    return not isinstance(loader, cst.Call) and rule.kind_of(loader) in KNOWN_LOADERS
 
 
 def _built_as_a_loader(rule: cst.CSTVisitor, value: cst.BaseExpression) -> bool:

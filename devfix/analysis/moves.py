@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.torch_api import CPU_LITERALS, PLACEMENT_KEEPING_METHODS, TORCH_DTYPES
+from devfix.analysis.torch_api import CAST_KEYWORDS, CPU_LITERALS, PLACEMENT_KEEPING_METHODS, TORCH_DTYPES
 
 
 def is_move(node: ast.AST, imports: ImportTable) -> bool:
@@ -31,7 +31,7 @@ def is_cast(node: ast.AST, imports: ImportTable) -> bool:
     name; `x.type(torch.cuda.FloatTensor)` is no cast)."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "type")) or not node.args and not node.keywords:
         return False
-    if any(keyword.arg not in ("dtype", "non_blocking", "copy", "memory_format") for keyword in node.keywords):
+    if any(keyword.arg not in CAST_KEYWORDS for keyword in node.keywords):
         return False
     return all(_is_dtype(argument, imports) for argument in node.args)
 

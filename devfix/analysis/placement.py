@@ -15,6 +15,7 @@ import libcst as cst
 
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_api import (
+    CAST_KEYWORDS,
     CPU_LITERALS,
     LIST_FILLERS,
     MOVED_AFTER,
@@ -176,7 +177,7 @@ def is_cast(node: cst.CSTNode, qualified: QualifiedNames) -> bool:
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "type")) or not node.args:
         return False
     return all(
-        arg.keyword.value in ("dtype", "non_blocking", "copy", "memory_format") if arg.keyword is not None
+        arg.keyword.value in CAST_KEYWORDS if arg.keyword is not None
         else not arg.star and _is_dtype(arg.value, qualified)
         for arg in node.args
     )

@@ -114,6 +114,7 @@ LEGACY_CPU_CONSTRUCTORS = frozenset(
 )
 MOVED_AFTER = FROM_NUMPY | LEGACY_CPU_CONSTRUCTORS  # they take no CUDA device=: the result is moved
 DEVICE_CHANGING_METHODS = frozenset({"cpu", "cuda", "to", "type", "type_as", "pin_memory"})  # `.type(torch.cuda.FloatTensor)` moves
+CAST_KEYWORDS = frozenset({"dtype", "non_blocking", "copy", "memory_format"})  # `x.to(dtype=...)`: what a cast may be given
 # methods of a Module or a tensor whose result lives where the receiver does: `Net().to(device).eval()`
 # is a moved model, `labels.to(device).long()` a moved tensor
 PLACEMENT_KEEPING_METHODS = frozenset({

@@ -179,7 +179,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         proven tensors, and neither moved nor rebound in the body."""
         loader, target = unwrap_loader(loop, self.qualified, self_attributes=True)
         names = target_names(target)
-        if loader is None or not names or not isinstance(loop.body, cst.IndentedBlock) or not self._is_loader(loader):
+        if loader is None or not names or not isinstance(loop.body, cst.IndentedBlock) or not is_dataloader(self, loader):
             return []
         if not isinstance(loader, cst.Attribute) and collate_places_batches(self, loader):
             return []
@@ -191,13 +191,6 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         if not all(self.kind_of(node) is Kind.TENSOR for name in fed for node in finder.fed_nodes[name]):
             return []  # a dict or list batch would need another move: refuse the whole loop
         return fed
-
-    def _is_loader(self, loader: cst.Name | cst.Call | cst.Attribute) -> bool:
-        """Proven a DataLoader of tensors by the analysis (`self.loader` too: what the class's
-        callers construct it with), or built or annotated as a DataLoader."""
-        if self.kind_of(loader) in (Kind.TENSOR_LOADER, Kind.IMAGE_LOADER):
-            return True
-        return not isinstance(loader, cst.Attribute) and is_dataloader(self, loader)
 
     def _module_attributes(self, facts) -> set[str]:
         """Attributes `__init__` builds as Modules (a loss, a metric): called with the model's
