@@ -24,6 +24,7 @@ from devfix.analysis.entry_lines import top_level_entry_lines
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
 from devfix.analysis.host_sinks import device_value_may_reach_host
+from devfix.analysis.importers import passes_a_loader
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.project import ProjectIndex
@@ -89,8 +90,10 @@ class FileFacts:
             return self._built_and_called
         if signal == signals.CUDA_ONLY_CALL:
             return bool(self.cuda_only_calls)
-        if signal == signals.LOADER_LOOP:  # `train_loader, val_loader = make_loaders()` of another file
-            return any(self._project.imported_kind(self._path, name) in DATALOADER_KINDS for name in self._walk.loader_calls)
+        if signal == signals.LOADER_LOOP:  # a loader of another file: returned by its function, or given by its calls
+            return any(self._project.imported_kind(self._path, name) in DATALOADER_KINDS for name in self._walk.loader_calls) or any(
+                self.given_loaders_beside(function, position, parameter) for function, position, parameter in self._walk.loader_parameters
+            )
         return False
 
     @cached_property
@@ -107,6 +110,12 @@ class FileFacts:
                 places.setdefault(node.func.attr, set()).add(in_init)
             stack.extend((child, in_init) for child in children(node))
         return frozenset(name for name, found in places.items() if found == {True})
+
+    def given_loaders_beside(self, function: str, position: int, parameter: str) -> bool:
+        """Every call of the file's `function` in the files beside it passes a DataLoader for the
+        parameter (`analysis.importers`)."""
+        calls = self._project.foreign_calls(self._path, function)
+        return bool(calls) and all(passes_a_loader(call, position, parameter) for call in calls)
 
     @cached_property
     def host_copy_methods(self) -> frozenset[str]:

@@ -5,7 +5,9 @@ hold only from its callers, which live in other files (`train.py` passes `DataLo
 files of the helper's directory and of the one above it (where a script importing a package's
 module sits) are read with `ast`; a call counts when the file's imports resolve its name to the
 helper's module. A file that uses the function otherwise than calling it (hands it on, wraps it)
-makes the callers unknown.
+makes the callers unknown. What a call passes is summarised where it is found (which arguments are
+DataLoaders), so that no file's tree outlives its reading: a run keeps many answers, and trees held
+in memory make every later parse pay for the garbage collector's walks over them.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from devfix import python_parser
 from devfix.analysis.ast_nodes import every_node, scope_nodes
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.torch_api import DATALOADER_NAMES
@@ -25,11 +26,13 @@ MAX_FILES = 200  # a directory with more Python files than this is a library, no
 
 @dataclass(frozen=True)
 class ForeignCall:
-    """One call of the function in another file, with what decides its arguments there."""
+    """One call of the function in another file: where, what it passes by keyword, and which of
+    its arguments (by position or keyword) are DataLoaders."""
 
-    call: ast.Call
-    scope: list[ast.stmt]  # the statements of the function (or module) the call is in
-    imports: ImportTable
+    line: int
+    keywords: frozenset[str]
+    loaders: frozenset[int | str]
+    unpacks: bool  # `*args` or `**kwargs`: which parameter gets what is unknown
 
 
 Resolve = Callable[[Path, str], "Path | None"]  # (importing file, dotted module) → its file
@@ -50,16 +53,11 @@ def neighbour_files(target: Path) -> list[Path]:
     return found
 
 
-def calls_in_text(file: Path, text: str, target: Path, function: str, resolve: Resolve) -> list[ForeignCall] | None:
-    """The calls of `function` of module file `target` in `file`; None when the file uses it
-    otherwise than calling it by a name its imports resolve to `target`."""
-    if function not in text:
-        return []
-    try:
-        tree = python_parser.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    imports = ImportTable.of(tree)
+def calls_in_tree(
+    file: Path, tree: ast.Module, imports: ImportTable, target: Path, function: str, resolve: Resolve,
+) -> list[ForeignCall] | None:
+    """The calls of `function` of module file `target` in `file` (its tree and imports); None when
+    the file uses it otherwise than calling it by a name its imports resolve to `target`."""
     names = {local for local, qualified in imports.names.items() if _refers_to(qualified, function, file, target, resolve)}
     modules = {local for local, qualified in imports.names.items() if resolve(file, qualified) == target}
     if not names and not modules:
@@ -71,25 +69,35 @@ def calls_in_text(file: Path, text: str, target: Path, function: str, resolve: R
             if _names_the_function(node, names, modules, function):
                 uses += 1
             elif isinstance(node, ast.Call) and _names_the_function(node.func, names, modules, function):
-                calls.append(ForeignCall(node, scope, imports))
+                calls.append(_summarised(node, scope, imports))
     if uses != len(calls):  # a use that is not the `func` of one of the calls
         return None
-    return sorted(calls, key=lambda found: (found.call.lineno, found.call.col_offset))
+    return sorted(calls, key=lambda found: found.line)
 
 
 def passes_a_loader(call: ForeignCall, position: int, parameter: str) -> bool:
     """The call passes `DataLoader(...)` for the parameter, or a name its scope binds only to one."""
-    if any(isinstance(arg, ast.Starred) for arg in call.call.args) or any(keyword.arg is None for keyword in call.call.keywords):
+    if call.unpacks:
         return False
-    given = [keyword.value for keyword in call.call.keywords if keyword.arg == parameter]
-    value = given[0] if given else call.call.args[position] if position < len(call.call.args) else None
+    return parameter in call.loaders if parameter in call.keywords else position in call.loaders
+
+
+def _summarised(call: ast.Call, scope: list[ast.stmt], imports: ImportTable) -> ForeignCall:
+    unpacks = any(isinstance(arg, ast.Starred) for arg in call.args) or any(keyword.arg is None for keyword in call.keywords)
+    given: list[tuple[int | str, ast.expr]] = [*enumerate(call.args), *((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg)]
+    loaders = frozenset(key for key, value in given if not unpacks and _is_a_loader(value, scope, imports))
+    return ForeignCall(call.lineno, frozenset(keyword.arg for keyword in call.keywords if keyword.arg), loaders, unpacks)
+
+
+def _is_a_loader(value: ast.expr, scope: list[ast.stmt], imports: ImportTable) -> bool:
+    """`DataLoader(...)`, or a name the scope binds only to one."""
     if isinstance(value, ast.Call):
-        return _builds_a_loader(value, call.imports)
+        return _builds_a_loader(value, imports)
     if not isinstance(value, ast.Name):
         return False
-    bound = [node.value for node in scope_nodes(call.scope) if isinstance(node, ast.Assign) and _binds(node, value.id)]
-    others = [node for node in scope_nodes(call.scope) if _rebinds(node, value.id)]
-    return bool(bound) and not others and all(isinstance(built, ast.Call) and _builds_a_loader(built, call.imports) for built in bound)
+    bound = [node.value for node in scope_nodes(scope) if isinstance(node, ast.Assign) and _binds(node, value.id)]
+    others = [node for node in scope_nodes(scope) if _rebinds(node, value.id)]
+    return bool(bound) and not others and all(isinstance(built, ast.Call) and _builds_a_loader(built, imports) for built in bound)
 
 
 def _refers_to(qualified: str, function: str, file: Path, target: Path, resolve: Resolve) -> bool:
@@ -125,6 +133,4 @@ def _rebinds(node: ast.AST, name: str) -> bool:
         return any(isinstance(inner, ast.Name) and inner.id == name for inner in every_node(node.target))
     if isinstance(node, (ast.With, ast.AsyncWith)):
         return any(item.optional_vars is not None and any(isinstance(inner, ast.Name) and inner.id == name for inner in every_node(item.optional_vars)) for item in node.items)
-    if isinstance(node, ast.arg):
-        return node.arg == name
     return False

@@ -29,10 +29,16 @@ class ImportTable:
     @classmethod
     def of(cls, tree: ast.Module) -> ImportTable:
         table = cls()
+        cast_names: set[str] = set()
+        assignments: list[ast.Assign] = []
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 table.add(node)
-        table.define(tree)
+            elif isinstance(node, ast.Assign):
+                assignments.append(node)
+            elif (name := cast_argument(node)) is not None:
+                cast_names.add(name)
+        table.define(tree, cast_names, assignments)
         return table
 
     def add(self, node: ast.Import | ast.ImportFrom) -> bool:
@@ -60,35 +66,43 @@ class ImportTable:
                 self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
         return star and bool(node.module) and node.module.split(".")[0] in ("torch", "numpy")
 
-    def define(self, tree: ast.Module) -> None:
-        """The file's own top-level classes and functions resolve to their bare names; names bound
-        only to torch dtypes, to the dtype."""
+    def define(self, tree: ast.Module, cast_names: set[str], assignments: list[ast.Assign]) -> None:
+        """The file's own top-level classes and functions resolve to their bare names; of the
+        `cast_names` (`x.to(name)`, `x.type(name)`: `cast_argument`), those that the file's
+        `assignments` bind to torch dtypes, and nothing else binds, to the dtype."""
         for node in tree.body:
             if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.defined.add(node.name)
-        self.dtypes = self._dtype_names(tree)
-
-    def _dtype_names(self, tree: ast.Module) -> dict[str, str]:
-        """`dtype = torch.float64` (or `torch.float16 if half else torch.float32`), and no other
-        binding of the name anywhere: no parameter, loop target, import or other assignment."""
-        found: dict[str, str] = {}
-        other: set[str] = set(self.names) | self.defined
-        for node in every_node(tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        candidates = cast_names - set(self.names) - self.defined
+        found: dict[int, tuple[str, str]] = {}  # id of the target of `dtype = torch.float64` → (name, dtype)
+        for node in assignments if candidates else ():
+            target = node.targets[0]
+            if len(node.targets) == 1 and type(target) is ast.Name and target.id in candidates:
                 dtype = self._dtype_of(node.value)
                 if dtype is not None:
-                    found.setdefault(node.targets[0].id, dtype)
-                    node.targets[0]._devfix_dtype = True
-                    continue
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and not getattr(node, "_devfix_dtype", False):
-                other.add(node.id)
-            elif isinstance(node, ast.arg):
+                    found[id(target)] = (target.id, dtype)
+        self.dtypes = self._bound_only_there(tree, found) if found else {}
+
+    def _bound_only_there(self, tree: ast.Module, found: dict[int, tuple[str, str]]) -> dict[str, str]:
+        """The names of `found` that nothing else in the file binds: no parameter, loop target,
+        import, definition or other assignment."""
+        names = {name for name, _ in found.values()}
+        other: set[str] = set()
+        for node in every_node(tree):
+            kind = type(node)
+            if kind is ast.Name:
+                if node.id in names and not isinstance(node.ctx, ast.Load) and id(node) not in found:
+                    other.add(node.id)
+            elif kind is ast.arg:
                 other.add(node.arg)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
                 other.add(node.name)
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            elif kind in (ast.Global, ast.Nonlocal):
                 other.update(node.names)
-        return {name: dtype for name, dtype in found.items() if name not in other}
+        dtypes: dict[str, str] = {}
+        for name, dtype in found.values():
+            dtypes.setdefault(name, dtype)
+        return {name: dtype for name, dtype in dtypes.items() if name not in other}
 
     def _dtype_of(self, value: ast.expr) -> str | None:
         if isinstance(value, ast.IfExp):
@@ -121,3 +135,11 @@ class ImportTable:
     def imports_any(self, prefixes: tuple[str, ...]) -> bool:
         """Does the file import any of these modules (or anything in them), anywhere?"""
         return any(target == prefix or target.startswith(prefix + ".") for target in self.targets for prefix in prefixes)
+
+
+def cast_argument(node: ast.AST) -> str | None:
+    """`name` of `x.to(name)` or `x.type(name)`: a name that may stand for a dtype."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "type") and len(node.args) == 1:
+        argument = node.args[0]
+        return argument.id if isinstance(argument, ast.Name) else None
+    return None

@@ -15,7 +15,6 @@ from devfix.analysis.call_sites import arguments_for, is_only_defined
 from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import assigning_statement
-from devfix.analysis.importers import passes_a_loader
 from devfix.analysis.kinds import KNOWN_LOADERS
 from devfix.analysis.parameter_meetings import parameters_meet
 from devfix.analysis.placement import PlacementFacts, as_move
@@ -81,8 +80,7 @@ def _callers_pass_loaders(rule: cst.CSTVisitor, param: cst.Param) -> bool:
     if param not in (*params.posonly_params, *params.params):
         return False
     position = [*params.posonly_params, *params.params].index(param)
-    calls = rule.project.foreign_calls(rule.context.filename, function.name.value) if rule.context.filename else None
-    return bool(calls) and all(passes_a_loader(call, position, param.name.value) for call in calls)
+    return rule.facts is not None and rule.facts.given_loaders_beside(function.name.value, position, param.name.value)
 
 
 def loops_of(function: cst.FunctionDef) -> list[cst.For]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from devfix import python_parser
 from devfix.analysis.host_helpers import HelperSummary, summarise_in_text
-from devfix.analysis.importers import ForeignCall, calls_in_text, neighbour_files
+from devfix.analysis.importers import ForeignCall, calls_in_tree, neighbour_files
 from devfix.analysis.imports import BUILTIN_NAMES, ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.torch_api import places_devices
@@ -45,7 +45,6 @@ class ProjectIndex:
         self._module_files: dict[tuple[str, str], tuple[dict[str, bool], Path | None]] = {}  # (directory, module) → where found
         self._foreign_calls: dict[tuple[str, str], tuple[list[str], list[ForeignCall] | None]] = {}  # (file, function) → (read, calls)
         self._returned_kinds: dict[tuple[str, str], Kind] = {}  # (module file, function) → what it returns
-        self._trees: dict[str, tuple[ast.Module, ImportTable] | None] = {}  # module file → its tree and imports
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -58,7 +57,6 @@ class ProjectIndex:
         self._module_files = {}  # a file new to the run may now be found
         self._foreign_calls = {}
         self._returned_kinds = {}
-        self._trees.pop(key, None)
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -115,14 +113,13 @@ class ProjectIndex:
         return self._returned_kinds[key]
 
     def _parsed(self, file: Path) -> tuple[ast.Module, ImportTable] | None:
-        """The file's tree and imports, parsed once per run; None when it does not parse."""
-        if str(file) not in self._trees:
-            try:
-                tree = python_parser.parse(self._text(file))
-                self._trees[str(file)] = (tree, ImportTable.of(tree))
-            except (SyntaxError, ValueError):
-                self._trees[str(file)] = None
-        return self._trees[str(file)]
+        """The file's tree and imports, None when it does not parse; not kept (see
+        `analysis.importers`: what is kept is what was learnt from it)."""
+        try:
+            tree = python_parser.parse(self._text(file))
+        except (SyntaxError, ValueError):
+            return None
+        return tree, ImportTable.of(tree)
 
     def foreign_calls(self, from_file: str, function: str) -> list[ForeignCall] | None:
         """The calls of the top-level function `function` of `from_file` in the files beside it
@@ -133,7 +130,8 @@ class ProjectIndex:
             files = neighbour_files(target)
             calls: list[ForeignCall] | None = []
             for file in files:
-                found = calls_in_text(file, self._text(file), target, function, self._module_file)
+                parsed = self._parsed(file) if function in self._text(file) else None
+                found = calls_in_tree(file, *parsed, target, function, self._module_file) if parsed is not None else []
                 if found is None:
                     calls = None
                     break

@@ -26,7 +26,7 @@ from devfix.analysis.ast_nodes import (
     scope_nodes,
 )
 from devfix.analysis.factory_meetings import encodings_meet_a_moved_model
-from devfix.analysis.imports import ImportTable
+from devfix.analysis.imports import ImportTable, cast_argument
 from devfix.analysis.kinds import Kind
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
 from devfix.analysis.moves import is_move
@@ -111,6 +111,9 @@ class Walk:
     calls_assigned: list[tuple[str, ast.Call]] = field(default_factory=list)  # `name = call(...)`
     calls_unpacked: list[tuple[str, ast.Call]] = field(default_factory=list)  # `a, b = call(...)`: (a, call), (b, call)
     loader_calls: list[str] = field(default_factory=list)  # set by `signals`: imported calls that may return loaders
+    # set by `signals`: (function, position, parameter) of a top-level function the file only
+    # defines, whose parameter a loop iterates: the files beside it may pass a DataLoader
+    loader_parameters: list[tuple[str, int, str]] = field(default_factory=list)
     constructions: list[ast.Call] = field(default_factory=list)  # `Layer(...)` of `Layer(...)(x)` in a method
     cuda_defaults: list[ast.expr] = field(default_factory=list)  # `def f(x, device="cuda")` at the top level
 
@@ -164,7 +167,8 @@ def walk(tree: ast.Module) -> Walk:
             continue
         inner = _Place(node, place.class_node, place.method)
         stack.extend((child, inner) for child in children(node))
-    found.imports.define(tree)
+    cast_names = {name for node, _ in found.nodes if (name := cast_argument(node)) is not None}
+    found.imports.define(tree, cast_names, [node for node, _ in found.nodes if isinstance(node, ast.Assign)])
     return found
 
 
@@ -193,6 +197,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.found.add(LOADER_LOOP)
     elif screen.looped_over:
         found.loader_calls = _imported_calls_binding(screen.looped_over, found)
+        found.loader_parameters = _parameters_other_files_may_give(screen.looped_over, found)
     if screen.encodings & screen.spread and encodings_meet_a_moved_model(found.tree):
         screen.found.add(ENCODED_INPUTS)
     if any(screen.stores.get(container, 0) <= 1 for container in screen.empty_lists & screen.appended):
@@ -840,20 +845,26 @@ def _is_placing_call(node: ast.AST) -> bool:
 
 
 def _may_loop_over_a_loader(looped_over: set[str], found: Walk) -> bool:
-    """What `analysis.loaders.is_dataloader` may accept: a parameter annotated as a DataLoader, an
-    unannotated parameter of a top-level function the file never calls (the files beside it may
-    call it with one), or any name in a file that builds a DataLoader (it may be bound to one, be
-    given one by the callers of its function, or be proven one by the value analysis). Names bound
-    by imported functions are `_imported_calls_binding`'s."""
+    """What `analysis.loaders.is_dataloader` may accept: a parameter annotated as a DataLoader, or
+    any name in a file that builds a DataLoader (it may be bound to one, be given one by the
+    callers of its function, or be proven one by the value analysis). Names bound by imported
+    functions and parameters other files may give a loader are decided lazily, with the project
+    (`_imported_calls_binding`, `_parameters_other_files_may_give`)."""
     if any(parameter in looped_over and _names_a_loader(annotation, found.imports) for parameter, annotation in found.annotations):
         return True
-    if any(
-        isinstance(function, FUNCTIONS) and function.name not in found.called
-        and any(argument.arg in looped_over and argument.annotation is None for argument in parameters(function))
-        for function in found.tree.body
-    ):
-        return True
     return any(isinstance(node, ast.Call) and _may_build_a_loader(node, found.imports) for node, _ in found.nodes)
+
+
+def _parameters_other_files_may_give(looped_over: set[str], found: Walk) -> list[tuple[str, int, str]]:
+    """(function, position, parameter) for each unannotated positional parameter a loop iterates,
+    of a top-level function the file never calls (`FileFacts.has_signal` asks its callers in the
+    files beside it, as `loaders.is_dataloader` does)."""
+    return [
+        (function.name, position, argument.arg)
+        for function in found.tree.body if isinstance(function, FUNCTIONS) and function.name not in found.called
+        for position, argument in enumerate([*function.args.posonlyargs, *function.args.args])
+        if argument.arg in looped_over and argument.annotation is None
+    ]
 
 
 def _imported_calls_binding(looped_over: set[str], found: Walk) -> list[str]:

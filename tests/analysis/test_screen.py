@@ -680,11 +680,18 @@ def test_df002_a_parameter_its_callers_give_a_loader(call, expected):
     assert ("DF002" in rules_that_may_apply(source)) is expected
 
 
-@pytest.mark.parametrize("annotation, expected", [("", True), (": list", False)])
-def test_df010_a_parameter_of_a_function_only_other_files_call(annotation, expected):
-    """Never called in its file: the files beside it may pass a DataLoader (`analysis.importers`)."""
+@pytest.mark.parametrize("annotation, passed, expected", [
+    ("", "DataLoader(data)", True),
+    ("", "[data]", False),  # the caller beside it gives a list
+    (": list", "DataLoader(data)", False),
+])
+def test_df010_a_parameter_of_a_function_only_other_files_call(tmp_path, annotation, passed, expected):
+    """Never called in its file: a loader when the files beside it pass one (`analysis.importers`)."""
     source = f"import torch\n\n\ndef evaluate(model, source{annotation}):\n    for x in source:\n        model(x)\n"
-    assert ("DF010" in rules_that_may_apply(source)) is expected
+    (tmp_path / "helpers.py").write_text(source)
+    (tmp_path / "train.py").write_text(f"from torch.utils.data import DataLoader\nfrom helpers import evaluate\nevaluate(net, {passed})\n")
+    facts = analyse_file(source, str(tmp_path / "helpers.py"))
+    assert any(rule.CODE == "DF010" and rule.may_apply(source, facts) for rule in ALL_RULES) is expected
 
 
 @pytest.mark.parametrize("value, expected", [
