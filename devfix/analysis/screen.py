@@ -63,6 +63,7 @@ from devfix.analysis.torch_api import (
     FACTORY_FUNCTIONS,
     FUNCTIONAL_LOSSES,
     GUARD_WORDS,
+    LEGACY_CPU_CONSTRUCTORS,
     LEGACY_DTYPES,
     LOSS_TENSOR_KEYWORDS,
     NON_TENSOR_METHODS,
@@ -644,7 +645,7 @@ class _Screen:
         if isinstance(value, ast.Call):
             qualified = self.imports.qualify(value.func)
             if qualified is not None and qualified.startswith("torch."):
-                return is_torch_tensor_function({qualified})
+                return qualified in LEGACY_CPU_CONSTRUCTORS or is_torch_tensor_function({qualified})
             if isinstance(value.func, ast.Attribute) and value.func.attr not in NON_TENSOR_METHODS:
                 return again(value.func.value)
         return False

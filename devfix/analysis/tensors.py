@@ -11,6 +11,7 @@ import libcst as cst
 
 from devfix.analysis.torch_api import (
     FACTORY_FUNCTIONS,
+    LEGACY_CPU_CONSTRUCTORS,
     MOVED_AFTER,
     NON_TENSOR_METHODS,
     SCALAR_ANNOTATIONS,
@@ -79,7 +80,7 @@ def is_tensor_expression(value: cst.BaseExpression, tensors: set[str], qualified
             return True  # a tensor method of a known tensor (libcst also names `betas.sqrt` "betas.sqrt")
         names = qualified(value.func)
         if names:
-            return is_torch_tensor_function(names)
+            return bool(names & LEGACY_CPU_CONSTRUCTORS) or is_torch_tensor_function(names)  # `torch.Tensor(anchors)`
         if method is not None and method not in NON_TENSOR_METHODS:
             return is_tensor_expression(value.func.value, tensors, qualified)
     return False

@@ -10,7 +10,8 @@ the first forward pass on a GPU fails. A non-persistent buffer follows every `.t
 GPU placement of the value (`torch.linspace(0, 1, n).cuda()`) is dropped when the Module holds
 parameters: the buffer now moves with them, and the Module also runs on a machine without a GPU.
 
-Applies to a single `self.x = <torch computation>` in `__init__` (after `super().__init__()`)
+Applies to a single `self.x = <torch computation>` (a legacy `torch.Tensor(anchors)` too) in
+`__init__` (after `super().__init__()`)
 of a class known to be an `nn.Module`, when another method reads `self.x`.
 
 Refuses: tensors placed with a device the constructor receives (`torch.randn(n, device=device)`:
