@@ -51,6 +51,7 @@ from devfix.analysis.torch_api import (
     TENSOR_ANNOTATIONS,
     TENSOR_ONLY_MEMBERS,
     TENSOR_OUTPUT_LAYERS,
+    TORCH_DTYPES,
     is_torch_tensor_function,
 )
 
@@ -378,18 +379,26 @@ class _Scope:
             for bound, value in self.bindings.get(name, ()) if bound < line
         )
 
-    def _may_be_host_made(self, value: ast.expr, line: int, depth: int) -> bool:
+    def _may_be_host_made(self, value: ast.expr, line: int, depth: int, host_names: frozenset[str] = frozenset()) -> bool:
         """DF004's `_host_made`, over-approximated: each of its branches is taken when it may apply
         (any earlier binding of a name, not only the latest; any top-level function as a helper)."""
         if depth > 6:
             return False
-        again = lambda inner: self._may_be_host_made(inner, line, depth + 1)
+        again = lambda inner: self._may_be_host_made(inner, line, depth + 1, host_names)
         if isinstance(value, ast.Constant):
             return True
         if isinstance(value, (ast.List, ast.Tuple)):
             return all(again(element.value if isinstance(element, ast.Starred) else element) for element in value.elts)
+        if isinstance(value, (ast.Name, ast.Attribute)) and _is_a_library_constant(self.imports.qualify(value)):
+            return True  # `np.float32`, `torch.long`
+        if isinstance(value, (ast.ListComp, ast.GeneratorExp)):
+            for generator in value.generators:
+                if not self._may_be_host_made(generator.iter, line, depth + 1, host_names):
+                    return False
+                host_names |= {node.id for node in every_node(generator.target) if isinstance(node, ast.Name)}
+            return self._may_be_host_made(value.elt, line, depth + 1, host_names)
         if isinstance(value, ast.Name):
-            return self._may_be_bound_on_the_host(value.id, line, depth + 1)
+            return value.id in host_names or self._may_be_bound_on_the_host(value.id, line, depth + 1)
         if isinstance(value, (ast.Subscript, ast.Attribute)):
             return again(value.value)
         if isinstance(value, ast.BinOp):
@@ -706,6 +715,12 @@ class _Scope:
             not (source is reference and isinstance(source, ast.Name)) and self._alignable(source, reference)
             for source in sources for reference in references
         )
+
+
+def _is_a_library_constant(qualified: str | None) -> bool:
+    """`analysis.host_made`'s library constants: numpy's names and torch's dtypes."""
+    return qualified is not None and (
+        qualified.startswith("numpy.") or (qualified.startswith("torch.") and qualified[len("torch."):] in TORCH_DTYPES))
 
 
 def _values(call: ast.Call) -> list[ast.expr]:

@@ -11,7 +11,7 @@ import libcst as cst
 
 from devfix.analysis.placement import PlacementFacts, is_cast
 from devfix.analysis.tensors import is_factory_call
-from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, MOVED_AFTER
+from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, MOVED_AFTER, TORCH_DTYPES
 from devfix.analysis.torch_names import keyword
 
 
@@ -24,28 +24,39 @@ class HostContext(NamedTuple):
     device_callables: frozenset[str] = frozenset()  # names that make or hold device values (`Tensor = torch.cuda.FloatTensor`)
 
 
-def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostContext) -> bool:
+def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostContext, host_names: frozenset[str] = frozenset()) -> bool:
     """Built on the host from what `facts` (one scope's bindings) shows: literals, numpy values,
     CPU factories of the scope, and arithmetic and methods of those (not a parameter, a loop
-    variable or anything moved), and what the file's CPU-tensor helpers return."""
+    variable or anything moved), what the file's CPU-tensor helpers return, and comprehensions of
+    those over host values. `host_names`: a comprehension's targets that run over host values."""
     if depth > 6:
         return False
+    again = lambda inner: host_made(inner, line, depth + 1, where, host_names)  # noqa: E731
     if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple)):
-        return all(host_made(element.value, line, depth + 1, where) for element in getattr(value, "elements", ()))
+        return all(again(element.value) for element in getattr(value, "elements", ()))
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        return _comprehension_host_made(value, line, depth, where, host_names)
+    if isinstance(value, (cst.Name, cst.Attribute)) and _is_a_library_constant(where.qualified(value)):
+        return True  # `np.float32`, `torch.long`: what a cast is given
     if isinstance(value, cst.Name):
+        if value.value in host_names:
+            return True
         binding = where.facts._binding_before(value.value, line)
         if binding is None or isinstance(binding.value, (cst.List, cst.Tuple, cst.Dict)):
             return False  # a container bound to a name may be filled later (`masks.append(mask)`)
+        if isinstance(binding.value, cst.ListComp) and (
+                value.value in where.facts.appended or len(where.facts.bindings.get(value.value, ())) != 1):
+            return False  # so may a list a comprehension made, unless it is its name's one value, never appended to
         return binding.value is not None and host_made(binding.value, binding.line, depth + 1, where)
     if isinstance(value, (cst.Subscript, cst.Attribute)):
-        return host_made(value.value, line, depth + 1, where)
+        return again(value.value)
     if isinstance(value, cst.BinaryOperation):
-        return host_made(value.left, line, depth + 1, where) and host_made(value.right, line, depth + 1, where)
+        return again(value.left) and again(value.right)
     if isinstance(value, cst.UnaryOperation):
-        return host_made(value.expression, line, depth + 1, where)
+        return again(value.expression)
     if isinstance(value, cst.Comparison):  # `torch.triu(torch.ones(n, n)) == 0`
         operands = [value.left, *(target.comparator for target in value.comparisons)]
-        return all(host_made(operand, line, depth + 1, where) for operand in operands)
+        return all(again(operand) for operand in operands)
     if not isinstance(value, cst.Call):
         return False
     callee = value.func.value if isinstance(value.func, cst.Name) else None
@@ -60,9 +71,35 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
         # a method of a value (libcst also names `image.unsqueeze` after the local `image`)
         if value.func.attr.value in DEVICE_CHANGING_METHODS and not is_cast(value, where.qualified):
             return False
-        receiver_host = host_made(value.func.value, line, depth + 1, where)
-        return receiver_host and all(host_made(arg.value, line, depth + 1, where) for arg in value.args if arg.keyword is None)
+        return again(value.func.value) and all(again(arg.value) for arg in value.args if arg.keyword is None)
     if isinstance(value.func, cst.Name) and where.cpu_helper(value.func.value):
         return True  # a helper of the file that returns CPU tensors: `preprocess(photo)`
     arguments = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
-    return bool(arguments) and all(host_made(argument, line, depth + 1, where) for argument in arguments)
+    return bool(arguments) and all(again(argument) for argument in arguments)
+
+
+def _is_a_library_constant(names: set[str]) -> bool:
+    return bool(names) and all(
+        name.startswith("numpy.") or (name.startswith("torch.") and name[len("torch."):] in TORCH_DTYPES) for name in names)
+
+
+def _comprehension_host_made(
+    value: cst.ListComp | cst.GeneratorExp, line: int, depth: int, where: HostContext, host_names: frozenset[str]
+) -> bool:
+    """`[torch.from_numpy(r) for r in rows]`: every iterable is made on the host (its items then
+    are: the targets join `host_names`), and so is the element."""
+    for_in: cst.CompFor | None = value.for_in
+    while for_in is not None:
+        if not host_made(for_in.iter, line, depth + 1, where, host_names):
+            return False
+        host_names |= {node.value for node in _target_names(for_in.target)}
+        for_in = for_in.inner_for_in
+    return host_made(value.elt, line, depth + 1, where, host_names)
+
+
+def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    return []
