@@ -23,7 +23,9 @@ trainer; `analysis.method_inputs`), is created on the model's device: `device=se
 the model's `forward` hands to `torch.nn.utils.rnn` as lengths stays on the CPU.
 
 A local the analysis proves a tensor built on the host (`rows = torch.from_numpy(table).float()`)
-and fed to the moved model is moved where it is fed: `self.network(rows.to(self.device))`.
+and fed to the moved model is moved where it is fed: `self.network(rows.to(self.device))`; so is
+an argument built there from a constructor that takes no device
+(`self.q(torch.FloatTensor(state).unsqueeze(0))`).
 
 Applies to classes that are not `nn.Module`s (those are moved as a whole; Lightning moves batches
 itself) when `__init__` moves a model attribute: `self.model = model.to(device)`, or a Module it
@@ -57,7 +59,7 @@ from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.placement import as_move, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call
-from devfix.analysis.torch_api import is_torch_tensor_function
+from devfix.analysis.torch_api import MOVED_AFTER, is_torch_tensor_function
 from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword, insert_in_body, moved_to, prepend_to_function
@@ -141,7 +143,12 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         where = HostContext(placement, self.qualified, lambda name: False)
         for arg in call.args:
             value = arg.value
-            if arg.keyword is not None or arg.star or value in lengths or not isinstance(value, cst.Name) or value.value in placement.moved:
+            if arg.keyword is not None or arg.star or value in lengths:
+                continue
+            if _made_by_a_host_constructor(value, self.qualified) and host_made(value, self.line_of(call), 0, where):
+                self._input_moves[arg] = (model, device)  # `self.q(torch.FloatTensor(state).unsqueeze(0))`
+                continue
+            if not isinstance(value, cst.Name) or value.value in placement.moved:
                 continue
             binding = placement._binding_before(value.value, self.line_of(call))
             if binding is None or binding.value is None or is_factory_call(binding.value, self.qualified):
@@ -324,6 +331,14 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             return updated_node
         moved = moved_to(updated_node.value, device)
         return updated_node.with_changes(value=moved)
+
+
+def _made_by_a_host_constructor(value: cst.BaseExpression, qualified) -> bool:
+    """`torch.FloatTensor(state).unsqueeze(0)`: a tensor, by its root, a constructor that takes no
+    device (`torch.from_numpy`, the legacy typed ones), under methods of the tensor it made."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not qualified(value.func):
+        value = value.func.value
+    return isinstance(value, cst.Call) and bool(qualified(value.func) & MOVED_AFTER)
 
 
 def _self_calls(method: cst.FunctionDef, name: str) -> list[cst.Call]:
