@@ -51,7 +51,7 @@ from devfix.analysis.torch_api import (
     TENSOR_ANNOTATIONS,
     TENSOR_ONLY_MEMBERS,
     TENSOR_OUTPUT_LAYERS,
-    TORCH_DTYPES,
+    is_library_constant,
     is_torch_tensor_function,
 )
 
@@ -389,7 +389,7 @@ class _Scope:
             return True
         if isinstance(value, (ast.List, ast.Tuple)):
             return all(again(element.value if isinstance(element, ast.Starred) else element) for element in value.elts)
-        if isinstance(value, (ast.Name, ast.Attribute)) and _is_a_library_constant(self.imports.qualify(value)):
+        if isinstance(value, (ast.Name, ast.Attribute)) and is_library_constant(self.imports.qualify(value) or ""):
             return True  # `np.float32`, `torch.long`
         if isinstance(value, (ast.ListComp, ast.GeneratorExp)):
             for generator in value.generators:
@@ -715,12 +715,6 @@ class _Scope:
             not (source is reference and isinstance(source, ast.Name)) and self._alignable(source, reference)
             for source in sources for reference in references
         )
-
-
-def _is_a_library_constant(qualified: str | None) -> bool:
-    """`analysis.host_made`'s library constants: numpy's names and torch's dtypes."""
-    return qualified is not None and (
-        qualified.startswith("numpy.") or (qualified.startswith("torch.") and qualified[len("torch."):] in TORCH_DTYPES))
 
 
 def _values(call: ast.Call) -> list[ast.expr]:

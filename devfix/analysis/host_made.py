@@ -11,7 +11,7 @@ import libcst as cst
 
 from devfix.analysis.placement import PlacementFacts, is_cast
 from devfix.analysis.tensors import is_factory_call
-from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, MOVED_AFTER, TORCH_DTYPES
+from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, MOVED_AFTER, is_library_constant
 from devfix.analysis.torch_names import keyword
 
 
@@ -36,7 +36,8 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
         return all(again(element.value) for element in getattr(value, "elements", ()))
     if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
         return _comprehension_host_made(value, line, depth, where, host_names)
-    if isinstance(value, (cst.Name, cst.Attribute)) and _is_a_library_constant(where.qualified(value)):
+    names = where.qualified(value) if isinstance(value, (cst.Name, cst.Attribute)) else set()
+    if names and all(is_library_constant(name) for name in names):
         return True  # `np.float32`, `torch.long`: what a cast is given
     if isinstance(value, cst.Name):
         if value.value in host_names:
@@ -76,11 +77,6 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
         return True  # a helper of the file that returns CPU tensors: `preprocess(photo)`
     arguments = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
     return bool(arguments) and all(again(argument) for argument in arguments)
-
-
-def _is_a_library_constant(names: set[str]) -> bool:
-    return bool(names) and all(
-        name.startswith("numpy.") or (name.startswith("torch.") and name[len("torch."):] in TORCH_DTYPES) for name in names)
 
 
 def _comprehension_host_made(

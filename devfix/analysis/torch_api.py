@@ -157,6 +157,11 @@ TORCH_DTYPES = frozenset(
     }
 )
 CPU_LITERALS = frozenset({"cpu"})
+
+
+def is_library_constant(qualified: str) -> bool:
+    """numpy's names and torch's dtypes (`np.float32`, `torch.long`): what a cast is given, on no device."""
+    return qualified.startswith("numpy.") or (qualified.startswith("torch.") and qualified[len("torch."):] in TORCH_DTYPES)
 DEVICE_NAMES = ("device", "dev", "DEVICE", "torch_device")  # names a program's device variable goes by
 
 LIST_FILLERS = frozenset({"append", "extend"})  # `xs.append(t)`, `xs.extend(t)`: the list then holds t's device tensors
