@@ -23,6 +23,7 @@ DEVICE_ERROR_PATTERNS = (
     r"legacy constructor expects device type",
     r"module must have its parameters and buffers on device",
     r"Expected condition, x and y to be on the same device",
+    r"expected \w+ and \w+ to be on the same device",  # real CUDA's `masked_fill`: "expected self and mask ..."
     r"CUDA error: invalid device ordinal",
 )
 _DEVICE_ERROR = re.compile("|".join(DEVICE_ERROR_PATTERNS))

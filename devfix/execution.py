@@ -4,11 +4,13 @@ Machines: "sim" (simulated CUDA on the CPU build), "cpu" (CUDA unavailable), "co
 device mapped to the CPU: the numbers the program means), "cuda" (real GPU). On a CPU-only build
 the parent imports torch once and forks a child per program (fresh user modules, the program's own
 cwd and argv, a timeout); real CUDA runs use a fresh interpreter, since CUDA does not survive fork,
-and so does the CPU-only machine on a CUDA build (there the GPU is hidden from it).
+and so do the CPU-only and collapsed machines on a CUDA build (there the GPU is hidden from them).
+Every run starts from the same random state; real CUDA runs without TF32.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -19,6 +21,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,14 +51,20 @@ class ProgramOutcome:
 def run_program(script: Path, machine: str, timeout: float = DEFAULT_TIMEOUT, argv: list[str] | None = None) -> ProgramOutcome:
     if machine not in MACHINES:
         raise ValueError(f"unknown machine {machine!r}")
-    if machine == "cuda" or (machine == "cpu" and _cuda_build()) or not hasattr(os, "fork"):
+    if machine == "cuda" or (machine in GPU_HIDDEN_MACHINES and _cuda_build()) or not hasattr(os, "fork"):
         return _run_in_subprocess(script, machine, timeout, argv or [])
     return _run_in_fork(script, machine, timeout, argv or [])
 
 
+GPU_HIDDEN_MACHINES = ("cpu", "collapsed")  # on a CUDA build: a fresh interpreter that sees no GPU
+SEED = 0  # every run starts from the same random state, so runs of one program can be compared
+
+
 def _cuda_build() -> bool:
-    """A torch built with CUDA: its CPU-only machine is a fresh interpreter with the GPU hidden
-    (`CUDA_VISIBLE_DEVICES=""`); a forked child would see the GPU, or one this process started."""
+    """A torch built with CUDA: its CPU-only and collapsed machines are fresh interpreters with the
+    GPU hidden (`CUDA_VISIBLE_DEVICES=""`); a forked child would see the GPU, or fail on one this
+    process started (`torch.cuda.is_available()` initialises the driver, and CUDA does not survive
+    fork: an optimizer's `step()` then dies with "CUDA error: initialization error")."""
     import torch
 
     return torch.version.cuda is not None
@@ -108,7 +117,7 @@ def _read_with_timeout(fd: int, pid: int, timeout: float) -> bytes | None:
 
 def _run_in_subprocess(script: Path, machine: str, timeout: float, argv: list[str]) -> ProgramOutcome:
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    if machine == "cpu":
+    if machine in GPU_HIDDEN_MACHINES:
         env["CUDA_VISIBLE_DEVICES"] = ""
     command = [sys.executable, "-m", "devfix.execution", machine, str(script), *argv]
     try:
@@ -124,7 +133,6 @@ def _run_in_subprocess(script: Path, machine: str, timeout: float, argv: list[st
 
 def _execute(script: Path, machine: str, argv: list[str]) -> dict:
     """In the child: run `script` as `__main__` on `machine`; never raises."""
-    import contextlib
     import io
     import runpy
 
@@ -134,6 +142,7 @@ def _execute(script: Path, machine: str, argv: list[str]) -> dict:
     sys.path.insert(0, str(script.parent))
     captured = io.StringIO()
     report: dict = {"ok": True}
+    _seed_everything()
     try:
         with _machine(machine), contextlib.redirect_stdout(_Tee(captured, sys.stdout)):
             namespace = _run_notebook(script) if script.suffix == ".ipynb" else runpy.run_path(str(script), run_name="__main__")
@@ -147,6 +156,23 @@ def _execute(script: Path, machine: str, argv: list[str]) -> dict:
     results = [match.group(1) for line in captured.getvalue().splitlines() if (match := RESULT_LINE.match(line))]
     report["result"] = results[-1] if results else None
     return report
+
+
+def _seed_everything() -> None:
+    """The same random state for every run, whatever process it runs in: torch seeds a fresh
+    interpreter from the OS, so a program drawing before its own `manual_seed` (a model built
+    first) computed different numbers in each process, and only forked runs agreed."""
+    import importlib.util
+    import random
+
+    import torch
+
+    random.seed(SEED)
+    torch.manual_seed(SEED)
+    if importlib.util.find_spec("numpy") is not None:
+        import numpy
+
+        numpy.random.seed(SEED)
 
 
 def _run_notebook(script: Path) -> dict:
@@ -169,8 +195,6 @@ def _state_dict_keys(namespace: dict) -> dict[str, list[str]]:
 
 
 def _machine(machine: str):
-    import contextlib
-
     if machine == "sim":
         from devfix.sim import simulated_cuda
 
@@ -179,7 +203,23 @@ def _machine(machine: str):
         from devfix.sim.collapse import collapsed_devices
 
         return collapsed_devices()
+    if machine == "cuda":
+        return _without_tf32()
     return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _without_tf32() -> Iterator[None]:
+    """Real CUDA computes in full float32 (cuDNN's convolutions and RNNs default to TF32, whose
+    10-bit mantissa moves results by 1e-4), so that its numbers can be compared with the CPU's."""
+    import torch
+
+    saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
 
 
 def _error_report(error: BaseException, script: Path) -> dict:

@@ -12,6 +12,8 @@ from devfix.device_errors import is_device_error
     ("RuntimeError", "No CUDA GPUs are available"),  # CUDA_VISIBLE_DEVICES="" on a GPU machine
     ("RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"),
     ("TypeError", "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."),
+    # what `masked_fill` raised on an H200 (torch 2.11, CUDA 13); the simulator says "Expected all tensors ..."
+    ("RuntimeError", "expected self and mask to be on the same device, but got mask on cpu and self on cuda:0"),
 ])
 def test_device_errors(error_type, message):
     assert is_device_error(error_type, message)

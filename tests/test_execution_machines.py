@@ -21,3 +21,27 @@ def test_the_cpu_machine_hides_the_gpu_on_a_cuda_build(cuda_build, gpu_hidden, t
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     monkeypatch.setattr(execution, "_cuda_build", lambda: cuda_build)
     assert execution.run_program(script, "cpu", timeout=120).result == gpu_hidden
+
+
+def test_the_collapsed_machine_hides_the_gpu_on_a_cuda_build(tmp_path, monkeypatch):
+    """A forked child touching CUDA after the parent initialised it dies ("initialization error",
+    seen on an H200 in an optimizer's step); collapsed devices need no GPU."""
+    script = tmp_path / "main.py"
+    script.write_text(SEES_HIDDEN_GPU)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(execution, "_cuda_build", lambda: True)
+    assert execution.run_program(script, "collapsed", timeout=120).result == 1.0
+
+
+DRAWS_UNSEEDED = "import random\nimport numpy\nimport torch\nprint('RESULT', torch.rand(1).item() + random.random() + numpy.random.rand())\n"
+
+
+def test_every_run_starts_from_the_same_random_state(tmp_path, monkeypatch):
+    """A fresh interpreter seeds torch from the OS: without a common seed two runs of a program
+    that draws before seeding (in fresh interpreters, as on a CUDA build) disagree."""
+    script = tmp_path / "main.py"
+    script.write_text(DRAWS_UNSEEDED)
+    monkeypatch.setattr(execution, "_cuda_build", lambda: True)
+    results = {execution.run_program(script, "cpu", timeout=120).result for _ in range(2)}
+    results.add(execution._run_in_fork(script, "sim", 120, []).result)
+    assert len(results) == 1 and None not in results
