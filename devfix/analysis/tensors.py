@@ -27,6 +27,13 @@ def is_factory_call(node: cst.CSTNode, qualified: QualifiedNames) -> bool:
     return isinstance(node, cst.Call) and bool(qualified(node.func) & FACTORY_FUNCTIONS)
 
 
+def chain_root(expression: cst.BaseExpression) -> cst.BaseExpression:
+    """`torch.cat(xs)` in `torch.cat(xs).detach()`: the value a tensor-method chain starts from."""
+    while isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute) and not isinstance(expression.func.value, cst.Name):
+        expression = expression.func.value
+    return expression
+
+
 def tensor_names(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNames) -> set[str]:
     """Parameters and locals of a function (or a module's globals) that hold tensors wherever bound.
 

@@ -157,11 +157,6 @@ TORCH_DTYPES = frozenset(
     }
 )
 CPU_LITERALS = frozenset({"cpu"})
-
-
-def is_library_constant(qualified: str) -> bool:
-    """numpy's names and torch's dtypes (`np.float32`, `torch.long`): what a cast is given, on no device."""
-    return qualified.startswith("numpy.") or (qualified.startswith("torch.") and qualified[len("torch."):] in TORCH_DTYPES)
 DEVICE_NAMES = ("device", "dev", "DEVICE", "torch_device")  # names a program's device variable goes by
 
 LIST_FILLERS = frozenset({"append", "extend"})  # `xs.append(t)`, `xs.extend(t)`: the list then holds t's device tensors
@@ -185,3 +180,8 @@ CUDA_ONLY_FUNCTIONS = frozenset({
         "memory_summary", "ipc_collect", "init", "get_rng_state", "Event", "Stream",
     )
 })
+
+
+def is_library_constant(qualified: str) -> bool:
+    """numpy's names and torch's dtypes (`np.float32`, `torch.long`): what a cast is given, on no device."""
+    return qualified.startswith("numpy.") or (qualified.startswith("torch.") and qualified[len("torch."):] in TORCH_DTYPES)

@@ -30,6 +30,7 @@ import libcst as cst
 
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.tensors import chain_root
 from devfix.analysis.torch_api import LIST_FILLERS, OTHER_ARRAY_LIBRARIES
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import call_methods
@@ -78,7 +79,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
 
     def _iterates_device_list(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
         """`[p.numpy() for p in preds]` where `preds` collects tensors that are on a device."""
-        root = _chain_root(receiver)
+        root = chain_root(receiver)
         while isinstance(root, (cst.Attribute, cst.Subscript)):
             root = root.value
         if not isinstance(root, cst.Name):
@@ -117,7 +118,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         # a parameter's `.numpy()` may be a torch tensor's, unless another array library is imported
         other_arrays = self.facts is not None and self.facts.imports.imports_any(OTHER_ARRAY_LIBRARIES)
         on_device = self.scope_facts(original).is_device_value(receiver, loose=True, tensor_parameters=not other_arrays)
-        if "cpu" in chain or not (on_device or self._joins_device_list(_chain_root(receiver)) or self._iterates_device_list(receiver, original)):
+        if "cpu" in chain or not (on_device or self._joins_device_list(chain_root(receiver)) or self._iterates_device_list(receiver, original)):
             return updated
         code = cst.Module([]).code_for_node(receiver)
         missing = _missing_host_methods(receiver)
@@ -212,13 +213,6 @@ class _Appends(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in LIST_FILLERS and isinstance(func.value, cst.Name) and func.value.value == self.name:
             self.calls.append(node)
-
-
-def _chain_root(expression: cst.BaseExpression) -> cst.BaseExpression:
-    """`torch.cat(xs)` in `torch.cat(xs).detach()`: the value a tensor-method chain starts from."""
-    while isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute) and not isinstance(expression.func.value, cst.Name):
-        expression = expression.func.value
-    return expression
 
 
 def _method_chain(expression: cst.BaseExpression) -> set[str]:

@@ -58,7 +58,7 @@ from devfix.analysis.method_inputs import MethodInputs
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.placement import as_move, collect
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import is_factory_call
+from devfix.analysis.tensors import chain_root, is_factory_call
 from devfix.analysis.torch_api import MOVED_AFTER, is_torch_tensor_function
 from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
@@ -139,13 +139,15 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
     def _plan_host_inputs(self, call: cst.Call, model: str, device: str, lengths: list, placement) -> None:
         """`x = torch.from_numpy(arr).float()` then `self.model(x)`: a local the analysis proves a
         tensor built on the host (`analysis.host_made`), fed to a moved model, is moved where it is
-        fed (what the model's `forward` hands to `torch.nn.utils.rnn` as lengths stays)."""
+        fed (what the model's `forward` hands to `torch.nn.utils.rnn` as lengths stays); so is an
+        argument a device-less constructor starts (`torch.FloatTensor(state).unsqueeze(0)`)."""
         where = HostContext(placement, self.qualified, lambda name: False)
         for arg in call.args:
             value = arg.value
             if arg.keyword is not None or arg.star or value in lengths:
                 continue
-            if _made_by_a_host_constructor(value, self.qualified) and host_made(value, self.line_of(call), 0, where):
+            root = chain_root(value)  # `torch.FloatTensor(state)` of `torch.FloatTensor(state).unsqueeze(0)`
+            if isinstance(root, cst.Call) and self.qualified(root.func) & MOVED_AFTER and host_made(value, self.line_of(call), 0, where):
                 self._input_moves[arg] = (model, device)  # `self.q(torch.FloatTensor(state).unsqueeze(0))`
                 continue
             if not isinstance(value, cst.Name) or value.value in placement.moved:
@@ -331,14 +333,6 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             return updated_node
         moved = moved_to(updated_node.value, device)
         return updated_node.with_changes(value=moved)
-
-
-def _made_by_a_host_constructor(value: cst.BaseExpression, qualified) -> bool:
-    """`torch.FloatTensor(state).unsqueeze(0)`: a tensor, by its root, a constructor that takes no
-    device (`torch.from_numpy`, the legacy typed ones), under methods of the tensor it made."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not qualified(value.func):
-        value = value.func.value
-    return isinstance(value, cst.Call) and bool(qualified(value.func) & MOVED_AFTER)
 
 
 def _self_calls(method: cst.FunctionDef, name: str) -> list[cst.Call]:
