@@ -62,17 +62,9 @@ def analyse_values(
 ) -> ValueFacts:
     """`imported`: the kind a function of another file of the project returns (`ProjectIndex`)."""
     facts = ValueFacts()
-    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     methods = _inferable_methods(tree, imports)
-    summaries = _Summaries(functions)
-    resolver = Resolver(imports, module_classes, summaries)
-    if imported is not None:
-        resolver.imported = imported
-    resolver.method_names = frozenset(name for _, name in methods)
-    summaries.walker = _Walker(resolver, None, None)
-    resolver.class_attributes = _class_attribute_kinds(tree, resolver)
-    globals_env = _global_kinds(tree, resolver, declared_global)
-    summaries.globals_env = globals_env
+    resolver, summaries = _resolver(tree, imports, module_classes, declared_global, imported, frozenset(name for _, name in methods))
+    functions, globals_env = summaries.functions, summaries.globals_env
     _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
     for _ in range(INFERENCE_ROUNDS):  # read the file again, knowing what its functions are called with
         inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped)
@@ -90,15 +82,30 @@ def analyse_values(
 def returned_kind(tree: ast.Module, imports: ImportTable, name: str) -> Kind:
     """What the top-level function `name` of a file returns, its parameters unknown: the answer
     for another file that imports it (`train_loader, val_loader = make_loaders()`)."""
-    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    if name not in functions:
+    if not any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name for node in tree.body):
         return Kind.UNKNOWN
-    summaries = _Summaries(functions)
-    resolver = Resolver(imports, {}, summaries)
-    summaries.walker = _Walker(resolver, None, None)
     declared_global = {global_name for node in ast.walk(tree) if isinstance(node, ast.Global) for global_name in node.names}
+    return _resolver(tree, imports, {}, declared_global, class_attributes=False)[1].get(name)
+
+
+def _resolver(
+    tree: ast.Module, imports: ImportTable, module_classes: dict[str, Kind], declared_global: set[str],
+    imported: Callable[[str], Kind] | None = None, method_names: frozenset[str] = frozenset(), class_attributes: bool = True,
+) -> tuple[Resolver, _Summaries]:
+    """A resolver for the file: return kinds of its top-level functions computed when asked, the
+    kinds of its classes' attributes (unless not wanted), then its module-level names' kinds (in
+    that order: a global may be computed from an attribute)."""
+    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    summaries = _Summaries(functions)
+    resolver = Resolver(imports, module_classes, summaries)
+    if imported is not None:
+        resolver.imported = imported
+    resolver.method_names = method_names
+    summaries.walker = _Walker(resolver, None, None)
+    if class_attributes:
+        resolver.class_attributes = _class_attribute_kinds(tree, resolver)
     summaries.globals_env = _global_kinds(tree, resolver, declared_global)
-    return summaries.get(name)
+    return resolver, summaries
 
 
 def _parameter_kinds_from_calls(functions, call_sites, escaped) -> dict[str, list[Kind]]:
