@@ -45,3 +45,24 @@ def test_every_run_starts_from_the_same_random_state(tmp_path, monkeypatch):
     results = {execution.run_program(script, "cpu", timeout=120).result for _ in range(2)}
     results.add(execution._run_in_fork(script, "sim", 120, []).result)
     assert len(results) == 1 and None not in results
+
+
+def test_an_optimizer_steps_on_collapsed_devices_of_a_gpu_machine_whose_gpu_is_hidden(monkeypatch):
+    """On an H200 an Adam step failed there: CUDA looks available, so the step asked whether a
+    CUDA graph was being captured, and asking starts CUDA, which the collapsed machine hides."""
+    import torch
+
+    from devfix.sim.collapse import collapsed_devices
+
+    def no_gpu(*args, **kwargs):
+        raise RuntimeError("CUDA error: no CUDA-capable device is detected")
+
+    monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda check_available=False: torch.device("cuda") if torch.cuda.is_available() else None)
+    monkeypatch.setattr(torch.accelerator, "current_stream", no_gpu)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", no_gpu)
+    weight = torch.nn.Parameter(torch.ones(3))
+    optimizer = torch.optim.Adam([weight], lr=0.1)
+    with collapsed_devices():
+        (weight.to("cuda") ** 2).sum().backward()
+        optimizer.step()
+    assert torch.allclose(weight.detach(), torch.full((3,), 0.9))

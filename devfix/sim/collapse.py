@@ -50,6 +50,13 @@ def collapsed_devices() -> Iterator[None]:
         stack.enter_context(mock.patch("torch.cuda.get_device_capability", lambda device=None: (9, 0)))
         stack.enter_context(mock.patch("torch.cuda.reset_peak_memory_stats", lambda device=None: None))
         stack.enter_context(mock.patch("torch.load", load))
+        # An optimizer's step asks whether a CUDA graph is being captured as soon as CUDA looks
+        # available, and the question starts CUDA: on a GPU machine, whose GPU this machine hides,
+        # it fails ("no CUDA-capable device"). Nothing runs on a GPU here, so nothing is captured.
+        stack.enter_context(mock.patch("torch.cuda.is_current_stream_capturing", lambda: False))
+        for check in CAPTURE_CHECKS:
+            if hasattr(torch.optim.Optimizer, check):
+                stack.enter_context(mock.patch.object(torch.optim.Optimizer, check, lambda self: None))
         for name in LEGACY_TYPES:  # torch.cuda.FloatTensor(...) and torch.FloatTensor(..., device="cuda")
             cpu_type = getattr(torch, name)
             stack.enter_context(mock.patch(f"torch.cuda.{name}", _legacy(cpu_type)))
@@ -58,6 +65,7 @@ def collapsed_devices() -> Iterator[None]:
         yield
 
 
+CAPTURE_CHECKS = ("_accelerator_graph_capture_health_check", "_cuda_graph_capture_health_check")  # names across torch releases
 LEGACY_TYPES = ("FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor")
 
 
