@@ -204,20 +204,24 @@ def _machine(machine: str):
 
         return collapsed_devices()
     if machine == "cuda":
-        return _without_tf32()
+        return _comparable_cuda()
     return contextlib.nullcontext()
 
 
 @contextlib.contextmanager
-def _without_tf32() -> Iterator[None]:
-    """Real CUDA computes in full float32 (cuDNN's convolutions and RNNs default to TF32, whose
-    10-bit mantissa moves results by 1e-4), so that its numbers can be compared with the CPU's."""
+def _comparable_cuda() -> Iterator[None]:
+    """Real CUDA whose numbers can be compared with the CPU's: in full float32 (cuDNN's
+    convolutions and RNNs default to TF32, whose 10-bit mantissa moves results by 1e-4), and
+    drawing random numbers from the CPU's generator (`host_randomness`)."""
     import torch
+
+    from devfix.host_randomness import HostDrawnRandomness
 
     saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
     torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
     try:
-        yield
+        with HostDrawnRandomness("cuda"):
+            yield
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
 

@@ -5,9 +5,8 @@ For a case that devfix changes:
   1. before.py fails with a device error under CUDA, or on the CPU-only machine (a hard-coded
      `.cuda()` only fails there);
   2. before.py with every device collapsed onto the CPU gives the reference RESULT;
-  3. after.py runs under CUDA and on the CPU-only machine, each with that RESULT (1e-5 relative),
-     unless the case has a file `changes-numbers`: it draws random numbers on the device, so the
-     two runs only have to agree under the simulator, and on a real GPU only to print a RESULT.
+  3. after.py runs under CUDA and on the CPU-only machine, each with that RESULT (1e-5 relative;
+     on a real GPU random numbers are drawn by the CPU's generator, see `host_randomness`).
 For a `clean-` case: before.py runs under CUDA and on the CPU-only machine with the same RESULT.
 """
 
@@ -23,7 +22,6 @@ from devfix.execution import DEFAULT_TIMEOUT, ProgramOutcome, run_program
 from devfix.fixture_cases import FixtureCase, discover_cases
 
 RELATIVE_TOLERANCE = 1e-5
-CHANGES_NUMBERS_MARKER = "changes-numbers"
 
 
 @dataclass
@@ -74,8 +72,7 @@ def collect_cases(paths: list[Path]) -> list[FixtureCase]:
 
 
 def verify_case(case: FixtureCase, cuda: str = "sim", timeout: float = DEFAULT_TIMEOUT) -> CaseReport:
-    changes_numbers = (case.directory / CHANGES_NUMBERS_MARKER).exists()
-    return verify_pair(case, case.before, case.after, case.is_clean, changes_numbers, cuda, timeout)
+    return verify_pair(case, case.before, case.after, case.is_clean, cuda, timeout)
 
 
 def verify_pair(
@@ -83,7 +80,6 @@ def verify_pair(
     before: Path,
     after: Path,
     clean: bool = False,
-    changes_numbers: bool = False,
     cuda: str = "sim",
     timeout: float = DEFAULT_TIMEOUT,
 ) -> CaseReport:
@@ -99,7 +95,7 @@ def verify_pair(
     if clean:
         _verify_clean(report, run, cuda, before)
     else:
-        _verify_fixed(report, run, cuda, before, after, changes_numbers)
+        _verify_fixed(report, run, cuda, before, after)
     return report
 
 
@@ -112,7 +108,7 @@ def _verify_clean(report: CaseReport, run: Callable, cuda: str, before: Path) ->
         _require_close(report, on_cuda.result, on_cpu.result, "the clean program's CUDA and CPU RESULTs differ")
 
 
-def _verify_fixed(report: CaseReport, run: Callable, cuda: str, before: Path, after: Path, changes_numbers: bool) -> None:
+def _verify_fixed(report: CaseReport, run: Callable, cuda: str, before: Path, after: Path) -> None:
     failures = [run("before (CUDA)", before, cuda), run("before (CPU)", before, "cpu")]
     if not any(not outcome.ok and is_device_error(outcome.error_type, outcome.error_message) for outcome in failures):
         report.failures.append("before.py raised no device error on either machine: " + "; ".join(o.describe() for o in failures))
@@ -123,10 +119,7 @@ def _verify_fixed(report: CaseReport, run: Callable, cuda: str, before: Path, af
         _require_result(report, outcome, "after.py")
     if not all(outcome.ok for outcome in fixed):
         return
-    if changes_numbers:
-        if cuda != "cuda":  # a real GPU's generator draws other numbers than the CPU's: nothing to compare
-            _require_close(report, fixed[0].result, fixed[1].result, "after.py's CUDA and CPU RESULTs differ")
-    elif meant.ok:
+    if meant.ok:
         for outcome in fixed:
             _require_close(report, outcome.result, meant.result, f"after.py on {outcome.machine} computes a different RESULT than before.py meant")
 
