@@ -125,6 +125,8 @@ class _Method:
             return False
         if isinstance(value, ast.BinOp):
             return again(value.left) or again(value.right)
+        if isinstance(value, ast.IfExp):
+            return again(value.body) or again(value.orelse)
         if isinstance(value, (ast.Subscript, ast.Starred)):
             return again(value.value)
         return False

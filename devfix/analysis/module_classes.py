@@ -13,7 +13,7 @@ import libcst as cst
 
 from devfix.analysis.project import ProjectIndex
 from devfix.analysis.torch_api import TENSOR_OUTPUT_LAYERS
-from devfix.analysis.torch_names import QualifiedNames
+from devfix.analysis.torch_names import QualifiedNames, holds_state
 
 
 @dataclass
@@ -198,23 +198,24 @@ STATE_REGISTRARS = frozenset({"register_buffer", "register_parameter", "add_modu
 
 
 def stored_parameters_of_a_stateless_module(class_def: cst.ClassDef, qualified: QualifiedNames) -> set[str] | None:
-    """For a direct `nn.Module` subclass whose methods store in `self` only literals and `__init__`
-    parameters (`self.temperature = temperature`) and register nothing: the names of those
-    parameters. Given no Module or Parameter for them, it holds no state and `.to()` changes
-    nothing. None when that is not proven."""
+    """For a direct `nn.Module` subclass whose methods store in `self` only literals, `__init__`
+    parameters (`self.temperature = temperature`) and torch.nn modules without state
+    (`self.loss = nn.MSELoss()`), and register nothing: the names of those parameters. Given no
+    Module or Parameter for them, it holds no state and `.to()` changes nothing. None when that is
+    not proven."""
     if not class_def.bases or not all(qualified(base.value) & MODULE_BASES for base in class_def.bases):
         return None
     body = class_def.body.body if isinstance(class_def.body, cst.IndentedBlock) else []
     init = next((item for item in body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__"), None)
     parameters = set() if init is None else {param.name.value for param in [*init.params.params, *init.params.kwonly_params]}
-    stores = _SelfStores(parameters - {"self"})
+    stores = _SelfStores(parameters - {"self"}, qualified)
     class_def.body.visit(stores)
     return None if stores.unproven else stores.stored
 
 
 class _SelfStores(cst.CSTVisitor):
-    def __init__(self, parameters: set[str]) -> None:
-        self.parameters = parameters
+    def __init__(self, parameters: set[str], qualified: QualifiedNames) -> None:
+        self.parameters, self.qualified = parameters, qualified
         self.stored: set[str] = set()
         self.unproven = False
 
@@ -242,9 +243,15 @@ class _SelfStores(cst.CSTVisitor):
             return
         if not is_self_attribute(target) or value is None:
             return
-        if is_literal(value):
+        if is_literal(value) or self._stateless_torch_module(value):
             return
         if isinstance(value, cst.Name) and value.value in self.parameters:
             self.stored.add(value.value)
             return
         self.unproven = True
+
+    def _stateless_torch_module(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.IfExp):
+            return self._stateless_torch_module(value.body) and self._stateless_torch_module(value.orelse)
+        return isinstance(value, cst.Call) and any(name.startswith("torch.nn.") for name in self.qualified(value.func)) \
+            and not holds_state(value, self.qualified)

@@ -13,9 +13,9 @@ function of the file that calls it with device data (`perturbation(images, net)`
 `perturbation` runs `net(image.to(device))`), directly or through other such functions, none of
 which moves or wraps it. A function that moves data to one of its own parameters or locals
 (`batch.to(on)`) names no device the caller can use: it does not count. Loss modules count when
-they hold tensors (`weight=`, `pos_weight=`); parameter-free modules (`nn.ReLU()`, a plain `nn.CrossEntropyLoss()`,
-a class of the file that stores only numbers and strings, such as a custom loss with a temperature)
-do not need moving and are left alone.
+they hold tensors (`weight=`, `pos_weight=`); parameter-free modules (`nn.ReLU()`, a plain
+`nn.CrossEntropyLoss()`, a class of the file that stores only numbers, strings and such modules,
+such as a custom loss with a temperature and an `nn.MSELoss()`) do not need moving and are left alone.
 
 Refuses: instances built with a `device=` argument (they place their own state, as torch layers
 do), instances moved anywhere in the scope, reassigned, or handed to other code

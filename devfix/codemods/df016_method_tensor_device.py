@@ -17,6 +17,10 @@ class of the project gets `next(self.parameters()).device` instead: its base mig
 
 A tensor handed to another method of the class that passes that parameter straight to a submodule
 (`self.ode_step(h, tau=tau)` → `self.ode_f(x, h, tau)`) is fed to it as well.
+A method's parameter is a tensor input also when every call of the method in the class gives it a
+tensor (a GAN loss's `get_target_tensor(prediction, real)`, called by `forward` with what it feeds
+`self.loss`), and what such a method returns counts when a caller feeds the result to a submodule.
+A name bound in both branches of an `if` (or a conditional expression) may hold either tensor.
 
 Refuses: tensors that already have `device=` or a CPU `generator=`, tensors used only on the host,
 methods the file calls only inside `__init__` (they run while a module is built, before any move),
@@ -33,6 +37,7 @@ from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.module_classes import class_facts, is_self_attribute, names_fed_to_submodules
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.self_calls import parameters_given_tensors, results_fed_to_submodules
 from devfix.analysis.tensors import is_factory_call, is_whole_reduction
 from devfix.analysis.torch_api import NON_TENSOR_METHODS, is_torch_tensor_function
 from devfix.analysis.torch_names import keyword
@@ -69,10 +74,13 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         # a base class of ours might assign `self.device`, which a read-only property would break
         direct_subclass = all(any(n.startswith("torch.nn.") for n in self.qualified(base.value)) for base in node.bases)
         feeding = _parameters_fed_to_submodules(facts.methods, submodules)
+        given_tensors = parameters_given_tensors(facts.methods, lambda caller: names_fed_to_submodules(caller, submodules) | self.scope_tensors(caller.body))
+        results_fed = results_fed_to_submodules(facts.methods, submodules)
         for name, method in facts.methods.items():
             if name == "__init__" or name in self._methods_called_only_in_constructors():
                 continue  # a method only called while a module is built runs before any move
-            finder = _FedToSubmodules(self, method, submodules, not _only_indexes_with(node, name), feeding)
+            finder = _FedToSubmodules(
+                self, method, submodules, not _only_indexes_with(node, name), feeding, given_tensors.get(name, set()), name in results_fed)
             method.body.visit(finder)
             for call in finder.calls:
                 reference = finder.reference
@@ -132,8 +140,9 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
 
 
 class _FedToSubmodules(cst.CSTVisitor):
-    """Factory calls of one method whose tensors reach `self.<submodule>(...)` or the return value
-    of a method without tensor inputs; and the method's first tensor input."""
+    """Factory calls of one method whose tensors reach `self.<submodule>(...)`, or the return value
+    of a method without tensor inputs or whose callers feed its result to a submodule; and the
+    method's first tensor input (one its callers in the class always give a tensor counts)."""
 
     def __init__(
         self,
@@ -142,8 +151,10 @@ class _FedToSubmodules(cst.CSTVisitor):
         submodules: set[str],
         returns_count: bool = True,
         feeding: dict[str, tuple[list[str], set[str]]] | None = None,
+        given_tensors: set[str] = frozenset(),
+        result_fed: bool = False,
     ) -> None:
-        self.rule, self.submodules, self.returns_count = rule, submodules, returns_count
+        self.rule, self.submodules, self.returns_count, self.result_fed = rule, submodules, returns_count, result_fed
         self.feeding = feeding or {}  # the class's other methods: their parameters, and those fed to a submodule
         self.fresh: dict[str, list[cst.Call]] = {}
         self.fresh_for_returns: dict[str, list[cst.Call]] = {}  # the same, without methods of named values
@@ -152,10 +163,28 @@ class _FedToSubmodules(cst.CSTVisitor):
         tensors = rule.scope_tensors(method.body)
         params = [param.name.value for param in method.params.params[1:]]
         fed = names_fed_to_submodules(method, submodules)
-        self.reference = next((name for name in params if name in tensors or name in fed), None)
+        self.reference = next((name for name in params if name in tensors or name in fed or name in given_tensors), None)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
+
+    def visit_If(self, node: cst.If) -> bool:
+        """The branches join: after them a name may hold what either bound."""
+        node.test.visit(self)
+        before = self._bindings()
+        node.body.visit(self)
+        after_body = self._bindings()
+        self.fresh, self.fresh_for_returns = before
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        for current, other in zip((self.fresh, self.fresh_for_returns), after_body):
+            for name, sources in other.items():
+                current[name] = current.get(name, []) + [call for call in sources if call not in current.get(name, [])]
+        return False
+
+    def _bindings(self) -> tuple[dict[str, list[cst.Call]], dict[str, list[cst.Call]]]:
+        return ({name: list(calls) for name, calls in self.fresh.items()},
+                {name: list(calls) for name, calls in self.fresh_for_returns.items()})
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for names, _ in _targets_and_values(node):
@@ -211,7 +240,8 @@ class _FedToSubmodules(cst.CSTVisitor):
         return False
 
     def visit_Return(self, node: cst.Return) -> None:
-        if self.reference is None and node.value is not None and self.returns_count:
+        counts = self.returns_count if self.reference is None else self.result_fed
+        if node.value is not None and counts:
             self._feed(node.value, named=False)
 
     def _feed(self, value: cst.BaseExpression, pointwise: bool = False, named: bool = True) -> None:
@@ -247,6 +277,8 @@ class _FedToSubmodules(cst.CSTVisitor):
                 return [call for arg in value.args for call in again(arg.value)]
         if isinstance(value, cst.BinaryOperation):
             return again(value.left) + again(value.right)
+        if isinstance(value, cst.IfExp):
+            return again(value.body) + again(value.orelse)
         if isinstance(value, cst.Subscript):
             return again(value.value)
         return []

@@ -58,3 +58,30 @@ def test_a_class_that_builds_or_registers_state_is_moved():
     for init in ("        self.w = nn.Parameter(torch.ones(2))\n", "        self.register_buffer('w', torch.ones(2))\n"):
         source = f"class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n{init}\n    def forward(self, y):\n        return y * self.w\n\n\nmodel = Net()\nmodel(x)\n"
         assert b"model = Net().to(device)\n" in run(source).fixed
+
+
+STATELESS_WRAPPER = """
+class AdversarialLoss(nn.Module):
+    def __init__(self, smoothing=0.0):
+        super().__init__()
+        self.smoothing = smoothing
+        self.loss = nn.MSELoss() if smoothing else nn.L1Loss()
+        self.backup = {store}
+
+    def forward(self, scores, target):
+        return self.loss(scores, target * (1 - self.smoothing))
+
+
+criterion = AdversarialLoss(0.1)
+criterion(x, x)
+"""
+
+
+def test_a_class_holding_only_stateless_torch_modules_needs_no_move():
+    result = run(STATELESS_WRAPPER.format(store="nn.ReLU()"))
+    assert result.fixed == result.source and not result.findings
+
+
+def test_a_class_holding_a_loss_with_weights_is_moved():
+    fixed = run(STATELESS_WRAPPER.format(store="nn.CrossEntropyLoss(weight=torch.ones(2))")).fixed.decode()
+    assert "criterion = AdversarialLoss(0.1).to(device)" in fixed
