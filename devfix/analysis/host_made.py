@@ -1,6 +1,6 @@
 """Is a value built on the host? A proof from one scope's bindings, for rules that move what a
-model on a device is fed: literals, numpy values, CPU factories of the scope, and arithmetic and
-tensor methods of those, never a parameter, a loop variable or anything moved."""
+model on a device is fed: literals, numpy values, CPU factories of the scope, `.cpu()` copies, and
+arithmetic and tensor methods of those, never a parameter, a loop variable or anything moved."""
 
 from __future__ import annotations
 
@@ -70,6 +70,8 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
         return True  # numpy values, and datasets that load onto the CPU
     if isinstance(value.func, cst.Attribute) and not any(name.startswith("torch.") for name in names):
         # a method of a value (libcst also names `image.unsqueeze` after the local `image`)
+        if value.func.attr.value == "cpu" and not value.args:
+            return True  # a host copy, wherever its source lives
         if value.func.attr.value in DEVICE_CHANGING_METHODS and not is_cast(value, where.qualified):
             return False
         return again(value.func.value) and all(again(arg.value) for arg in value.args if arg.keyword is None)

@@ -760,7 +760,7 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(expression, cst.Name):
             by_analysis = proven and self.rule.kind_of(expression) is Kind.TENSOR and expression.value not in self.vetoed
             known = (expression.value in self.tensors or by_analysis or self._holds_module_output(expression)) and not self._sources(expression)
-            return expression.value if known else None
+            return expression.value if known and not self._host_copy(expression) else None
         if isinstance(expression, cst.BinaryOperation):
             return self._reference(expression.left, proven) or self._reference(expression.right, proven)
         if isinstance(expression, cst.Comparison):  # `(logits.argmax(1) == y)`
@@ -782,6 +782,11 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(expression.func, cst.Name) and expression.func.value in self.modules:
             return next((ref for arg in expression.args if (ref := self._reference(arg.value, proven))), None)  # D(real) lives with real
         return None
+
+    def _host_copy(self, name: cst.Name) -> bool:
+        """`host_q = self.q(s).detach().cpu()`: a tensor proven on the host is no device to align with."""
+        binding = self.facts._binding_before(name.value, self.rule.line_of(name))
+        return binding is not None and binding.value is not None and host_made(binding.value, binding.line, 0, self.rule.host_context(self.facts))
 
     def _inside(self, node: cst.CSTNode, ancestor: cst.CSTNode | None) -> bool:
         current = node

@@ -26,6 +26,9 @@ A local the analysis proves a tensor built on the host (`rows = torch.from_numpy
 and fed to the moved model is moved where it is fed: `self.network(rows.to(self.device))`; so is
 an argument built there from a constructor that takes no device
 (`self.q(torch.FloatTensor(state).unsqueeze(0))`).
+Such a local that meets the model's output instead (a DQN agent's `rewards + gamma * next_q *
+(1 - dones)`, `self.q(states).gather(1, actions)`; `analysis.output_meetings`) is moved where it
+meets it, unless it may be a 0-dim tensor, which arithmetic accepts on the CPU.
 
 Applies to classes that are not `nn.Module`s (those are moved as a whole; Lightning moves batches
 itself) when `__init__` moves a model attribute: `self.model = model.to(device)`, or a Module it
@@ -56,6 +59,7 @@ from devfix.analysis.loaders import (
 )
 from devfix.analysis.method_inputs import MethodInputs
 from devfix.analysis.module_classes import class_facts, is_self_attribute
+from devfix.analysis.output_meetings import OutputMeetings
 from devfix.analysis.placement import as_move, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root, is_factory_call
@@ -79,6 +83,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         self._loop_moves: dict[cst.For, tuple[list[str], str]] = {}
         self._factory_moves: dict[cst.Call, tuple[str, str]] = {}  # a factory → (the model it feeds, the device)
         self._input_moves: dict[cst.Arg, tuple[str, str]] = {}  # a host-made local fed to a model → (the model, the device)
+        self._meeting_moves: dict[cst.Name, tuple[str, str]] = {}  # a host-made local meeting a model's output → the same
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if self.is_module_classdef(node):
@@ -95,6 +100,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             if method_name == "__init__":
                 continue
             self._plan_factories(node, facts, method, models)
+            self._plan_meetings(facts, method, models)
             for loop in loops_of(method):
                 batches = self._batches_to_move(loop, callables, set(models))
                 if batches:
@@ -150,13 +156,34 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             if isinstance(root, cst.Call) and self.qualified(root.func) & MOVED_AFTER and host_made(value, self.line_of(call), 0, where):
                 self._input_moves[arg] = (model, device)  # `self.q(torch.FloatTensor(state).unsqueeze(0))`
                 continue
-            if not isinstance(value, cst.Name) or value.value in placement.moved:
-                continue
-            binding = placement._binding_before(value.value, self.line_of(call))
-            if binding is None or binding.value is None or is_factory_call(binding.value, self.qualified):
-                continue  # a factory is created on the device (`_plan_factories`)
-            if self.kind_of(value) is Kind.TENSOR and host_made(binding.value, binding.line, 0, where):
+            if isinstance(value, cst.Name) and self._host_made_local(value, self.line_of(call), placement, where):
                 self._input_moves[arg] = (model, device)
+
+    def _plan_meetings(self, facts, method: cst.FunctionDef, models: set[str]) -> None:
+        """`rewards + gamma * self.target(s).max(1)[0]`, `self.q(s).gather(1, actions)`: a local
+        made on the host that meets a moved model's output (`analysis.output_meetings`) is moved
+        where it meets it; one that may be 0-dim (`torch.tensor(0.5)`) may meet it as it is."""
+        meetings = OutputMeetings(models)
+        method.body.visit(meetings)
+        placement = self.scope_facts(method.body)
+        where = HostContext(placement, self.qualified, lambda name: False)
+        for name, model in meetings.met.items():
+            if self._host_made_local(name, self.line_of(name), placement, where, pointwise=True):
+                self._meeting_moves[name] = (model, self._device_expression(facts, model)[0])
+
+    def _host_made_local(self, name: cst.Name, line: int, placement, where: HostContext, pointwise: bool = False) -> bool:
+        """A local the analysis proves a tensor, bound before `line` to a value made on the host
+        (`analysis.host_made`) and not moved since; not a factory (`_plan_factories` creates those
+        on the device). `pointwise`: not a 0-dim tensor, which may meet a device tensor as it is."""
+        if name.value in placement.moved:
+            return False
+        binding = placement._binding_before(name.value, line)
+        if binding is None or binding.value is None or is_factory_call(binding.value, self.qualified):
+            return False
+        root = chain_root(binding.value)
+        if pointwise and isinstance(root, cst.Call) and self.is_scalar_tensor(root):
+            return False
+        return self.kind_of(name) is Kind.TENSOR and host_made(binding.value, binding.line, 0, where)
 
     def _factories(self, value: cst.BaseExpression, placement, line: int) -> list[cst.Call]:
         """The factory call `value` is, or that a local bound once, earlier in the method, holds."""
@@ -319,6 +346,16 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                            "class moved to a device", fix_title=f"move it to `{device}`"):
             return updated_node
         return updated_node.with_changes(value=moved_to(updated_node.value, device))
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        plan = self._meeting_moves.get(original_node)
+        if plan is None:
+            return updated_node
+        model, device = plan
+        if not self.report(original_node, f"`{original_node.value}` is a tensor made on the CPU but meets the output of `self.{model}`, "
+                           "which the class moved to a device", fix_title=f"move it to `{device}`"):
+            return updated_node
+        return moved_to(updated_node, device)
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         device = self._attribute_moves.get(original_node)

@@ -1,0 +1,105 @@
+"""Where, in a method of a plain class, a name meets what a moved model attribute returned.
+
+A DQN agent's `learn()` feeds `states` to `self.q`, then computes
+`rewards + gamma * self.target(next_states).max(1)[0] * (1 - dones)` and
+`self.q(states).gather(1, actions)`: `rewards`, `dones` and `actions` never reach the model, yet
+each meets its output, on the model's device. The walk follows the method in order: a name holds
+an output when its latest assignment is computed from a model call or from such a name. A
+meeting is an operand of arithmetic whose other side holds an output (the names of that operand,
+through arithmetic, tensor methods and indexing), or an argument of a method of an output that
+must share its device (`gather`, `index_select`, `masked_fill`, ...). The rule decides which of
+the names met are tensors made on the host.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.module_classes import is_self_attribute
+from devfix.analysis.torch_api import NON_TENSOR_METHODS
+
+MEETING_METHODS = frozenset({
+    "gather", "index_select", "scatter", "scatter_", "scatter_add", "scatter_add_", "masked_fill", "masked_fill_",
+    "masked_select", "take_along_dim", "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "matmul", "mm",
+    "bmm", "where", "lerp", "lerp_",
+})
+
+
+LEAVES_THE_DEVICE = NON_TENSOR_METHODS | {"cpu", "to", "cuda", "type"}
+
+
+class OutputMeetings(cst.CSTVisitor):
+    """Run it over a method's body; `met` then maps each Name node that meets an output to the
+    model attribute whose output it meets."""
+
+    def __init__(self, models: set[str]) -> None:
+        self.models = models
+        self.outputs: dict[str, str] = {}  # name → the model whose output it holds
+        self.met: dict[cst.Name, str] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        model = self.output_of(original_node.value)
+        for target in original_node.targets:
+            if isinstance(target.target, cst.Name):
+                if model is not None:
+                    self.outputs[target.target.value] = model
+                else:
+                    self.outputs.pop(target.target.value, None)  # rebound to something else
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        for side, other in ((node.left, node.right), (node.right, node.left)):
+            model = self.output_of(side)
+            if model is not None and self.output_of(other) is None:
+                for name in operand_names(other):
+                    self.met.setdefault(name, model)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in MEETING_METHODS:
+            model = self.output_of(func.value)
+            if model is not None:
+                for arg in node.args:
+                    if isinstance(arg.value, cst.Name) and arg.keyword is None and not arg.star:
+                        self.met.setdefault(arg.value, model)
+
+    def output_of(self, value: cst.BaseExpression) -> str | None:
+        """The model whose output `value` holds or is computed from, if any."""
+        if isinstance(value, cst.Name):
+            return self.outputs.get(value.value)
+        if isinstance(value, cst.Call):
+            func = value.func
+            if is_self_attribute(func) and func.attr.value in self.models:
+                return func.attr.value
+            if isinstance(func, cst.Attribute) and is_self_attribute(func.value) and func.value.attr.value in self.models:
+                return func.value.attr.value  # `self.model.decode(z)`
+            if isinstance(func, cst.Attribute) and not is_self_attribute(func) and func.attr.value not in LEAVES_THE_DEVICE:
+                return self.output_of(func.value)  # `self.q(s).max(1)`; not `.cpu()`, `.to(other)`, `.item()`
+            return None
+        if isinstance(value, cst.BinaryOperation):
+            return self.output_of(value.left) or self.output_of(value.right)
+        if isinstance(value, cst.UnaryOperation):
+            return self.output_of(value.expression)
+        if isinstance(value, cst.Subscript):
+            return self.output_of(value.value)
+        return None
+
+
+def operand_names(value: cst.BaseExpression) -> list[cst.Name]:
+    """The names an operand is computed from: `dones` of `(1 - dones)`, `mask` of `mask.float()`."""
+    if isinstance(value, cst.Name):
+        return [value]
+    if isinstance(value, cst.BinaryOperation):
+        return operand_names(value.left) + operand_names(value.right)
+    if isinstance(value, cst.UnaryOperation):
+        return operand_names(value.expression)
+    if isinstance(value, cst.Subscript):
+        return operand_names(value.value)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not is_self_attribute(value.func):
+        return operand_names(value.func.value)
+    return []

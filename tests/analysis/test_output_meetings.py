@@ -1,0 +1,38 @@
+"""`analysis.output_meetings`: names that meet what a moved model attribute returned."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from devfix.analysis.output_meetings import OutputMeetings
+
+LEARN = '''\
+def learn(self, states, actions, rewards, dones, weights, gamma):
+    q = self.q(states).gather(1, actions).squeeze(1)
+    next_q = self.target(states).max(1)[0]
+    target = rewards + gamma * next_q * (1 - dones.float())
+    host = self.q(states).detach().cpu() * weights
+    q = counts
+    later = q + offsets
+    return target
+'''
+
+
+def met_names(source: str, models: set[str]) -> dict[str, str]:
+    meetings = OutputMeetings(models)
+    cst.parse_module(source).body[0].body.visit(meetings)  # as the rule walks a method: its body
+    return {name.value: model for name, model in meetings.met.items()}
+
+
+def test_operands_and_method_arguments_that_meet_an_output():
+    assert met_names(LEARN, {"q", "target"}) == {"actions": "q", "rewards": "target", "gamma": "target", "dones": "target"}
+
+
+def test_a_host_copy_and_a_rebound_name_hold_no_output():
+    """`weights` meets `.cpu()`'s copy; `offsets` meets `q` after `q = counts` rebound it."""
+    met = met_names(LEARN, {"q", "target"})
+    assert "weights" not in met and "offsets" not in met
+
+
+def test_nothing_meets_a_model_the_class_did_not_move():
+    assert met_names(LEARN, {"other"}) == {}
