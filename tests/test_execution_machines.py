@@ -66,3 +66,16 @@ def test_an_optimizer_steps_on_collapsed_devices_of_a_gpu_machine_whose_gpu_is_h
         (weight.to("cuda") ** 2).sum().backward()
         optimizer.step()
     assert torch.allclose(weight.detach(), torch.full((3,), 0.9))
+
+
+def test_casts_to_tensor_types_on_collapsed_devices():
+    """The collapsed machine replaces `torch.FloatTensor` and kin by constructors that drop a CUDA
+    device; `x.type(torch.FloatTensor)` must still cast (it raised "dtype must be a type")."""
+    import torch
+
+    from devfix.sim.collapse import collapsed_devices
+
+    with collapsed_devices():
+        single = torch.ones(2, dtype=torch.float64).type(torch.FloatTensor)
+        indices = torch.ones(2).type(torch.cuda.LongTensor)
+    assert single.dtype == torch.float32 and indices.dtype == torch.int64 and indices.device.type == "cpu"

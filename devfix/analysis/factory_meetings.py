@@ -701,6 +701,8 @@ class _Scope:
             receiver = call.func.value  # the cheap halves first: `_may_reference` may need the value analysis
             if any(self._has_sources(value) and self._alignable(value, receiver) for value in values):
                 return True
+            if _layer_weight_of(receiver, self.callables) and any(self._has_sources(value) for value in values):
+                return True  # `encoder.token_embedding.weight.index_select(0, ids)`: where the model moved
             return self._has_sources(receiver) and any(self._alignable(receiver, value) for value in values)
         return False
 
@@ -715,6 +717,12 @@ class _Scope:
             not (source is reference and isinstance(source, ast.Name)) and self._alignable(source, reference)
             for source in sources for reference in references
         )
+
+
+def _layer_weight_of(receiver: ast.expr, callables: set[str]) -> bool:
+    """`model.layer.weight` or `.bias`, for a name that may hold a Module."""
+    return isinstance(receiver, ast.Attribute) and receiver.attr in ("weight", "bias") and isinstance(receiver.value, ast.Attribute) \
+        and isinstance(receiver.value.value, ast.Name) and receiver.value.value.id in callables
 
 
 def _values(call: ast.Call) -> list[ast.expr]:

@@ -11,8 +11,11 @@ import libcst as cst
 
 from devfix.analysis.placement import PlacementFacts, is_cast
 from devfix.analysis.tensors import is_factory_call
-from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, MOVED_AFTER, is_library_constant
+from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, LEGACY_DTYPES, MOVED_AFTER, is_library_constant
 from devfix.analysis.torch_names import keyword
+
+
+CPU_TENSOR_TYPES = frozenset(f"torch.{name}" for name in LEGACY_DTYPES)
 
 
 class HostContext(NamedTuple):
@@ -72,6 +75,8 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
         # a method of a value (libcst also names `image.unsqueeze` after the local `image`)
         if value.func.attr.value == "cpu" and not value.args:
             return True  # a host copy, wherever its source lives
+        if value.func.attr.value == "type" and len(value.args) == 1 and where.qualified(value.args[0].value) & CPU_TENSOR_TYPES:
+            return True  # `x.type(torch.FloatTensor)`: a CPU tensor type, wherever `x` lives
         if value.func.attr.value in DEVICE_CHANGING_METHODS and not is_cast(value, where.qualified):
             return False
         return again(value.func.value) and all(again(arg.value) for arg in value.args if arg.keyword is None)

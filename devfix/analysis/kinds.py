@@ -237,7 +237,10 @@ class Resolver:
         if qualified is not None:
             return self._kind_of_named_call(qualified, node, env)
         if isinstance(node.func, ast.Attribute):
-            return self._kind_of_method(node.func.attr, self.kind(node.func.value, env))
+            receiver = self.kind(node.func.value, env)
+            if node.func.attr == "type" and receiver is Kind.TENSOR and len(node.args) == 1:
+                return Kind.TENSOR  # `x.type(torch.FloatTensor)` converts; `x.type()` names the type
+            return self._kind_of_method(node.func.attr, receiver)
         return Kind.UNKNOWN
 
     def _kind_of_named_call(self, qualified: str, node: ast.Call, env: dict[str, Kind]) -> Kind:

@@ -439,6 +439,10 @@ class _Combinations(cst.CSTVisitor):
             if reference is not None:
                 for value in values:
                     self._align(self._fresh(value, pointwise=True), reference)
+            elif (moved_to := self._device_of_a_layer_weight(node.func.value, node)) is not None:
+                for value in values:  # `encoder.token_embedding.weight.index_select(0, ids)`
+                    for source in self._fresh(value, pointwise=True):
+                        self.aligned.setdefault(source, moved_to)
             else:  # `true_dist.scatter_(1, target.unsqueeze(1), v)`: a fresh receiver meets a tensor
                 argument_references = self._references(values)
                 if argument_references:
@@ -651,6 +655,22 @@ class _Combinations(cst.CSTVisitor):
                 if moved_to is not None and self._device_defined_before(moved_to, call):
                     return moved_to
         return None
+
+    def _device_of_a_layer_weight(self, receiver: cst.BaseExpression, call: cst.Call) -> str | None:
+        """`encoder.token_embedding.weight` (or `.bias`) of a model moved here, whose class (of the
+        file) builds `self.token_embedding` as a torch layer with parameters: where it was moved."""
+        if not (isinstance(receiver, cst.Attribute) and receiver.attr.value in ("weight", "bias")):
+            return None
+        layer = receiver.value
+        if not (isinstance(layer, cst.Attribute) and isinstance(layer.value, cst.Name)):
+            return None
+        model = layer.value.value
+        inputs = self.rule.method_inputs(self._class_of(model, self.rule.line_of(call)))
+        move = self._move_of(model, call)
+        if inputs is None or layer.attr.value not in inputs.layers or move is None:
+            return None
+        moved_to = self._moved_to(model, move, call)
+        return moved_to if moved_to is not None and self._device_defined_before(moved_to, call) else None
 
     def _device_of_a_moved_argument(self, name: str) -> str | None:
         """`def predict(model, rows): ... model(x)` where every call of `predict` in the file passes a

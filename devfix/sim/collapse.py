@@ -21,6 +21,8 @@ class CollapsedDeviceMode(TorchFunctionMode):
         name = getattr(func, "__name__", "")
         if name in ("cuda", "pin_memory") and args and isinstance(args[0], torch.Tensor):
             return args[0]
+        if name == "type" and len(args) == 2 and hasattr(args[1], "cpu_type"):
+            return func(args[0], args[1].cpu_type, **kwargs)  # `x.type(torch.FloatTensor)`, patched below
         if name == "to" and args and isinstance(args[0], torch.Tensor):
             device, dtype, non_blocking, memory_format = torch._C._nn._parse_to(*args[1:], **kwargs)
             return args[0].to(dtype=dtype or args[0].dtype, memory_format=memory_format or torch.preserve_format)
@@ -75,6 +77,7 @@ def _legacy(cpu_type):
             kwargs["device"] = "cpu"
         return cpu_type(*args, **kwargs)
 
+    construct.cpu_type = cpu_type
     return construct
 
 
