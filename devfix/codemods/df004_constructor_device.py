@@ -773,6 +773,10 @@ class _Combinations(cst.CSTVisitor):
                 # `out = model(data)` with `model.cuda()` under `if args.cuda:` before the call and
                 # `data` moved only after it: the model's own device is where `out` will be
                 return self._moved_to(value.func.value, move, call)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and not from_source:
+            # `preds = model(images.to(device))` in `def get_all_preds(model, loader)`, bound after
+            # `all_preds = torch.tensor([])`: every caller passes a moved model, and `preds` is its output
+            return self._device_of_a_moved_argument(value.func.value)
         return None
 
     def _reference(self, expression: cst.BaseExpression, proven: bool = False) -> str | None:
