@@ -47,6 +47,32 @@ def constructor_arguments_for(module: cst.Module, class_def: cst.ClassDef, param
     return _passed_at_calls(module, class_def.name.value, positional, parameter)
 
 
+def constructor_values_for(module: cst.Module, class_def: cst.ClassDef, parameter: str) -> list[cst.BaseExpression] | None:
+    """What each call of a top-level class gives a parameter of its `__init__`, its default where a
+    call passes nothing; None as for `constructor_arguments_for`, or when a call may pass it
+    through `*args`/`**kwargs`, or gives nothing to a parameter without a default."""
+    body = class_def.body.body if isinstance(class_def.body, cst.IndentedBlock) else []
+    init = next((item for item in body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__"), None)
+    if class_def not in module.body or init is None:
+        return None
+    params = [*init.params.posonly_params, *init.params.params, *init.params.kwonly_params]
+    declared = next((param for param in params if param.name.value == parameter), None)
+    positional = [param.name.value for param in (*init.params.posonly_params, *init.params.params)][1:]
+    uses = _Uses(class_def.name.value)
+    module.visit(uses)
+    if declared is None or not uses.calls or uses.names != len(uses.calls) + 1:
+        return None
+    values = []
+    for call in uses.calls:
+        if any(arg.star for arg in call.args):
+            return None
+        value = argument_for(call, parameter, positional)
+        if value is None and declared.default is None:
+            return None
+        values.append(value if value is not None else declared.default)
+    return values
+
+
 def calls_of(module: cst.Module, name: str) -> list[cst.Call]:
     """Every call of the plain name `name` in the file (`Net(...)`)."""
     uses = _Uses(name)
@@ -88,7 +114,8 @@ def argument_for(call: cst.Call, parameter: str, positional: list[str]) -> cst.B
 
 
 class _Uses(cst.CSTVisitor):
-    """Calls of a name, and how often the name appears at all."""
+    """Calls of a name, and how often the name appears at all (not as `super(Name, self)`, the
+    Python 2 spelling of a class's own `super()`)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -98,9 +125,13 @@ class _Uses(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         self.names += node.value == self.name
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Call(self, node: cst.Call) -> bool:
         if isinstance(node.func, cst.Name) and node.func.value == self.name:
             self.calls.append(node)
+        if isinstance(node.func, cst.Name) and node.func.value == "super" and len(node.args) == 2 \
+                and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == self.name:
+            return False
+        return True
 
 
 def instance_calls(module: cst.Module, class_def: cst.ClassDef) -> list[tuple[cst.Call, str | None]] | None:

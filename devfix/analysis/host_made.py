@@ -11,11 +11,8 @@ import libcst as cst
 
 from devfix.analysis.placement import PlacementFacts, is_cast
 from devfix.analysis.tensors import is_factory_call
-from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, LEGACY_DTYPES, MOVED_AFTER, is_library_constant
+from devfix.analysis.torch_api import CPU_TENSOR_TYPES, DEVICE_CHANGING_METHODS, MOVED_AFTER, is_library_constant
 from devfix.analysis.torch_names import keyword
-
-
-CPU_TENSOR_TYPES = frozenset(f"torch.{name}" for name in LEGACY_DTYPES)
 
 
 class HostContext(NamedTuple):

@@ -27,8 +27,9 @@ def class_feeds_fresh_tensors(class_node: ast.ClassDef, imports: ImportTable) ->
     methods = [node for node in class_node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     init = next((method for method in methods if method.name == "__init__"), None)
     submodules = _called_attributes(init) if init is not None else set()
+    held_values = attributes_given_values(init) if init is not None else set()
     feeding = {method.name for method in methods if method.name != "__init__" and _passes_a_name_to(method, submodules)}
-    return any(_Method(method, submodules, imports, feeding).feeds() for method in methods if method.name != "__init__")
+    return any(_Method(method, submodules, imports, feeding, held_values).feeds() for method in methods if method.name != "__init__")
 
 
 def _passes_a_name_to(method: ast.FunctionDef | ast.AsyncFunctionDef, submodules: set[str]) -> bool:
@@ -41,6 +42,15 @@ def _passes_a_name_to(method: ast.FunctionDef | ast.AsyncFunctionDef, submodules
     )
 
 
+
+
+def attributes_given_values(init: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """`self.<attr>` that `__init__` assigns a name or an attribute, not a call: it may hold a CPU
+    tensor type (`self.Tensor = tensor`, whose default is `torch.FloatTensor`; the rule proves it)."""
+    return {
+        target.attr for node in scope_nodes(init.body, FUNCTIONS) if isinstance(node, ast.Assign)
+        and isinstance(node.value, (ast.Name, ast.Attribute)) for target in node.targets if is_self_attribute(target)
+    }
 
 
 def _called_attributes(init: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
@@ -56,9 +66,10 @@ def _called_attributes(init: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]
 
 class _Method:
     def __init__(
-        self, method: ast.FunctionDef | ast.AsyncFunctionDef, submodules: set[str], imports: ImportTable, feeding: set[str]
+        self, method: ast.FunctionDef | ast.AsyncFunctionDef, submodules: set[str], imports: ImportTable, feeding: set[str],
+        held_values: set[str] = frozenset(),
     ) -> None:
-        self.submodules, self.imports, self.feeding = submodules, imports, feeding
+        self.submodules, self.imports, self.feeding, self.held_values = submodules, imports, feeding, held_values
         self.nodes = list(scope_nodes(method.body, FUNCTIONS))
         self.fresh: set[str] = set()  # names that may hold a factory's tensor
         self.fresh_for_returns: set[str] = set()  # the same, without methods of named values (as DF016 returns)
@@ -110,8 +121,8 @@ class _Method:
         """A factory's unplaced tensor may be (part of) `value`. Without `named`, methods of named
         values are not followed (DF016 does not, for what a method returns)."""
         again = lambda inner: self._sources(inner, named)
-        if isinstance(value, ast.Name):
-            return value.id in (self.fresh if named else self.fresh_for_returns)
+        if isinstance(value, ast.Name) or is_self_attribute(value):
+            return _key(value) in (self.fresh if named else self.fresh_for_returns)
         if isinstance(value, ast.Call):
             if self._is_factory(value):
                 return not any(keyword.arg in ("device", "generator") for keyword in value.keywords)
@@ -155,14 +166,21 @@ class _Method:
         return is_self_attribute(call.func) and call.func.attr in self.submodules
 
     def _is_factory(self, call: ast.Call) -> bool:
+        if is_self_attribute(call.func) and call.func.attr in self.held_values:
+            return True  # `self.Tensor(input.size())`
         qualified = self.imports.qualify(call.func) or ""
         return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORIES
 
 
+def _key(value: ast.expr) -> str:
+    """A name, or `self.<attr>` (a method may cache a tensor there and read it back)."""
+    return value.id if isinstance(value, ast.Name) else f"self.{value.attr}"
+
+
 def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr | None]]:
-    """(name, the value it takes when known) for a name or a tuple of names."""
-    if isinstance(target, ast.Name):
-        return [(target.id, value)]
+    """(name, the value it takes when known) for a name, `self.<attr>` or a tuple of names."""
+    if isinstance(target, ast.Name) or is_self_attribute(target):
+        return [(_key(target), value)]
     if not isinstance(target, ast.Tuple):
         return []
     names = [element.value if isinstance(element, ast.Starred) else element for element in target.elts]

@@ -184,6 +184,20 @@ def names_fed_to_submodules(method: cst.FunctionDef, submodules: set[str]) -> se
     return names
 
 
+def indexings_fed_to_submodules(method: cst.FunctionDef, submodules: set[str]) -> set[str]:
+    """The code of indexed names passed straight to a submodule (`self.loss(input[-1], t)`)."""
+    found: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if is_self_attribute(node.func) and node.func.attr.value in submodules:
+                found.update(cst.Module([]).code_for_node(arg.value) for arg in node.args
+                             if isinstance(arg.value, cst.Subscript) and isinstance(arg.value.value, cst.Name))
+
+    method.body.visit(Finder())
+    return found
+
+
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 

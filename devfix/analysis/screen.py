@@ -28,7 +28,7 @@ from devfix.analysis.ast_nodes import (
 from devfix.analysis.factory_meetings import encodings_meet_a_moved_model
 from devfix.analysis.imports import ImportTable, cast_argument
 from devfix.analysis.kinds import Kind
-from devfix.analysis.method_factories import class_feeds_fresh_tensors
+from devfix.analysis.method_factories import attributes_given_values, class_feeds_fresh_tensors
 from devfix.analysis.moves import is_move
 from devfix.analysis.signals import (
     ALL_SIGNALS,
@@ -234,6 +234,7 @@ class _Screen:
         self.encodings: set[str] = set()  # names assigned a `return_tensors="pt"` encoding
         self.spread: set[str] = set()  # names passed as `**name`
         self.factory_classes: dict[int, ast.ClassDef] = {}  # classes with a factory in a method but __init__
+        self.held_values: dict[int, set[str]] = {}  # per class: `self.<attr>` that `__init__` assigns a name or attribute
         self.init_names: dict[int, tuple[dict[str, Kind], set[str]]] = {}  # DF014: `_settled_parameter_kind`
         self.attribute_uses: dict[int, tuple[dict[str, int], set[str]]] = {}  # DF014: `_kept_for_other_methods`
         self.copied: set[str] = set()  # names given to `copy.deepcopy` whose copy is assigned to a name
@@ -418,7 +419,7 @@ class _Screen:
         ):
             found.add(LOSS_WEIGHT)
         in_method = place.method is not None and place.method.name != "__init__" and owner is not Kind.OBJECT
-        if in_method and self._is_unplaced_factory(node):
+        if in_method and (self._is_unplaced_factory(node) or self._calls_a_held_type(node, place.class_node)):
             self.factory_classes[id(place.class_node)] = place.class_node  # DF016: where does it go?
         if isinstance(node.func, ast.Call) and in_method and _may_hold_state(node.func, self.imports):
             self.walked.constructions.append(node.func)  # DF018 if it builds a Module (FileFacts asks the project)
@@ -652,6 +653,16 @@ class _Screen:
 
     def _is_torch_call(self, node: ast.AST) -> bool:
         return isinstance(node, ast.Call) and (self.imports.qualify(node.func) or "").startswith("torch.")
+
+    def _calls_a_held_type(self, node: ast.Call, class_node: ast.ClassDef) -> bool:
+        """`self.Tensor(input.size())` where `__init__` assigns `self.Tensor` a name or an attribute
+        (pix2pixHD's `self.Tensor = tensor`): it may be a CPU tensor type."""
+        if not (is_self_attribute(node.func) and class_node is not None):
+            return False
+        if id(class_node) not in self.held_values:
+            init = next((item for item in class_node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+            self.held_values[id(class_node)] = attributes_given_values(init) if init is not None else set()
+        return node.func.attr in self.held_values[id(class_node)]
 
     def _is_unplaced_factory(self, node: ast.AST) -> bool:
         if not isinstance(node, ast.Call) or any(keyword.arg == "device" for keyword in node.keywords):

@@ -31,13 +31,16 @@ def parameters_given_tensors(
     methods: dict[str, cst.FunctionDef], tensors_in: Callable[[cst.FunctionDef], set[str]]
 ) -> dict[str, set[str]]:
     """Method name → its parameters that every call of it in the class (one at least) is given a
-    name holding a tensor for, as `tensors_in(caller)` tells."""
+    name holding a tensor for, as `tensors_in(caller)` tells (it may also hold the code of
+    indexings known to be tensors, `input[-1]`)."""
     given: dict[str, set[str]] = {}
     cache: dict[int, set[str]] = {}
 
     def holds_tensor(caller: cst.FunctionDef, value: cst.BaseExpression | None) -> bool:
         if id(caller) not in cache:
             cache[id(caller)] = tensors_in(caller)
+        if isinstance(value, cst.Subscript):
+            return cst.Module([]).code_for_node(value) in cache[id(caller)]  # `input[-1]`, fed to a submodule there too
         return isinstance(value, cst.Name) and value.value in cache[id(caller)]
 
     for name, calls in self_calls(methods).items():
@@ -52,13 +55,13 @@ def parameters_given_tensors(
 
 def results_fed_to_submodules(methods: dict[str, cst.FunctionDef], submodules: set[str]) -> set[str]:
     """Methods whose result some caller passes to a submodule: `self.loss(x, self.target(x))`, or
-    through a name bound once, to that result (`target = self.target(x)`; `self.loss(x, target)`)."""
+    through a name bound only to its results (`target = self.target(x)`; `self.loss(x, target)`)."""
     fed: set[str] = set()
     for name, calls in self_calls(methods).items():
         for caller, call in calls:
             finder = _ResultUse(call, submodules)
             caller.body.visit(finder)
-            bound_and_fed = finder.bound_to is not None and finder.bindings.get(finder.bound_to) == 1 and (
+            bound_and_fed = finder.bound_to is not None and finder.bindings.get(finder.bound_to) == finder.results.get(finder.bound_to) and (
                 finder.bound_to in names_fed_to_submodules(caller, submodules))
             if finder.passed_directly or bound_and_fed:
                 fed.add(name)
@@ -86,13 +89,17 @@ class _ResultUse(cst.CSTVisitor):
         self.passed_directly = False
         self.bound_to: str | None = None
         self.bindings: dict[str, int] = {}  # name → how many times the caller binds it
+        self.results: dict[str, int] = {}  # ... to a result of the same method
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             for name in _bound_names(target.target):
                 self.bindings[name] = self.bindings.get(name, 0) + 1
-        if node.value is self.call and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            self.bound_to = node.targets[0].target.value
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and _calls_the_same_method(node.value, self.call):
+            name = node.targets[0].target.value
+            self.results[name] = self.results.get(name, 0) + 1
+            if node.value is self.call:
+                self.bound_to = name
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         for name in _bound_names(node.target):
@@ -105,6 +112,10 @@ class _ResultUse(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if is_self_attribute(node.func) and node.func.attr.value in self.submodules:
             self.passed_directly |= any(arg.value is self.call for arg in node.args)
+
+
+def _calls_the_same_method(value: cst.BaseExpression, call: cst.Call) -> bool:
+    return isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value == call.func.attr.value
 
 
 def _bound_names(target: cst.BaseExpression) -> list[str]:

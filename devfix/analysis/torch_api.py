@@ -56,6 +56,7 @@ LEGACY_DTYPES = {
     "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "CharTensor": "int8",
     "ByteTensor": "uint8", "BoolTensor": "bool",
 }
+CPU_TENSOR_TYPES = frozenset(f"torch.{name}" for name in LEGACY_DTYPES)  # `torch.FloatTensor`: CPU tensors only
 FUNCTIONAL_LOSSES = frozenset(
     f"torch.nn.functional.{name}"
     for name in (

@@ -21,26 +21,32 @@ A method's parameter is a tensor input also when every call of the method in the
 tensor (a GAN loss's `get_target_tensor(prediction, real)`, called by `forward` with what it feeds
 `self.loss`), and what such a method returns counts when a caller feeds the result to a submodule.
 A name bound in both branches of an `if` (or a conditional expression) may hold either tensor.
+A tensor type the class holds counts as a factory when it is proven a CPU one (pix2pixHD's
+`self.Tensor = tensor`, whose default `torch.FloatTensor` no construction of the class in the file
+replaces): `self.Tensor(input.size())` gets `.to(input.device)`, as it takes no `device=`; a target
+the method caches in `self.<attr>` and reads back is followed.
 
 Refuses: tensors that already have `device=` or a CPU `generator=`, tensors used only on the host,
 methods the file calls only inside `__init__` (they run while a module is built, before any move),
 `torch.tensor(<a Python number>)` in arithmetic (a 0-dim CPU tensor may meet a CUDA one),
 classes that store `self.device = ...` (the stored value goes stale; reported instead) and
-parameter-free modules (they have no device of their own).
+parameter-free modules (they have no device of their own; a loss held in `self.loss = nn.MSELoss()`
+gives none either).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.call_sites import argument_for
+from devfix.analysis.call_sites import argument_for, constructor_values_for
+from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
-from devfix.analysis.module_classes import class_facts, is_self_attribute, names_fed_to_submodules
+from devfix.analysis.module_classes import class_facts, indexings_fed_to_submodules, is_self_attribute, names_fed_to_submodules
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.self_calls import parameters_given_tensors, results_fed_to_submodules
 from devfix.analysis.tensors import is_factory_call, is_whole_reduction
-from devfix.analysis.torch_api import NON_TENSOR_METHODS, is_torch_tensor_function
-from devfix.analysis.torch_names import keyword
+from devfix.analysis.torch_api import CPU_TENSOR_TYPES, NON_TENSOR_METHODS, is_torch_tensor_function
+from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_device_property, add_keyword, moved_to
 from devfix.findings import Safety
@@ -66,7 +72,9 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
             return
         facts = class_facts(node, self.line_of)
         submodules = {name for name, use in facts.attributes.items() if self._is_submodule(use)}
-        has_state = bool(submodules) or any(self._is_parameter(use) for use in facts.attributes.values())
+        has_state = any(self._is_submodule(facts.attributes[name], stateful=True) for name in submodules) or any(
+            self._is_parameter(use) for use in facts.attributes.values())  # `self.loss = nn.MSELoss()` has no device
+        tensor_types = self._cpu_tensor_types(node, facts)
         stored_device = "device" in facts.attributes
         live_device = "device" in facts.methods or any(
             cst.Module([]).code_for_node(base.value).endswith(LIVE_DEVICE_BASES) for base in node.bases
@@ -74,13 +82,15 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         # a base class of ours might assign `self.device`, which a read-only property would break
         direct_subclass = all(any(n.startswith("torch.nn.") for n in self.qualified(base.value)) for base in node.bases)
         feeding = _parameters_fed_to_submodules(facts.methods, submodules)
-        given_tensors = parameters_given_tensors(facts.methods, lambda caller: names_fed_to_submodules(caller, submodules) | self.scope_tensors(caller.body))
+        given_tensors = parameters_given_tensors(facts.methods, lambda caller: names_fed_to_submodules(caller, submodules)
+                                                 | indexings_fed_to_submodules(caller, submodules) | self.scope_tensors(caller.body))
         results_fed = results_fed_to_submodules(facts.methods, submodules)
         for name, method in facts.methods.items():
             if name == "__init__" or name in self._methods_called_only_in_constructors():
                 continue  # a method only called while a module is built runs before any move
             finder = _FedToSubmodules(
                 self, method, submodules, not _only_indexes_with(node, name), feeding, given_tensors.get(name, set()), name in results_fed)
+            finder.tensor_types = tensor_types
             method.body.visit(finder)
             for call in finder.calls:
                 reference = finder.reference
@@ -113,8 +123,8 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         owner = self._class_of(original_node)
         if reference == "self" and owner in self._without_property:
             self._property_users.add(owner)
-        if self.qualified(original_node.func) & FROM_NUMPY:
-            return moved_to(updated_node, f"{reference}.device")
+        if self.qualified(original_node.func) & FROM_NUMPY or is_self_attribute(original_node.func):
+            return moved_to(updated_node, f"{reference}.device")  # neither takes `device=` (`self.Tensor` is a CPU type)
         return add_keyword(updated_node, "device", f"{reference}.device")
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
@@ -128,9 +138,28 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
             current = self.get_metadata(ParentProvider, current, None)
         return current
 
-    def _is_submodule(self, use) -> bool:
+    def _is_submodule(self, use, stateful: bool = False) -> bool:
+        """`stateful`: one that holds parameters or buffers (not `nn.MSELoss()`, `nn.ReLU()`)."""
         values = [statement.value for method, statement in use.assignments if method == "__init__"]
-        return bool(values) and all(isinstance(value, cst.Call) and self.builds_module(value) for value in values)
+        return bool(values) and all(
+            isinstance(value, cst.Call) and self.builds_module(value) and (not stateful or holds_state(value, self.qualified)) for value in values)
+
+    def _cpu_tensor_types(self, class_def: cst.ClassDef, facts) -> frozenset[str]:
+        """Attributes holding a CPU tensor type (pix2pixHD's `self.Tensor = tensor`, a parameter
+        whose default is `torch.FloatTensor` and that no construction of the class in the file
+        gives anything else): `self.Tensor(input.size())` builds a CPU tensor."""
+        found = set()
+        for name, use in facts.attributes.items():
+            values = []
+            for method, statement in use.assignments:
+                value = statement.value if method == "__init__" else None
+                if isinstance(value, cst.Name) and value.value in parameter_names(facts.methods["__init__"]):
+                    values.extend(constructor_values_for(self.module, class_def, value.value) or [None])
+                else:
+                    values.append(value)
+            if values and all(value is not None and self.qualified(value) & CPU_TENSOR_TYPES for value in values):
+                found.add(name)
+        return frozenset(found)
 
     def _is_parameter(self, use) -> bool:
         return any(
@@ -160,6 +189,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         self.fresh_for_returns: dict[str, list[cst.Call]] = {}  # the same, without methods of named values
         self.outputs: set[str] = set()  # names holding what a submodule returned
         self.calls: list[cst.Call] = []
+        self.tensor_types: frozenset[str] = frozenset()  # `self.<attr>` holding a CPU tensor type
         tensors = rule.scope_tensors(method.body)
         params = [param.name.value for param in method.params.params[1:]]
         fed = names_fed_to_submodules(method, submodules)
@@ -195,13 +225,14 @@ class _FedToSubmodules(cst.CSTVisitor):
         """After the value was visited (`state = self.cell(x, state)` feeds the old `state`)."""
         for names, values in _targets_and_values(original_node):
             for name, value in zip(names, values):
-                if isinstance(name, cst.Name):
+                key = _binding_key(name)
+                if key is not None:
                     for named, fresh in ((True, self.fresh), (False, self.fresh_for_returns)):
                         sources = self._sources(value, named)
                         if sources:
-                            fresh[name.value] = sources
+                            fresh[key] = sources
                         else:
-                            fresh.pop(name.value, None)  # rebound to something else: a new value
+                            fresh.pop(key, None)  # rebound to something else: a new value
 
     def visit_Call(self, node: cst.Call) -> None:
         if is_self_attribute(node.func) and node.func.attr.value in self.submodules:
@@ -263,9 +294,11 @@ class _FedToSubmodules(cst.CSTVisitor):
         device tensors (CPU indices are allowed there), and its callers are not looked at."""
         qualified = self.rule.qualified
         again = lambda inner: self._sources(inner, named)
-        if isinstance(value, cst.Name):
-            return list((self.fresh if named else self.fresh_for_returns).get(value.value, []))
+        if isinstance(value, (cst.Name, cst.Attribute)) and _binding_key(value) is not None:
+            return list((self.fresh if named else self.fresh_for_returns).get(_binding_key(value), []))
         if isinstance(value, cst.Call):
+            if is_self_attribute(value.func) and value.func.attr.value in self.tensor_types:
+                return [value]  # `self.Tensor(input.size())`
             if is_factory_call(value, qualified) or qualified(value.func) & FROM_NUMPY:
                 placed = keyword(value, "device") is not None or keyword(value, "generator") is not None
                 return [] if placed else [value]
@@ -300,11 +333,21 @@ def _parameters_fed_to_submodules(
     return feeding
 
 
+def _binding_key(target: cst.BaseExpression) -> str | None:
+    """What a method binds and reads back: a name, or an attribute of `self` (a cached target,
+    `self.real_label_var = Variable(real_tensor)`, then `target = self.real_label_var`)."""
+    if isinstance(target, cst.Name):
+        return target.value
+    if is_self_attribute(target):
+        return f"self.{target.attr.value}"
+    return None
+
+
 def _targets_and_values(node: cst.Assign) -> list[tuple[list[cst.BaseExpression], list[cst.BaseExpression]]]:
-    """Per target of `node`: the names it binds, and the value of each when it can be told apart."""
+    """Per target of `node`: the names (or attributes) it binds, and the value of each when it can be told apart."""
     pairs = []
     for target in node.targets:
-        names = [target.target] if isinstance(target.target, cst.Name) else (
+        names = [target.target] if isinstance(target.target, (cst.Name, cst.Attribute)) else (
             [e.value for e in target.target.elements] if isinstance(target.target, cst.Tuple) else [])
         values = [node.value] if len(names) == 1 else (
             [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) and len(node.value.elements) == len(names) else [])
