@@ -13,6 +13,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for
+from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.module_classes import is_self_attribute, names_fed_to_submodules
 
 
@@ -93,7 +94,7 @@ class _ResultUse(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            for name in _bound_names(target.target):
+            for name in bound_names(target.target):
                 self.bindings[name] = self.bindings.get(name, 0) + 1
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and _calls_the_same_method(node.value, self.call):
             name = node.targets[0].target.value
@@ -102,11 +103,11 @@ class _ResultUse(cst.CSTVisitor):
                 self.bound_to = name
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        for name in _bound_names(node.target):
+        for name in bound_names(node.target):
             self.bindings[name] = self.bindings.get(name, 0) + 1
 
     def visit_For(self, node: cst.For) -> None:
-        for name in _bound_names(node.target):
+        for name in bound_names(node.target):
             self.bindings[name] = self.bindings.get(name, 0) + 1
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -116,11 +117,3 @@ class _ResultUse(cst.CSTVisitor):
 
 def _calls_the_same_method(value: cst.BaseExpression, call: cst.Call) -> bool:
     return isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value == call.func.attr.value
-
-
-def _bound_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _bound_names(element.value)]
-    return []
