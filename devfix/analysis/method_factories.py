@@ -10,7 +10,6 @@ and every returned factory counts (the rule returns only from methods without te
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 
 from devfix.analysis.ast_nodes import FUNCTIONS, dotted_head, is_self_attribute, scope_nodes
 from devfix.analysis.imports import ImportTable
@@ -23,13 +22,12 @@ FACTORIES = frozenset({
 MOVES = frozenset({"to", "cuda", "cpu"})
 
 
-def class_feeds_fresh_tensors(class_node: ast.ClassDef, imports: ImportTable, file_names_a_type: Callable[[], bool] = lambda: True) -> bool:
-    """Some method but `__init__` sends a factory's tensor made without `device=` where DF016 looks.
-    `file_names_a_type`: whether the file names `torch.FloatTensor` or kin anywhere."""
+def class_feeds_fresh_tensors(class_node: ast.ClassDef, imports: ImportTable) -> bool:
+    """Some method but `__init__` sends a factory's tensor made without `device=` where DF016 looks."""
     methods = [node for node in class_node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     init = next((method for method in methods if method.name == "__init__"), None)
     submodules = _called_attributes(init) if init is not None else set()
-    held_values = attributes_given_values(init, file_names_a_type) if init is not None else set()
+    held_values = attributes_given_values(init) if init is not None else set()
     feeding = {method.name for method in methods if method.name != "__init__" and _passes_a_name_to(method, submodules)}
     return any(_Method(method, submodules, imports, feeding, held_values).feeds() for method in methods if method.name != "__init__")
 
@@ -46,33 +44,23 @@ def _passes_a_name_to(method: ast.FunctionDef | ast.AsyncFunctionDef, submodules
 
 
 
-def attributes_given_values(init: ast.FunctionDef | ast.AsyncFunctionDef, file_names_a_type: Callable[[], bool]) -> set[str]:
+def attributes_given_values(init: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """`self.<attr>` that `__init__` assigns what may be a CPU tensor type (`self.Tensor = tensor`,
-    the rule proves it): a `<X>Tensor` attribute, or a parameter whose default is one, or any
-    parameter when the file names such a type somewhere (a construction may pass it)."""
+    the rule proves it): a `<X>Tensor` attribute, or a parameter whose default is one."""
     arguments = init.args
     positional = [*arguments.posonlyargs, *arguments.args]
     defaults = dict(zip([argument.arg for argument in positional][len(positional) - len(arguments.defaults):], arguments.defaults))
     defaults.update((argument.arg, default) for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is not None)
-    parameters = {argument.arg for argument in [*positional, *arguments.kwonlyargs]}
 
     def may_be_a_type(value: ast.expr) -> bool:
-        if isinstance(value, ast.Attribute):
-            return value.attr in LEGACY_DTYPES
-        if not isinstance(value, ast.Name) or value.id not in parameters:
-            return False
-        default = defaults.get(value.id)
-        return (isinstance(default, ast.Attribute) and default.attr in LEGACY_DTYPES) or file_names_a_type()
+        if isinstance(value, ast.Name):
+            value = defaults.get(value.id)
+        return isinstance(value, ast.Attribute) and value.attr in LEGACY_DTYPES
 
     return {
         target.attr for node in scope_nodes(init.body, FUNCTIONS) if isinstance(node, ast.Assign)
         and may_be_a_type(node.value) for target in node.targets if is_self_attribute(target)
     }
-
-
-def names_a_tensor_type(tree: ast.AST) -> bool:
-    """Some `<X>Tensor` type (`torch.FloatTensor`) is named in `tree`."""
-    return any(isinstance(node, ast.Attribute) and node.attr in LEGACY_DTYPES for node in ast.walk(tree))
 
 
 def _called_attributes(init: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:

@@ -28,7 +28,7 @@ from devfix.analysis.ast_nodes import (
 from devfix.analysis.factory_meetings import encodings_meet_a_moved_model
 from devfix.analysis.imports import ImportTable, cast_argument
 from devfix.analysis.kinds import Kind
-from devfix.analysis.method_factories import attributes_given_values, class_feeds_fresh_tensors, names_a_tensor_type
+from devfix.analysis.method_factories import attributes_given_values, class_feeds_fresh_tensors
 from devfix.analysis.moves import is_move
 from devfix.analysis.signals import (
     ALL_SIGNALS,
@@ -203,7 +203,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.found.add(ENCODED_INPUTS)
     if any(screen.stores.get(container, 0) <= 1 for container in screen.empty_lists & screen.appended):
         screen.found.add(MODULE_CONTAINER)  # DF015 wraps a container `__init__` stores once, and nothing else stores
-    if any(class_feeds_fresh_tensors(node, found.imports, screen._names_a_tensor_type) for node in screen.factory_classes.values()):
+    if any(class_feeds_fresh_tensors(node, found.imports) for node in screen.factory_classes.values()):
         screen.found.add(UNPLACED_FACTORY_IN_METHOD)
     if screen.copied & screen.moved:
         screen.found.add(COPY_OF_MOVED)
@@ -235,7 +235,6 @@ class _Screen:
         self.spread: set[str] = set()  # names passed as `**name`
         self.factory_classes: dict[int, ast.ClassDef] = {}  # classes with a factory in a method but __init__
         self.held_values: dict[int, set[str]] = {}  # per class: `self.<attr>` that may hold a CPU tensor type
-        self.tensor_type_named: bool | None = None  # does the file name `torch.FloatTensor` or kin
         self.init_names: dict[int, tuple[dict[str, Kind], set[str]]] = {}  # DF014: `_settled_parameter_kind`
         self.attribute_uses: dict[int, tuple[dict[str, int], set[str]]] = {}  # DF014: `_kept_for_other_methods`
         self.copied: set[str] = set()  # names given to `copy.deepcopy` whose copy is assigned to a name
@@ -655,11 +654,6 @@ class _Screen:
     def _is_torch_call(self, node: ast.AST) -> bool:
         return isinstance(node, ast.Call) and (self.imports.qualify(node.func) or "").startswith("torch.")
 
-    def _names_a_tensor_type(self) -> bool:
-        if self.tensor_type_named is None:
-            self.tensor_type_named = names_a_tensor_type(self.walked.tree)
-        return self.tensor_type_named
-
     def _calls_a_held_type(self, node: ast.Call, class_node: ast.ClassDef) -> bool:
         """`self.Tensor(input.size())` where `__init__` assigns `self.Tensor` a name or an attribute
         (pix2pixHD's `self.Tensor = tensor`): it may be a CPU tensor type."""
@@ -667,7 +661,7 @@ class _Screen:
             return False
         if id(class_node) not in self.held_values:
             init = next((item for item in class_node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
-            self.held_values[id(class_node)] = attributes_given_values(init, self._names_a_tensor_type) if init is not None else set()
+            self.held_values[id(class_node)] = attributes_given_values(init) if init is not None else set()
         return node.func.attr in self.held_values[id(class_node)]
 
     def _is_unplaced_factory(self, node: ast.AST) -> bool:

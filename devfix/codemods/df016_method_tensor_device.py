@@ -39,7 +39,6 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_values_for
-from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.module_classes import class_facts, indexings_fed_to_submodules, is_self_attribute, names_fed_to_submodules
 from devfix.analysis.scopes import ScopeTracker
@@ -147,14 +146,19 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
     def _cpu_tensor_types(self, class_def: cst.ClassDef, facts) -> frozenset[str]:
         """Attributes holding a CPU tensor type (pix2pixHD's `self.Tensor = tensor`, a parameter
         whose default is `torch.FloatTensor` and that no construction of the class in the file
-        gives anything else): `self.Tensor(input.size())` builds a CPU tensor."""
+        gives anything else): `self.Tensor(input.size())` builds a CPU tensor. (The constructions
+        are read only for such a parameter: reading them is a walk of the whole file.)"""
+        init = facts.methods.get("__init__")
+        defaults = {param.name.value: param.default for param in _parameter_params(init)} if init is not None else {}
         found = set()
         for name, use in facts.attributes.items():
             values = []
             for method, statement in use.assignments:
                 value = statement.value if method == "__init__" else None
-                if isinstance(value, cst.Name) and value.value in parameter_names(facts.methods["__init__"]):
-                    values.extend(constructor_values_for(self.module, class_def, value.value) or [None])
+                if isinstance(value, cst.Name) and value.value in defaults:
+                    default = defaults[value.value]
+                    typed = default is not None and self.qualified(default) & CPU_TENSOR_TYPES
+                    values.extend((constructor_values_for(self.module, class_def, value.value) or [None]) if typed else [None])
                 else:
                     values.append(value)
             if values and all(value is not None and self.qualified(value) & CPU_TENSOR_TYPES for value in values):
@@ -331,6 +335,11 @@ def _parameters_fed_to_submodules(
         if fed:
             feeding[name] = (parameters, fed)
     return feeding
+
+
+def _parameter_params(function: cst.FunctionDef) -> list[cst.Param]:
+    params = function.params
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
 
 
 def _binding_key(target: cst.BaseExpression) -> str | None:
