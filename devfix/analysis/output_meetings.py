@@ -23,8 +23,6 @@ MEETING_METHODS = frozenset({
     "masked_select", "take_along_dim", "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "matmul", "mm",
     "bmm", "where", "lerp", "lerp_",
 })
-
-
 LEAVES_THE_DEVICE = NON_TENSOR_METHODS | {"cpu", "to", "cuda", "type"}
 
 

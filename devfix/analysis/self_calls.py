@@ -17,9 +17,12 @@ from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.module_classes import is_self_attribute, names_fed_to_submodules
 
 
-def self_calls(methods: dict[str, cst.FunctionDef]) -> dict[str, list[tuple[cst.FunctionDef, cst.Call]]]:
+SelfCalls = dict[str, list[tuple[cst.FunctionDef, cst.Call]]]
+
+
+def self_calls(methods: dict[str, cst.FunctionDef]) -> SelfCalls:
     """Method name → (calling method, call) for every `self.<name>(...)` in the class's methods."""
-    calls: dict[str, list[tuple[cst.FunctionDef, cst.Call]]] = {}
+    calls: SelfCalls = {}
     for caller in methods.values():
         finder = _SelfCalls(set(methods))
         caller.body.visit(finder)
@@ -29,7 +32,7 @@ def self_calls(methods: dict[str, cst.FunctionDef]) -> dict[str, list[tuple[cst.
 
 
 def parameters_given_tensors(
-    methods: dict[str, cst.FunctionDef], tensors_in: Callable[[cst.FunctionDef], set[str]]
+    methods: dict[str, cst.FunctionDef], tensors_in: Callable[[cst.FunctionDef], set[str]], calls: SelfCalls | None = None
 ) -> dict[str, set[str]]:
     """Method name → its parameters that every call of it in the class (one at least) is given a
     name holding a tensor for, as `tensors_in(caller)` tells (it may also hold the code of
@@ -44,27 +47,31 @@ def parameters_given_tensors(
             return cst.Module([]).code_for_node(value) in cache[id(caller)]  # `input[-1]`, fed to a submodule there too
         return isinstance(value, cst.Name) and value.value in cache[id(caller)]
 
-    for name, calls in self_calls(methods).items():
+    for name, sites in (calls if calls is not None else self_calls(methods)).items():
         method = methods[name]
         positional = [param.name.value for param in [*method.params.posonly_params, *method.params.params][1:]]
         keyword_only = [param.name.value for param in method.params.kwonly_params]
         for parameter in [*positional, *keyword_only]:
-            if all(holds_tensor(caller, argument_for(call, parameter, positional)) for caller, call in calls):
+            if all(holds_tensor(caller, argument_for(call, parameter, positional)) for caller, call in sites):
                 given.setdefault(name, set()).add(parameter)
     return given
 
 
-def results_fed_to_submodules(methods: dict[str, cst.FunctionDef], submodules: set[str]) -> set[str]:
+def results_fed_to_submodules(methods: dict[str, cst.FunctionDef], submodules: set[str], calls: SelfCalls | None = None) -> set[str]:
     """Methods whose result some caller passes to a submodule: `self.loss(x, self.target(x))`, or
     through a name bound only to its results (`target = self.target(x)`; `self.loss(x, target)`)."""
     fed: set[str] = set()
-    for name, calls in self_calls(methods).items():
-        for caller, call in calls:
-            finder = _ResultUse(call, submodules)
-            caller.body.visit(finder)
-            bound_and_fed = finder.bound_to is not None and finder.bindings.get(finder.bound_to) == finder.results.get(finder.bound_to) and (
-                finder.bound_to in names_fed_to_submodules(caller, submodules))
-            if finder.passed_directly or bound_and_fed:
+    uses: dict[int, tuple[_ResultUses, set[str]]] = {}  # each caller walked once
+    for name, sites in (calls if calls is not None else self_calls(methods)).items():
+        for caller, call in sites:
+            if id(caller) not in uses:
+                finder = _ResultUses(submodules)
+                caller.body.visit(finder)
+                uses[id(caller)] = finder, names_fed_to_submodules(caller, submodules)
+            finder, fed_names = uses[id(caller)]
+            bound = finder.bound_to.get(id(call))
+            bound_and_fed = bound is not None and finder.bindings.get(bound) == finder.results.get((bound, name)) and bound in fed_names
+            if id(call) in finder.passed or bound_and_fed:
                 fed.add(name)
     return fed
 
@@ -82,25 +89,26 @@ class _SelfCalls(cst.CSTVisitor):
             self.calls.append((node.func.attr.value, node))
 
 
-class _ResultUse(cst.CSTVisitor):
-    """Where one call's result goes in its caller."""
+class _ResultUses(cst.CSTVisitor):
+    """Where the results of a caller's `self.<method>(...)` calls go."""
 
-    def __init__(self, call: cst.Call, submodules: set[str]) -> None:
-        self.call, self.submodules = call, submodules
-        self.passed_directly = False
-        self.bound_to: str | None = None
+    def __init__(self, submodules: set[str]) -> None:
+        self.submodules = submodules
+        self.passed: set[int] = set()  # calls passed straight to a submodule
+        self.bound_to: dict[int, str] = {}  # call → the name it is assigned to
         self.bindings: dict[str, int] = {}  # name → how many times the caller binds it
-        self.results: dict[str, int] = {}  # ... to a result of the same method
+        self.results: dict[tuple[str, str], int] = {}  # (name, method) → ... to a result of that method
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             for name in bound_names(target.target):
                 self.bindings[name] = self.bindings.get(name, 0) + 1
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and _calls_the_same_method(node.value, self.call):
+        value = node.value
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and _is_self_call(value):
             name = node.targets[0].target.value
-            self.results[name] = self.results.get(name, 0) + 1
-            if node.value is self.call:
-                self.bound_to = name
+            key = (name, value.func.attr.value)
+            self.results[key] = self.results.get(key, 0) + 1
+            self.bound_to[id(value)] = name
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         for name in bound_names(node.target):
@@ -112,8 +120,8 @@ class _ResultUse(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         if is_self_attribute(node.func) and node.func.attr.value in self.submodules:
-            self.passed_directly |= any(arg.value is self.call for arg in node.args)
+            self.passed.update(id(arg.value) for arg in node.args if _is_self_call(arg.value))
 
 
-def _calls_the_same_method(value: cst.BaseExpression, call: cst.Call) -> bool:
-    return isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value == call.func.attr.value
+def _is_self_call(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Call) and is_self_attribute(value.func)

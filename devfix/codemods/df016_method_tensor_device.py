@@ -42,7 +42,7 @@ from devfix.analysis.call_sites import argument_for, constructor_values_for
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.module_classes import class_facts, indexings_fed_to_submodules, is_self_attribute, names_fed_to_submodules
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.self_calls import parameters_given_tensors, results_fed_to_submodules
+from devfix.analysis.self_calls import parameters_given_tensors, results_fed_to_submodules, self_calls
 from devfix.analysis.tensors import is_factory_call, is_whole_reduction
 from devfix.analysis.torch_api import CPU_TENSOR_TYPES, NON_TENSOR_METHODS, is_torch_tensor_function
 from devfix.analysis.torch_names import holds_state, keyword
@@ -81,9 +81,10 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         # a base class of ours might assign `self.device`, which a read-only property would break
         direct_subclass = all(any(n.startswith("torch.nn.") for n in self.qualified(base.value)) for base in node.bases)
         feeding = _parameters_fed_to_submodules(facts.methods, submodules)
+        calls = self_calls(facts.methods)
         given_tensors = parameters_given_tensors(facts.methods, lambda caller: names_fed_to_submodules(caller, submodules)
-                                                 | indexings_fed_to_submodules(caller, submodules) | self.scope_tensors(caller.body))
-        results_fed = results_fed_to_submodules(facts.methods, submodules)
+                                                 | indexings_fed_to_submodules(caller, submodules) | self.scope_tensors(caller.body), calls)
+        results_fed = results_fed_to_submodules(facts.methods, submodules, calls)
         for name, method in facts.methods.items():
             if name == "__init__" or name in self._methods_called_only_in_constructors():
                 continue  # a method only called while a module is built runs before any move
