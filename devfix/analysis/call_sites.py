@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.cst_bindings import parameters
+
 
 def file_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
     """The file's top-level functions by name (a name defined twice is left out: which one runs?)."""
@@ -39,9 +41,8 @@ def constructor_arguments_for(module: cst.Module, class_def: cst.ClassDef, param
     """`arguments_for` a parameter of a top-level class's `__init__`, at the calls of the class
     (None also when the class has no `__init__` of its own, or a class of the file derives from it:
     its name is then used otherwise than called)."""
-    body = class_def.body.body if isinstance(class_def.body, cst.IndentedBlock) else []
-    init = next((item for item in body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__"), None)
-    if class_def not in module.body or init is None:
+    init = _init_of(module, class_def)
+    if init is None:
         return None
     positional = [param.name.value for param in (*init.params.posonly_params, *init.params.params)][1:]
     return _passed_at_calls(module, class_def.name.value, positional, parameter)
@@ -49,28 +50,22 @@ def constructor_arguments_for(module: cst.Module, class_def: cst.ClassDef, param
 
 def constructor_values_for(module: cst.Module, class_def: cst.ClassDef, parameter: str) -> list[cst.BaseExpression] | None:
     """What each call of a top-level class gives a parameter of its `__init__`, its default where a
-    call passes nothing; None as for `constructor_arguments_for`, or when a call may pass it
-    through `*args`/`**kwargs`, or gives nothing to a parameter without a default."""
+    call passes nothing; None as for `constructor_arguments_for`, or when a call gives nothing to a
+    parameter without a default."""
+    init = _init_of(module, class_def)
+    declared = next((param for param in parameters(init) if param.name.value == parameter), None) if init is not None else None
+    if declared is None:
+        return None
+    positional = [param.name.value for param in (*init.params.posonly_params, *init.params.params)][1:]
+    passed = _passed_at_calls(module, class_def.name.value, positional, parameter, declared.default)
+    return None if passed is None else [value for _, value in passed]
+
+
+def _init_of(module: cst.Module, class_def: cst.ClassDef) -> cst.FunctionDef | None:
+    """The `__init__` of a top-level class of `module`, when it defines one."""
     body = class_def.body.body if isinstance(class_def.body, cst.IndentedBlock) else []
     init = next((item for item in body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__"), None)
-    if class_def not in module.body or init is None:
-        return None
-    params = [*init.params.posonly_params, *init.params.params, *init.params.kwonly_params]
-    declared = next((param for param in params if param.name.value == parameter), None)
-    positional = [param.name.value for param in (*init.params.posonly_params, *init.params.params)][1:]
-    uses = _Uses(class_def.name.value)
-    module.visit(uses)
-    if declared is None or not uses.calls or uses.names != len(uses.calls) + 1:
-        return None
-    values = []
-    for call in uses.calls:
-        if any(arg.star for arg in call.args):
-            return None
-        value = argument_for(call, parameter, positional)
-        if value is None and declared.default is None:
-            return None
-        values.append(value if value is not None else declared.default)
-    return values
+    return init if class_def in module.body else None
 
 
 def calls_of(module: cst.Module, name: str) -> list[cst.Call]:
@@ -87,14 +82,22 @@ def is_only_defined(module: cst.Module, name: str) -> bool:
     return uses.names == 1
 
 
-def _passed_at_calls(module: cst.Module, name: str, positional: list[str], parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
+def _passed_at_calls(
+    module: cst.Module, name: str, positional: list[str], parameter: str, default: cst.BaseExpression | None = None,
+) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
+    """`(call, value)` at every call of `name`: what it passes for `parameter`, else `default`;
+    None when a call passes nothing (and there is no default), or may pass it through `*`/`**`."""
     uses = _Uses(name)
     module.visit(uses)
     if not uses.calls or uses.names != len(uses.calls) + 1:  # + the `def` or `class` itself
         return None
     passed = []
     for call in uses.calls:
+        if any(arg.star for arg in call.args):
+            return None
         value = argument_for(call, parameter, positional)
+        if value is None:
+            value = default
         if value is None:
             return None
         passed.append((call, value))

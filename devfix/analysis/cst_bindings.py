@@ -6,12 +6,17 @@ from __future__ import annotations
 import libcst as cst
 
 
+def parameters(function: cst.FunctionDef) -> list[cst.Param]:
+    """Positional parameters in order, then keyword-only ones (with their defaults)."""
+    params = function.params
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
 def parameter_names(function: cst.FunctionDef, stars: bool = False) -> list[str]:
     """Positional parameters in order, then keyword-only ones; with `stars`, `*args` and `**kwargs` too."""
-    params = function.params
-    named = [*params.posonly_params, *params.params, *params.kwonly_params]
+    named = parameters(function)
     if stars:
-        named += [param for param in (params.star_arg, params.star_kwarg) if isinstance(param, cst.Param)]
+        named += [param for param in (function.params.star_arg, function.params.star_kwarg) if isinstance(param, cst.Param)]
     return [param.name.value for param in named]
 
 

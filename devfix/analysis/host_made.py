@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
+from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.placement import PlacementFacts, is_cast
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_api import CPU_TENSOR_TYPES, DEVICE_CHANGING_METHODS, MOVED_AFTER, is_library_constant
@@ -92,14 +93,6 @@ def _comprehension_host_made(
     while for_in is not None:
         if not host_made(for_in.iter, line, depth + 1, where, host_names):
             return False
-        host_names |= {node.value for node in _target_names(for_in.target)}
+        host_names |= bound_names(for_in.target)
         for_in = for_in.inner_for_in
     return host_made(value.elt, line, depth + 1, where, host_names)
-
-
-def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    return []

@@ -16,7 +16,6 @@ from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.module_classes import is_self_attribute, names_fed_to_submodules
 
-
 SelfCalls = dict[str, list[tuple[cst.FunctionDef, cst.Call]]]
 
 

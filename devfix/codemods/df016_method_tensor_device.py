@@ -39,8 +39,14 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_values_for
+from devfix.analysis.cst_bindings import parameters
 from devfix.analysis.cst_metadata import ParentProvider
-from devfix.analysis.module_classes import class_facts, indexings_fed_to_submodules, is_self_attribute, names_fed_to_submodules
+from devfix.analysis.module_classes import (
+    class_facts,
+    indexings_fed_to_submodules,
+    is_self_attribute,
+    names_fed_to_submodules,
+)
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.self_calls import parameters_given_tensors, results_fed_to_submodules, self_calls
 from devfix.analysis.tensors import is_factory_call, is_whole_reduction
@@ -88,9 +94,8 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         for name, method in facts.methods.items():
             if name == "__init__" or name in self._methods_called_only_in_constructors():
                 continue  # a method only called while a module is built runs before any move
-            finder = _FedToSubmodules(
-                self, method, submodules, not _only_indexes_with(node, name), feeding, given_tensors.get(name, set()), name in results_fed)
-            finder.tensor_types = tensor_types
+            finder = _FedToSubmodules(self, method, submodules, not _only_indexes_with(node, name), feeding,
+                                      given_tensors.get(name, set()), name in results_fed, tensor_types)
             method.body.visit(finder)
             for call in finder.calls:
                 reference = finder.reference
@@ -150,7 +155,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         gives anything else): `self.Tensor(input.size())` builds a CPU tensor. (The constructions
         are read only for such a parameter: reading them is a walk of the whole file.)"""
         init = facts.methods.get("__init__")
-        defaults = {param.name.value: param.default for param in _parameter_params(init)} if init is not None else {}
+        defaults = {param.name.value: param.default for param in parameters(init)} if init is not None else {}
         found = set()
         for name, use in facts.attributes.items():
             values = []
@@ -187,6 +192,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         feeding: dict[str, tuple[list[str], set[str]]] | None = None,
         given_tensors: set[str] = frozenset(),
         result_fed: bool = False,
+        tensor_types: frozenset[str] = frozenset(),
     ) -> None:
         self.rule, self.submodules, self.returns_count, self.result_fed = rule, submodules, returns_count, result_fed
         self.feeding = feeding or {}  # the class's other methods: their parameters, and those fed to a submodule
@@ -194,7 +200,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         self.fresh_for_returns: dict[str, list[cst.Call]] = {}  # the same, without methods of named values
         self.outputs: set[str] = set()  # names holding what a submodule returned
         self.calls: list[cst.Call] = []
-        self.tensor_types: frozenset[str] = frozenset()  # `self.<attr>` holding a CPU tensor type
+        self.tensor_types = tensor_types  # `self.<attr>` holding a CPU tensor type
         tensors = rule.scope_tensors(method.body)
         params = [param.name.value for param in method.params.params[1:]]
         fed = names_fed_to_submodules(method, submodules)
@@ -336,11 +342,6 @@ def _parameters_fed_to_submodules(
         if fed:
             feeding[name] = (parameters, fed)
     return feeding
-
-
-def _parameter_params(function: cst.FunctionDef) -> list[cst.Param]:
-    params = function.params
-    return [*params.posonly_params, *params.params, *params.kwonly_params]
 
 
 def _binding_key(target: cst.BaseExpression) -> str | None:
