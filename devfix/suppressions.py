@@ -28,6 +28,8 @@ class Suppressions:
     def from_source(cls, text: str) -> Suppressions:
         by_line: dict[int, frozenset[str]] = {}
         columns: dict[int, tuple[int, int]] = {}
+        if SUPPRESSION.search(text) is None:  # no comment can hold one: tokenizing a long file costs milliseconds
+            return cls(by_line, columns)
         try:
             for token in tokenize.generate_tokens(io.StringIO(text).readline):
                 if token.type == tokenize.COMMENT:
