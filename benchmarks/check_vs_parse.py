@@ -8,7 +8,8 @@ Downloads pinned wheels of timm, lightning and diffusers from the package index 
     with one project index for the run, as each worker of `devfix check` keeps one);
 and prints the ratio check / floor. Same process, same files, one core: the ratio does not depend
 on the worker count. Also times `devfix check` as a subprocess with its default workers, and for
-timm the check of `timm/models/hiera.py` (about 1,000 lines, the file issue 10 names), best of 5.
+timm the check of `timm/models/hiera.py` (about 1,000 lines, the file issue 10 names), best of 5,
+as it is and with a 3-line function holding a `.cuda()` and a `.numpy()` appended (two findings).
 
     python benchmarks/check_vs_parse.py [--cache DIR] [NAME==VERSION ...]
 """
@@ -31,6 +32,7 @@ from devfix.engine import process
 
 PROJECTS = ("timm==1.0.15", "lightning==2.5.1", "diffusers==0.33.1")
 ONE_FILE = "timm/models/hiera.py"
+BUG = b"\n\ndef debug_features(model, x):\n    feats = model(x.cuda())\n    return feats.numpy()\n"
 
 
 def sources(spec: str, cache: Path) -> Path:
@@ -76,8 +78,10 @@ def measure(spec: str, cache: Path) -> None:
         if path.as_posix().endswith(ONE_FILE):
             best = min(timed(check, [(path, source)]) for _ in range(5))
             parse = min(timed(lambda item: libcst.parse_module(item[1]), [(path, source)]) for _ in range(5))
+            with_bug = min(timed(check, [(path, source + BUG)]) for _ in range(5))
             one_file_lines = source.count(b"\n")
-            print(f"  {ONE_FILE} ({one_file_lines} lines): check {best * 1000:.0f} ms, libcst parse {parse * 1000:.0f} ms")
+            print(f"  {ONE_FILE} ({one_file_lines} lines): check {best * 1000:.0f} ms, libcst parse {parse * 1000:.0f} ms; "
+                  f"with two findings appended: check {with_bug * 1000:.0f} ms")
 
 
 def main() -> None:

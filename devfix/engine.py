@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
+    from devfix.check_slice import CheckSlice
     from devfix.codemods.base import DevfixRule
     from devfix.tree_cache import TreeCache
 
@@ -71,21 +72,25 @@ def check_module(
     suppressions: Suppressions | None = None,
     wrapper: MetadataWrapper | None = None,
     code: str | None = None,
+    whole_text: str | None = None,
 ) -> list[Finding]:
     """Findings on `module` as it is; nothing is changed. `facts` may come from the screen; a rule
     that raises is skipped and described in `crashes`; `suppressions` (when given) learn which of
     them silenced a finding; `wrapper` is `module`'s, with the metadata already resolved for it;
-    `code` is `module.code` when the caller has it (generating it costs a tree walk)."""
+    `code` is `module.code` when the caller has it (generating it costs a tree walk). `whole_text`
+    is the file's text when `module` is a line-for-line slice of it (`check_slice`): the rules,
+    facts and suppressions are the whole file's."""
     from libcst.metadata import MetadataWrapper
 
     findings: list[Finding] = []
     code = code if code is not None else module.code
-    suppressions = suppressions if suppressions is not None else Suppressions.from_source(code)
+    text = whole_text if whole_text is not None else code
+    suppressions = suppressions if suppressions is not None else Suppressions.from_source(text)
     if wrapper is None:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # one analysis shared: check mode changes nothing
-    facts = _facts_for(code, path, project, facts)
+    facts = _facts_for(text, path, project, facts)
     for rule in _rule_classes(rules):
-        if rule.may_apply(code, facts):
+        if rule.may_apply(text, facts):
             try:
                 findings += _run_rule(rule, wrapper, path, FixPolicy(), suppressions, project, facts)[1]
             except Exception as error:  # noqa: BLE001 - a devfix bug must not cost the other rules' findings
@@ -205,6 +210,10 @@ def process(
         return FileResult(path, source, source, tuple(unused))
     import libcst as cst
 
+    if facts is not None and not policy.apply and trees is None and whole is None and not report_unused_ignores:
+        part = _slice_for(facts, rules)
+        if part is not None:
+            return _check_slice(source, path, rules, project, facts, part)
     tree = trees.get(source) if trees is not None else None
     if tree is not None:
         wrapper, code = tree
@@ -241,6 +250,36 @@ def process(
     if remaining is None:
         remaining = check_module(outcome.module, path, rules, project, None, crashes, code=outcome.code) if report_remaining else []
     return FileResult(path, source, fixed_bytes, tuple(remaining), tuple(outcome.applied), rule_crashes=tuple(crashes))
+
+
+def _slice_for(facts: FileFacts, rules: Sequence[Rule]) -> CheckSlice | None:
+    """The part of the file a check of `rules` needs (`check_slice`), or None for all of it."""
+    from devfix.check_slice import check_slice
+
+    applicable = [rule for rule in rules if rule.may_apply(facts.text, facts)]
+    return check_slice(facts.tree, facts.text, [_spec(rule).findings_in for rule in applicable])
+
+
+def _spec(rule: Rule) -> RuleSpec:
+    return rule if isinstance(rule, RuleSpec) else rule.SPEC
+
+
+def _check_slice(source: bytes, path: str, rules: Sequence[Rule], project: ProjectIndex, facts: FileFacts, part: CheckSlice) -> FileResult:
+    """The check of the whole file, from the statements that can hold findings (`check_slice`)."""
+    import libcst as cst
+
+    try:
+        module = cst.parse_module(part.text)
+    except (cst.ParserSyntaxError, SyntaxError):  # Python accepted the file, libcst's parser not: say so as before
+        try:
+            parse(source)
+        except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+            return FileResult(path, source, source, error=describe_parse_error(path, error))
+        raise
+    crashes: list[str] = []
+    found = check_module(module, path, rules, project, facts, crashes, code=part.text, whole_text=facts.text)
+    findings = tuple(finding for finding in found if part.holds(finding.start.line))
+    return FileResult(path, source, source, findings, rule_crashes=tuple(crashes))
 
 
 UNUSED_IGNORE = "DF100"

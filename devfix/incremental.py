@@ -14,38 +14,20 @@ shortcut would not be much cheaper than that full analysis.
 
 from __future__ import annotations
 
-import ast
 import bisect
-import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from devfix import python_parser
+from devfix.analysis.chunks import LINE, Chunk, chunks_of
 from devfix.findings import Finding, Position
 
-LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # ast's line ends, not str.splitlines'
-SIMPLE_STATEMENTS = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Global)
+__all__ = ["LINE", "Chunk", "QuickDiagnostics", "split_chunks"]
+
 MAX_SHARE_OF_FILE = 0.5  # above this, analysing the slice is not worth it: analyse the whole file
 
 Analyse = Callable[[str], Sequence[Finding]]
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One top-level statement with the comments and blank lines above it (lines are 1-based).
-    Statements sharing a line (`import a; import b`) form one chunk."""
-
-    start: int
-    end: int
-    text: str
-    simple: bool  # an import or assignment (or an `if` of them): every slice includes it
-    binds: frozenset[str]  # module-level names it defines
-    loads: frozenset[str]  # names it reads, anywhere inside
-
-    @property
-    def lines(self) -> int:
-        return self.end - self.start + 1
 
 
 def split_chunks(text: str, previous: tuple[list[str], list[Chunk]] | None = None) -> list[Chunk] | None:
@@ -106,23 +88,7 @@ def _parse_chunks(lines: list[str], start: int, end: int, at_end: bool) -> list[
         tree = python_parser.parse(source)
     except (SyntaxError, ValueError):
         return None
-    offset = start - 1
-    groups: list[list[ast.stmt]] = []
-    for statement in tree.body:
-        if groups and _first_line(statement) <= groups[-1][-1].end_lineno:
-            groups[-1].append(statement)
-        else:
-            groups.append([statement])
-    chunks, previous_end = [], offset
-    for group in groups:
-        group_end = group[-1].end_lineno + offset
-        chunks.append(_chunk(group, previous_end + 1, group_end, lines))
-        previous_end = group_end
-    if previous_end < end:
-        if not at_end:
-            return None
-        chunks.append(Chunk(previous_end + 1, end, "".join(lines[previous_end:end]), False, frozenset(), frozenset()))
-    return chunks
+    return chunks_of(tree.body, lines, start - 1, end, at_end)
 
 
 class QuickDiagnostics:
@@ -276,43 +242,3 @@ def _shift(finding: Finding, lines: int) -> Finding:
         start=Position(finding.start.line + lines, finding.start.column),
         end=Position(finding.end.line + lines, finding.end.column),
     )
-
-
-def _first_line(statement: ast.stmt) -> int:
-    decorators = getattr(statement, "decorator_list", ())
-    return min([statement.lineno, *(decorator.lineno for decorator in decorators)])
-
-
-def _chunk(group: list[ast.stmt], start: int, end: int, lines: list[str]) -> Chunk:
-    binds: set[str] = set()
-    loads: set[str] = set()
-    for statement in group:
-        binds |= _bound_names(statement)
-        loads |= {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-    simple = all(_is_simple(statement) for statement in group)
-    return Chunk(start, end, "".join(lines[start - 1 : end]), simple, frozenset(binds), frozenset(loads))
-
-
-def _bound_names(statement: ast.stmt) -> set[str]:
-    """Names a top-level statement binds in the module (not inside the functions it defines)."""
-    names: set[str] = set()
-    pending: list[ast.AST] = [statement]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        pending.extend(ast.iter_child_nodes(node))
-    return names
-
-
-def _is_simple(statement: ast.stmt) -> bool:
-    """An import or assignment, or an `if` holding only those (`if cuda: generator.cuda()`): the
-    setup every slice needs (where its models were moved)."""
-    if isinstance(statement, ast.If):
-        return all(_is_simple(inner) for inner in [*statement.body, *statement.orelse])
-    return isinstance(statement, SIMPLE_STATEMENTS)

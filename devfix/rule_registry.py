@@ -25,7 +25,9 @@ class RuleSpec:
     `triggers` (text that must occur), `signals` (one of these code shapes, `analysis.screen`),
     `needs_all_signals`, `moves_values` (it adds moves a placement framework makes itself),
     `in_tests`, `library_signal` and `program_signal` (in a library module or a program, only with
-    that signal)."""
+    that signal); `findings_in`, the function of `analysis.finding_seeds` that says which top-level
+    statements can hold its findings (None: any), so that a check analyses only those
+    (`devfix.check_slice`)."""
 
     CODE: str
     module: str
@@ -37,6 +39,7 @@ class RuleSpec:
     in_tests: bool = True
     library_signal: str | None = None
     program_signal: str | None = None
+    findings_in: str | None = None
 
     def has_signals(self, facts: FileFacts) -> bool:
         """The code shapes the rule needs (`analysis.screen`) are in the file."""
@@ -75,7 +78,7 @@ class RuleSpec:
 
 
 RULE_SPECS: tuple[RuleSpec, ...] = (
-    RuleSpec("DF001", "df001_hardcoded_cuda", "HardcodedCuda", triggers=('"cuda', "'cuda", '.cuda(', "set_default_"), signals=frozenset({screen.HARDCODED_CUDA})),
+    RuleSpec("DF001", "df001_hardcoded_cuda", "HardcodedCuda", triggers=('"cuda', "'cuda", '.cuda(', "set_default_"), signals=frozenset({screen.HARDCODED_CUDA}), findings_in="hardcoded_cuda"),
     RuleSpec("DF002", "df002_loader_to_device", "LoaderToDevice", triggers=('for ', 'iter('), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
     RuleSpec("DF003", "df003_module_not_moved", "ModuleNotMoved", triggers=('.to(', '.cuda('), signals=frozenset({screen.MOVE_CALL}), needs_all_signals=frozenset({screen.BUILT_AND_CALLED}), moves_values=True),
     RuleSpec(  # a program that places nothing (nor do the modules it imports) runs on the CPU: nothing to align
@@ -88,7 +91,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
         "DF007", "df007_load_map_location", "LoadMapLocation", triggers=("load",), signals=frozenset({screen.LOAD_CALL}),
         in_tests=False, library_signal=screen.LOAD_INTO_STATE_DICT,
     ),
-    RuleSpec("DF008", "df008_tensor_to_numpy", "TensorToNumpy", triggers=('numpy', 'np.', 'sklearn', 'plt', 'matplotlib', 'scipy', 'pandas'), signals=frozenset({screen.HOST_SINK}), needs_all_signals=frozenset({screen.DEVICE_VALUE_TO_HOST, screen.PLACES_DEVICES})),
+    RuleSpec("DF008", "df008_tensor_to_numpy", "TensorToNumpy", triggers=('numpy', 'np.', 'sklearn', 'plt', 'matplotlib', 'scipy', 'pandas'), signals=frozenset({screen.HOST_SINK}), needs_all_signals=frozenset({screen.DEVICE_VALUE_TO_HOST, screen.PLACES_DEVICES}), findings_in="tensor_to_numpy"),
     RuleSpec("DF009", "df009_legacy_constructor", "LegacyConstructor", triggers=('Tensor(', 'Tensor\n', 'Parameter('), signals=frozenset({screen.LEGACY_CONSTRUCTOR})),
     RuleSpec("DF010", "df010_helper_device", "HelperDevice", triggers=('for ',), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
     RuleSpec("DF011", "df011_loss_weight_device", "LossWeightDevice", triggers=('weight=',), signals=frozenset({screen.LOSS_WEIGHT})),

@@ -61,6 +61,11 @@ class FileFacts:
         self._path, self._project = path, project or ProjectIndex()
         self._imported_helpers: dict[str, bool] = {}  # `_imported_host_helper`'s answers
 
+    @property
+    def tree(self) -> ast.Module:
+        """The file's `ast` (shared: not to be changed)."""
+        return self._tree
+
     @cached_property
     def signals(self) -> frozenset[str]:
         """The code shapes rules look for (`analysis.screen`), but for a lazy one (`has_signal`)."""

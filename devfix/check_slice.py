@@ -1,0 +1,120 @@
+"""A check of only the statements that can hold a finding, and of everything they depend on.
+
+libcst's parse, metadata and tree passes cost about 0.5 ms a line, so a long file with one finding
+took 0.6 s to check although the finding's function is a few lines long. When every rule that may
+apply says where its findings can be (`RuleSpec.findings_in`, `analysis.finding_seeds`), the check
+analyses the top-level statements that can hold them, closed under what the rules can follow:
+
+- torch's imports and the file's other setup statements (`if cuda: model.cuda()`, `main()`), but
+  for plain assignments and other imports that no kept statement reads;
+- the definitions a kept statement reads (names, and for `obj.attr` each class defining `attr`),
+  and the statements that may change in place an object it reads (`xs.append(t)`, `model.cuda()`);
+- the statements that read a kept definition (its callers: where a parameter's value comes from),
+  and those that use an attribute a kept class defines.
+
+The other statements become blank lines, or one empty string spanning their lines, so every kept
+statement keeps its line and column: the `ast` facts of the whole file, the suppression comments
+and the findings' positions stay those of the file. The result is the whole file's, by
+construction, as long as the seeds are a superset; the test suite checks it on every fixture
+(`tests/test_check_slice.py`). A slice that would keep more than half the file is not worth it:
+None, and the whole file is analysed.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from devfix.analysis.chunks import LINE, Chunk, chunks_of
+from devfix.analysis.finding_seeds import Seeds
+
+MAX_SHARE_OF_FILE = 0.5
+ALWAYS_IMPORTED = frozenset({"torch", "__future__"})
+PLACEHOLDER_MIN_LINES = 3  # fewer dropped lines stay blank lines; more become one string (cheaper for libcst)
+
+
+@dataclass(frozen=True)
+class CheckSlice:
+    text: str  # the file with the statements not needed blanked out, line for line
+    finding_lines: tuple[tuple[int, int], ...]  # (first, last) lines of the chunks that may hold findings
+
+    def holds(self, line: int) -> bool:
+        return any(first <= line <= last for first, last in self.finding_lines)
+
+
+def check_slice(tree: ast.Module, text: str, seeds_of: Sequence[str | None]) -> CheckSlice | None:
+    """The slice a check of rules with these `findings_in` functions needs, or None when a rule
+    can find anything anywhere, or when the slice would not save much."""
+    if not seeds_of or None in seeds_of:
+        return None
+    lines = LINE.findall(text)
+    chunks = chunks_of(tree.body, lines, 0, len(lines), at_end=True)
+    if chunks is None:
+        return None
+    module = importlib.import_module("devfix.analysis.finding_seeds")
+    findings: set[int] = set()
+    reads: set[int] = set()
+    for name in dict.fromkeys(seeds_of):
+        seeds: Seeds | None = getattr(module, name)(chunks, tree)
+        if seeds is None:
+            return None
+        findings |= seeds.findings
+        reads |= seeds.reads
+    kept = _closure(chunks, findings | reads)
+    if sum(chunks[index].lines for index in kept) > MAX_SHARE_OF_FILE * len(lines):
+        return None
+    parts = [chunk.text if index in kept else _placeholder(chunk) for index, chunk in enumerate(chunks)]
+    return CheckSlice("".join(parts), tuple((chunks[index].start, chunks[index].end) for index in sorted(findings)))
+
+
+def _closure(chunks: list[Chunk], seeds: set[int]) -> set[int]:
+    """The seeds, the setup statements, and every chunk linked to a kept one (see the module's
+    docstring), to a fixed point."""
+    binders, readers = _index(chunks, lambda chunk: chunk.binds), _index(chunks, lambda chunk: chunk.loads)
+    owners, users = _index(chunks, lambda chunk: chunk.members), _index(chunks, lambda chunk: chunk.attributes)
+    changers = _index(chunks, lambda chunk: chunk.changes)
+    kept = set(seeds) | {index for index, chunk in enumerate(chunks) if chunk.simple and not _kept_if_read(chunk)}
+    pending = list(kept)
+    while pending:
+        chunk = chunks[pending.pop()]
+        linked = _linked(binders, chunk.loads) | _linked(owners, chunk.attributes)
+        linked |= _linked(changers, chunk.loads & binders.keys())  # a module-level object changed elsewhere
+        if not chunk.simple:  # a setup statement's names are read everywhere: their readers do not come along
+            linked |= _linked(readers, chunk.binds) | _linked(users, chunk.members)
+        for index in linked - kept:
+            kept.add(index)
+            pending.append(index)
+    return kept
+
+
+def _kept_if_read(chunk: Chunk) -> bool:
+    """A plain assignment (`default_cfgs = {...}`), or an import of anything but torch: what no
+    kept statement reads cannot change what the rules conclude (torch's own imports name the
+    package in fixes; a star import may bind any name)."""
+    if chunk.assignment:
+        return True
+    return chunk.imported is not None and not chunk.imported & ALWAYS_IMPORTED and "*" not in chunk.binds
+
+
+def _index(chunks: list[Chunk], names: Callable[[Chunk], frozenset[str]]) -> dict[str, set[int]]:
+    found: dict[str, set[int]] = {}
+    for index, chunk in enumerate(chunks):
+        for name in names(chunk):
+            found.setdefault(name, set()).add(index)
+    return found
+
+
+def _linked(index: dict[str, set[int]], names: frozenset[str]) -> set[int]:
+    linked: set[int] = set()
+    for name in names:
+        linked |= index.get(name, set())
+    return linked
+
+
+def _placeholder(chunk: Chunk) -> str:
+    lines = len(LINE.findall(chunk.text))
+    if lines < PLACEHOLDER_MIN_LINES:
+        return "\n" * lines
+    return '"""' + "\n" * (lines - 1) + '"""\n'

@@ -1,0 +1,155 @@
+"""A check that analyses only the statements that can hold findings (devfix.check_slice) finds
+exactly what the check of the whole file finds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from devfix import check_slice as slicing
+from devfix import engine
+from devfix.analysis.project import ProjectIndex
+from devfix.codemods import ALL_RULES
+from devfix.engine import process
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted(
+    [*(ROOT / "fixtures").rglob("*.py"), *(ROOT / "tests" / "programs").rglob("*.py"),
+     *(ROOT / "tests" / "clean_programs").rglob("*.py"), *(ROOT / "examples").glob("*.py")]
+)
+# unrelated code, so that the statements that matter are a small part of the file (as in a library)
+PADDING = "".join(f"\n\ndef unrelated_{index}(values):\n    return [value + {index} for value in values]\n" for index in range(40))
+
+
+def keys(result) -> list[tuple]:
+    return sorted((finding.code, finding.start, finding.end, finding.message) for finding in result.findings)
+
+
+def whole_file_check(monkeypatch, source: bytes, path: str, rules=ALL_RULES):
+    with monkeypatch.context() as patch:
+        patch.setattr(engine, "_slice_for", lambda facts, rules: None)
+        return process(source, path, rules, ProjectIndex())
+
+
+def sliced_and_whole(monkeypatch, text: str, path: Path, rules) -> tuple | None:
+    """Both checks' findings, or None when the check would not slice this text."""
+    source = text.encode()
+    facts = engine.screen(source, str(path), ProjectIndex())
+    if facts is None or engine._slice_for(facts, rules) is None:
+        return None
+    sliced = process(source, str(path), rules, ProjectIndex())
+    whole = whole_file_check(monkeypatch, source, str(path), rules)
+    return (keys(sliced), sliced.error), (keys(whole), whole.error)
+
+
+def test_each_rules_seeds_hold_every_finding_of_its_own(monkeypatch):
+    """Each rule that says where its findings are, alone, on every fixture and program, sliced
+    however little the slice saves."""
+    monkeypatch.setattr(slicing, "MAX_SHARE_OF_FILE", 1.0)
+    compared, differences = 0, []
+    for rule in (rule for rule in ALL_RULES if rule.SPEC.findings_in is not None):
+        for path in SOURCES:
+            both = sliced_and_whole(monkeypatch, path.read_text(encoding="utf-8"), path, [rule])
+            if both is not None:
+                compared += 1
+                if both[0] != both[1]:
+                    differences.append((rule.CODE, str(path.relative_to(ROOT)), both))
+    assert differences == []
+    assert compared >= 60
+
+
+def test_the_sliced_check_of_all_rules_finds_what_the_whole_file_check_finds(monkeypatch):
+    """Every rule, as a check runs them: the slice is taken only where every rule that may apply
+    says where its findings are, and where it saves half the file (here: with unrelated code
+    appended, as in a library module)."""
+    compared, differences = 0, []
+    for path in SOURCES:
+        both = sliced_and_whole(monkeypatch, path.read_text(encoding="utf-8") + PADDING, path, ALL_RULES)
+        if both is not None:
+            compared += 1
+            if both[0] != both[1]:
+                differences.append((str(path.relative_to(ROOT)), both))
+    assert differences == []
+    assert compared >= 20
+
+
+LIBRARY = '''"""A model library: one helper at the end has the bugs."""
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+TABLE = {"small": 1, "large": 2}
+
+
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x):
+        return self.proj(x) * math.sqrt(TABLE["small"])
+
+
+def features(model, x):
+    out = model(x.cuda())
+    return out.numpy()
+'''
+
+
+def test_a_slice_keeps_the_lines_of_what_it_keeps_and_blanks_the_rest():
+    facts = engine.screen(LIBRARY.encode(), "models.py", ProjectIndex())
+    part = slicing.check_slice(facts.tree, facts.text, ["hardcoded_cuda", "tensor_to_numpy"])
+    assert part is not None
+    kept, original = part.text.splitlines(), LIBRARY.splitlines()
+    assert len(kept) == len(original)
+    assert [line for line in kept if line.strip()] == [  # `import numpy` names numpy: it is a seed of DF008's
+        '"""A model library: one helper at the end has the bugs."""', "import numpy as np", "import torch", "from torch import nn",
+        '"""', '"""', "def features(model, x):", "    out = model(x.cuda())", "    return out.numpy()",
+    ]
+    assert kept[original.index("def features(model, x):")] == "def features(model, x):"
+    assert part.holds(original.index("    return out.numpy()") + 1) and not part.holds(original.index("class Block(nn.Module):") + 1)
+    result = process(LIBRARY.encode(), "models.py", ALL_RULES, ProjectIndex())
+    assert [finding.code for finding in result.findings] == ["DF001", "DF008"]
+
+
+def test_a_rule_that_may_find_anything_anywhere_gets_the_whole_file():
+    facts = engine.screen(LIBRARY.encode(), "models.py", ProjectIndex())
+    assert slicing.check_slice(facts.tree, facts.text, ["hardcoded_cuda", None]) is None
+    assert slicing.check_slice(facts.tree, facts.text, []) is None
+
+
+PROGRAM_WITH_A_SETUP_FUNCTION = '''import numpy as np
+import torch
+from torch import nn
+
+model = nn.Linear(3, 1)
+inputs = torch.ones(2, 3)
+
+
+def setup():
+    model.cuda()
+    inputs.data = inputs.data.cuda()
+''' + PADDING + '''
+
+def report():
+    print(np.mean(model(inputs).detach().numpy()))
+
+
+if __name__ == "__main__":
+    setup()
+    report()
+'''
+
+
+@pytest.mark.parametrize("text", [PROGRAM_WITH_A_SETUP_FUNCTION, LIBRARY + PADDING])
+def test_statements_that_change_an_object_the_findings_read_come_along(monkeypatch, text):
+    """`setup()` moves the module-level model in place: `report()`'s `.numpy()` then meets a GPU
+    tensor. The slice must keep `setup` although `report` never names it."""
+    facts = engine.screen(text.encode(), "train.py", ProjectIndex())
+    part = slicing.check_slice(facts.tree, facts.text, ["hardcoded_cuda", "tensor_to_numpy"])
+    if "def setup" in text:
+        assert part is None or "    model.cuda()" in part.text
+    assert keys(process(text.encode(), "train.py", ALL_RULES, ProjectIndex())) == keys(whole_file_check(monkeypatch, text.encode(), "train.py"))
