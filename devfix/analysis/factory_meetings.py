@@ -229,8 +229,12 @@ def _maybe_modules(tree: ast.Module, imports: ImportTable) -> set[str]:
     for node in every_node(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(name.id for target in targets for name in every_node(target) if isinstance(name, ast.Name))
-        elif _is_move_of_a_name(node, imports):
+            for target in targets:
+                if isinstance(target, ast.Name):  # most targets: no walk of their own
+                    names.add(target.id)
+                else:
+                    names.update(name.id for name in every_node(target) if isinstance(name, ast.Name))
+        elif isinstance(node, ast.Call) and _is_move_of_a_name(node, imports):
             names.add(node.func.value.id)
     return names
 

@@ -10,6 +10,7 @@ its rule's conditions; `tests/test_screen.py` checks that no rule finds anything
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -101,6 +102,7 @@ class Walk:
     tree: ast.Module
     imports: ImportTable = field(default_factory=ImportTable)
     star_import: bool = False
+    import_statements: list[ast.Import | ast.ImportFrom] = field(default_factory=list)  # anywhere in the file
     nodes: list[tuple[ast.AST, _Place]] = field(default_factory=list)
     declared_global: set[str] = field(default_factory=set)  # `global x` somewhere in a function
     tensor_candidates: list[ast.Name] = field(default_factory=list)  # names DF014 would accept if tensors
@@ -131,6 +133,7 @@ def walk(tree: ast.Module) -> Walk:
         node, place = stack.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             found.star_import |= found.imports.add(node)
+            found.import_statements.append(node)
             continue
         if isinstance(node, ast.ClassDef):
             inner = _Place(node, node, None)
@@ -805,15 +808,18 @@ def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Cal
         for arg in [*node.args, *(keyword.value for keyword in node.keywords)] if isinstance(arg, ast.Name)
     } if helpers else set()
     called = found.called | handed
-    if not found.built & called:
+    candidates = found.built & called
+    if not candidates:
         return starts
-    scopes = [top] + [node.body for node in every_node(found.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    # only the scopes where a candidate is bound from a call (`model = Net()`) can start anything
+    lines = sorted({call.lineno for name, call in found.calls_assigned if name in candidates})
+    scopes = [top] + [
+        node.body for node in every_node(found.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _spans(node, lines)
+    ]
     for body in scopes:
         bindings: dict[str, int] = {}
         constructed: dict[str, ast.Call] = {}
-        places = body is top and any(
-            _is_placing_call(node) for function in top if isinstance(function, ast.FunctionDef) for node in scope_nodes(function.body)
-        )
+        places = False
         for node in scope_nodes(body):
             if isinstance(node, ast.Call):
                 places = places or _is_placing_call(node)
@@ -833,9 +839,20 @@ def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Cal
             for target in targets:
                 for name in bound_names(target):
                     bindings[name] = bindings.get(name, 0) + 1
-        if places:
-            starts += [call for name, call in constructed.items() if bindings[name] == 1 and name in called]
+        found_here = [call for name, call in constructed.items() if bindings[name] == 1 and name in called]
+        if found_here and (places or (body is top and _some_function_places(top))):
+            starts += found_here
     return starts
+
+
+def _spans(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[int]) -> bool:
+    """Some of the (sorted) `lines` lie within the function."""
+    index = bisect.bisect_left(lines, function.lineno)
+    return index < len(lines) and lines[index] <= (function.end_lineno or function.lineno)
+
+
+def _some_function_places(top: list[ast.stmt]) -> bool:
+    return any(_is_placing_call(node) for function in top if isinstance(function, ast.FunctionDef) for node in scope_nodes(function.body))
 
 
 
