@@ -10,7 +10,8 @@ analyses the top-level statements that can hold them, closed under what the rule
 - the definitions a kept statement reads (names, and for `obj.attr` each class defining `attr`),
   and the statements that may change in place an object it reads (`xs.append(t)`, `model.cuda()`);
 - the statements that read a kept definition (its callers: where a parameter's value comes from),
-  and those that use an attribute a kept class defines.
+  or a name a statement that may hold a finding binds (a rule follows `ckpt = torch.load(...)` to
+  its uses), and those that use an attribute a kept class defines.
 
 The other statements become blank lines, or one empty string spanning their lines, so every kept
 statement keeps its line and column: the `ast` facts of the whole file, the suppression comments
@@ -22,13 +23,16 @@ None, and the whole file is analysed.
 
 from __future__ import annotations
 
-import ast
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from devfix.analysis.chunks import LINE, Chunk, chunks_of
-from devfix.analysis.finding_seeds import Seeds
+
+if TYPE_CHECKING:
+    from devfix.analysis.facts import FileFacts
+    from devfix.analysis.finding_seeds import Seeds
 
 MAX_SHARE_OF_FILE = 0.5
 ALWAYS_IMPORTED = frozenset({"torch", "__future__"})
@@ -44,20 +48,20 @@ class CheckSlice:
         return any(first <= line <= last for first, last in self.finding_lines)
 
 
-def check_slice(tree: ast.Module, text: str, seeds_of: Sequence[str | None]) -> CheckSlice | None:
+def check_slice(facts: FileFacts, seeds_of: Sequence[str | None]) -> CheckSlice | None:
     """The slice a check of rules with these `findings_in` functions needs, or None when a rule
     can find anything anywhere, or when the slice would not save much."""
     if not seeds_of or None in seeds_of:
         return None
-    lines = LINE.findall(text)
-    chunks = chunks_of(tree.body, lines, 0, len(lines), at_end=True)
+    lines = LINE.findall(facts.text)
+    chunks = chunks_of(facts.tree.body, lines, 0, len(lines), at_end=True)
     if chunks is None:
         return None
     module = importlib.import_module("devfix.analysis.finding_seeds")
     findings: set[int] = set()
     reads: set[int] = set()
     for name in dict.fromkeys(seeds_of):
-        seeds: Seeds | None = getattr(module, name)(chunks, tree)
+        seeds: Seeds | None = getattr(module, name)(chunks, facts)
         if seeds is None:
             return None
         findings |= seeds.findings
@@ -78,14 +82,15 @@ def _closure(chunks: list[Chunk], seeds: set[int]) -> set[int]:
     kept = set(seeds) | {index for index, chunk in enumerate(chunks) if chunk.simple and not _kept_if_read(chunk)}
     pending = list(kept)
     while pending:
-        chunk = chunks[pending.pop()]
+        index = pending.pop()
+        chunk = chunks[index]
         linked = _linked(binders, chunk.loads) | _linked(owners, chunk.attributes)
         linked |= _linked(changers, chunk.loads & binders.keys())  # a module-level object changed elsewhere
-        if not chunk.simple:  # a setup statement's names are read everywhere: their readers do not come along
+        if not chunk.simple or index in seeds:  # a setup statement's names are read everywhere: their readers do not come along
             linked |= _linked(readers, chunk.binds) | _linked(users, chunk.members)
-        for index in linked - kept:
-            kept.add(index)
-            pending.append(index)
+        for other in linked - kept:
+            kept.add(other)
+            pending.append(other)
     return kept
 
 

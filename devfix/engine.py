@@ -257,7 +257,7 @@ def _slice_for(facts: FileFacts, rules: Sequence[Rule]) -> CheckSlice | None:
     from devfix.check_slice import check_slice
 
     applicable = [rule for rule in rules if rule.may_apply(facts.text, facts)]
-    return check_slice(facts.tree, facts.text, [_spec(rule).findings_in for rule in applicable])
+    return check_slice(facts, [_spec(rule).findings_in for rule in applicable])
 
 
 def _spec(rule: Rule) -> RuleSpec:

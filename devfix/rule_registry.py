@@ -85,14 +85,14 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
         "DF004", "df004_constructor_device", "ConstructorDevice", triggers=('torch.', 'from torch'),
         signals=frozenset({screen.ENCODED_INPUTS, screen.FACTORY_MEETS_TENSOR}), program_signal=screen.RUNS_ON_A_DEVICE,
     ),
-    RuleSpec("DF005", "df005_discarded_to", "DiscardedTo", triggers=('.to(', '.cuda(', '.cpu('), signals=frozenset({screen.BARE_MOVE})),
+    RuleSpec("DF005", "df005_discarded_to", "DiscardedTo", triggers=('.to(', '.cuda(', '.cpu('), signals=frozenset({screen.BARE_MOVE}), findings_in="discarded_move"),
     RuleSpec("DF006", "df006_pack_padded_lengths", "PackPaddedLengths", triggers=('pack_padded_sequence',)),
     RuleSpec(  # not in tests (a test may load onto a device on purpose); in a library, only into a state dict
         "DF007", "df007_load_map_location", "LoadMapLocation", triggers=("load",), signals=frozenset({screen.LOAD_CALL}),
-        in_tests=False, library_signal=screen.LOAD_INTO_STATE_DICT,
+        in_tests=False, library_signal=screen.LOAD_INTO_STATE_DICT, findings_in="load_without_map_location",
     ),
     RuleSpec("DF008", "df008_tensor_to_numpy", "TensorToNumpy", triggers=('numpy', 'np.', 'sklearn', 'plt', 'matplotlib', 'scipy', 'pandas'), signals=frozenset({screen.HOST_SINK}), needs_all_signals=frozenset({screen.DEVICE_VALUE_TO_HOST, screen.PLACES_DEVICES}), findings_in="tensor_to_numpy"),
-    RuleSpec("DF009", "df009_legacy_constructor", "LegacyConstructor", triggers=('Tensor(', 'Tensor\n', 'Parameter('), signals=frozenset({screen.LEGACY_CONSTRUCTOR})),
+    RuleSpec("DF009", "df009_legacy_constructor", "LegacyConstructor", triggers=('Tensor(', 'Tensor\n', 'Parameter('), signals=frozenset({screen.LEGACY_CONSTRUCTOR}), findings_in="legacy_constructor"),
     RuleSpec("DF010", "df010_helper_device", "HelperDevice", triggers=('for ',), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
     RuleSpec("DF011", "df011_loss_weight_device", "LossWeightDevice", triggers=('weight=',), signals=frozenset({screen.LOSS_WEIGHT})),
     RuleSpec("DF012", "df012_lookup_table_device", "LookupTableDevice", triggers=('class ', 'def '), signals=frozenset({screen.PLAIN_CLASS_TABLE})),
@@ -107,7 +107,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF021", "df021_data_parallel_placement", "DataParallelPlacement", triggers=('DataParallel',), signals=frozenset({screen.DATA_PARALLEL})),
     RuleSpec("DF022", "df022_optimizer_state_order", "OptimizerStateOrder", triggers=('load_state_dict', 'Adagrad'), signals=frozenset({screen.OPTIMIZER_LOADED_BEFORE_MOVE})),
     RuleSpec("DF023", "df023_device_captured_at_init", "DeviceCapturedAtInit", triggers=('.device',), signals=frozenset({screen.DEVICE_CAPTURED_AT_INIT})),
-    RuleSpec("DF024", "df024_cuda_only_call", "CudaOnlyCall", triggers=('cuda', 'pin_memory'), signals=frozenset({screen.CUDA_ONLY_CALL}), in_tests=False),
+    RuleSpec("DF024", "df024_cuda_only_call", "CudaOnlyCall", triggers=('cuda', 'pin_memory'), signals=frozenset({screen.CUDA_ONLY_CALL}), in_tests=False, findings_in="cuda_only_call"),
 )
 SPECS_BY_CODE = {spec.CODE: spec for spec in RULE_SPECS}
 

@@ -101,7 +101,7 @@ def features(model, x):
 
 def test_a_slice_keeps_the_lines_of_what_it_keeps_and_blanks_the_rest():
     facts = engine.screen(LIBRARY.encode(), "models.py", ProjectIndex())
-    part = slicing.check_slice(facts.tree, facts.text, ["hardcoded_cuda", "tensor_to_numpy"])
+    part = slicing.check_slice(facts, ["hardcoded_cuda", "tensor_to_numpy"])
     assert part is not None
     kept, original = part.text.splitlines(), LIBRARY.splitlines()
     assert len(kept) == len(original)
@@ -117,8 +117,8 @@ def test_a_slice_keeps_the_lines_of_what_it_keeps_and_blanks_the_rest():
 
 def test_a_rule_that_may_find_anything_anywhere_gets_the_whole_file():
     facts = engine.screen(LIBRARY.encode(), "models.py", ProjectIndex())
-    assert slicing.check_slice(facts.tree, facts.text, ["hardcoded_cuda", None]) is None
-    assert slicing.check_slice(facts.tree, facts.text, []) is None
+    assert slicing.check_slice(facts, ["hardcoded_cuda", None]) is None
+    assert slicing.check_slice(facts, []) is None
 
 
 PROGRAM_WITH_A_SETUP_FUNCTION = '''import numpy as np
@@ -149,7 +149,7 @@ def test_statements_that_change_an_object_the_findings_read_come_along(monkeypat
     """`setup()` moves the module-level model in place: `report()`'s `.numpy()` then meets a GPU
     tensor. The slice must keep `setup` although `report` never names it."""
     facts = engine.screen(text.encode(), "train.py", ProjectIndex())
-    part = slicing.check_slice(facts.tree, facts.text, ["hardcoded_cuda", "tensor_to_numpy"])
+    part = slicing.check_slice(facts, ["hardcoded_cuda", "tensor_to_numpy"])
     if "def setup" in text:
         assert part is None or "    model.cuda()" in part.text
     assert keys(process(text.encode(), "train.py", ALL_RULES, ProjectIndex())) == keys(whole_file_check(monkeypatch, text.encode(), "train.py"))

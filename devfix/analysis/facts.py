@@ -66,6 +66,11 @@ class FileFacts:
         """The file's `ast` (shared: not to be changed)."""
         return self._tree
 
+    @property
+    def import_statements(self) -> list[ast.Import | ast.ImportFrom]:
+        """Every import statement of the file, at any depth."""
+        return self._walk.import_statements
+
     @cached_property
     def signals(self) -> frozenset[str]:
         """The code shapes rules look for (`analysis.screen`), but for a lazy one (`has_signal`)."""

@@ -2,9 +2,14 @@
 analyses only part of a file (`devfix.check_slice`) must start from.
 
 Each function here belongs to one rule (`RuleSpec.findings_in` names it) and answers, from the
-file's `ast`, a superset of the chunks that can hold that rule's findings, plus the chunks the rule
-reads by name rather than through the names the code uses (`Seeds.reads`). It must never miss
-one: a missed chunk is a missed finding. None means "anywhere": the whole file is analysed.
+file's `ast` facts, a superset of the chunks that can hold that rule's findings, plus the chunks
+the rule reads by name rather than through the names the code uses (`Seeds.reads`: the module's
+device variables, which a fix reuses). It must never miss one: a missed chunk is a missed
+finding. None means "anywhere": the whole file is analysed.
+
+Most rules find calls of a torch function: a chunk can hold one only if it spells the function's
+name (`torch.load`, `.cuda()`), or reads a name some import binds to it (`from torch import load
+as read`): `_spelling`.
 """
 
 from __future__ import annotations
@@ -12,12 +17,17 @@ from __future__ import annotations
 import ast
 import bisect
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from devfix.analysis.ast_nodes import every_node
-from devfix.analysis.chunks import Chunk
 from devfix.analysis.torch_api import DEVICE_NAMES, LIST_FILLERS
 
+if TYPE_CHECKING:
+    from devfix.analysis.chunks import Chunk
+    from devfix.analysis.facts import FileFacts
+
 HOST_MODULES = ("numpy", "matplotlib", "sklearn", "scipy", "pandas")  # DF008's `HOST_LIBRARIES`
+MOVE_METHODS = frozenset({"to", "cuda", "cpu"})  # DF005's
 
 
 @dataclass
@@ -26,29 +36,38 @@ class Seeds:
     reads: set[int] = field(default_factory=set)  # chunks the rule reads besides those the findings' code names
 
 
-def hardcoded_cuda(chunks: list[Chunk], tree: ast.Module) -> Seeds:
+def hardcoded_cuda(chunks: list[Chunk], facts: FileFacts) -> Seeds:
     """DF001 reports `.cuda()`, a CUDA literal (`"cuda"`, `"cuda:0"`, `torch.cuda.FloatTensor`)
-    or `set_default_*`, each spelled in its statement. It reads the module's device variables by
-    name (to reuse one, or to name its preamble so as not to shadow one)."""
-    found = {index for index, chunk in enumerate(chunks) if "cuda" in chunk.text or "set_default_" in chunk.text}
-    reads = {index for index, chunk in enumerate(chunks) if chunk.binds & set(DEVICE_NAMES)}  # `global device` too
-    return Seeds(found, reads)
+    or a call of `torch.set_default_*`. It reads the module's device variables by name (to reuse
+    one, or to name its preamble so as not to shadow one)."""
+    return Seeds(_spelling(chunks, facts, ("cuda", "set_default_"), ("set_default_",)), _device_variables(chunks))
 
 
-def tensor_to_numpy(chunks: list[Chunk], tree: ast.Module) -> Seeds | None:
+def discarded_move(chunks: list[Chunk], facts: FileFacts) -> Seeds:
+    """DF005 reports a statement `x.to(...)`, `x.cuda()` or `x.cpu()`."""
+    return Seeds({index for index, chunk in enumerate(chunks) if chunk.attributes & MOVE_METHODS})
+
+
+def load_without_map_location(chunks: list[Chunk], facts: FileFacts) -> Seeds:
+    """DF007 reports `torch.load`, `torch.hub.load_state_dict_from_url` and `model_zoo.load_url`
+    calls; it may load onto the module's device variable."""
+    return Seeds(_spelling(chunks, facts, ("load",), ("load",)), _device_variables(chunks))
+
+
+def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     """DF008 reports `.numpy()`, a call of a host library's function (`np.mean`, `plt.plot`, a name
     imported from sklearn), and `xs.append(t)` of a list some host call is handed. None when a star
     import from a host library may bind any name."""
     host_names: set[str] = set()
-    for node in every_node(tree):
+    for node in facts.import_statements:
         if isinstance(node, ast.Import):
             host_names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names if _is_host(alias.name)}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level and _is_host(node.module):
+        elif node.module and not node.level and _is_host(node.module):
             if any(alias.name == "*" for alias in node.names):
                 return None
             host_names |= {alias.asname or alias.name for alias in node.names}
     found = {index for index, chunk in enumerate(chunks) if "numpy" in chunk.text or chunk.loads & host_names}
-    calls = [node for node in every_node(tree) if isinstance(node, ast.Call)]
+    calls = [node for node in every_node(facts.tree) if isinstance(node, ast.Call)] if host_names else []
     handed = {arg.id for call in calls if _root_name(call.func) in host_names for arg in call.args if isinstance(arg, ast.Name)}
     if handed:
         starts = [chunk.start for chunk in chunks]
@@ -57,6 +76,41 @@ def tensor_to_numpy(chunks: list[Chunk], tree: ast.Module) -> Seeds | None:
             if isinstance(func, ast.Attribute) and func.attr in LIST_FILLERS and isinstance(func.value, ast.Name) and func.value.id in handed:
                 found.add(_chunk_index(starts, call.lineno))
     return Seeds(found)
+
+
+def legacy_constructor(chunks: list[Chunk], facts: FileFacts) -> Seeds:
+    """DF009 reports `torch.cuda.FloatTensor(...)` and its kin, and `nn.Parameter(...).cuda()`;
+    it may place on the module's device variable."""
+    return Seeds(_spelling(chunks, facts, ("Tensor", "Parameter"), ("Tensor", "Parameter")), _device_variables(chunks))
+
+
+def cuda_only_call(chunks: list[Chunk], facts: FileFacts) -> Seeds:
+    """DF024 reports exactly the calls `analysis.cuda_only_calls` found."""
+    starts = [chunk.start for chunk in chunks]
+    return Seeds({_chunk_index(starts, line) for line, _ in facts.cuda_only_calls})
+
+
+def _spelling(chunks: list[Chunk], facts: FileFacts, words: tuple[str, ...], imported_words: tuple[str, ...]) -> set[int]:
+    """Chunks whose text holds one of `words`, or that read a name an import binds to something
+    whose dotted name holds one of `imported_words` (`from torch import set_default_device as sdd`)."""
+    aliases: set[str] = set()
+    if imported_words:
+        for node in facts.import_statements:
+            if isinstance(node, ast.Import):
+                aliases |= {alias.asname or alias.name.split(".")[0] for alias in node.names if _holds(alias.name, imported_words)}
+            else:
+                module = node.module or ""
+                aliases |= {alias.asname or alias.name for alias in node.names if _holds(f"{module}.{alias.name}", imported_words)}
+    return {index for index, chunk in enumerate(chunks) if _holds(chunk.text, words) or chunk.loads & aliases}
+
+
+def _holds(text: str, words: tuple[str, ...]) -> bool:
+    return any(word in text for word in words)
+
+
+def _device_variables(chunks: list[Chunk]) -> set[int]:
+    """Chunks binding a name a program's device variable goes by (`global device` too)."""
+    return {index for index, chunk in enumerate(chunks) if chunk.binds & set(DEVICE_NAMES)}
 
 
 def _is_host(module: str) -> bool:
