@@ -13,7 +13,7 @@ analyses the top-level statements that can hold them, closed under what the rule
   or a name a statement that may hold a finding binds (a rule follows `ckpt = torch.load(...)` to
   its uses), and those that use an attribute a kept class defines.
 
-The other statements become blank lines, or one empty string spanning their lines, so every kept
+Each run of other statements becomes blank lines, or one string spanning their lines, so every kept
 statement keeps its line and column: the `ast` facts of the whole file, the suppression comments
 and the findings' positions stay those of the file. The result is the whole file's, by
 construction, as long as the seeds are a superset; the test suite checks it on every fixture
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 MAX_SHARE_OF_FILE = 0.5
 ALWAYS_IMPORTED = frozenset({"torch", "__future__"})
-PLACEHOLDER_MIN_LINES = 3  # fewer dropped lines stay blank lines; more become one string (cheaper for libcst)
+PLACEHOLDER_MIN_LINES = 3
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,15 @@ def check_slice(facts: FileFacts, seeds_of: Sequence[str | None]) -> CheckSlice 
     kept = _closure(chunks, findings | reads)
     if sum(chunks[index].lines for index in kept) > MAX_SHARE_OF_FILE * len(lines):
         return None
-    parts = [chunk.text if index in kept else _placeholder(chunk) for index, chunk in enumerate(chunks)]
+    parts: list[str] = []
+    dropped = 0  # lines of the dropped chunks since the last kept one: one placeholder for them all
+    for index, chunk in enumerate(chunks):
+        if index in kept:
+            parts += [_placeholder(dropped), chunk.text]
+            dropped = 0
+        else:
+            dropped += len(LINE.findall(chunk.text))
+    parts.append(_placeholder(dropped))
     return CheckSlice("".join(parts), tuple((chunks[index].start, chunks[index].end) for index in sorted(findings)))
 
 
@@ -118,8 +126,9 @@ def _linked(index: dict[str, set[int]], names: frozenset[str]) -> set[int]:
     return linked
 
 
-def _placeholder(chunk: Chunk) -> str:
-    lines = len(LINE.findall(chunk.text))
+def _placeholder(lines: int) -> str:
+    """`lines` lines that analyse as nothing: blank lines, or one string spanning them (many blank
+    lines cost libcst's metadata more than one string)."""
     if lines < PLACEHOLDER_MIN_LINES:
         return "\n" * lines
     return '"""' + "\n" * (lines - 1) + '"""\n'
