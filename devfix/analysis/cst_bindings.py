@@ -1,5 +1,6 @@
 """What a libcst function binds by itself: its parameters, and the names an assignment target
-binds (the libcst twins of `ast_nodes.parameters` and `ast_nodes.bound_names`)."""
+binds (the libcst twins of `ast_nodes.parameters` and `ast_nodes.bound_names`); and what it
+returns."""
 
 from __future__ import annotations
 
@@ -27,3 +28,38 @@ def bound_names(target: cst.BaseExpression) -> set[str]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return {name for element in target.elements for name in bound_names(element.value)}
     return set()
+
+
+def return_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None]:
+    """What each `return` of `function` returns (not those of functions nested in it)."""
+    returns = _Returns()
+    function.body.visit(returns)
+    return returns.values
+
+
+def is_generator(function: cst.FunctionDef) -> bool:
+    """The function yields (its own body, not a function nested in it): calling it returns a generator."""
+    returns = _Returns()
+    function.body.visit(returns)
+    return returns.yields
+
+
+class _Returns(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.values: list[cst.BaseExpression | None] = []
+        self.yields = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.values.append(node.value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.yields = True

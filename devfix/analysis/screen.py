@@ -565,12 +565,27 @@ class _Screen:
         if isinstance(value, ast.Name):
             settled = self._settled_parameter_kind(value.id, init)
             return None if settled is None else settled is Kind.TENSOR
+        if isinstance(value, ast.Call) and is_self_attribute(value.func):
+            return self._method_returns_tensors(value.func.attr, init)
         root = value
         while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and self.imports.qualify(root.func) is None:
             root = root.func.value  # `nn.Parameter(t).cuda()`: the call the chain starts from
         if isinstance(root, ast.Call) and (self.imports.qualify(root.func) or "").startswith("torch.nn."):
             return False  # Parameters, layers and functional ops at the root: DF014 leaves them
         return self._tensor_expression(value, init, frozenset())
+
+    def _method_returns_tensors(self, name: str, init: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """DF014's `self.table = self.build_table()`: the class's method `name` (not a generator)
+        returns a tensor expression at every `return`."""
+        class_node = next((owner for method, owner in self.walked.inits if method is init), None)
+        method = next((item for item in class_node.body if isinstance(item, ast.FunctionDef) and item.name == name), None) if class_node else None
+        if method is None or name == "__init__":
+            return False
+        nodes = list(scope_nodes(method.body, (*FUNCTIONS, ast.ClassDef, ast.Lambda)))
+        if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
+            return False
+        returned = [node.value for node in nodes if isinstance(node, ast.Return)]
+        return bool(returned) and all(item is not None and self._tensor_expression(item, method, frozenset()) for item in returned)
 
     def _settled_parameter_kind(self, name: str, init: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind | None:
         """The kind of a parameter of `__init__` that the body never rebinds nor tests with

@@ -77,7 +77,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, arguments_for, file_functions
-from devfix.analysis.cst_bindings import parameter_names
+from devfix.analysis.cst_bindings import parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_helpers import HelperSummary
 from devfix.analysis.host_made import HostContext, host_made
@@ -151,7 +151,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
                 summary = self._imported_helper(function)
                 self._helper_verdicts[function] = summary is not None and summary.returns_host_tensors
                 return self._helper_verdicts[function]
-            values = _return_values(definition)
+            values = return_values(definition)
             facts = self.scope_facts(definition.body)
             summary = self.facts.local_helper(function) if self.facts is not None else None
             if summary is None or not summary.returns_tensors:
@@ -210,7 +210,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             summary = self._imported_helper(function)
             return summary is None or summary.may_return_a_scalar
         finder = _Calls()
-        for value in _return_values(definition) if definition is not None else []:
+        for value in return_values(definition) if definition is not None else []:
             if value is not None:
                 value.visit(finder)
         return any(self._may_be_zero_dim(call) for call in finder.calls)
@@ -960,27 +960,6 @@ def _builds_cpu_tensor(value: cst.BaseExpression | None, qualified) -> bool:
     if not isinstance(value, cst.Call) or keyword(value, "device") is not None:
         return False
     return bool(qualified(value.func) & (FACTORY_FUNCTIONS | MOVED_AFTER))
-
-
-def _return_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None]:
-    """What each `return` of `function` returns (not those of functions nested in it)."""
-    returns = _Returns()
-    function.body.visit(returns)
-    return returns.values
-
-
-class _Returns(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.values: list[cst.BaseExpression | None] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.values.append(node.value)
 
 
 class _CudaReferences(cst.CSTVisitor):

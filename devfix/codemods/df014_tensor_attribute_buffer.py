@@ -10,8 +10,9 @@ the first forward pass on a GPU fails. A non-persistent buffer follows every `.t
 GPU placement of the value (`torch.linspace(0, 1, n).cuda()`) is dropped when the Module holds
 parameters: the buffer now moves with them, and the Module also runs on a machine without a GPU.
 
-Applies to a single `self.x = <torch computation>` (a legacy `torch.Tensor(anchors)` too) in
-`__init__` (after `super().__init__()`)
+Applies to a single `self.x = <torch computation>` (a legacy `torch.Tensor(anchors)` too, or
+a call of a method of the class that returns one: `self.build_table()` returning
+`torch.from_numpy(table).float()`) in `__init__` (after `super().__init__()`)
 of a class known to be an `nn.Module`, when another method reads `self.x`.
 
 Refuses: tensors placed with a device the constructor receives (`torch.randn(n, device=device)`:
@@ -25,8 +26,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.cst_bindings import is_generator, return_values
 from devfix.analysis.kinds import Kind
-from devfix.analysis.module_classes import class_facts, holds_parameters
+from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
 from devfix.analysis.torch_names import is_cuda_device_expression
@@ -68,8 +70,21 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
                 continue
             if isinstance(value, cst.Name) and self.kind_of(value) is not Kind.TENSOR:
                 continue  # an argument kept as is: only a value proven a tensor can be a buffer
-            if is_tensor_expression(value, tensors, self.qualified) and not _placed_by_argument(value, init):
+            made = is_tensor_expression(value, tensors, self.qualified) or self._returned_tensor(value, facts.methods)
+            if made and not _placed_by_argument(value, init):
                 self._buffers[statement] = (name, moves_as_a_whole)
+
+    def _returned_tensor(self, value: cst.BaseExpression, methods: dict[str, cst.FunctionDef]) -> bool:
+        """`self.table = self.build_table()`: a method of the class (not a generator) whose every
+        `return` gives a tensor expression (`torch.from_numpy(table).float()`)."""
+        if not (isinstance(value, cst.Call) and is_self_attribute(value.func)):
+            return False
+        method = methods.get(value.func.attr.value)
+        if method is None or method.name.value == "__init__" or is_generator(method):
+            return False
+        returned = return_values(method)
+        tensors = self.scope_tensors(method.body)
+        return bool(returned) and all(item is not None and is_tensor_expression(item, tensors, self.qualified) for item in returned)
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
