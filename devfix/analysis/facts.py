@@ -199,6 +199,14 @@ class FileFacts:
         found = [node for node in self._tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name]
         return summarise(found[0], self.imports, self._module_scope) if len(found) == 1 else None
 
+    def method_summary(self, class_name: str, method: str) -> HelperSummary | None:
+        """The summary (`analysis.host_helpers`) of the method `method` of the file's top-level
+        class `class_name`, when the file defines that class, and that method in it, once."""
+        classes = [node for node in self._tree.body if isinstance(node, ast.ClassDef) and node.name == class_name]
+        found = [node for node in classes[0].body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == method] \
+            if len(classes) == 1 else []
+        return summarise(found[0], self.imports, self._module_scope) if len(found) == 1 else None
+
     @cached_property
     def _module_scope(self) -> ModuleScope:
         return module_scope(self._tree, self._walk.declared_global)

@@ -28,7 +28,11 @@ an argument built there from a constructor that takes no device
 (`self.q(torch.FloatTensor(state).unsqueeze(0))`).
 Such a local that meets the model's output instead (a DQN agent's `rewards + gamma * next_q *
 (1 - dones)`, `self.q(states).gather(1, actions)`; `analysis.output_meetings`) is moved where it
-meets it, unless it may be a 0-dim tensor, which arithmetic accepts on the CPU.
+meets it, unless it may be a 0-dim tensor, which arithmetic accepts on the CPU. So are the names a
+method unpacks from a batch another class of the file samples on the host (a DQN agent's `states,
+actions, rewards, next_states, dones = experiences`, where every call of `learn` passes what
+`self.memory.sample()` returns, and the replay buffer's `sample` returns a tuple of tensors built
+there from numpy; `analysis.sampled_batches`).
 
 Applies to classes that are not `nn.Module`s (those are moved as a whole; Lightning moves batches
 itself) when `__init__` moves a model attribute: `self.model = model.to(device)`, or a Module it
@@ -61,6 +65,7 @@ from devfix.analysis.method_inputs import MethodInputs
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.output_meetings import OutputMeetings
 from devfix.analysis.placement import as_move, collect
+from devfix.analysis.sampled_batches import host_unpacked_names
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root, is_factory_call
 from devfix.analysis.torch_api import MOVED_AFTER, is_torch_tensor_function
@@ -84,6 +89,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         self._factory_moves: dict[cst.Call, tuple[str, str]] = {}  # a factory → (the model it feeds, the device)
         self._input_moves: dict[cst.Arg, tuple[str, str]] = {}  # a host-made local fed to a model → (the model, the device)
         self._meeting_moves: dict[cst.Name, tuple[str, str]] = {}  # a host-made local meeting a model's output → the same
+        self._host_unpacked: set[tuple[str, int]] = set()  # (name, line) unpacked from a batch another class samples on the host
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if self.is_module_classdef(node):
@@ -96,6 +102,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         device, ready_line = self._device_expression(facts, model)
         state_attributes = self._unmoved_state(facts)
         callables = set(models) | set(state_attributes) | self._module_attributes(facts)
+        self._host_unpacked |= host_unpacked_names(facts, self._file_classes(), self._host_tuple_size, self.line_of,
+                                                   lambda method: self.scope_facts(method.body).bindings)
         for method_name, method in facts.methods.items():
             if method_name == "__init__":
                 continue
@@ -171,13 +179,26 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             if self._host_made_local(name, self.line_of(name), placement, where, pointwise=True):
                 self._meeting_moves[name] = (model, self._device_expression(facts, model)[0])
 
+    def _file_classes(self) -> set[str]:
+        return {statement.name.value for statement in self.module.body if isinstance(statement, cst.ClassDef)}
+
+    def _host_tuple_size(self, class_name: str, method: str) -> int:
+        """n when that method of the file's class returns a tuple of n tensors made on the host,
+        none of them maybe 0-dim (which may meet a device tensor as it is)."""
+        summary = self.facts.method_summary(class_name, method) if self.facts is not None else None
+        return summary.host_tuple_size if summary is not None and not summary.may_return_a_scalar else 0
+
     def _host_made_local(self, name: cst.Name, line: int, placement, where: HostContext, pointwise: bool = False) -> bool:
         """A local the analysis proves a tensor, bound before `line` to a value made on the host
         (`analysis.host_made`) and not moved since; not a factory (`_plan_factories` creates those
-        on the device). `pointwise`: not a 0-dim tensor, which may meet a device tensor as it is."""
+        on the device). `pointwise`: not a 0-dim tensor, which may meet a device tensor as it is.
+        Or a name unpacked from a batch another class of the file samples on the host
+        (`analysis.sampled_batches`)."""
         if name.value in placement.moved:
             return False
         binding = placement._binding_before(name.value, line)
+        if binding is not None and (name.value, binding.line) in self._host_unpacked:
+            return True
         if binding is None or binding.value is None or is_factory_call(binding.value, self.qualified):
             return False
         root = chain_root(binding.value)
