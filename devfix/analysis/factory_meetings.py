@@ -41,6 +41,7 @@ from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
 from devfix.analysis.moves import is_cast, is_move
 from devfix.analysis.torch_api import (
+    CHAIN_STOPS,
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
     HOST_SIDE_PREFIXES,
@@ -244,6 +245,16 @@ def _is_move_of_a_name(node: ast.AST, imports: ImportTable) -> bool:
     return is_move(node, imports) and isinstance(node.func.value, ast.Name)
 
 
+def _method_receiver(value: ast.expr) -> ast.Name | None:
+    """`sample` of `sample.unsqueeze(0).float()`: the name a chain of methods that keep the device
+    starts from; None for anything else (a move, `.item()`, a call of a function)."""
+    if not isinstance(value, ast.Call):
+        return None
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr not in CHAIN_STOPS:
+        value = value.func.value
+    return value if isinstance(value, ast.Name) else None
+
+
 def _may_move(node: ast.AST | None) -> bool:
     """`.to(...)` or `.cuda(...)` of anything, casts included (a superset of the moves)."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda")
@@ -326,6 +337,9 @@ class _Scope:
         return any(
             isinstance(arg, ast.Name) and self._may_be_bound_on_the_host(arg.id, call.lineno, 0)
             for call, arg in [(call, arg) for call in fed for arg in call.args] + method_arguments
+        ) or any(
+            (root := _method_receiver(arg)) is not None and self._may_be_bound_on_the_host(root.id, call.lineno, 0)
+            for call in fed for arg in call.args  # `model(sample.unsqueeze(0))`
         ) or any(isinstance(arg, ast.Call) and self._is_source_call(arg) for _, arg in method_arguments)
 
     def _class_of(self, name: str, line: int, depth: int = 0) -> str | None:
@@ -377,11 +391,17 @@ class _Scope:
 
     def _may_be_bound_on_the_host(self, name: str, line: int, depth: int) -> bool:
         """Some earlier binding may be made on the host; not a container literal, which the rule
-        does not trust (it may be filled later)."""
+        does not trust (it may be filled later). A loop target may, when what the loop runs over may
+        be (DF004's `for sample in samples`, `samples` a comprehension of CPU tensors)."""
         return any(
-            value is not None and not isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and self._may_be_host_made(value, bound, depth)
+            (value is not None and not isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and self._may_be_host_made(value, bound, depth))
+            or (value is None and any(self._may_be_host_made(loop.iter, bound, depth) for loop in self._loops_binding(name, bound)))
             for bound, value in self.bindings.get(name, ()) if bound < line
         )
+
+    def _loops_binding(self, name: str, line: int) -> list[ast.For | ast.AsyncFor]:
+        return [node for node in self.nodes if isinstance(node, (ast.For, ast.AsyncFor)) and node.lineno == line
+                and isinstance(node.target, ast.Name) and node.target.id == name]
 
     def _may_be_host_made(self, value: ast.expr, line: int, depth: int, host_names: frozenset[str] = frozenset()) -> bool:
         """DF004's `_host_made`, over-approximated: each of its branches is taken when it may apply

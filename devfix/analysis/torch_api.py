@@ -133,6 +133,7 @@ SOURCE_WRAPPERS = frozenset({
 # `x.sum()` without a dim is 0-dim: a CPU one may meet CUDA tensors in pointwise operations
 WHOLE_REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "norm", "std", "var", "all", "any", "amax", "amin", "logsumexp"})
 NON_TENSOR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "numpy", "backward", "split", "chunk", "unbind", "parameters", "state_dict", "named_parameters", "items", "keys", "values"})
+CHAIN_STOPS = DEVICE_CHANGING_METHODS | NON_TENSOR_METHODS  # a method chain through these is no longer the tensor it started from, where it was
 SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "builtins.int", "builtins.float", "builtins.bool", "builtins.str"})
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "Tensor", "torch.nn.Parameter"})
 

@@ -87,8 +87,9 @@ from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attri
 from devfix.analysis.parameter_meetings import parameters_meet
 from devfix.analysis.placement import Move, PlacementFacts, as_move, device_code, is_cast
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import is_factory_call, is_whole_reduction, tensor_names
+from devfix.analysis.tensors import is_factory_call, is_tensor_expression, is_whole_reduction, tensor_names
 from devfix.analysis.torch_api import (
+    CHAIN_STOPS,
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
     HOST_SIDE_PREFIXES,
@@ -574,11 +575,14 @@ class _Combinations(cst.CSTVisitor):
         for arg in call.args:
             if arg.value in lengths:
                 continue
-            fed = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value  # `ids` or `ids[i]`
+            fed = arg.value.value if isinstance(arg.value, cst.Subscript) else _method_receiver(arg.value) or arg.value  # `ids`, `ids[i]`, `x.unsqueeze(0)`
             if arg.keyword is not None or arg.star or not isinstance(fed, cst.Name) or fed.value in self.facts.moved:
                 continue
             binding = self.facts._binding_before(fed.value, self.rule.line_of(call))
             value = binding.value if binding is not None else None
+            if binding is not None and value is None and self._loop_over_host_tensors(fed, binding.line, call):
+                self.moved_inputs[arg] = ("a list of tensors made on the CPU", moved_to)
+                continue
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.rule.returns_cpu_tensors(value.func.value):
                 self.moved_inputs[arg] = (f"`{value.func.value}(...)`, a CPU tensor", moved_to)
             elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and binding.unpacked \
@@ -695,6 +699,24 @@ class _Combinations(cst.CSTVisitor):
             binding = self.facts._binding_before(arg.value.value, self.rule.line_of(call))
             if binding is not None and _is_encoding_call(binding.value):
                 self.moved_inputs[arg] = ('a `return_tensors="pt"` encoding, on the CPU', moved_to)
+
+    def _loop_over_host_tensors(self, name: cst.Name, line: int, call: cst.Call) -> bool:
+        """`for sample in samples:` (the loop bound `name` on `line`), where `samples` is a list of
+        tensors made on the host: a comprehension of them (the name's one value, never appended
+        to), or such a comprehension written in the loop."""
+        loops = _LoopsBinding(name.value, line, self.rule.line_of)
+        scope = self.rule.enclosing_scope(call)
+        (scope.body if isinstance(scope, cst.FunctionDef) else scope).visit(loops)
+        if len(loops.found) != 1:
+            return False
+        iterated = loops.found[0].iter
+        listed = iterated
+        if isinstance(listed, cst.Name):
+            bound = self.facts._binding_before(listed.value, line)
+            listed = bound.value if bound is not None else None
+        if not (isinstance(listed, cst.ListComp) and is_tensor_expression(listed.elt, set(), self.qualified)):
+            return False
+        return host_made(iterated, line, 0, self.rule.host_context(self.facts))
 
     def _made_on_the_host(self, name: cst.Name, value: cst.BaseExpression, line: int) -> bool:
         """Proven a tensor where it is fed, and proven built on the host: every source is a literal,
@@ -960,6 +982,31 @@ def _builds_cpu_tensor(value: cst.BaseExpression | None, qualified) -> bool:
     if not isinstance(value, cst.Call) or keyword(value, "device") is not None:
         return False
     return bool(qualified(value.func) & (FACTORY_FUNCTIONS | MOVED_AFTER))
+
+
+def _method_receiver(value: cst.BaseExpression) -> cst.Name | None:
+    """`sample` of `sample.unsqueeze(0).float()`: the name a chain of methods that keep the device
+    starts from; None for anything else (a move, `.item()`, a call of a function)."""
+    if not isinstance(value, cst.Call):
+        return None
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value not in CHAIN_STOPS:
+        value = value.func.value
+    return value if isinstance(value, cst.Name) else None
+
+
+class _LoopsBinding(cst.CSTVisitor):
+    """The `for` loops of a scope (not of the functions in it) that bind `name` on `line`."""
+
+    def __init__(self, name: str, line: int, line_of) -> None:
+        self.name, self.line, self.line_of = name, line, line_of
+        self.found: list[cst.For] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_For(self, node: cst.For) -> None:
+        if isinstance(node.target, cst.Name) and node.target.value == self.name and self.line_of(node) == self.line:
+            self.found.append(node)
 
 
 class _CudaReferences(cst.CSTVisitor):
