@@ -11,7 +11,8 @@ analyses the top-level statements that can hold them, closed under what the rule
   and the statements that may change in place an object it reads (`xs.append(t)`, `model.cuda()`);
 - the statements that read a kept definition (its callers: where a parameter's value comes from),
   or a name a statement that may hold a finding binds (a rule follows `ckpt = torch.load(...)` to
-  its uses), and those that use an attribute a kept class defines.
+  its uses), and those that use an attribute a kept class defines; and, in turn, their readers
+  (`ev = Evaluator()` kept as a reader of the class brings the functions that call `ev`).
 
 Each run of other statements becomes blank lines, or one string spanning their lines, so every kept
 statement keeps its line and column: the `ast` facts of the whole file, the suppression comments
@@ -83,21 +84,28 @@ def check_slice(facts: FileFacts, seeds_of: Sequence[str | None]) -> CheckSlice 
 
 def _closure(chunks: list[Chunk], seeds: set[int]) -> set[int]:
     """The seeds, the setup statements, and every chunk linked to a kept one (see the module's
-    docstring), to a fixed point."""
+    docstring), to a fixed point. The readers of what a chunk binds come along for the seeds, the
+    definitions, and the readers themselves (`ev = Evaluator()` read by the functions that call
+    `ev`); not for a setup statement kept for its own sake, whose names are read everywhere."""
     binders, readers = _index(chunks, lambda chunk: chunk.binds), _index(chunks, lambda chunk: chunk.loads)
     owners, users = _index(chunks, lambda chunk: chunk.members), _index(chunks, lambda chunk: chunk.attributes)
     changers = _index(chunks, lambda chunk: chunk.changes)
     kept = set(seeds) | {index for index, chunk in enumerate(chunks) if chunk.simple and not _kept_if_read(chunk)}
+    followed = set(seeds) | {index for index in kept if not chunks[index].simple}
     pending = list(kept)
     while pending:
         index = pending.pop()
         chunk = chunks[index]
-        linked = _linked(binders, chunk.loads) | _linked(owners, chunk.attributes)
-        linked |= _linked(changers, chunk.loads & binders.keys())  # a module-level object changed elsewhere
-        if not chunk.simple or index in seeds:  # a setup statement's names are read everywhere: their readers do not come along
-            linked |= _linked(readers, chunk.binds) | _linked(users, chunk.members)
-        for other in linked - kept:
+        definitions = _linked(binders, chunk.loads) | _linked(owners, chunk.attributes)
+        definitions |= _linked(changers, chunk.loads & binders.keys())  # a module-level object changed elsewhere
+        callers = _linked(readers, chunk.binds) | _linked(users, chunk.members) if index in followed else set()
+        for other in definitions | callers:
+            follow = other in callers or not chunks[other].simple
+            if other in kept and (not follow or other in followed):
+                continue
             kept.add(other)
+            if follow:
+                followed.add(other)
             pending.append(other)
     return kept
 
