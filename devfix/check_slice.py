@@ -67,7 +67,7 @@ def check_slice(facts: FileFacts, seeds_of: Sequence[str | None]) -> CheckSlice 
             return None
         findings |= seeds.findings
         reads |= seeds.reads
-    kept = _closure(chunks, findings | reads)
+    kept = _closure(chunks, findings, reads)
     if sum(chunks[index].lines for index in kept) > MAX_SHARE_OF_FILE * len(lines):
         return None
     parts: list[str] = []
@@ -77,21 +77,23 @@ def check_slice(facts: FileFacts, seeds_of: Sequence[str | None]) -> CheckSlice 
             parts += [_placeholder(dropped), chunk.text]
             dropped = 0
         else:
-            dropped += len(LINE.findall(chunk.text))
+            dropped += chunk.lines
     parts.append(_placeholder(dropped))
     return CheckSlice("".join(parts), tuple((chunks[index].start, chunks[index].end) for index in sorted(findings)))
 
 
-def _closure(chunks: list[Chunk], seeds: set[int]) -> set[int]:
-    """The seeds, the setup statements, and every chunk linked to a kept one (see the module's
-    docstring), to a fixed point. The readers of what a chunk binds come along for the seeds, the
+def _closure(chunks: list[Chunk], findings: set[int], reads: set[int]) -> set[int]:
+    """The chunks that may hold findings, those the rules read by name (`reads`), the setup
+    statements, and every chunk linked to a kept one (see the module's docstring), to a fixed
+    point. The readers of what a chunk binds come along for the chunks with findings, the
     definitions, and the readers themselves (`ev = Evaluator()` read by the functions that call
-    `ev`); not for a setup statement kept for its own sake, whose names are read everywhere."""
+    `ev`); not for a setup statement kept for its own sake, nor for what a rule reads by name
+    (`device = ...`): their names are read everywhere."""
     binders, readers = _index(chunks, lambda chunk: chunk.binds), _index(chunks, lambda chunk: chunk.loads)
     owners, users = _index(chunks, lambda chunk: chunk.members), _index(chunks, lambda chunk: chunk.attributes)
     changers = _index(chunks, lambda chunk: chunk.changes)
-    kept = set(seeds) | {index for index, chunk in enumerate(chunks) if chunk.simple and not _kept_if_read(chunk)}
-    followed = set(seeds) | {index for index in kept if not chunks[index].simple}
+    kept = findings | reads | {index for index, chunk in enumerate(chunks) if chunk.simple and not _kept_if_read(chunk)}
+    followed = findings | {index for index in kept if not chunks[index].simple}
     pending = list(kept)
     while pending:
         index = pending.pop()
