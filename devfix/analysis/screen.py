@@ -269,7 +269,7 @@ class _Screen:
         with a name the rule may act on: a parameter of the enclosing function, or a name it may
         prove a tensor there (`logtwopi = np.log(2 * np.pi)` is neither)."""
         functions = {node.name for node in self.walked.tree.body if isinstance(node, FUNCTIONS)}
-        if functions and self._top_level_tables_handed_to(functions):
+        if self._top_level_tables_handed_to(functions):
             return True
         for class_node, candidates in self.table_candidates.values():
             tables = {attribute for attribute, made_by_torch in candidates.items() if made_by_torch}
@@ -290,9 +290,10 @@ class _Screen:
         return False
 
     def _top_level_tables_handed_to(self, functions: set[str]) -> bool:
-        """DF012's helper case for tables of the top level: a name bound once there from a torch
-        call that places nothing (`alphas_cumprod = torch.cumprod(...)`) computes an argument of a
-        call of a function of the file (`extract(alphas_cumprod.sqrt(), t, x.shape)`)."""
+        """DF012's cases for tables of the top level: a name bound once there from a torch call that
+        places nothing (`alphas_cumprod = torch.cumprod(...)`) computes an argument of a call of a
+        function of the file (`extract(alphas_cumprod.sqrt(), t, x.shape)`), or is indexed with a
+        name (`class_weights[y]`)."""
         bindings = scope_bindings(scope_nodes(self.walked.tree.body))
         tables = {
             name for name, bound in bindings.items()
@@ -300,8 +301,10 @@ class _Screen:
             and any(self._is_torch_call(node) for node in every_node(value)) and not _places(list(every_node(value)))
         }
         return bool(tables) and any(
-            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions
-            and any(set(_names_computed_with(argument)) & tables for argument in node.args)
+            (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions
+             and any(set(_names_computed_with(argument)) & tables for argument in node.args))
+            or (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in tables
+                and isinstance(node.slice, ast.Name))  # `class_weights[y]`, wherever the table is read
             for node in every_node(self.walked.tree)
         )
 

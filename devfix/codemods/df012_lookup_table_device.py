@@ -16,7 +16,8 @@ or a CPU table of the top level (`extract(alphas_cumprod.sqrt(), t, x.shape)` wi
 `alphas_cumprod = torch.cumprod(1 - betas, 0)` built from numbers, placed nowhere), aligns it where
 it indexes it with an index proven to be a tensor: `schedule[t]` → `schedule.to(t.device)[t]`. So
 does a function that reads such a top-level table as a global: `alphas_cumprod[t]` in
-`def q_sample(x0, t, noise)` → `alphas_cumprod.to(t.device)[t]`.
+`def q_sample(x0, t, noise)` → `alphas_cumprod.to(t.device)[t]`; and the top level itself, with an
+index it placed on a device (`class_weights[y]` in a training loop that moved `y`).
 
 Arithmetic with a method argument is aligned the same way when the argument is certainly a
 tensor: evidence in the method, or a tensor passed at every call of an instance in the file
@@ -104,14 +105,19 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
 
     def _reads_a_top_level_table(self, subscript: cst.Subscript, name: str) -> bool:
         """`alphas_bar[t]` in a function that reads the top level's CPU table as a global (it binds
-        no local of that name)."""
+        no local of that name), or at the top level itself with an index placed on a device there
+        (`class_weights[y]` after `x, y = x.to(device), y.to(device)`)."""
+        if name not in self._helper_tables.top_tables:
+            return False
         scope = self.enclosing_scope(subscript)
-        if not (isinstance(scope, cst.FunctionDef) and name in self._helper_tables.top_tables):
+        index = subscript.slice[0].slice.value if len(subscript.slice) == 1 and isinstance(subscript.slice[0].slice, cst.Index) else None
+        if isinstance(scope, cst.Module):
+            return isinstance(index, cst.Name) and self.scope_facts(subscript).is_device_value(index)
+        if not isinstance(scope, cst.FunctionDef):
             return False
         facts, parameters = self.scope_facts(subscript), self.scope_parameters(subscript)
         if name in facts.bindings or name in parameters:
             return False
-        index = subscript.slice[0].slice.value if len(subscript.slice) == 1 and isinstance(subscript.slice[0].slice, cst.Index) else None
         # an index the callers give, or one placed here; a local made on the CPU leaves the table alone
         return isinstance(index, cst.Name) and (index.value in parameters and index.value not in facts.bindings or facts.is_device_value(index))
 
