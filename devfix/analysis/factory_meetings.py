@@ -255,6 +255,13 @@ def _method_receiver(value: ast.expr) -> ast.Name | None:
     return value if isinstance(value, ast.Name) else None
 
 
+def _call_of_chain(value: ast.expr) -> ast.expr:
+    """`model(x)` of `model(x).argmax(1)`: what a chain of tensor methods starts from."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Call):
+        value = value.func.value
+    return value
+
+
 def _may_move(node: ast.AST | None) -> bool:
     """`.to(...)` or `.cuda(...)` of anything, casts included (a superset of the moves)."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda")
@@ -689,7 +696,7 @@ class _Scope:
 
     def _meets(self, node: ast.AST) -> bool:
         if isinstance(node, ast.BinOp):
-            return self._both([node.left, node.right])
+            return self._both([node.left, node.right]) or self._meets_a_model_output([node.left, node.right])
         if isinstance(node, ast.Compare):
             return self._both([node.left, *node.comparators])
         if isinstance(node, ast.Subscript):
@@ -729,6 +736,13 @@ class _Scope:
                 return True  # `encoder.token_embedding.weight.index_select(0, ids)`: where the model moved
             return self._has_sources(receiver) and any(self._alignable(receiver, value) for value in values)
         return False
+
+    def _meets_a_model_output(self, operands: list[ast.expr]) -> bool:
+        """DF004's `model(x) * class_weights`: a fresh tensor meets the output of a call of a name
+        that may hold a Module (or a tensor method of it: `model(x).argmax(1)`)."""
+        outputs = [operand for operand in operands if isinstance(root := _call_of_chain(operand), ast.Call)
+                   and isinstance(root.func, ast.Name) and root.func.id in self.callables]
+        return bool(outputs) and any(operand not in outputs and self._has_sources(operand) for operand in operands)
 
     def _both(self, values: list[ast.expr]) -> bool:
         """A factory in one value and a reference in one value; not one name as both: DF004 takes a

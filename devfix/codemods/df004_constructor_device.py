@@ -369,7 +369,7 @@ class _Combinations(cst.CSTVisitor):
         return False
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        self._meet([node.left, node.right], pointwise=not isinstance(node.operator, cst.MatrixMultiply))
+        self._meet([node.left, node.right], pointwise=not isinstance(node.operator, cst.MatrixMultiply), at=node)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         """`correct += (model(x).argmax(1) == y).sum()`: an update in place stays on its target's
@@ -738,16 +738,35 @@ class _Combinations(cst.CSTVisitor):
                 return found
         return []
 
-    def _meet(self, operands: list[cst.BaseExpression], pointwise: bool) -> None:
+    def _meet(self, operands: list[cst.BaseExpression], pointwise: bool, at: cst.CSTNode | None = None) -> None:
+        """Fresh tensors among `operands` are made where a known tensor among them lives; else
+        with a layer's input; else (for arithmetic `at` a node) where a moved model whose output
+        is an operand was moved."""
         references = self._references(operands)
         if references:
             for operand in operands:
                 self._align(self._fresh(operand, pointwise), references[0])
-            return
-        inputs = [name for operand in operands if (name := self._layer_input(operand)) is not None]
-        if inputs:  # `self.emb(ids) + sinusoid(n, d)`; a factory made in a Module's method is DF016's
-            for operand in operands:
-                self._align([call for call in self._fresh(operand, pointwise) if self._is_helper_call(call)], inputs[0])
+        else:
+            inputs = [name for operand in operands if (name := self._layer_input(operand)) is not None]
+            if inputs:  # `self.emb(ids) + sinusoid(n, d)`; a factory made in a Module's method is DF016's
+                for operand in operands:
+                    self._align([call for call in self._fresh(operand, pointwise) if self._is_helper_call(call)], inputs[0])
+                return
+        unplaced = [call for operand in operands for call in self._fresh(operand, pointwise) if call not in self.aligned]
+        device = self._device_of_a_fed_model(operands, at) if unplaced and at is not None else None
+        if device is not None and not self._changed_in_place(operands, at):
+            # `model(x) * class_weights`: no name here says where, the moved model does
+            self.aligned.update({call: device for call in unplaced if self._device_defined_before(device, call)})
+
+    def _changed_in_place(self, operands: list[cst.BaseExpression], at: cst.CSTNode) -> bool:
+        """Some operand name gets an attribute set in its scope (`bias.data = bias.data.to(device)`):
+        it may live elsewhere than where its value was made."""
+        names = {operand.value for operand in operands if isinstance(operand, cst.Name)}
+        if not names:
+            return False
+        stores = _AttributeStores()
+        self.rule.enclosing_scope(at).visit(stores)
+        return bool(names & stores.receivers)
 
     def _layer_input(self, expression: cst.BaseExpression) -> str | None:
         """`ids` of `self.emb(ids)`, a single-tensor layer of the class: its output lives with it
@@ -992,6 +1011,17 @@ def _method_receiver(value: cst.BaseExpression) -> cst.Name | None:
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value not in CHAIN_STOPS:
         value = value.func.value
     return value if isinstance(value, cst.Name) else None
+
+
+class _AttributeStores(cst.CSTVisitor):
+    """Names that get an attribute assigned (`bias.data = ...`)."""
+
+    def __init__(self) -> None:
+        self.receivers: set[str] = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Attribute) and isinstance(node.target.value, cst.Name):
+            self.receivers.add(node.target.value.value)
 
 
 class _LoopsBinding(cst.CSTVisitor):
