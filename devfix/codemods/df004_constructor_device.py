@@ -74,6 +74,8 @@ array (`idss.append(...)` of an annotated list, an image converted by `torch.fro
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, arguments_for, file_functions
@@ -108,6 +110,7 @@ DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.scalar_ten
 HOST_VALUES = frozenset({"tolist", "item", "numpy"})  # methods whose result is no tensor
 # (`.type_as(src)` among DEVICE_CHANGING_METHODS: it takes `src`'s type, device included)
 
+DEVICE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # `device`, `args.device`: no call in it
 NOT_TENSOR_LITERALS = (cst.SimpleString, cst.FormattedString, cst.List, cst.Dict, cst.Tuple, cst.Integer, cst.Float, cst.ListComp, type(None))
 
 
@@ -754,8 +757,9 @@ class _Combinations(cst.CSTVisitor):
                 return
         unplaced = [call for operand in operands for call in self._fresh(operand, pointwise) if call not in self.aligned]
         device = self._device_of_a_fed_model(operands, at) if unplaced and at is not None else None
-        if device is not None and not self._changed_in_place(operands, at):
-            # `model(x) * class_weights`: no name here says where, the moved model does
+        if device is not None and DEVICE_NAME.fullmatch(device) and not self._changed_in_place(operands, at):
+            # `model(x) * class_weights`: no name here says where, the moved model does (by a name
+            # bound before the factory: `next(model.parameters()).device` may not exist there yet)
             self.aligned.update({call: device for call in unplaced if self._device_defined_before(device, call)})
 
     def _changed_in_place(self, operands: list[cst.BaseExpression], at: cst.CSTNode) -> bool:

@@ -84,3 +84,33 @@ def test_a_helper_of_another_file_bound_once_is_moved_where_it_is_bound(tmp_path
 def test_a_helper_of_another_file_whose_result_stays_on_the_host_is_left_alone(tmp_path):
     result = _run_in_project(tmp_path, BOUND.format(use="    print(int(mask.sum()))\n    return scores"))
     assert result.fixed == result.source and not result.findings
+
+
+WEIGHTS_BEFORE_THE_MODEL = (
+    "import torch\nfrom torch import nn\n\n"
+    "{device_line}"
+    "class_weights = torch.tensor([1.0, 2.0, 0.5])\n"
+    "model = nn.Linear(5, 3)\n"
+    "{move_model}"
+    "x = torch.randn(4, 5)\n"
+    "{move_input}"
+    "loss = (model(x) * class_weights).mean()\n"
+)
+
+
+def test_weights_meeting_a_model_output_take_the_device_the_model_was_moved_to():
+    source = WEIGHTS_BEFORE_THE_MODEL.format(
+        device_line='device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n', move_model="model.to(device)\n",
+        move_input="x = x.to(device)\n")
+    assert "class_weights = torch.tensor([1.0, 2.0, 0.5], device=device)\n" in fixed(source)
+
+
+def test_weights_made_before_the_model_never_name_the_model():
+    """`model.cuda()` under a flag names no device variable: `next(model.parameters()).device` at the
+    weights' line would raise NameError (the model is built after them), so they are left alone."""
+    source = WEIGHTS_BEFORE_THE_MODEL.format(
+        device_line="use_cuda = torch.cuda.is_available()\n", move_model="if use_cuda:\n    model.cuda()\n",
+        move_input="if use_cuda:\n    x = x.cuda()\n")
+    after = fixed(source)
+    compile(after, "weights.py", "exec")
+    assert "class_weights = torch.tensor([1.0, 2.0, 0.5])\n" in after
