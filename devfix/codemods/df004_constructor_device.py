@@ -110,6 +110,7 @@ DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.scalar_ten
 HOST_VALUES = frozenset({"tolist", "item", "numpy"})  # methods whose result is no tensor
 # (`.type_as(src)` among DEVICE_CHANGING_METHODS: it takes `src`'s type, device included)
 
+EXPRESSION_ROOTS = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z0-9_]*")  # names not after a dot: what an expression reads
 DEVICE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # `device`, `args.device`: no call in it
 NOT_TENSOR_LITERALS = (cst.SimpleString, cst.FormattedString, cst.List, cst.Dict, cst.Tuple, cst.Integer, cst.Float, cst.ListComp, type(None))
 
@@ -729,8 +730,14 @@ class _Combinations(cst.CSTVisitor):
         return self.rule.kind_of(name) is Kind.TENSOR and host_made(value, line, 0, where)
 
     def _device_defined_before(self, device: str, call: cst.Call) -> bool:
-        root = device.split(".")[0]
-        return root in self.parameters or (root in self.first_line and self.first_line[root] < self.rule.line_of(call)) or root not in self.first_line
+        """Every name the device expression reads (`device`, `args` of `args.device`, `model` of
+        `next(model.parameters()).device`) exists where `call` runs: a parameter, a name of this
+        scope bound on an earlier line, or one it does not bind (a global, a builtin)."""
+        line = self.rule.line_of(call)
+        return all(
+            root in self.parameters or root not in self.first_line or self.first_line[root] < line
+            for root in EXPRESSION_ROOTS.findall(device)
+        )
 
     def _references(self, values: list[cst.BaseExpression]) -> list[str]:
         """Known tensor names in `values`: by the usage evidence first; names that only the value

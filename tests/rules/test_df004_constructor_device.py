@@ -114,3 +114,15 @@ def test_weights_made_before_the_model_never_name_the_model():
     after = fixed(source)
     compile(after, "weights.py", "exec")
     assert "class_weights = torch.tensor([1.0, 2.0, 0.5])\n" in after
+
+
+def test_an_input_made_before_the_model_is_not_placed_with_the_model():
+    """`x = torch.randn(...)` on a line before `model = ...` (moved with `.cuda()` under a flag):
+    `device=next(model.parameters()).device` there would raise NameError."""
+    source = (
+        "import torch\nfrom torch import nn\n\nuse_cuda = torch.cuda.is_available()\n"
+        "x = torch.randn(4, 5)\nmodel = nn.Linear(5, 3)\nif use_cuda:\n    model.cuda()\nout = model(x)\n"
+    )
+    after = fixed(source)
+    assert "x = torch.randn(4, 5)\n" in after
+    assert "next(model.parameters())" not in after.split("model = nn.Linear")[0]
