@@ -196,16 +196,15 @@ class FileFacts:
     def local_helper(self, name: str) -> HelperSummary | None:
         """The summary of the file's own top-level function `name` (`analysis.host_helpers`),
         when the file defines it once."""
-        found = [node for node in self._tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name]
-        return summarise(found[0], self.imports, self._module_scope) if len(found) == 1 else None
+        function = _defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
+        return summarise(function, self.imports, self._module_scope) if function is not None else None
 
     def method_summary(self, class_name: str, method: str) -> HelperSummary | None:
         """The summary (`analysis.host_helpers`) of the method `method` of the file's top-level
         class `class_name`, when the file defines that class, and that method in it, once."""
-        classes = [node for node in self._tree.body if isinstance(node, ast.ClassDef) and node.name == class_name]
-        found = [node for node in classes[0].body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == method] \
-            if len(classes) == 1 else []
-        return summarise(found[0], self.imports, self._module_scope) if len(found) == 1 else None
+        class_node = _defined_once(self._tree.body, (ast.ClassDef,), class_name)
+        function = _defined_once(class_node.body, (ast.FunctionDef, ast.AsyncFunctionDef), method) if class_node is not None else None
+        return summarise(function, self.imports, self._module_scope) if function is not None else None
 
     @cached_property
     def _module_scope(self) -> ModuleScope:
@@ -261,6 +260,12 @@ def analyse_file(source: str, path: str, project: ProjectIndex | None = None, wh
         if whole_facts is not None:
             facts.role, facts.framework = whole_facts.role, whole_facts.framework
     return facts
+
+
+def _defined_once(body: list[ast.stmt], kinds: tuple[type, ...], name: str):
+    """The one definition of `name` among `body`'s statements of those kinds, or None (none, or several)."""
+    found = [node for node in body if isinstance(node, kinds) and node.name == name]
+    return found[0] if len(found) == 1 else None
 
 
 def _role(tree: ast.Module, path: str, imports: ImportTable, classes: dict[str, Kind]) -> FileRole:

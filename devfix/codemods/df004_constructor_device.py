@@ -765,8 +765,9 @@ class _Combinations(cst.CSTVisitor):
         unplaced = [call for operand in operands for call in self._fresh(operand, pointwise) if call not in self.aligned]
         device = self._device_of_a_fed_model(operands, at) if unplaced and at is not None else None
         if device is not None and DEVICE_NAME.fullmatch(device) and not self._changed_in_place(operands, at):
-            # `model(x) * class_weights`: no name here says where, the moved model does (by a name
-            # bound before the factory: `next(model.parameters()).device` may not exist there yet)
+            # `model(x) * class_weights`: no name here says where, the moved model does, by a device
+            # name bound before the factory (at the factory, `next(model.parameters()).device` may
+            # not exist yet, or still be the CPU: the model moves later)
             self.aligned.update({call: device for call in unplaced if self._device_defined_before(device, call)})
 
     def _changed_in_place(self, operands: list[cst.BaseExpression], at: cst.CSTNode) -> bool:
