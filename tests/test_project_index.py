@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from devfix.analysis.importers import passes_a_loader
@@ -55,6 +54,19 @@ def test_relative_import_and_unsaved_source(tmp_path):
     index = ProjectIndex({str(model): "from torch import nn\nclass Net(nn.Module): pass\n"})
     (tmp_path / "pkg" / "run.py").write_text("")
     assert index.is_module_class(str(tmp_path / "pkg" / "run.py"), ".model.Net") is True
+
+
+def test_a_relative_import_of_a_missing_module_places_nothing(tmp_path):
+    """`from ._helpers import scale` in a script copied out of its package: the module is not
+    there, so it places nothing (it used to crash the check, asking the file system's root for
+    the module named ``)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "ops.py").write_text("import torch\ndef scale(x):\n    return x.cuda()\n")
+    script = str(tmp_path / "pkg" / "prog.py")
+    index = ProjectIndex()
+    assert index.imported_module_places_devices(script, "._helpers.scale") is False
+    assert index.imported_module_places_devices(script, "..missing") is False
+    assert index.imported_module_places_devices(script, ".ops.scale") is True
 
 
 def test_cycles_do_not_loop(tmp_path):

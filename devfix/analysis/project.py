@@ -72,9 +72,10 @@ class ProjectIndex:
         """Does the local module that `imported` (`models.net.Net`, `helpers`) comes from move
         anything to a device? False when it is not a file of the project (torch, numpy, ...)."""
         file = Path(from_file).resolve()
-        parts = imported.split(".")
+        dots = imported[: len(imported) - len(imported.lstrip("."))]  # a relative import's level
+        parts = imported[len(dots):].split(".")
         for end in range(len(parts), 0, -1):
-            target = self._module_file(file, ".".join(parts[:end]))
+            target = self._module_file(file, dots + ".".join(parts[:end]))
             if target is not None:
                 if str(target) not in self._placements:  # each module is read once per run
                     self._placements[str(target)] = places_devices(self._text(target))
@@ -202,7 +203,8 @@ class ProjectIndex:
         else:
             bases = list(file.parents)
         for base in bases:
-            for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
+            package = base.joinpath(*parts, "__init__.py")
+            for candidate in (base.joinpath(*parts).with_suffix(".py"), package) if parts else (package,):  # `from . import x`: the package
                 found = str(candidate) in self._sources or candidate.is_file()
                 looked[str(candidate)] = found
                 if found:
