@@ -7,11 +7,15 @@ analyses the top-level statements that can hold them, closed under what the rule
 
 - torch's imports and the file's other setup statements (`if cuda: model.cuda()`, `main()`), but
   for plain assignments and other imports that no kept statement reads;
-- the definitions a kept statement reads (names, and for `obj.attr` each class defining `attr`),
-  and the statements that may change in place an object it reads (`xs.append(t)`, `model.cuda()`);
+- the definitions a kept statement reads by name (the rules find a class by the name its
+  constructor is called by; what they know of `obj.attr` by the attribute's name alone comes from
+  the whole file's `ast` facts, such as the methods that return host copies), and the statements
+  that may change in place an object it reads (`xs.append(t)`, `model.cuda()`; for a module such
+  as `torch`, only a setter: `torch.set_default_device(...)`);
 - the statements that read a kept definition (its callers: where a parameter's value comes from),
   or a name a statement that may hold a finding binds (a rule follows `ckpt = torch.load(...)` to
-  its uses), and those that use an attribute a kept class defines; and, in turn, their readers
+  its uses), and those that call a method of a kept class by name (`ev.evaluate(x)`, but not
+  `self.evaluate(x)`, which is the caller's own class's); and, in turn, their readers
   (`ev = Evaluator()` kept as a reader of the class brings the functions that call `ev`).
 
 Each run of other statements becomes blank lines, or one string spanning their lines, so every kept
@@ -90,17 +94,18 @@ def _closure(chunks: list[Chunk], findings: set[int], reads: set[int]) -> set[in
     `ev`); not for a setup statement kept for its own sake, nor for what a rule reads by name
     (`device = ...`): their names are read everywhere."""
     binders, readers = _index(chunks, lambda chunk: chunk.binds), _index(chunks, lambda chunk: chunk.loads)
-    owners, users = _index(chunks, lambda chunk: chunk.members), _index(chunks, lambda chunk: chunk.attributes)
-    changers = _index(chunks, lambda chunk: chunk.changes)
+    callers_of_methods = _index(chunks, lambda chunk: chunk.foreign_attributes)
+    changers, setters = _index(chunks, lambda chunk: chunk.changes), _index(chunks, lambda chunk: chunk.settings)
+    modules = _modules(chunks)
     kept = findings | reads | {index for index, chunk in enumerate(chunks) if chunk.simple and not _kept_if_read(chunk)}
     followed = findings | {index for index in kept if not chunks[index].simple}
     pending = list(kept)
     while pending:
         index = pending.pop()
         chunk = chunks[index]
-        definitions = _linked(binders, chunk.loads) | _linked(owners, chunk.attributes)
-        definitions |= _linked(changers, chunk.loads & binders.keys())  # a module-level object changed elsewhere
-        callers = _linked(readers, chunk.binds) | _linked(users, chunk.members) if index in followed else set()
+        changed = chunk.loads & binders.keys()  # objects of the module that others may change: `model.cuda()` elsewhere
+        definitions = _linked(binders, chunk.loads) | _linked(changers, changed - modules) | _linked(setters, changed & modules)
+        callers = _linked(readers, chunk.binds) | _linked(callers_of_methods, chunk.methods) if index in followed else set()
         for other in definitions | callers:
             follow = other in callers or not chunks[other].simple
             if other in kept and (not follow or other in followed):
@@ -119,6 +124,13 @@ def _kept_if_read(chunk: Chunk) -> bool:
     if chunk.assignment:
         return True
     return chunk.imported is not None and not chunk.imported & ALWAYS_IMPORTED and "*" not in chunk.binds
+
+
+def _modules(chunks: list[Chunk]) -> frozenset[str]:
+    """Names only imports bind (`torch`, `F`): calling one of their functions changes nothing the
+    rules read (`torch.zeros(3)`), but for a setter (`torch.set_default_device("cuda")`)."""
+    imported = {name for chunk in chunks if chunk.imported is not None for name in chunk.binds}
+    return frozenset(imported - {name for chunk in chunks if chunk.imported is None for name in chunk.binds})
 
 
 def _index(chunks: list[Chunk], names: Callable[[Chunk], frozenset[str]]) -> dict[str, set[int]]:

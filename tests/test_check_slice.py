@@ -74,6 +74,115 @@ def test_the_sliced_check_of_all_rules_finds_what_the_whole_file_check_finds(mon
     assert compared >= 20
 
 
+# a model library in timm's style: a configuration table built by calling a function of the file at
+# the top level, classes whose attributes share their names with tensor methods (`self.size`, `x.size()`)
+MODEL_LIBRARY = '''"""Models."""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _cfg(url="", **kwargs):
+    return {"url": url, "num_classes": 1000, **kwargs}
+
+
+default_cfgs = {"tiny": _cfg(url="tiny.pth"), "base": _cfg(url="base.pth")}
+
+
+def to_windows(x, size):
+    batch, tokens, channels = x.shape
+    return x.reshape(batch, tokens // size, size, channels)
+
+
+class Unroll(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.size = size
+        self.view = (size, size)
+
+    def forward(self, x):
+        return to_windows(x, self.size).flatten(1, 2)
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, dim, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.scale = (dim // heads) ** -0.5
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        batch, tokens, channels = x.shape
+        q, k, v = self.qkv(x).reshape(batch, tokens, 3, self.heads, -1).permute(2, 0, 3, 1, 4).unbind(0)
+        weights = (q * self.scale) @ k.transpose(-2, -1)
+        return self.proj((weights.softmax(dim=-1) @ v).transpose(1, 2).reshape(batch, tokens, channels))
+
+
+class Stage(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.attn = SelfAttention(dim)
+        self.unroll = Unroll(2)
+
+    def forward(self, x):
+        x = x + self.attn(self.norm(x))
+        return F.layer_norm(x, x.shape[-1:]) * math.sqrt(x.size(-1))
+
+
+def create_stage(name, **kwargs):
+    return Stage(kwargs.get("dim", 8)), default_cfgs[name]
+'''
+
+
+def test_the_sliced_check_finds_what_the_whole_file_check_finds_below_a_model_library(monkeypatch):
+    """Every fixture and program below a library of unrelated models, as one file: the slice keeps
+    what the rules read (a `device` bound below functions that the top level calls before it cannot
+    be used by them) and drops the models."""
+    compared, differences = 0, []
+    for path in SOURCES:
+        both = sliced_and_whole(monkeypatch, MODEL_LIBRARY + "\n\n" + path.read_text(encoding="utf-8"), path, ALL_RULES)
+        if both is not None:
+            compared += 1
+            if both[0] != both[1]:
+                differences.append((str(path.relative_to(ROOT)), both))
+    assert differences == []
+    assert compared >= 30
+
+
+POSITIONS = '''
+
+class PositionalHead(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.emb = nn.Embedding(64, dim)
+        self.scale = torch.ones(dim)
+
+    def forward(self, x):
+        positions = torch.arange(x.size(1))
+        return (x + self.emb(positions)) * self.scale
+'''
+
+
+def test_a_class_wide_finding_is_checked_without_the_unrelated_classes():
+    """DF014 and DF016 say which classes can hold their findings: the models that only share
+    attribute names with them (`x.size(1)`, `self.size`) or call `torch` are left out."""
+    text = MODEL_LIBRARY + POSITIONS
+    facts = engine.screen(text.encode(), "models.py", ProjectIndex())
+    part = engine._slice_for(facts, ALL_RULES)
+    assert part is not None
+    assert "class PositionalHead(nn.Module):" in part.text
+    assert "class Unroll" not in part.text and "class SelfAttention" not in part.text and "class Stage" not in part.text
+    result = process(text.encode(), "models.py", ALL_RULES, ProjectIndex())
+    assert [(finding.code, finding.start.line) for finding in result.findings] == [
+        ("DF014", text.splitlines().index("        self.scale = torch.ones(dim)") + 1),
+        ("DF016", text.splitlines().index("        positions = torch.arange(x.size(1))") + 1),
+    ]
+
+
 LIBRARY = '''"""A model library: one helper at the end has the bugs."""
 import math
 

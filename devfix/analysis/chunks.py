@@ -12,7 +12,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from devfix.analysis.ast_nodes import every_node
+from devfix.analysis.ast_nodes import FUNCTIONS, every_node
 
 LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # ast's line ends, not str.splitlines'
 SIMPLE_STATEMENTS = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Global)
@@ -30,10 +30,14 @@ class Chunk:
     binds: frozenset[str]  # module-level names it defines (also through `global`)
     loads: frozenset[str]  # names it reads, anywhere inside
     attributes: frozenset[str] = frozenset()  # attribute names it reads or writes anywhere (`x.numpy`, `self.net`)
-    members: frozenset[str] = frozenset()  # of a class: its methods, class attributes and `self.` attributes
+    # those of them it reaches through something else than `self` or `super()` (`ev.evaluate`,
+    # `self.net.proj`): the ones that may be another class's (`self.<name>` is the method's own class's)
+    foreign_attributes: frozenset[str] = frozenset()
+    methods: frozenset[str] = frozenset()  # of a class: the methods `obj.name(...)` may call (not dunders)
     assignment: bool = False  # only assignments (`default_cfgs = {...}`)
     imported: frozenset[str] | None = None  # only imports: the top-level packages they import from (`torch`, `numpy`)
     changes: frozenset[str] = frozenset()  # names whose object it may change in place: `xs.append(t)`, `model.cuda()`, `xs[0] = t`
+    settings: frozenset[str] = frozenset()  # names it calls a setter of: `torch.set_default_device(...)` (of `changes`, those a module may get)
 
     @property
     def lines(self) -> int:
@@ -72,8 +76,10 @@ def _chunk(group: list[ast.stmt], start: int, end: int, lines: list[str]) -> Chu
     binds: set[str] = set()
     loads: set[str] = set()
     attributes: set[str] = set()
-    members: set[str] = set()
+    foreign: set[str] = set()
+    methods: set[str] = set()
     changes: set[str] = set()
+    settings: set[str] = set()
     for statement in group:
         binds |= _bound_names(statement)
         for node in every_node(statement):
@@ -82,24 +88,37 @@ def _chunk(group: list[ast.stmt], start: int, end: int, lines: list[str]) -> Chu
                     loads.add(node.id)
             elif isinstance(node, ast.Attribute):
                 attributes.add(node.attr)
+                if not _own(node.value):
+                    foreign.add(node.attr)
                 if isinstance(node.value, ast.Name) and not isinstance(node.ctx, ast.Load):
                     changes.add(node.value.id)  # `x.attr = ...`
             elif isinstance(node, ast.Call):
                 if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
                     changes.add(node.func.value.id)  # `xs.append(t)`, `model.cuda()`
+                    if node.func.attr.startswith("set_"):
+                        settings.add(node.func.value.id)
             elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name):
                 changes.add(node.value.id)  # `xs[0] = t`
             elif isinstance(node, ast.Global):
                 binds.update(node.names)  # `global model` in a function: it binds the module's `model`
         if isinstance(statement, ast.ClassDef):
-            members |= _members(statement)
+            methods |= {item.name for item in statement.body if isinstance(item, FUNCTIONS) and not item.name.startswith("__")}
     simple = all(_is_simple(statement) for statement in group)
     assignment = all(isinstance(statement, (ast.Assign, ast.AnnAssign)) for statement in group)
     imported = frozenset(_packages(group)) if all(isinstance(statement, (ast.Import, ast.ImportFrom)) for statement in group) else None
     return Chunk(
-        start, end, "".join(lines[start - 1 : end]), simple, frozenset(binds), frozenset(loads), frozenset(attributes), frozenset(members),
-        assignment, imported, frozenset(changes),
+        start, end, "".join(lines[start - 1 : end]), simple, frozenset(binds), frozenset(loads), frozenset(attributes),
+        frozenset(foreign), frozenset(methods), assignment, imported, frozenset(changes),
+        frozenset(settings),
     )
+
+
+def _own(receiver: ast.expr) -> bool:
+    """`self` or `super()`: what a method reaches through them is its class's, or a base's."""
+    if isinstance(receiver, ast.Call) and not receiver.args:
+        receiver = receiver.func
+        return isinstance(receiver, ast.Name) and receiver.id == "super"
+    return isinstance(receiver, ast.Name) and receiver.id == "self"
 
 
 def _packages(imports: list[ast.stmt]) -> set[str]:
@@ -111,19 +130,6 @@ def _packages(imports: list[ast.stmt]) -> set[str]:
         else:
             found.add("." if statement.level else (statement.module or "").split(".")[0])
     return found
-
-
-def _members(class_node: ast.ClassDef) -> set[str]:
-    """What `obj.name` may reach in the class: its methods and class attributes, and every
-    attribute its code sets on an object (`self.net = ...`)."""
-    names: set[str] = set()
-    for statement in class_node.body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(statement.name)
-        else:
-            names |= {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
-    names |= {node.attr for node in every_node(class_node) if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)}
-    return names
 
 
 def _bound_names(statement: ast.stmt) -> set[str]:

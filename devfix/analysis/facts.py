@@ -79,6 +79,15 @@ class FileFacts:
             found -= {signals.HARDCODED_CUDA}  # several GPUs on purpose: DF001 leaves the file alone
         return found
 
+    def signal_sites(self, signal: str) -> list[ast.AST] | None:
+        """Where the screen raised one of the signals of a class's code (`Walk.class_sites`): a
+        superset of where the rules that need it find anything. None under a star import (the
+        screen then assumes every signal, anywhere)."""
+        if self._walk.star_import:
+            return None
+        self.signals  # noqa: B018 -- the screen fills the sites as it computes the signals
+        return self._walk.class_sites.get(signal, [])
+
     def has_signal(self, signal: str) -> bool:
         if signal in self.signals:
             return True

@@ -19,7 +19,9 @@ import bisect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from devfix.analysis import signals
 from devfix.analysis.ast_nodes import every_node
+from devfix.analysis.method_factories import class_feeds_fresh_tensors
 from devfix.analysis.torch_api import DEVICE_NAMES, LIST_FILLERS
 
 if TYPE_CHECKING:
@@ -40,7 +42,7 @@ def hardcoded_cuda(chunks: list[Chunk], facts: FileFacts) -> Seeds:
     """DF001 reports `.cuda()`, a CUDA literal (`"cuda"`, `"cuda:0"`, `torch.cuda.FloatTensor`)
     or a call of `torch.set_default_*`. It reads the module's device variables by name (to reuse
     one, or to name its preamble so as not to shadow one)."""
-    return Seeds(_spelling(chunks, facts, ("cuda", "set_default_"), ("set_default_",)), _device_variables(chunks))
+    return Seeds(_spelling(chunks, facts, ("cuda", "set_default_"), ("set_default_",)), _device_variables(chunks, facts))
 
 
 def discarded_move(chunks: list[Chunk], facts: FileFacts) -> Seeds:
@@ -51,7 +53,7 @@ def discarded_move(chunks: list[Chunk], facts: FileFacts) -> Seeds:
 def load_without_map_location(chunks: list[Chunk], facts: FileFacts) -> Seeds:
     """DF007 reports `torch.load`, `torch.hub.load_state_dict_from_url` and `model_zoo.load_url`
     calls; it may load onto the module's device variable."""
-    return Seeds(_spelling(chunks, facts, ("load",), ("load",)), _device_variables(chunks))
+    return Seeds(_spelling(chunks, facts, ("load",), ("load",)), _device_variables(chunks, facts))
 
 
 def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
@@ -81,13 +83,47 @@ def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
 def legacy_constructor(chunks: list[Chunk], facts: FileFacts) -> Seeds:
     """DF009 reports `torch.cuda.FloatTensor(...)` and its kin, and `nn.Parameter(...).cuda()`;
     it may place on the module's device variable."""
-    return Seeds(_spelling(chunks, facts, ("Tensor", "Parameter"), ("Tensor", "Parameter")), _device_variables(chunks))
+    return Seeds(_spelling(chunks, facts, ("Tensor", "Parameter"), ("Tensor", "Parameter")), _device_variables(chunks, facts))
 
 
 def cuda_only_call(chunks: list[Chunk], facts: FileFacts) -> Seeds:
     """DF024 reports exactly the calls `analysis.cuda_only_calls` found."""
     starts = [chunk.start for chunk in chunks]
     return Seeds({_chunk_index(starts, line) for line, _ in facts.cuda_only_calls})
+
+
+def tensor_attribute(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
+    """DF014 reports a `self.x = <tensor>` of a Module's `__init__`: one the screen took for a
+    tensor, or a name it left to the value analysis to prove one."""
+    return _sites(chunks, facts.signal_sites(signals.MODULE_TENSOR_ATTRIBUTE))
+
+
+def module_container(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
+    """DF015 reports a container of submodules that `__init__` stores, or an empty list it stores
+    and a method fills with `.append(...)`."""
+    return _sites(chunks, facts.signal_sites(signals.MODULE_CONTAINER))
+
+
+def method_tensor_device(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
+    """DF016 reports factories in the methods of a class whose methods send one where the rule
+    looks (`class_feeds_fresh_tensors`)."""
+    classes = facts.signal_sites(signals.UNPLACED_FACTORY_IN_METHOD)
+    if classes is None:
+        return None
+    return _sites(chunks, [node for node in classes if class_feeds_fresh_tensors(node, facts.imports)])
+
+
+def device_argument_layer(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
+    """DF019 reports the factories of an `__init__` that receives a device and makes a tensor without it."""
+    return _sites(chunks, facts.signal_sites(signals.DEVICE_ARGUMENT_LAYER))
+
+
+def _sites(chunks: list[Chunk], nodes: list[ast.AST] | None) -> Seeds | None:
+    """The chunks holding `nodes` (None: anywhere)."""
+    if nodes is None:
+        return None
+    starts = [chunk.start for chunk in chunks]
+    return Seeds({_chunk_index(starts, node.lineno) for node in nodes})
 
 
 def _spelling(chunks: list[Chunk], facts: FileFacts, words: tuple[str, ...], imported_words: tuple[str, ...]) -> set[int]:
@@ -108,9 +144,24 @@ def _holds(text: str, words: tuple[str, ...]) -> bool:
     return any(word in text for word in words)
 
 
-def _device_variables(chunks: list[Chunk]) -> set[int]:
-    """Chunks binding a name a program's device variable goes by (`global device` too)."""
-    return {index for index, chunk in enumerate(chunks) if chunk.binds & set(DEVICE_NAMES)}
+def _device_variables(chunks: list[Chunk], facts: FileFacts) -> set[int]:
+    """Chunks binding a name a program's device variable goes by (`global device` too), and the
+    top-level statements above the last of them that call a function or class of the file: a
+    function may use a `device` bound below it only if none runs before the binding
+    (`device_scope._bound_before_the_file_runs_its_functions`)."""
+    found = {index for index, chunk in enumerate(chunks) if chunk.binds & set(DEVICE_NAMES)}
+    if not found:
+        return found
+    last = max(chunks[index].end for index in found)
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    defined = {statement.name for statement in facts.tree.body if isinstance(statement, definitions)}
+    starts = [chunk.start for chunk in chunks]
+    for statement in facts.tree.body:
+        if statement.lineno < last and not isinstance(statement, definitions) and any(
+            isinstance(node, ast.Call) and _root_name(node.func) in defined for node in every_node(statement)
+        ):
+            found.add(_chunk_index(starts, statement.lineno))
+    return found
 
 
 def _is_host(module: str) -> bool:

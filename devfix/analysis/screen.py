@@ -119,6 +119,9 @@ class Walk:
     loader_parameters: list[tuple[str, int, str]] = field(default_factory=list)
     constructions: list[ast.Call] = field(default_factory=list)  # `Layer(...)` of `Layer(...)(x)` in a method
     cuda_defaults: list[ast.expr] = field(default_factory=list)  # `def f(x, device="cuda")` at the top level
+    # set by `signals`: per signal of one class's code (DF014, DF015, DF019), the nodes that raised
+    # it, and the classes DF016 may find a factory in: where those rules' findings can be
+    class_sites: dict[str, list[ast.AST]] = field(default_factory=dict)
 
 
 WATCHED = (ast.Call, ast.Constant, ast.For, ast.AsyncFor, ast.Expr, ast.Assign, ast.AnnAssign)
@@ -204,8 +207,10 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         found.loader_parameters = _parameters_other_files_may_give(screen.looped_over, found)
     if screen.encodings & screen.spread and encodings_meet_a_moved_model(found.tree):
         screen.found.add(ENCODED_INPUTS)
-    if any(screen.stores.get(container, 0) <= 1 for container in screen.empty_lists & screen.appended):
-        screen.found.add(MODULE_CONTAINER)  # DF015 wraps a container `__init__` stores once, and nothing else stores
+    for container in screen.empty_lists & screen.appended:
+        if screen.stores.get(container, 0) <= 1:  # DF015 wraps a container `__init__` stores once, and nothing else stores
+            screen.raised(MODULE_CONTAINER, screen.class_nodes[container[0]])
+    found.class_sites[UNPLACED_FACTORY_IN_METHOD] = list(screen.factory_classes.values())  # `method_factory_classes`
     if any(class_feeds_fresh_tensors(node, found.imports) for node in screen.factory_classes.values()):
         screen.found.add(UNPLACED_FACTORY_IN_METHOD)
     if screen.copied & screen.moved:
@@ -231,6 +236,7 @@ class _Screen:
         # plain classes' attributes → whether every assignment makes them with torch, unplaced
         self.table_candidates: dict[int, tuple[ast.ClassDef, dict[str, bool]]] = {}
         self.empty_lists: set[tuple[int, str]] = set()  # (class, attribute) set to `[]` in __init__
+        self.class_nodes: dict[int, ast.ClassDef] = {}  # the classes of `empty_lists`, by id
         self.stores: dict[tuple[int, str], int] = {}  # (class, attribute) → `self.<attribute> = ...` in its methods
         self.appended: set[tuple[int, str]] = set()  # (class, attribute) given a call's value with `.append`
         self.looped_over: set[str] = set()  # names a `for` iterates over
@@ -317,6 +323,11 @@ class _Screen:
         named = {argument.arg for argument in parameters(function)}
         return any(name in named or self._may_be_evidenced(name, function) for name in names)
 
+    def raised(self, signal: str, node: ast.AST) -> None:
+        """`signal` found, at `node` (`Walk.class_sites`)."""
+        self.found.add(signal)
+        self.walked.class_sites.setdefault(signal, []).append(node)
+
     def owner_kind(self, place: _Place) -> Kind | None:
         if place.class_node is None:
             return None
@@ -327,7 +338,7 @@ class _Screen:
             return
         accepted = {argument.arg for argument in [*init.args.args, *init.args.kwonlyargs]}
         if accepted & DEVICE_PARAMETERS and any(self._is_unplaced_factory(n) for n in every_node(init)):
-            self.found.add(DEVICE_ARGUMENT_LAYER)
+            self.raised(DEVICE_ARGUMENT_LAYER, init)
         if any(_captures_own_device(node) for node in every_node(init)):
             self.found.add(DEVICE_CAPTURED_AT_INIT)
 
@@ -521,17 +532,19 @@ class _Screen:
         if owner is Kind.OBJECT or place.method is None or place.method.name != "__init__":
             return  # DF014 and DF015 look at what `__init__` stores
         if self._may_build(_container_items(value)):
-            self.found.add(MODULE_CONTAINER)
+            self.raised(MODULE_CONTAINER, value)
         if isinstance(value, ast.List) and not value.elts:
             self.empty_lists.update((id(place.class_node), attribute) for attribute in attributes)
+            self.class_nodes[id(place.class_node)] = place.class_node
         if not single_target:
             return
         verdict = self._may_be_tensor(value, place.method)  # first: it is cheaper than the class-wide walk
         if verdict is not False and self._kept_for_other_methods(place.class_node, *attributes):
             if verdict is None:
                 self.walked.tensor_candidates.append(value)  # a name the value analysis must prove a tensor
+                self.walked.class_sites.setdefault(MODULE_TENSOR_ATTRIBUTE, []).append(value)
             else:
-                self.found.add(MODULE_TENSOR_ATTRIBUTE)
+                self.raised(MODULE_TENSOR_ATTRIBUTE, value)
 
     def _kept_for_other_methods(self, class_node: ast.ClassDef, attribute: str) -> bool:
         """DF014's attributes: assigned by one statement of the class's methods (not counting
