@@ -583,6 +583,10 @@ class _Screen:
             return None if settled is None else settled is Kind.TENSOR
         if isinstance(value, ast.Call) and is_self_attribute(value.func):
             return self._method_returns_tensors(value.func.attr, init)
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            function = next((node for node in self.walked.tree.body if isinstance(node, FUNCTIONS) and node.name == value.func.id), None)
+            if function is not None and self._returns_tensors(function):
+                return True  # `self.b = sample_b(sigma, size)`
         root = value
         while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and self.imports.qualify(root.func) is None:
             root = root.func.value  # `nn.Parameter(t).cuda()`: the call the chain starts from
@@ -597,11 +601,15 @@ class _Screen:
         method = next((item for item in class_node.body if isinstance(item, ast.FunctionDef) and item.name == name), None) if class_node else None
         if method is None or name == "__init__":
             return False
-        nodes = list(scope_nodes(method.body, (*FUNCTIONS, ast.ClassDef, ast.Lambda)))
+        return self._returns_tensors(method)
+
+    def _returns_tensors(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Not a generator, and a tensor expression at every `return`."""
+        nodes = list(scope_nodes(function.body, (*FUNCTIONS, ast.ClassDef, ast.Lambda)))
         if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
             return False
         returned = [node.value for node in nodes if isinstance(node, ast.Return)]
-        return bool(returned) and all(item is not None and self._tensor_expression(item, method, frozenset()) for item in returned)
+        return bool(returned) and all(item is not None and self._tensor_expression(item, function, frozenset()) for item in returned)
 
     def _settled_parameter_kind(self, name: str, init: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind | None:
         """The kind of a parameter of `__init__` that the body never rebinds nor tests with

@@ -14,9 +14,12 @@ from devfix.analysis.torch_api import (
     LEGACY_CPU_CONSTRUCTORS,
     MOVED_AFTER,
     NON_TENSOR_METHODS,
+    REDUCTIONS_WITH_INDICES,
     SCALAR_ANNOTATIONS,
     TENSOR_ANNOTATIONS,
     TENSOR_ONLY_MEMBERS,
+    TUPLE_KEYWORDS,
+    TUPLE_RESULTS,
     WHOLE_REDUCTIONS,
     is_torch_tensor_function,
 )
@@ -83,6 +86,8 @@ def is_tensor_expression(value: cst.BaseExpression, tensors: set[str], qualified
         return is_tensor_expression(value.value, tensors, qualified)
     if isinstance(value, cst.Call):
         method = value.func.attr.value if isinstance(value.func, cst.Attribute) else None
+        if gives_a_tuple(value, qualified):
+            return False
         if method is not None and method not in NON_TENSOR_METHODS and is_tensor_expression(value.func.value, tensors, qualified):
             return True  # a tensor method of a known tensor (libcst also names `betas.sqrt` "betas.sqrt")
         names = qualified(value.func)
@@ -93,6 +98,25 @@ def is_tensor_expression(value: cst.BaseExpression, tensors: set[str], qualified
     return False
 
 
+
+
+def gives_a_tuple(call: cst.Call, qualified: QualifiedNames) -> bool:
+    """`torch.split(x, 2)`, `x.sort()`, `x.max(dim=1)`, `torch.unique(x, return_counts=True)`,
+    `torch.where(mask)`: a tuple of tensors, by the function or method's name (`torch.max(a, b)` of
+    two tensors, a tensor, is refused with the others)."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    if name is None:
+        return False
+    positional = [arg for arg in call.args if arg.keyword is None and arg.star == ""]
+    keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+    function = any(qualified_name.startswith("torch.") for qualified_name in qualified(func))  # not a method of a tensor
+    given_a_dimension = "dim" in keywords or len(positional) > (1 if function else 0)
+    return (
+        name in TUPLE_RESULTS or bool(keywords & TUPLE_KEYWORDS)
+        or (name in REDUCTIONS_WITH_INDICES and given_a_dimension)
+        or (name == "where" and len(call.args) == 1)
+    )
 
 
 class _TensorEvidence(cst.CSTVisitor):

@@ -98,6 +98,15 @@ NON_TENSOR_TORCH_CALLS = frozenset(
         "torch.is_floating_point", "torch.is_complex", "torch.seed", "torch.initial_seed",
     }
 )
+# torch functions and tensor methods whose result is a tuple of tensors (`torch.split(x, 2)`,
+# `x.sort()`), not a tensor: no `register_buffer`, no `.to()`
+TUPLE_RESULTS = frozenset({
+    "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_tensors", "sort",
+    "topk", "kthvalue", "mode", "aminmax", "cummax", "cummin", "frexp", "std_mean", "var_mean", "histogram", "lu", "svd",
+    "qr", "slogdet", "eig", "eigh", "lstsq", "lu_factor", "lobpcg", "geqrf", "triangular_solve", "lu_unpack",
+})
+REDUCTIONS_WITH_INDICES = frozenset({"max", "min", "median", "nanmedian"})  # (values, indices) when given a dimension
+TUPLE_KEYWORDS = frozenset({"return_inverse", "return_counts", "as_tuple"})  # `torch.unique(x, return_counts=True)`
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
 TENSOR_ONLY_MEMBERS = frozenset(
     {

@@ -11,8 +11,9 @@ GPU placement of the value (`torch.linspace(0, 1, n).cuda()`) is dropped when th
 parameters: the buffer now moves with them, and the Module also runs on a machine without a GPU.
 
 Applies to a single `self.x = <torch computation>` (a legacy `torch.Tensor(anchors)` too, or
-a call of a method of the class that returns one: `self.build_table()` returning
-`torch.from_numpy(table).float()`) in `__init__` (after `super().__init__()`)
+a call of a method of the class, or of a function of the file, that returns one:
+`self.build_table()` returning `torch.from_numpy(table).float()`, `sample_b(sigma, size)` returning
+`torch.randn(size) * sigma`) in `__init__` (after `super().__init__()`)
 of a class known to be an `nn.Module`, when another method reads `self.x`.
 
 Refuses: tensors placed with a device the constructor receives (`torch.randn(n, device=device)`:
@@ -25,7 +26,9 @@ classes that are not Modules (see DF012).
 from __future__ import annotations
 
 import libcst as cst
+from libcst.metadata import GlobalScope, ScopeProvider
 
+from devfix.analysis.call_sites import file_functions
 from devfix.analysis.cst_bindings import is_generator, return_values
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute
@@ -75,16 +78,28 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
                 self._buffers[statement] = (name, moves_as_a_whole)
 
     def _returned_tensor(self, value: cst.BaseExpression, methods: dict[str, cst.FunctionDef]) -> bool:
-        """`self.table = self.build_table()`: a method of the class (not a generator) whose every
-        `return` gives a tensor expression (`torch.from_numpy(table).float()`)."""
-        if not (isinstance(value, cst.Call) and is_self_attribute(value.func)):
+        """`self.table = self.build_table()`, a method of the class, or `self.b = sample_b(sigma,
+        size)`, a function the file defines once at its top level (the name bound nowhere else):
+        not a generator, and every `return` gives a tensor expression (`torch.from_numpy(table).float()`,
+        `torch.randn(size) * sigma`)."""
+        if not isinstance(value, cst.Call):
             return False
-        method = methods.get(value.func.attr.value)
-        if method is None or method.name.value == "__init__" or is_generator(method):
+        if is_self_attribute(value.func):
+            function = methods.get(value.func.attr.value)
+        elif isinstance(value.func, cst.Name) and self._names_a_file_function(value.func):
+            function = file_functions(self.module).get(value.func.value)
+        else:
             return False
-        returned = return_values(method)
-        tensors = self.scope_tensors(method.body)
+        if function is None or function.name.value == "__init__" or is_generator(function):
+            return False
+        returned = return_values(function)
+        tensors = self.scope_tensors(function.body)
         return bool(returned) and all(item is not None and is_tensor_expression(item, tensors, self.qualified) for item in returned)
+
+    def _names_a_file_function(self, name: cst.Name) -> bool:
+        scope = self.get_metadata(ScopeProvider, name, None)
+        bound = list(scope[name.value]) if scope is not None else []
+        return len(bound) == 1 and isinstance(bound[0].scope, GlobalScope) and isinstance(bound[0].node, cst.FunctionDef)
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
