@@ -16,7 +16,10 @@ a call of a method of the class, or of a function of the file, that returns one:
 `torch.randn(size) * sigma`) in `__init__` (after `super().__init__()`)
 of a class known to be an `nn.Module`, when another method reads `self.x`.
 
-Refuses: tensors placed with a device the constructor receives (`torch.randn(n, device=device)`:
+Refuses: attributes that every other method moves where it reads them (`self.pos.to(x.device,
+dtype=x.dtype)`, `.to(x)`, `.cuda()`: the code is right as it is), complex tables (`torch.polar`:
+`.half()` would drop their imaginary part, and DDP broadcasts buffers), tensors placed with a
+device the constructor receives (`torch.randn(n, device=device)`:
 the layer places its own state, see DF019), attributes assigned in other methods too (lazy caches re-created on the input's device,
 `self.x = self.x.to(...)` done by hand), `nn.Parameter`s and Modules, values devfix cannot prove to
 be tensors (`build_table(n)`, an argument kept as is such as a dataclass of hyper-parameters), and
@@ -30,6 +33,7 @@ from libcst.metadata import GlobalScope, ScopeProvider
 
 from devfix.analysis.call_sites import file_functions
 from devfix.analysis.cst_bindings import is_generator, return_values
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute
 from devfix.analysis.scopes import ScopeTracker
@@ -39,6 +43,8 @@ from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
 NOT_BUFFERS = ("torch.nn.",)
+# torch's functions and dtypes that make complex tensors
+COMPLEX_MAKERS = frozenset({"polar", "complex", "view_as_complex", "cfloat", "cdouble", "chalf", "complex32", "complex64", "complex128"})
 
 
 class TensorAttributeBuffer(ScopeTracker, DevfixRule):
@@ -63,7 +69,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         for name, use in facts.attributes.items():
             if len(use.assignments) != 1 or use.assignments[0][0] != "__init__" or use.other_uses & {"augmented assignment"}:
                 continue
-            if not (use.read_in - {"__init__"}):
+            if not (use.read_in - {"__init__"}) or self._moved_where_read(name, facts.methods):
                 continue
             statement = use.assignments[0][1]
             if len(statement.targets) != 1 or self.line_of(statement) <= facts.super_init_line:
@@ -74,8 +80,59 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             if isinstance(value, cst.Name) and self.kind_of(value) is not Kind.TENSOR:
                 continue  # an argument kept as is: only a value proven a tensor can be a buffer
             made = is_tensor_expression(value, tensors, self.qualified) or self._returned_tensor(value, facts.methods)
+            if made and self._may_be_complex(value, facts.methods):
+                continue  # `torch.polar(...)`: `.half()` would drop its imaginary part, and DDP broadcasts buffers
             if made and not _placed_by_argument(value, init):
                 self._buffers[statement] = (name, moves_as_a_whole)
+
+    def _may_be_complex(self, value: cst.BaseExpression, methods: dict[str, cst.FunctionDef]) -> bool:
+        """The value, or the method or function of the file it calls, makes a complex tensor
+        (`torch.polar`, `torch.view_as_complex`, a complex dtype)."""
+        parts: list[cst.CSTNode] = [value]
+        if isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value in methods:
+            parts.append(methods[value.func.attr.value])
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            parts.append(file_functions(self.module).get(value.func.value) or value)
+        found = False
+
+        class Finder(cst.CSTVisitor):
+            def visit_Name(self, node: cst.Name) -> None:
+                nonlocal found
+                found = found or node.value in COMPLEX_MAKERS
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                nonlocal found
+                found = found or node.attr.value in COMPLEX_MAKERS
+
+        for part in parts:
+            part.visit(Finder())
+        return found
+
+    def _moved_where_read(self, name: str, methods: dict[str, cst.FunctionDef]) -> bool:
+        """Every read of `self.<name>` outside `__init__` moves it first (`self.pos.to(x.device,
+        dtype=x.dtype)`, `.cuda()`, `.type_as(x)`): the code places it where it is used, and is
+        right as it is."""
+        reads = [
+            node for method_name, method in methods.items() if method_name != "__init__"
+            for node in _self_attributes(method, name)
+        ]
+        return bool(reads) and all(self._moved(read) for read in reads)
+
+    def _moved(self, read: cst.Attribute) -> bool:
+        method = self.get_metadata(ParentProvider, read, None)
+        call = self.get_metadata(ParentProvider, method, None) if isinstance(method, cst.Attribute) else None
+        if not (isinstance(call, cst.Call) and call.func is method and method.value is read):
+            return False
+        if method.attr.value in ("cuda", "type_as"):
+            return True
+        if method.attr.value != "to":
+            return False
+        keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+        positional = [arg.value for arg in call.args if arg.keyword is None]
+        if "device" in keywords or (positional and "dtype" in keywords):  # `.to(device, dtype=...)`: the first is a device
+            return True
+        first = positional[0] if positional else None  # `.to(x)`, `.to(device)`: a name is taken for a move (not sure: leave it)
+        return isinstance(first, (cst.Name, cst.SimpleString)) or (isinstance(first, cst.Attribute) and first.attr.value == "device")
 
     def _returned_tensor(self, value: cst.BaseExpression, methods: dict[str, cst.FunctionDef]) -> bool:
         """`self.table = self.build_table()`, a method of the class, or `self.b = sample_b(sigma,
@@ -141,3 +198,16 @@ def _placed_by_argument(value: cst.BaseExpression, init: cst.FunctionDef) -> boo
     code = cst.Module([]).code_for_node(value).replace(" ", "")
     devices = [*parameters, "self."]
     return any(f"device={name}" in code or f".to({name}" in code for name in devices)
+
+
+def _self_attributes(method: cst.FunctionDef, name: str) -> list[cst.Attribute]:
+    """The `self.<name>` nodes of a method."""
+    found: list[cst.Attribute] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if is_self_attribute(node) and node.attr.value == name:
+                found.append(node)
+
+    method.visit(Finder())
+    return found

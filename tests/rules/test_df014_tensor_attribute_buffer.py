@@ -1,0 +1,52 @@
+"""DF014 leaves alone tensor attributes the code already places where it reads them, and complex
+tables (a buffer would be cast by `.half()` and broadcast by DDP)."""
+
+from __future__ import annotations
+
+import pytest
+
+from devfix.codemods import TensorAttributeBuffer
+from tests.conftest import run_devfix
+
+MODULE = """import torch
+from torch import nn
+
+
+def rotary_table(dim, end):
+    freqs = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+    angles = torch.outer(torch.arange(end).float(), freqs)
+    return torch.polar(torch.ones_like(angles), angles)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.table = VALUE
+
+    def forward(self, x):
+        return self.fc(x) + READ
+"""
+
+
+def findings(value: str, read: str) -> list[str]:
+    source = MODULE.replace("VALUE", value).replace("READ", read)
+    return [finding.code for finding in run_devfix(source, fix=False, rules=[TensorAttributeBuffer]).findings]
+
+
+@pytest.mark.parametrize("read", [
+    "self.table.to(x.device, dtype=x.dtype)", "self.table.to(x.device)", "self.table.to(device=x.device)",
+    "self.table.cuda()", "self.table.type_as(x)", "self.table.to(\"cuda\")", "self.table.to(x)",
+])
+def test_a_table_moved_where_every_method_reads_it_is_left_alone(read):
+    assert findings("torch.randn(4)", read) == []
+
+
+@pytest.mark.parametrize("read", ["self.table", "self.table.float()", "self.table.to(torch.float16)"])
+def test_a_table_read_without_a_move_is_reported(read):
+    assert findings("torch.randn(4)", read) == ["DF014"]
+
+
+@pytest.mark.parametrize("value", ["rotary_table(4, 8)", "torch.polar(torch.ones(4), torch.zeros(4))", "torch.randn(4, dtype=torch.cfloat)"])
+def test_a_complex_table_is_left_alone(value):
+    assert findings(value, "self.table.real[0, :4]") == []
