@@ -196,8 +196,7 @@ def process(
     """Check `source`; with `policy.apply`, also fix it and report what remains. `whole` is the
     whole file when `source` is a part of it (see `analysis.facts.analyse_file`). With
     `report_unused_ignores` (check only), a suppression comment that silenced nothing is a finding.
-    `trees` keeps the parsed tree and its metadata for the next call on the same bytes (not when
-    a check analyses only part of the file: a fix that follows then parses the whole). Without
+    `trees` keeps the parsed tree and its metadata for the next call on the same bytes. Without
     `report_remaining`, a fix is not followed by a check of the fixed code when its last pass did
     not see it whole (the result then has no findings): for a caller that only wants the text.
 
@@ -211,8 +210,7 @@ def process(
         return FileResult(path, source, source, tuple(unused))
     import libcst as cst
 
-    cached = trees is not None and trees.get(source) is not None
-    if facts is not None and not policy.apply and not cached and whole is None and not report_unused_ignores:
+    if facts is not None and not policy.apply and trees is None and whole is None and not report_unused_ignores:
         part = _slice_for(facts, rules)
         if part is not None:
             return _check_slice(source, path, rules, project, facts, part)

@@ -4,10 +4,7 @@ Parsing a 1,000-line file with libcst and resolving its scopes, qualified names,
 positions costs most of a second; a rule's own pass over the resolved tree costs a tenth of that.
 The language server's worker asks twice about the same text: its diagnostics, then the quick fix
 the user picks from them. With this cache the fix reuses the analysis the diagnostics resolved
-(`engine.process(trees=...)`). Diagnostics that analysed only part of a long file
-(`devfix.check_slice`: tens of milliseconds where the whole costs most of a second) keep no tree:
-the quick fix asked next parses the whole file, and keeps that. The CLI does not use it: it sees
-each text once.
+(`engine.process(trees=...)`). The CLI does not use it: it sees each text once.
 """
 
 from __future__ import annotations

@@ -63,27 +63,6 @@ def test_a_fix_after_the_analysis_parses_nothing_again(trees, monkeypatch):
     assert parsed == [fixed.encode()]
 
 
-LONG_LIBRARY = "import torch\n" + "".join(f"\n\ndef unrelated_{index}(values):\n    return [value + {index} for value in values]\n" for index in range(40)) + (
-    "\n\ndef features(model, x):\n    return model(x.cuda())\n"
-)
-
-
-def test_a_long_file_is_checked_in_part_and_its_fix_parses_it_whole(trees, monkeypatch):
-    """The worker's diagnostics of a long file take the check's slice (`devfix.check_slice`), as
-    `devfix check` does: no tree is kept, and the quick fix that follows parses the whole file and
-    equals a fresh run's."""
-    sliced: list[str] = []
-    real_check_slice = engine._check_slice
-    monkeypatch.setattr(engine, "_check_slice", lambda *arguments: sliced.append(arguments[1]) or real_check_slice(*arguments))
-    request = Request(LONG_LIBRARY, "models.py")
-    (finding,) = background.analyse(request).findings
-    assert finding.code == "DF001" and sliced == ["models.py"]
-    assert trees.get(LONG_LIBRARY.encode()) is None
-    policy = FixPolicy(apply=True, unsafe=True, only=(finding.code, finding.start))
-    assert background.fix(request, policy) == fresh_fix(LONG_LIBRARY, "models.py", policy)
-    assert trees.get(LONG_LIBRARY.encode()) is not None
-
-
 def test_one_fix_changes_only_its_own_finding(trees):
     request = Request(TWO_FINDINGS, "train.py")
     _model, tensor = sorted(background.analyse(request).findings, key=lambda finding: finding.start.line)
