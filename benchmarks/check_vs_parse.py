@@ -9,7 +9,9 @@ Downloads pinned wheels of timm, lightning and diffusers from the package index 
 and prints the ratio check / floor. Same process, same files, one core: the ratio does not depend
 on the worker count. Also times `devfix check` as a subprocess with its default workers, and for
 timm the check of `timm/models/hiera.py` (about 1,000 lines, the file issue 10 names), best of 5,
-as it is and with a 3-line function holding a `.cuda()` and a `.numpy()` appended (two findings).
+as it is, with a 3-line function holding a `.cuda()` and a `.numpy()` appended (two findings), and
+with an 11-line Module appended that keeps a CPU tensor attribute and makes one in `forward` (two
+findings of class-wide rules, DF014 and DF016).
 
     python benchmarks/check_vs_parse.py [--cache DIR] [NAME==VERSION ...]
 """
@@ -33,6 +35,19 @@ from devfix.engine import process
 PROJECTS = ("timm==1.0.15", "lightning==2.5.1", "diffusers==0.33.1")
 ONE_FILE = "timm/models/hiera.py"
 BUG = b"\n\ndef debug_features(model, x):\n    feats = model(x.cuda())\n    return feats.numpy()\n"
+# a Module keeping a CPU tensor as a plain attribute (DF014) and making one in forward (DF016): class-wide rules
+CLASS_BUG = b"""
+
+class PositionalHead(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.emb = nn.Embedding(64, dim)
+        self.scale = torch.ones(dim)
+
+    def forward(self, x):
+        positions = torch.arange(x.size(1))
+        return (x + self.emb(positions)) * self.scale
+"""
 
 
 def sources(spec: str, cache: Path) -> Path:
@@ -79,9 +94,10 @@ def measure(spec: str, cache: Path) -> None:
             best = min(timed(check, [(path, source)]) for _ in range(5))
             parse = min(timed(lambda item: libcst.parse_module(item[1]), [(path, source)]) for _ in range(5))
             with_bug = min(timed(check, [(path, source + BUG)]) for _ in range(5))
+            with_class = min(timed(check, [(path, source + CLASS_BUG)]) for _ in range(5))
             one_file_lines = source.count(b"\n")
             print(f"  {ONE_FILE} ({one_file_lines} lines): check {best * 1000:.0f} ms, libcst parse {parse * 1000:.0f} ms; "
-                  f"with two findings appended: check {with_bug * 1000:.0f} ms")
+                  f"with two findings appended: check {with_bug * 1000:.0f} ms; with a Module holding two: {with_class * 1000:.0f} ms")
 
 
 def main() -> None:
