@@ -95,7 +95,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF009", "df009_legacy_constructor", "LegacyConstructor", triggers=('Tensor(', 'Tensor\n', 'Parameter('), signals=frozenset({screen.LEGACY_CONSTRUCTOR}), findings_in="legacy_constructor"),
     RuleSpec("DF010", "df010_helper_device", "HelperDevice", triggers=('for ',), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
     RuleSpec("DF011", "df011_loss_weight_device", "LossWeightDevice", triggers=('weight=',), signals=frozenset({screen.LOSS_WEIGHT})),
-    RuleSpec("DF012", "df012_lookup_table_device", "LookupTableDevice", triggers=('class ', 'def ', '['), signals=frozenset({screen.PLAIN_CLASS_TABLE})),
+    RuleSpec("DF012", "df012_lookup_table_device", "LookupTableDevice", triggers=('class ', 'def ', '['), signals=frozenset({screen.PLAIN_CLASS_TABLE}), findings_in="lookup_table"),
     RuleSpec("DF013", "df013_runtime_placement", "RuntimePlacement", triggers=('jit.trace', 'device_map'), signals=frozenset({screen.RUNTIME_PLACEMENT})),
     RuleSpec("DF014", "df014_tensor_attribute_buffer", "TensorAttributeBuffer", triggers=('class ',), signals=frozenset({screen.MODULE_TENSOR_ATTRIBUTE}), findings_in="tensor_attribute"),
     RuleSpec("DF015", "df015_module_container", "ModuleContainer", triggers=('class ',), signals=frozenset({screen.MODULE_CONTAINER}), findings_in="module_container"),

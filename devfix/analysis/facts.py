@@ -86,6 +86,8 @@ class FileFacts:
         if self._walk.star_import:
             return None
         self.signals  # noqa: B018 -- the screen fills the sites as it computes the signals
+        if signal == signals.PLAIN_CLASS_TABLE and self._walk.table_anywhere:
+            return None
         return self._walk.class_sites.get(signal, [])
 
     def has_signal(self, signal: str) -> bool:

@@ -113,6 +113,22 @@ def method_tensor_device(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     return _sites(chunks, [node for node in classes if class_feeds_fresh_tensors(node, facts.imports)])
 
 
+def lookup_table(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
+    """DF012 reports the uses of a plain class's CPU tables in its methods, and in the functions
+    of the file they are handed to (`extract(self.alphas_cumprod, t, x)`): the classes, and the
+    top-level functions their code calls by name. A table of the top level may be read anywhere:
+    None."""
+    classes = facts.signal_sites(signals.PLAIN_CLASS_TABLE)
+    if classes is None:
+        return None
+    seeds = _sites(chunks, classes)
+    called = {node.func.id for class_node in classes for node in every_node(class_node)
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    functions = [node for node in facts.tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in called]
+    seeds.findings |= _sites(chunks, functions).findings
+    return seeds
+
+
 def device_argument_layer(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     """DF019 reports the factories of an `__init__` that receives a device and makes a tensor without it."""
     return _sites(chunks, facts.signal_sites(signals.DEVICE_ARGUMENT_LAYER))

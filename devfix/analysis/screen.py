@@ -120,8 +120,9 @@ class Walk:
     constructions: list[ast.Call] = field(default_factory=list)  # `Layer(...)` of `Layer(...)(x)` in a method
     cuda_defaults: list[ast.expr] = field(default_factory=list)  # `def f(x, device="cuda")` at the top level
     # set by `signals`: per signal of one class's code (DF014, DF015, DF019), the nodes that raised
-    # it, and the classes DF016 may find a factory in: where those rules' findings can be
+    # it, and the classes DF016 may find a factory in and DF012 a table used: where those rules' findings can be
     class_sites: dict[str, list[ast.AST]] = field(default_factory=dict)
+    table_anywhere: bool = False  # set by `signals`: DF012's table of the top level, read anywhere
 
 
 WATCHED = (ast.Call, ast.Constant, ast.For, ast.AsyncFor, ast.Expr, ast.Assign, ast.AnnAssign)
@@ -199,7 +200,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
     if screen.moves_after_optimizer_load():
         screen.found.add(OPTIMIZER_LOADED_BEFORE_MOVE)
     if screen.tables_in_use():
-        screen.found.add(PLAIN_CLASS_TABLE)
+        screen.found.add(PLAIN_CLASS_TABLE)  # `class_sites`: the classes using tables (none: a top-level table)
     if screen.looped_over and _may_loop_over_a_loader(screen.looped_over, found):
         screen.found.add(LOADER_LOOP)
     elif screen.looped_over:
@@ -276,23 +277,27 @@ class _Screen:
         prove a tensor there (`logtwopi = np.log(2 * np.pi)` is neither)."""
         functions = {node.name for node in self.walked.tree.body if isinstance(node, FUNCTIONS)}
         if self._top_level_tables_handed_to(functions):
+            self.walked.table_anywhere = True
             return True
         for class_node, candidates in self.table_candidates.values():
             tables = {attribute for attribute, made_by_torch in candidates.items() if made_by_torch}
-            if not tables:
+            if tables and self._uses_a_table(class_node, tables, functions):
+                self.walked.class_sites.setdefault(PLAIN_CLASS_TABLE, []).append(class_node)
+        return PLAIN_CLASS_TABLE in self.walked.class_sites
+
+    def _uses_a_table(self, class_node: ast.ClassDef, tables: set[str], functions: set[str]) -> bool:
+        for node, function in _nodes_with_function(class_node):
+            if isinstance(node, ast.Subscript):
+                used = [node.value] if isinstance(node.slice, ast.Name) else []
+            elif isinstance(node, ast.BinOp):
+                used = [side for side, other in ((node.left, node.right), (node.right, node.left))
+                        if self._may_meet_a_tensor(other, function)]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+                used = list(node.args)
+            else:
                 continue
-            for node, function in _nodes_with_function(class_node):
-                if isinstance(node, ast.Subscript):
-                    used = [node.value] if isinstance(node.slice, ast.Name) else []
-                elif isinstance(node, ast.BinOp):
-                    used = [side for side, other in ((node.left, node.right), (node.right, node.left))
-                            if self._may_meet_a_tensor(other, function)]
-                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
-                    used = list(node.args)
-                else:
-                    continue
-                if any(is_self_attribute(value) and value.attr in tables for value in used):
-                    return True
+            if any(is_self_attribute(value) and value.attr in tables for value in used):
+                return True
         return False
 
     def _top_level_tables_handed_to(self, functions: set[str]) -> bool:
