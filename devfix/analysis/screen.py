@@ -211,7 +211,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
     for container in screen.empty_lists & screen.appended:
         if screen.stores.get(container, 0) <= 1:  # DF015 wraps a container `__init__` stores once, and nothing else stores
             screen.raised(MODULE_CONTAINER, screen.class_nodes[container[0]])
-    found.class_sites[UNPLACED_FACTORY_IN_METHOD] = list(screen.factory_classes.values())  # `method_factory_classes`
+    found.class_sites[UNPLACED_FACTORY_IN_METHOD] = list(screen.factory_classes.values())  # DF016 seeds: those that feed
     if any(class_feeds_fresh_tensors(node, found.imports) for node in screen.factory_classes.values()):
         screen.found.add(UNPLACED_FACTORY_IN_METHOD)
     if screen.copied & screen.moved:
