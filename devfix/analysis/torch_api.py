@@ -105,6 +105,9 @@ TUPLE_RESULTS = frozenset({
     "topk", "kthvalue", "mode", "aminmax", "cummax", "cummin", "frexp", "std_mean", "var_mean", "histogram", "lu", "svd",
     "qr", "slogdet", "eig", "eigh", "lstsq", "lu_factor", "lobpcg", "geqrf", "triangular_solve", "lu_unpack",
 })
+COMPLEX_MAKERS = frozenset({  # torch's functions and dtypes that make complex tensors
+    "polar", "complex", "view_as_complex", "cfloat", "cdouble", "chalf", "complex32", "complex64", "complex128",
+})
 REDUCTIONS_WITH_INDICES = frozenset({"max", "min", "median", "nanmedian"})  # (values, indices) when given a dimension
 TUPLE_KEYWORDS = frozenset({"return_inverse", "return_counts", "as_tuple"})  # `torch.unique(x, return_counts=True)`
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")

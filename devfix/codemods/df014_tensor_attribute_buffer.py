@@ -38,13 +38,12 @@ from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
+from devfix.analysis.torch_api import COMPLEX_MAKERS
 from devfix.analysis.torch_names import is_cuda_device_expression
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
 NOT_BUFFERS = ("torch.nn.",)
-# torch's functions and dtypes that make complex tensors
-COMPLEX_MAKERS = frozenset({"polar", "complex", "view_as_complex", "cfloat", "cdouble", "chalf", "complex32", "complex64", "complex128"})
 
 
 class TensorAttributeBuffer(ScopeTracker, DevfixRule):
@@ -88,11 +87,8 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
     def _may_be_complex(self, value: cst.BaseExpression, methods: dict[str, cst.FunctionDef]) -> bool:
         """The value, or the method or function of the file it calls, makes a complex tensor
         (`torch.polar`, `torch.view_as_complex`, a complex dtype)."""
-        parts: list[cst.CSTNode] = [value]
-        if isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value in methods:
-            parts.append(methods[value.func.attr.value])
-        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
-            parts.append(file_functions(self.module).get(value.func.value) or value)
+        called = self._called_function(value, methods)
+        parts: list[cst.CSTNode] = [value] if called is None else [value, called]
         found = False
 
         class Finder(cst.CSTVisitor):
@@ -139,24 +135,27 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         size)`, a function the file defines once at its top level (the name bound nowhere else):
         not a generator, and every `return` gives a tensor expression (`torch.from_numpy(table).float()`,
         `torch.randn(size) * sigma`)."""
-        if not isinstance(value, cst.Call):
-            return False
-        if is_self_attribute(value.func):
-            function = methods.get(value.func.attr.value)
-        elif isinstance(value.func, cst.Name) and self._names_a_file_function(value.func):
-            function = file_functions(self.module).get(value.func.value)
-        else:
-            return False
+        function = self._called_function(value, methods)
         if function is None or function.name.value == "__init__" or is_generator(function):
             return False
         returned = return_values(function)
         tensors = self.scope_tensors(function.body)
         return bool(returned) and all(item is not None and is_tensor_expression(item, tensors, self.qualified) for item in returned)
 
-    def _names_a_file_function(self, name: cst.Name) -> bool:
-        scope = self.get_metadata(ScopeProvider, name, None)
-        bound = list(scope[name.value]) if scope is not None else []
-        return len(bound) == 1 and isinstance(bound[0].scope, GlobalScope) and isinstance(bound[0].node, cst.FunctionDef)
+    def _called_function(self, value: cst.BaseExpression, methods: dict[str, cst.FunctionDef]) -> cst.FunctionDef | None:
+        """The method of the class (`self.build_table()`) or the function of the file
+        (`sample_b(sigma, size)`, its name bound nowhere else) that `value` calls, if any."""
+        if not isinstance(value, cst.Call):
+            return None
+        if is_self_attribute(value.func):
+            return methods.get(value.func.attr.value)
+        if not isinstance(value.func, cst.Name):
+            return None
+        scope = self.get_metadata(ScopeProvider, value.func, None)
+        bound = list(scope[value.func.value]) if scope is not None else []
+        if len(bound) != 1 or not isinstance(bound[0].scope, GlobalScope) or not isinstance(bound[0].node, cst.FunctionDef):
+            return None
+        return file_functions(self.module).get(value.func.value)
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
