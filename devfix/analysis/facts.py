@@ -81,13 +81,11 @@ class FileFacts:
 
     def signal_sites(self, signal: str) -> list[ast.AST] | None:
         """Where the screen raised one of the signals of a class's code (`Walk.class_sites`): a
-        superset of where the rules that need it find anything. None under a star import (the
-        screen then assumes every signal, anywhere)."""
+        superset of where the rules that need it find anything. None for anywhere: under a star
+        import (the screen then assumes every signal), or where the screen says so."""
         if self._walk.star_import:
             return None
         self.signals  # noqa: B018 -- the screen fills the sites as it computes the signals
-        if signal == signals.PLAIN_CLASS_TABLE and self._walk.table_anywhere:
-            return None
         return self._walk.class_sites.get(signal, [])
 
     def has_signal(self, signal: str) -> bool:

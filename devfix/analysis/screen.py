@@ -120,9 +120,9 @@ class Walk:
     constructions: list[ast.Call] = field(default_factory=list)  # `Layer(...)` of `Layer(...)(x)` in a method
     cuda_defaults: list[ast.expr] = field(default_factory=list)  # `def f(x, device="cuda")` at the top level
     # set by `signals`: per signal of one class's code (DF014, DF015, DF019), the nodes that raised
-    # it, and the classes DF016 may find a factory in and DF012 a table used: where those rules' findings can be
-    class_sites: dict[str, list[ast.AST]] = field(default_factory=dict)
-    table_anywhere: bool = False  # set by `signals`: DF012's table of the top level, read anywhere
+    # it, and the classes DF016 may find a factory in and DF012 a table used: where those rules'
+    # findings can be (None: anywhere, as for DF012's table of the top level)
+    class_sites: dict[str, list[ast.AST] | None] = field(default_factory=dict)
 
 
 WATCHED = (ast.Call, ast.Constant, ast.For, ast.AsyncFor, ast.Expr, ast.Assign, ast.AnnAssign)
@@ -200,7 +200,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
     if screen.moves_after_optimizer_load():
         screen.found.add(OPTIMIZER_LOADED_BEFORE_MOVE)
     if screen.tables_in_use():
-        screen.found.add(PLAIN_CLASS_TABLE)  # `class_sites`: the classes using tables (none: a top-level table)
+        screen.found.add(PLAIN_CLASS_TABLE)  # `class_sites`: the classes using tables (None: a top-level table, read anywhere)
     if screen.looped_over and _may_loop_over_a_loader(screen.looped_over, found):
         screen.found.add(LOADER_LOOP)
     elif screen.looped_over:
@@ -277,7 +277,7 @@ class _Screen:
         prove a tensor there (`logtwopi = np.log(2 * np.pi)` is neither)."""
         functions = {node.name for node in self.walked.tree.body if isinstance(node, FUNCTIONS)}
         if self._top_level_tables_handed_to(functions):
-            self.walked.table_anywhere = True
+            self.walked.class_sites[PLAIN_CLASS_TABLE] = None  # read anywhere
             return True
         for class_node, candidates in self.table_candidates.values():
             tables = {attribute for attribute, made_by_torch in candidates.items() if made_by_torch}
