@@ -48,6 +48,9 @@ PLACEHOLDER_MIN_LINES = 3
 class CheckSlice:
     text: str  # the file with the statements not needed blanked out, line for line
     finding_lines: tuple[tuple[int, int], ...]  # (first, last) lines of the chunks that may hold findings
+    # the value analysis may read the slice alone: no statement left out names a method of a kept
+    # class (`self.encode(...)` in another class: the analysis joins every `.encode(...)` call's arguments)
+    values_complete: bool = False
 
     def holds(self, line: int) -> bool:
         return any(first <= line <= last for first, last in self.finding_lines)
@@ -83,7 +86,19 @@ def check_slice(facts: FileFacts, seeds_of: Sequence[str | None]) -> CheckSlice 
         else:
             dropped += chunk.lines
     parts.append(_placeholder(dropped))
-    return CheckSlice("".join(parts), tuple((chunks[index].start, chunks[index].end) for index in sorted(findings)))
+    return CheckSlice(
+        "".join(parts), tuple((chunks[index].start, chunks[index].end) for index in sorted(findings)), _values_complete(chunks, kept),
+    )
+
+
+def _values_complete(chunks: list[Chunk], kept: set[int]) -> bool:
+    """Whether the kept chunks hold everything the value analysis reads to know the kinds of their
+    names: the closure keeps the definitions they read and the calls of their functions and
+    classes, but not the statements naming one of their classes' methods through `self` in an
+    unrelated class (`analysis.values` infers a method's parameter kinds from every call of a
+    method of that name)."""
+    methods = frozenset().union(*(chunks[index].methods for index in kept)) - {"forward"}
+    return not any(chunk.attributes & methods for index, chunk in enumerate(chunks) if index not in kept)
 
 
 def _closure(chunks: list[Chunk], findings: set[int], reads: set[int]) -> set[int]:

@@ -277,6 +277,8 @@ def _check_slice(source: bytes, path: str, rules: Sequence[Rule], project: Proje
             return FileResult(path, source, source, error=describe_parse_error(path, error))
         raise
     crashes: list[str] = []
+    if part.values_complete:
+        facts.read_values_in(part.text)
     found = check_module(module, path, rules, project, facts, crashes, code=part.text, whole_text=facts.text)
     findings = tuple(finding for finding in found if part.holds(finding.start.line))
     return FileResult(path, source, source, findings, rule_crashes=tuple(crashes))

@@ -153,6 +153,78 @@ def test_the_sliced_check_finds_what_the_whole_file_check_finds_below_a_model_li
     assert compared >= 30
 
 
+def kept_lines(part_text: str, text: str) -> set[int]:
+    """The lines a slice keeps as they are (dropped ones are blank or a placeholder string)."""
+    return {number for number, (kept, original) in enumerate(zip(part_text.splitlines(), text.splitlines()), 1)
+            if kept == original and kept.strip()}
+
+
+def value_facts(values, lines: set[int]) -> tuple:
+    return tuple(
+        {position: fact for position, fact in facts.items() if position[0] in lines}
+        for facts in (values.reads, values.read_names, values.attribute_reads)
+    ) + (sorted(position for position in values.scalar_tensors if position[0] in lines),)
+
+
+@pytest.mark.parametrize("above, below", [("", PADDING), (MODEL_LIBRARY + "\n\n", "")], ids=["padded", "below-a-model-library"])
+def test_the_value_analysis_of_a_slice_knows_what_the_whole_files_knows_of_the_kept_lines(above, below):
+    """A sliced check lets the value analysis read the slice alone (`FileFacts.read_values_in`):
+    every kind it gives a name read in a kept statement must be the whole file's."""
+    compared, differences = 0, []
+    for path in SOURCES:
+        text = above + path.read_text(encoding="utf-8") + below
+        whole = engine.screen(text.encode(), str(path), ProjectIndex())
+        if whole is None or (part := engine._slice_for(whole, ALL_RULES)) is None or not part.values_complete:
+            continue
+        sliced = engine.screen(text.encode(), str(path), ProjectIndex())
+        sliced.read_values_in(part.text)
+        lines = kept_lines(part.text, text)
+        compared += 1
+        if value_facts(sliced.values, lines) != value_facts(whole.values, lines):
+            differences.append(str(path.relative_to(ROOT)))
+    assert differences == []
+    assert compared >= 30
+
+
+SHARED_METHOD_NAME = MODEL_LIBRARY + '''
+
+class Encoder(nn.Module):
+    def forward(self, x):
+        return self.encode([x.size(0), x.size(1)])
+
+    def encode(self, sizes):
+        return sum(sizes)
+
+
+class Head(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.scale = torch.ones(dim)
+
+    def forward(self, x):
+        return self.encode(torch.zeros(3)) * self.scale
+
+    def encode(self, t):
+        return t + 1
+'''
+
+
+def test_the_value_analysis_reads_the_whole_file_when_another_class_calls_a_kept_method_by_name():
+    """`analysis.values` gives `encode`'s parameter the kinds every `.encode(...)` call passes,
+    `Encoder`'s own call (a list) too: read alone, the slice would take Head's `t` for a tensor."""
+    text = SHARED_METHOD_NAME
+    whole = engine.screen(text.encode(), "models.py", ProjectIndex())
+    part = engine._slice_for(whole, ALL_RULES)
+    assert part is not None and "class Encoder" not in part.text and "class Head" in part.text
+    assert part.values_complete is False
+    sliced = engine.screen(text.encode(), "models.py", ProjectIndex())
+    sliced.read_values_in(part.text)
+    lines = kept_lines(part.text, text)
+    assert value_facts(sliced.values, lines) != value_facts(whole.values, lines)  # why the slice is refused
+    without_encoder = text.replace("        return self.encode([x.size(0), x.size(1)])", "        return x")
+    assert engine._slice_for(engine.screen(without_encoder.encode(), "models.py", ProjectIndex()), ALL_RULES).values_complete
+
+
 POSITIONS = '''
 
 class PositionalHead(nn.Module):

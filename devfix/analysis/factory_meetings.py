@@ -63,20 +63,33 @@ NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
 
 def factory_may_meet_tensor(
     tree: ast.Module, imports: ImportTable, kind_at: KindAt, non_tensors: NonTensors,
-    imported_helper: Callable[[str], bool] = lambda name: False,
+    imported_helper: Callable[[str], bool] = lambda name: False, classes: dict[str, Kind] | None = None,
 ) -> bool:
     """False only when no factory call of the file can meet a tensor the way DF004 looks for.
     `imported_helper`: does the imported function of that name (`from utils import causal_mask`)
-    return CPU tensors (`ProjectIndex.imported_helper`)?"""
+    return CPU tensors (`ProjectIndex.imported_helper`)? `classes`: the kinds of the file's
+    top-level classes, as the value analysis was given them."""
     callables = _maybe_modules(tree, imports)
     callers = _Callers(tree)
     feeders = (_class_methods(tree), _functions_calling_top_level_moves(tree))
     layers = _TensorLayerAttributes(tree, imports)
+    receivers = _receiver_kinds(tree, classes or {})
     return any(
         _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers,
-               feeders, layers, imported_helper).has_meeting()
+               feeders, layers, imported_helper, receivers.get(id(function))).has_meeting()
         for body, function in _scopes(tree)
     )
+
+
+def _receiver_kinds(tree: ast.Module, classes: dict[str, Kind]) -> dict[int, Kind]:
+    """The kind the value analysis gives the first parameter (`self`, `cls`) of each method
+    defined in a top-level class, not static: the class's own, known without analysing the file."""
+    return {
+        id(method): classes.get(node.name, Kind.UNKNOWN)
+        for node in tree.body if isinstance(node, ast.ClassDef)
+        for method in node.body if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and parameters(method)
+        and not any(isinstance(decorator, ast.Name) and decorator.id == "staticmethod" for decorator in method.decorator_list)
+    }
 
 
 class _TensorLayerAttributes:
@@ -280,9 +293,11 @@ class _Scope:
         feeders: tuple[dict[str, frozenset[str]], frozenset[str]] = ({}, frozenset()),
         layers: _TensorLayerAttributes | frozenset[str] = frozenset(),
         imported_helper: Callable[[str], bool] = lambda name: False,
+        receiver_kind: Kind | None = None,
     ) -> None:
         """`values`: what the value analysis says of a name where read, and of the names of some
-        lines; `models`: the parameters that may hold a model every caller moved (`_Callers`)."""
+        lines; `models`: the parameters that may hold a model every caller moved (`_Callers`);
+        `receiver_kind`: the kind of a method's first parameter (`_receiver_kinds`)."""
         self.imports, self.callables = imports, callables
         self.kind_at, self._non_tensors = values
         self.function = function
@@ -296,6 +311,8 @@ class _Scope:
         self.layers = layers  # `self.<layer>` attributes of single-tensor torch.nn layers
         self.imported_helper = imported_helper  # an imported function of the project that returns CPU tensors
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
+        # `self` of a Module's method is no tensor: known without the value analysis, unless rebound here
+        self.receiver = self.parameters[0].arg if receiver_kind is not None and receiver_kind.is_known_non_tensor else None
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
         self.moved: dict[str, list[int]] = {}  # names the scope moves (`x.to(device)`, `x = y.cuda()`) → lines
@@ -658,7 +675,7 @@ class _Scope:
         return []
 
     def _may_be_a_reference(self, node: ast.Name) -> bool:
-        if node.id in self.imports.names:
+        if node.id in self.imports.names or (node.id == self.receiver and not self._receiver_rebound):
             return False
         if self._has_sources(node) and not self._moved_since_bound(node.id, node.lineno):
             return False  # DF004 takes a name holding a fresh factory's tensor for no reference
@@ -668,6 +685,10 @@ class _Scope:
         if node.id in self.module_outputs:
             return True
         return (kind is Kind.TENSOR or node.id in self.evidenced) and node.id not in self.vetoed
+
+    @cached_property
+    def _receiver_rebound(self) -> bool:
+        return self.receiver is not None and _binds(self.nodes, self.receiver)
 
     def _device_known(self, reference: str, line: int, depth: int = 0) -> bool:
         """DF004's `_device_of`, over-approximated: can the rule name, for a factory call on `line`,
@@ -755,6 +776,21 @@ class _Scope:
             not (source is reference and isinstance(source, ast.Name)) and self._alignable(source, reference)
             for source in sources for reference in references
         )
+
+
+def _binds(nodes: list[ast.AST], name: str) -> bool:
+    """Does any of a scope's nodes bind `name` (assignment, walrus, loop, `with`, `except`, import,
+    `del`, a lambda's or comprehension's own variable, `global`)?"""
+    for node in nodes:
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, ast.arg) and node.arg == name or isinstance(node, ast.ExceptHandler) and node.name == name:
+            return True
+        if isinstance(node, ast.alias) and (node.asname or node.name.partition(".")[0]) == name:
+            return True
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+    return False
 
 
 def _layer_weight_of(receiver: ast.expr, callables: set[str]) -> bool:

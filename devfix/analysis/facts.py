@@ -194,7 +194,7 @@ class FileFacts:
         """The value analysis runs only if a factory meets a name whose kind matters."""
         return factory_may_meet_tensor(
             self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
-            self.non_tensor_names, self._imported_host_helper,
+            self.non_tensor_names, self._imported_host_helper, self.classes,
         )
 
     @cached_property
@@ -229,8 +229,21 @@ class FileFacts:
 
     @cached_property
     def values(self) -> ValueFacts:
+        return self._analyse_values(self._tree)
+
+    def read_values_in(self, part: str) -> None:
+        """Let the value analysis, when nothing has needed it yet, read only `part`: a line-for-line
+        slice of the file that keeps with its statements everything they depend on (`check_slice`,
+        `CheckSlice.values_complete`). The kinds of the names read in the kept statements are the
+        whole file's (the slice keeps the definitions they read, the calls that give their parameters
+        kinds, the statements that change what they read); nothing else may be asked. A long file's
+        analysis then costs its slice's."""
+        if "values" not in self.__dict__:
+            self.__dict__["values"] = self._analyse_values(python_parser.parse(part))
+
+    def _analyse_values(self, tree: ast.Module) -> ValueFacts:
         imported = lambda qualified: self._project.imported_kind(self._path, qualified)  # noqa: E731
-        return analyse_values(self._tree, self.imports, self.classes, self._walk.declared_global, imported)
+        return analyse_values(tree, self.imports, self.classes, self._walk.declared_global, imported)
 
     def kind_at(self, line: int, column: int) -> Kind:
         """The kind of the name read at `line` and character `column` (0-based), as libcst counts."""

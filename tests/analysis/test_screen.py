@@ -729,3 +729,17 @@ def test_df024_needs_a_cuda_only_call_nothing_checks(body, expected):
 def test_df004_screen_and_rule_agree_on_layer_outputs_and_multiline_rebinding(source):
     assert "DF004" in rules_that_may_apply(source)
     assert rule_findings("DF004", source)
+
+
+@pytest.mark.parametrize("method, expected", [
+    ("    def forward(self, x):\n        return self.emb(torch.arange(x.size(1)))\n", False),  # a Module's `self` is no tensor
+    ("    def forward(self, x: torch.Tensor):\n        self = x\n        return self + torch.ones(3)\n", True),  # rebound
+    ("    @staticmethod\n    def shift(self: torch.Tensor):\n        return self + torch.ones(3)\n", True),  # not a receiver
+])
+def test_df004_knows_a_modules_own_receiver_is_no_tensor_unless_rebound(method, expected):
+    """The screen answers for `self` of a Module's method without the file's value analysis (the
+    kind it would give: the class's), but not where the method binds the name again."""
+    source = "import torch\nfrom torch import nn\n\n\nclass Head(nn.Module):\n" + method
+    facts = analyse_file(source, "heads.py")
+    assert facts.has_signal("factory-meets-tensor") is expected
+    assert "values" not in facts.__dict__ or expected
