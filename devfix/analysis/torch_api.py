@@ -126,6 +126,10 @@ LEGACY_CPU_CONSTRUCTORS = frozenset(
     f"torch.{name}" for name in ("Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor")
 )
 MOVED_AFTER = FROM_NUMPY | LEGACY_CPU_CONSTRUCTORS  # they take no CUDA device=: the result is moved
+DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.scalar_tensor"})
+# they make a tensor of the data given first (`torch.from_numpy(state)`): that value is an array, a list
+# or a number, no tensor whose device a fix could name (a numpy 2 array's `.device` is "cpu")
+DATA_CONVERTERS = DATA_FACTORIES | FROM_NUMPY | LEGACY_CPU_CONSTRUCTORS | {"torch.asarray"}
 DEVICE_CHANGING_METHODS = frozenset({"cpu", "cuda", "to", "type", "type_as", "pin_memory"})  # `.type(torch.cuda.FloatTensor)` moves
 CAST_KEYWORDS = frozenset({"dtype", "non_blocking", "copy", "memory_format"})  # `x.to(dtype=...)`: what a cast may be given
 # methods of a Module or a tensor whose result lives where the receiver does: `Net().to(device).eval()`

@@ -92,6 +92,7 @@ from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call, is_tensor_expression, is_whole_reduction, tensor_names
 from devfix.analysis.torch_api import (
     CHAIN_STOPS,
+    DATA_FACTORIES,
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
     HOST_SIDE_PREFIXES,
@@ -106,7 +107,6 @@ from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword, moved_to
 from devfix.findings import Safety
 
-DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.scalar_tensor"})
 HOST_VALUES = frozenset({"tolist", "item", "numpy"})  # methods whose result is no tensor
 # (`.type_as(src)` among DEVICE_CHANGING_METHODS: it takes `src`'s type, device included)
 

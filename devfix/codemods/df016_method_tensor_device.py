@@ -13,7 +13,9 @@ once (a stored `self.device = ...` would go stale after `.to()`); an existing pr
 framework's live `self.device` (Lightning, transformers) is reused. A class deriving from another
 class of the project gets `next(self.parameters()).device` instead: its base might assign
 `self.device`, which a read-only property would break. `torch.from_numpy(a)` gets
-`.to(x.device)` (it accepts no `device=`).
+`.to(x.device)` (it accepts no `device=`). A tensor made of a parameter's data (`state =
+torch.from_numpy(state)`, `torch.tensor(x)`) takes the module's device: that parameter is an array,
+a list or a number where the call reads it, though the name later holds the tensor fed to a submodule.
 
 A tensor handed to another method of the class that passes that parameter straight to a submodule
 (`self.ode_step(h, tau=tau)` → `self.ode_f(x, h, tau)`) is fed to it as well.
@@ -50,13 +52,18 @@ from devfix.analysis.module_classes import (
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.self_calls import parameters_given_tensors, results_fed_to_submodules, self_calls
 from devfix.analysis.tensors import is_factory_call, is_whole_reduction
-from devfix.analysis.torch_api import CPU_TENSOR_TYPES, NON_TENSOR_METHODS, is_torch_tensor_function
+from devfix.analysis.torch_api import (
+    CPU_TENSOR_TYPES,
+    DATA_CONVERTERS,
+    FROM_NUMPY,
+    NON_TENSOR_METHODS,
+    is_torch_tensor_function,
+)
 from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_device_property, add_keyword, moved_to
 from devfix.findings import Safety
 
-FROM_NUMPY = frozenset({"torch.from_numpy"})
 LIVE_DEVICE_BASES = ("LightningModule", "PreTrainedModel")
 
 
@@ -99,7 +106,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
             method.body.visit(finder)
             for call in finder.calls:
                 reference = finder.reference
-                if reference is None:
+                if reference is None or self._converts(call, reference):
                     if stored_device or not (live_device or has_state):
                         reference = ""  # reported without a fix
                     elif live_device or direct_subclass:
@@ -109,6 +116,16 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                     else:
                         reference = "next(self.parameters())"
                 self._targets.setdefault(call, reference)
+
+    def _converts(self, call: cst.Call, name: str) -> bool:
+        """`torch.from_numpy(state)`, `torch.tensor([x, y])`: the call makes a tensor of `name`'s
+        data, so where the method reads `name` it is no tensor whose device to take (`act(self,
+        state)` rebinding `state = torch.from_numpy(state)` before feeding it to a submodule)."""
+        data = call.args[0].value if call.args and not call.args[0].keyword and not call.args[0].star else None
+        if data is None or not self.qualified(call.func) & DATA_CONVERTERS:
+            return False
+        items = [element.value for element in data.elements] if isinstance(data, (cst.List, cst.Tuple)) else [data]
+        return any(isinstance(item, cst.Name) and item.value == name for item in items)
 
     def _methods_called_only_in_constructors(self) -> frozenset[str]:
         return self.facts.methods_called_only_in_constructors if self.facts is not None else frozenset()
