@@ -153,11 +153,22 @@ class _TensorEvidence(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                if isinstance(node.value, (cst.List, cst.Dict, cst.Tuple, cst.SimpleString, cst.Integer, cst.Float, cst.ListComp)):
-                    self.rebound_to_non_tensors.add(target.target.value)
+            for name, value in _pairs(target.target, node.value):
+                if isinstance(value, (cst.List, cst.Dict, cst.Tuple, cst.SimpleString, cst.Integer, cst.Float, cst.ListComp)):
+                    self.rebound_to_non_tensors.add(name.value)
                 else:
-                    self.assignments.append((target.target.value, node.value))
+                    self.assignments.append((name.value, value))
+
+
+def _pairs(target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> list[tuple[cst.Name, cst.BaseExpression]]:
+    """The names a target binds with their values: `x` to the whole value, and item by item when a
+    tuple is unpacked from one of the same length (`x, y = x.to(device), y.to(device)`)."""
+    if isinstance(target, cst.Name):
+        return [(target, value)]
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and len(target.elements) == len(value.elements) \
+            and not any(isinstance(element, cst.StarredElement) for element in (*target.elements, *value.elements)):
+        return [pair for inner, item in zip(target.elements, value.elements) for pair in _pairs(inner.value, item.value)]
+    return []
 
 
 def _operand_names(value: cst.BaseExpression) -> set[str]:

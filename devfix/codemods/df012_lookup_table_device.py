@@ -35,9 +35,12 @@ from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
+from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, PLACEMENT_KEEPING_METHODS
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import moved_to
 from devfix.findings import Safety
+
+MODULE_RETURNING_METHODS = (DEVICE_CHANGING_METHODS - {"type_as", "pin_memory"}) | PLACEMENT_KEEPING_METHODS
 
 
 class LookupTableDevice(ScopeTracker, DevfixRule):
@@ -130,7 +133,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         if len(original_node.slice) != 1 or not isinstance(original_node.slice[0].slice, cst.Index):
             return updated_node
         index = original_node.slice[0].slice.value
-        if not (isinstance(index, cst.Name) and self.kind_of(index) is Kind.TENSOR):
+        if not (isinstance(index, cst.Name) and (self.kind_of(index) is Kind.TENSOR or self._given_a_tensor(original_node, index.value))):
             return updated_node
         table = original_node.value.value
         if not self.report(original_node, f"`{table}` is {what}; indexing "
@@ -138,6 +141,16 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
             return updated_node
         aligned = moved_to(updated_node.value, f"{index.value}.device")
         return updated_node.with_changes(value=aligned)
+
+    def _given_a_tensor(self, anchor: cst.CSTNode, name: str) -> bool:
+        """`y` in `def forward(self, x, y)` of a Module class of the file whose every call gives a
+        tensor for it (`model(x, y)`, with `model = CondNet().to(device)`), not rebound there."""
+        scope = self.enclosing_scope(anchor)
+        owner = self.class_of_method(scope) if isinstance(scope, cst.FunctionDef) and scope.name.value == "forward" else None
+        if owner is None or not self.is_module_classdef(owner) or name in self.scope_facts(anchor).bindings:
+            return False
+        positional = [param.name.value for param in scope.params.params[1:]]
+        return any(positional[index] == name for index in self._tensor_arguments.forward_positions(owner.name.value) if index < len(positional))
 
     def leave_BinaryOperation(self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation) -> cst.BaseExpression:
         """`(x - self.mean) / self.std` in a plain object's method: the tables meet `x`, which may
@@ -202,29 +215,60 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
 class _TensorArguments(cst.CSTVisitor):
     """Which positional arguments of `<instance>(...)` / `<instance>.<method>(...)` are tensors at
     every call in the file, for instances bound (always) to a class of this file:
-    `normalize = Normalizer(...)` then `normalize(batch)` with `batch` a tensor."""
+    `normalize = Normalizer(...)` then `normalize(batch)` with `batch` a tensor. A Module's instance
+    may be moved where it is built (`model = CondNet().to(device)`: `.to()` returns the module);
+    its calls are its `forward`'s only when neither the class nor its instances are used otherwise
+    (passed on, stored, subclassed: someone else may call it)."""
 
     def __init__(self, rule: LookupTableDevice) -> None:
         self.rule = rule
         self.classes: set[str] = set()
         self.instances: dict[str, set[str]] = {}
         self.calls: list[tuple[str, str, cst.Call]] = []
+        self.names: dict[str, int] = {}  # every `Name` node of the file, by name
+        self.definitions: dict[str, int] = {}  # those that define a class or build it into a name
+        self.instance_uses: dict[str, int] = {}  # those that bind a name, call it or read its attributes
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.add(node.name.value)
+        _count(self.definitions, node.name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        value = node.value
+        value = _built_here(node.value, self.rule)
         built = value.func.value if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else None
+        if built is not None:
+            _count(self.definitions, value.func)
         for target in node.targets:
             if isinstance(target.target, cst.Name):
                 self.instances.setdefault(target.target.value, set()).add(built or "")
+                _count(self.instance_uses, target.target)
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name):
             self.calls.append((node.func.value, "__call__", node))
+            _count(self.instance_uses, node.func)
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             self.calls.append((node.func.value.value, node.func.attr.value, node))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name):
+            _count(self.instance_uses, node.value)  # `model.eval()`, `model.parameters()`
+
+    def visit_Name(self, node: cst.Name) -> None:
+        _count(self.names, node)
+
+    def forward_positions(self, class_name: str) -> set[int]:
+        """The positional parameters of a Module class's `forward` (after `self`) that every call of
+        it in the file gives a tensor: its instances are only called, never handed on, and its
+        `forward` is not called by name."""
+        instances = [name for name, built in self.instances.items() if built == {class_name}]
+        if not instances or self.names.get(class_name) != self.definitions.get(class_name) or any(
+                self.names.get(name) != self.instance_uses.get(name) for name in instances):
+            return set()
+        if any(called == "forward" and instance in instances or instance == "self" and called in ("forward", "__call__")
+               for instance, called, _ in self.calls):
+            return set()  # `model.forward(x, 3)`, `self(x, 3)`
+        return self.positions(class_name, "__call__")
 
     def positions(self, class_name: str, method: str) -> set[int]:
         found: set[int] | None = None
@@ -245,6 +289,18 @@ class _TensorArguments(cst.CSTVisitor):
         facts = self.rule.scope_facts(call)
         modules = set(self.rule.scope_modules(call)) | (facts.moved.keys() & facts.called)  # built here, or moved and called
         return value.func.value in modules
+
+
+def _count(counts: dict[str, int], name: cst.Name) -> None:
+    counts[name.value] = counts.get(name.value, 0) + 1
+
+
+def _built_here(value: cst.BaseExpression, rule: LookupTableDevice) -> cst.BaseExpression:
+    """`CondNet()` of `CondNet().to(device).eval()`: a Module's `.to()`, `.cuda()`, `.eval()`...
+    return the module itself."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MODULE_RETURNING_METHODS:
+        value = value.func.value
+    return value
 
 
 class _HelperTables(cst.CSTVisitor):

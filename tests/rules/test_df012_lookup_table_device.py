@@ -38,3 +38,43 @@ def test_module_classes_are_left_to_the_module_rules():
         "def __init__(self, mean, std):\n", "def __init__(self, mean, std):\n        super().__init__()\n"
     ) + "\n\nnormalize = Normalizer([0.5], [0.2])\nprint(normalize(torch.ones(2)))\n"
     assert not fix(source).findings
+
+
+CONDITIONAL = """
+import torch
+import torch.nn as nn
+
+codes = torch.eye(4)
+
+
+class Conditional(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(7, 1)
+
+    def forward(self, x, y):
+        return self.fc(torch.cat([x, codes[y]], dim=1))
+{extra}
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = Conditional().to(device).eval()
+x, y = torch.randn(2, 3).to(device), torch.randint(0, 4, (2,)).to(device)
+{calls}
+"""
+
+
+def conditional(calls: str, extra: str = "") -> str:
+    return fix(CONDITIONAL.format(calls=calls, extra=extra)).fixed.decode()
+
+
+def test_a_top_level_table_indexed_in_forward_follows_the_tensor_every_call_gives():
+    assert "codes.to(y.device)[y]" in conditional("print(model(x, y))\nprint(model(x * 2, y + 1))")
+
+
+def test_forward_is_left_alone_when_someone_else_may_call_it():
+    assert "codes[y]" in conditional("print(model(x, 1))")  # a number for `y` at one call
+    assert "codes[y]" in conditional("print(model(x, y=y))")  # by keyword: not understood
+    assert "codes[y]" in conditional("print(model(x, y))\nprint(model.forward(x, 2))")
+    assert "codes[y]" in conditional("print(model(x, y))\nrun(model)")  # handed on: `run` may pass a number
+    assert "codes[y]" in conditional("print(model(x, y))\nother = Conditional()\nprint(other(x, 2))")
+    assert "codes[y]" in conditional("print(model(x, y))", extra="\n    def first(self, x):\n        return self(x, 0)\n")
