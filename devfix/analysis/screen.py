@@ -294,6 +294,9 @@ class _Screen:
                         if self._may_meet_a_tensor(other, function)]
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
                 used = list(node.args)
+            elif isinstance(node, ast.AugAssign):  # `self.correct += (preds == y).sum()`
+                names = [name.id for name in every_node(node.value) if isinstance(name, ast.Name)]
+                used = [node.target] if self._may_be_tensors(names, function) else []
             else:
                 continue
             if any(is_self_attribute(value) and value.attr in tables for value in used):
@@ -322,7 +325,10 @@ class _Screen:
     def _may_meet_a_tensor(self, operand: ast.expr, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
         """DF012's `_tensor_in` and `_parameter_in`: a name `operand` computes with is a parameter of
         the enclosing function, or may be a tensor there (outside a function: any name)."""
-        names = _names_computed_with(operand)
+        return self._may_be_tensors(_names_computed_with(operand), function)
+
+    def _may_be_tensors(self, names: list[str], function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
+        """One of `names` is a parameter of `function`, or may be a tensor there (outside a function: any name)."""
         if function is None:
             return bool(names)
         named = {argument.arg for argument in parameters(function)}

@@ -33,7 +33,7 @@ from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root
 from devfix.analysis.torch_api import LIST_FILLERS, OTHER_ARRAY_LIBRARIES
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.edits import call_methods
+from devfix.codemods.edits import call_methods, parenthesized
 from devfix.findings import Safety
 
 HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
@@ -186,10 +186,7 @@ def _missing_host_methods(value: cst.BaseExpression) -> list[str]:
 def _host_copy(value: cst.BaseExpression) -> cst.BaseExpression:
     """`value.detach().cpu()` (only the missing methods), parenthesised when `value` is an
     operation (`(acc * 100)`)."""
-    missing = _missing_host_methods(value)
-    if isinstance(value, cst.BinaryOperation) and not value.lpar:
-        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return call_methods(value, *missing)
+    return call_methods(parenthesized(value), *_missing_host_methods(value))
 
 
 class _HostCallsOnNames(cst.CSTVisitor):

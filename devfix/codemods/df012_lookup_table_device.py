@@ -37,7 +37,7 @@ from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
 from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, PLACEMENT_KEEPING_METHODS
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.edits import moved_to
+from devfix.codemods.edits import moved_to, parenthesized
 from devfix.findings import Safety
 
 MODULE_RETURNING_METHODS = (DEVICE_CHANGING_METHODS - {"type_as", "pin_memory"}) | PLACEMENT_KEEPING_METHODS
@@ -175,10 +175,25 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
                 updated_node = updated_node.with_changes(**{side: aligned})
         return updated_node
 
-    def _tensor_in(self, anchor: cst.CSTNode, operand: cst.BaseExpression) -> str | None:
-        """A name in `operand` (an operand, or inside arithmetic) that certainly holds a tensor:
-        by evidence in the method, or a parameter that every call in the file passes a tensor."""
-        names = _operand_names(operand)
+    def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign) -> cst.AugAssign:
+        """`self.correct += (logits.argmax(1) == y).sum()` in a plain meter: an in-place update of a
+        CPU table keeps it where it is, so the value, certainly a tensor, is aligned to the table."""
+        table = original_node.target
+        if not (getattr(self, "_tables", None) and _is_self_attribute(table) and table.attr.value in self._tables):
+            return updated_node
+        tensors = self._tensors_of_method(original_node)
+        value = original_node.value  # a tensor computed from the method's inputs, not a fresh one of its own
+        if not (is_tensor_expression(value, tensors, self.qualified) and _names_in(value) & tensors) or _placed_here(value):
+            return updated_node
+        code = cst.Module([]).code_for_node(table)
+        if not self.report(original_node.value, f"`{code}` is a CPU tensor of a plain object; updating it in place with a "
+                           "tensor on a GPU fails", fix_title=f"align the value to `{code}.device`"):
+            return updated_node
+        return updated_node.with_changes(value=moved_to(parenthesized(updated_node.value), f"{code}.device"))
+
+    def _tensors_of_method(self, anchor: cst.CSTNode) -> set[str]:
+        """Names certainly holding tensors in the method around `anchor`: by evidence there, or
+        parameters that every call of an instance in the file gives a tensor."""
         tensors = self.scope_tensors(anchor)
         scope = self.enclosing_scope(anchor)
         if isinstance(scope, cst.FunctionDef):
@@ -188,7 +203,13 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
                 for index in self._tensor_arguments.positions(self._class_name, scope.name.value)
                 if index < len(positional)
             }
-        return next((name for name in names if name in tensors), None)
+        return tensors
+
+    def _tensor_in(self, anchor: cst.CSTNode, operand: cst.BaseExpression) -> str | None:
+        """A name in `operand` (an operand, or inside arithmetic) that certainly holds a tensor:
+        by evidence in the method, or a parameter that every call in the file passes a tensor."""
+        tensors = self._tensors_of_method(anchor)
+        return next((name for name in _operand_names(operand) if name in tensors), None)
 
     def _parameter_in(self, anchor: cst.CSTNode, operand: cst.BaseExpression) -> bool:
         return bool(set(_operand_names(operand)) & (self.scope_parameters(anchor) - {"self", "cls"}))
@@ -289,6 +310,29 @@ class _TensorArguments(cst.CSTVisitor):
         facts = self.rule.scope_facts(call)
         modules = set(self.rule.scope_modules(call)) | (facts.moved.keys() & facts.called)  # built here, or moved and called
         return value.func.value in modules
+
+
+def _placed_here(value: cst.BaseExpression) -> bool:
+    """`(...).to(self.correct.device)`, `.cpu()`, `.cuda()`: the value is placed where it is used."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in DEVICE_CHANGING_METHODS
+
+
+def _names_in(expression: cst.BaseExpression) -> set[str]:
+    finder = _NameFinder()
+    expression.visit(finder)
+    return finder.names
+
+
+class _NameFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # `x` of `x.sum`, not `sum`
+        return False
 
 
 def _count(counts: dict[str, int], name: cst.Name) -> None:
@@ -472,6 +516,3 @@ class _SelfAssignments(cst.CSTVisitor):
             if _is_self_attribute(target.target):
                 self.values.setdefault(target.target.attr.value, []).append(node.value)
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if _is_self_attribute(node.target):
-            self.values.setdefault(node.target.attr.value, []).append(node.value)

@@ -43,6 +43,14 @@ def moved_to(value: cst.BaseExpression, device: str) -> cst.Call:
     return cst.Call(func=cst.Attribute(value=value, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
 
 
+def parenthesized(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`a + b` → `(a + b)` (also `-x`, `a == b`, `a if c else b`): a method call added after it
+    then applies to the whole value."""
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation, cst.IfExp)) and not value.lpar:
+        return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return value
+
+
 def call_methods(value: cst.BaseExpression, *methods: str) -> cst.BaseExpression:
     """`value` → `value.m1().m2()` (`.detach().cpu()`), with no arguments."""
     for method in methods:

@@ -78,3 +78,34 @@ def test_forward_is_left_alone_when_someone_else_may_call_it():
     assert "codes[y]" in conditional("print(model(x, y))\nrun(model)")  # handed on: `run` may pass a number
     assert "codes[y]" in conditional("print(model(x, y))\nother = Conditional()\nprint(other(x, 2))")
     assert "codes[y]" in conditional("print(model(x, y))", extra="\n    def first(self, x):\n        return self(x, 0)\n")
+
+
+METER = """
+import torch
+
+
+class Meter:
+    def __init__(self):
+        self.count = torch.zeros(1)
+
+    def update(self, preds, target):
+        self.count += {value}
+
+
+meter = Meter()
+meter.update(torch.ones(3), torch.ones(3))
+"""
+
+
+def updated(value: str) -> str:
+    return fix(METER.format(value=value)).fixed.decode()
+
+
+def test_a_counter_updated_in_place_aligns_the_value_computed_from_the_inputs():
+    assert "self.count += (preds == target).sum().to(self.count.device)" in updated("(preds == target).sum()")
+    assert "self.count += (preds - target).to(self.count.device)" in updated("preds - target")
+
+
+def test_a_counter_fed_host_or_placed_values_is_left_alone():
+    for value in ("(preds == target).sum().item()", "torch.ones(1)", "(preds == target).sum().cpu()", "1"):
+        assert f"self.count += {value}\n" in updated(value)
