@@ -14,14 +14,18 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def run_devfix(source: str | bytes, path: str = "snippet.py", *, fix: bool = True, unsafe: bool = True, rules=ALL_RULES) -> FileResult:
-    """The engine on an in-memory file, the way `devfix fix --unsafe-fixes` runs it."""
+    """The engine on an in-memory file, the way `devfix fix --unsafe-fixes` runs it. A rule that
+    raises fails the test (the engine would skip it and leave the code as it was)."""
     data = source.encode() if isinstance(source, str) else source
     index = ProjectIndex({str(Path(path).resolve()): data.decode("utf-8", "replace")})
     if path.endswith(".ipynb"):
         from devfix.notebook_engine import process_notebook
 
-        return process_notebook(data, path, rules, index, FixPolicy(apply=fix, unsafe=unsafe))
-    return process(data, path, rules, index, FixPolicy(apply=fix, unsafe=unsafe))
+        result = process_notebook(data, path, rules, index, FixPolicy(apply=fix, unsafe=unsafe))
+    else:
+        result = process(data, path, rules, index, FixPolicy(apply=fix, unsafe=unsafe))
+    assert not getattr(result, "rule_crashes", ()), result.rule_crashes
+    return result
 
 
 @pytest.fixture
