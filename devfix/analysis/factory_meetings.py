@@ -701,6 +701,8 @@ class _Scope:
             return True
         if reference in self.parameter_names and not any(binding_line > line for binding_line, _ in bound):
             return True
+        if any(isinstance(value, ast.Call) and is_move(value, self.imports) for _, value in bound):
+            return True  # `images = images.to(device)` before it meets the factory: DF004's `_moved_where_met`
         if depth >= 3 or not bound or bound[0][1] is None:
             return False
         value = bound[0][1]

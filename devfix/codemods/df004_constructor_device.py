@@ -755,7 +755,11 @@ class _Combinations(cst.CSTVisitor):
         references = self._references(operands)
         if references:
             for operand in operands:
-                self._align(self._fresh(operand, pointwise), references[0])
+                fresh = self._fresh(operand, pointwise)
+                self._align(fresh, references[0])
+                device = self._moved_where_met(references[0], at) if at is not None else None
+                if device is not None and not self._changed_in_place(operands, at):
+                    self.aligned.update({call: device for call in fresh if call not in self.aligned and self._device_defined_before(device, call)})
         else:
             inputs = [name for operand in operands if (name := self._layer_input(operand)) is not None]
             if inputs:  # `self.emb(ids) + sinusoid(n, d)`; a factory made in a Module's method is DF016's
@@ -769,6 +773,31 @@ class _Combinations(cst.CSTVisitor):
             # name bound before the factory (at the factory, `next(model.parameters()).device` may
             # not exist yet, or still be the CPU: the model moves later)
             self.aligned.update({call: device for call in unplaced if self._device_defined_before(device, call)})
+
+    def _moved_where_met(self, reference: str, at: cst.CSTNode) -> str | None:
+        """`images = images.to(device)` heading the statements of a loop body, then `images + v`
+        with `v = torch.zeros(...)` made before the loop: the device named in the move, when the
+        move is the last binding of `reference` before the meeting, in the block of the statement
+        that meets (so every way into the meeting passes it)."""
+        binding = self.facts._binding_before(reference, self.rule.line_of(at))
+        move = as_move(binding.value, self.qualified) if binding is not None and binding.value is not None else None
+        device = device_code(move.device) if move is not None else None
+        if device is None or not DEVICE_NAME.fullmatch(device):
+            return None
+        moving, meeting = self._statement_of(binding.value), self._statement_of(at)
+        if not isinstance(meeting, cst.SimpleStatementLine) or moving is None or moving is meeting:
+            return None
+        block = self.rule.get_metadata(ParentProvider, moving, None)
+        body = getattr(block, "body", None)
+        if not (isinstance(body, (list, tuple)) and self.rule.get_metadata(ParentProvider, meeting, None) is block):
+            return None
+        return device if body.index(moving) < body.index(meeting) else None
+
+    def _statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        current = node
+        while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            current = self.rule.get_metadata(ParentProvider, current, None)
+        return current
 
     def _changed_in_place(self, operands: list[cst.BaseExpression], at: cst.CSTNode) -> bool:
         """Some operand name gets an attribute set in its scope (`bias.data = bias.data.to(device)`):

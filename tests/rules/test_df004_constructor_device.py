@@ -126,3 +126,22 @@ def test_an_input_made_before_the_model_is_not_placed_with_the_model():
     after = fixed(source)
     assert "x = torch.randn(4, 5)\n" in after
     assert "next(model.parameters())" not in after.split("model = nn.Linear")[0]
+
+
+LOOP = (
+    "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "use_cuda = torch.cuda.is_available()\nbatches = [torch.ones(2, 3)]\n\n"
+    "offset = torch.zeros(3)\nfor x in batches:\n{body}\n"
+)
+
+
+def test_a_factory_before_the_loop_takes_the_device_the_batch_is_moved_to_before_they_meet():
+    out = fixed(LOOP.format(body="    x = x.to(device)\n    print(torch.relu(x) + offset)"))
+    assert "offset = torch.zeros(3, device=device)" in out
+
+
+def test_a_move_that_may_not_run_or_runs_after_the_meeting_names_no_device():
+    for body in ("    if use_cuda:\n        x = x.to(device)\n    print(torch.relu(x) + offset)",  # the CPU path meets it too
+                 "    print(torch.relu(x) + offset)\n    x = x.to(device)",
+                 "    x = x.cuda()\n    print(torch.relu(x) + offset)"):  # no device name to give the factory
+        assert "offset = torch.zeros(3)\n" in fixed(LOOP.format(body=body))
