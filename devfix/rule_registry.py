@@ -108,6 +108,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF022", "df022_optimizer_state_order", "OptimizerStateOrder", triggers=('load_state_dict', 'Adagrad'), signals=frozenset({screen.OPTIMIZER_LOADED_BEFORE_MOVE})),
     RuleSpec("DF023", "df023_device_captured_at_init", "DeviceCapturedAtInit", triggers=('.device',), signals=frozenset({screen.DEVICE_CAPTURED_AT_INIT})),
     RuleSpec("DF024", "df024_cuda_only_call", "CudaOnlyCall", triggers=('cuda', 'pin_memory'), signals=frozenset({screen.CUDA_ONLY_CALL}), in_tests=False, findings_in="cuda_only_call"),
+    RuleSpec("DF025", "df025_generator_device", "GeneratorDevice", triggers=('Generator',), signals=frozenset({screen.CPU_GENERATOR_DRAW}), findings_in="cpu_generator_draw"),
 )
 SPECS_BY_CODE = {spec.CODE: spec for spec in RULE_SPECS}
 

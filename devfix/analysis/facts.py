@@ -22,6 +22,7 @@ from devfix.analysis.ast_nodes import children, every_node
 from devfix.analysis.cuda_only_calls import UncheckedCudaCall, unchecked_cuda_only_calls
 from devfix.analysis.entry_lines import top_level_entry_lines
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
+from devfix.analysis.generator_draws import CpuGeneratorDraw, cpu_generator_draws
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
 from devfix.analysis.host_sinks import device_value_may_reach_host
 from devfix.analysis.importers import passes_a_loader
@@ -109,6 +110,8 @@ class FileFacts:
             return self._built_and_called
         if signal == signals.CUDA_ONLY_CALL:
             return bool(self.cuda_only_calls)
+        if signal == signals.CPU_GENERATOR_DRAW:
+            return bool(self.cpu_generator_draws)
         if signal == signals.LOADER_LOOP:  # a loader of another file: returned by its function, or given by its calls
             return any(self._project.imported_kind(self._path, name) in DATALOADER_KINDS for name in self._walk.loader_calls) or any(
                 self.given_loaders_beside(function, position, parameter) for function, position, parameter in self._walk.loader_parameters
@@ -154,6 +157,14 @@ class FileFacts:
         if ("cuda" not in self.text and "pin_memory" not in self.text) or self.several_gpus:
             return {}
         return unchecked_cuda_only_calls(self._tree, self.imports)
+
+    @cached_property
+    def cpu_generator_draws(self) -> dict[tuple[int, int], CpuGeneratorDraw]:
+        """`torch.randn(..., generator=g, device=device)` with `g` a CPU generator (by line and byte
+        column): a GPU device raises (`analysis.generator_draws`)."""
+        if "Generator" not in self.text:
+            return {}
+        return cpu_generator_draws(self._tree, self.imports)
 
     @cached_property
     def _runs_on_a_device(self) -> bool:

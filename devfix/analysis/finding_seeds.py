@@ -92,6 +92,12 @@ def cuda_only_call(chunks: list[Chunk], facts: FileFacts) -> Seeds:
     return Seeds({_chunk_index(starts, line) for line, _ in facts.cuda_only_calls})
 
 
+def cpu_generator_draw(chunks: list[Chunk], facts: FileFacts) -> Seeds:
+    """DF025 reports exactly the draws `analysis.generator_draws` found."""
+    starts = [chunk.start for chunk in chunks]
+    return Seeds({_chunk_index(starts, line) for line, _ in facts.cpu_generator_draws})
+
+
 def tensor_attribute(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     """DF014 reports a `self.x = <tensor>` of a Module's `__init__`: one the screen took for a
     tensor, or a name it left to the value analysis to prove one."""

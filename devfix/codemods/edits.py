@@ -25,6 +25,16 @@ def add_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
     return call.with_changes(args=[*args, new_arg])
 
 
+def without_keyword(call: cst.Call, name: str) -> cst.Call:
+    """`f(a, name=x, b=y)` → `f(a, b=y)`; the comma style of the last argument is kept."""
+    args = list(call.args)
+    index = next(i for i, arg in enumerate(args) if arg.keyword is not None and arg.keyword.value == name)
+    removed = args.pop(index)
+    if args and index == len(args):  # it was the last one: the new last takes its comma (or none)
+        args[-1] = args[-1].with_changes(comma=removed.comma)
+    return call.with_changes(args=args)
+
+
 DEVICE_PROPERTY = "@property\ndef device(self):\n    return next(self.parameters()).device\n"
 
 
