@@ -64,11 +64,14 @@ NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
 def factory_may_meet_tensor(
     tree: ast.Module, imports: ImportTable, kind_at: KindAt, non_tensors: NonTensors,
     imported_helper: Callable[[str], bool] = lambda name: False, classes: dict[str, Kind] | None = None,
+    imported_meets: Callable[[str], bool] = lambda name: False,
 ) -> bool:
     """False only when no factory call of the file can meet a tensor the way DF004 looks for.
     `imported_helper`: does the imported function of that name (`from utils import causal_mask`)
     return CPU tensors (`ProjectIndex.imported_helper`)? `classes`: the kinds of the file's
-    top-level classes, as the value analysis was given them."""
+    top-level classes, as the value analysis was given them. `imported_meets`: does the imported
+    function of that name put two of its parameters into one tensor operation
+    (`ProjectIndex.imported_meetings`)?"""
     callables = _maybe_modules(tree, imports)
     callers = _Callers(tree)
     feeders = (_class_methods(tree), _functions_calling_top_level_moves(tree))
@@ -76,7 +79,7 @@ def factory_may_meet_tensor(
     receivers = _receiver_kinds(tree, classes or {})
     return any(
         _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers,
-               feeders, layers, imported_helper, receivers.get(id(function))).has_meeting()
+               feeders, layers, imported_helper, receivers.get(id(function)), imported_meets).has_meeting()
         for body, function in _scopes(tree)
     )
 
@@ -294,6 +297,7 @@ class _Scope:
         layers: _TensorLayerAttributes | frozenset[str] = frozenset(),
         imported_helper: Callable[[str], bool] = lambda name: False,
         receiver_kind: Kind | None = None,
+        imported_meets: Callable[[str], bool] = lambda name: False,
     ) -> None:
         """`values`: what the value analysis says of a name where read, and of the names of some
         lines; `models`: the parameters that may hold a model every caller moved (`_Callers`);
@@ -310,6 +314,7 @@ class _Scope:
         self.class_methods, self.model_feeders = feeders
         self.layers = layers  # `self.<layer>` attributes of single-tensor torch.nn layers
         self.imported_helper = imported_helper  # an imported function of the project that returns CPU tensors
+        self.imported_meets = imported_meets  # an imported function of the project whose parameters meet
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         # `self` of a Module's method is no tensor: known without the value analysis, unless rebound here
         self.receiver = self.parameters[0].arg if receiver_kind is not None and receiver_kind.is_known_non_tensor else None
@@ -747,6 +752,9 @@ class _Scope:
             # fed to a Module: it goes with the Module's other inputs or where the Module moved
             # (a parameter: where the callers moved it)
             return any(self._has_sources(value) for value in values)
+        if isinstance(call.func, ast.Name) and call.func.id in self.imports.names and len(values) > 1:
+            # `accuracy(model(x), labels)` of another file that compares them: DF004's `_meet_in_function`
+            return any(self._has_sources(value) for value in values) and self.imported_meets(call.func.id)
         if qualified is not None and qualified.startswith("torch."):
             tensor_function = is_torch_tensor_function({qualified}) and qualified not in FACTORY_FUNCTIONS
             return tensor_function and self._both(values)

@@ -205,8 +205,14 @@ class FileFacts:
         """The value analysis runs only if a factory meets a name whose kind matters."""
         return factory_may_meet_tensor(
             self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
-            self.non_tensor_names, self._imported_host_helper, self.classes,
+            self.non_tensor_names, self._imported_host_helper, self.classes, self._imported_meets,
         )
+
+    def _imported_meets(self, name: str) -> bool:
+        """`from metrics import accuracy`: a function of the project that puts two of its parameters
+        into one tensor operation (`ProjectIndex.imported_meetings`)."""
+        meetings = self._project.imported_meetings(self._path, self.imports.names[name])
+        return bool(meetings and meetings[1])
 
     @cached_property
     def entry_lines(self) -> dict[str, list[int] | None]:

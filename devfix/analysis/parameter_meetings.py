@@ -16,12 +16,50 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.cst_bindings import bound_names
+from devfix import python_parser
+from devfix.analysis.cst_bindings import bound_names, parameter_names
+from devfix.analysis.imports import ImportTable
 from devfix.analysis.placement import HOST_METHODS, as_move
 from devfix.analysis.torch_api import HOST_SIDE_PREFIXES
 from devfix.analysis.torch_names import QualifiedNames
 
 METADATA_ATTRIBUTES = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
+
+
+def meetings_in_text(text: str, function: str, most: int = 12) -> tuple[list[str], list[tuple[str, str]]] | None:
+    """For the top-level function `function` of another file (`from metrics import accuracy`): its
+    parameters, and the pairs of them it puts into one tensor operation; None when the file does not
+    parse or does not define that function once (or with more than `most` parameters)."""
+    try:
+        tree = python_parser.parse(text)
+        module = cst.parse_module(text)
+    except (SyntaxError, ValueError, cst.ParserSyntaxError):
+        return None
+    definitions = [statement for statement in module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function]
+    if len(definitions) != 1 or len(parameter_names(definitions[0])) > most:
+        return None
+    definition, qualified = definitions[0], _qualifier(ImportTable.of(tree))
+    names = parameter_names(definition)
+    return names, [
+        (first, second) for index, first in enumerate(names) for second in names[index + 1:]
+        if parameters_meet(definition, first, second, qualified)
+    ]
+
+
+def _qualifier(imports: ImportTable) -> QualifiedNames:
+    """Qualified names of another file's dotted names, from its imports (no libcst metadata: the
+    nodes are not the checked file's)."""
+    def qualified(node: cst.CSTNode) -> set[str]:
+        dotted = cst.helpers.get_full_name_for_node(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if dotted is None:
+            return set()
+        try:
+            found = imports.qualify(python_parser.parse(dotted).body[0].value)
+        except (SyntaxError, IndexError, AttributeError):
+            return set()
+        return {found} if found is not None else set()
+
+    return qualified
 
 
 def parameters_meet(function: cst.FunctionDef, first: str, second: str, qualified: QualifiedNames) -> bool:

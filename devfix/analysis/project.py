@@ -45,6 +45,7 @@ class ProjectIndex:
         self._module_files: dict[tuple[str, str], tuple[dict[str, bool], Path | None]] = {}  # (directory, module) → where found
         self._foreign_calls: dict[tuple[str, str], tuple[list[str], list[ForeignCall] | None]] = {}  # (file, function) → (read, calls)
         self._returned_kinds: dict[tuple[str, str], Kind] = {}  # (module file, function) → what it returns
+        self._meetings: dict[tuple[str, str], tuple[list[str], list[tuple[str, str]]] | None] = {}  # → its parameters that meet
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -57,6 +58,7 @@ class ProjectIndex:
         self._module_files = {}  # a file new to the run may now be found
         self._foreign_calls = {}
         self._returned_kinds = {}
+        self._meetings = {found: meetings for found, meetings in self._meetings.items() if found[0] != key}
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -93,6 +95,22 @@ class ProjectIndex:
         if key not in self._helpers:
             self._helpers[key] = summarise_in_text(self._text(target), function)
         return self._helpers[key]
+
+    def imported_meetings(self, from_file: str, qualified_name: str) -> tuple[list[str], list[tuple[str, str]]] | None:
+        """The parameters of the top-level function `qualified_name` (`metrics.accuracy`) of a local
+        module, and the pairs of them it puts into one tensor operation
+        (`analysis.parameter_meetings`); None when it is no function of a file of the project."""
+        owner, _, function = qualified_name.rpartition(".")
+        target = self._module_file(Path(from_file).resolve(), owner) if owner else None
+        if target is None:
+            return None
+        key = (str(target), function)
+        if key not in self._meetings:
+            from devfix.analysis.parameter_meetings import meetings_in_text  # libcst: only for a call that may need it
+
+            self._meetings[key] = meetings_in_text(self._text(target), function)
+        self.consulted[str(target)] = True
+        return self._meetings[key]
 
     def imported_kind(self, from_file: str, qualified_name: str) -> Kind:
         """The kind the top-level function `qualified_name` (`data.make_loaders`) of a local module

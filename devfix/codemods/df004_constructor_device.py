@@ -269,20 +269,34 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         return self._function_inputs[function]
 
     def function_parameters(self, function: str) -> list[str]:
-        """The positional parameters of a top-level function of the file, in order."""
+        """The positional parameters of a top-level function of the file (or imported from a file of
+        the project), in order."""
         definition = self._definition(function)
-        return [param.name.value for param in (*definition.params.posonly_params, *definition.params.params)] if definition is not None else []
+        if definition is None:
+            imported = self._imported_meetings(function)
+            return imported[0] if imported is not None else []
+        return [param.name.value for param in (*definition.params.posonly_params, *definition.params.params)]
 
     def meeting_parameters(self, function: str) -> list[tuple[str, str]]:
-        """The pairs of parameters a top-level function of the file puts into one tensor operation."""
+        """The pairs of parameters a top-level function of the file, or one it imports from a file
+        of the project (`from metrics import accuracy`), puts into one tensor operation."""
         if function not in self._meetings:
             definition = self._definition(function)
-            names = parameter_names(definition) if definition is not None else []
+            if definition is None:
+                imported = self._imported_meetings(function)
+                self._meetings[function] = imported[1] if imported is not None else []
+                return self._meetings[function]
+            names = parameter_names(definition)
             self._meetings[function] = [
                 (first, second) for index, first in enumerate(names) for second in names[index + 1:]
                 if parameters_meet(definition, first, second, self.qualified)
             ] if len(names) <= 12 else []
         return self._meetings[function]
+
+    def _imported_meetings(self, function: str) -> tuple[list[str], list[tuple[str, str]]] | None:
+        if self.facts is None or function not in self.facts.imports.names:
+            return None
+        return self.project.imported_meetings(self.context.filename or "<memory>", self.facts.imports.names[function])
 
     def callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
         """Every use of the top-level `function` in this file is a call, and each passes, for

@@ -743,3 +743,14 @@ def test_df004_knows_a_modules_own_receiver_is_no_tensor_unless_rebound(method, 
     facts = analyse_file(source, "heads.py")
     assert facts.has_signal("factory-meets-tensor") is expected
     assert "values" not in facts.__dict__ or expected
+
+
+def test_df004_follows_a_metric_of_another_file_that_compares_its_parameters(tmp_path):
+    """`iou(probabilities, truth)` of `scoring.py` compares what it is given: a fresh `truth` may
+    meet the prediction there. A function of another file that only stacks its argument does not."""
+    (tmp_path / "scoring.py").write_text(
+        "import torch\n\n\ndef iou(p, t):\n    return ((p > 0.5) & t).sum()\n\n\ndef stacked(a, b):\n    return torch.stack(a), len(b)\n")
+    program = "import torch\nfrom scoring import {name}\n\nmodel = torch.nn.Linear(2, 2).to('cuda')\nout = model(x)\nprint({name}(out, torch.ones(2) > 0))\n"
+    for name, expected in (("iou", True), ("stacked", False)):
+        source = program.format(name=name)
+        assert analyse_file(source, str(tmp_path / "run.py")).has_signal("factory-meets-tensor") is expected
