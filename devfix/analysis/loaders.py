@@ -232,6 +232,15 @@ def batches_to_move(body, names, callables, models, facts: PlacementFacts, quali
     return BatchMoves(uses, indexed)
 
 
+def names_meeting_devices(body, names, callables, models, facts: PlacementFacts, qualified,
+                          helpers: Mapping[str, cst.FunctionDef] = MappingProxyType({})) -> set[str]:
+    """Those of `names` that `body` feeds whole to a model or puts next to a device value
+    (`batches_to_move`'s test, without its conditions on how the names are bound)."""
+    finder = _BatchUseFinder(set(names), set(callables), set(models), facts, qualified, helpers)
+    body.visit(finder)
+    return finder.needed - finder.as_dict
+
+
 class _BatchUseFinder(cst.CSTVisitor):
     """Which loop variables meet a model or a device value, and how they are indexed there."""
 

@@ -18,6 +18,7 @@ from devfix.analysis.torch_api import (
     CAST_KEYWORDS,
     CPU_LITERALS,
     LIST_FILLERS,
+    LIST_JOINS,
     MOVED_AFTER,
     PLACEMENT_KEEPING_METHODS,
     TORCH_DTYPES,
@@ -114,6 +115,12 @@ class PlacementFacts:
                 return any(again(arg.value) for arg in expression.args)  # model(x) follows x
             if self.qualified(callee) & MOVED_AFTER:
                 return False  # `torch.from_numpy(array)`: made on the host, whatever it is given
+            joined = expression.args[0].value if self.qualified(callee) & LIST_JOINS and expression.args else None
+            if isinstance(joined, cst.Name) and not loose:  # `torch.cat(all_probs)` of a list the scope filled
+                line = before_line if before_line is not None else self.line_of(joined)
+                binding = self._binding_before(joined.value, line)
+                if binding is not None and _is_empty_list(binding.value):
+                    return self._only_device_values_in(joined.value, binding, line)
             if is_torch_tensor_function(self.qualified(callee)) and not is_factory_call(expression, self.qualified):
                 return any(again(arg.value) for arg in expression.args)  # F.cross_entropy(logits, y) follows logits
             if isinstance(callee, cst.Attribute) and callee.attr.value in self.host_copy_methods:
@@ -123,6 +130,15 @@ class PlacementFacts:
                     return True  # `self.model(x.to(device))`: an object's callable follows its arguments too
                 return again(callee.value)
         return False
+
+    def _only_device_values_in(self, name: str, binding: Binding, line: int) -> bool:
+        """`all_probs = []` filled by `all_probs.append(probs)` with device values only, and handed
+        to no call before `line` (which might put anything in it): `torch.cat(all_probs)` at `line`
+        is on the device (the list itself is no device value). Every append of this binding counts,
+        also those after `line` in a loop."""
+        filled = [(at, value) for at, value in self.appended.get(name, ()) if self._binding_before(name, at) is binding]
+        handed = any(binding.line < self.line_of(call) < line for call in self.escaped.get(name, ()))
+        return bool(filled) and not handed and all(self.is_device_value(value, before_line=at) for at, value in filled)
 
     def _is_model_attribute(self, callee: cst.Attribute) -> bool:
         """`self.model`: a callable the object keeps (a Module, maybe), not a method of its class

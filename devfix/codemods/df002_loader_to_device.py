@@ -18,6 +18,10 @@ of the file: `accuracy(out, y)` where `accuracy` compares its two parameters, an
 variable was moved inline for another use: `criterion(out, y.to(device))`); the device is the one
 the model was moved to. Dict batches move their tensor values only, so string fields survive.
 
+A variable the loop only collects (`all_labels.append(labels)`) moves too when the collection,
+joined after the loop (`labels = torch.cat(all_labels)`), meets a device value there (`(probs.argmax(1)
+== labels)` with `probs` joined from the model's outputs).
+
 An element taken by position (`model(batch[0])`) moves where it meets the model or its outputs:
 there it is surely a tensor, while other elements may be anything (labels as strings, paths).
 
@@ -44,12 +48,13 @@ from devfix.analysis.loaders import (
     collate_places_batches,
     is_dataloader,
     move_statements,
+    names_meeting_devices,
     target_names,
     unwrap_loader,
 )
 from devfix.analysis.placement import as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_api import DEVICE_NAMES
+from devfix.analysis.torch_api import DEVICE_NAMES, LIST_FILLERS, LIST_JOINS
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import insert_in_body, moved_to
 from devfix.findings import Safety
@@ -179,7 +184,43 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         body_facts = collect([body], self.qualified, self.line_of, models)
         callables = set(models) | set(self.scope_modules(node)) | self.scope_parameters(node)
         moves = batches_to_move(body, names, callables, models, body_facts, self.qualified, file_functions(self.module))
+        if not moves.ambiguous:
+            moved = {use.name for use in moves.uses} | set(body_facts.moved)
+            collected = [BatchUse(name, False) for name in self._collected_then_met(node, body, names, moved, callables, models)]
+            moves = BatchMoves([*moves.uses, *collected], moves.indexed) if collected else moves
         return _LoopPlan(target, moves, models, start)
+
+    def _collected_then_met(self, loop: cst.For, body: cst.BaseSuite, names: list[str], moved: set[str],
+                            callables: set[str], models: dict[str, str | None]) -> list[str]:
+        """Batch variables the loop only collects (`all_labels.append(labels)`), whose collection
+        joined after the loop (`labels = torch.cat(all_labels)`) meets a device value there
+        (`(probs.argmax(1) == labels)`, with `probs` joined from the model's outputs)."""
+        lists = _appended(body, [name for name in names if name not in moved])
+        following = self._following(loop) if lists else []
+        if not following:
+            return []
+        joined = _joined(following, lists.keys(), self.qualified)  # `labels = torch.cat(all_labels)` → all_labels
+        if not joined:
+            return []
+        rest = cst.IndentedBlock(body=following)
+        met = names_meeting_devices(rest, list(joined), callables, models, self.scope_facts(loop), self.qualified, file_functions(self.module))
+        return list(dict.fromkeys(lists[joined[name]] for name in joined if name in met))
+
+    def _following(self, statement: cst.BaseStatement) -> list[cst.BaseStatement]:
+        """The statements that run after `statement` in its function (or module): those after it in
+        its block, then after the `with`, `if` or `try` around it, up to the function's body."""
+        following: list[cst.BaseStatement] = []
+        current: cst.CSTNode = statement
+        while True:
+            block = self.get_metadata(ParentProvider, current, None)
+            statements = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+            if current not in statements:
+                return following
+            following += statements[statements.index(current) + 1:]
+            owner = self.get_metadata(ParentProvider, block, None) if isinstance(block, cst.IndentedBlock) else None
+            if not isinstance(owner, (cst.With, cst.If, cst.Try)):
+                return following
+            current = owner
 
     def _zipped_batches(self, iterable: cst.BaseExpression | None, target: cst.BaseExpression) -> list[str] | None:
         """`for (xs,), (xt,) in zip(source_loader, target_loader)`: the names each DataLoader's
@@ -310,3 +351,45 @@ def _elements_by_position(statement: cst.BaseStatement, batch: str) -> list[str]
         if not (isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)):
             return None
     return targets
+
+
+def _appended(body: cst.BaseSuite, names: list[str]) -> dict[str, str]:
+    """`xs.append(name)` / `xs.extend(name)` statements of the loop body for its batch variables: list → variable."""
+    finder = _Appends(set(names))
+    body.visit(finder)
+    return {target: name for target, name in finder.found.items() if target not in finder.other}
+
+
+class _Appends(cst.CSTVisitor):
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.found: dict[str, str] = {}
+        self.other: set[str] = set()  # lists given something else too
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in LIST_FILLERS):
+            return
+        target = func.value.value
+        value = node.args[0].value if len(node.args) == 1 else None
+        if isinstance(value, cst.Name) and value.value in self.names and self.found.get(target, value.value) == value.value:
+            self.found[target] = value.value
+        else:
+            self.other.add(target)
+
+
+def _joined(statements: list[cst.BaseStatement], lists, qualified) -> dict[str, str]:
+    """`labels = torch.cat(all_labels)` (or `torch.stack`) among `statements`: the name → the list,
+    for a name bound only there."""
+    found: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for statement in statements:
+        for assign in statement.body if isinstance(statement, cst.SimpleStatementLine) else []:
+            if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+                continue
+            name, value = assign.targets[0].target.value, assign.value
+            counts[name] = counts.get(name, 0) + 1
+            if isinstance(value, cst.Call) and qualified(value.func) & LIST_JOINS and len(value.args) >= 1 \
+                    and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value in lists:
+                found[name] = value.args[0].value.value
+    return {name: listed for name, listed in found.items() if counts[name] == 1}

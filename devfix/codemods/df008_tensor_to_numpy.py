@@ -31,7 +31,7 @@ import libcst as cst
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root
-from devfix.analysis.torch_api import LIST_FILLERS, OTHER_ARRAY_LIBRARIES
+from devfix.analysis.torch_api import LIST_FILLERS, LIST_JOINS, OTHER_ARRAY_LIBRARIES
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import call_methods, parenthesized
 from devfix.findings import Safety
@@ -39,7 +39,6 @@ from devfix.findings import Safety
 HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
 HOST_MODULES = tuple(prefix.rstrip(".") for prefix in HOST_LIBRARIES)
 DETACHING = frozenset({"detach", "data", "item", "tolist"})
-LIST_JOINS = frozenset({"torch.cat", "torch.stack", "torch.concat", "torch.vstack", "torch.hstack"})
 
 
 class TensorToNumpy(ScopeTracker, DevfixRule):

@@ -80,3 +80,25 @@ def test_elements_assigned_by_position_move_after_the_assignments():
     result = run("for batch in loader:\n    x, y = batch[0], batch[1]\n    names = batch[2]\n    loss = (model(x) - y).sum()\n    print(names)\n")
     fixed = result.fixed.decode()
     assert "    names = batch[2]\n    x, y = x.to(device), y.to(device)\n    loss" in fixed  # `names` never meets the model
+
+
+COLLECTED = (
+    "outs, ys = [], []\nfor x, y in loader:\n    x = x.to(device)\n    outs.append(model(x))\n    ys.append(y)\n"
+    "{after}"
+)
+
+
+def test_labels_collected_then_met_by_the_joined_outputs_move_in_the_loop():
+    fixed = run(COLLECTED.format(after="out = torch.cat(outs)\ny_all = torch.cat(ys)\nprint((out.argmax(1) == y_all).sum())\n")).fixed.decode()
+    assert "    ys.append(y)" in fixed and "    y = y.to(device)\n" in fixed
+
+
+def test_collections_that_may_hold_host_values_or_meet_nothing_stay():
+    for after in (
+        "out = torch.cat(outs)\ny_all = torch.cat(ys)\nprint(y_all.sum())\n",  # the labels meet nothing
+        "out = torch.cat(outs).cpu()\ny_all = torch.cat(ys)\nprint((out.argmax(1) == y_all).sum())\n",  # brought back
+        "outs.append(torch.zeros(2, 2))\nout = torch.cat(outs)\ny_all = torch.cat(ys)\nprint((out.argmax(1) == y_all).sum())\n",
+        "trim(outs)\nout = torch.cat(outs)\ny_all = torch.cat(ys)\nprint((out.argmax(1) == y_all).sum())\n",  # handed on
+    ):
+        fixed = run(COLLECTED.format(after=after)).fixed.decode()
+        assert "y = y.to(device)" not in fixed, after
