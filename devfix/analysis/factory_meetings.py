@@ -48,11 +48,11 @@ from devfix.analysis.torch_api import (
     MOVED_AFTER,
     NON_TENSOR_METHODS,
     NOT_COMBINING_METHODS,
-    SOURCE_WRAPPERS,
     TENSOR_ANNOTATIONS,
     TENSOR_ONLY_MEMBERS,
     TENSOR_OUTPUT_LAYERS,
     is_library_constant,
+    is_source_wrapper,
     is_torch_tensor_function,
 )
 
@@ -628,7 +628,7 @@ class _Scope:
             if isinstance(node.func, ast.Name) and node.func.id not in self.helpers and self._is_helper(node.func.id):
                 return [node.lineno]  # `scores.masked_fill(causal_mask(n), ...)`, imported from the project
             qualified = self.imports.qualify(node.func) or ""
-            if qualified in SOURCE_WRAPPERS:
+            if is_source_wrapper(qualified):
                 return [line for arg in _values(node) for line in again(arg)]
             if qualified.startswith("torch."):
                 return []
@@ -754,7 +754,7 @@ class _Scope:
             return any(self._has_sources(value) for value in values)
         if isinstance(call.func, ast.Name) and call.func.id in self.imports.names and len(values) > 1:
             # `accuracy(model(x), labels)` of another file that compares them: DF004's `_meet_in_function`
-            return any(self._has_sources(value) for value in values) and self.imported_meets(call.func.id)
+            return self._both(values) and self.imported_meets(call.func.id)
         if qualified is not None and qualified.startswith("torch."):
             tensor_function = is_torch_tensor_function({qualified}) and qualified not in FACTORY_FUNCTIONS
             return tensor_function and self._both(values)

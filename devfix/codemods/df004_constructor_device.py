@@ -99,7 +99,7 @@ from devfix.analysis.torch_api import (
     MOVED_AFTER,
     NON_TENSOR_METHODS,
     NOT_COMBINING_METHODS,
-    SOURCE_WRAPPERS,
+    is_source_wrapper,
     is_torch_tensor_function,
 )
 from devfix.analysis.torch_names import holds_state, keyword
@@ -614,7 +614,9 @@ class _Combinations(cst.CSTVisitor):
         """The move of `module` that acted on the value the name holds at `call`; for a model of the
         top level, its move there when the device it names is no local name of this function."""
         if module not in self.global_models:
-            return self.facts.moved_at(module, self.rule.line_of(call))
+            move = self.facts.moved_at(module, self.rule.line_of(call))
+            # `z = net(torch.randn(2, 6))` then `net.to(device)`: the call ran the model on the CPU
+            return move if move is not None and self.rule.line_of(move.call) <= self.rule.line_of(call) else None
         move = self.rule.scope_facts(self.rule.module).moved.get(module)
         device = device_code(move.device) if move is not None else None
         root = device.split(".")[0] if device is not None else None
@@ -863,7 +865,8 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.facts.moved:
             move = self.facts.moved[value.func.value]
             moved_to = device_code(move.device)
-            if moved_to is not None and not from_source and self._device_defined_before(moved_to, call):
+            moved_first = self.rule.line_of(move.call) < bindings[0].line  # not `z = net(x)` then `net.to(device)`
+            if moved_to is not None and not from_source and moved_first and self._device_defined_before(moved_to, call):
                 return moved_to
             if moved_to is None and self.rule.line_of(move.call) < self.rule.line_of(call):
                 # `out = model(data)` with `model.cuda()` under `if args.cuda:` before the call and
@@ -958,7 +961,7 @@ class _Combinations(cst.CSTVisitor):
             return [] if keyword(expression, "device") is not None else [expression]
         if isinstance(expression, cst.Call):
             names = self.qualified(expression.func)
-            if names & SOURCE_WRAPPERS:
+            if any(is_source_wrapper(name) for name in names):
                 return [call for arg in expression.args for call in self._sources(arg.value, before_line)]
             if any(name.startswith("torch.") for name in names):
                 return []

@@ -145,3 +145,19 @@ def test_a_move_that_may_not_run_or_runs_after_the_meeting_names_no_device():
                  "    print(torch.relu(x) + offset)\n    x = x.to(device)",
                  "    x = x.cuda()\n    print(torch.relu(x) + offset)"):  # no device name to give the factory
         assert "offset = torch.zeros(3)\n" in fixed(LOOP.format(body=body))
+
+
+def test_a_distribution_of_fresh_parameters_takes_the_device_of_what_it_scores():
+    """`Normal(torch.zeros(d), torch.ones(d)).log_prob(z)`: the distribution's values are where its
+    parameters are, so they are made where `z` is."""
+    head = "import torch\nfrom torch.distributions import Normal\n\n\n"
+    source = head + "def nll(z):\n    prior = Normal(torch.zeros(4), torch.ones(4))\n    return -prior.log_prob(z).sum()\n"
+    program = source + "\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nprint(nll(torch.ones(2, 4).to(device)))\n"
+    assert "prior = Normal(torch.zeros(4, device=z.device), torch.ones(4, device=z.device))" in fixed(program)
+
+
+def test_an_input_of_a_model_that_moves_after_the_call_stays_on_the_cpu():
+    """`z = net(torch.randn(2, 6))` runs the model before `net.to(device)`: on the CPU."""
+    source = ("import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+              "net = torch.nn.Linear(6, 4)\nz = net(torch.randn(2, 6))\nnet.to(device)\nprint(z)\n")
+    assert fixed(source) == source
