@@ -87,30 +87,32 @@ class ProjectIndex:
     def imported_helper(self, from_file: str, qualified_name: str) -> HelperSummary | None:
         """What the top-level function `qualified_name` (`utils.causal_mask`) of a local module
         returns (`analysis.host_helpers`); None when it is no function of a file of the project."""
-        owner, _, function = qualified_name.rpartition(".")
-        target = self._module_file(Path(from_file).resolve(), owner) if owner else None
-        if target is None:
+        key = self._local_function(from_file, qualified_name)
+        if key is None:
             return None
-        key = (str(target), function)
         if key not in self._helpers:
-            self._helpers[key] = summarise_in_text(self._text(target), function)
+            self._helpers[key] = summarise_in_text(self._text(Path(key[0])), key[1])
         return self._helpers[key]
 
     def imported_meetings(self, from_file: str, qualified_name: str) -> tuple[list[str], list[tuple[str, str]]] | None:
         """The parameters of the top-level function `qualified_name` (`metrics.accuracy`) of a local
         module, and the pairs of them it puts into one tensor operation
         (`analysis.parameter_meetings`); None when it is no function of a file of the project."""
-        owner, _, function = qualified_name.rpartition(".")
-        target = self._module_file(Path(from_file).resolve(), owner) if owner else None
-        if target is None:
+        key = self._local_function(from_file, qualified_name)
+        if key is None:
             return None
-        key = (str(target), function)
         if key not in self._meetings:
             from devfix.analysis.parameter_meetings import meetings_in_text  # libcst: only for a call that may need it
 
-            self._meetings[key] = meetings_in_text(self._text(target), function)
-        self.consulted[str(target)] = True
+            self._meetings[key] = meetings_in_text(self._text(Path(key[0])), key[1])
+        self.consulted[key[0]] = True
         return self._meetings[key]
+
+    def _local_function(self, from_file: str, qualified_name: str) -> tuple[str, str] | None:
+        """(module file, function name) of `utils.causal_mask` when `utils` is a file of the project."""
+        owner, _, function = qualified_name.rpartition(".")
+        target = self._module_file(Path(from_file).resolve(), owner) if owner else None
+        return (str(target), function) if target is not None else None
 
     def imported_kind(self, from_file: str, qualified_name: str) -> Kind:
         """The kind the top-level function `qualified_name` (`data.make_loaders`) of a local module
