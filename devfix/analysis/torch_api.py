@@ -153,6 +153,8 @@ def is_source_wrapper(qualified: str) -> bool:
     distribution of `torch.distributions` (`Normal(torch.zeros(d), torch.ones(d))`: its samples
     and log-probabilities are where its parameters are)."""
     return qualified in SOURCE_WRAPPERS or (qualified.startswith("torch.distributions.") and qualified.rsplit(".", 1)[-1][:1].isupper())
+
+
 # `x.sum()` without a dim is 0-dim: a CPU one may meet CUDA tensors in pointwise operations
 WHOLE_REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "norm", "std", "var", "all", "any", "amax", "amin", "logsumexp"})
 NON_TENSOR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "numpy", "backward", "split", "chunk", "unbind", "parameters", "state_dict", "named_parameters", "items", "keys", "values"})

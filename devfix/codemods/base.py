@@ -161,12 +161,17 @@ class DevfixRule(cst.CSTTransformer):
             return policy.only == (self.CODE, start)
         return safety is Safety.SAFE or policy.unsafe
 
-    def _statement_line(self, node: cst.CSTNode) -> int:
-        """First line of the statement holding `node`, where a suppression comment also counts."""
+    def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
+        """The statement holding `node` (a simple statement line or a compound statement)."""
         current: cst.CSTNode | None = node
         while current is not None and not isinstance(current, cst.BaseStatement):
             current = self.get_metadata(ParentProvider, current, None)
-        return -1 if current is None else self.get_metadata(PositionProvider, current).start.line
+        return current
+
+    def _statement_line(self, node: cst.CSTNode) -> int:
+        """First line of the statement holding `node`, where a suppression comment also counts."""
+        statement = self.statement_of(node)
+        return -1 if statement is None else self.get_metadata(PositionProvider, statement).start.line
 
 
 def _add_needed_import(context: CodemodContext, module: str) -> None:

@@ -126,9 +126,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         names = target_names(assign.targets[0].target)
         if loader is None or not names or not is_dataloader(self, loader) or collate_places_batches(self, loader):
             return None
-        block = self.get_metadata(ParentProvider, node, None)
-        statements = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
-        following = statements[next(i for i, statement in enumerate(statements) if statement is node) + 1:] if statements else []
+        following = self._after_in_block(node)
         if not following:
             return None
         rest = cst.IndentedBlock(body=following)
@@ -212,15 +210,19 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         following: list[cst.BaseStatement] = []
         current: cst.CSTNode = statement
         while True:
+            following += self._after_in_block(current)
             block = self.get_metadata(ParentProvider, current, None)
-            statements = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
-            if current not in statements:
-                return following
-            following += statements[statements.index(current) + 1:]
             owner = self.get_metadata(ParentProvider, block, None) if isinstance(block, cst.IndentedBlock) else None
             if not isinstance(owner, (cst.With, cst.If, cst.Try)):
                 return following
             current = owner
+
+    def _after_in_block(self, statement: cst.CSTNode) -> list[cst.BaseStatement]:
+        """The statements after `statement` in its own block (none when it is in no block)."""
+        block = self.get_metadata(ParentProvider, statement, None)
+        statements = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        index = next((i for i, item in enumerate(statements) if item is statement), None)
+        return statements[index + 1:] if index is not None else []
 
     def _zipped_batches(self, iterable: cst.BaseExpression | None, target: cst.BaseExpression) -> list[str] | None:
         """`for (xs,), (xt,) in zip(source_loader, target_loader)`: the names each DataLoader's

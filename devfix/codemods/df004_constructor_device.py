@@ -800,7 +800,7 @@ class _Combinations(cst.CSTVisitor):
         device = device_code(move.device) if move is not None else None
         if device is None or not DEVICE_NAME.fullmatch(device):
             return None
-        moving, meeting = self._statement_of(binding.value), self._statement_of(at)
+        moving, meeting = self.rule.statement_of(binding.value), self.rule.statement_of(at)
         if not isinstance(meeting, cst.SimpleStatementLine) or moving is None or moving is meeting:
             return None
         block = self.rule.get_metadata(ParentProvider, moving, None)
@@ -808,12 +808,6 @@ class _Combinations(cst.CSTVisitor):
         if not (isinstance(body, (list, tuple)) and self.rule.get_metadata(ParentProvider, meeting, None) is block):
             return None
         return device if body.index(moving) < body.index(meeting) else None
-
-    def _statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        current = node
-        while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            current = self.rule.get_metadata(ParentProvider, current, None)
-        return current
 
     def _changed_in_place(self, operands: list[cst.BaseExpression], at: cst.CSTNode) -> bool:
         """Some operand name gets an attribute set in its scope (`bias.data = bias.data.to(device)`):

@@ -255,7 +255,7 @@ class _TensorArguments(cst.CSTVisitor):
         _count(self.definitions, node.name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        value = _built_here(node.value, self.rule)
+        value = _built_here(node.value)
         built = value.func.value if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else None
         if built is not None:
             _count(self.definitions, value.func)
@@ -339,7 +339,7 @@ def _count(counts: dict[str, int], name: cst.Name) -> None:
     counts[name.value] = counts.get(name.value, 0) + 1
 
 
-def _built_here(value: cst.BaseExpression, rule: LookupTableDevice) -> cst.BaseExpression:
+def _built_here(value: cst.BaseExpression) -> cst.BaseExpression:
     """`CondNet()` of `CondNet().to(device).eval()`: a Module's `.to()`, `.cuda()`, `.eval()`...
     return the module itself."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MODULE_RETURNING_METHODS:

@@ -32,7 +32,6 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.cuda_only_calls import PIN_KEYWORD, PIN_METHOD, UncheckedCudaCall
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
@@ -130,10 +129,8 @@ class CudaOnlyCall(DevfixRule):
         return self.facts.cuda_only_calls.get((start.line, self.facts.byte_column(start.line, start.column)))
 
     def _statement(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
-        current = self.get_metadata(ParentProvider, node, None)
-        while current is not None and not isinstance(current, cst.BaseStatement):
-            current = self.get_metadata(ParentProvider, current, None)
-        return current if isinstance(current, cst.SimpleStatementLine) else None
+        statement = self.statement_of(node)
+        return statement if isinstance(statement, cst.SimpleStatementLine) else None
 
 
 class _Calls(cst.CSTVisitor):
