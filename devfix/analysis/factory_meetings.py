@@ -64,22 +64,23 @@ NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
 def factory_may_meet_tensor(
     tree: ast.Module, imports: ImportTable, kind_at: KindAt, non_tensors: NonTensors,
     imported_helper: Callable[[str], bool] = lambda name: False, classes: dict[str, Kind] | None = None,
-    imported_meets: Callable[[str], bool] = lambda name: False,
+    imported_meets: Callable[[str], bool] = lambda name: False, gives_back_moves: Callable[[str], bool] = lambda name: False,
 ) -> bool:
     """False only when no factory call of the file can meet a tensor the way DF004 looks for.
     `imported_helper`: does the imported function of that name (`from utils import causal_mask`)
     return CPU tensors (`ProjectIndex.imported_helper`)? `classes`: the kinds of the file's
     top-level classes, as the value analysis was given them. `imported_meets`: does the imported
     function of that name put two of its parameters into one tensor operation
-    (`ProjectIndex.imported_meetings`)?"""
+    (`ProjectIndex.imported_meetings`)? `gives_back_moves`: does the function of that name, of the
+    file or imported from the project, give back what it moved (`analysis.returned_moves`)?"""
     callables = _maybe_modules(tree, imports)
-    callers = _Callers(tree)
+    callers = _Callers(tree, gives_back_moves)
     feeders = (_class_methods(tree), _functions_calling_top_level_moves(tree))
     layers = _TensorLayerAttributes(tree, imports)
     receivers = _receiver_kinds(tree, classes or {})
     return any(
         _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers,
-               feeders, layers, imported_helper, receivers.get(id(function)), imported_meets).has_meeting()
+               feeders, layers, imported_helper, receivers.get(id(function)), imported_meets, gives_back_moves).has_meeting()
         for body, function in _scopes(tree)
     )
 
@@ -199,7 +200,7 @@ class _Callers:
     passes, for the parameter, a name that the file moves somewhere (`model.to(device)`,
     `model = Net().cuda()`)."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, gives_back_moves: Callable[[str], bool] = lambda name: False) -> None:
         self.top_level = {id(node) for node in tree.body}
         self.helpers = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.uses: dict[str, int] = {}
@@ -213,7 +214,7 @@ class _Callers:
                     self.calls.setdefault(node.func.id, []).append(node)
                 if _may_move(node) and isinstance(node.func.value, ast.Name):
                     self.moved.add(node.func.value.id)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _may_move(node.value):
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and (_may_move(node.value) or _gives_back_a_move(node.value, gives_back_moves)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 self.moved.update(name for target in targets for name in bound_names(target))
 
@@ -278,6 +279,11 @@ def _call_of_chain(value: ast.expr) -> ast.expr:
     return value
 
 
+def _gives_back_a_move(node: ast.AST | None, gives_back_moves: Callable[[str], bool]) -> bool:
+    """`build_model(device)` of a function that gives back what it moved."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and gives_back_moves(node.func.id)
+
+
 def _may_move(node: ast.AST | None) -> bool:
     """`.to(...)` or `.cuda(...)` of anything, casts included (a superset of the moves)."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda")
@@ -298,6 +304,7 @@ class _Scope:
         imported_helper: Callable[[str], bool] = lambda name: False,
         receiver_kind: Kind | None = None,
         imported_meets: Callable[[str], bool] = lambda name: False,
+        gives_back_moves: Callable[[str], bool] = lambda name: False,
     ) -> None:
         """`values`: what the value analysis says of a name where read, and of the names of some
         lines; `models`: the parameters that may hold a model every caller moved (`_Callers`);
@@ -315,6 +322,7 @@ class _Scope:
         self.layers = layers  # `self.<layer>` attributes of single-tensor torch.nn layers
         self.imported_helper = imported_helper  # an imported function of the project that returns CPU tensors
         self.imported_meets = imported_meets  # an imported function of the project whose parameters meet
+        self.gives_back_moves = gives_back_moves  # `model = build_model(device)` holds a moved model
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         # `self` of a Module's method is no tensor: known without the value analysis, unless rebound here
         self.receiver = self.parameters[0].arg if receiver_kind is not None and receiver_kind.is_known_non_tensor else None
@@ -351,9 +359,10 @@ class _Scope:
         `_feed_host_tensors`: a CPU-tensor helper's result, or built from literals, numpy values
         and CPU factories), factory or not."""
         moved = {call.func.value.id for call in calls if _is_move_of_a_name(call, self.imports)} | self.models
-        for node in self.nodes:  # `model = Net().to(device)`
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
-                    and node.value.func.attr in ("to", "cuda"):
+        for node in self.nodes:  # `model = Net().to(device)`, `model = build_model(device)`
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and (
+                    (isinstance(node.value.func, ast.Attribute) and node.value.func.attr in ("to", "cuda"))
+                    or _gives_back_a_move(node.value, self.gives_back_moves)):
                 moved.update(target.id for target in node.targets if isinstance(target, ast.Name))
         fed = [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in moved]
         methods = [call for call in calls if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
@@ -402,16 +411,19 @@ class _Scope:
         return False
 
     def _may_be_placed(self, argument: ast.expr, line: int) -> bool:
-        """A move (`x.to(device)`), or a name some earlier binding computes with a move, a
-        `device=` or a call of a name the scope moves (DF004's `_placed_device` over-approximated)."""
+        """A move (`x.to(device)`), or a name moved earlier, or one some earlier binding computes
+        with a move, a `device=`, a call of a name the scope moves or of a function that gives back
+        a move (DF004's `_placed_devices` and `_move_of` over-approximated)."""
         if _may_move(argument):
             return True
         if not isinstance(argument, ast.Name):
             return False
         moved = self.moved or _moved_lines(self.nodes, self.bindings)
+        if any(at < line for at in moved.get(argument.id, ())):
+            return True  # `model.to(device)` as a statement
         return any(
             value is not None and any(
-                _may_move(node) or (isinstance(node, ast.Call) and (
+                _may_move(node) or _gives_back_a_move(node, self.gives_back_moves) or (isinstance(node, ast.Call) and (
                     any(keyword.arg == "device" for keyword in node.keywords) or (isinstance(node.func, ast.Name) and node.func.id in moved)))
                 for node in every_node(value)
             )

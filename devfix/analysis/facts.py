@@ -29,6 +29,7 @@ from devfix.analysis.importers import passes_a_loader
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.project import ProjectIndex
+from devfix.analysis.returned_moves import ReturnedMove, returned_move
 from devfix.analysis.torch_api import places_devices, places_on_several_gpus
 from devfix.analysis.values import ValueFacts, analyse_values
 
@@ -61,6 +62,7 @@ class FileFacts:
         self.lines = tuple(source.splitlines())
         self._path, self._project = path, project or ProjectIndex()
         self._imported_helpers: dict[str, bool] = {}  # `_imported_host_helper`'s answers
+        self._returned_moves: dict[str, ReturnedMove | None] = {}
 
     @property
     def tree(self) -> ast.Module:
@@ -206,6 +208,7 @@ class FileFacts:
         return factory_may_meet_tensor(
             self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
             self.non_tensor_names, self._imported_host_helper, self.classes, self._imported_meets,
+            lambda name: self.returned_move(name) is not None,
         )
 
     def _imported_meets(self, name: str) -> bool:
@@ -224,6 +227,20 @@ class FileFacts:
         when the file defines it once."""
         function = _defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
         return summarise(function, self.imports, self._module_scope) if function is not None else None
+
+    def returned_move(self, name: str) -> ReturnedMove | None:
+        """What the top-level function `name` of the file (defined once), or of a file of the project
+        it imports, moves and gives back, when every `return` of it does (`analysis.returned_moves`:
+        `return model.to(device)`)."""
+        if name not in self._returned_moves:
+            function = _defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
+            if function is not None:
+                self._returned_moves[name] = returned_move(function, self.imports)
+            elif name in self.imports.names:  # `from models import build_model`: a function of the project
+                self._returned_moves[name] = self._project.imported_returned_move(self._path, self.imports.names[name])
+            else:
+                self._returned_moves[name] = None
+        return self._returned_moves[name]
 
     def method_summary(self, class_name: str, method: str) -> HelperSummary | None:
         """The summary (`analysis.host_helpers`) of the method `method` of the file's top-level

@@ -209,10 +209,16 @@ def _may_be_zero_dim(node: ast.AST, imports: ImportTable) -> bool:
 
 
 def summarise_in_text(text: str, function: str) -> HelperSummary | None:
-    """The summary of the top-level `def function(` of a module's text, parsing only that function
-    and the module's top-level imports (a project's other files are read for one function each,
-    often many of them: parsing them whole cost more than checking the file itself). None when
-    the module has no such function, or the snippet does not parse on its own."""
+    """The summary of the top-level `def function(` of a module's text (`function_in_text`)."""
+    found = function_in_text(text, function)
+    return None if found is None else summarise(*found)
+
+
+def function_in_text(text: str, function: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, ImportTable] | None:
+    """The top-level `def function(` of a module's text, and the module's imports, parsing only
+    that function and the module's top-level imports (a project's other files are read for one
+    function each, often many of them: parsing them whole cost more than checking the file
+    itself). None when the module has no such function, or the snippet does not parse on its own."""
     if f"def {function}(" not in text:
         return None  # most asked-for names are no function there: not worth splitting the text
     lines = text.splitlines(keepends=True)
@@ -228,7 +234,7 @@ def summarise_in_text(text: str, function: str) -> HelperSummary | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     definition = tree.body[0] if tree.body and isinstance(tree.body[0], FUNCTIONS) else None
-    return None if definition is None else summarise(definition, ImportTable.of(imports))
+    return None if definition is None else (definition, ImportTable.of(imports))
 
 
 def _top_level_imports(lines: list[str]) -> str:

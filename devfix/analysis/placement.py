@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from devfix.analysis.call_sites import argument_for
+from devfix.analysis.returned_moves import ReturnedMove
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_api import (
     CAST_KEYWORDS,
@@ -66,6 +68,29 @@ class PlacementFacts:
     own_methods: set[str] = field(default_factory=set)  # in a method: the names of its class's methods
     host_copy_methods: frozenset[str] = frozenset()  # methods of the file's classes that return host copies
     file_places_devices: bool = False  # the file moves things to devices somewhere
+
+    def add_returned_moves(self, returned_move: Callable[[str], ReturnedMove | None]) -> None:
+        """`model = build_model(device)` where the file's function gives back what it moved
+        (`analysis.returned_moves`) is a move of `model`, to the caller's argument for the device
+        parameter (or to CUDA): as `model = Net().to(device)` is. A callee the scope binds itself
+        is some other callable."""
+        local = self.bindings.keys() | self.parameters
+        for name, bindings in self.bindings.items():
+            for binding in bindings:
+                call = binding.value
+                if binding.unpacked or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name) or call.func.value in local:
+                    continue
+                summary = returned_move(call.func.value)
+                device = argument_for(call, summary.parameter, list(summary.positional)) if summary is not None and summary.parameter else None
+                if summary is None or (summary.parameter is not None and device is None):
+                    continue
+                if summary.attribute is not None:  # `build_model(args)` moving to `args.device`
+                    if not isinstance(device, (cst.Name, cst.Attribute)):
+                        continue
+                    device = cst.Attribute(device, attr=cst.Name(summary.attribute))
+                move = Move(call, device, call)
+                self.moves[name] = sorted([*self.moves.get(name, ()), move], key=lambda found: self.line_of(found.call))
+                self.moved[name] = self.moves[name][0]
 
     @property
     def assignments(self) -> dict[str, list[cst.BaseExpression | None]]:

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from devfix import python_parser
-from devfix.analysis.host_helpers import HelperSummary, summarise_in_text
+from devfix.analysis.host_helpers import HelperSummary, function_in_text, summarise_in_text
 from devfix.analysis.importers import ForeignCall, calls_in_tree, neighbour_files
 from devfix.analysis.imports import BUILTIN_NAMES, ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
+from devfix.analysis.returned_moves import ReturnedMove, returned_move
 from devfix.analysis.torch_api import places_devices
 from devfix.analysis.values import returned_kind
 
@@ -46,6 +47,7 @@ class ProjectIndex:
         self._foreign_calls: dict[tuple[str, str], tuple[list[str], list[ForeignCall] | None]] = {}  # (file, function) → (read, calls)
         self._returned_kinds: dict[tuple[str, str], Kind] = {}  # (module file, function) → what it returns
         self._meetings: dict[tuple[str, str], tuple[list[str], list[tuple[str, str]]] | None] = {}  # → its parameters that meet
+        self._returned_moves: dict[tuple[str, str], ReturnedMove | None] = {}  # → what it moves and gives back
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -59,6 +61,7 @@ class ProjectIndex:
         self._foreign_calls = {}
         self._returned_kinds = {}
         self._meetings = {found: meetings for found, meetings in self._meetings.items() if found[0] != key}
+        self._returned_moves = {found: move for found, move in self._returned_moves.items() if found[0] != key}
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -92,7 +95,21 @@ class ProjectIndex:
             return None
         if key not in self._helpers:
             self._helpers[key] = summarise_in_text(self._text(Path(key[0])), key[1])
+        self.consulted[key[0]] = True
         return self._helpers[key]
+
+    def imported_returned_move(self, from_file: str, qualified_name: str) -> ReturnedMove | None:
+        """What the top-level function `qualified_name` (`models.build_model`) of a local module
+        moves and gives back (`analysis.returned_moves`); None when it gives back no move, or is
+        no function of a file of the project."""
+        key = self._local_function(from_file, qualified_name)
+        if key is None:
+            return None
+        if key not in self._returned_moves:
+            found = function_in_text(self._text(Path(key[0])), key[1])
+            self._returned_moves[key] = returned_move(*found) if found is not None else None
+        self.consulted[key[0]] = True
+        return self._returned_moves[key]
 
     def imported_meetings(self, from_file: str, qualified_name: str) -> tuple[list[str], list[tuple[str, str]]] | None:
         """The parameters of the top-level function `qualified_name` (`metrics.accuracy`) of a local

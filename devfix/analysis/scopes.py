@@ -46,6 +46,8 @@ class ScopeTracker:
             facts.parameters = self.scope_parameters(node) - {"self", "cls"}
             facts.file_places_devices = self.file_places_devices()
             facts.host_copy_methods = self.facts.host_copy_methods if self.facts is not None else frozenset()
+            if self.facts is not None:
+                facts.add_returned_moves(self.facts.returned_move)
             if isinstance(scope, cst.FunctionDef):
                 self._add_globals_on_device(facts)
                 owner = self.class_of_method(scope)

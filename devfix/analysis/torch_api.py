@@ -69,16 +69,24 @@ FUNCTIONAL_LOSSES = frozenset(
 # `device=x.device`, `.to(x.device)`: a value made or moved where another one already is (what
 # DF004, DF009, DF011, DF012 and DF016 write). That places nothing: a program made only of those
 # still runs on the CPU, and must not look like one that uses a GPU after devfix aligned a value.
-ALIGNMENT = re.compile(r"(?:\bdevice\s*=\s*|\.to\(\s*)(?!self\.)[A-Za-z_]\w*\.device\b(?![\w.(])")
+ALIGNMENT = re.compile(r"(?:\bdevice\s*=\s*|\.to\(\s*)(?!self\.)([A-Za-z_]\w*)\.device\b(?![\w.(])")
+# `args = parser.parse_args()`: `args.device` is the device the user asked for, not a tensor's
+PARSED_OPTIONS = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*[\w.]*\bparse(?:_known)?_args\(")
+DEVICE_OPTION = re.compile(r"""add_argument\(\s*(?:['"]-\w['"]\s*,\s*)?['"]--?device['"]""")  # `--device cuda` on the command line
 
 
 def places_devices(code: str) -> bool:
     """Does the file move anything to a device anywhere (a move, `device=`, a `torch.device`)?
-    Aligning a value with another one's device is not a placement (`ALIGNMENT`)."""
+    Aligning a value with another one's device is not a placement (`ALIGNMENT`); the device of
+    the parsed command line is (`model.to(args.device)`, a `--device` option)."""
     markers = (".cuda(", ".to(", "device=", "torch.device(")
     if not any(marker in code for marker in markers):
         return False
-    return any(marker in ALIGNMENT.sub("", code) for marker in markers)
+    if "add_argument(" in code and DEVICE_OPTION.search(code):
+        return True  # the program runs where its user says: `.to(args.device)`
+    options = set(PARSED_OPTIONS.findall(code)) if "parse_" in code else set()
+    unaligned = ALIGNMENT.sub(lambda match: match.group(0) if match.group(1) in options else "", code)
+    return any(marker in unaligned for marker in markers)
 
 
 # --- tensors: what makes, takes and returns them ------------------------------------------------

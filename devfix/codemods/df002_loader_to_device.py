@@ -12,8 +12,9 @@ DataLoader (built with `DataLoader(...)`, there in the `for` statement or where 
 parameter annotated as one, or given one by every call of its function, in the file or, for a
 function the file only defines, in the files beside it; returned by a function of the file or of
 another file of the project, `train_loader, val_loader = make_loaders()`; never from its name) and the
-body feeds the batch to a model that was moved to a device, or to a Module while a device variable
-is in scope. Only the variables that meet the model or its outputs are moved (also inside a function
+body feeds the batch to a model that was moved to a device (also by a function of the file or of
+the project that gives back what it moved, `model = build_model(device)`:
+`analysis.returned_moves`), or to a Module while a device variable is in scope. Only the variables that meet the model or its outputs are moved (also inside a function
 of the file: `accuracy(out, y)` where `accuracy` compares its two parameters, and also when the
 variable was moved inline for another use: `criterion(out, y.to(device))`); the device is the one
 the model was moved to. Dict batches move their tensor values only, so string fields survive.

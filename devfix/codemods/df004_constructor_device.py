@@ -36,7 +36,10 @@ the top level moved (`select_action(state)` running `policy_net(state)`) goes to
 device; a value given beside a placed argument to a function that puts the two parameters into one
 tensor operation (`train_step(model, opt, x.to(device), y.to(device), weights)` with
 `F.cross_entropy(logits, y, weight=weights)`, `analysis.parameter_meetings`) goes where that
-argument is: `weights = compute_class_weights(masks).to(device)`. A model the top level moves is on
+argument is: `weights = compute_class_weights(masks).to(device)`; a value given beside a moved
+model to a function that feeds that parameter to that model (`evaluate(model, xs)` running
+`model(xs)`) goes where the model was moved, also when a function of the file or of the project
+built and moved it (`model = get_model(args)` giving back `model` after `model.to(args.device)`). A model the top level moves is on
 the device inside a function only when every top-level call that runs the function comes after the
 move (`analysis.entry_lines`): a warm-up probe run before it keeps its CPU inputs.
 
@@ -130,6 +133,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._device_names: frozenset[str] | None = None
         self._method_inputs: dict[str, MethodInputs | None] = {}
         self._function_inputs: dict[str, tuple[list[str], str] | None] = {}
+        self._parameter_models: dict[str, dict[str, set[str]]] = {}
         self._meetings: dict[str, list[tuple[str, str]]] = {}
         self._class_layers: dict[cst.ClassDef, frozenset[str]] = {}
         self._collect(node, node.body)
@@ -267,6 +271,16 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
                 if fed and len(devices) == 1 and None not in devices:
                     self._function_inputs[function] = (list(fed), devices.pop())
         return self._function_inputs[function]
+
+    def parameters_fed_to_parameters(self, function: str) -> dict[str, set[str]]:
+        """For a top-level function of the file: each parameter it hands to a model it is given as
+        another parameter (`def evaluate(model, xs): return model(xs)` → `{xs: {model}}`)."""
+        if function not in self._parameter_models:
+            definition = self._definition(function)
+            names = set(parameter_names(definition)) if definition is not None else set()
+            fed = parameters_fed_to_models(definition, names, self.qualified) if names else {}
+            self._parameter_models[function] = {name: models - {name} for name, models in fed.items() if models - {name}}
+        return self._parameter_models[function]
 
     def function_parameters(self, function: str) -> list[str]:
         """The positional parameters of a top-level function of the file (or imported from a file of
@@ -450,6 +464,8 @@ class _Combinations(cst.CSTVisitor):
             self._feed_function(node, node.func.value)  # `select_action(state)` runs `policy_net(state)`
         elif isinstance(node.func, cst.Name) and self.rule.meeting_parameters(node.func.value):
             self._meet_in_function(node, node.func.value)  # `train_step(x.to(device), weights)`
+        if isinstance(node.func, cst.Name) and self.rule.parameters_fed_to_parameters(node.func.value):
+            self._feed_model_argument(node, node.func.value)  # `evaluate(model, xs)` runs `model(xs)`
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)
@@ -515,6 +531,26 @@ class _Combinations(cst.CSTVisitor):
             if binding is not None and binding.value is not None and not self._factory_sources(fed) and self._made_on_the_host(fed, binding.value, binding.line):
                 arg = next(arg for arg in call.args if arg.value is fed)
                 self.moved_inputs[arg] = ("a tensor made on the CPU", device)
+
+    def _feed_model_argument(self, call: cst.Call, function: str) -> None:
+        """`evaluate(model, xs)` where the top-level function hands its parameter `xs` to its
+        parameter `model` (`model(xs)`), and the model given was moved here before the call: the
+        factories `xs` is built from go where the model was moved."""
+        fed = self.rule.parameters_fed_to_parameters(function)
+        positional = self.rule.function_parameters(function)
+        passed = _passed(call, set(fed) | {model for models in fed.values() for model in models}, positional)
+        for parameter, models in fed.items():
+            if parameter not in passed:
+                continue
+            for model in sorted(models):
+                given = passed.get(model)
+                move = self._move_of(given.value, call) if isinstance(given, cst.Name) else None
+                device = self._moved_to(given.value, move, call) if move is not None else None
+                if device is None:
+                    continue
+                for source in self._fresh(passed[parameter]):
+                    if not self._is_helper_call(source) and self._device_defined_before(device, source):
+                        self.aligned.setdefault(source, device)
 
     def _meet_in_function(self, call: cst.Call, function: str) -> None:
         """`train_step(model, masks.to(device), weights)` where `train_step` puts its parameters

@@ -559,6 +559,10 @@ def test_df004_counts_a_parameter_as_a_tensor_only_when_annotated_as_one(annotat
     ("z = torch.ones(2, device=self.device)\n", True),  # a stored device
     ("model.to(device)\n", True),
     ("q = torch.zeros(1, device=x.device)\nm.cuda()\n", True),
+    ("args = parser.parse_args()\nmodel.to(args.device)\n", True),  # the device the user asked for
+    ("opt = p.parse_known_args()[0]\nx = torch.zeros(1, device=opt.device)\n", True),
+    ("parser.add_argument('--device', default='cuda')\nmain(parser.parse_args())\nmodel.to(args.device)\n", True),
+    ("parser.add_argument('--devices', type=int)\nmodel.to(args.device)\n", False),
 ])
 def test_aligning_a_value_with_another_is_not_a_placement(code, expected):
     assert places_devices(code) is expected

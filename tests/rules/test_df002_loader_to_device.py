@@ -102,3 +102,29 @@ def test_collections_that_may_hold_host_values_or_meet_nothing_stay():
     ):
         fixed = run(COLLECTED.format(after=after)).fixed.decode()
         assert "y = y.to(device)" not in fixed, after
+
+
+BUILT = (
+    "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\n\n\n{builder}\n\n"
+    'def main():\n    device = torch.device("cuda")\n    model = {call}\n    loader = DataLoader([])\n'
+    "    for x, y in loader:\n        loss = nn.functional.cross_entropy(model(x), y)\n"
+)
+
+
+def test_model_given_back_moved_by_a_function_of_the_file_gets_its_batches_moved():
+    for builder, call in (
+        ("def build(device):\n    model = nn.Linear(2, 2)\n    model.to(device)\n    return model", "build(device)"),
+        ("def build(n, device):\n    return nn.Linear(n, 2).to(device)", "build(2, device=device)"),
+    ):
+        fixed = run_devfix(BUILT.format(builder=builder, call=call), rules=[LoaderToDevice]).fixed.decode()
+        assert "        x, y = x.to(device), y.to(device)\n" in fixed, builder
+
+
+def test_model_of_a_function_that_may_not_move_it_is_left_alone():
+    for builder, call in (
+        ("def build(device, gpu):\n    model = nn.Linear(2, 2)\n    if gpu:\n        model.to(device)\n    return model", "build(device, False)"),
+        ("def build(device):\n    return nn.Linear(2, 2).to('cpu')", "build(device)"),
+        ("def build(device='cpu'):\n    return nn.Linear(2, 2).to(device)", "build()"),  # the device is the default
+    ):
+        result = run_devfix(BUILT.format(builder=builder, call=call), rules=[LoaderToDevice])
+        assert result.fixed == result.source and not result.findings, builder

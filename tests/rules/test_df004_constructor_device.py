@@ -161,3 +161,30 @@ def test_an_input_of_a_model_that_moves_after_the_call_stays_on_the_cpu():
     source = ("import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
               "net = torch.nn.Linear(6, 4)\nz = net(torch.randn(2, 6))\nnet.to(device)\nprint(z)\n")
     assert fixed(source) == source
+
+
+HANDED = (
+    "import argparse\n\nimport torch\nfrom torch import nn\n\n\n{builder}"
+    "def evaluate(model, xs):\n    with torch.no_grad():\n        return model(xs).mean().item()\n\n\n"
+    "def main(args):\n    model = {model}\n    xs = torch.randn(10, 4)\n    return evaluate(model, xs)\n\n\n"
+    "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--device\", default=\"cuda\")\n    main(parser.parse_args())\n"
+)
+
+
+def test_input_handed_with_a_moved_model_to_a_function_that_runs_it_follows_the_model():
+    for builder, model, device in (
+        ("", "nn.Linear(4, 1).to(args.device)", "args.device"),
+        ("def build(args):\n    model = nn.Linear(4, 1)\n    model.to(args.device)\n    return model\n\n\n", "build(args)", "args.device"),
+        ("def build(device):\n    return nn.Linear(4, 1).to(device)\n\n\n", "build(args.gpu)", "args.gpu"),
+    ):
+        assert f"    xs = torch.randn(10, 4, device={device})\n" in fixed(HANDED.format(builder=builder, model=model)), model
+
+
+def test_input_handed_with_a_model_that_stays_on_the_host_is_left_alone():
+    for builder, model in (
+        ("", "nn.Linear(4, 1)"),
+        ("def build(device):\n    return nn.Linear(4, 1).to('cpu')\n\n\n", "build(args.device)"),
+        ("def build(args):\n    model = nn.Linear(4, 1)\n    if args.gpu:\n        model.to(args.device)\n    return model\n\n\n", "build(args)"),
+    ):
+        source = HANDED.format(builder=builder, model=model)
+        assert fixed(source) == source, model

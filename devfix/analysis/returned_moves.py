@@ -1,0 +1,119 @@
+"""Functions that hand back what they moved: `def build_model(device): ...; return model.to(device)`.
+
+A model built and placed by a function of its own (`get_model(args)`, `create_model(device)`) is
+the usual shape of a training script, and `model = build_model(device)` then holds a model on the
+device the caller passed, as surely as `model = Net().to(device)` does. `analysis.placement` counts
+such a binding as a move (`PlacementFacts.add_returned_moves`), so the rules that ask "was this
+model moved?" see the fact one call away. Proven, never guessed: every `return` gives a move, or a
+name that a statement of the function's own body (not under a branch or a loop) moved after its
+last other binding; the device is a parameter the function never rebinds or an attribute of one
+(`args.device`), or CUDA itself (`.cuda()`, `"cuda"`, `torch.device("cuda")`); a generator is no
+such function.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from devfix.analysis.ast_nodes import parameters, scope_bindings, scope_nodes
+from devfix.analysis.imports import ImportTable
+from devfix.analysis.moves import is_cast, is_move
+from devfix.analysis.torch_api import PLACEMENT_KEEPING_METHODS
+
+CUDA = ""  # the device of `.cuda()` and of CUDA literals: no parameter names it
+
+
+@dataclass(frozen=True)
+class ReturnedMove:
+    """`parameter` is the one whose argument names the device (or holds it as `attribute`:
+    `args.device`), None for CUDA itself; `positional` the function's positional parameters, to
+    find that argument at a call."""
+
+    parameter: str | None
+    positional: tuple[str, ...]
+    attribute: str | None = None
+
+
+def returned_move(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable) -> ReturnedMove | None:
+    nodes = list(scope_nodes(function.body))
+    if isinstance(function, ast.AsyncFunctionDef) or any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
+        return None
+    returns = [node for node in nodes if isinstance(node, ast.Return)]
+    if not returns or any(node.value is None for node in returns):
+        return None
+    bindings = scope_bindings(nodes)
+    names = {argument.arg for argument in parameters(function)}
+    devices = set()
+    for node in returns:
+        move = _move_given_back(node, function.body, bindings, imports)
+        device = _device_of(move, names, bindings, imports) if move is not None else None
+        if device is None:
+            return None
+        devices.add(device)
+    if len(devices) != 1:
+        return None
+    parameter, _, attribute = devices.pop().partition(".")
+    arguments = function.args
+    positional = tuple(argument.arg for argument in (*arguments.posonlyargs, *arguments.args))
+    return ReturnedMove(parameter or None, positional, attribute or None)
+
+
+def _move_given_back(node: ast.Return, body: list[ast.stmt], bindings, imports: ImportTable) -> ast.Call | None:
+    """The `.to()`/`.cuda()` call whose result `return` gives back: `return model.to(device)`, or
+    `return model` after a statement of `body` that moved `model` and left it so."""
+    value = node.value
+    if is_move(value, imports):
+        return _placing_call(value, imports)
+    if not isinstance(value, ast.Name) or node not in body:
+        return None
+    name = value.id
+    last = max((line for line, _ in bindings.get(name, ())), default=0)
+    for statement in reversed(body[: body.index(node)]):
+        move = _statement_move(statement, name, imports)
+        if move is not None:
+            return move if statement.lineno >= last else None
+        if any(isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and _receiver_is(inner.func.value, name)
+               and inner.func.attr in ("cpu", "to", "cuda") for inner in ast.walk(statement)):
+            return None  # moved again under a branch, or back to the host
+    return None
+
+
+def _statement_move(statement: ast.stmt, name: str, imports: ImportTable) -> ast.Call | None:
+    """`name.to(device)` as a statement, or `name = <move>` (`model = Net().to(device)`)."""
+    if isinstance(statement, ast.Expr) and is_move(statement.value, imports) and _receiver_is(_placing_call(statement.value, imports).func.value, name):
+        return _placing_call(statement.value, imports)
+    if (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id == name and is_move(statement.value, imports)):
+        return _placing_call(statement.value, imports)
+    return None
+
+
+def _receiver_is(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _placing_call(node: ast.Call, imports: ImportTable) -> ast.Call:
+    """The `.to()`/`.cuda()` of `Net().to(device).eval()`: below the methods that keep placement."""
+    while isinstance(node.func, ast.Attribute) and (node.func.attr in PLACEMENT_KEEPING_METHODS or is_cast(node, imports)):
+        node = node.func.value
+    return node
+
+
+def _device_of(move: ast.Call, names: set[str], bindings, imports: ImportTable) -> str | None:
+    """The parameter that names the move's device (`args.device` for an attribute of one), `CUDA`,
+    or None when it is anything else."""
+    if move.func.attr == "cuda":
+        return CUDA if not move.args and not move.keywords else None
+    device = next((keyword.value for keyword in move.keywords if keyword.arg == "device"), move.args[0] if move.args else None)
+    if isinstance(device, ast.Attribute) and isinstance(device.value, ast.Name) and device.attr == "device":
+        root = device.value.id  # `args.device`; `.to(x.dtype)` is a cast
+        return f"{root}.{device.attr}" if root in names and root not in bindings else None
+    if isinstance(device, ast.Name):
+        return device.id if device.id in names and device.id not in bindings else None
+    if isinstance(device, ast.Call) and imports.qualify(device.func) == "torch.device" and len(device.args) == 1 and not device.keywords:
+        device = device.args[0]
+    if isinstance(device, ast.Constant) and isinstance(device.value, str) and device.value.split(":")[0] == "cuda":
+        return CUDA
+    return None
+

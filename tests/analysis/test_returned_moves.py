@@ -1,0 +1,68 @@
+"""What `analysis.returned_moves` proves of a function: it gives back what it moved, and where to."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from devfix.analysis.imports import ImportTable
+from devfix.analysis.returned_moves import ReturnedMove, returned_move
+
+
+def _move(source: str) -> ReturnedMove | None:
+    tree = ast.parse("import torch\nimport torch.nn as nn\n" + textwrap.dedent(source))
+    function = next(node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return returned_move(function, ImportTable.of(tree))
+
+
+@pytest.mark.parametrize(
+    ("source", "parameter", "attribute"),
+    [
+        ("def build(device):\n    return nn.Linear(2, 2).to(device)\n", "device", None),
+        ("def build(n, device):\n    model = nn.Linear(n, 2)\n    model.to(device)\n    model.eval()\n    return model\n", "device", None),
+        ("def build(device):\n    model = nn.Linear(2, 2)\n    model = model.to(device).eval()\n    return model\n", "device", None),
+        ("def build(args):\n    model = nn.Linear(2, 2)\n    model.to(args.device)\n    return model\n", "args", "device"),
+        ("def build():\n    return nn.Linear(2, 2).cuda()\n", None, None),
+        ("def build():\n    return nn.Linear(2, 2).to(torch.device('cuda'))\n", None, None),
+        ("def to_device(x, device):\n    return x.to(device, non_blocking=True)\n", "device", None),
+    ],
+)
+def test_gives_back_a_move(source: str, parameter: str | None, attribute: str | None) -> None:
+    found = _move(source)
+    assert found is not None
+    assert (found.parameter, found.attribute) == (parameter, attribute)
+
+
+def test_positional_parameters_locate_the_device_argument() -> None:
+    assert _move("def build(n, device, *, depth=2):\n    return nn.Linear(n, n).to(device)\n").positional == ("n", "device")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # moved, then rebound to something else before it is given back
+        "def build(device):\n    model = nn.Linear(2, 2)\n    model.to(device)\n    model = nn.DataParallel(model)\n    return model\n",
+        # moved only under a branch
+        "def build(device, gpu):\n    model = nn.Linear(2, 2)\n    if gpu:\n        model.to(device)\n    return model\n",
+        # one return moves, the other does not
+        "def build(device, gpu):\n    model = nn.Linear(2, 2)\n    if gpu:\n        return model.to(device)\n    return model\n",
+        # moved back to the host
+        "def build(device):\n    model = nn.Linear(2, 2).to(device)\n    model.cpu()\n    return model\n",
+        "def build():\n    return nn.Linear(2, 2).to('cpu')\n",
+        # a cast, not a move
+        "def cast(x, ref):\n    return x.to(ref.dtype)\n",
+        "def cast(x):\n    return x.to(torch.float16)\n",
+        # the device is no parameter, or the function rebinds it
+        "def build():\n    return nn.Linear(2, 2).to(DEVICE)\n",
+        "def build(device):\n    device = pick(device)\n    return nn.Linear(2, 2).to(device)\n",
+        # two returns to two devices; a generator; a bare return
+        "def build(a, b, first):\n    if first:\n        return nn.Linear(2, 2).to(a)\n    return nn.Linear(2, 2).to(b)\n",
+        "def batches(xs, device):\n    for x in xs:\n        yield x.to(device)\n    return xs.to(device)\n",
+        "def build(device):\n    nn.Linear(2, 2).to(device)\n    return\n",
+        "def build():\n    return nn.Linear(2, 2).cuda(1)\n",
+    ],
+)
+def test_refuses_what_it_cannot_prove(source: str) -> None:
+    assert _move(source) is None
