@@ -58,6 +58,10 @@ the value analysis proves a tensor) is moved where it is bound when it meets a t
 a Module's output is a tensor to align with too (`preds = model(x).argmax(1)`, then
 `preds == torch.from_numpy(labels)` → `torch.from_numpy(labels).to(preds.device)`).
 
+A value made from factories before anything names the device (`x = torch.randn(8, 5)` above
+`model = Net()` and `if use_cuda: model = model.cuda()`) moves where it is fed instead:
+`model(x.to(next(model.parameters()).device))`, `criterion(out, y.to(out.device))`.
+
 A factory that draws from a `generator=` (a CPU generator, for reproducible numbers) is moved
 after the call instead, `torch.randn(n, generator=g).to(x.device)`: `device=` would not match
 the generator, and the moved values are the ones the CPU run draws.
@@ -493,7 +497,9 @@ class _Combinations(cst.CSTVisitor):
         if moved_to is None:
             moved_to = self._device_of_a_fed_model(values, call)
         for value in values:
-            for source in self._fresh(value):
+            fresh = self._fresh(value)
+            unplaced = 0
+            for source in fresh:
                 if self._is_helper_call(source):
                     continue  # moved where it is fed (`_feed_host_tensors`): the helper may serve CPU code too
                 device = self._device_of(references[0], source) if references else None
@@ -501,6 +507,25 @@ class _Combinations(cst.CSTVisitor):
                     self.aligned.setdefault(source, device)
                 elif moved_to is not None and self._device_defined_before(moved_to, source):
                     self.aligned.setdefault(source, moved_to)
+                else:
+                    unplaced += 1
+            if fresh and unplaced == len(fresh) and isinstance(value, cst.Name):
+                self._move_where_fed(call, value, references, moved_to)
+
+    def _move_where_fed(self, call: cst.Call, value: cst.Name, references: list[str], moved_to: str | None) -> None:
+        """`x = torch.randn(8, 5)` made before the model exists, then `if use_cuda: model =
+        model.cuda()` and `out = model(x)`: no device can be named where `x` is made, so `x` moves
+        where it is fed, to what names the device there (`model(x.to(next(model.parameters()).device))`,
+        `criterion(out, y.to(out.device))`)."""
+        arg = next((arg for arg in call.args if arg.value is value and arg.keyword is None and not arg.star), None)
+        if arg is None:
+            return
+        others = [reference for reference in references if reference != value.value]
+        device = self._device_of(others[0], call) if others else None
+        if device is None and moved_to is not None and self._device_defined_before(moved_to, call):
+            device = moved_to
+        if device is not None:
+            self.moved_inputs.setdefault(arg, ("a tensor made on the CPU before the device is known", device))
 
     def _feed_method(self, call: cst.Call, model: str, method: str) -> None:
         """`m.generate(context)` for a model moved here, of a class of the file whose `generate`

@@ -188,3 +188,23 @@ def test_input_handed_with_a_model_that_stays_on_the_host_is_left_alone():
     ):
         source = HANDED.format(builder=builder, model=model)
         assert fixed(source) == source, model
+
+
+FLAGGED = (
+    "import torch\nfrom torch import nn\n\nuse_cuda = torch.cuda.is_available()\n"
+    "x = torch.randn(8, 5)\ny = torch.randint(0, 3, (8,))\nmodel = nn.Linear(5, 3)\n"
+    "if use_cuda:\n    model = model.cuda()\n{moves}criterion = nn.CrossEntropyLoss()\n"
+    "for epoch in range(3):\n    out = model(x)\n    loss = criterion(out, y)\n"
+)
+
+
+def test_inputs_made_before_the_model_exists_move_where_they_are_fed():
+    result = fixed(FLAGGED.format(moves=""))
+    assert "    out = model(x.to(next(model.parameters()).device))\n" in result
+    assert "    loss = criterion(out, y.to(out.device))\n" in result
+    assert "x = torch.randn(8, 5)\n" in result  # where it is made, no device can be named yet
+
+
+def test_inputs_moved_with_the_model_stay_as_they_are():
+    source = FLAGGED.format(moves="    x, y = x.cuda(), y.cuda()\n")
+    assert fixed(source) == source
