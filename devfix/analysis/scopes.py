@@ -68,6 +68,13 @@ class ScopeTracker:
             if (value := top.bindings[name][0].value) is not None and top.is_device_value(value, before_line=top.bindings[name][0].line)
         }
 
+    def runs_after_the_move(self, function: cst.FunctionDef, model: str) -> bool:
+        """Every top-level call that runs `function` (a top-level function) comes after the top
+        level moves `model` (`analysis.entry_lines`); a function run some other way is not known to."""
+        lines = self.facts.entry_lines.get(function.name.value) if self.facts is not None and function in self.module.body else None
+        move = self.scope_facts(self.module).moved.get(model)
+        return bool(lines) and move is not None and min(lines) > self.line_of(move.call)
+
     def file_places_devices(self) -> bool:
         """Does the file move anything to a device anywhere? Once per pass, from the text the facts
         were computed from (the module's code: generating it again costs a walk of the tree)."""

@@ -135,7 +135,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         if not models:
             return None
         body_facts = collect([rest], self.qualified, self.line_of, models)
-        callables = set(models) | set(self.scope_modules(node)) | self.scope_parameters(node)
+        callables = self._callables(node, models)
         moves = batches_to_move(rest, names, callables, models, body_facts, self.qualified, file_functions(self.module))
         return _LoopPlan(assign.targets[0].target, moves, models, 0)
 
@@ -181,7 +181,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         if start:  # `x, y = batch` first: analyse what follows the unpacking
             body = body.with_changes(body=body.body[start:])
         body_facts = collect([body], self.qualified, self.line_of, models)
-        callables = set(models) | set(self.scope_modules(node)) | self.scope_parameters(node)
+        callables = self._callables(node, models)
         moves = batches_to_move(body, names, callables, models, body_facts, self.qualified, file_functions(self.module))
         if not moves.ambiguous:
             moved = {use.name for use in moves.uses} | set(body_facts.moved)
@@ -277,13 +277,31 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             return DeviceChoice(existing)
         return device_for(self, node) if not expressions else None
 
+    def _callables(self, node: cst.CSTNode, models: dict[str, str | None]) -> set[str]:
+        """What a batch may be fed to here: the models, the Modules the scope builds, its parameters,
+        and in a function, the Modules the top level builds once that it does not bind itself
+        (`criterion = nn.MSELoss()` read by `validate()`)."""
+        found = set(models) | set(self.scope_modules(node)) | self.scope_parameters(node)
+        if isinstance(self.enclosing_scope(node), cst.FunctionDef):
+            found |= set(self.scope_modules(self.module)) - set(self.scope_facts(node).bindings)
+        return found
+
     def _models_in(self, node: cst.CSTNode, body: cst.BaseSuite) -> dict[str, str | None]:
         """Callables in this scope that run on a device → the device expression they were moved to
         (None for `.cuda()`/CUDA literals). With a device variable in scope, called parameters
         (`def evaluate(model, loader, device)`) count too: the caller placed them. A Module built
-        here and never moved is on the CPU, like its data: consistent, so left alone."""
+        here and never moved is on the CPU, like its data: consistent, so left alone. A model the
+        top level moved counts in a function that runs only after the move (`analysis.entry_lines`)."""
         facts = self.scope_facts(node)
         models = {name: device_code(move.device, literals=True) for name, move in facts.moved.items() if name in facts.called}
+        scope = self.enclosing_scope(node)
+        if isinstance(scope, cst.FunctionDef):  # `validate()` reading a model the top level moved before calling it
+            top = self.scope_facts(self.module).moved
+            local = set(facts.bindings) | self.scope_parameters(node)
+            for name in sorted(facts.modules_on_device & facts.called):
+                device = device_code(top[name].device, literals=True) if name in top else None
+                if name in top and self.runs_after_the_move(scope, name) and (device is None or device.split(".")[0] not in local):
+                    models.setdefault(name, device)
         local_device = (self.scope_parameters(node) | set(facts.bindings)) & set(DEVICE_NAMES)
         if local_device and not isinstance(self.enclosing_scope(node), cst.Module):
             for name in sorted(self.scope_parameters(node) & facts.called):

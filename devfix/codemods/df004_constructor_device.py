@@ -176,13 +176,6 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             )
         return self._helper_verdicts[function]
 
-    def runs_after_the_move(self, function: cst.FunctionDef, model: str) -> bool:
-        """Every top-level call that runs `function` (a top-level function) comes after the top
-        level moves `model` (`analysis.entry_lines`); a function run some other way is not known to."""
-        lines = self.facts.entry_lines.get(function.name.value) if self.facts is not None and function in self.module.body else None
-        move = self.scope_facts(self.module).moved.get(model)
-        return bool(lines) and move is not None and min(lines) > self.line_of(move.call)
-
     def cpu_tensor_tuple_size(self, function: str) -> int:
         """n when `function` (of this file, or imported from the project) returns a tuple of n
         tensors made on the host at every `return` (`return x, y` of `get_batch()`), else 0."""

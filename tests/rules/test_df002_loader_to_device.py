@@ -128,3 +128,21 @@ def test_model_of_a_function_that_may_not_move_it_is_left_alone():
     ):
         result = run_devfix(BUILT.format(builder=builder, call=call), rules=[LoaderToDevice])
         assert result.fixed == result.source and not result.findings, builder
+
+
+GLOBAL_MODEL = (
+    "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\n\n"
+    'device = torch.device("cuda")\nloader = DataLoader([])\nmodel = nn.Linear(2, 1)\ncriterion = nn.MSELoss()\n\n\n'
+    "def validate():\n    for x, y in loader:\n        print(criterion(model(x), y))\n\n\n{calls}"
+)
+
+
+def test_function_run_after_the_top_level_moved_its_model_moves_the_batches():
+    fixed = run_devfix(GLOBAL_MODEL.format(calls="model.to(device)\nvalidate()\n"), rules=[LoaderToDevice]).fixed.decode()
+    assert "        x, y = x.to(device), y.to(device)\n" in fixed  # `y` meets the output in the top level's loss
+
+
+def test_function_run_before_the_top_level_moves_its_model_is_left_alone():
+    source = GLOBAL_MODEL.format(calls="validate()\nmodel.to(device)\n")
+    result = run_devfix(source, rules=[LoaderToDevice])
+    assert result.fixed == result.source and not result.findings
