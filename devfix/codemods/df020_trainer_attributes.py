@@ -51,7 +51,7 @@ import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_arguments_for
 from devfix.analysis.host_made import HostContext, host_made
-from devfix.analysis.kinds import Kind
+from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
 from devfix.analysis.loaders import (
     BatchUse,
     collate_places_batches,
@@ -118,13 +118,21 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             parameters = [param.name.value for param in method.params.params[1:]]
             moved_here = self.scope_facts(method.body).moved
             moved_by_callers = self._moved_by_every_caller(facts, method_name, parameters)
-            to_move = [name for name in parameters if name in finder.fed and name not in set(moved_here) | moved_by_callers]
+            to_move = [name for name in parameters if name in finder.fed and name not in set(moved_here) | moved_by_callers
+                       and self._fed_as_given(method, name, finder.fed_nodes[name])]
             if to_move:
                 self._argument_moves[method] = (to_move, device)
             for attribute in finder.used_attributes & set(state_attributes):
                 statement = state_attributes[attribute]
                 # the device must exist where the attribute is built (later in __init__)
                 self._attribute_moves.setdefault(statement, device if ready_line < self.line_of(statement) else "")
+
+    def _fed_as_given(self, method: cst.FunctionDef, parameter: str, fed: list[cst.Name]) -> bool:
+        """Every place `parameter` is fed holds what the caller gave: the method binds no new value
+        to it on an earlier line (`X = torch.tensor(X)` turns a numpy array into a tensor there,
+        and `.to()` on the array would raise)."""
+        bindings = self.scope_facts(method.body).bindings.get(parameter, ())
+        return not any(binding.line < self.line_of(node) for node in fed for binding in bindings)
 
     def _plan_factories(self, class_def: cst.ClassDef, facts, method: cst.FunctionDef, models: set[str]) -> None:
         """Factories without `device=` given to a moved model attribute (`self.generator(torch.randn(n, 2))`)
@@ -428,7 +436,8 @@ class _ModelCalls(cst.CSTVisitor):
 class _Feeds(cst.CSTVisitor):
     """Names passed to `self.<model>(...)`, or to a state attribute together with a model output;
     and names the analysis proves tensors passed to a torch function together with a model output
-    (`F.mse_loss(self.model(x), y)`)."""
+    (`F.mse_loss(self.model(x), y)`), or put with it into arithmetic or a comparison
+    (`self.model(x).squeeze(1) - y`, `logits.argmax(1) == y`)."""
 
     def __init__(self, callables: set[str], models: set[str], rule: TrainerAttributes) -> None:
         self.callables, self.models = callables, models
@@ -462,13 +471,29 @@ class _Feeds(cst.CSTVisitor):
                 if isinstance(value, cst.Name) and value.value not in self.outputs:
                     self.fed_nodes.setdefault(value.value, []).append(value)
 
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        """`self.model(x).squeeze(1) - y`: arithmetic with the model's output meets `y` too."""
+        self._meet_output([node.left, node.right])
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self._meet_output([node.left, *(item.comparator for item in node.comparisons)])
+
     def _feed_torch_function(self, call: cst.Call) -> None:
-        values = [arg.value for arg in call.args]
-        if not any(self._is_model_call(v) or (isinstance(v, cst.Name) and v.value in self.outputs) for v in values):
+        self._meet_output([arg.value for arg in call.args])
+
+    def _meet_output(self, values: list[cst.BaseExpression]) -> None:
+        """Names the analysis proves tensors, among values one of which is the model's output."""
+        if not any(self._is_model_call(v) or self._is_output(v) for v in values):
             return
         for value in values:
             if isinstance(value, cst.Name) and value.value not in self.outputs and self.rule.kind_of(value) is Kind.TENSOR:
                 self.fed_nodes.setdefault(value.value, []).append(value)
+
+    def _is_output(self, value: cst.BaseExpression) -> bool:
+        """A name bound to the model's output, or a tensor method of it (`logits.argmax(1)`)."""
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_TO_TENSOR_METHODS:
+            value = value.func.value
+        return isinstance(value, cst.Name) and value.value in self.outputs
 
     def _is_model_call(self, value: cst.BaseExpression) -> bool:
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not is_self_attribute(value.func):
