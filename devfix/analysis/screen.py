@@ -307,20 +307,23 @@ class _Screen:
         """DF012's cases for tables of the top level: a name bound once there from a torch call that
         places nothing (`alphas_cumprod = torch.cumprod(...)`) computes an argument of a call of a
         function of the file (`extract(alphas_cumprod.sqrt(), t, x.shape)`), or is indexed with a
-        name (`class_weights[y]`)."""
+        name (`class_weights[y]`), or meets a parameter in arithmetic in a top-level function
+        (`(images - MEAN) / STD` in `def normalize(images)`)."""
         bindings = scope_bindings(scope_nodes(self.walked.tree.body))
         tables = {
             name for name, bound in bindings.items()
             if len(bound) == 1 and (value := bound[0][1]) is not None
             and any(self._is_torch_call(node) for node in every_node(value)) and not _places(list(every_node(value)))
         }
-        return bool(tables) and any(
+        if not tables:
+            return False
+        return any(
             (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions
              and any(set(_names_computed_with(argument)) & tables for argument in node.args))
             or (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in tables
                 and isinstance(node.slice, ast.Name))  # `class_weights[y]`, wherever the table is read
             for node in every_node(self.walked.tree)
-        )
+        ) or any(_computes_a_table_with_a_parameter(function, tables) for function in self.walked.tree.body if isinstance(function, FUNCTIONS))
 
     def _may_meet_a_tensor(self, operand: ast.expr, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
         """DF012's `_tensor_in` and `_parameter_in`: a name `operand` computes with is a parameter of
@@ -752,6 +755,19 @@ def _places(nodes: list[ast.AST]) -> bool:
     return any(
         (isinstance(node, ast.Attribute) and node.attr in ("to", "cuda")) or (isinstance(node, ast.keyword) and node.arg == "device")
         for node in nodes
+    )
+
+
+def _computes_a_table_with_a_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef, tables: set[str]) -> bool:
+    """Arithmetic of the function putting one of the top level's `tables` (a bare name) with a value
+    computed from one of its parameters."""
+    names = {argument.arg for argument in parameters(function)}
+    return any(
+        isinstance(node, ast.BinOp) and any(
+            isinstance(side, ast.Name) and side.id in tables and set(_names_computed_with(other)) & names
+            for side, other in ((node.left, node.right), (node.right, node.left))
+        )
+        for node in scope_nodes(function.body)
     )
 
 

@@ -17,7 +17,10 @@ or a CPU table of the top level (`extract(alphas_cumprod.sqrt(), t, x.shape)` wi
 it indexes it with an index proven to be a tensor: `schedule[t]` → `schedule.to(t.device)[t]`. So
 does a function that reads such a top-level table as a global: `alphas_cumprod[t]` in
 `def q_sample(x0, t, noise)` → `alphas_cumprod.to(t.device)[t]`; and the top level itself, with an
-index it placed on a device (`class_weights[y]` in a training loop that moved `y`).
+index it placed on a device (`class_weights[y]` in a training loop that moved `y`). Such a table
+in arithmetic with a parameter of a top-level function (`(images - MEAN) / STD` in `def
+normalize(images)`) is aligned to the parameter when the file calls the function only with
+tensors for it, one of them at least on a device: `MEAN.to(images.device)`.
 
 Arithmetic with a method argument is aligned the same way when the argument is certainly a
 tensor: evidence in the method, or a tensor passed at every call of an instance in the file
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.call_sites import arguments_for
 from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
@@ -56,6 +60,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         self._helper_tables = _HelperTables(self, node)
         node.visit(self._helper_tables)
         self._table_parameters: set[str] = set()
+        self._given_device_verdicts: dict[str, dict[str, bool]] = {}
 
     def plain_tables(self, node: cst.ClassDef) -> set[str]:
         """The CPU tables of a class that is not an nn.Module (none for a Module)."""
@@ -155,6 +160,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
     def leave_BinaryOperation(self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation) -> cst.BaseExpression:
         """`(x - self.mean) / self.std` in a plain object's method: the tables meet `x`, which may
         be on a GPU; they are aligned to it (a no-op when `x` is on the CPU)."""
+        updated_node = self._align_top_level_tables(original_node, updated_node)
         if not getattr(self, "_tables", None):
             return updated_node
         for side, other in (("left", "right"), ("right", "left")):
@@ -174,6 +180,39 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
                 aligned = moved_to(getattr(updated_node, side), f"{reference}.device")
                 updated_node = updated_node.with_changes(**{side: aligned})
         return updated_node
+
+    def _align_top_level_tables(self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation) -> cst.BinaryOperation:
+        """`(images - MEAN) / STD` in `def normalize(images)`, a top-level function that reads CPU
+        tables of the top level as globals, where `images` is a parameter the function does not
+        rebind and the file calls it only with tensors, one of them at least on a device
+        (`normalize(images.to(device))`): the tables are aligned to the parameter."""
+        scope = self.enclosing_scope(original_node)
+        if not (isinstance(scope, cst.FunctionDef) and scope in self.module.body):
+            return updated_node
+        facts = self.scope_facts(original_node)
+        for side, other in (("left", "right"), ("right", "left")):
+            table = getattr(original_node, side)
+            if not (isinstance(table, cst.Name) and table.value in self._helper_tables.top_tables) or table.value in facts.bindings:
+                continue
+            parameter = next((name for name in _operand_names(getattr(original_node, other))
+                              if name in self.scope_parameters(original_node) and name not in facts.bindings), None)
+            if parameter is None or not self._given_device_tensors(scope, parameter):
+                continue
+            if self.report(table, f"`{table.value}` is a CPU table of the top level and meets `{parameter}`, which callers "
+                           "give on a GPU", fix_title=f"align it to `{parameter}.device`"):
+                updated_node = updated_node.with_changes(**{side: moved_to(getattr(updated_node, side), f"{parameter}.device")})
+        return updated_node
+
+    def _given_device_tensors(self, function: cst.FunctionDef, parameter: str) -> bool:
+        """Every use of the top-level `function` is a call passing a tensor for `parameter`, and
+        one of them at least a value on a device."""
+        if parameter not in self._given_device_verdicts.setdefault(function.name.value, {}):
+            passed = arguments_for(self.module, function, parameter)
+            placed = [self.scope_facts(call).is_device_value(value) for call, value in passed or ()]
+            self._given_device_verdicts[function.name.value][parameter] = bool(passed) and any(placed) and all(
+                on_device or self.kind_of(value) is Kind.TENSOR for (_, value), on_device in zip(passed, placed)
+            )
+        return self._given_device_verdicts[function.name.value][parameter]
 
     def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign) -> cst.AugAssign:
         """`self.correct += (logits.argmax(1) == y).sum()` in a plain meter: an in-place update of a

@@ -109,3 +109,25 @@ def test_a_counter_updated_in_place_aligns_the_value_computed_from_the_inputs():
 def test_a_counter_fed_host_or_placed_values_is_left_alone():
     for value in ("(preds == target).sum().item()", "torch.ones(1)", "(preds == target).sum().cpu()", "1"):
         assert f"self.count += {value}\n" in updated(value)
+
+
+CONSTANTS = (
+    "import numpy as np\nimport torch\n\ndevice = torch.device('cuda')\nMEAN = torch.tensor([0.5, 0.4]).view(1, 2)\n\n\n"
+    "def normalize(x):\n    return x - MEAN\n\n\n{calls}"
+)
+
+
+def test_top_level_constants_meet_a_parameter_callers_give_on_a_device():
+    fixed = run_devfix(CONSTANTS.format(calls="print(normalize(torch.rand(3, 2).to(device)))\n"), rules=[LookupTableDevice]).fixed.decode()
+    assert "    return x - MEAN.to(x.device)\n" in fixed
+
+
+def test_top_level_constants_stay_when_no_caller_gives_a_device_tensor_or_one_gives_something_else():
+    for calls in (
+        "print(normalize(torch.rand(3, 2)))\n",  # on the host: consistent
+        "print(normalize(torch.rand(3, 2).to(device)))\nprint(normalize(np.ones((3, 2))))\n",  # an array has no `.device`
+        "f = normalize\nprint(f(torch.rand(3, 2).to(device)))\n",  # callers unknown
+    ):
+        source = CONSTANTS.format(calls=calls)
+        result = run_devfix(source, rules=[LookupTableDevice])
+        assert result.fixed == result.source, calls
