@@ -136,11 +136,22 @@ def _functions_calling_top_level_moves(tree: ast.Module) -> frozenset[str]:
 
 
 def _class_methods(tree: ast.Module) -> dict[str, frozenset[str]]:
-    """The file's top-level classes, each with the names of the methods it defines (`generate`)."""
-    return {
-        node.name: frozenset(statement.name for statement in node.body if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)))
-        for node in tree.body if isinstance(node, ast.ClassDef)
-    }
+    """The file's top-level classes, each with the names of the methods it defines (`generate`)
+    and of the attributes its `__init__` assigns from a call (`self.embed = nn.Embedding(...)`: a
+    layer called directly, `model.embed(idx)`)."""
+    found = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        methods = [statement for statement in node.body if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        attributes = {
+            target.attr
+            for method in methods if method.name == "__init__"
+            for statement in scope_nodes(method.body) if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)
+            for target in statement.targets if is_self_attribute(target)
+        }
+        found[node.name] = frozenset(method.name for method in methods) | attributes
+    return found
 
 
 def encodings_meet_a_moved_model(tree: ast.Module) -> bool:

@@ -523,9 +523,13 @@ class _Combinations(cst.CSTVisitor):
     def _feed_method(self, call: cst.Call, model: str, method: str) -> None:
         """`m.generate(context)` for a model moved here, of a class of the file whose `generate`
         hands that parameter to one of its layers (`analysis.method_inputs`): the factories
-        `context` is built from go where the model was moved."""
+        `context` is built from go where the model was moved. So do the inputs of one of its
+        layers called directly (`model.embed(idx)`, `self.embed = nn.Embedding(...)` in `__init__`)."""
         inputs = self.rule.method_inputs(self._class_of(model, self.rule.line_of(call)))
         if inputs is None:
+            return
+        if method in inputs.layers and method not in inputs.methods:  # `model.embed(idx)`: one of its layers
+            self._feed_module(call, model, [arg.value for arg in call.args if arg.keyword is None and not arg.star])
             return
         fed = list(_passed(call, inputs.reaching(method), inputs.positional(method)).values())
         if fed:
