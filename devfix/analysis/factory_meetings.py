@@ -408,17 +408,21 @@ class _Scope:
         return None
 
     def _gives_a_helper_placed_and_host_values(self, calls: list[ast.Call]) -> bool:
-        """`train_step(model, masks.to(device), weights)`: a function of the file given a moved
-        value beside one that may be built from factories or a CPU-tensor helper (DF004's
-        `_meet_in_function`; whether the function combines the two is for the rule)."""
+        """`train_step(model, masks.to(device), weights)`: a function of the file, or of the project
+        one that puts its parameters together, given a moved value beside one that may be built
+        from factories or a CPU-tensor helper (DF004's `_meet_in_function` and
+        `_feed_model_argument`; whether the function combines the two is for the rule)."""
         for call in calls:
-            if not (isinstance(call.func, ast.Name) and call.func.id in self.helpers):
+            if not (isinstance(call.func, ast.Name) and (call.func.id in self.helpers or call.func.id in self.imports.names)):
                 continue
             arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
             if not any(self._may_be_placed(argument, call.lineno) for argument in arguments):
                 continue
             if any(isinstance(argument, (ast.Name, ast.Call)) and self._has_sources(argument, call.lineno) for argument in arguments):
-                return True  # what DF004 would place: factories, or a CPU-tensor helper's result
+                # what DF004 would place: factories, or a CPU-tensor helper's result (for a function of
+                # another file, one that puts its parameters together: `evaluate(model, xs)`)
+                if call.func.id in self.helpers or self.imported_meets(call.func.id):
+                    return True
         return False
 
     def _may_be_placed(self, argument: ast.expr, line: int) -> bool:

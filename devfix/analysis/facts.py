@@ -213,9 +213,10 @@ class FileFacts:
 
     def _imported_meets(self, name: str) -> bool:
         """`from metrics import accuracy`: a function of the project that puts two of its parameters
-        into one tensor operation (`ProjectIndex.imported_meetings`)."""
+        into one tensor operation, or feeds one to a model it is given as another
+        (`ProjectIndex.imported_meetings`)."""
         meetings = self._project.imported_meetings(self._path, self.imports.names[name])
-        return bool(meetings and meetings[1])
+        return bool(meetings and (meetings.pairs or meetings.fed))
 
     @cached_property
     def entry_lines(self) -> dict[str, list[int] | None]:

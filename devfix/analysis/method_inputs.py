@@ -18,7 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.module_classes import PARAMETERIZED_LAYERS, builds_torch_layer, is_self_attribute
-from devfix.analysis.parameter_meetings import Roots, assignments_of, derived_names
+from devfix.analysis.parameter_meetings import OutputRoots, Roots, assignments_of, derived_names, parameters_meet
 from devfix.analysis.torch_names import QualifiedNames
 
 MAX_DEPTH = 3  # method → forward → a helper method: deeper chains are not followed
@@ -164,4 +164,20 @@ def parameters_fed_to_models(function: cst.FunctionDef, models: set[str], qualif
         reached = {call.func.value for call in fed_models if any(reader.roots(arg.value) & derived for arg in call.args)}
         if reached:
             found[param.name.value] = reached
+    return found
+
+
+def parameters_given_with_models(function: cst.FunctionDef, qualified: QualifiedNames) -> dict[str, set[str]]:
+    """For a function of the file (or of another file): each parameter it hands to a model it is
+    given as another parameter, or puts into a tensor operation with that model's output, with
+    those models: `def evaluate(model, xs, ys)` running `(model(xs).argmax(1) == ys)` → `{xs:
+    {model}, ys: {model}}`. Given a moved model, both must be on its device."""
+    names = [param.name.value for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)]
+    found = {name: models - {name} for name, models in parameters_fed_to_models(function, set(names), qualified).items() if models - {name}}
+    called = {model for models in found.values() for model in models}
+    for model in sorted(called):
+        reader = OutputRoots(qualified, {model})
+        for name in names:
+            if name != model and parameters_meet(function, model, name, qualified, reader):
+                found.setdefault(name, set()).add(model)
     return found

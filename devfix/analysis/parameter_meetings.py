@@ -14,6 +14,8 @@ moves. So does a move (`target = target.to(output.device)`): the helper places t
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import libcst as cst
 
 from devfix import python_parser
@@ -26,10 +28,24 @@ from devfix.analysis.torch_names import QualifiedNames
 METADATA_ATTRIBUTES = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
 
 
-def meetings_in_text(text: str, function: str, most: int = 12) -> tuple[list[str], list[tuple[str, str]]] | None:
+@dataclass(frozen=True)
+class FunctionMeetings:
+    """What a function of another file does with its parameters: `pairs` it puts into one tensor
+    operation, and `fed`, each parameter it hands to a model it is given as another parameter
+    (`def evaluate(model, xs): model(xs)` → `{xs: {model}}`, `method_inputs.parameters_fed_to_models`)."""
+
+    parameters: list[str]
+    pairs: list[tuple[str, str]]
+    fed: dict[str, set[str]] = field(default_factory=dict)
+
+
+def meetings_in_text(text: str, function: str, most: int = 12) -> FunctionMeetings | None:
     """For the top-level function `function` of another file (`from metrics import accuracy`): its
-    parameters, and the pairs of them it puts into one tensor operation; None when the file does not
-    parse or does not define that function once (or with more than `most` parameters)."""
+    parameters, the pairs of them it puts into one tensor operation, and those it feeds to one
+    another; None when the file does not parse or does not define that function once (or with more
+    than `most` parameters)."""
+    from devfix.analysis.method_inputs import parameters_given_with_models  # it reads this module's derivations
+
     try:
         tree = python_parser.parse(text)
         module = cst.parse_module(text)
@@ -40,10 +56,11 @@ def meetings_in_text(text: str, function: str, most: int = 12) -> tuple[list[str
         return None
     definition, qualified = definitions[0], _qualifier(ImportTable.of(tree))
     names = parameter_names(definition)
-    return names, [
+    pairs = [
         (first, second) for index, first in enumerate(names) for second in names[index + 1:]
         if parameters_meet(definition, first, second, qualified)
     ]
+    return FunctionMeetings(names, pairs, parameters_given_with_models(definition, qualified))
 
 
 def _qualifier(imports: ImportTable) -> QualifiedNames:
@@ -62,12 +79,13 @@ def _qualifier(imports: ImportTable) -> QualifiedNames:
     return qualified
 
 
-def parameters_meet(function: cst.FunctionDef, first: str, second: str, qualified: QualifiedNames) -> bool:
+def parameters_meet(function: cst.FunctionDef, first: str, second: str, qualified: QualifiedNames, reader: Roots | None = None) -> bool:
     """Does `function` put a value computed from parameter `first` and one computed from
-    `second` into the same operator, comparison, tensor method or torch function?"""
+    `second` into the same operator, comparison, tensor method or torch function? (`reader`:
+    what counts as computed from what, `Roots` by default.)"""
     if first == second:
         return False
-    reader = Roots(qualified)
+    reader = reader or Roots(qualified)
     assignments = assignments_of(function)
     derived = {side: derived_names(side, assignments, reader) for side in (first, second)}
     if derived[first] & derived[second]:
@@ -129,6 +147,20 @@ class Roots:
     def is_host_side(self, callee: cst.BaseExpression) -> bool:
         """`torch.nn.utils.rnn` functions, whose lengths argument must be on the CPU."""
         return any(name.startswith(HOST_SIDE_PREFIXES) for name in self.qualified(callee))
+
+
+class OutputRoots(Roots):
+    """`Roots`, where the output of a call of one of `models` (parameters holding models) is
+    computed from the model: `preds = model(x).argmax(1)` is where `model` is."""
+
+    def __init__(self, qualified: QualifiedNames, models: set[str]) -> None:
+        super().__init__(qualified)
+        self.models = models
+
+    def _call_roots(self, call: cst.Call) -> set[str]:
+        if isinstance(call.func, cst.Name) and call.func.value in self.models:
+            return {call.func.value}
+        return super()._call_roots(call)
 
 
 def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression]:

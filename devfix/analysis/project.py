@@ -11,6 +11,7 @@ import ast
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from devfix import python_parser
 from devfix.analysis.host_helpers import HelperSummary, function_in_text, summarise_in_text
@@ -20,6 +21,9 @@ from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.returned_moves import ReturnedMove, returned_move
 from devfix.analysis.torch_api import places_devices
 from devfix.analysis.values import returned_kind
+
+if TYPE_CHECKING:
+    from devfix.analysis.parameter_meetings import FunctionMeetings  # libcst: imported only when asked
 
 MODULE_BASE_SUFFIXES = ("LightningModule", "PreTrainedModel")
 MODULE_PACKAGES = ("torch.nn.", "torchmetrics.", "torchvision.models.")  # their classes are Modules
@@ -46,7 +50,7 @@ class ProjectIndex:
         self._module_files: dict[tuple[str, str], tuple[dict[str, bool], Path | None]] = {}  # (directory, module) → where found
         self._foreign_calls: dict[tuple[str, str], tuple[list[str], list[ForeignCall] | None]] = {}  # (file, function) → (read, calls)
         self._returned_kinds: dict[tuple[str, str], Kind] = {}  # (module file, function) → what it returns
-        self._meetings: dict[tuple[str, str], tuple[list[str], list[tuple[str, str]]] | None] = {}  # → its parameters that meet
+        self._meetings: dict[tuple[str, str], FunctionMeetings | None] = {}  # → its parameters that meet
         self._returned_moves: dict[tuple[str, str], ReturnedMove | None] = {}  # → what it moves and gives back
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
@@ -111,9 +115,9 @@ class ProjectIndex:
         self.consulted[key[0]] = True
         return self._returned_moves[key]
 
-    def imported_meetings(self, from_file: str, qualified_name: str) -> tuple[list[str], list[tuple[str, str]]] | None:
+    def imported_meetings(self, from_file: str, qualified_name: str) -> FunctionMeetings | None:
         """The parameters of the top-level function `qualified_name` (`metrics.accuracy`) of a local
-        module, and the pairs of them it puts into one tensor operation
+        module, the pairs of them it puts into one tensor operation, and those it feeds to one another
         (`analysis.parameter_meetings`); None when it is no function of a file of the project."""
         key = self._local_function(from_file, qualified_name)
         if key is None:

@@ -91,9 +91,9 @@ from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_helpers import HelperSummary
 from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
-from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models
+from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models, parameters_given_with_models
 from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attributes
-from devfix.analysis.parameter_meetings import parameters_meet
+from devfix.analysis.parameter_meetings import FunctionMeetings, parameters_meet
 from devfix.analysis.placement import Move, PlacementFacts, as_move, device_code, is_cast
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call, is_tensor_expression, is_whole_reduction, tensor_names
@@ -270,13 +270,16 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         return self._function_inputs[function]
 
     def parameters_fed_to_parameters(self, function: str) -> dict[str, set[str]]:
-        """For a top-level function of the file: each parameter it hands to a model it is given as
-        another parameter (`def evaluate(model, xs): return model(xs)` → `{xs: {model}}`)."""
+        """For a top-level function of the file, or one it imports from a file of the project: each
+        parameter it hands to a model it is given as another parameter, or puts with that model's
+        output (`analysis.method_inputs.parameters_given_with_models`)."""
         if function not in self._parameter_models:
             definition = self._definition(function)
-            names = set(parameter_names(definition)) if definition is not None else set()
-            fed = parameters_fed_to_models(definition, names, self.qualified) if names else {}
-            self._parameter_models[function] = {name: models - {name} for name, models in fed.items() if models - {name}}
+            if definition is None:
+                imported = self._imported_meetings(function)
+                self._parameter_models[function] = imported.fed if imported is not None else {}
+                return self._parameter_models[function]
+            self._parameter_models[function] = parameters_given_with_models(definition, self.qualified)
         return self._parameter_models[function]
 
     def function_parameters(self, function: str) -> list[str]:
@@ -285,7 +288,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         definition = self._definition(function)
         if definition is None:
             imported = self._imported_meetings(function)
-            return imported[0] if imported is not None else []
+            return imported.parameters if imported is not None else []
         return [param.name.value for param in (*definition.params.posonly_params, *definition.params.params)]
 
     def meeting_parameters(self, function: str) -> list[tuple[str, str]]:
@@ -295,7 +298,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             definition = self._definition(function)
             if definition is None:
                 imported = self._imported_meetings(function)
-                self._meetings[function] = imported[1] if imported is not None else []
+                self._meetings[function] = imported.pairs if imported is not None else []
                 return self._meetings[function]
             names = parameter_names(definition)
             self._meetings[function] = [
@@ -304,7 +307,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             ] if len(names) <= 12 else []
         return self._meetings[function]
 
-    def _imported_meetings(self, function: str) -> tuple[list[str], list[tuple[str, str]]] | None:
+    def _imported_meetings(self, function: str) -> FunctionMeetings | None:
         if self.facts is None or function not in self.facts.imports.names:
             return None
         return self.project.imported_meetings(self.context.filename or "<memory>", self.facts.imports.names[function])

@@ -6,6 +6,7 @@ import libcst as cst
 import pytest
 
 from devfix.analysis.call_sites import file_functions
+from devfix.analysis.method_inputs import parameters_given_with_models
 from devfix.analysis.parameter_meetings import parameters_meet
 
 
@@ -50,3 +51,18 @@ def test_uses_that_do_not_combine_them(body):
 def test_a_name_defined_twice_is_not_summarised():
     module = cst.parse_module("def helper(a, b):\n    return a + b\n\n\ndef helper(a, b):\n    return a\n")
     assert "helper" not in file_functions(module)
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    # handed to the model, and compared with its output
+    ("    preds = model(xs).argmax(1)\n    return (preds == ys).float().mean()\n", {"xs": {"model"}, "ys": {"model"}}),
+    # the labels meet nothing of the model's
+    ("    preds = model(xs).argmax(1)\n    return preds, ys.sum()\n", {"xs": {"model"}}),
+    # placed by the function itself: nothing to ask of the callers
+    ("    xs = xs.to(next(model.parameters()).device)\n    return model(xs)\n", {}),
+    # a model the function never calls
+    ("    return (xs == ys).sum()\n", {}),
+])
+def test_parameters_given_with_a_model_parameter(body, expected):
+    function = file_functions(cst.parse_module("def helper(model, xs, ys):\n" + body))["helper"]
+    assert parameters_given_with_models(function, torch_names) == expected
