@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS
 from devfix.analysis.torch_api import (
     FACTORY_FUNCTIONS,
     LEGACY_CPU_CONSTRUCTORS,
@@ -35,6 +36,13 @@ def chain_root(expression: cst.BaseExpression) -> cst.BaseExpression:
     while isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute) and not isinstance(expression.func.value, cst.Name):
         expression = expression.func.value
     return expression
+
+
+def without_tensor_methods(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """`model(x)` of `model(x).argmax(1).float()`: tensor methods keep their receiver's device."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_TO_TENSOR_METHODS:
+        value = value.func.value
+    return value
 
 
 def tensor_names(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNames) -> set[str]:

@@ -90,13 +90,19 @@ from devfix.analysis.cst_bindings import parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_helpers import HelperSummary
 from devfix.analysis.host_made import HostContext, host_made
-from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
+from devfix.analysis.kinds import Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models, parameters_given_with_models
 from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attributes
 from devfix.analysis.parameter_meetings import FunctionMeetings, parameters_meet
 from devfix.analysis.placement import Move, PlacementFacts, as_move, device_code, is_cast
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import is_factory_call, is_tensor_expression, is_whole_reduction, tensor_names
+from devfix.analysis.tensors import (
+    is_factory_call,
+    is_tensor_expression,
+    is_whole_reduction,
+    tensor_names,
+    without_tensor_methods,
+)
 from devfix.analysis.torch_api import (
     CHAIN_STOPS,
     DATA_FACTORIES,
@@ -733,7 +739,7 @@ class _Combinations(cst.CSTVisitor):
         """`bce(D(x), torch.zeros(8, 1))` for a loss that holds no parameters: where the model whose
         output (or a tensor method of it: `model(x).argmax(1)`) meets the fresh tensor was moved."""
         for value in values:
-            value = _without_tensor_methods(value)
+            value = without_tensor_methods(value)
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.modules:
                 move = self._move_of(value.func.value, call)
                 moved_to = self._moved_to(value.func.value, move, call) if move is not None else None
@@ -977,7 +983,7 @@ class _Combinations(cst.CSTVisitor):
         so is a tensor method of it (`preds = model(x).argmax(1)`)."""
         binding = self.facts._binding_before(name.value, self.rule.line_of(name))
         value = binding.value if binding is not None else None
-        value = _without_tensor_methods(value)
+        value = without_tensor_methods(value)
         if isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value in self.layers:
             return True  # `logits = self.proj(x)` in a method of a class whose `__init__` builds `self.proj = nn.Linear(...)`
         return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.modules
@@ -1088,13 +1094,6 @@ class _Combinations(cst.CSTVisitor):
             return reaching is not None and not isinstance(reaching.value, NOT_TENSOR_LITERALS)
         return reference in self.parameters or bool(earlier)
 
-
-
-def _without_tensor_methods(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
-    """`model(x)` of `model(x).argmax(1).float()`: tensor methods keep their receiver's device."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_TO_TENSOR_METHODS:
-        value = value.func.value
-    return value
 
 
 def _passed(call: cst.Call, parameters, positional: list[str]) -> dict[str, cst.BaseExpression]:

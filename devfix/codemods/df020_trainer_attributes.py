@@ -51,7 +51,7 @@ import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_arguments_for
 from devfix.analysis.host_made import HostContext, host_made
-from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
+from devfix.analysis.kinds import Kind
 from devfix.analysis.loaders import (
     BatchUse,
     collate_places_batches,
@@ -67,7 +67,7 @@ from devfix.analysis.output_meetings import OutputMeetings
 from devfix.analysis.placement import as_move, collect
 from devfix.analysis.sampled_batches import host_unpacked_names
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import chain_root, is_factory_call
+from devfix.analysis.tensors import chain_root, is_factory_call, without_tensor_methods
 from devfix.analysis.torch_api import MOVED_AFTER, is_torch_tensor_function
 from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
@@ -491,8 +491,7 @@ class _Feeds(cst.CSTVisitor):
 
     def _is_output(self, value: cst.BaseExpression) -> bool:
         """A name bound to the model's output, or a tensor method of it (`logits.argmax(1)`)."""
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_TO_TENSOR_METHODS:
-            value = value.func.value
+        value = without_tensor_methods(value)
         return isinstance(value, cst.Name) and value.value in self.outputs
 
     def _is_model_call(self, value: cst.BaseExpression) -> bool:
