@@ -51,7 +51,7 @@ import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_arguments_for
 from devfix.analysis.host_made import HostContext, host_made
-from devfix.analysis.kinds import Kind
+from devfix.analysis.kinds import TENSOR_ONLY_METHODS, Kind
 from devfix.analysis.loaders import (
     BatchUse,
     collate_places_batches,
@@ -73,6 +73,8 @@ from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword, insert_in_body, moved_to, prepend_to_function
 from devfix.findings import Safety
+
+TENSOR_ONLY_CASTS = TENSOR_ONLY_METHODS | {"float", "double", "half", "long", "bool"}  # a numpy array has none of them
 
 
 class TrainerAttributes(ScopeTracker, DevfixRule):
@@ -128,11 +130,15 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 self._attribute_moves.setdefault(statement, device if ready_line < self.line_of(statement) else "")
 
     def _fed_as_given(self, method: cst.FunctionDef, parameter: str, fed: list[cst.Name]) -> bool:
-        """Every place `parameter` is fed holds what the caller gave: the method binds no new value
-        to it on an earlier line (`X = torch.tensor(X)` turns a numpy array into a tensor there,
-        and `.to()` on the array would raise)."""
+        """Every place `parameter` is fed holds what the caller gave, or a tensor method's copy of it
+        (`x = x.float()`, which only a tensor has): the method binds nothing else to it on an
+        earlier line (`X = torch.tensor(X)` turns a numpy array into a tensor there, and `.to()` on
+        the array would raise)."""
         bindings = self.scope_facts(method.body).bindings.get(parameter, ())
-        return not any(binding.line < self.line_of(node) for node in fed for binding in bindings)
+        return not any(
+            binding.line < self.line_of(node) and not _tensor_method_of(binding.value, parameter)
+            for node in fed for binding in bindings
+        )
 
     def _plan_factories(self, class_def: cst.ClassDef, facts, method: cst.FunctionDef, models: set[str]) -> None:
         """Factories without `device=` given to a moved model attribute (`self.generator(torch.randn(n, 2))`)
@@ -399,6 +405,14 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             return updated_node
         moved = moved_to(updated_node.value, device)
         return updated_node.with_changes(value=moved)
+
+
+def _tensor_method_of(value: cst.BaseExpression | None, name: str) -> bool:
+    """`x.float()`, `x.unsqueeze(0).contiguous()`: methods only a tensor has, called on `name`."""
+    found = False
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_ONLY_CASTS:
+        value, found = value.func.value, True
+    return found and isinstance(value, cst.Name) and value.value == name
 
 
 def _self_calls(method: cst.FunctionDef, name: str) -> list[cst.Call]:
