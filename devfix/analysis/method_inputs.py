@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.module_classes import PARAMETERIZED_LAYERS, builds_torch_layer, is_self_attribute
 from devfix.analysis.parameter_meetings import OutputRoots, Roots, assignments_of, derived_names, parameters_meet
 from devfix.analysis.torch_names import QualifiedNames
@@ -172,7 +173,7 @@ def parameters_given_with_models(function: cst.FunctionDef, qualified: Qualified
     given as another parameter, or puts into a tensor operation with that model's output, with
     those models: `def evaluate(model, xs, ys)` running `(model(xs).argmax(1) == ys)` → `{xs:
     {model}, ys: {model}}`. Given a moved model, both must be on its device."""
-    names = [param.name.value for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)]
+    names = parameter_names(function)
     found = {name: models - {name} for name, models in parameters_fed_to_models(function, set(names), qualified).items() if models - {name}}
     called = {model for models in found.values() for model in models}
     for model in sorted(called):

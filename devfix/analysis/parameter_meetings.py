@@ -31,8 +31,9 @@ METADATA_ATTRIBUTES = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", 
 @dataclass(frozen=True)
 class FunctionMeetings:
     """What a function of another file does with its parameters: `pairs` it puts into one tensor
-    operation, and `fed`, each parameter it hands to a model it is given as another parameter
-    (`def evaluate(model, xs): model(xs)` → `{xs: {model}}`, `method_inputs.parameters_fed_to_models`)."""
+    operation, and `fed`, each parameter it hands to a model it is given as another parameter or
+    puts with that model's output (`def evaluate(model, xs, ys)` → `{xs: {model}, ys: {model}}`,
+    `method_inputs.parameters_given_with_models`)."""
 
     parameters: list[str]
     pairs: list[tuple[str, str]]

@@ -21,7 +21,8 @@ from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_cast, is_move
 from devfix.analysis.torch_api import PLACEMENT_KEEPING_METHODS
 
-CUDA = ""  # the device of `.cuda()` and of CUDA literals: no parameter names it
+CUDA = (None, None)  # the device of `.cuda()` and of CUDA literals: no parameter names it
+Device = tuple[str | None, str | None]  # (parameter, attribute of it): ("device", None), ("args", "device"), CUDA
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ def returned_move(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: Imp
         return None
     bindings = scope_bindings(nodes)
     names = {argument.arg for argument in parameters(function)}
-    devices = set()
+    devices: set[Device] = set()
     for node in returns:
         move = _move_given_back(node, function.body, bindings, imports)
         device = _device_of(move, names, bindings, imports) if move is not None else None
@@ -53,10 +54,10 @@ def returned_move(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: Imp
         devices.add(device)
     if len(devices) != 1:
         return None
-    parameter, _, attribute = devices.pop().partition(".")
+    parameter, attribute = devices.pop()
     arguments = function.args
     positional = tuple(argument.arg for argument in (*arguments.posonlyargs, *arguments.args))
-    return ReturnedMove(parameter or None, positional, attribute or None)
+    return ReturnedMove(parameter, positional, attribute)
 
 
 def _move_given_back(node: ast.Return, body: list[ast.stmt], bindings, imports: ImportTable) -> ast.Call | None:
@@ -100,20 +101,19 @@ def _placing_call(node: ast.Call, imports: ImportTable) -> ast.Call:
     return node
 
 
-def _device_of(move: ast.Call, names: set[str], bindings, imports: ImportTable) -> str | None:
-    """The parameter that names the move's device (`args.device` for an attribute of one), `CUDA`,
-    or None when it is anything else."""
+def _device_of(move: ast.Call, names: set[str], bindings, imports: ImportTable) -> Device | None:
+    """The parameter that names the move's device (with `device` for `args.device`), `CUDA`, or
+    None when it is anything else."""
     if move.func.attr == "cuda":
         return CUDA if not move.args and not move.keywords else None
     device = next((keyword.value for keyword in move.keywords if keyword.arg == "device"), move.args[0] if move.args else None)
     if isinstance(device, ast.Attribute) and isinstance(device.value, ast.Name) and device.attr == "device":
         root = device.value.id  # `args.device`; `.to(x.dtype)` is a cast
-        return f"{root}.{device.attr}" if root in names and root not in bindings else None
+        return (root, device.attr) if root in names and root not in bindings else None
     if isinstance(device, ast.Name):
-        return device.id if device.id in names and device.id not in bindings else None
+        return (device.id, None) if device.id in names and device.id not in bindings else None
     if isinstance(device, ast.Call) and imports.qualify(device.func) == "torch.device" and len(device.args) == 1 and not device.keywords:
         device = device.args[0]
     if isinstance(device, ast.Constant) and isinstance(device.value, str) and device.value.split(":")[0] == "cuda":
         return CUDA
     return None
-

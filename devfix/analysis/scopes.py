@@ -68,6 +68,15 @@ class ScopeTracker:
             if (value := top.bindings[name][0].value) is not None and top.is_device_value(value, before_line=top.bindings[name][0].line)
         }
 
+    def top_level_models_moved_before(self, node: cst.CSTNode) -> set[str]:
+        """In a top-level function: the models the top level moved (`policy = Net().to(device)`)
+        that it calls as globals and that are moved before every top-level call that runs it."""
+        scope = self.enclosing_scope(node)
+        if not isinstance(scope, cst.FunctionDef):
+            return set()
+        facts = self.scope_facts(node)
+        return {model for model in facts.modules_on_device & facts.called if self.runs_after_the_move(scope, model)}
+
     def runs_after_the_move(self, function: cst.FunctionDef, model: str) -> bool:
         """Every top-level call that runs `function` (a top-level function) comes after the top
         level moves `model` (`analysis.entry_lines`); a function run some other way is not known to."""

@@ -294,14 +294,12 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         top level moved counts in a function that runs only after the move (`analysis.entry_lines`)."""
         facts = self.scope_facts(node)
         models = {name: device_code(move.device, literals=True) for name, move in facts.moved.items() if name in facts.called}
-        scope = self.enclosing_scope(node)
-        if isinstance(scope, cst.FunctionDef):  # `validate()` reading a model the top level moved before calling it
-            top = self.scope_facts(self.module).moved
-            local = set(facts.bindings) | self.scope_parameters(node)
-            for name in sorted(facts.modules_on_device & facts.called):
-                device = device_code(top[name].device, literals=True) if name in top else None
-                if name in top and self.runs_after_the_move(scope, name) and (device is None or device.split(".")[0] not in local):
-                    models.setdefault(name, device)
+        top = self.scope_facts(self.module).moved
+        local = set(facts.bindings) | self.scope_parameters(node)
+        for name in sorted(self.top_level_models_moved_before(node)):  # `validate()` reading a model moved before it runs
+            device = device_code(top[name].device, literals=True)
+            if device is None or device.split(".")[0] not in local:
+                models.setdefault(name, device)
         local_device = (self.scope_parameters(node) | set(facts.bindings)) & set(DEVICE_NAMES)
         if local_device and not isinstance(self.enclosing_scope(node), cst.Module):
             for name in sorted(self.scope_parameters(node) & facts.called):

@@ -275,7 +275,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
                     self._function_inputs[function] = (list(fed), devices.pop())
         return self._function_inputs[function]
 
-    def parameters_fed_to_parameters(self, function: str) -> dict[str, set[str]]:
+    def parameters_given_with_models(self, function: str) -> dict[str, set[str]]:
         """For a top-level function of the file, or one it imports from a file of the project: each
         parameter it hands to a model it is given as another parameter, or puts with that model's
         output (`analysis.method_inputs.parameters_given_with_models`)."""
@@ -391,10 +391,7 @@ class _Combinations(cst.CSTVisitor):
         self.modules = set(rule.scope_modules(anchor)) | (self.facts.moved.keys() & self.facts.called)
         # models the top level moved (`policy = Net().to(device)`), called in a function that runs only
         # after the move: `_move_of` finds the move there
-        self.global_models = {
-            model for model in self.facts.modules_on_device & self.facts.called
-            if isinstance(scope, cst.FunctionDef) and rule.runs_after_the_move(scope, model)
-        }
+        self.global_models = rule.top_level_models_moved_before(anchor)
         self.modules |= self.global_models
         self.layers = rule.layers_of_method(scope)  # `self.<layer>` attributes whose output is one tensor
         self.aligned: dict[cst.Call, str] = {}
@@ -470,7 +467,7 @@ class _Combinations(cst.CSTVisitor):
             self._feed_function(node, node.func.value)  # `select_action(state)` runs `policy_net(state)`
         elif isinstance(node.func, cst.Name) and self.rule.meeting_parameters(node.func.value):
             self._meet_in_function(node, node.func.value)  # `train_step(x.to(device), weights)`
-        if isinstance(node.func, cst.Name) and self.rule.parameters_fed_to_parameters(node.func.value):
+        if isinstance(node.func, cst.Name) and self.rule.parameters_given_with_models(node.func.value):
             self._feed_model_argument(node, node.func.value)  # `evaluate(model, xs)` runs `model(xs)`
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
@@ -564,10 +561,10 @@ class _Combinations(cst.CSTVisitor):
                 self.moved_inputs[arg] = ("a tensor made on the CPU", device)
 
     def _feed_model_argument(self, call: cst.Call, function: str) -> None:
-        """`evaluate(model, xs)` where the top-level function hands its parameter `xs` to its
-        parameter `model` (`model(xs)`), and the model given was moved here before the call: the
-        factories `xs` is built from go where the model was moved."""
-        fed = self.rule.parameters_fed_to_parameters(function)
+        """`evaluate(model, xs, ys)` where the function hands its parameter `xs` to its parameter
+        `model` (`model(xs)`) or puts `ys` with its output, and the model given was moved here
+        before the call: the factories `xs` and `ys` are built from go where the model was moved."""
+        fed = self.rule.parameters_given_with_models(function)
         positional = self.rule.function_parameters(function)
         passed = _passed(call, set(fed) | {model for models in fed.values() for model in models}, positional)
         for parameter, models in fed.items():

@@ -60,7 +60,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         self._helper_tables = _HelperTables(self, node)
         node.visit(self._helper_tables)
         self._table_parameters: set[str] = set()
-        self._given_device_verdicts: dict[str, dict[str, bool]] = {}
+        self._given_device_verdicts: dict[tuple[str, str], bool] = {}  # (function, parameter) → `_given_device_tensors`
 
     def plain_tables(self, node: cst.ClassDef) -> set[str]:
         """The CPU tables of a class that is not an nn.Module (none for a Module)."""
@@ -206,13 +206,14 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
     def _given_device_tensors(self, function: cst.FunctionDef, parameter: str) -> bool:
         """Every use of the top-level `function` is a call passing a tensor for `parameter`, and
         one of them at least a value on a device."""
-        if parameter not in self._given_device_verdicts.setdefault(function.name.value, {}):
+        key = (function.name.value, parameter)
+        if key not in self._given_device_verdicts:
             passed = arguments_for(self.module, function, parameter)
             placed = [self.scope_facts(call).is_device_value(value) for call, value in passed or ()]
-            self._given_device_verdicts[function.name.value][parameter] = bool(passed) and any(placed) and all(
+            self._given_device_verdicts[key] = bool(passed) and any(placed) and all(
                 on_device or self.kind_of(value) is Kind.TENSOR for (_, value), on_device in zip(passed, placed)
             )
-        return self._given_device_verdicts[function.name.value][parameter]
+        return self._given_device_verdicts[key]
 
     def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign) -> cst.AugAssign:
         """`self.correct += (logits.argmax(1) == y).sum()` in a plain meter: an in-place update of a
