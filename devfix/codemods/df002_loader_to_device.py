@@ -341,14 +341,13 @@ def _unpacked_batch(loop: cst.For, names: list[str]) -> tuple[list[str], int]:
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
             return names, 0
         assign = statement.body[0]
-        if (
-            isinstance(assign, cst.Assign)
-            and len(assign.targets) == 1
-            and isinstance(assign.value, cst.Name)
-            and assign.value.value == names[0]
-        ):
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+            continue
+        if isinstance(assign.value, cst.Name) and assign.value.value == names[0]:
             unpacked = target_names(assign.targets[0].target)
             return (unpacked, index + 1) if len(unpacked) > 1 else (names, 0)
+        if names[0] in target_names(assign.targets[0].target):
+            return names, 0  # `batch = tuple(t.to(device) for t in batch)` first: what is unpacked is not the loader's batch
     return names, 0
 
 

@@ -146,3 +146,14 @@ def test_function_run_before_the_top_level_moves_its_model_is_left_alone():
     source = GLOBAL_MODEL.format(calls="validate()\nmodel.to(device)\n")
     result = run_devfix(source, rules=[LoaderToDevice])
     assert result.fixed == result.source and not result.findings
+
+
+def test_batch_rebound_by_a_move_of_its_elements_before_unpacking_is_left_alone():
+    for move in ("tuple(t.to(device) for t in batch)", "[t.to(device) for t in batch]", "list(map(lambda t: t.to(device), batch))"):
+        result = run(f"for batch in loader:\n    batch = {move}\n    x, y = batch\n    print((model(x) - y).sum())\n")
+        assert result.fixed == result.source and not result.findings, move
+
+
+def test_batch_unpacked_after_an_unrelated_statement_still_moves():
+    fixed = run("for batch in loader:\n    step = 1\n    x, y = batch\n    print((model(x) - y).sum())\n").fixed.decode()
+    assert "    x, y = batch\n    x, y = x.to(device), y.to(device)\n" in fixed
