@@ -213,7 +213,8 @@ STATE_REGISTRARS = frozenset({"register_buffer", "register_parameter", "add_modu
 
 def stored_parameters_of_a_stateless_module(class_def: cst.ClassDef, qualified: QualifiedNames) -> set[str] | None:
     """For a direct `nn.Module` subclass whose methods store in `self` only literals, `__init__`
-    parameters (`self.temperature = temperature`) and torch.nn modules without state
+    parameters (`self.temperature = temperature`), arithmetic of those (`self.confidence = 1.0 -
+    smoothing`) and torch.nn modules without state
     (`self.loss = nn.MSELoss()`), and register nothing: the names of those parameters. Given no
     Module or Parameter for them, it holds no state and `.to()` changes nothing. None when that is
     not proven."""
@@ -259,8 +260,9 @@ class _SelfStores(cst.CSTVisitor):
             return
         if is_literal(value) or self._stateless_torch_module(value):
             return
-        if isinstance(value, cst.Name) and value.value in self.parameters:
-            self.stored.add(value.value)
+        names = _arithmetic_names(value)  # `self.confidence = 1.0 - smoothing`: numbers if what it is given is
+        if names is not None and names <= self.parameters:
+            self.stored |= names
             return
         self.unproven = True
 
@@ -269,3 +271,19 @@ class _SelfStores(cst.CSTVisitor):
             return self._stateless_torch_module(value.body) and self._stateless_torch_module(value.orelse)
         return isinstance(value, cst.Call) and any(name.startswith("torch.nn.") for name in self.qualified(value.func)) \
             and not holds_state(value, self.qualified)
+
+
+def _arithmetic_names(value: cst.BaseExpression) -> set[str] | None:
+    """The names an arithmetic expression of names and literals reads (`1.0 - smoothing` →
+    {"smoothing"}); None when it reads anything else (a call, an attribute, a subscript)."""
+    if is_literal(value):
+        return set()
+    if isinstance(value, cst.Name):
+        return {value.value}
+    if isinstance(value, cst.UnaryOperation):
+        return _arithmetic_names(value.expression)
+    if isinstance(value, cst.BinaryOperation):
+        left, right = _arithmetic_names(value.left), _arithmetic_names(value.right)
+        return None if left is None or right is None else left | right
+    return None
+

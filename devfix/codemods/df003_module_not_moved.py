@@ -14,8 +14,9 @@ function of the file that calls it with device data (`perturbation(images, net)`
 which moves or wraps it. A function that moves data to one of its own parameters or locals
 (`batch.to(on)`) names no device the caller can use: it does not count. Loss modules count when
 they hold tensors (`weight=`, `pos_weight=`); parameter-free modules (`nn.ReLU()`, a plain
-`nn.CrossEntropyLoss()`, a class of the file that stores only numbers, strings and such modules,
-such as a custom loss with a temperature and an `nn.MSELoss()`) do not need moving and are left alone.
+`nn.CrossEntropyLoss()`, a class of the file that stores only numbers, strings, arithmetic of them
+and such modules, such as a custom loss with a temperature and an `nn.MSELoss()`, or a label-smoothing
+loss storing `1.0 - smoothing`) do not need moving and are left alone.
 
 Refuses: instances built with a `device=` argument (they place their own state, as torch layers
 do), instances moved anywhere in the scope, reassigned, or handed to other code
@@ -71,8 +72,9 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         return updated_node.with_changes(value=moved)
 
     def _holds_no_state(self, constructor: cst.Call) -> bool:
-        """A class of the file that stores only literals and `__init__` parameters in `self`, and
-        every construction of it in the file gives those parameters numbers, strings or None."""
+        """A class of the file that stores only literals and `__init__` parameters in `self` (or
+        arithmetic of them), whose defaults for those are literals, and every construction of it in
+        the file gives those parameters numbers, strings or None."""
         if not isinstance(constructor.func, cst.Name):
             return False
         class_def = _class_named(self.module, constructor.func.value)
@@ -83,6 +85,9 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
             return True
         init = next(item for item in class_def.body.body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__")
         positional = [param.name.value for param in (*init.params.posonly_params, *init.params.params)][1:]
+        defaults = {param.name.value: param.default for param in (*init.params.params, *init.params.kwonly_params)}
+        if any(defaults.get(parameter) is not None and not is_literal(defaults[parameter]) for parameter in stored):
+            return False  # `weight=torch.ones(3)`: the default may be a tensor
         for call in calls_of(self.module, constructor.func.value):
             if any(arg.star for arg in call.args):
                 return False

@@ -85,3 +85,25 @@ def test_a_class_holding_only_stateless_torch_modules_needs_no_move():
 def test_a_class_holding_a_loss_with_weights_is_moved():
     fixed = run(STATELESS_WRAPPER.format(store="nn.CrossEntropyLoss(weight=torch.ones(2))")).fixed.decode()
     assert "criterion = AdversarialLoss(0.1).to(device)" in fixed
+
+
+SMOOTHING = (
+    "class Smoothing(nn.Module):\n    def __init__(self, classes, smoothing={default}):\n        super().__init__()\n"
+    "        self.confidence = 1.0 - smoothing\n        self.share = {share}\n\n"
+    "    def forward(self, y):\n        return y * self.confidence + self.share\n\n\n"
+)
+
+
+def test_a_class_that_stores_arithmetic_of_its_numbers_needs_no_move():
+    result = run(SMOOTHING.format(default="0.1", share="smoothing / (classes - 1)") + "model = Smoothing(4)\nmodel(x)\n")
+    assert result.fixed == result.source and not result.findings
+
+
+def test_arithmetic_of_a_tensor_or_of_a_call_is_state():
+    for default, share, build in (
+        ("0.1", "smoothing / (classes - 1)", "Smoothing(4, torch.ones(2))"),  # given a tensor
+        ("torch.ones(2)", "smoothing / (classes - 1)", "Smoothing(4)"),  # its default is a tensor
+        ("0.1", "torch.ones(2) * smoothing", "Smoothing(4)"),  # builds a tensor
+    ):
+        fixed = run(SMOOTHING.format(default=default, share=share) + f"model = {build}\nmodel(x)\n").fixed.decode()
+        assert f"model = {build}.to(device)\n" in fixed, (default, share)
