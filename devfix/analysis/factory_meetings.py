@@ -779,6 +779,8 @@ class _Scope:
             # fed to a Module: it goes with the Module's other inputs or where the Module moved
             # (a parameter: where the callers moved it)
             return any(self._has_sources(value) for value in values)
+        if isinstance(call.func, ast.Call):  # `nn.CrossEntropyLoss()(out, targets)`: a Module built where it is called
+            return any(self._has_sources(value) for value in values)
         if isinstance(call.func, ast.Name) and call.func.id in self.imports.names and len(values) > 1:
             # `accuracy(model(x), labels)` of another file that compares them: DF004's `_meet_in_function`
             return self._both(values) and self.imported_meets(call.func.id)

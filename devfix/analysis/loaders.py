@@ -263,6 +263,8 @@ class _BatchUseFinder(cst.CSTVisitor):
         values = [arg.value for arg in node.args]
         meets_device = any(self.facts.is_device_value(value) for value in values)
         is_known_callable = isinstance(callee, cst.Name) and callee.value in self.callables
+        # `nn.CrossEntropyLoss()(out, y)`: a torch.nn Module built where it is called
+        is_known_callable |= isinstance(callee, cst.Call) and any(name.startswith("torch.nn.") for name in self.qualified(callee.func))
         # `pred.eq(target)`: a tensor method of a device value meets its arguments
         is_device_method = isinstance(callee, cst.Attribute) and callee.attr.value not in ("to", "cuda", "cpu") and self.facts.is_device_value(callee.value)
         helper = self.helpers.get(callee.value) if isinstance(callee, cst.Name) and not is_known_callable else None

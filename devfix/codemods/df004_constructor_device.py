@@ -460,6 +460,8 @@ class _Combinations(cst.CSTVisitor):
         elif isinstance(node.func, cst.Name) and node.func.value in self.parameters:
             self._feed_module(node, node.func.value, values)  # a model handed in by callers that moved it
             self._feed_host_tensors(node)
+        elif isinstance(node.func, cst.Call) and self.rule.builds_module(node.func):
+            self._feed_module(node, None, values)  # `nn.CrossEntropyLoss()(out, targets)`: built where it is called
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and self._move_of(node.func.value.value, node):
             self._feed_encodings(node, node.func.value.value)  # `model.generate(**inputs)`
             self._feed_method(node, node.func.value.value, node.func.attr.value)
@@ -486,13 +488,17 @@ class _Combinations(cst.CSTVisitor):
                 if argument_references:
                     self._align(self._fresh(node.func.value), argument_references[0])
 
-    def _feed_module(self, call: cst.Call, module: str, values: list[cst.BaseExpression]) -> None:
+    def _feed_module(self, call: cst.Call, module: str | None, values: list[cst.BaseExpression]) -> None:
         """`criterion(D(real), torch.ones(8, 1))`, `G(torch.randn(8, 2))`: inputs of a Module go
         where its other inputs are, or where the Module was moved (for a parameter every caller
-        passes a moved model, the model's own device)."""
+        passes a moved model, the model's own device). A Module built where it is called (`module`
+        None) was moved nowhere: its inputs go where a model whose output it is given was moved."""
         references = self._references(values)
-        move = self._move_of(module, call)
-        moved_to = self._moved_to(module, move, call) if move is not None else self._device_of_a_moved_argument(module)
+        move = self._move_of(module, call) if module is not None else None
+        if module is None:
+            moved_to = None
+        else:
+            moved_to = self._moved_to(module, move, call) if move is not None else self._device_of_a_moved_argument(module)
         if moved_to is None:
             moved_to = self._device_of_a_fed_model(values, call)
         for value in values:

@@ -449,8 +449,9 @@ class _ModelCalls(cst.CSTVisitor):
 
 class _Feeds(cst.CSTVisitor):
     """Names passed to `self.<model>(...)`, or to a state attribute together with a model output;
-    and names the analysis proves tensors passed to a torch function together with a model output
-    (`F.mse_loss(self.model(x), y)`), or put with it into arithmetic or a comparison
+    and names the analysis proves tensors passed to a torch function or to a torch.nn Module built where
+    it is called together with a model output (`F.mse_loss(self.model(x), y)`, `nn.MSELoss()(out, y)`),
+    or put with it into arithmetic or a comparison
     (`self.model(x).squeeze(1) - y`, `logits.argmax(1) == y`)."""
 
     def __init__(self, callables: set[str], models: set[str], rule: TrainerAttributes) -> None:
@@ -474,6 +475,8 @@ class _Feeds(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if is_torch_tensor_function(self.rule.qualified(node.func)) and not is_factory_call(node, self.rule.qualified):
             self._feed_torch_function(node)
+        if isinstance(node.func, cst.Call) and self.rule.builds_module(node.func):
+            self._feed_torch_function(node)  # `nn.CrossEntropyLoss()(out, y)`: a Module built where it is called
         if not (is_self_attribute(node.func) and node.func.attr.value in self.callables):
             return
         attribute = node.func.attr.value

@@ -157,3 +157,8 @@ def test_batch_rebound_by_a_move_of_its_elements_before_unpacking_is_left_alone(
 def test_batch_unpacked_after_an_unrelated_statement_still_moves():
     fixed = run("for batch in loader:\n    step = 1\n    x, y = batch\n    print((model(x) - y).sum())\n").fixed.decode()
     assert "    x, y = batch\n    x, y = x.to(device), y.to(device)\n" in fixed
+
+
+def test_labels_met_by_a_loss_built_where_it_is_called_move():
+    fixed = run("for x, y in loader:\n    loss = nn.CrossEntropyLoss()(model(x), y)\n").fixed.decode()
+    assert "    x, y = x.to(device), y.to(device)\n" in fixed

@@ -208,3 +208,20 @@ def test_inputs_made_before_the_model_exists_move_where_they_are_fed():
 def test_inputs_moved_with_the_model_stay_as_they_are():
     source = FLAGGED.format(moves="    x, y = x.cuda(), y.cuda()\n")
     assert fixed(source) == source
+
+
+LOSS_BUILT_IN_PLACE = (
+    "import torch\nfrom torch import nn\n\n"
+    'device = torch.device("cuda")\nmodel = nn.Linear(3, 2).to(device)\n'
+    "targets = torch.tensor([0, 1])\nloss = {loss}(model(torch.ones(2, 3, device=device)), targets)\n"
+)
+
+
+def test_targets_fed_to_a_loss_built_where_it_is_called_go_where_the_model_was_moved():
+    source = LOSS_BUILT_IN_PLACE.format(loss="nn.CrossEntropyLoss()")
+    assert "targets = torch.tensor([0, 1], device=device)\n" in fixed(source)
+
+
+def test_targets_fed_to_a_function_returned_by_a_call_are_left_alone():
+    source = LOSS_BUILT_IN_PLACE.format(loss="make_loss()")  # not proven a Module
+    assert fixed(source) == source
