@@ -688,6 +688,8 @@ class _Scope:
             return [name for operand in [node.left, *node.comparators] for name in self._reference_names(operand)]
         if isinstance(node, (ast.Subscript, ast.Starred)):
             return self._reference_names(node.value)
+        if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):  # `-dists`
+            return self._reference_names(node.operand)
         if not isinstance(node, ast.Call) or (self.imports.qualify(node.func) or "") in FACTORY_FUNCTIONS:
             return []
         qualified = self.imports.qualify(node.func)

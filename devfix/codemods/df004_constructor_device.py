@@ -955,6 +955,8 @@ class _Combinations(cst.CSTVisitor):
             return next((found for operand in operands if (found := self._reference(operand, proven))), None)
         if isinstance(expression, cst.Subscript):
             return self._reference(expression.value, proven)
+        if isinstance(expression, cst.UnaryOperation) and not isinstance(expression.operator, cst.Not):  # `-dists`
+            return self._reference(expression.expression, proven)
         if not isinstance(expression, cst.Call) or is_factory_call(expression, self.qualified):
             return None
         if self.qualified(expression.func) & MOVED_AFTER:

@@ -225,3 +225,10 @@ def test_targets_fed_to_a_loss_built_where_it_is_called_go_where_the_model_was_m
 def test_targets_fed_to_a_function_returned_by_a_call_are_left_alone():
     source = LOSS_BUILT_IN_PLACE.format(loss="make_loss()")  # not proven a Module
     assert fixed(source) == source
+
+
+def test_a_negated_tensor_is_a_tensor_to_align_with_but_a_negated_truth_is_not():
+    head = "import torch\nfrom torch import nn\n\n\ndef loss(dists):\n    labels = torch.arange(dists.size(0))\n"
+    assert "labels = torch.arange(dists.size(0), device=dists.device)\n" in fixed(head + "    return nn.functional.cross_entropy(-dists, labels)\n" + "\n\nloss(torch.ones(2, 2).cuda())\n")
+    source = head + "    return (not dists) == labels\n\n\nloss(torch.ones(2, 2).cuda())\n"
+    assert fixed(source) == source
