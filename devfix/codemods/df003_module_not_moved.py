@@ -20,7 +20,8 @@ loss storing `1.0 - smoothing`) do not need moving and are left alone.
 
 Refuses: instances built with a `device=` argument (they place their own state, as torch layers
 do), instances moved anywhere in the scope, reassigned, or handed to other code
-(`nn.DataParallel(model)`, `setup(model)`), models loaded with `from_pretrained(...,
+(`nn.DataParallel(model)`, `setup(model)`), losses given only tensors already on the device
+(`nn.CrossEntropyLoss(weight=class_weights)` with `class_weights` moved), models loaded with `from_pretrained(...,
 device_map=...)` and classes devfix cannot prove to be `nn.Module`s. Files where a framework
 places models (accelerate, Lightning, XLA, RPC, DeepSpeed) are left alone.
 """
@@ -36,6 +37,7 @@ from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import is_literal, stored_parameters_of_a_stateless_module
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.torch_api import LOSS_TENSOR_KEYWORDS
 from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import moved_to
@@ -97,11 +99,21 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
                     return False
         return True
 
+    def _given_placed_state(self, constructor: cst.Call, facts: PlacementFacts) -> bool:
+        """A torch.nn loss whose only state is the tensors it is given (`weight=`, `pos_weight=`, or
+        positional), each one already on the device (`class_weights = torch.tensor(w).to(device)`)."""
+        if not any(name.startswith("torch.nn.") and name.endswith("Loss") for name in self.qualified(constructor.func)):
+            return False
+        given = [arg.value for arg in constructor.args if arg.keyword is None or arg.keyword.value in LOSS_TENSOR_KEYWORDS]
+        return bool(given) and all(facts.is_device_value(value) for value in given)
+
     def _needs_move(self, name: str, constructor: cst.Call, facts: PlacementFacts, feeding: list[PlacementFacts]) -> bool:
         if name in facts.moved or not holds_state(constructor, self.qualified) or _places_itself(constructor, self.module):
             return False
         if self._holds_no_state(constructor):
             return False  # `criterion = NTXentLoss(0.5)` of a class that stores only numbers: `.to()` moves nothing
+        if self._given_placed_state(constructor, facts):
+            return False  # `nn.CrossEntropyLoss(weight=weights)` with `weights` moved: its only state is on the device
         if keyword(constructor, "device") is not None:
             return False  # `DetectMultiBackend(w, device=device)`, `nn.Linear(4, 2, device=d)`: built where it runs
         if any(not self._keeps_in_place(call, name) for call in facts.escaped.get(name, [])):

@@ -107,3 +107,14 @@ def test_arithmetic_of_a_tensor_or_of_a_call_is_state():
     ):
         fixed = run(SMOOTHING.format(default=default, share=share) + f"model = {build}\nmodel(x)\n").fixed.decode()
         assert f"model = {build}.to(device)\n" in fixed, (default, share)
+
+
+def test_a_loss_given_only_weights_already_on_the_device_needs_no_move():
+    for weights in ("torch.ones(2).to(device)", "torch.ones(2, device=x.device).cuda()"):
+        result = run(f"w = {weights}\ncriterion = nn.CrossEntropyLoss(weight=w)\ncriterion(x, torch.zeros(1, dtype=torch.long))\n")
+        assert result.fixed == result.source and not result.findings, weights
+
+
+def test_a_loss_given_weights_on_the_host_is_moved():
+    fixed = run("w = torch.ones(2)\ncriterion = nn.CrossEntropyLoss(weight=w)\ncriterion(x, torch.zeros(1, dtype=torch.long))\n").fixed.decode()
+    assert "criterion = nn.CrossEntropyLoss(weight=w).to(device)\n" in fixed
