@@ -404,6 +404,15 @@ class _Screen:
                 if is_self_attribute(target):
                     key = (id(place.class_node), target.attr)
                     self.stores[key] = self.stores.get(key, 0) + 1
+        if place.class_node is not None and place.parent is place.class_node and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # `MEAN = torch.tensor(...)` in the class body
+            constants = {target.id for target in targets if isinstance(target, ast.Name)}
+            if constants:
+                nodes = every_node(node.value)
+                made_by_torch = any(self._is_torch_call(n) for n in nodes) and not _places(nodes)
+                tables = self.table_candidates.setdefault(id(place.class_node), (place.class_node, {}))[1]
+                for constant in constants:
+                    tables[constant] = tables.get(constant, True) and made_by_torch
         if place.class_node is not None and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             attributes = {target.attr for target in targets if is_self_attribute(target)}

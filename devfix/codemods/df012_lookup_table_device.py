@@ -1,4 +1,4 @@
-"""DF012 lookup-table-device: a CPU table held by a plain object meets device tensors.
+"""DF012 lookup-table-device: a CPU table held by a plain object or a class attribute meets device tensors.
 
     Before:  alpha_bar = self.alphas_cumprod[t]          (in a scheduler class, t on the GPU)
     After:   alpha_bar = self.alphas_cumprod.to(t.device)[t]
@@ -26,8 +26,13 @@ Arithmetic with a method argument is aligned the same way when the argument is c
 tensor: evidence in the method, or a tensor passed at every call of an instance in the file
 (`normalize = Normalizer(...)`, `normalize(batch)`). Without that, a diagnostic without a fix.
 
+A tensor of the class body (`MEAN = torch.tensor([0.5, 0.4, 0.3]).view(1, 3, 1, 1)`), read as
+`self.MEAN` in a method, is no buffer either, of a Module too: `.to()` leaves it on the CPU. It is
+aligned the same way, `(x - self.MEAN.to(x.device))`, where `x` is proven a tensor (for `forward`,
+a tensor at every call of the Module's instances in the file).
+
 Refuses: indices that may be Python ints or lists (no tensor evidence), tables that are not
-assigned from torch calls in the class, and Module classes.
+assigned from torch calls in the class, and the attributes a Module stores in `self` (DF014 makes them buffers).
 """
 
 from __future__ import annotations
@@ -63,18 +68,29 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         self._given_device_verdicts: dict[tuple[str, str], bool] = {}  # (function, parameter) → `_given_device_tensors`
 
     def plain_tables(self, node: cst.ClassDef) -> set[str]:
-        """The CPU tables of a class that is not an nn.Module (none for a Module)."""
+        """The CPU tables of a class that `.to()` does not move: those its methods store in a plain
+        object, and its class-level constants (`MEAN = torch.tensor(...)` in the class body, for a
+        Module too: a class attribute is no buffer)."""
+        constants = _class_constants(node, self.qualified)
+        return constants if self._is_module_class(node) else _tensor_attributes(node, self.qualified) | constants
+
+    def _is_module_class(self, node: cst.ClassDef) -> bool:
         filename = self.context.filename or "<memory>"
-        is_module = any(
+        return any(
             self.project.is_module_class(filename, name) is not False
             for base in node.bases
             for name in (self.qualified(base.value) or {cst.Module([]).code_for_node(base.value)})
         )
-        return set() if is_module else _tensor_attributes(node, self.qualified)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._class_name = node.name.value
+        self._class_node = node
         self._tables = self.plain_tables(node)
+        self._constants = _class_constants(node, self.qualified)
+
+    def _holder(self, attribute: str) -> str:
+        """How a message names where the table lives."""
+        return "a class attribute, which `.to()` does not move" if attribute in getattr(self, "_constants", ()) else "a plain object"
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         self._tables = set()
@@ -105,7 +121,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
             return updated_node
         code = cst.Module([]).code_for_node(table)
         index_code = cst.Module([]).code_for_node(index)
-        if not self.report(original_node, f"`{code}` is a CPU tensor of a plain object; indexing it with `{index_code}` "
+        if not self.report(original_node, f"`{code}` is a CPU tensor of {self._holder(table.attr.value)}; indexing it with `{index_code}` "
                            "fails when the index is on a GPU", fix_title=f"align it to `{reference}.device` first"):
             return updated_node
         aligned = moved_to(updated_node.value, f"{reference}.device")
@@ -172,10 +188,10 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
             reference = self._tensor_in(original_node, operand)
             if reference is None:
                 if self._parameter_in(original_node, operand):
-                    self.report(table, f"`{code}` is a CPU tensor of a plain object and meets a method argument that may be "
+                    self.report(table, f"`{code}` is a CPU tensor of {self._holder(table.attr.value)} and meets a method argument that may be "
                                 "on a GPU; move it with `.to(<argument>.device)`", fixable=False)
                 continue
-            if self.report(table, f"`{code}` is a CPU tensor of a plain object and meets `{reference}`, which may be on a GPU",
+            if self.report(table, f"`{code}` is a CPU tensor of {self._holder(table.attr.value)} and meets `{reference}`, which may be on a GPU",
                            fix_title=f"align it to `{reference}.device`"):
                 aligned = moved_to(getattr(updated_node, side), f"{reference}.device")
                 updated_node = updated_node.with_changes(**{side: aligned})
@@ -238,11 +254,10 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         scope = self.enclosing_scope(anchor)
         if isinstance(scope, cst.FunctionDef):
             positional = [param.name.value for param in scope.params.params[1:]]
-            tensors = tensors | {
-                positional[index]
-                for index in self._tensor_arguments.positions(self._class_name, scope.name.value)
-                if index < len(positional)
-            }
+            given = self._tensor_arguments.positions(self._class_name, scope.name.value)
+            if scope.name.value == "forward" and self._is_module_class(self._class_node):
+                given = given | self._tensor_arguments.forward_positions(self._class_name)  # `net(x)`
+            tensors = tensors | {positional[index] for index in given if index < len(positional)}
         return tensors
 
     def _tensor_in(self, anchor: cst.CSTNode, operand: cst.BaseExpression) -> str | None:
@@ -525,6 +540,28 @@ def _tensor_attributes(class_node: cst.ClassDef, qualified) -> set[str]:
         if values and all(is_tensor_expression(value, set(), qualified) and not _placed(value) for value in values):
             tables.add(name)
     return tables
+
+
+def _class_constants(class_node: cst.ClassDef, qualified) -> set[str]:
+    """Names the class body binds once, to a torch computation placed nowhere (`MEAN =
+    torch.tensor([0.485, 0.456, 0.406])`), that no method stores in `self` (where `self.MEAN`
+    would then read the instance's own value)."""
+    body = class_node.body.body if isinstance(class_node.body, cst.IndentedBlock) else []
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for statement in body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else []:
+            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [target.target for target in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                for target in targets:
+                    if isinstance(target, cst.Name):
+                        bound.setdefault(target.value, []).append(small.value if isinstance(small, cst.Assign) else None)
+    stored = _SelfAssignments()
+    class_node.body.visit(stored)
+    return {
+        name for name, values in bound.items()
+        if len(values) == 1 and values[0] is not None and name not in stored.values
+        and is_tensor_expression(values[0], set(), qualified) and not _placed(values[0])
+    }
 
 
 def _placed(value: cst.BaseExpression) -> bool:

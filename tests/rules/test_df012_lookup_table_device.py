@@ -131,3 +131,32 @@ def test_top_level_constants_stay_when_no_caller_gives_a_device_tensor_or_one_gi
         source = CONSTANTS.format(calls=calls)
         result = run_devfix(source, rules=[LookupTableDevice])
         assert result.fixed == result.source, calls
+
+
+CLASS_CONSTANT = (
+    "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    MEAN = {constant}\n\n"
+    "    def __init__(self):\n        super().__init__()\n        self.lin = nn.Linear(3, 3)\n{store}\n"
+    "    def forward(self, x):\n        return self.lin(x - self.MEAN)\n\n\n"
+    "net = Net().to('cuda')\nprint(net({argument}))\n"
+)
+
+
+def test_a_class_constant_of_a_module_meets_a_tensor_given_to_forward_and_is_aligned():
+    source = CLASS_CONSTANT.format(constant="torch.zeros(3)", store="", argument="torch.ones(2, 3).cuda()")
+    assert "self.lin(x - self.MEAN.to(x.device))" in fix(source).fixed.decode()
+
+
+def test_class_constants_placed_shadowed_or_not_tensors_are_left_alone():
+    for constant, store in (
+        ("torch.zeros(3).cuda()", ""),  # placed where it is made
+        ("torch.zeros(3)", "        self.MEAN = 0.5\n"),  # the instance's own value
+        ("[0.0, 0.0, 0.0]", ""),  # no tensor
+    ):
+        source = CLASS_CONSTANT.format(constant=constant, store=store, argument="torch.ones(2, 3).cuda()")
+        result = fix(source)
+        assert result.fixed == result.source and not result.findings, constant
+
+
+def test_a_class_constant_meeting_a_number_gets_a_diagnostic_but_no_fix():
+    result = fix(CLASS_CONSTANT.format(constant="torch.zeros(3)", store="", argument="3.0"))
+    assert result.fixed == result.source and [finding.fixable for finding in result.findings] == [False]
