@@ -18,6 +18,7 @@ from devfix.analysis.torch_api import LEGACY_DTYPES, WHOLE_REDUCTIONS
 FACTORIES = frozenset({
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range", "linspace",
     "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices", "from_numpy",
+    "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",  # legacy CPU constructors
 })
 MOVES = frozenset({"to", "cuda", "cpu"})
 

@@ -12,8 +12,8 @@ the module's own device through a `device` property derived from its parameters,
 once (a stored `self.device = ...` would go stale after `.to()`); an existing property or a
 framework's live `self.device` (Lightning, transformers) is reused. A class deriving from another
 class of the project gets `next(self.parameters()).device` instead: its base might assign
-`self.device`, which a read-only property would break. `torch.from_numpy(a)` gets
-`.to(x.device)` (it accepts no `device=`). A tensor made of a parameter's data (`state =
+`self.device`, which a read-only property would break. `torch.from_numpy(a)` and the legacy CPU
+constructors (`torch.BoolTensor(rows)`) get `.to(x.device)` (they accept no CUDA `device=`). A tensor made of a parameter's data (`state =
 torch.from_numpy(state)`, `torch.tensor(x)`) takes the module's device: that parameter is an array,
 a list or a number where the call reads it, though the name later holds the tensor fed to a submodule.
 
@@ -28,7 +28,8 @@ A tensor type the class holds counts as a factory when it is proven a CPU one (p
 replaces): `self.Tensor(input.size())` gets `.to(input.device)`, as it takes no `device=`; a target
 the method caches in `self.<attr>` and reads back is followed.
 
-Refuses: tensors that already have `device=` or a CPU `generator=`, tensors used only on the host,
+Refuses: tensors that already have `device=` or a CPU `generator=`, tensors used only on the host
+(lengths handed to `torch.nn.utils.rnn`, `pack_padded_sequence(emb, lengths)`, stay on the CPU),
 methods the file calls only inside `__init__` (they run while a module is built, before any move),
 `torch.tensor(<a Python number>)` in arithmetic (a 0-dim CPU tensor may meet a CUDA one),
 classes that store `self.device = ...` (the stored value goes stale; reported instead) and
@@ -55,7 +56,8 @@ from devfix.analysis.tensors import is_factory_call, is_whole_reduction
 from devfix.analysis.torch_api import (
     CPU_TENSOR_TYPES,
     DATA_CONVERTERS,
-    FROM_NUMPY,
+    HOST_SIDE_PREFIXES,
+    MOVED_AFTER,
     NON_TENSOR_METHODS,
     is_torch_tensor_function,
 )
@@ -145,8 +147,8 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         owner = self._class_of(original_node)
         if reference == "self" and owner in self._without_property:
             self._property_users.add(owner)
-        if self.qualified(original_node.func) & FROM_NUMPY or is_self_attribute(original_node.func):
-            return moved_to(updated_node, f"{reference}.device")  # neither takes `device=` (`self.Tensor` is a CPU type)
+        if self.qualified(original_node.func) & MOVED_AFTER or is_self_attribute(original_node.func):
+            return moved_to(updated_node, f"{reference}.device")  # none takes `device=` (`self.Tensor` is a CPU type)
         return add_keyword(updated_node, "device", f"{reference}.device")
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
@@ -327,13 +329,16 @@ class _FedToSubmodules(cst.CSTVisitor):
         if isinstance(value, cst.Call):
             if is_self_attribute(value.func) and value.func.attr.value in self.tensor_types:
                 return [value]  # `self.Tensor(input.size())`
-            if is_factory_call(value, qualified) or qualified(value.func) & FROM_NUMPY:
+            if is_factory_call(value, qualified) or qualified(value.func) & MOVED_AFTER:
                 placed = keyword(value, "device") is not None or keyword(value, "generator") is not None
                 return [] if placed else [value]
             if _is_value_method(value, qualified) and value.func.attr.value not in ("to", "cuda", "cpu", *NON_TENSOR_METHODS):
                 # `idx.unsqueeze(0)`, `torch.arange(n).view(1, -1)`; not `lengths.sum()`, 0-dim
                 follows = named or not qualified(value.func)
                 return again(value.func.value) if follows and not is_whole_reduction(value) else []
+            if any(name.startswith(HOST_SIDE_PREFIXES) for name in qualified(value.func)):
+                # `pack_padded_sequence(emb, lengths)`: only the data goes on; lengths stay on the CPU
+                return again(value.args[0].value) if value.args and not value.args[0].keyword else []
             if any(name.startswith("torch.") for name in qualified(value.func)):
                 return [call for arg in value.args for call in again(arg.value)]
         if isinstance(value, cst.BinaryOperation):

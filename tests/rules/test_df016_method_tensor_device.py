@@ -77,3 +77,24 @@ def test_a_tensor_made_of_a_parameters_data_takes_the_modules_device():
 def test_a_factory_beside_a_tensor_parameter_still_follows_it():
     out = fixed_policy("        out = self.net(state)\n        return out + torch.ones(2)")
     assert "return out + torch.ones(2, device=state.device)" in out
+
+
+MASKED = (
+    "import torch\nfrom torch import nn\nfrom torch.nn.utils.rnn import pack_padded_sequence\n\n\n"
+    "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.emb = nn.Embedding(10, 4)\n        self.rnn = nn.GRU(4, 4, batch_first=True)\n\n"
+    "    def forward(self, x, lens):\n{body}"
+)
+
+
+def test_a_legacy_cpu_constructor_meeting_a_submodules_output_is_moved_after_it():
+    body = "        mask = torch.BoolTensor([[t < n for t in range(5)] for n in lens])\n        return self.emb(x) * mask.unsqueeze(-1)\n"
+    fixed = run_devfix(MASKED.format(body=body), rules=[MethodTensorDevice]).fixed.decode()
+    assert "mask = torch.BoolTensor([[t < n for t in range(5)] for n in lens]).to(x.device)\n" in fixed
+
+
+def test_lengths_handed_to_pack_padded_sequence_stay_on_the_host():
+    for make in ("torch.tensor(lens)", "torch.LongTensor(lens)"):
+        body = f"        lengths = {make}\n        return self.rnn(pack_padded_sequence(self.emb(x), lengths, batch_first=True))\n"
+        result = run_devfix(MASKED.format(body=body), rules=[MethodTensorDevice])
+        assert result.fixed == result.source and not result.findings, make
