@@ -104,7 +104,7 @@ class _Loops(cst.CSTVisitor):
 def collate_places_batches(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) -> bool:
     """`DataLoader(..., collate_fn=collate)` where `collate`, a function of this file, moves what
     it builds (`return xs.to(device), ys.to(device)`), or whose dataset's `__getitem__` moves what
-    it returns: the batches arrive placed already."""
+    it returns, or whose `TensorDataset` holds device tensors: the batches arrive placed already."""
     built = loader if isinstance(loader, cst.Call) else _built_with(rule, loader)
     if built is None:
         return False
@@ -122,11 +122,16 @@ def collate_places_batches(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) ->
 
 def _dataset_places_items(rule: cst.CSTVisitor, built: cst.Call) -> bool:
     """`DataLoader(Points(...))` (or a name bound to `Points(...)`) where `Points`, a class of this
-    file, moves what its `__getitem__` returns (`return self.x[i].to(device)`)."""
+    file, moves what its `__getitem__` returns (`return self.x[i].to(device)`); or a `TensorDataset`
+    of tensors all on the device."""
     given = built.args[0] if built.args and built.args[0].keyword is None else keyword(built, "dataset")
     dataset = given.value if given is not None else None
     if isinstance(dataset, cst.Name):
         dataset = _built_with(rule, dataset)
+    if isinstance(dataset, cst.Call) and "torch.utils.data.TensorDataset" in rule.qualified(dataset.func) and dataset.args:
+        # `TensorDataset(x.to(device), y.to(device))`: its items are slices of device tensors
+        facts = rule.scope_facts(dataset)
+        return all(arg.keyword is None and not arg.star and facts.is_device_value(arg.value) for arg in dataset.args)
     if not (isinstance(dataset, cst.Call) and isinstance(dataset.func, cst.Name)):
         return False
     finder = _Moves(rule.qualified)

@@ -424,6 +424,8 @@ class _Screen:
         found, owner = self.found, self.owner_kind(place)
         name = _method_name(node)
         self._hardcoded_cuda(node, name)
+        if name == "device" and isinstance(place.parent, ast.withitem) and _is_cuda_device(node):
+            self.cuda_sites.append(node)  # `with torch.device("cuda"):` sets the default device
         self._runtime_placement(node, name)
         if isinstance(node.func, ast.Name) and node.func.id == "iter" and len(node.args) == 1:
             # `next(iter(loader))`: DF002 reads a batch taken by hand like a loop's

@@ -11,7 +11,7 @@ device variable in scope is reused; otherwise the preamble is added after the im
 hard-coded `device = "cuda"` variable becomes `"cuda" if torch.cuda.is_available() else "cpu"`, and
 so does a global default: `torch.set_default_device("cuda")`, and
 `torch.set_default_tensor_type(torch.cuda.FloatTensor)` → `torch.cuda.FloatTensor if
-torch.cuda.is_available() else torch.FloatTensor`.
+torch.cuda.is_available() else torch.FloatTensor`, and a block's default, `with torch.device("cuda"):`.
 
 Refuses (leaves the code alone): code under a test that already checks for CUDA or a GPU flag
 (`if torch.cuda.is_available():`, `x.cuda() if use_gpu else x`); explicit multi-GPU or
@@ -91,6 +91,20 @@ class HardcodedCuda(DevfixRule):
             return updated_node.with_changes(value=conditional)
         call = updated_node.value
         return updated_node.with_changes(value=call.with_changes(args=[call.args[0].with_changes(value=conditional)]))
+
+    def leave_WithItem(self, original_node: cst.WithItem, updated_node: cst.WithItem) -> cst.WithItem:
+        """`with torch.device("cuda"):` makes CUDA the default device of the block: it too chooses
+        at run time."""
+        if self._multi_gpu_file or self._guarded(original_node):
+            return updated_node
+        literal, path = self._device_literal(original_node.item)
+        if path != "call" or not isinstance(updated_node.item, cst.Call):
+            return updated_node
+        if not self.report(original_node.item, f"the block's default device is hard-coded to {literal.value}: the program "
+                           "fails without a GPU", fix_title="choose CUDA only when it is available"):
+            return updated_node
+        call = updated_node.item
+        return updated_node.with_changes(item=call.with_changes(args=[call.args[0].with_changes(value=self._conditional(literal))]))
 
     def leave_Param(self, original_node: cst.Param, updated_node: cst.Param) -> cst.Param:
         """`def build(width, device="cuda")` in a program whose calls rely on that default: the

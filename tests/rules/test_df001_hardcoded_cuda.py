@@ -139,3 +139,17 @@ def test_multi_gpu_markers_count_in_code_not_in_comments():
     assert places_on_several_gpus("x = x.to('cuda:1')  # the second GPU\n")
     assert places_on_several_gpus("torch.distributed.init_process_group('nccl')\n")
     assert places_on_several_gpus("tag = '#1'; y = y.to('cuda:1')\n")  # a `#` inside a string is no comment
+
+
+def test_a_blocks_default_cuda_device_chooses_at_run_time():
+    fixed = fix('import torch\nwith torch.device("cuda"):\n    x = torch.ones(2)\n')
+    assert 'with torch.device("cuda" if torch.cuda.is_available() else "cpu"):\n' in fixed
+
+
+def test_a_guarded_or_other_gpus_block_is_left_alone():
+    for source in (
+        'import torch\nif torch.cuda.is_available():\n    with torch.device("cuda"):\n        x = torch.ones(2)\n',
+        'import torch\nwith torch.device("cuda:1"):\n    x = torch.ones(2)\n',
+        'import torch\nwith torch.device("cpu"):\n    x = torch.ones(2)\n',
+    ):
+        assert fix(source) == source

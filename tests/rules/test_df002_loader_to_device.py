@@ -162,3 +162,11 @@ def test_batch_unpacked_after_an_unrelated_statement_still_moves():
 def test_labels_met_by_a_loss_built_where_it_is_called_move():
     fixed = run("for x, y in loader:\n    loss = nn.CrossEntropyLoss()(model(x), y)\n").fixed.decode()
     assert "    x, y = x.to(device), y.to(device)\n" in fixed
+
+
+def test_batches_of_a_tensor_dataset_of_device_tensors_arrive_placed():
+    for data, moved in (("torch.ones(4, 2).to(device), torch.ones(4).to(device)", False), ("torch.ones(4, 2).to(device), torch.ones(4)", True)):
+        source = HEADER + f"from torch.utils.data import TensorDataset\ndata = TensorDataset({data})\n" \
+            "for x, y in DataLoader(data):\n    print((model(x) - y).sum())\n"
+        result = run_devfix(source, rules=[LoaderToDevice])
+        assert (result.fixed != result.source) is moved, data
