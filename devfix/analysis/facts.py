@@ -25,7 +25,7 @@ from devfix.analysis.factory_meetings import factory_may_meet_tensor
 from devfix.analysis.generator_draws import CpuGeneratorDraw, cpu_generator_draws
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
 from devfix.analysis.host_sinks import device_value_may_reach_host
-from devfix.analysis.importers import passes_a_loader
+from devfix.analysis.importers import ForeignCall, given_key, passes_a_loader
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.project import ProjectIndex
@@ -137,9 +137,24 @@ class FileFacts:
 
     def given_loaders_beside(self, function: str, position: int, parameter: str) -> bool:
         """Every call of the file's `function` in the files beside it passes a DataLoader for the
-        parameter (`analysis.importers`)."""
+        parameter (`analysis.importers`): one built there, or one a function of the project returns
+        (`train_loader, test_loader = make_loaders()`)."""
         calls = self._project.foreign_calls(self._path, function)
-        return bool(calls) and all(passes_a_loader(call, position, parameter) for call in calls)
+        return bool(calls) and all(
+            passes_a_loader(call, position, parameter) or self._passes_a_returned_loader(call, position, parameter) for call in calls
+        )
+
+    def _passes_a_returned_loader(self, call: ForeignCall, position: int, parameter: str) -> bool:
+        key = given_key(call, position, parameter)
+        qualified = dict(call.bound_by).get(key) if key is not None else None
+        return qualified is not None and self._project.imported_kind(call.file, qualified) in DATALOADER_KINDS
+
+    def models_moved_beside(self, function: str, position: int, parameter: str) -> bool:
+        """Every call of the file's `function` in the files beside it passes, for the parameter, a
+        name the caller moved to a device before the call (`evaluate(model, test_loader)` after
+        `model = Net().to(device)`)."""
+        calls = self._project.foreign_calls(self._path, function)
+        return bool(calls) and all((key := given_key(call, position, parameter)) is not None and key in call.moved for call in calls)
 
     @cached_property
     def host_copy_methods(self) -> frozenset[str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from devfix.analysis.ast_nodes import every_node, scope_nodes
 from devfix.analysis.imports import ImportTable
+from devfix.analysis.moves import is_move
 from devfix.analysis.torch_api import DATALOADER_NAMES
 
 MAX_FILES = 200  # a directory with more Python files than this is a library, not a script's neighbours
@@ -26,13 +27,19 @@ MAX_FILES = 200  # a directory with more Python files than this is a library, no
 
 @dataclass(frozen=True)
 class ForeignCall:
-    """One call of the function in another file: where, what it passes by keyword, and which of
-    its arguments (by position or keyword) are DataLoaders."""
+    """One call of the function in another file: where, what it passes by keyword, which of its
+    arguments (by position or keyword) are DataLoaders, which are names the caller moved to a
+    device before the call (`model.to(device)`), and which are names bound only by the result of a
+    call of another function (`test_loader` of `train_loader, test_loader = make_loaders()`, by
+    that function's qualified name, for the project to judge)."""
 
+    file: str
     line: int
     keywords: frozenset[str]
     loaders: frozenset[int | str]
     unpacks: bool  # `*args` or `**kwargs`: which parameter gets what is unknown
+    moved: frozenset[int | str] = frozenset()
+    bound_by: tuple[tuple[int | str, str], ...] = ()
 
 
 Resolve = Callable[[Path, str], "Path | None"]  # (importing file, dotted module) → its file
@@ -69,7 +76,7 @@ def calls_in_tree(
             if _names_the_function(node, names, modules, function):
                 uses += 1
             elif isinstance(node, ast.Call) and _names_the_function(node.func, names, modules, function):
-                calls.append(_summarised(node, scope, imports))
+                calls.append(_summarised(file, node, scope, imports))
     if uses != len(calls):  # a use that is not the `func` of one of the calls
         return None
     return sorted(calls, key=lambda found: found.line)
@@ -77,16 +84,57 @@ def calls_in_tree(
 
 def passes_a_loader(call: ForeignCall, position: int, parameter: str) -> bool:
     """The call passes `DataLoader(...)` for the parameter, or a name its scope binds only to one."""
+    key = given_key(call, position, parameter)
+    return key is not None and key in call.loaders
+
+
+def given_key(call: ForeignCall, position: int, parameter: str) -> int | str | None:
+    """How the call gives the parameter: by keyword, else by position; None when it unpacks."""
     if call.unpacks:
-        return False
-    return parameter in call.loaders if parameter in call.keywords else position in call.loaders
+        return None
+    return parameter if parameter in call.keywords else position
 
 
-def _summarised(call: ast.Call, scope: list[ast.stmt], imports: ImportTable) -> ForeignCall:
+def _summarised(file: Path, call: ast.Call, scope: list[ast.stmt], imports: ImportTable) -> ForeignCall:
     unpacks = any(isinstance(arg, ast.Starred) for arg in call.args) or any(keyword.arg is None for keyword in call.keywords)
     given: list[tuple[int | str, ast.expr]] = [*enumerate(call.args), *((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg)]
     loaders = frozenset(key for key, value in given if not unpacks and _is_a_loader(value, scope, imports))
-    return ForeignCall(call.lineno, frozenset(keyword.arg for keyword in call.keywords if keyword.arg), loaders, unpacks)
+    moved = frozenset(key for key, value in given if not unpacks and _moved_before(value, call.lineno, scope, imports))
+    bound_by = tuple((key, qualified) for key, value in given if not unpacks and (qualified := _bound_by_a_call(value, scope, imports)))
+    return ForeignCall(str(file), call.lineno, frozenset(keyword.arg for keyword in call.keywords if keyword.arg), loaders, unpacks, moved, bound_by)
+
+
+def _moved_before(value: ast.expr, line: int, scope: list[ast.stmt], imports: ImportTable) -> bool:
+    """A name the scope binds only to a move (`model = Net().to(device)`), or binds once and moves
+    by a statement before `line` (`model.to(device)`)."""
+    if not isinstance(value, ast.Name):
+        return False
+    nodes = list(scope_nodes(scope))
+    bound = [node.value for node in nodes if isinstance(node, ast.Assign) and _binds(node, value.id)]
+    if len(bound) != 1 or any(_rebinds(node, value.id) for node in nodes):
+        return False
+    if is_move(bound[0], imports):
+        return True
+    return any(
+        isinstance(node, ast.Expr) and node.lineno < line and is_move(node.value, imports)
+        and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id == value.id
+        for node in nodes
+    )
+
+
+def _bound_by_a_call(value: ast.expr, scope: list[ast.stmt], imports: ImportTable) -> str | None:
+    """The qualified name of the imported function whose result alone binds the name (`a, b = f()`
+    or `a = f()`), for the project to say what it returns."""
+    if not isinstance(value, ast.Name):
+        return None
+    nodes = list(scope_nodes(scope))
+    bindings = [node for node in nodes if isinstance(node, ast.Assign) and any(
+        isinstance(inner, ast.Name) and inner.id == value.id for target in node.targets for inner in every_node(target))]
+    others = [node for node in nodes if not isinstance(node, ast.Assign) and _rebinds(node, value.id)]
+    if len(bindings) != 1 or others or not isinstance(bindings[0].value, ast.Call):
+        return None
+    qualified = imports.qualify(bindings[0].value.func)
+    return qualified if qualified is not None and "." in qualified else None
 
 
 def _is_a_loader(value: ast.expr, scope: list[ast.stmt], imports: ImportTable) -> bool:

@@ -974,11 +974,28 @@ def _parameters_other_files_may_give(looped_over: set[str], found: Walk) -> list
 
 
 def _imported_calls_binding(looped_over: set[str], found: Walk) -> list[str]:
-    """The imported functions (qualified) whose results bind a looped-over name: `train_loader,
-    val_loader = make_loaders()` may be loaders of another file (`FileFacts.has_signal` asks the
-    project index, lazily)."""
-    called = {found.imports.qualify(call.func) or "" for name, call in [*found.calls_assigned, *found.calls_unpacked] if name in looped_over}
+    """The imported functions (qualified) whose results bind a looped-over name, or a name the file
+    gives a function for a looped-over parameter: `train_loader, val_loader = make_loaders()` may be
+    loaders of another file (`FileFacts.has_signal` asks the project index, lazily)."""
+    names = looped_over | _names_given_to(looped_over, found)
+    called = {found.imports.qualify(call.func) or "" for name, call in [*found.calls_assigned, *found.calls_unpacked] if name in names}
     return sorted(name for name in called if "." in name and not name.startswith(("torch.", "numpy.", "builtins.")))
+
+
+def _names_given_to(parameters: set[str], found: Walk) -> set[str]:
+    """Names the file hands to its top-level functions that have one of `parameters`
+    (`train_epoch(model, train_loader, ...)` for `def train_epoch(model, loader, ...)` looping over
+    `loader`), at any position: the value analysis gives the parameter their kind."""
+    functions = {
+        function.name for function in found.tree.body if isinstance(function, FUNCTIONS)
+        and parameters & {argument.arg for argument in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+    }
+    if not functions:
+        return set()
+    return {
+        value.id for node, _ in found.nodes if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions
+        for value in [*node.args, *(keyword.value for keyword in node.keywords)] if isinstance(value, ast.Name)
+    }
 
 
 def _may_build_a_loader(call: ast.Call, imports: ImportTable) -> bool:
