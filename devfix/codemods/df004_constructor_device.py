@@ -66,7 +66,11 @@ A factory that draws from a `generator=` (a CPU generator, for reproducible numb
 after the call instead, `torch.randn(n, generator=g).to(x.device)`: `device=` would not match
 the generator, and the moved values are the ones the CPU run draws.
 
-Refuses: calls that already have `device=`,
+A factory that writes into a CUDA-only legacy tensor (`torch.arange(0, n, out=torch.cuda.LongTensor(n))`,
+Tacotron's length mask) is made with that type's dtype where the tensor it meets lives instead:
+`torch.arange(0, n, dtype=torch.int64, device=lengths.device)`.
+
+Refuses: calls that already have `device=` or write into another `out=` tensor,
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
 literals such as `torch.tensor(0.0)` in pointwise ops (allowed next to CUDA tensors), tensors
 handed to `torch.nn.utils.rnn` (lengths must stay on the CPU), values only used on the host, a
@@ -109,6 +113,7 @@ from devfix.analysis.torch_api import (
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
     HOST_SIDE_PREFIXES,
+    LEGACY_DTYPES,
     MOVED_AFTER,
     NON_TENSOR_METHODS,
     NOT_COMBINING_METHODS,
@@ -358,6 +363,8 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         if device is None:
             return updated_node
         factory = cst.Module([]).code_for_node(original_node.func)
+        if keyword(original_node, "out") is not None:
+            return self._without_a_cuda_output(original_node, updated_node, factory, device)
         if not is_factory_call(original_node, self.qualified) or keyword(original_node, "generator") is not None:
             # accepts no device=, or draws from a CPU generator that `device=` would not match: move the result
             made = ("draws from a CPU generator" if keyword(original_node, "generator") is not None
@@ -373,6 +380,28 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             fix_title=f"create it on `{device}`",
         )
         return add_keyword(updated_node, "device", device) if apply else updated_node
+
+
+    def _without_a_cuda_output(self, original_node: cst.Call, updated_node: cst.Call, factory: str, device: str) -> cst.Call:
+        """`torch.arange(0, n, out=torch.cuda.LongTensor(n))` (Tacotron's mask): the output buffer
+        exists only on a GPU build; the call makes its tensor with that type's dtype where the tensor
+        it meets lives instead. Any other `out=` decides the placement itself: left alone."""
+        out = keyword(original_node, "out").value
+        legacy = next((name for name in self.qualified(out.func) if name.startswith("torch.cuda.")), None) if isinstance(out, cst.Call) else None
+        dtype = LEGACY_DTYPES.get(legacy.rsplit(".", 1)[1]) if legacy is not None else None
+        if dtype is None or not is_factory_call(original_node, self.qualified):
+            return updated_node
+        if not self.report(original_node, f"`{factory}(...)` writes into a `{cst.Module([]).code_for_node(out.func)}`, which exists only "
+                           "with a GPU, and meets tensors that may be on the CPU", fix_title=f"create it on `{device}`"):
+            return updated_node
+        args = [arg for arg in updated_node.args if not (arg.keyword is not None and arg.keyword.value == "out")]
+        if not args:
+            return updated_node
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        fixed = updated_node.with_changes(args=args)
+        if keyword(original_node, "dtype") is None:
+            fixed = add_keyword(fixed, "dtype", f"{self.torch_name()}.{dtype}")
+        return add_keyword(fixed, "device", device)
 
 
 class _Combinations(cst.CSTVisitor):

@@ -232,3 +232,19 @@ def test_a_negated_tensor_is_a_tensor_to_align_with_but_a_negated_truth_is_not()
     assert "labels = torch.arange(dists.size(0), device=dists.device)\n" in fixed(head + "    return nn.functional.cross_entropy(-dists, labels)\n" + "\n\nloss(torch.ones(2, 2).cuda())\n")
     source = head + "    return (not dists) == labels\n\n\nloss(torch.ones(2, 2).cuda())\n"
     assert fixed(source) == source
+
+
+MASK = (
+    "import torch\n\n\ndef mask(lengths):\n    ids = torch.arange(0, 4{out})\n    return ids < lengths.unsqueeze(1)\n\n\n"
+    "mask(torch.tensor([4, 2]).cuda())\n"
+)
+
+
+def test_a_range_written_into_a_cuda_only_tensor_is_made_where_the_lengths_are():
+    fixed_source = fixed(MASK.format(out=", out=torch.cuda.LongTensor(4)"))
+    assert "ids = torch.arange(0, 4, dtype=torch.int64, device=lengths.device)\n" in fixed_source
+
+
+def test_a_range_written_into_another_buffer_is_left_alone():
+    source = MASK.format(out=", out=buffer").replace("def mask", "buffer = torch.empty(4, dtype=torch.long)\n\n\ndef mask")
+    assert fixed(source) == source
