@@ -111,6 +111,7 @@ class Resolver:
         self.parameter_kinds: dict[str, list[Kind]] = {}  # function or Class.method → kinds its calls pass by position
         self.method_names: frozenset[str] = frozenset()  # methods whose calls are noted (`.step(...)`)
         self.imported: Callable[[str], Kind] = lambda qualified: Kind.UNKNOWN  # a function of another file of the project
+        self.instances: dict[str, str] = {}  # names that only hold an instance of a Module class of the file → the class
 
     def for_class(self, class_name: str) -> Resolver:
         """The same resolver, reading `self.x` as an attribute of `class_name`."""
@@ -118,6 +119,7 @@ class Resolver:
         resolver.class_attributes, resolver.class_name = self.class_attributes, class_name
         resolver.parameter_kinds, resolver.method_names = self.parameter_kinds, self.method_names
         resolver.imported = self.imported
+        resolver.instances = self.instances
         return resolver
 
     def kind(self, node: ast.expr | None, env: dict[str, Kind]) -> Kind:

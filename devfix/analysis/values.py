@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from devfix.analysis.ast_nodes import children, every_node, parameters
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import BATCH_KINDS, ITEM_KINDS, Kind, Resolver, join
+from devfix.analysis.module_instances import called_instances, forward_parameter_kinds
 
 Env = dict[str, Kind]
 ANNOTATION_KINDS = {
@@ -65,11 +66,13 @@ def analyse_values(
     methods = _inferable_methods(tree, imports)
     resolver, summaries = _resolver(tree, imports, module_classes, declared_global, imported, frozenset(name for _, name in methods))
     functions, globals_env = summaries.functions, summaries.globals_env
+    resolver.instances = called_instances(tree, module_classes)  # `model(x, lengths)` gives `Pool.forward` its kinds
     _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
     for _ in range(INFERENCE_ROUNDS):  # read the file again, knowing what its functions are called with
         inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped)
         inferred.update(_method_parameter_kinds_from_calls(methods, facts.call_sites, facts.escaped))
         inferred.update(_constructor_parameter_kinds(tree, facts.call_sites, facts.escaped))
+        inferred.update(forward_parameter_kinds(tree, resolver.instances, facts.call_sites, facts.escaped, join))
         if inferred == resolver.parameter_kinds:
             break
         resolver.parameter_kinds = inferred
@@ -527,7 +530,10 @@ class _Walker:
                 local.add(current.target.id)
             if isinstance(current, ast.Call) and self._makes_a_scalar_tensor(current, env, local):
                 self.facts.scalar_tensors.add((current.lineno, current.col_offset))
-            if isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id not in env:
+            if isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id in self.resolver.instances:
+                self._note_call(current, env, local, self.resolver.instances[current.func.id] + "()")  # its `forward`
+                callees.add(id(current.func))
+            elif isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id not in env:
                 self._note_call(current, env, local, current.func.id)
                 callees.add(id(current.func))
             elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) and current.func.attr in self.resolver.method_names:

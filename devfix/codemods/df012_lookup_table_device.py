@@ -31,7 +31,8 @@ A tensor of the class body (`MEAN = torch.tensor([0.5, 0.4, 0.3]).view(1, 3, 1, 
 aligned the same way, `(x - self.MEAN.to(x.device))`, where `x` is proven a tensor (for `forward`,
 a tensor at every call of the Module's instances in the file).
 
-Refuses: indices that may be Python ints or lists (no tensor evidence), tables that are not
+Refuses: indices that may be Python ints or lists (no tensor evidence), top-level tables in a file
+that uses `torch.distributed.rpc` (a parameter server's table: RPC carries CPU tensors only), tables that are not
 assigned from torch calls in the class, and the attributes a Module stores in `self` (DF014 makes them buffers).
 """
 
@@ -133,6 +134,8 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         (`class_weights[y]` after `x, y = x.to(device), y.to(device)`)."""
         if name not in self._helper_tables.top_tables:
             return False
+        if self.facts is not None and self.facts.framework == "torch.distributed.rpc":
+            return False  # a parameter server's table: what RPC carries must stay on the CPU
         scope = self.enclosing_scope(subscript)
         index = subscript.slice[0].slice.value if len(subscript.slice) == 1 and isinstance(subscript.slice[0].slice, cst.Index) else None
         if isinstance(scope, cst.Module):
