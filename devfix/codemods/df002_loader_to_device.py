@@ -372,9 +372,25 @@ def _unpacked_batch(loop: cst.For, names: list[str]) -> tuple[list[str], int]:
         if isinstance(assign.value, cst.Name) and assign.value.value == names[0]:
             unpacked = target_names(assign.targets[0].target)
             return (unpacked, index + 1) if len(unpacked) > 1 else (names, 0)
-        if names[0] in target_names(assign.targets[0].target):
-            return names, 0  # `batch = tuple(t.to(device) for t in batch)` first: what is unpacked is not the loader's batch
+        if names[0] in target_names(assign.targets[0].target) and _calls_a_move(assign.value):
+            return names, 0  # `batch = tuple(t.to(device) for t in batch)` first: what is unpacked is placed already
     return names, 0
+
+
+def _calls_a_move(value: cst.BaseExpression) -> bool:
+    """Some `.to(...)` or `.cuda()` call inside `value` (casts included: a superset of the moves)."""
+    finder = _MoveCalls()
+    value.visit(finder)
+    return finder.found
+
+
+class _MoveCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda"):
+            self.found = True
 
 
 def _elements_by_position(statement: cst.BaseStatement, batch: str) -> list[str] | None:

@@ -170,3 +170,8 @@ def test_batches_of_a_tensor_dataset_of_device_tensors_arrive_placed():
             "for x, y in DataLoader(data):\n    print((model(x) - y).sum())\n"
         result = run_devfix(source, rules=[LoaderToDevice])
         assert (result.fixed != result.source) is moved, data
+
+
+def test_batch_rebound_without_a_move_before_unpacking_still_moves():
+    fixed = run("for batch in loader:\n    batch = [t.float() for t in batch]\n    x, y = batch\n    print((model(x) - y).sum())\n").fixed.decode()
+    assert "    x, y = batch\n    x, y = x.to(device), y.to(device)\n" in fixed
