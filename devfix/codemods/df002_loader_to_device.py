@@ -180,7 +180,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         models = self._models_in(node, node.body)
         if not models:
             return None
-        names, start = _unpacked_batch(node, names)
+        names, start = _unpacked_batch(node, names, self.qualified)
         body = node.body
         if start:  # `x, y = batch` first: analyse what follows the unpacking
             body = body.with_changes(body=body.body[start:])
@@ -351,17 +351,18 @@ def _calls_of_names(body: cst.CSTNode) -> list[cst.Call]:
     return calls
 
 
-def _unpacked_batch(loop: cst.For, names: list[str]) -> tuple[list[str], int]:
+def _unpacked_batch(loop: cst.For, names: list[str], qualified) -> tuple[list[str], int]:
     """`for batch in loader: x, y = batch` (or, opening the body, `x = batch[0]` and
-    `y = batch[1]`, or `x, y = batch[0], batch[1]`) → the unpacked names and where the move can go."""
+    `y = batch[1]`, or `x, y = batch[0], batch[1]`) → the unpacked names and where the move can go;
+    an element moved where it is taken (`x, y = batch[0].to(device), batch[1]`) is left out."""
     if len(names) != 1 or not isinstance(loop.body, cst.IndentedBlock):
         return names, 0
     statements = loop.body.body
     taken, index = [], 0
-    while index < len(statements) and (elements := _elements_by_position(statements[index], names[0])) is not None:
-        taken += elements
+    while index < len(statements) and (elements := _elements_by_position(statements[index], names[0], qualified)) is not None:
+        taken += [name for name, moved in elements if not moved]  # `data[0].to(device)` is placed already
         index += 1
-    if taken:
+    if index:
         return taken, index
     for index, statement in enumerate(statements[:3]):
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
@@ -393,8 +394,9 @@ class _MoveCalls(cst.CSTVisitor):
             self.found = True
 
 
-def _elements_by_position(statement: cst.BaseStatement, batch: str) -> list[str] | None:
-    """`x = batch[0]` → ["x"]; `x, y = batch[0], batch[1]` → ["x", "y"]; anything else → None."""
+def _elements_by_position(statement: cst.BaseStatement, batch: str, qualified) -> list[tuple[str, bool]] | None:
+    """`x = batch[0]` → [("x", False)]; `x, y = batch[0].to(device), batch[1]` → [("x", True),
+    ("y", False)] (True: moved where it is taken); anything else → None."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return None
     assign = statement.body[0]
@@ -404,13 +406,17 @@ def _elements_by_position(statement: cst.BaseStatement, batch: str) -> list[str]
     values = [element.value for element in assign.value.elements] if isinstance(assign.value, cst.Tuple) else [assign.value]
     if not targets or len(targets) != len(values):
         return None
+    moved = []
     for value in values:
-        if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value == batch and len(value.slice) == 1):
+        is_move = as_move(value, qualified) is not None
+        element = value.func.value if is_move and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) else value
+        if not (isinstance(element, cst.Subscript) and isinstance(element.value, cst.Name) and element.value.value == batch and len(element.slice) == 1):
             return None
-        index = value.slice[0].slice
+        index = element.slice[0].slice
         if not (isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)):
             return None
-    return targets
+        moved.append(is_move)
+    return list(zip(targets, moved))
 
 
 def _appended(body: cst.BaseSuite, names: list[str]) -> dict[str, str]:

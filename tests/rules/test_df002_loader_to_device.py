@@ -175,3 +175,8 @@ def test_batches_of_a_tensor_dataset_of_device_tensors_arrive_placed():
 def test_batch_rebound_without_a_move_before_unpacking_still_moves():
     fixed = run("for batch in loader:\n    batch = [t.float() for t in batch]\n    x, y = batch\n    print((model(x) - y).sum())\n").fixed.decode()
     assert "    x, y = batch\n    x, y = x.to(device), y.to(device)\n" in fixed
+
+
+def test_an_element_left_behind_beside_one_moved_where_it_is_taken_moves():
+    fixed = run("for data in loader:\n    x, y = data[0].to(device), data[1]\n    print((model(x).argmax(1) == y).sum())\n").fixed.decode()
+    assert "    x, y = data[0].to(device), data[1]\n    y = y.to(device)\n" in fixed
