@@ -44,6 +44,7 @@ from devfix.analysis.torch_api import (
     CHAIN_STOPS,
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
+    GRADIENT_FUNCTIONS,
     HOST_SIDE_PREFIXES,
     MOVED_AFTER,
     NON_TENSOR_METHODS,
@@ -787,7 +788,7 @@ class _Scope:
             # `accuracy(model(x), labels)` of another file that compares them: DF004's `_meet_in_function`
             return self._both(values) and self.imported_meets(call.func.id)
         if qualified is not None and qualified.startswith("torch."):
-            tensor_function = is_torch_tensor_function({qualified}) and qualified not in FACTORY_FUNCTIONS
+            tensor_function = (is_torch_tensor_function({qualified}) and qualified not in FACTORY_FUNCTIONS) or qualified in GRADIENT_FUNCTIONS
             return tensor_function and self._both(values)
         if isinstance(call.func, ast.Attribute) and call.func.attr not in NOT_COMBINING_METHODS:
             # a tensor's method given a fresh tensor, or a fresh tensor's method given a tensor

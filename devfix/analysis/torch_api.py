@@ -171,6 +171,9 @@ SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "builtins.int", "
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "Tensor", "torch.nn.Parameter"})
 
 
+GRADIENT_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})  # `grad_outputs` lives with `outputs`
+
+
 def is_torch_tensor_function(names: set[str]) -> bool:
     """A torch function that takes and returns tensors: `torch.<op>` and the functional, linalg,
     fft and special namespaces. Not `torch.jit.script(model)`, `torch.save(obj)`,

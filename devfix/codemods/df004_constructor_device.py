@@ -112,6 +112,7 @@ from devfix.analysis.torch_api import (
     DATA_FACTORIES,
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
+    GRADIENT_FUNCTIONS,
     HOST_SIDE_PREFIXES,
     LEGACY_DTYPES,
     MOVED_AFTER,
@@ -500,6 +501,8 @@ class _Combinations(cst.CSTVisitor):
             self._meet_in_function(node, node.func.value)  # `train_step(x.to(device), weights)`
         if isinstance(node.func, cst.Name) and self.rule.parameters_given_with_models(node.func.value):
             self._feed_model_argument(node, node.func.value)  # `evaluate(model, xs)` runs `model(xs)`
+        elif names & GRADIENT_FUNCTIONS:
+            self._meet(values, pointwise=False)  # `autograd.grad(d_out, x, grad_outputs=torch.ones(d_out.size()))`
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)

@@ -248,3 +248,12 @@ def test_a_range_written_into_a_cuda_only_tensor_is_made_where_the_lengths_are()
 def test_a_range_written_into_another_buffer_is_left_alone():
     source = MASK.format(out=", out=buffer").replace("def mask", "buffer = torch.empty(4, dtype=torch.long)\n\n\ndef mask")
     assert fixed(source) == source
+
+
+def test_grad_outputs_are_made_where_the_outputs_are():
+    source = (
+        "import torch\nfrom torch import autograd\n\n\ndef penalty(d_out, x):\n"
+        "    return autograd.grad(outputs=d_out, inputs=x, grad_outputs=torch.ones(d_out.size()))[0]\n\n\n"
+        "x = torch.ones(2, requires_grad=True).cuda()\npenalty(x * 2, x)\n"
+    )
+    assert "grad_outputs=torch.ones(d_out.size(), device=d_out.device))" in fixed(source)
