@@ -41,6 +41,7 @@ from devfix.analysis.signals import (
     ENCODED_INPUTS,
     HARDCODED_CUDA,
     HOST_SINK,
+    LAYER_REPLACED_AFTER_MOVE,
     LEGACY_CONSTRUCTOR,
     LOAD_CALL,
     LOAD_INTO_STATE_DICT,
@@ -216,6 +217,8 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.found.add(UNPLACED_FACTORY_IN_METHOD)
     if screen.copied & screen.moved:
         screen.found.add(COPY_OF_MOVED)
+    if screen.given_layers & screen.moved:
+        screen.found.add(LAYER_REPLACED_AFTER_MOVE)
     if screen.loads:
         screen.found.add(LOAD_CALL)
         if screen.loads_into_state_dict():
@@ -248,6 +251,7 @@ class _Screen:
         self.init_names: dict[int, tuple[dict[str, Kind], set[str]]] = {}  # DF014: `_settled_parameter_kind`
         self.attribute_uses: dict[int, tuple[dict[str, int], set[str]]] = {}  # DF014: `_kept_for_other_methods`
         self.copied: set[str] = set()  # names given to `copy.deepcopy` whose copy is assigned to a name
+        self.given_layers: set[str] = set()  # `name` of `name.attr = <call>` (DF026: a layer given after a move)
         self.moved: set[str] = set()  # names moved (`x.to(...)`) or assigned a move (`x = Net().to(...)`)
         self.loads: list[tuple[ast.Call, ast.AST | None]] = []  # DF007's loads, with their parents
         self.state_dict_loads: list[ast.Call] = []  # `<anything>.load_state_dict(...)`
@@ -399,6 +403,8 @@ class _Screen:
             self.copied.add(value.args[0].id)
         if isinstance(single, ast.Name) and _method_name(value) in ("to", "cuda"):
             self.moved.add(single.id)
+        if isinstance(single, ast.Attribute) and isinstance(single.value, ast.Name) and isinstance(value, ast.Call):
+            self.given_layers.add(single.value.id)
         if isinstance(node, ast.Assign) and place.method is not None and _is_the_method_named(place.method, place.class_node):
             for target in node.targets:  # what DF015's `class_facts` counts as the attribute's assignments
                 if is_self_attribute(target):

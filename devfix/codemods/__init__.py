@@ -28,6 +28,7 @@ from devfix.codemods.df022_optimizer_state_order import OptimizerStateOrder
 from devfix.codemods.df023_device_captured_at_init import DeviceCapturedAtInit
 from devfix.codemods.df024_cuda_only_call import CudaOnlyCall
 from devfix.codemods.df025_generator_device import GeneratorDevice
+from devfix.codemods.df026_layer_replaced_after_move import LayerReplacedAfterMove
 from devfix.rule_registry import UnknownRuleCode, select_specs, spec_by_code
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
@@ -56,6 +57,7 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     DeviceCapturedAtInit,
     CudaOnlyCall,
     GeneratorDevice,
+    LayerReplacedAfterMove,
 )
 __all__ = ["ALL_RULES", "UnknownRuleCode", "rule_by_code", "select_rules"]
 

@@ -1,0 +1,38 @@
+"""DF026: a layer given to a model after the model moved goes where the model went."""
+
+from __future__ import annotations
+
+import pytest
+
+from devfix.codemods import LayerReplacedAfterMove
+from tests.conftest import run_devfix
+
+HEAD = 'import torch\nfrom torch import nn\ndevice = torch.device("cuda")\n'
+
+
+def run(body: str):
+    return run_devfix(HEAD + body, rules=[LayerReplacedAfterMove])
+
+
+@pytest.mark.parametrize("move, device", [
+    ("model = nn.Sequential(nn.Linear(2, 2)).to(device)\n", "device"),
+    ("model = nn.Sequential(nn.Linear(2, 2))\nmodel.to(device)\n", "device"),
+    ("model = nn.Sequential(nn.Linear(2, 2))\nmodel.cuda()\n", "next(model.parameters()).device"),
+])
+def test_a_layer_given_after_the_move_follows_the_model(move, device):
+    fixed = run(move + "model.head = nn.Linear(2, 3)\n").fixed.decode()
+    assert f"model.head = nn.Linear(2, 3).to({device})\n" in fixed
+
+
+@pytest.mark.parametrize("body", [
+    "model = nn.Sequential(nn.Linear(2, 2))\nmodel.head = nn.Linear(2, 3)\nmodel.to(device)\n",  # given before the move
+    "model = nn.Sequential(nn.Linear(2, 2)).to(device)\nmodel.head = nn.Linear(2, 3)\nmodel.to(device)\n",  # moved again
+    "model = nn.Sequential(nn.Linear(2, 2)).to(device)\nmodel.head = nn.Linear(2, 3)\nmodel.head.to(device)\n",  # its own move
+    "model = nn.Sequential(nn.Linear(2, 2)).to(device)\nmodel.head = nn.ReLU()\n",  # no parameters
+    "model = nn.Sequential(nn.Linear(2, 2)).to(device)\nmodel.head = nn.Linear(2, 3, device=device)\n",  # built in place
+    "model = nn.Sequential(nn.Linear(2, 2)).to(device)\nmodel = nn.Sequential()\nmodel.head = nn.Linear(2, 3)\n",  # rebound
+    "model = nn.Sequential(nn.Linear(2, 2)).to(device)\nmodel.head = make_head()\n",  # not proven a Module
+])
+def test_layers_already_placed_or_of_another_model_are_left_alone(body):
+    result = run(body)
+    assert result.fixed == result.source and not result.findings
