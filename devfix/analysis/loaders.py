@@ -154,6 +154,13 @@ def _built_with(rule: cst.CSTVisitor, loader: cst.Name) -> cst.Call | None:
     return value if isinstance(value, cst.Call) else None
 
 
+def calls_a_move(value: cst.CSTNode, qualified) -> bool:
+    """Some move (`.to(device)`, `.cuda()`: `placement.as_move`) inside `value`."""
+    finder = _Moves(qualified)
+    value.visit(finder)
+    return finder.found
+
+
 class _Moves(cst.CSTVisitor):
     def __init__(self, qualified) -> None:
         self.qualified, self.found = qualified, False

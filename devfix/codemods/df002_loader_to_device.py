@@ -50,6 +50,7 @@ from devfix.analysis.loaders import (
     BatchMoves,
     BatchUse,
     batches_to_move,
+    calls_a_move,
     collate_places_batches,
     is_dataloader,
     move_statements,
@@ -373,25 +374,9 @@ def _unpacked_batch(loop: cst.For, names: list[str], qualified) -> tuple[list[st
         if isinstance(assign.value, cst.Name) and assign.value.value == names[0]:
             unpacked = target_names(assign.targets[0].target)
             return (unpacked, index + 1) if len(unpacked) > 1 else (names, 0)
-        if names[0] in target_names(assign.targets[0].target) and _calls_a_move(assign.value):
+        if names[0] in target_names(assign.targets[0].target) and calls_a_move(assign.value, qualified):
             return names, 0  # `batch = tuple(t.to(device) for t in batch)` first: what is unpacked is placed already
     return names, 0
-
-
-def _calls_a_move(value: cst.BaseExpression) -> bool:
-    """Some `.to(...)` or `.cuda()` call inside `value` (casts included: a superset of the moves)."""
-    finder = _MoveCalls()
-    value.visit(finder)
-    return finder.found
-
-
-class _MoveCalls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda"):
-            self.found = True
 
 
 def _elements_by_position(statement: cst.BaseStatement, batch: str, qualified) -> list[tuple[str, bool]] | None:
