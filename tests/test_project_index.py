@@ -129,20 +129,6 @@ def test_what_a_function_of_another_file_returns(tmp_path):
     assert index.imported_kind(train, "torch.randn") is Kind.UNKNOWN  # not a file of the project
 
 
-@pytest.mark.parametrize("script, moved", [
-    ("m = Net().to(device)\nevaluate(m, loader)\n", True),
-    ("m = Net()\nm.to(device)\nevaluate(m, loader)\n", True),
-    ("m = Net()\nm.cuda()\nevaluate(m, loader)\n", True),
-    ("m = Net()\nevaluate(m, loader)\nm.to(device)\n", False),  # moved after the call
-    ("m = Net()\nevaluate(m, loader)\n", False),
-    ("m = Net().to('cpu')\nevaluate(m, loader)\n", False),
-    ("m = Net().to(device)\nm = Other()\nevaluate(m, loader)\n", False),  # bound twice
-])
-def test_which_models_a_foreign_call_passes_moved(tmp_path, script, moved):
-    calls = _calls(tmp_path, "from helpers import evaluate\n" + script)
-    assert (0 in calls[0].moved) is moved
-
-
 def test_a_name_bound_by_an_imported_function_is_summarised_by_its_qualified_name(tmp_path):
     calls = _calls(tmp_path, "from helpers import evaluate\nfrom splits import make_loaders\ntrain, test = make_loaders()\nevaluate(m, test)\n")
     assert dict(calls[0].bound_by) == {1: "splits.make_loaders"}

@@ -149,13 +149,6 @@ class FileFacts:
         qualified = dict(call.bound_by).get(key) if key is not None else None
         return qualified is not None and self._project.imported_kind(call.file, qualified) in DATALOADER_KINDS
 
-    def models_moved_beside(self, function: str, position: int, parameter: str) -> bool:
-        """Every call of the file's `function` in the files beside it passes, for the parameter, a
-        name the caller moved to a device before the call (`evaluate(model, test_loader)` after
-        `model = Net().to(device)`)."""
-        calls = self._project.foreign_calls(self._path, function)
-        return bool(calls) and all((key := given_key(call, position, parameter)) is not None and key in call.moved for call in calls)
-
     @cached_property
     def host_copy_methods(self) -> frozenset[str]:
         """Methods of the file's classes that return host copies (`host_helpers.host_copy_methods`)."""

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from devfix.analysis.ast_nodes import every_node, scope_nodes
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.moves import is_move
 from devfix.analysis.torch_api import DATALOADER_NAMES
 
 MAX_FILES = 200  # a directory with more Python files than this is a library, not a script's neighbours
@@ -28,9 +27,8 @@ MAX_FILES = 200  # a directory with more Python files than this is a library, no
 @dataclass(frozen=True)
 class ForeignCall:
     """One call of the function in another file: where, what it passes by keyword, which of its
-    arguments (by position or keyword) are DataLoaders, which are names the caller moved to a
-    device before the call (`model.to(device)`), and which are names bound only by the result of a
-    call of another function (`test_loader` of `train_loader, test_loader = make_loaders()`, by
+    arguments (by position or keyword) are DataLoaders, and which are names bound only by the result
+    of a call of another function (`test_loader` of `train_loader, test_loader = make_loaders()`, by
     that function's qualified name, for the project to judge)."""
 
     file: str
@@ -38,7 +36,6 @@ class ForeignCall:
     keywords: frozenset[str]
     loaders: frozenset[int | str]
     unpacks: bool  # `*args` or `**kwargs`: which parameter gets what is unknown
-    moved: frozenset[int | str] = frozenset()
     bound_by: tuple[tuple[int | str, str], ...] = ()
 
 
@@ -99,27 +96,8 @@ def _summarised(file: Path, call: ast.Call, scope: list[ast.stmt], imports: Impo
     unpacks = any(isinstance(arg, ast.Starred) for arg in call.args) or any(keyword.arg is None for keyword in call.keywords)
     given: list[tuple[int | str, ast.expr]] = [*enumerate(call.args), *((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg)]
     loaders = frozenset(key for key, value in given if not unpacks and _is_a_loader(value, scope, imports))
-    moved = frozenset(key for key, value in given if not unpacks and _moved_before(value, call.lineno, scope, imports))
     bound_by = tuple((key, qualified) for key, value in given if not unpacks and (qualified := _bound_by_a_call(value, scope, imports)))
-    return ForeignCall(str(file), call.lineno, frozenset(keyword.arg for keyword in call.keywords if keyword.arg), loaders, unpacks, moved, bound_by)
-
-
-def _moved_before(value: ast.expr, line: int, scope: list[ast.stmt], imports: ImportTable) -> bool:
-    """A name the scope binds only to a move (`model = Net().to(device)`), or binds once and moves
-    by a statement before `line` (`model.to(device)`)."""
-    if not isinstance(value, ast.Name):
-        return False
-    nodes = list(scope_nodes(scope))
-    bound = [node.value for node in nodes if isinstance(node, ast.Assign) and _binds(node, value.id)]
-    if len(bound) != 1 or any(_rebinds(node, value.id) for node in nodes):
-        return False
-    if is_move(bound[0], imports):
-        return True
-    return any(
-        isinstance(node, ast.Expr) and node.lineno < line and is_move(node.value, imports)
-        and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id == value.id
-        for node in nodes
-    )
+    return ForeignCall(str(file), call.lineno, frozenset(keyword.arg for keyword in call.keywords if keyword.arg), loaders, unpacks, bound_by)
 
 
 def _bound_by_a_call(value: ast.expr, scope: list[ast.stmt], imports: ImportTable) -> str | None:

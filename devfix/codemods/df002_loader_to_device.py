@@ -14,11 +14,7 @@ function the file only defines, in the files beside it; returned by a function o
 another file of the project, `train_loader, val_loader = make_loaders()`; never from its name) and the
 body feeds the batch to a model that was moved to a device (also by a function of the file or of
 the project that gives back what it moved, `model = build_model(device)`:
-`analysis.returned_moves`), or to a Module while a device variable is in scope. A helper module's
-`def evaluate(model, loader)` that every call in the files beside it gives a model moved to a
-device (`evaluate(model, test_loader)` after `model = Net().to(device)`, with `test_loader` made by
-`DataLoader(...)` or returned by a function of the project) moves the batches to the model's own
-device, `next(model.parameters()).device`: the module names no device of its own. Only the variables that meet the model or its outputs are moved (also inside a function
+`analysis.returned_moves`), or to a Module while a device variable is in scope. Only the variables that meet the model or its outputs are moved (also inside a function
 of the file: `accuracy(out, y)` where `accuracy` compares its two parameters, and also when the
 variable was moved inline for another use: `criterion(out, y.to(device))`); the device is the one
 the model was moved to. Dict batches move their tensor values only, so string fields survive.
@@ -43,7 +39,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from devfix.analysis.call_sites import file_functions, is_only_defined
+from devfix.analysis.call_sites import file_functions
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.loaders import (
@@ -291,22 +287,6 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             found |= set(self.scope_modules(self.module)) - set(self.scope_facts(node).bindings)
         return found
 
-    def _models_moved_by_other_files(self, node: cst.CSTNode, facts) -> list[str]:
-        """Parameters of a top-level function this file only defines (`def evaluate(model, loader)`
-        of a helper module) that it calls, and that every call in the files beside it gives a
-        model moved to a device (`evaluate(model, test_loader)` after `model = Net().to(device)`):
-        they run where the model's parameters are."""
-        function = self.enclosing_scope(node)
-        if self.facts is None or not isinstance(function, cst.FunctionDef) or function not in self.module.body:
-            return []
-        if not is_only_defined(self.module, function.name.value):
-            return []
-        positional = _positional(function)
-        return [
-            name for position, name in enumerate(positional)
-            if name in facts.called and name not in facts.bindings and self.facts.models_moved_beside(function.name.value, position, name)
-        ]
-
     def _models_in(self, node: cst.CSTNode, body: cst.BaseSuite) -> dict[str, str | None]:
         """Callables in this scope that run on a device → the device expression they were moved to
         (None for `.cuda()`/CUDA literals). With a device variable in scope, called parameters
@@ -325,18 +305,12 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         if local_device and not isinstance(self.enclosing_scope(node), cst.Module):
             for name in sorted(self.scope_parameters(node) & facts.called):
                 models.setdefault(name, None)
-        for name in self._models_moved_by_other_files(node, facts):
-            models.setdefault(name, f"next({name}.parameters()).device")
         for call in _calls_of_names(body):
             # `model(images.cuda())` in the loop: the code itself says the parameter runs on a device
             moves = [move for arg in call.args if (move := as_move(arg.value, self.qualified)) is not None]
             if moves and call.func.value in self.scope_parameters(node):
                 models.setdefault(call.func.value, device_code(moves[0].device, literals=True))
         return models
-
-
-def _positional(function: cst.FunctionDef) -> list[str]:
-    return [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
 
 
 def _calls_of_names(body: cst.CSTNode) -> list[cst.Call]:
