@@ -23,37 +23,33 @@ def called_instances(tree: ast.Module, classes: dict[str, Kind]) -> dict[str, st
     """Name → the Module class of the file whose instance it holds, for the names that only hold
     one and are only called (see the module's docstring)."""
     modules = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and classes.get(node.name) is Kind.MODULE}
-    if not modules or any(isinstance(node, ast.Attribute) and node.attr == "forward" for node in every_node(tree)):
+    if not modules:
+        return {}
+    nodes = list(every_node(tree))
+    if any(isinstance(node, ast.Attribute) and node.attr == "forward" for node in nodes):
         return {}
     built: dict[str, set[str | None]] = {}  # name → the classes (None: something else) it is bound to, in any scope
-    simple: set[int] = set()  # the `Name` targets of `name = value` statements
-    constructions: dict[str, int] = {}  # class → calls building it
-    for node in every_node(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            simple.add(id(node.targets[0]))
-            built.setdefault(node.targets[0].id, set()).add(_built_class(node.value, modules))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in modules:
-            constructions[node.func.id] = constructions.get(node.func.id, 0) + 1
-    for node in every_node(tree):  # any other binding of the name (a parameter, a loop, `a, b = ...`): not only an instance
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in simple:
-            built.setdefault(node.id, set()).add(None)
+    assigned = {  # the `Name` target of each `name = value` statement → its value
+        id(node.targets[0]): node.value for node in nodes
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+    }
+    for node in nodes:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            # `name = Pool(...)`: the class built; any other binding (a loop, `a, b = ...`): not only an instance
+            built.setdefault(node.id, set()).add(_built_class(assigned[id(node)], modules) if id(node) in assigned else None)
         elif isinstance(node, ast.arg):
             built.setdefault(node.arg, set()).add(None)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             for name in node.names:
                 built.setdefault(name, set()).add(None)
-    reads = _reads(tree)
-    instances = {}
-    for name, classes_bound in built.items():
-        if len(classes_bound) != 1 or None in classes_bound:
-            continue
-        class_name = next(iter(classes_bound))
-        if all(use in ("call", "attribute") for use in reads.get(name, ())):
-            instances[name] = class_name
-    usable = {
+    reads = _reads(nodes)
+    instances = {
+        name: next(iter(bound)) for name, bound in built.items()
+        if len(bound) == 1 and None not in bound and all(use in ("call", "attribute") for use in reads.get(name, ()))
+    }
+    usable = {  # built only (every read of the class's name is a call of it), and never calling itself
         class_name for class_name in modules
-        if reads.get(class_name, []).count("call") == len(reads.get(class_name, ())) == constructions.get(class_name, 0)
-        and not _calls_itself(modules[class_name])
+        if all(use == "call" for use in reads.get(class_name, ())) and not _calls_itself(modules[class_name])
     }
     return {name: class_name for name, class_name in instances.items() if class_name in usable}
 
@@ -67,12 +63,12 @@ def _built_class(value: ast.expr, modules: dict[str, ast.ClassDef]) -> str | Non
     return None
 
 
-def _reads(tree: ast.Module) -> dict[str, list[str]]:
+def _reads(nodes: list[ast.AST]) -> dict[str, list[str]]:
     """Each name read → how each read uses it: "call" (`name(...)`), "attribute" (`name.x`), or "value"."""
-    called = {id(node.func) for node in every_node(tree) if isinstance(node, ast.Call)}
-    owners = {id(node.value) for node in every_node(tree) if isinstance(node, ast.Attribute)}
+    called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
+    owners = {id(node.value) for node in nodes if isinstance(node, ast.Attribute)}
     uses: dict[str, list[str]] = {}
-    for node in every_node(tree):
+    for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             use = "call" if id(node) in called else "attribute" if id(node) in owners else "value"
             uses.setdefault(node.id, []).append(use)
@@ -82,26 +78,3 @@ def _reads(tree: ast.Module) -> dict[str, list[str]]:
 def _calls_itself(class_node: ast.ClassDef) -> bool:
     """`self(...)` in a method: `forward` then gets what that call gives too."""
     return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "self" for node in every_node(class_node))
-
-
-def forward_parameter_kinds(tree: ast.Module, instances: dict[str, str], call_sites: dict[str, list[list[Kind]]],
-                            escaped: set[str], join) -> dict[str, list[Kind]]:
-    """`Class.forward` → the kinds of its parameters after `self`: the join over every call of an
-    instance (noted as `Class()` in `call_sites`), when every call fits the signature."""
-    inferred = {}
-    for node in tree.body:
-        if not isinstance(node, ast.ClassDef) or node.name not in instances.values():
-            continue
-        forward = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "forward"), None)
-        key = f"{node.name}()"
-        calls = call_sites.get(key, [])
-        if forward is None or forward.args.vararg or forward.args.posonlyargs or key in escaped or not calls:
-            continue
-        count = len(forward.args.args) - 1
-        required = count - len(forward.args.defaults)
-        if not all(required <= len(call) <= count for call in calls):
-            continue
-        kinds = [join(call[index] if index < len(call) else Kind.UNKNOWN for call in calls) for index in range(count)]
-        if any(kind is not Kind.UNKNOWN for kind in kinds):
-            inferred[f"{node.name}.forward"] = kinds
-    return inferred

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from devfix.analysis.ast_nodes import children, every_node, parameters
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import BATCH_KINDS, ITEM_KINDS, Kind, Resolver, join
-from devfix.analysis.module_instances import called_instances, forward_parameter_kinds
+from devfix.analysis.module_instances import called_instances
 
 Env = dict[str, Kind]
 ANNOTATION_KINDS = {
@@ -72,7 +72,7 @@ def analyse_values(
         inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped)
         inferred.update(_method_parameter_kinds_from_calls(methods, facts.call_sites, facts.escaped))
         inferred.update(_constructor_parameter_kinds(tree, facts.call_sites, facts.escaped))
-        inferred.update(forward_parameter_kinds(tree, resolver.instances, facts.call_sites, facts.escaped, join))
+        inferred.update(_forward_parameter_kinds(tree, resolver.instances, facts.call_sites, facts.escaped))
         if inferred == resolver.parameter_kinds:
             break
         resolver.parameter_kinds = inferred
@@ -111,6 +111,13 @@ def _resolver(
     return resolver, summaries
 
 
+def _joined_kinds(calls: list[list[Kind]], count: int) -> list[Kind] | None:
+    """The join, parameter by parameter, of what `calls` pass by position to `count` parameters (a
+    call that gives fewer leaves the rest unknown); None when nothing is known."""
+    kinds = [join(call[index] if index < len(call) else Kind.UNKNOWN for call in calls) for index in range(count)]
+    return kinds if any(kind is not Kind.UNKNOWN for kind in kinds) else None
+
+
 def _parameter_kinds_from_calls(functions, call_sites, escaped) -> dict[str, list[Kind]]:
     """A top-level function's parameters take the kind every call of the file passes them
     (`dropout_mask(x, 0.1)` with `x` a tensor): only for functions used by plain calls alone."""
@@ -120,8 +127,8 @@ def _parameter_kinds_from_calls(functions, call_sites, escaped) -> dict[str, lis
         if function is None or name in escaped or function.args.vararg or function.args.posonlyargs:
             continue
         count = len(function.args.args)
-        kinds = [join(call[index] if index < len(call) else Kind.UNKNOWN for call in calls) for index in range(count)]
-        if any(kind is not Kind.UNKNOWN for kind in kinds):
+        kinds = _joined_kinds(calls, count)
+        if kinds is not None:
             inferred[name] = kinds
     return inferred
 
@@ -164,8 +171,8 @@ def _method_parameter_kinds_from_calls(methods, call_sites, escaped) -> dict[str
         calls = [call for call in call_sites.get("." + name, ()) if required <= len(call) <= count]
         if not calls or "." + name in escaped:
             continue
-        kinds = [join(call[index] if index < len(call) else Kind.UNKNOWN for call in calls) for index in range(count)]
-        if any(kind is not Kind.UNKNOWN for kind in kinds):
+        kinds = _joined_kinds(calls, count)
+        if kinds is not None:
             inferred[f"{class_name}.{name}"] = kinds
     return inferred
 
@@ -186,9 +193,30 @@ def _constructor_parameter_kinds(tree: ast.Module, call_sites, escaped) -> dict[
         calls = [call for call in call_sites.get(node.name, ()) if count - len(init.args.defaults) <= len(call) <= count]
         if not calls or len(calls) != len(call_sites.get(node.name, ())):
             continue
-        kinds = [join(call[index] if index < len(call) else Kind.UNKNOWN for call in calls) for index in range(count)]
-        if any(kind is not Kind.UNKNOWN for kind in kinds):
+        kinds = _joined_kinds(calls, count)
+        if kinds is not None:
             inferred[f"{node.name}.__init__"] = kinds
+    return inferred
+
+
+def _forward_parameter_kinds(tree: ast.Module, instances: dict[str, str], call_sites, escaped) -> dict[str, list[Kind]]:
+    """`Class.forward` → the kinds of its parameters after `self`: the join over every call of an
+    instance (`analysis.module_instances`, noted as `Class()`), when every call fits the signature."""
+    inferred = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.name not in instances.values():
+            continue
+        forward = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "forward"), None)
+        key = f"{node.name}()"
+        calls = call_sites.get(key, [])
+        if forward is None or forward.args.vararg or forward.args.posonlyargs or key in escaped or not calls:
+            continue
+        count = len(forward.args.args) - 1
+        if not all(count - len(forward.args.defaults) <= len(call) <= count for call in calls):
+            continue
+        kinds = _joined_kinds(calls, count)
+        if kinds is not None:
+            inferred[f"{node.name}.forward"] = kinds
     return inferred
 
 
