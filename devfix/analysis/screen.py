@@ -414,11 +414,7 @@ class _Screen:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # `MEAN = torch.tensor(...)` in the class body
             constants = {target.id for target in targets if isinstance(target, ast.Name)}
             if constants:
-                nodes = every_node(node.value)
-                made_by_torch = any(self._is_torch_call(n) for n in nodes) and not _places(nodes)
-                tables = self.table_candidates.setdefault(id(place.class_node), (place.class_node, {}))[1]
-                for constant in constants:
-                    tables[constant] = tables.get(constant, True) and made_by_torch
+                self._table_candidates(place.class_node, constants, node.value)
         if place.class_node is not None and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             attributes = {target.attr for target in targets if is_self_attribute(target)}
@@ -555,11 +551,7 @@ class _Screen:
     def _self_assignment(self, value: ast.expr, place: _Place, attributes: set[str], single_target: bool) -> None:
         owner = self.owner_kind(place)
         if owner is Kind.OBJECT or place.class_node not in self.walked.tree.body:  # PLAIN_CLASS_TABLE: `tables_in_use`
-            nodes = every_node(value)
-            made_by_torch = any(self._is_torch_call(n) for n in nodes) and not _places(nodes)
-            tables = self.table_candidates.setdefault(id(place.class_node), (place.class_node, {}))[1]
-            for attribute in attributes:
-                tables[attribute] = tables.get(attribute, True) and made_by_torch
+            self._table_candidates(place.class_node, attributes, value)
         if owner is Kind.OBJECT or place.method is None or place.method.name != "__init__":
             return  # DF014 and DF015 look at what `__init__` stores
         if self._may_build(_container_items(value)):
@@ -576,6 +568,15 @@ class _Screen:
                 self.walked.class_sites.setdefault(MODULE_TENSOR_ATTRIBUTE, []).append(value)
             else:
                 self.raised(MODULE_TENSOR_ATTRIBUTE, value)
+
+    def _table_candidates(self, class_node: ast.ClassDef, names: set[str], value: ast.expr) -> None:
+        """Note `names` of the class given `value`: a table while every value they are given is made
+        by torch and placed nowhere (`tables_in_use`)."""
+        nodes = every_node(value)
+        made_by_torch = any(self._is_torch_call(n) for n in nodes) and not _places(nodes)
+        tables = self.table_candidates.setdefault(id(class_node), (class_node, {}))[1]
+        for name in names:
+            tables[name] = tables.get(name, True) and made_by_torch
 
     def _kept_for_other_methods(self, class_node: ast.ClassDef, attribute: str) -> bool:
         """DF014's attributes: assigned by one statement of the class's methods (not counting
