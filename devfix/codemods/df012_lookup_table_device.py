@@ -61,6 +61,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
+        self._constants_of: dict[cst.ClassDef, set[str]] = {}  # class → its tensor constants (`_class_constants`)
         self._tensor_arguments = _TensorArguments(self)
         node.visit(self._tensor_arguments)
         self._helper_tables = _HelperTables(self, node)
@@ -72,8 +73,14 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         """The CPU tables of a class that `.to()` does not move: those its methods store in a plain
         object, and its class-level constants (`MEAN = torch.tensor(...)` in the class body, for a
         Module too: a class attribute is no buffer)."""
-        constants = _class_constants(node, self.qualified)
+        constants = self._class_constants(node)
         return constants if self._is_module_class(node) else _tensor_attributes(node, self.qualified) | constants
+
+    def _class_constants(self, node: cst.ClassDef) -> set[str]:
+        """`_class_constants` of the class, once a class (`plain_tables` and the messages ask)."""
+        if node not in self._constants_of:
+            self._constants_of[node] = _class_constants(node, self.qualified)
+        return self._constants_of[node]
 
     def _is_module_class(self, node: cst.ClassDef) -> bool:
         filename = self.context.filename or "<memory>"
@@ -87,11 +94,10 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         self._class_name = node.name.value
         self._class_node = node
         self._tables = self.plain_tables(node)
-        self._constants = _class_constants(node, self.qualified)
 
     def _holder(self, attribute: str) -> str:
         """How a message names where the table lives."""
-        return "a class attribute, which `.to()` does not move" if attribute in getattr(self, "_constants", ()) else "a plain object"
+        return "a class attribute, which `.to()` does not move" if attribute in self._class_constants(self._class_node) else "a plain object"
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         self._tables = set()
