@@ -526,10 +526,9 @@ class _Combinations(cst.CSTVisitor):
         passes a moved model, the model's own device). A Module built where it is called (`module`
         None) was moved nowhere: its inputs go where a model whose output it is given was moved."""
         references = self._references(values)
-        move = self._move_of(module, call) if module is not None else None
-        if module is None:
-            moved_to = None
-        else:
+        moved_to = None
+        if module is not None:
+            move = self._move_of(module, call)
             moved_to = self._moved_to(module, move, call) if move is not None else self._device_of_a_moved_argument(module)
         if moved_to is None:
             moved_to = self._device_of_a_fed_model(values, call)
