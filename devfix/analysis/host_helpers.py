@@ -219,6 +219,21 @@ def function_in_text(text: str, function: str) -> tuple[ast.FunctionDef | ast.As
     that function and the module's top-level imports (a project's other files are read for one
     function each, often many of them: parsing them whole cost more than checking the file
     itself). None when the module has no such function, or the snippet does not parse on its own."""
+    found = function_source_in_text(text, function)
+    if found is None:
+        return None
+    try:
+        tree = python_parser.parse(found[0])
+        imports = python_parser.parse(found[1])
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    definition = tree.body[0] if tree.body and isinstance(tree.body[0], FUNCTIONS) else None
+    return None if definition is None else (definition, ImportTable.of(imports))
+
+
+def function_source_in_text(text: str, function: str) -> tuple[str, str] | None:
+    """The source of the one top-level `def function(` of a module's text (to its last indented
+    line), and the module's top-level imports; None when there is not exactly one."""
     if f"def {function}(" not in text:
         return None  # most asked-for names are no function there: not worth splitting the text
     lines = text.splitlines(keepends=True)
@@ -228,13 +243,7 @@ def function_in_text(text: str, function: str) -> tuple[ast.FunctionDef | ast.As
     end = starts[0] + 1
     while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t", "#")):
         end += 1
-    try:
-        tree = python_parser.parse("".join(lines[starts[0]:end]))
-        imports = python_parser.parse(_top_level_imports(lines))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    definition = tree.body[0] if tree.body and isinstance(tree.body[0], FUNCTIONS) else None
-    return None if definition is None else (definition, ImportTable.of(imports))
+    return "".join(lines[starts[0]:end]), _top_level_imports(lines)
 
 
 def _top_level_imports(lines: list[str]) -> str:

@@ -20,6 +20,7 @@ import libcst as cst
 
 from devfix import python_parser
 from devfix.analysis.cst_bindings import bound_names, parameter_names
+from devfix.analysis.host_helpers import function_source_in_text
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.placement import HOST_METHODS, as_move
 from devfix.analysis.torch_api import HOST_SIDE_PREFIXES
@@ -43,25 +44,24 @@ class FunctionMeetings:
 def meetings_in_text(text: str, function: str, most: int = 12) -> FunctionMeetings | None:
     """For the top-level function `function` of another file (`from metrics import accuracy`): its
     parameters, the pairs of them it puts into one tensor operation, and those it feeds to one
-    another; None when the file does not parse or does not define that function once (or with more
+    another; None when the file does not define that function once, it does not parse (or has more
     than `most` parameters)."""
     from devfix.analysis.method_inputs import parameters_given_with_models  # it reads this module's derivations
 
+    found = function_source_in_text(text, function)  # only the function is parsed, not the whole file
+    if found is None:
+        return None
     try:
-        tree = python_parser.parse(text)
-        module = cst.parse_module(text)
-    except (SyntaxError, ValueError, cst.ParserSyntaxError):
+        module = cst.parse_module(found[0])
+        imports = python_parser.parse(found[1])
+    except (SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
         return None
     definitions = [statement for statement in module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function]
     if len(definitions) != 1 or len(parameter_names(definitions[0])) > most:
         return None
-    definition, qualified = definitions[0], _qualifier(ImportTable.of(tree))
+    definition, qualified = definitions[0], _qualifier(ImportTable.of(imports))
     names = parameter_names(definition)
-    pairs = [
-        (first, second) for index, first in enumerate(names) for second in names[index + 1:]
-        if parameters_meet(definition, first, second, qualified)
-    ]
-    return FunctionMeetings(names, pairs, parameters_given_with_models(definition, qualified))
+    return FunctionMeetings(names, meeting_pairs(definition, names, qualified), parameters_given_with_models(definition, qualified))
 
 
 def _qualifier(imports: ImportTable) -> QualifiedNames:
@@ -84,16 +84,29 @@ def parameters_meet(function: cst.FunctionDef, first: str, second: str, qualifie
     """Does `function` put a value computed from parameter `first` and one computed from
     `second` into the same operator, comparison, tensor method or torch function? (`reader`:
     what counts as computed from what, `Roots` by default.)"""
-    if first == second:
-        return False
+    return first != second and bool(meeting_pairs(function, [first, second], qualified, reader))
+
+
+def meeting_pairs(function: cst.FunctionDef, parameters: list[str], qualified: QualifiedNames,
+                  reader: Roots | None = None) -> list[tuple[str, str]]:
+    """The pairs `(first, second)` of `parameters` (in their order) that `parameters_meet`: one
+    read of the function for all pairs, not one per pair."""
     reader = reader or Roots(qualified)
     assignments = assignments_of(function)
-    derived = {side: derived_names(side, assignments, reader) for side in (first, second)}
-    if derived[first] & derived[second]:
-        return True  # one name computed from both: they met where it was computed
-    finder = _Meetings(reader, derived[first], derived[second])
+    derived = {parameter: derived_names(parameter, assignments, reader) for parameter in parameters}
+    finder = _Operations(reader)
     function.body.visit(finder)
-    return finder.found
+    met: set[tuple[str, str]] = set()
+    for operands in finder.operands:
+        sides = [{parameter for parameter in parameters if roots & derived[parameter]} for roots in operands]
+        for index, left in enumerate(sides):
+            for other, right in enumerate(sides):
+                if index != other:
+                    met.update((first, second) for first in left for second in right)
+    return [
+        (first, second) for index, first in enumerate(parameters) for second in parameters[index + 1:]
+        if first != second and ((first, second) in met or (second, first) in met or derived[first] & derived[second])
+    ]
 
 
 def derived_names(parameter: str, assignments: list[tuple[set[str], cst.BaseExpression]], reader: Roots) -> set[str]:
@@ -192,12 +205,13 @@ def assignments_of(function: cst.FunctionDef) -> list[tuple[set[str], cst.BaseEx
     return found
 
 
-class _Meetings(cst.CSTVisitor):
-    """Finds one operation with an operand from each side."""
+class _Operations(cst.CSTVisitor):
+    """The roots of each operand of every operation of a function that puts values together
+    (operators, comparisons, tensor methods with their receiver, torch functions)."""
 
-    def __init__(self, reader: Roots, left: set[str], right: set[str]) -> None:
-        self.reader, self.left, self.right = reader, left, right
-        self.found = False
+    def __init__(self, reader: Roots) -> None:
+        self.reader = reader
+        self.operands: list[list[set[str]]] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False  # a nested function is called who knows when
@@ -206,10 +220,10 @@ class _Meetings(cst.CSTVisitor):
         return False
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        self._check([node.left, node.right])
+        self._add([node.left, node.right])
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
-        self._check([node.left, *(item.comparator for item in node.comparisons)])
+        self._add([node.left, *(item.comparator for item in node.comparisons)])
 
     def visit_Call(self, node: cst.Call) -> None:
         callee = node.func
@@ -217,12 +231,11 @@ class _Meetings(cst.CSTVisitor):
         if self.reader.is_host_side(callee):
             return  # CPU lengths next to device data are what these functions ask for
         if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS and not self.reader.is_torch_function(callee):
-            self._check([callee.value, *operands])  # `pred.eq(target)`
+            self._add([callee.value, *operands])  # `pred.eq(target)`
         elif self.reader.is_torch_function(callee):
-            self._check(operands)
+            self._add(operands)
 
-    def _check(self, operands: list[cst.BaseExpression]) -> None:
+    def _add(self, operands: list[cst.BaseExpression]) -> None:
         roots = [self.reader.roots(operand) for operand in operands]
-        self.found = self.found or any(
-            i != j and roots[i] & self.left and roots[j] & self.right for i in range(len(roots)) for j in range(len(roots))
-        )
+        if sum(1 for found in roots if found) > 1:
+            self.operands.append(roots)

@@ -97,7 +97,7 @@ from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models, parameters_given_with_models
 from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attributes
-from devfix.analysis.parameter_meetings import FunctionMeetings, parameters_meet
+from devfix.analysis.parameter_meetings import FunctionMeetings, meeting_pairs
 from devfix.analysis.placement import Move, PlacementFacts, as_move, device_code, is_cast
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import (
@@ -313,10 +313,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
                 self._meetings[function] = imported.pairs if imported is not None else []
                 return self._meetings[function]
             names = parameter_names(definition)
-            self._meetings[function] = [
-                (first, second) for index, first in enumerate(names) for second in names[index + 1:]
-                if parameters_meet(definition, first, second, self.qualified)
-            ] if len(names) <= 12 else []
+            self._meetings[function] = meeting_pairs(definition, names, self.qualified) if len(names) <= 12 else []
         return self._meetings[function]
 
     def _imported_meetings(self, function: str) -> FunctionMeetings | None:
