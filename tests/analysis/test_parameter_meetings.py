@@ -7,7 +7,7 @@ import pytest
 
 from devfix.analysis.call_sites import file_functions
 from devfix.analysis.method_inputs import parameters_given_with_models
-from devfix.analysis.parameter_meetings import parameters_meet
+from devfix.analysis.parameter_meetings import meeting_pairs, meetings_in_text, parameters_meet
 
 
 def torch_names(node: cst.CSTNode) -> set[str]:
@@ -66,3 +66,33 @@ def test_a_name_defined_twice_is_not_summarised():
 def test_parameters_given_with_a_model_parameter(body, expected):
     function = file_functions(cst.parse_module("def helper(model, xs, ys):\n" + body))["helper"]
     assert parameters_given_with_models(function, torch_names) == expected
+
+
+def test_all_pairs_read_at_once_are_the_pairs_that_meet_one_by_one():
+    """`meeting_pairs` reads the function once for every pair: the same answers as asking each."""
+    source = (
+        "def helper(a, b, c, d, e):\n"
+        "    h = a.relu()\n"
+        "    s = (h == b).float()\n"
+        "    t = torch.cat((c, d), dim=1)\n"
+        "    u = e.cpu()\n"
+        "    return s, t, u + a\n"
+    )
+    function = file_functions(cst.parse_module(source))["helper"]
+    names = ["a", "b", "c", "d", "e"]
+    one_by_one = [(x, y) for i, x in enumerate(names) for y in names[i + 1:] if parameters_meet(function, x, y, torch_names)]
+    assert meeting_pairs(function, names, torch_names) == one_by_one == [("a", "b"), ("c", "d")]
+
+
+def test_another_file_is_read_for_the_function_alone():
+    """Only the asked function and the imports are parsed: a part of the file the parser rejects
+    elsewhere (a newer syntax, a template) does not hide what the function does."""
+    text = (
+        "import torch\n\n\n"
+        "def accuracy(output, target):\n"
+        "    return (output.argmax(1) == target).float().mean()\n\n\n"
+        "def broken(:\n    pass\n"
+    )
+    found = meetings_in_text(text, "accuracy")
+    assert found is not None and found.parameters == ["output", "target"] and found.pairs == [("output", "target")]
+    assert meetings_in_text(text, "missing") is None
