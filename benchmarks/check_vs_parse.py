@@ -7,7 +7,8 @@ Downloads pinned wheels of timm, lightning and diffusers from the package index 
   - devfix's check of every file (`engine.process`, the function `devfix check` runs per file,
     with one project index for the run, as each worker of `devfix check` keeps one);
 and prints the ratio check / floor. Same process, same files, one core: the ratio does not depend
-on the worker count. Also times `devfix check` as a subprocess with its default workers, and for
+on the worker count. Both run under the garbage-collector thresholds `devfix check` sets
+(`devfix.gc_settings`). Also times `devfix check` as a subprocess with its default workers, and for
 timm the check of `timm/models/hiera.py` (about 1,000 lines, the file issue 10 names), best of 5,
 as it is, with a 3-line function holding a `.cuda()` and a `.numpy()` appended (two findings), and
 with an 11-line Module appended that keeps a CPU tensor attribute and makes one in `forward` (two
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import libcst
 
+from devfix import gc_settings
 from devfix.analysis.project import ProjectIndex
 from devfix.codemods import ALL_RULES
 from devfix.engine import process
@@ -105,6 +107,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "devfix-bench")
     parser.add_argument("projects", nargs="*", default=list(PROJECTS))
     arguments = parser.parse_args()
+    gc_settings.for_analysis()
     for spec in arguments.projects:
         measure(spec, arguments.cache)
 

@@ -451,8 +451,10 @@ def _require_torch(command: str) -> None:
 @app.command(context_settings=CONTEXT, short_help="Start the language server on stdio.")
 def lsp() -> None:
     """Start the language server on stdio (diagnostics and quick fixes for editors)."""
+    from devfix import gc_settings
     from devfix.lsp import serve
 
+    gc_settings.for_analysis()
     serve()
 
 
@@ -511,10 +513,12 @@ class _Configuration:
 
 
 def _execute(paths, select, ignore, exclude, jobs, unsafe_fixes, stdin_filename=None, configuration=_Configuration(), *, apply_fixes: bool, write: bool):
+    from devfix import gc_settings
     from devfix.config import ConfigError
     from devfix.rule_registry import UnknownRuleCode
     from devfix.session import Request, StdinMisused, execute
 
+    gc_settings.for_analysis()
     paths = tuple(paths or [Path(".")])
     stdin = sys.stdin.buffer.read() if paths == (STDIN,) else None
     if stdin_filename and stdin is None:

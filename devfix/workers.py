@@ -21,9 +21,13 @@ _in_worker = False
 
 def start_worker(parent: int) -> None:
     """A pool worker's initializer (`initargs=(os.getpid(),)`): it dies with `parent` and knows it
-    is a worker (where a file's memory budget may cap the whole process)."""
+    is a worker (where a file's memory budget may cap the whole process), and analyses with
+    rarer garbage collections (`gc_settings`: a spawned worker does not inherit them)."""
+    from devfix import gc_settings
+
     global _in_worker
     _in_worker = True
+    gc_settings.for_analysis()
     die_with_parent(parent)
 
 
