@@ -15,6 +15,9 @@ import libcst as cst
 from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.module_classes import is_self_attribute, names_fed_to_submodules
+from devfix.analysis.parameter_meetings import METADATA_ATTRIBUTES
+from devfix.analysis.placement import HOST_METHODS, as_move
+from devfix.analysis.torch_names import QualifiedNames
 
 SelfCalls = dict[str, list[tuple[cst.FunctionDef, cst.Call]]]
 
@@ -73,6 +76,66 @@ def results_fed_to_submodules(methods: dict[str, cst.FunctionDef], submodules: s
             if id(call) in finder.passed or bound_and_fed:
                 fed.add(name)
     return fed
+
+
+def results_joining_inputs(
+    class_node: cst.ClassDef, method: str, inputs_of: Callable[[cst.FunctionDef], set[str]], qualified: QualifiedNames,
+) -> dict[cst.Call, str] | None:
+    """Each `self.<method>(...)` call of the class, with the input it is put together with in an
+    operation: `x + self.positional_encoding(x.size(1))` in a method whose parameter `x` holds a
+    tensor (`inputs_of(caller)`: its parameters proven tensors). None unless the class uses
+    `self.<method>` only so, or where its result needs nothing (moved where it is made,
+    `self.method(n).to(x.device)`, or read on the host, `self.method(n).numel()`: not in the
+    answer), at least once, in its own methods: a result that goes anywhere else has no input to
+    follow."""
+    found: dict[cst.Call, str] = {}
+    uses = settled = 0
+    for caller in class_node.body.body:
+        if not isinstance(caller, cst.FunctionDef):
+            continue
+        finder = _JoinedResults(method, qualified)
+        caller.body.visit(finder)
+        uses, settled = uses + finder.uses, settled + finder.settled
+        inputs = inputs_of(caller) if finder.joined and caller.name.value != method else set()
+        found.update((call, name) for call, name in finder.joined if name in inputs)
+    return found if uses and len(found) + settled == uses else None
+
+
+class _JoinedResults(cst.CSTVisitor):
+    """`self.<method>` references of one method, and the calls of it that are an operand of an
+    operation whose other operand is a plain name."""
+
+    def __init__(self, method: str, qualified: QualifiedNames) -> None:
+        self.method, self.qualified = method, qualified
+        self.uses = 0  # in nested functions too
+        self.settled = 0  # calls whose result is moved where it is made, or read on the host
+        self.joined: list[tuple[cst.Call, str]] = []  # not in nested functions: their names are their own
+        self.nesting = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.nesting += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.nesting -= 1
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if is_self_attribute(node) and node.attr.value == self.method:
+            self.uses += 1
+        elif node.attr.value in HOST_METHODS | METADATA_ATTRIBUTES and self._is_a_call(node.value):
+            self.settled += 1  # `self.method(n).numel()`, `.shape`
+
+    def visit_Call(self, node: cst.Call) -> None:
+        move = as_move(node, self.qualified)
+        if move is not None and self._is_a_call(move.receiver):
+            self.settled += 1
+
+    def _is_a_call(self, node: cst.BaseExpression) -> bool:
+        return _is_self_call(node) and node.func.attr.value == self.method
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        for side, other in ((node.left, node.right), (node.right, node.left)):
+            if not self.nesting and _is_self_call(side) and side.func.attr.value == self.method and isinstance(other, cst.Name):
+                self.joined.append((side, other.value))
 
 
 class _SelfCalls(cst.CSTVisitor):

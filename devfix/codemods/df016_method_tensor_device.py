@@ -22,6 +22,10 @@ A tensor handed to another method of the class that passes that parameter straig
 A method's parameter is a tensor input also when every call of the method in the class gives it a
 tensor (a GAN loss's `get_target_tensor(prediction, real)`, called by `forward` with what it feeds
 `self.loss`), and what such a method returns counts when a caller feeds the result to a submodule.
+A module without parameters (a sinusoidal encoding) has no device of its own: a CPU tensor its
+method returns goes, where the class's other methods put it together with a tensor input, to that
+input's device (`x + self.positional_encoding(n)` → `x + self.positional_encoding(n).to(x.device)`,
+`analysis.self_calls.results_joining_inputs`); used anywhere else, it is reported without a fix.
 A name bound in both branches of an `if` (or a conditional expression) may hold either tensor.
 A tensor type the class holds counts as a factory when it is proven a CPU one (pix2pixHD's
 `self.Tensor = tensor`, whose default `torch.FloatTensor` no construction of the class in the file
@@ -33,8 +37,8 @@ Refuses: tensors that already have `device=` or a CPU `generator=`, tensors used
 methods the file calls only inside `__init__` (they run while a module is built, before any move),
 `torch.tensor(<a Python number>)` in arithmetic (a 0-dim CPU tensor may meet a CUDA one),
 classes that store `self.device = ...` (the stored value goes stale; reported instead) and
-parameter-free modules (they have no device of their own; a loss held in `self.loss = nn.MSELoss()`
-gives none either).
+parameter-free modules but for the results above (they have no device of their own; a loss held in
+`self.loss = nn.MSELoss()` gives none either).
 """
 
 from __future__ import annotations
@@ -51,7 +55,12 @@ from devfix.analysis.module_classes import (
     names_fed_to_submodules,
 )
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.self_calls import parameters_given_tensors, results_fed_to_submodules, self_calls
+from devfix.analysis.self_calls import (
+    parameters_given_tensors,
+    results_fed_to_submodules,
+    results_joining_inputs,
+    self_calls,
+)
 from devfix.analysis.tensors import is_factory_call, is_whole_reduction
 from devfix.analysis.torch_api import (
     CPU_TENSOR_TYPES,
@@ -78,6 +87,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._targets: dict[cst.Call, str] = {}
+        self._joined_results: dict[cst.Call, str] = {}  # `self.<method>(...)` → the input its CPU result meets
         self._without_property: set[cst.ClassDef] = set()  # classes whose `self.device` must be added
         self._property_users: set[cst.ClassDef] = set()  # ... and that an applied fix now relies on
 
@@ -106,6 +116,14 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
             finder = _FedToSubmodules(self, method, submodules, not _only_indexes_with(node, name), feeding,
                                       given_tensors.get(name, set()), name in results_fed, tensor_types)
             method.body.visit(finder)
+            if finder.calls and finder.reference is None and not (stored_device or live_device or has_state or submodules):
+                # a module with no device of its own returns a CPU tensor: where its callers in the
+                # class put it together with an input, it goes to that input's device
+                inputs = lambda caller: set(_tensor_parameters(self, caller, submodules, given_tensors.get(caller.name.value, set())))
+                joined = results_joining_inputs(node, name, inputs, self.qualified)
+                if joined is not None:
+                    self._joined_results.update(joined)
+                    continue
             for call in finder.calls:
                 reference = finder.reference
                 if reference is None or self._converts(call, reference):
@@ -133,14 +151,18 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         return self.facts.methods_called_only_in_constructors if self.facts is not None else frozenset()
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if original_node in self._joined_results:
+            return self._move_joined_result(original_node, updated_node)
         reference = self._targets.get(original_node)
         if reference is None:
             return updated_node
         code = cst.Module([]).code_for_node(original_node.func)
         message = f"`{code}(...)` builds a CPU tensor inside a Module method and feeds it to the module"
         if not reference:
-            self.report(original_node, message + "; the class stores `self.device`, which goes stale after `.to()`: "
-                        "derive the device from an input or a parameter", fixable=False)
+            owner = self._class_of(original_node)
+            why = ("the class stores `self.device`, which goes stale after `.to()`" if owner is not None and self._stores_device(owner)
+                   else "the module holds no parameters, so it has no device of its own")
+            self.report(original_node, f"{message}; {why}: derive the device from an input or a parameter", fixable=False)
             return updated_node
         if not self.report(original_node, message, fix_title=f"create it on `{reference}.device`"):
             return updated_node
@@ -150,6 +172,19 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         if self.qualified(original_node.func) & MOVED_AFTER or is_self_attribute(original_node.func):
             return moved_to(updated_node, f"{reference}.device")  # none takes `device=` (`self.Tensor` is a CPU type)
         return add_keyword(updated_node, "device", f"{reference}.device")
+
+    def _move_joined_result(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        """`x + self.positional_encoding(n)` → `x + self.positional_encoding(n).to(x.device)`."""
+        joined = self._joined_results[original_node]
+        code = cst.Module([]).code_for_node(original_node.func)
+        message = (f"`{code}(...)` returns a CPU tensor (the module holds no parameters, so it has no device of its own) "
+                   f"and meets `{joined}`, which may be on a GPU")
+        if not self.report(original_node, message, fix_title=f"move it to `{joined}.device`"):
+            return updated_node
+        return moved_to(updated_node, f"{joined}.device")
+
+    def _stores_device(self, node: cst.ClassDef) -> bool:
+        return "device" in class_facts(node, self.line_of).attributes
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         if original_node not in self._property_users:
@@ -220,10 +255,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         self.outputs: set[str] = set()  # names holding what a submodule returned
         self.calls: list[cst.Call] = []
         self.tensor_types = tensor_types  # `self.<attr>` holding a CPU tensor type
-        tensors = rule.scope_tensors(method.body)
-        params = [param.name.value for param in method.params.params[1:]]
-        fed = names_fed_to_submodules(method, submodules)
-        self.reference = next((name for name in params if name in tensors or name in fed or name in given_tensors), None)
+        self.reference = next(iter(_tensor_parameters(rule, method, submodules, given_tensors)), None)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -348,6 +380,15 @@ class _FedToSubmodules(cst.CSTVisitor):
         if isinstance(value, cst.Subscript):
             return again(value.value)
         return []
+
+
+def _tensor_parameters(rule: MethodTensorDevice, method: cst.FunctionDef, submodules: set[str], given: set[str]) -> list[str]:
+    """The parameters after `self` that hold tensors: proven in the method's own code, fed to a
+    submodule, or given a tensor by every call in the class (what `_FedToSubmodules.reference`
+    chooses from)."""
+    tensors = rule.scope_tensors(method.body)
+    fed = names_fed_to_submodules(method, submodules)
+    return [param.name.value for param in method.params.params[1:] if param.name.value in tensors | fed | given]
 
 
 def _parameters_fed_to_submodules(

@@ -98,3 +98,52 @@ def test_lengths_handed_to_pack_padded_sequence_stay_on_the_host():
         body = f"        lengths = {make}\n        return self.rnn(pack_padded_sequence(self.emb(x), lengths, batch_first=True))\n"
         result = run_devfix(MASKED.format(body=body), rules=[MethodTensorDevice])
         assert result.fixed == result.source and not result.findings, make
+
+
+STATELESS = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Encoding(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def table(self, length):
+        return torch.ones(length, self.dim)
+
+    def forward(self, x):
+        return {use}
+
+
+encode = Encoding(4).to(device)
+encode(torch.ones(2, 3, 4).to(device))
+"""
+
+
+def stateless(use: str):
+    return run_devfix(STATELESS.format(use=use), rules=[MethodTensorDevice])
+
+
+def test_a_module_without_parameters_moves_its_result_where_it_meets_an_input():
+    result = stateless("x + self.table(x.size(1))")
+    assert "return x + self.table(x.size(1)).to(x.device)" in result.fixed.decode()
+    assert "torch.ones(length, self.dim)\n" in result.fixed.decode()  # the method itself is left alone
+
+
+def test_a_result_that_goes_elsewhere_is_reported_for_what_it_is():
+    """Returned as is, it has no input to follow; the message says why there is no fix (the class
+    stores no `self.device`)."""
+    result = stateless("self.table(x.size(1))")
+    assert result.fixed.decode() == STATELESS.format(use="self.table(x.size(1))")
+    [finding] = result.findings
+    assert "holds no parameters, so it has no device of its own" in finding.message and "self.device" not in finding.message
+
+
+def test_a_result_read_on_the_host_or_already_moved_needs_nothing():
+    result = stateless("x + self.table(x.size(1)).to(x.device) + self.table(2).shape[0]")
+    assert result.fixed.decode() == STATELESS.format(use="x + self.table(x.size(1)).to(x.device) + self.table(2).shape[0]")
+    assert not result.findings
