@@ -117,7 +117,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                                       given_tensors.get(name, set()), name in results_fed, tensor_types)
             method.body.visit(finder)
             if finder.calls and finder.reference is None and not (stored_device or live_device or has_state or submodules):
-                # a module with no device of its own returns a CPU tensor: where its callers in the
+                # no parameter, layer or device of the module's own to follow, and a CPU tensor returned: where its callers in the
                 # class put it together with an input, it goes to that input's device
                 inputs = lambda caller: set(_tensor_parameters(self, caller, submodules, given_tensors.get(caller.name.value, set())))
                 joined = results_joining_inputs(node, name, inputs, self.qualified)
@@ -161,7 +161,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         if not reference:
             owner = self._class_of(original_node)
             why = ("the class stores `self.device`, which goes stale after `.to()`" if owner is not None and self._stores_device(owner)
-                   else "the module holds no parameters, so it has no device of its own")
+                   else "devfix finds no parameter or layer of the module's own to take its device from")
             self.report(original_node, f"{message}; {why}: derive the device from an input or a parameter", fixable=False)
             return updated_node
         if not self.report(original_node, message, fix_title=f"create it on `{reference}.device`"):
@@ -177,8 +177,8 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         """`x + self.positional_encoding(n)` → `x + self.positional_encoding(n).to(x.device)`."""
         joined = self._joined_results[original_node]
         code = cst.Module([]).code_for_node(original_node.func)
-        message = (f"`{code}(...)` returns a CPU tensor (the module holds no parameters, so it has no device of its own) "
-                   f"and meets `{joined}`, which may be on a GPU")
+        message = (f"`{code}(...)` returns a CPU tensor (devfix finds no parameter or layer of the module's own to take "
+                   f"its device from) and meets `{joined}`, which may be on a GPU")
         if not self.report(original_node, message, fix_title=f"move it to `{joined}.device`"):
             return updated_node
         return moved_to(updated_node, f"{joined}.device")

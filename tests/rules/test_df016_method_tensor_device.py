@@ -136,11 +136,11 @@ def test_a_module_without_parameters_moves_its_result_where_it_meets_an_input():
 
 def test_a_result_that_goes_elsewhere_is_reported_for_what_it_is():
     """Returned as is, it has no input to follow; the message says why there is no fix (the class
-    stores no `self.device`)."""
+    stores no `self.device`: it has no parameter to take the device from)."""
     result = stateless("self.table(x.size(1))")
     assert result.fixed.decode() == STATELESS.format(use="self.table(x.size(1))")
     [finding] = result.findings
-    assert "holds no parameters, so it has no device of its own" in finding.message and "self.device" not in finding.message
+    assert "no parameter or layer of the module's own" in finding.message and "self.device" not in finding.message
 
 
 def test_a_result_read_on_the_host_or_already_moved_needs_nothing():
