@@ -134,7 +134,7 @@ class _JoinedResults(cst.CSTVisitor):
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         for side, other in ((node.left, node.right), (node.right, node.left)):
-            if not self.nesting and _is_self_call(side) and side.func.attr.value == self.method and isinstance(other, cst.Name):
+            if not self.nesting and self._is_a_call(side) and isinstance(other, cst.Name):
                 self.joined.append((side, other.value))
 
 

@@ -88,6 +88,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         super().visit_Module(node)
         self._targets: dict[cst.Call, str] = {}
         self._joined_results: dict[cst.Call, str] = {}  # `self.<method>(...)` → the input its CPU result meets
+        self._storing_device: set[cst.ClassDef] = set()  # classes that assign `self.device`
         self._without_property: set[cst.ClassDef] = set()  # classes whose `self.device` must be added
         self._property_users: set[cst.ClassDef] = set()  # ... and that an applied fix now relies on
 
@@ -100,6 +101,8 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
             self._is_parameter(use) for use in facts.attributes.values())  # `self.loss = nn.MSELoss()` has no device
         tensor_types = self._cpu_tensor_types(node, facts)
         stored_device = "device" in facts.attributes
+        if stored_device:
+            self._storing_device.add(node)
         live_device = "device" in facts.methods or any(
             cst.Module([]).code_for_node(base.value).endswith(LIVE_DEVICE_BASES) for base in node.bases
         )
@@ -117,9 +120,11 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                                       given_tensors.get(name, set()), name in results_fed, tensor_types)
             method.body.visit(finder)
             if finder.calls and finder.reference is None and not (stored_device or live_device or has_state or submodules):
-                # no parameter, layer or device of the module's own to follow, and a CPU tensor returned: where its callers in the
-                # class put it together with an input, it goes to that input's device
-                inputs = lambda caller: set(_tensor_parameters(self, caller, submodules, given_tensors.get(caller.name.value, set())))
+                # no parameter, layer or device of the module's own to follow, and a CPU tensor
+                # returned: where the class puts it together with an input, it goes to that input's device
+                def inputs(caller: cst.FunctionDef) -> set[str]:
+                    return set(_tensor_parameters(self, caller, submodules, given_tensors.get(caller.name.value, set())))
+
                 joined = results_joining_inputs(node, name, inputs, self.qualified)
                 if joined is not None:
                     self._joined_results.update(joined)
@@ -159,8 +164,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         code = cst.Module([]).code_for_node(original_node.func)
         message = f"`{code}(...)` builds a CPU tensor inside a Module method and feeds it to the module"
         if not reference:
-            owner = self._class_of(original_node)
-            why = ("the class stores `self.device`, which goes stale after `.to()`" if owner is not None and self._stores_device(owner)
+            why = ("the class stores `self.device`, which goes stale after `.to()`" if self._class_of(original_node) in self._storing_device
                    else "devfix finds no parameter or layer of the module's own to take its device from")
             self.report(original_node, f"{message}; {why}: derive the device from an input or a parameter", fixable=False)
             return updated_node
@@ -182,9 +186,6 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         if not self.report(original_node, message, fix_title=f"move it to `{joined}.device`"):
             return updated_node
         return moved_to(updated_node, f"{joined}.device")
-
-    def _stores_device(self, node: cst.ClassDef) -> bool:
-        return "device" in class_facts(node, self.line_of).attributes
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         if original_node not in self._property_users:
