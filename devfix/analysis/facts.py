@@ -24,7 +24,7 @@ from devfix.analysis.entry_lines import top_level_entry_lines
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
 from devfix.analysis.generator_draws import CpuGeneratorDraw, cpu_generator_draws
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
-from devfix.analysis.host_sinks import device_value_may_reach_host
+from devfix.analysis.host_sinks import HostParameters, device_value_may_reach_host, parameters_given_to_host
 from devfix.analysis.importers import ForeignCall, given_key, passes_a_loader
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
@@ -208,7 +208,7 @@ class FileFacts:
 
     @cached_property
     def _device_value_to_host(self) -> bool:
-        return device_value_may_reach_host(self._tree, self.imports, places_devices(self.text))
+        return device_value_may_reach_host(self._tree, self.imports, places_devices(self.text), self.host_functions)
 
     @cached_property
     def _factory_meets_tensor(self) -> bool:
@@ -225,6 +225,12 @@ class FileFacts:
         (`ProjectIndex.imported_meetings`)."""
         meetings = self._project.imported_meetings(self._path, self.imports.names[name])
         return bool(meetings and (meetings.pairs or meetings.fed))
+
+    @cached_property
+    def host_functions(self) -> dict[str, HostParameters]:
+        """The file's top-level functions that hand a parameter whole to a host library
+        (`analysis.host_sinks.parameters_given_to_host`)."""
+        return parameters_given_to_host(self._tree, self.imports)
 
     @cached_property
     def entry_lines(self) -> dict[str, list[int] | None]:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from devfix.analysis import signals
 from devfix.analysis.ast_nodes import every_node
+from devfix.analysis.host_sinks import fed_values
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
 from devfix.analysis.torch_api import DEVICE_NAMES, LIST_FILLERS
 
@@ -58,8 +59,8 @@ def load_without_map_location(chunks: list[Chunk], facts: FileFacts) -> Seeds:
 
 def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     """DF008 reports `.numpy()`, a call of a host library's function (`np.mean`, `plt.plot`, a name
-    imported from sklearn), and `xs.append(t)` of a list some host call is handed. None when a star
-    import from a host library may bind any name."""
+    imported from sklearn), and `xs.append(t)` of a list some host call is handed, or a function of
+    the file that hands it to one. None when a star import from a host library may bind any name."""
     host_names: set[str] = set()
     for node in facts.import_statements:
         if isinstance(node, ast.Import):
@@ -71,6 +72,9 @@ def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     found = {index for index, chunk in enumerate(chunks) if "numpy" in chunk.text or chunk.loads & host_names}
     calls = [node for node in every_node(facts.tree) if isinstance(node, ast.Call)] if host_names else []
     handed = {arg.id for call in calls if _root_name(call.func) in host_names for arg in call.args if isinstance(arg, ast.Name)}
+    functions = facts.host_functions if calls else {}  # `f1(labels, preds)` of a function that hands them to numpy
+    handed |= {value.id for call in calls if isinstance(call.func, ast.Name) and call.func.id in functions
+               for value in fed_values(call, functions[call.func.id]) if isinstance(value, ast.Name)}
     if handed:
         starts = [chunk.start for chunk in chunks]
         for call in calls:

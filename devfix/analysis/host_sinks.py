@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from devfix.analysis.ast_nodes import (
     FUNCTIONS,
@@ -40,10 +41,59 @@ HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
 HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
 
 
-def device_value_may_reach_host(tree: ast.Module, imports: ImportTable, file_places_devices: bool) -> bool:
-    """False only when DF008 cannot find anything in the file."""
+@dataclass(frozen=True)
+class HostParameters:
+    """A top-level function's positional parameters, in order, and those it hands whole to a host
+    library before it rebinds them (`def f1(y_true, y_pred): y_true = np.asarray(y_true)`)."""
+
+    positional: list[str]
+    fed: frozenset[str]
+
+    def arguments_fed(self, positions: int, keywords: tuple[str, ...]) -> list[int | str]:
+        """The positions (of the first `positions` positional arguments) and keywords of a call
+        that reach a fed parameter."""
+        fed = [index for index in range(min(positions, len(self.positional))) if self.positional[index] in self.fed]
+        return [*fed, *(keyword for keyword in keywords if keyword in self.fed)]
+
+
+def parameters_given_to_host(tree: ast.Module, imports: ImportTable) -> dict[str, HostParameters]:
+    """The file's top-level functions (each defined once, not rebound at the top level) that hand
+    one of their parameters whole to a numpy/matplotlib/sklearn/scipy/pandas call: a list of tensors
+    given to such a function reaches the host library (DF008)."""
+    top_level = scope_bindings(scope_nodes(tree.body, NESTED_SCOPES))
+    found: dict[str, HostParameters] = {}
+    for function in tree.body:
+        if not isinstance(function, FUNCTIONS) or len(top_level.get(function.name, ())) > 0:
+            continue
+        if sum(1 for other in tree.body if isinstance(other, (*FUNCTIONS, ast.ClassDef)) and other.name == function.name) != 1:
+            continue
+        arguments = function.args
+        positional = [argument.arg for argument in [*arguments.posonlyargs, *arguments.args]]
+        names = set(positional) | {argument.arg for argument in arguments.kwonlyargs}
+        nodes = list(scope_nodes(function.body, NESTED_SCOPES))
+        bindings = scope_bindings(nodes, augmented=True)
+        fed = set()
+        for node in nodes:
+            if isinstance(node, ast.Call) and (imports.qualify(node.func) or "").startswith(HOST_LIBRARIES):
+                values = [*node.args, *(keyword.value for keyword in node.keywords)]
+                values += [element for value in values if isinstance(value, (ast.List, ast.Tuple)) for element in value.elts]
+                fed.update(
+                    value.id for value in values if isinstance(value, ast.Name) and value.id in names
+                    and all(line >= node.lineno for line, _ in bindings.get(value.id, ()))  # read before any rebinding
+                )
+        if fed:
+            found[function.name] = HostParameters(positional, frozenset(fed))
+    return found
+
+
+def device_value_may_reach_host(
+    tree: ast.Module, imports: ImportTable, file_places_devices: bool, host_functions: dict[str, HostParameters] | None = None,
+) -> bool:
+    """False only when DF008 cannot find anything in the file. `host_functions`: the file's
+    `parameters_given_to_host`, when the caller has it."""
+    host_functions = host_functions if host_functions is not None else parameters_given_to_host(tree, imports)
     for body, arguments, nodes_under in _scopes(tree):
-        scope = _Scope(body, arguments, nodes_under, imports, file_places_devices)
+        scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions)
         if scope.has_sink() and scope.sink_may_be_on_device():
             return True
     return False
@@ -63,9 +113,10 @@ def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | 
 class _Scope:
     def __init__(
         self, body: list[ast.stmt], arguments: ast.arguments | None, nodes_under: list[ast.AST], imports: ImportTable,
-        file_places_devices: bool,
+        file_places_devices: bool, host_functions: dict[str, HostParameters] | None = None,
     ) -> None:
         self.imports, self.nodes_under = imports, nodes_under
+        self.host_functions = host_functions or {}  # the file's functions that hand a parameter to a host library
         self.nodes = list(scope_nodes(body, NESTED_SCOPES))  # where the scope's bindings are
         self.sink_nodes = list(scope_nodes(body, FUNCTIONS))  # sinks in lambdas and class bodies are the scope's
         self.all_parameters = set() if arguments is None else {
@@ -91,11 +142,14 @@ class _Scope:
         return False
 
     def _sink_values(self, call: ast.Call) -> list[tuple[ast.expr, bool]]:
-        """What the call hands to the host: `.numpy()`'s receiver (True), or a host library's
-        arguments and the items of those that are lists or tuples."""
+        """What the call hands to the host: `.numpy()`'s receiver (True), a host library's
+        arguments and the items of those that are lists or tuples, or the names given to a
+        parameter a function of the file hands to a host library (`f1(labels, preds)`)."""
         if isinstance(call.func, ast.Attribute) and call.func.attr == "numpy" and not call.args and not call.keywords:
             receiver = call.func.value
             return [] if "cpu" in method_chain(receiver) else [(receiver, True)]
+        if isinstance(call.func, ast.Name) and call.func.id in self.host_functions:
+            return [(value, False) for value in fed_values(call, self.host_functions[call.func.id]) if isinstance(value, ast.Name)]
         if not (self.imports.qualify(call.func) or "").startswith(HOST_LIBRARIES):
             return []
         values = [*call.args, *(keyword.value for keyword in call.keywords)]
@@ -170,6 +224,16 @@ class _Scope:
         if with_parameters and not qualified and any(again(argument) for argument in arguments):
             return True  # `self.model(x.to(device))`, as the rule's loose mode reads it
         return again(value.func.value)
+
+
+def fed_values(call: ast.Call, host: HostParameters) -> list[ast.expr]:
+    """The arguments of a call of a function of the file that reach a parameter it hands to a host
+    library; none past a `*args` or `**kwargs` (where they go is not known)."""
+    if any(isinstance(argument, ast.Starred) for argument in call.args) or any(keyword.arg is None for keyword in call.keywords):
+        return []
+    keywords = {keyword.arg: keyword.value for keyword in call.keywords}
+    fed = host.arguments_fed(positions=len(call.args), keywords=tuple(keywords))
+    return [call.args[place] if isinstance(place, int) else keywords[place] for place in fed]
 
 
 def _placed_by_keyword(call: ast.Call, imports: ImportTable) -> bool:

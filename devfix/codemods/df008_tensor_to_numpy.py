@@ -12,9 +12,11 @@ does each such item of a list or tuple they are fed (`np.array([acc * 100, loss]
 `np.array([(acc * 100).detach().cpu(), loss.detach().cpu()])`).
 
 A list that collects such tensors (`losses.append(loss)`) and is then handed to numpy
-(`np.mean(losses)`) gets each tensor brought to the host as it is appended; joined first
-(`torch.cat(predictions).numpy()`), the joined tensor is brought over; converted item by item
-(`[p.numpy() for p in predictions]`), each item is. A sum kept with `running += loss` is where
+(`np.mean(losses)`), or to a function of the file that hands that parameter whole to one
+(`f1_score(all_labels, all_preds)` running `np.asarray(y_pred)` before it rebinds it,
+`analysis.host_sinks.parameters_given_to_host`), gets each tensor brought to the host as it is
+appended; joined first (`torch.cat(predictions).numpy()`), the joined tensor is brought over;
+converted item by item (`[p.numpy() for p in predictions]`), each item is. A sum kept with `running += loss` is where
 `loss` is, and so is what a callable kept by the object returns (`self.net(x.to(device))`), not
 what a method of its class returns (it may hand back a CPU copy). What a plain function
 returns counts only for `.numpy()` (only tensors have it): `train_step(...)` may return a float.
@@ -29,6 +31,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.host_sinks import HostParameters
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root
 from devfix.analysis.torch_api import LIST_FILLERS, LIST_JOINS, OTHER_ARRAY_LIBRARIES
@@ -194,10 +197,24 @@ class _HostCallsOnNames(cst.CSTVisitor):
     def __init__(self, rule: TensorToNumpy) -> None:
         self.rule = rule
         self.uses: list[tuple[cst.Name, cst.Call]] = []
+        self.host_functions = rule.facts.host_functions if rule.facts is not None else {}
 
     def visit_Call(self, node: cst.Call) -> None:
         if any(name.startswith(HOST_LIBRARIES) for name in self.rule.qualified(node.func)):
             self.uses.extend((arg.value, node) for arg in node.args if isinstance(arg.value, cst.Name))
+        elif isinstance(node.func, cst.Name) and node.func.value in self.host_functions:
+            self.uses.extend((value, node) for value in _fed_arguments(node, self.host_functions[node.func.value]) if isinstance(value, cst.Name))
+
+
+def _fed_arguments(call: cst.Call, host: HostParameters) -> list[cst.BaseExpression]:
+    """`f1(all_labels, all_preds)`: the arguments that reach a parameter the function of the file
+    hands to a host library (`host_sinks.parameters_given_to_host`); none past `*args`/`**kwargs`."""
+    if any(arg.star for arg in call.args):
+        return []
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    return [positional[place] if isinstance(place, int) else keywords[place]
+            for place in host.arguments_fed(len(positional), tuple(keywords))]
 
 
 class _Appends(cst.CSTVisitor):
