@@ -77,6 +77,37 @@ def tensor_names(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNames)
     return names - finder.rebound_to_non_tensors - finder.imported - {"self", "cls"}
 
 
+NUMBER_CALLS = frozenset({"builtins.len", "builtins.int", "builtins.float"})  # a Python number whatever they are given
+
+
+def is_number_expression(value: cst.BaseExpression, tensors: set[str], qualified: QualifiedNames) -> bool:
+    """Arithmetic of numbers: `math.log(10000) / (half_dim - 1)`, `2 * len(xs)`. Its leaves are
+    literals, names or `self.<attr>` that are no known tensor, and calls of `math` functions and of
+    `len`/`int`/`float`, one at least (`half_dim - 1` alone may be a tensor's arithmetic). A name bound so, then to a tensor, is a number
+    where it is read before the second binding (`emb = torch.exp(torch.arange(n) * -emb)`)."""
+    found = _number_leaves(value, tensors, qualified)
+    return found is not None and found
+
+
+def _number_leaves(value: cst.BaseExpression, tensors: set[str], qualified: QualifiedNames) -> bool | None:
+    """None when some leaf may be a tensor; else whether some leaf is a call that gives a number."""
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return False
+    if isinstance(value, cst.Name):
+        return None if value.value in tensors else False
+    if isinstance(value, cst.Attribute):
+        return False if isinstance(value.value, cst.Name) and value.value.value == "self" else None
+    if isinstance(value, cst.UnaryOperation) and not isinstance(value.operator, cst.Not):
+        return _number_leaves(value.expression, tensors, qualified)
+    if isinstance(value, cst.BinaryOperation) and not isinstance(value.operator, cst.MatrixMultiply):
+        left, right = _number_leaves(value.left, tensors, qualified), _number_leaves(value.right, tensors, qualified)
+        return None if left is None or right is None else left or right
+    if isinstance(value, cst.Call):
+        names = qualified(value.func)
+        return True if any(name.startswith("math.") for name in names) or names & NUMBER_CALLS else None
+    return None
+
+
 def is_tensor_expression(value: cst.BaseExpression, tensors: set[str], qualified: QualifiedNames) -> bool:
     """Certainly a tensor: a torch op, arithmetic or a tensor method on known tensors."""
     if isinstance(value, cst.Name):

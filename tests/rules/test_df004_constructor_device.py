@@ -257,3 +257,49 @@ def test_grad_outputs_are_made_where_the_outputs_are():
         "x = torch.ones(2, requires_grad=True).cuda()\npenalty(x * 2, x)\n"
     )
     assert "grad_outputs=torch.ones(d_out.size(), device=d_out.device))" in fixed(source)
+
+
+
+SINUSOIDAL_EMBEDDING = """import math
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class SinusoidalPosEmb(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        half_dim = self.dim // 2
+        emb = math.log(10000) / (half_dim - 1)
+        emb = torch.exp(torch.arange(half_dim) * -emb)
+        emb = x[:, None] * emb[None, :]
+        return torch.cat((emb.sin(), emb.cos()), dim=-1)
+
+
+class Denoiser(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.time_mlp = nn.Sequential(SinusoidalPosEmb(dim), nn.Linear(dim, dim), nn.GELU())
+        self.net = nn.Linear(2 * dim, dim)
+
+    def forward(self, x, time):
+        t = self.time_mlp(time)
+        return self.net(torch.cat([x, t], dim=-1))
+
+
+torch.manual_seed(0)
+model = Denoiser().to(device)
+x = torch.randn(4, 8).to(device)
+t = torch.randint(0, 100, (4,)).float().to(device)
+print("RESULT", round(model(x, t).sum().item(), 4))
+"""
+
+
+def test_a_name_still_holding_a_number_is_no_tensor_to_align_with():
+    """`emb` is a Python number where `-emb` is read, though the same line rebinds it to a tensor
+    (a diffusion model's sinusoidal time embedding): `device=emb.device` would raise AttributeError."""
+    assert fixed(SINUSOIDAL_EMBEDDING) == SINUSOIDAL_EMBEDDING
