@@ -7,7 +7,9 @@ Downloads pinned wheels of timm, lightning and diffusers from the package index 
   - devfix's check of every file (`engine.process`, the function `devfix check` runs per file,
     with one project index for the run, as each worker of `devfix check` keeps one);
 and prints the ratio check / floor. Same process, same files, one core: the ratio does not depend
-on the worker count. Both run under the garbage-collector thresholds `devfix check` sets
+on the worker count. The three are timed file by file, one after the other, so that a machine whose
+speed drifts during the run (this one's does, by a fifth) slows the floor and the check alike; the
+garbage collector runs, untimed, before each, so that none pays for the garbage another left. Both run under the garbage-collector thresholds `devfix check` sets
 (`devfix.gc_settings`). Also times `devfix check` as a subprocess with its default workers, and for
 timm the check of `timm/models/hiera.py` (about 1,000 lines, the file issue 10 names), best of 5,
 as it is, with a 3-line function holding a `.cuda()` and a `.numpy()` appended (two findings), and
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import gc
 import subprocess
 import sys
 import time
@@ -75,8 +78,6 @@ def measure(spec: str, cache: Path) -> None:
     files = sorted(root.rglob("*.py"))
     data = [(path, path.read_bytes()) for path in files]
     lines = sum(source.count(b"\n") for _, source in data)
-    floor = timed(lambda item: libcst.parse_module(item[1]), data)
-    python_parse = timed(lambda item: ast.parse(item[1]), data)
     findings = 0
     index = ProjectIndex()
 
@@ -84,9 +85,16 @@ def measure(spec: str, cache: Path) -> None:
         nonlocal findings
         findings += len(process(item[1], str(item[0]), ALL_RULES, index).findings)
 
-    checked = timed(check, data)
+    floor = python_parse = checked = 0.0
+    for item in data:  # file by file, the three one after the other: a machine that slows down does so for all three
+        gc.collect()  # each starts from a collected heap: no one pays for the garbage the one before left
+        floor += timed(lambda item: libcst.parse_module(item[1]), [item])
+        gc.collect()
+        python_parse += timed(lambda item: ast.parse(item[1]), [item])
+        gc.collect()
+        checked += timed(check, [item])
     start = time.perf_counter()
-    subprocess.run(["devfix", "check", "--quiet", str(root)], capture_output=True, check=False)  # exit 1: findings
+    subprocess.run(["devfix", "check", "--quiet", "--no-cache", str(root)], capture_output=True, check=False)  # exit 1: findings
     cli = time.perf_counter() - start
     print(f"{spec}: {len(files)} files, {lines} lines, {findings} findings")
     print(f"  libcst parse {floor:6.1f} s   ast.parse {python_parse:5.1f} s   devfix check {checked:6.1f} s"
