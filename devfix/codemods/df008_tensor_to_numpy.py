@@ -15,7 +15,8 @@ A list that collects such tensors (`losses.append(loss)`) and is then handed to 
 (`np.mean(losses)`), or to a function of the file that hands that parameter whole to one
 (`f1_score(all_labels, all_preds)` running `np.asarray(y_pred)` before it rebinds it,
 `analysis.host_sinks.parameters_given_to_host`), gets each tensor brought to the host as it is
-appended; joined first (`torch.cat(predictions).numpy()`), the joined tensor is brought over;
+appended, unless the scope reads the list otherwise too (`torch.cat(preds) == labels` needs its
+tensors where they are); joined first (`torch.cat(predictions).numpy()`), the joined tensor is brought over;
 converted item by item (`[p.numpy() for p in predictions]`), each item is. A sum kept with `running += loss` is where
 `loss` is, and so is what a callable kept by the object returns (`self.net(x.to(device))`), not
 what a method of its class returns (it may hand back a CPU copy). What a plain function
@@ -57,13 +58,19 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return  # no name can reach a host library's function: the search would walk the tree for nothing
         finder = _HostCallsOnNames(self)
         node.visit(finder)
+        handed = {id(name) for name, _ in finder.uses}
         for name, host_call in finder.uses:
-            self._plan_appends(name, host_call)
+            self._plan_appends(name, host_call, handed)
 
-    def _plan_appends(self, name: cst.Name, host_call: cst.Call) -> None:
+    def _plan_appends(self, name: cst.Name, host_call: cst.Call, handed: set[int]) -> None:
         """`losses.append(loss)` … `np.mean(losses)`: the list's tensors go to numpy one by one, so
-        each is brought to the host as it is appended."""
+        each is brought to the host as it is appended; not when the scope reads the list otherwise
+        too (`torch.cat(preds) == labels` keeps needing them where they are)."""
         callee = cst.Module([]).code_for_node(host_call.func)
+        reads = _OtherReads(name.value, handed)
+        self.enclosing_scope(host_call).visit(reads)
+        if reads.found:
+            return
         for append in self._device_appends(name, host_call):
             self._appended.setdefault(append, (name.value, callee))
 
@@ -215,6 +222,30 @@ def _fed_arguments(call: cst.Call, host: HostParameters) -> list[cst.BaseExpress
     keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
     return [positional[place] if isinstance(place, int) else keywords[place]
             for place in host.arguments_fed(len(positional), tuple(keywords))]
+
+
+class _OtherReads(cst.CSTVisitor):
+    """Whether a scope reads the list `name` otherwise than filling it (`name.append(...)`),
+    handing it to the host (`handed`: those names' nodes), taking its `len`, or binding it."""
+
+    def __init__(self, name: str, handed: set[int]) -> None:
+        self.name, self.handed = name, handed
+        self.skipped: set[int] = set()
+        self.found = False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        return False  # `preds = []`, `preds, labels = [], []`
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in LIST_FILLERS and isinstance(func.value, cst.Name):
+            self.skipped.add(id(func.value))
+        elif isinstance(func, cst.Name) and func.value == "len" and len(node.args) == 1:
+            self.skipped.add(id(node.args[0].value))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and id(node) not in self.handed and id(node) not in self.skipped:
+            self.found = True
 
 
 class _Appends(cst.CSTVisitor):
