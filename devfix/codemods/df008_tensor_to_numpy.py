@@ -16,11 +16,12 @@ A list that collects such tensors (`losses.append(loss)`) and is then handed to 
 (`f1_score(all_labels, all_preds)` running `np.asarray(y_pred)` before it rebinds it,
 `analysis.host_sinks.parameters_given_to_host`), gets each tensor brought to the host as it is
 appended, unless the scope reads the list otherwise too (`torch.cat(preds) == labels` needs its
-tensors where they are); joined first (`torch.cat(predictions).numpy()`), the joined tensor is brought over;
-converted item by item (`[p.numpy() for p in predictions]`), each item is. A sum kept with `running += loss` is where
-`loss` is, and so is what a callable kept by the object returns (`self.net(x.to(device))`), not
-what a method of its class returns (it may hand back a CPU copy). What a plain function
-returns counts only for `.numpy()` (only tensors have it): `train_step(...)` may return a float.
+tensors where they are); joined first (`torch.cat(predictions).numpy()`), the joined tensor is
+brought over; converted item by item (`[p.numpy() for p in predictions]`), each item is. A sum kept
+with `running += loss` is where `loss` is, and so is what a callable kept by the object returns
+(`self.net(x.to(device))`), not what a method of its class returns (it may hand back a CPU copy).
+What a plain function returns counts only for `.numpy()` (only tensors have it): `train_step(...)`
+may return a float.
 
 Refuses: `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
 cannot place on a device are left alone, and so is a function parameter's `.numpy()` in a file that
