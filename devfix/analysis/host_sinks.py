@@ -14,7 +14,10 @@ it says no the rule cannot find anything (`tests/analysis/test_screen.py` holds 
   a name the scope moves, or of a local bound to a call (a Module, maybe): `len(x)` is a number;
 - the roots are the rule's own: a move (`.cuda()`, `.to(<not a dtype nor "cpu">)`), a torch call
   with `device=` other than "cpu", a call of a name the scope moves, and, for `.numpy()` of a file
-  that places devices, a parameter of the function.
+  that places devices, a parameter of the function;
+- a name given to a function of the file that hands that parameter whole to a host library
+  (`f1_score(labels, preds)`) reaches it as if handed there (`parameters_given_to_host`, which the
+  rule reads too).
 """
 
 from __future__ import annotations
