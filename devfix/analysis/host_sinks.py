@@ -77,13 +77,11 @@ def parameters_given_to_host(tree: ast.Module, imports: ImportTable) -> dict[str
         bindings = scope_bindings(nodes, augmented=True)
         fed = set()
         for node in nodes:
-            if isinstance(node, ast.Call) and (imports.qualify(node.func) or "").startswith(HOST_LIBRARIES):
-                values = [*node.args, *(keyword.value for keyword in node.keywords)]
-                values += [element for value in values if isinstance(value, (ast.List, ast.Tuple)) for element in value.elts]
-                fed.update(
-                    value.id for value in values if isinstance(value, ast.Name) and value.id in names
-                    and all(line >= node.lineno for line, _ in bindings.get(value.id, ()))  # read before any rebinding
-                )
+            values = _host_call_values(node, imports) if isinstance(node, ast.Call) else None
+            fed.update(
+                value.id for value in values or () if isinstance(value, ast.Name) and value.id in names
+                and all(line >= node.lineno for line, _ in bindings.get(value.id, ()))  # read before any rebinding
+            )
         if fed:
             found[function.name] = HostParameters(positional, frozenset(fed))
     return found
@@ -153,11 +151,8 @@ class _Scope:
             return [] if "cpu" in method_chain(receiver) else [(receiver, True)]
         if isinstance(call.func, ast.Name) and call.func.id in self.host_functions:
             return [(value, False) for value in fed_values(call, self.host_functions[call.func.id]) if isinstance(value, ast.Name)]
-        if not (self.imports.qualify(call.func) or "").startswith(HOST_LIBRARIES):
-            return []
-        values = [*call.args, *(keyword.value for keyword in call.keywords)]
-        values += [element for value in values if isinstance(value, (ast.List, ast.Tuple)) for element in value.elts]
-        return [(value, False) for value in values if "cpu" not in method_chain(value)]
+        values = _host_call_values(call, self.imports)
+        return [(value, False) for value in values or () if "cpu" not in method_chain(value)]
 
     def _bind(self) -> None:
         """The scope's bindings (`ast_nodes.scope_bindings`), its moves, and what its lists collect."""
@@ -227,6 +222,15 @@ class _Scope:
         if with_parameters and not qualified and any(again(argument) for argument in arguments):
             return True  # `self.model(x.to(device))`, as the rule's loose mode reads it
         return again(value.func.value)
+
+
+def _host_call_values(call: ast.Call, imports: ImportTable) -> list[ast.expr] | None:
+    """A host library call's arguments and the items of those that are lists or tuples; None for
+    any other call."""
+    if not (imports.qualify(call.func) or "").startswith(HOST_LIBRARIES):
+        return None
+    values = [*call.args, *(keyword.value for keyword in call.keywords)]
+    return values + [element for value in values if isinstance(value, (ast.List, ast.Tuple)) for element in value.elts]
 
 
 def fed_values(call: ast.Call, host: HostParameters) -> list[ast.expr]:

@@ -83,10 +83,10 @@ NUMBER_CALLS = frozenset({"builtins.len", "builtins.int", "builtins.float"})  # 
 def is_number_expression(value: cst.BaseExpression, tensors: set[str], qualified: QualifiedNames) -> bool:
     """Arithmetic of numbers: `math.log(10000) / (half_dim - 1)`, `2 * len(xs)`. Its leaves are
     literals, names or `self.<attr>` that are no known tensor, and calls of `math` functions and of
-    `len`/`int`/`float`, one at least (`half_dim - 1` alone may be a tensor's arithmetic). A name bound so, then to a tensor, is a number
-    where it is read before the second binding (`emb = torch.exp(torch.arange(n) * -emb)`)."""
-    found = _number_leaves(value, tensors, qualified)
-    return found is not None and found
+    `len`/`int`/`float`, one at least (`half_dim - 1` alone may be a tensor's arithmetic). A name
+    bound so, then to a tensor, is a number where it is read before the second binding
+    (`emb = torch.exp(torch.arange(n) * -emb)`)."""
+    return _number_leaves(value, tensors, qualified) is True
 
 
 def _number_leaves(value: cst.BaseExpression, tensors: set[str], qualified: QualifiedNames) -> bool | None:

@@ -976,7 +976,7 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(expression, cst.Name):
             by_analysis = proven and self.rule.kind_of(expression) is Kind.TENSOR and expression.value not in self.vetoed
             known = (expression.value in self.tensors or by_analysis or self._holds_module_output(expression)) and not self._sources(expression)
-            return expression.value if known and not self._host_copy(expression) and not self._holds_a_number(expression) else None
+            return expression.value if known and not self._bound_off_device(expression) else None
         if isinstance(expression, cst.BinaryOperation):
             return self._reference(expression.left, proven) or self._reference(expression.right, proven)
         if isinstance(expression, cst.Comparison):  # `(logits.argmax(1) == y)`
@@ -1001,16 +1001,15 @@ class _Combinations(cst.CSTVisitor):
             return next((ref for arg in expression.args if (ref := self._reference(arg.value, proven))), None)  # D(real) lives with real
         return None
 
-    def _holds_a_number(self, name: cst.Name) -> bool:
-        """`emb = math.log(10000) / (half_dim - 1)` then `torch.arange(half_dim) * -emb`: bound to
-        a tensor later, the name is still a Python number where it is read here."""
+    def _bound_off_device(self, name: cst.Name) -> bool:
+        """The binding that reaches this read holds nothing on a device to align with: a tensor
+        proven on the host (`host_q = self.q(s).detach().cpu()`), or a Python number, bound to a
+        tensor only later (`emb = math.log(10000) / (half_dim - 1)` then `torch.arange(half_dim) * -emb`)."""
         binding = self.facts._binding_before(name.value, self.rule.line_of(name))
-        return binding is not None and binding.value is not None and is_number_expression(binding.value, self.tensors, self.qualified)
-
-    def _host_copy(self, name: cst.Name) -> bool:
-        """`host_q = self.q(s).detach().cpu()`: a tensor proven on the host is no device to align with."""
-        binding = self.facts._binding_before(name.value, self.rule.line_of(name))
-        return binding is not None and binding.value is not None and host_made(binding.value, binding.line, 0, self.rule.host_context(self.facts))
+        if binding is None or binding.value is None:
+            return False
+        return is_number_expression(binding.value, self.tensors, self.qualified) or host_made(
+            binding.value, binding.line, 0, self.rule.host_context(self.facts))
 
     def _inside(self, node: cst.CSTNode, ancestor: cst.CSTNode | None) -> bool:
         current = node

@@ -37,6 +37,7 @@ from devfix.analysis.host_sinks import HostParameters
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root
 from devfix.analysis.torch_api import LIST_FILLERS, LIST_JOINS, OTHER_ARRAY_LIBRARIES
+from devfix.analysis.torch_names import QualifiedNames
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import call_methods, parenthesized
 from devfix.findings import Safety
@@ -68,7 +69,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         each is brought to the host as it is appended; not when the scope reads the list otherwise
         too (`torch.cat(preds) == labels` keeps needing them where they are)."""
         callee = cst.Module([]).code_for_node(host_call.func)
-        reads = _OtherReads(name.value, handed)
+        reads = _OtherReads(name.value, handed, self.qualified)
         self.enclosing_scope(host_call).visit(reads)
         if reads.found:
             return
@@ -229,8 +230,8 @@ class _OtherReads(cst.CSTVisitor):
     """Whether a scope reads the list `name` otherwise than filling it (`name.append(...)`),
     handing it to the host (`handed`: those names' nodes), taking its `len`, or binding it."""
 
-    def __init__(self, name: str, handed: set[int]) -> None:
-        self.name, self.handed = name, handed
+    def __init__(self, name: str, handed: set[int], qualified: QualifiedNames) -> None:
+        self.name, self.handed, self.qualified = name, handed, qualified
         self.skipped: set[int] = set()
         self.found = False
 
@@ -241,7 +242,7 @@ class _OtherReads(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in LIST_FILLERS and isinstance(func.value, cst.Name):
             self.skipped.add(id(func.value))
-        elif isinstance(func, cst.Name) and func.value == "len" and len(node.args) == 1:
+        elif "builtins.len" in self.qualified(func) and len(node.args) == 1:
             self.skipped.add(id(node.args[0].value))
 
     def visit_Name(self, node: cst.Name) -> None:
