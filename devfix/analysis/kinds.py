@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 
 from devfix.analysis.ast_nodes import dotted_head, every_node
 from devfix.analysis.imports import ImportTable
+from devfix.analysis.module_instances import Instances
 
 
 class Kind(enum.Enum):
@@ -111,7 +112,7 @@ class Resolver:
         self.parameter_kinds: dict[str, list[Kind]] = {}  # function or Class.method → kinds its calls pass by position
         self.method_names: frozenset[str] = frozenset()  # methods whose calls are noted (`.step(...)`)
         self.imported: Callable[[str], Kind] = lambda qualified: Kind.UNKNOWN  # a function of another file of the project
-        self.instances: dict[str, str] = {}  # names that only hold an instance of a Module class of the file → the class
+        self.instances = Instances()  # names and layers that only hold an instance of a Module class of the file
 
     def for_class(self, class_name: str) -> Resolver:
         """The same resolver, reading `self.x` as an attribute of `class_name`."""

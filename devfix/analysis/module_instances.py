@@ -7,27 +7,48 @@ parameters the kinds the calls pass, as it does for plain functions. That needs 
 name built from it is bound only to such an instance and only called or asked for an attribute
 (`model.eval()`, `model.parameters()`: not handed to other code, which might call it), and nothing
 calls `forward` by name or calls `self(...)`.
+
+A layer of another Module class of the file is such a holder too: `self.time_mlp =
+nn.Sequential(SinusoidalPosEmb(dim), nn.Linear(dim, dim))` then `self.time_mlp(time)` in a method
+hands `time` to `SinusoidalPosEmb.forward` (a Sequential gives its input to its first module), when
+that one assignment is the attribute's only store in the file and every read of it is such a call
+in a method of the holding class. Every construction of the class must be held by a name or a layer
+found so: an instance built anywhere else (`run(Pool())`) may be called with anything.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
+from typing import Callable
 
 from devfix.analysis.ast_nodes import every_node
-from devfix.analysis.kinds import Kind
 
 KEEPING_THE_INSTANCE = frozenset({"to", "cuda", "cpu", "eval", "train", "float", "double", "half", "bfloat16", "requires_grad_"})
+SEQUENTIAL = "torch.nn.Sequential"
 
 
-def called_instances(tree: ast.Module, classes: dict[str, Kind]) -> dict[str, str]:
-    """Name → the Module class of the file whose instance it holds, for the names that only hold
-    one and are only called (see the module's docstring)."""
-    modules = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and classes.get(node.name) is Kind.MODULE}
+@dataclass(frozen=True)
+class Instances:
+    """Where the file keeps instances of its Module classes, each only ever called."""
+
+    names: dict[str, str] = field(default_factory=dict)  # `model` → `Pool`
+    layers: dict[tuple[str, str], str] = field(default_factory=dict)  # (`Denoiser`, `time_mlp`) → `SinusoidalPosEmb`
+
+    def classes(self) -> set[str]:
+        return {*self.names.values(), *self.layers.values()}
+
+
+def called_instances(tree: ast.Module, module_classes: set[str], qualify: Callable[[ast.expr], str | None] | None = None) -> Instances:
+    """The names and layers that only hold an instance of one of the file's `module_classes` and
+    are only called (see the module's docstring). `qualify` resolves `nn.Sequential`; without it no
+    Sequential is read."""
+    modules = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and node.name in module_classes}
     if not modules:
-        return {}
+        return Instances()
     nodes = list(every_node(tree))
     if any(isinstance(node, ast.Attribute) and node.attr == "forward" for node in nodes):
-        return {}
+        return Instances()
     built: dict[str, set[str | None]] = {}  # name → the classes (None: something else) it is bound to, in any scope
     assigned = {  # the `Name` target of each `name = value` statement → its value
         id(node.targets[0]): node.value for node in nodes
@@ -47,20 +68,87 @@ def called_instances(tree: ast.Module, classes: dict[str, Kind]) -> dict[str, st
         name: next(iter(bound)) for name, bound in built.items()
         if len(bound) == 1 and None not in bound and all(use in ("call", "attribute") for use in reads.get(name, ()))
     }
-    usable = {  # built only (every read of the class's name is a call of it), and never calling itself
+    held = {id(_construction(assigned[id(node)])) for node in nodes if isinstance(node, ast.Name) and node.id in instances and id(node) in assigned}
+    layers = _layers(tree, modules, nodes, qualify)
+    held |= {construction for _, construction in layers.values()}
+    usable = {  # built only where held (every read of the class's name is such a call), never calling itself
         class_name for class_name in modules
         if all(use == "call" for use in reads.get(class_name, ())) and not _calls_itself(modules[class_name])
+        and all(id(node) in held for node in nodes if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == class_name)
     }
-    return {name: class_name for name, class_name in instances.items() if class_name in usable}
+    return Instances(
+        {name: class_name for name, class_name in instances.items() if class_name in usable},
+        {key: class_name for key, (class_name, _) in layers.items() if class_name in usable},
+    )
 
 
 def _built_class(value: ast.expr, modules: dict[str, ast.ClassDef]) -> str | None:
     """`Pool()`, `Pool(...).to(device).eval()`: the class built; None for anything else."""
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in KEEPING_THE_INSTANCE:
-        value = value.func.value
+    value = _construction(value)
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in modules:
         return value.func.id
     return None
+
+
+def _construction(value: ast.expr) -> ast.expr:
+    """`Pool(...)` of `Pool(...).to(device).eval()`."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in KEEPING_THE_INSTANCE:
+        value = value.func.value
+    return value
+
+
+def _layers(tree: ast.Module, modules: dict[str, ast.ClassDef], nodes: list[ast.AST], qualify) -> dict[tuple[str, str], tuple[str, int]]:
+    """(holding class, attribute) → (the class held, the id of its construction), for the layers of
+    the module's docstring: `self.enc = Pool(...)` or `self.mlp = nn.Sequential(Pool(...), ...)`,
+    the attribute's one store of the file, every read of it a call `self.<attribute>(...)` in a
+    method of the holding class."""
+    found: dict[tuple[str, str], tuple[str, int]] = {}
+    called: dict[tuple[str, str], set[int]] = {}  # (class, attribute) → the ids of the reads its methods' calls make
+    for holder in tree.body:
+        if not isinstance(holder, ast.ClassDef):
+            continue
+        for method in holder.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in every_node(method):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and _is_self_attribute(node.targets[0]):
+                    held = _held_module(node.value, modules, qualify)
+                    if held is not None:
+                        found[(holder.name, node.targets[0].attr)] = held
+                elif isinstance(node, ast.Call) and _is_self_attribute(node.func):
+                    called.setdefault((holder.name, node.func.attr), set()).add(id(node.func))
+    if not found:
+        return {}
+    holders: dict[str, set[str]] = {}  # an attribute name held in several classes: each read may be any of them
+    for holder, attribute in found:
+        holders.setdefault(attribute, set()).add(holder)
+    stores: dict[str, int] = {}
+    foreign: set[str] = set()  # attributes read otherwise than called by their holder's methods
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and node.attr in holders:
+            if not isinstance(node.ctx, ast.Load):
+                stores[node.attr] = stores.get(node.attr, 0) + 1
+            elif not any(id(node) in called.get((holder, node.attr), ()) for holder in holders[node.attr]):
+                foreign.add(node.attr)
+    return {
+        key: held for key, held in found.items()
+        if stores.get(key[1]) == 1 and key[1] not in foreign and len(holders[key[1]]) == 1
+    }
+
+
+def _held_module(value: ast.expr, modules: dict[str, ast.ClassDef], qualify) -> tuple[str, int] | None:
+    """The class a layer's value holds and the id of its construction: `Pool(...)` (moved or
+    not), or the first module of `nn.Sequential(Pool(...), ...)`."""
+    value = _construction(value)
+    if qualify is not None and isinstance(value, ast.Call) and qualify(value.func) == SEQUENTIAL and value.args \
+            and not value.keywords and not any(isinstance(arg, ast.Starred) for arg in value.args):
+        value = _construction(value.args[0])
+    built = _built_class(value, modules)
+    return None if built is None else (built, id(value))
+
+
+def _is_self_attribute(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _reads(nodes: list[ast.AST]) -> dict[str, list[str]]:

@@ -66,7 +66,8 @@ def analyse_values(
     methods = _inferable_methods(tree, imports)
     resolver, summaries = _resolver(tree, imports, module_classes, declared_global, imported, frozenset(name for _, name in methods))
     functions, globals_env = summaries.functions, summaries.globals_env
-    resolver.instances = called_instances(tree, module_classes)  # `model(x, lengths)` gives `Pool.forward` its kinds
+    modules = {name for name, kind in module_classes.items() if kind is Kind.MODULE}
+    resolver.instances = called_instances(tree, modules, imports.qualify)  # `model(x, lengths)` gives `Pool.forward` its kinds
     _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
     for _ in range(INFERENCE_ROUNDS):  # read the file again, knowing what its functions are called with
         inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped)
@@ -199,12 +200,13 @@ def _constructor_parameter_kinds(tree: ast.Module, call_sites, escaped) -> dict[
     return inferred
 
 
-def _forward_parameter_kinds(tree: ast.Module, instances: dict[str, str], call_sites, escaped) -> dict[str, list[Kind]]:
+def _forward_parameter_kinds(tree: ast.Module, instances, call_sites, escaped) -> dict[str, list[Kind]]:
     """`Class.forward` → the kinds of its parameters after `self`: the join over every call of an
     instance (`analysis.module_instances`, noted as `Class()`), when every call fits the signature."""
     inferred = {}
+    held = instances.classes()
     for node in tree.body:
-        if not isinstance(node, ast.ClassDef) or node.name not in instances.values():
+        if not isinstance(node, ast.ClassDef) or node.name not in held:
             continue
         forward = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "forward"), None)
         key = f"{node.name}()"
@@ -558,8 +560,13 @@ class _Walker:
                 local.add(current.target.id)
             if isinstance(current, ast.Call) and self._makes_a_scalar_tensor(current, env, local):
                 self.facts.scalar_tensors.add((current.lineno, current.col_offset))
-            if isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id in self.resolver.instances:
-                self._note_call(current, env, local, self.resolver.instances[current.func.id] + "()")  # its `forward`
+            if isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id in self.resolver.instances.names:
+                self._note_call(current, env, local, self.resolver.instances.names[current.func.id] + "()")  # its `forward`
+                callees.add(id(current.func))
+            elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) and _is_self(current.func.value) \
+                    and (self.class_name, current.func.attr) in self.resolver.instances.layers:
+                held = self.resolver.instances.layers[(self.class_name, current.func.attr)]
+                self._note_call(current, env, local, held + "()")  # `self.time_mlp(t)`: its first module's `forward`
                 callees.add(id(current.func))
             elif isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id not in env:
                 self._note_call(current, env, local, current.func.id)
