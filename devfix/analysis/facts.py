@@ -24,7 +24,12 @@ from devfix.analysis.entry_lines import top_level_entry_lines
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
 from devfix.analysis.generator_draws import CpuGeneratorDraw, cpu_generator_draws
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
-from devfix.analysis.host_sinks import HostParameters, device_value_may_reach_host, parameters_given_to_host
+from devfix.analysis.host_sinks import (
+    HostParameters,
+    array_names,
+    device_value_may_reach_host,
+    parameters_given_to_host,
+)
 from devfix.analysis.importers import ForeignCall, given_key, passes_a_loader
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
@@ -208,7 +213,7 @@ class FileFacts:
 
     @cached_property
     def _device_value_to_host(self) -> bool:
-        return device_value_may_reach_host(self._tree, self.imports, places_devices(self.text), self.host_functions)
+        return device_value_may_reach_host(self._tree, self.imports, places_devices(self.text), self.host_functions, self.numpy_arrays)
 
     @cached_property
     def _factory_meets_tensor(self) -> bool:
@@ -231,6 +236,12 @@ class FileFacts:
         """The file's top-level functions that hand a parameter whole to a host library
         (`analysis.host_sinks.parameters_given_to_host`)."""
         return parameters_given_to_host(self._tree, self.imports)
+
+    @cached_property
+    def numpy_arrays(self) -> frozenset[str]:
+        """Names bound to a numpy array made by shape (`analysis.host_sinks.array_names`): a tensor
+        stored into one of its items goes to numpy."""
+        return array_names(self._tree, self.imports)
 
     @cached_property
     def entry_lines(self) -> dict[str, list[int] | None]:

@@ -59,8 +59,8 @@ def load_without_map_location(chunks: list[Chunk], facts: FileFacts) -> Seeds:
 
 def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     """DF008 reports `.numpy()`, a call of a host library's function (`np.mean`, `plt.plot`, a name
-    imported from sklearn), and `xs.append(t)` of a list some host call is handed, or a function of
-    the file that hands it to one. None when a star import from a host library may bind any name."""
+    imported from sklearn), a store into an item of a numpy array, and `xs.append(t)` of a list some
+    host call is handed, or a function of the file that hands it to one. None when a star import from a host library may bind any name."""
     host_names: set[str] = set()
     for node in facts.import_statements:
         if isinstance(node, ast.Import):
@@ -69,7 +69,8 @@ def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
             if any(alias.name == "*" for alias in node.names):
                 return None
             host_names |= {alias.asname or alias.name for alias in node.names}
-    found = {index for index, chunk in enumerate(chunks) if "numpy" in chunk.text or chunk.loads & host_names}
+    arrays = facts.numpy_arrays if host_names else frozenset()  # `g_loss[i] = loss`: a store into a numpy array
+    found = {index for index, chunk in enumerate(chunks) if "numpy" in chunk.text or chunk.loads & (host_names | arrays)}
     calls = [node for node in every_node(facts.tree) if isinstance(node, ast.Call)] if host_names else []
     handed = {arg.id for call in calls if _root_name(call.func) in host_names for arg in call.args if isinstance(arg, ast.Name)}
     functions = facts.host_functions if calls else {}  # `f1(labels, preds)` of a function that hands them to numpy

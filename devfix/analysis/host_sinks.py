@@ -38,7 +38,7 @@ from devfix.analysis.ast_nodes import (
 )
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_move
-from devfix.analysis.torch_api import CPU_LITERALS, LIST_FILLERS, TORCH_DTYPES
+from devfix.analysis.torch_api import CPU_LITERALS, LIST_FILLERS, NUMPY_ARRAYS_BY_SHAPE, TORCH_DTYPES
 
 HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
 HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
@@ -89,15 +89,26 @@ def parameters_given_to_host(tree: ast.Module, imports: ImportTable) -> dict[str
 
 def device_value_may_reach_host(
     tree: ast.Module, imports: ImportTable, file_places_devices: bool, host_functions: dict[str, HostParameters] | None = None,
+    arrays: frozenset[str] | None = None,
 ) -> bool:
-    """False only when DF008 cannot find anything in the file. `host_functions`: the file's
-    `parameters_given_to_host`, when the caller has it."""
+    """False only when DF008 cannot find anything in the file. `host_functions` and `arrays`: the
+    file's `parameters_given_to_host` and `array_names`, when the caller has them."""
     host_functions = host_functions if host_functions is not None else parameters_given_to_host(tree, imports)
+    arrays = arrays if arrays is not None else array_names(tree, imports)
     for body, arguments, nodes_under in _scopes(tree):
-        scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions)
+        scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions, arrays)
         if scope.has_sink() and scope.sink_may_be_on_device():
             return True
     return False
+
+
+def array_names(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
+    """Names bound anywhere in the file to a numpy array made by shape (`g_loss = np.zeros((n, 1))`):
+    a tensor stored into one of its items is converted by numpy."""
+    return frozenset(
+        target.id for node in every_node(tree) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        and imports.qualify(node.value.func) in NUMPY_ARRAYS_BY_SHAPE for target in node.targets if isinstance(target, ast.Name)
+    )
 
 
 def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | None, list[ast.AST]]]:
@@ -114,9 +125,9 @@ def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | 
 class _Scope:
     def __init__(
         self, body: list[ast.stmt], arguments: ast.arguments | None, nodes_under: list[ast.AST], imports: ImportTable,
-        file_places_devices: bool, host_functions: dict[str, HostParameters] | None = None,
+        file_places_devices: bool, host_functions: dict[str, HostParameters] | None = None, arrays: frozenset[str] = frozenset(),
     ) -> None:
-        self.imports, self.nodes_under = imports, nodes_under
+        self.imports, self.nodes_under, self.arrays = imports, nodes_under, arrays
         self.host_functions = host_functions or {}  # the file's functions that hand a parameter to a host library
         self.nodes = list(scope_nodes(body, NESTED_SCOPES))  # where the scope's bindings are
         self.sink_nodes = list(scope_nodes(body, FUNCTIONS))  # sinks in lambdas and class bodies are the scope's
@@ -131,21 +142,26 @@ class _Scope:
         self._verdicts: dict[tuple[int, bool, int | None], bool] = {}
 
     def has_sink(self) -> bool:
-        return any(isinstance(node, ast.Call) and self._sink_values(node) for node in self.sink_nodes)
+        return any(self._sink_values(node) for node in self.sink_nodes if isinstance(node, (ast.Call, ast.Assign)))
 
     def sink_may_be_on_device(self) -> bool:
         self._bind()
         for node in self.sink_nodes:
-            if isinstance(node, ast.Call):
+            if isinstance(node, (ast.Call, ast.Assign)):
                 for value, numpy_receiver in self._sink_values(node):
                     if self._may_be_on_device(value, numpy_receiver):
                         return True
         return False
 
-    def _sink_values(self, call: ast.Call) -> list[tuple[ast.expr, bool]]:
+    def _sink_values(self, call: ast.Call | ast.Assign) -> list[tuple[ast.expr, bool]]:
         """What the call hands to the host: `.numpy()`'s receiver (True), a host library's
         arguments and the items of those that are lists or tuples, or the names given to a
-        parameter a function of the file hands to a host library (`f1(labels, preds)`)."""
+        parameter a function of the file hands to a host library (`f1(labels, preds)`); or the
+        value stored into an item of a numpy array (`g_loss[i] = loss`)."""
+        if isinstance(call, ast.Assign):
+            target = call.targets[0]
+            stored = len(call.targets) == 1 and isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+            return [(call.value, False)] if stored and target.value.id in self.arrays and "cpu" not in method_chain(call.value) else []
         if isinstance(call.func, ast.Attribute) and call.func.attr == "numpy" and not call.args and not call.keywords:
             receiver = call.func.value
             return [] if "cpu" in method_chain(receiver) else [(receiver, True)]

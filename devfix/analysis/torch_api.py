@@ -200,6 +200,10 @@ DEVICE_NAMES = ("device", "dev", "DEVICE", "torch_device")  # names a program's 
 LIST_FILLERS = frozenset({"append", "extend"})  # `xs.append(t)`, `xs.extend(t)`: the list then holds t's device tensors
 LIST_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"})  # one tensor of a list's
 OTHER_ARRAY_LIBRARIES = ("tensorflow", "jax", "cupy", "mxnet")  # their arrays have `.numpy()` too
+# numpy arrays made by shape: an item stored into one is converted (`g_loss[i] = loss` calls
+# `loss.__array__`), unless the array holds objects (`dtype=object` keeps the tensor itself)
+NUMPY_ARRAYS_BY_SHAPE = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full"})
+OBJECT_DTYPES = frozenset({"object", "O", "builtins.object"})
 # optimizers that create their state tensors when built (the others: at the first step())
 EAGER_STATE_OPTIMIZERS = frozenset({"torch.optim.Adagrad", "torch.optim.adagrad.Adagrad"})
 # torch.nn layers whose output is one tensor where their input is (not the RNNs, attention, LSTMCell: tuples)

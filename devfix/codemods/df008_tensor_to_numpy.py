@@ -21,7 +21,8 @@ brought over; converted item by item (`[p.numpy() for p in predictions]`), each 
 with `running += loss` is where `loss` is, and so is what a callable kept by the object returns
 (`self.net(x.to(device))`), not what a method of its class returns (it may hand back a CPU copy).
 What a plain function returns counts only for `.numpy()` (only tensors have it): `train_step(...)`
-may return a float.
+may return a float. A store into an item of a numpy array (`g_loss[i] = loss.data`, the array
+proven one, not made with `dtype=object`) converts the tensor too: it gets `.cpu()`.
 
 Refuses: `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
 cannot place on a device are left alone, and so is a function parameter's `.numpy()` in a file that
@@ -34,9 +35,16 @@ import libcst as cst
 
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_sinks import HostParameters
+from devfix.analysis.kinds import Kind
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root
-from devfix.analysis.torch_api import LIST_FILLERS, LIST_JOINS, OTHER_ARRAY_LIBRARIES
+from devfix.analysis.torch_api import (
+    LIST_FILLERS,
+    LIST_JOINS,
+    NUMPY_ARRAYS_BY_SHAPE,
+    OBJECT_DTYPES,
+    OTHER_ARRAY_LIBRARIES,
+)
 from devfix.analysis.torch_names import QualifiedNames
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import call_methods, parenthesized
@@ -123,6 +131,30 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return self._fix_host_arguments(original_node, updated_node)
         return updated_node
 
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        """`g_loss[ind] = loss.data` into a numpy array: numpy converts the tensor as it stores it."""
+        if len(original_node.targets) != 1 or not isinstance(target := original_node.targets[0].target, cst.Subscript):
+            return updated_node
+        array = target.value
+        if not isinstance(array, cst.Name) or self.kind_of(array) is not Kind.NDARRAY or not self._numeric_array(array):
+            return updated_node
+        store = f"{cst.Module([]).code_for_node(target)} = ..."
+        if not self._needs_host_copy(original_node, original_node.value, store):
+            return updated_node
+        return updated_node.with_changes(value=_host_copy(updated_node.value))
+
+    def _numeric_array(self, array: cst.Name) -> bool:
+        """The array's binding reaching the store, in the scope, makes it by shape (`np.zeros((n, 1))`),
+        not with `dtype=object` (which would hold the tensor itself)."""
+        binding = self.scope_facts(array)._binding_before(array.value, self.line_of(array))
+        value = None if binding is None else binding.value
+        if not (isinstance(value, cst.Call) and self.qualified(value.func) & NUMPY_ARRAYS_BY_SHAPE):
+            return False
+        dtype = next((arg.value for arg in value.args if arg.keyword is not None and arg.keyword.value == "dtype"), None)
+        if dtype is None and sum(arg.keyword is None for arg in value.args) > (2 if self.qualified(value.func) & {"numpy.full"} else 1):
+            return False  # the dtype given by position
+        return dtype is None or not (self.qualified(dtype) & OBJECT_DTYPES or _string(dtype) in OBJECT_DTYPES)
+
     def _fix_numpy_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         receiver = original.func.value
         chain = _method_chain(receiver)
@@ -187,6 +219,10 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         added = "".join(f".{method}()" for method in _missing_host_methods(value))
         return self.report(value, f"`{code}` may be on a GPU; `{callee}` converts it with numpy, which fails",
                            fix_title=f"pass `{shown}{added}`")
+
+
+def _string(node: cst.BaseExpression) -> str | None:
+    return node.evaluated_value if isinstance(node, cst.SimpleString) else None
 
 
 def _missing_host_methods(value: cst.BaseExpression) -> list[str]:

@@ -281,6 +281,10 @@ def test_df012_needs_a_plain_class_table_that_meets_something(use, expected):
     # parameters, of moved names or of locals bound to a call (a Module, maybe)
     ("import numpy as np\nimport torch\nx = torch.zeros(3).to(device)\nprint(np.arange(len(x)))\n", False),
     ("import numpy as np\nimport torch\nx = torch.zeros(3).to(device)\nnet = Net()\nprint(np.mean(net(x)))\n", True),
+    # stored into an item of a numpy array made by shape: numpy converts it
+    ("import numpy as np\nimport torch\nh = np.zeros(3)\nx = torch.zeros(3).to(device)\nh[0] = x.sum()\n", True),
+    ("import numpy as np\nimport torch\nh = np.zeros(3)\nx = torch.zeros(3).to(device)\nh[0] = x.sum().cpu()\n", False),
+    ("import numpy as np\nimport torch\nh = torch.zeros(3)\nx = torch.zeros(3).to(device)\nh[0] = x.sum()\nnp.save('h', 1)\n", False),
 ])
 def test_df008_needs_a_value_that_may_be_on_a_device_to_reach_the_host(source, expected):
     assert ("DF008" in rules_that_may_apply(source)) is expected

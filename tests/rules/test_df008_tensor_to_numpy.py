@@ -3,6 +3,8 @@ fails on a GPU before and after)."""
 
 from __future__ import annotations
 
+import pytest
+
 from devfix.codemods import TensorToNumpy
 from tests.conftest import run_devfix
 
@@ -53,3 +55,39 @@ def test_a_list_the_scope_also_reads_on_the_device_keeps_its_tensors():
     collected would only move the crash there."""
     use = "labels = torch.zeros(12, dtype=torch.long).to(device)\nprint((torch.cat(preds) == labels).sum(), summary(preds))"
     assert collected(use) == COLLECTED.format(use=use)
+
+
+STORED = """import numpy as np
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+weights = torch.nn.Linear(3, 1).to(device)
+{array}
+for i in range(3):
+    out = weights(torch.randn(1, 3).to(device))
+    history[i] = {value}
+"""
+
+
+def stored(array: str, value: str = "out") -> str:
+    return run_devfix(STORED.format(array=array, value=value), rules=[TensorToNumpy]).fixed.decode()
+
+
+def test_an_item_stored_into_a_numpy_array_made_by_shape_is_brought_to_the_host():
+    assert "history[i] = out.detach().cpu()\n" in stored("history = np.full((3, 1), 0.0)")
+    assert "history[i] = out.data.cpu()\n" in stored("history = np.zeros((3, 1), dtype=np.float32)", "out.data")
+
+
+@pytest.mark.parametrize("array, value", [
+    ("history = np.full((3,), None, object)", "out"),  # an object array keeps the tensor itself
+    ("history = np.empty(3, dtype='object')", "out"),
+    ("history = np.array([None, None, None])", "out"),  # not made by shape: numpy chose object dtype
+    ("history = np.zeros(3)\nhistory = [0.0] * 3", "out"),  # a list by the time it is stored into
+    ("history = np.zeros(3)", "out.item()"),  # a number
+    ("history = np.zeros(3)", "out.detach().cpu()"),  # already on the host
+    ("history = torch.zeros(3, 1)", "out"),  # a tensor: no numpy conversion
+])
+def test_stores_that_convert_nothing_on_a_gpu_are_left_alone(array, value):
+    source = STORED.format(array=array, value=value)
+    assert stored(array, value) == source
+
