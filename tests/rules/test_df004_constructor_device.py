@@ -301,5 +301,8 @@ print("RESULT", round(model(x, t).sum().item(), 4))
 
 def test_a_name_still_holding_a_number_is_no_tensor_to_align_with():
     """`emb` is a Python number where `-emb` is read, though the same line rebinds it to a tensor
-    (a diffusion model's sinusoidal time embedding): `device=emb.device` would raise AttributeError."""
-    assert fixed(SINUSOIDAL_EMBEDDING) == SINUSOIDAL_EMBEDDING
+    (a diffusion model's sinusoidal time embedding): `device=emb.device` would raise AttributeError.
+    The range goes where `x` is, the input the Sequential holding the embedding is given."""
+    result = fixed(SINUSOIDAL_EMBEDDING)
+    assert "emb.device" not in result
+    assert result == SINUSOIDAL_EMBEDDING.replace("torch.arange(half_dim)", "torch.arange(half_dim, device=x.device)")
