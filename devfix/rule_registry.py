@@ -110,6 +110,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF024", "df024_cuda_only_call", "CudaOnlyCall", triggers=('cuda', 'pin_memory'), signals=frozenset({screen.CUDA_ONLY_CALL}), in_tests=False, findings_in="cuda_only_call"),
     RuleSpec("DF025", "df025_generator_device", "GeneratorDevice", triggers=('Generator',), signals=frozenset({screen.CPU_GENERATOR_DRAW}), findings_in="cpu_generator_draw"),
     RuleSpec("DF026", "df026_layer_replaced_after_move", "LayerReplacedAfterMove", triggers=('.to(', '.cuda('), signals=frozenset({screen.LAYER_REPLACED_AFTER_MOVE}), moves_values=True),
+    RuleSpec("DF027", "df027_distribution_attribute", "DistributionAttribute", triggers=('distributions',), signals=frozenset({screen.DISTRIBUTION_ATTRIBUTE}), findings_in="distribution_attribute"),
 )
 SPECS_BY_CODE = {spec.CODE: spec for spec in RULE_SPECS}
 

@@ -109,6 +109,11 @@ def tensor_attribute(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     return _sites(chunks, facts.signal_sites(signals.MODULE_TENSOR_ATTRIBUTE))
 
 
+def distribution_attribute(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
+    """DF027 reports a `self.x = <torch distribution>(...)` of a Module's `__init__`."""
+    return _sites(chunks, facts.signal_sites(signals.DISTRIBUTION_ATTRIBUTE))
+
+
 def module_container(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     """DF015 reports a container of submodules that `__init__` stores, or an empty list it stores
     and a method fills with `.append(...)`."""

@@ -38,6 +38,7 @@ from devfix.analysis.signals import (
     DATA_PARALLEL,
     DEVICE_ARGUMENT_LAYER,
     DEVICE_CAPTURED_AT_INIT,
+    DISTRIBUTION_ATTRIBUTE,
     ENCODED_INPUTS,
     HARDCODED_CUDA,
     HOST_SINK,
@@ -560,6 +561,10 @@ class _Screen:
             self.empty_lists.update((id(place.class_node), attribute) for attribute in attributes)
             self.class_nodes[id(place.class_node)] = place.class_node
         if not single_target:
+            return
+        if isinstance(value, ast.Call) and (self.imports.qualify(value.func) or "").startswith("torch.distributions.") \
+                and self._kept_for_other_methods(place.class_node, *attributes):
+            self.raised(DISTRIBUTION_ATTRIBUTE, value)  # `self.prior = Normal(torch.zeros(d), torch.ones(d))`
             return
         verdict = self._may_be_tensor(value, place.method)  # first: it is cheaper than the class-wide walk
         if verdict is not False and self._kept_for_other_methods(place.class_node, *attributes):

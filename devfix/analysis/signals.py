@@ -32,9 +32,11 @@ ENCODED_INPUTS = "encoded-inputs"
 CUDA_ONLY_CALL = "cuda-only-call"  # lazy: `torch.cuda.synchronize()` and kin that nothing checks (analysis.cuda_only_calls)
 CPU_GENERATOR_DRAW = "cpu-generator-draw"  # lazy: `torch.randn(..., generator=<CPU generator>, device=d)` (analysis.generator_draws)
 LAYER_REPLACED_AFTER_MOVE = "layer-replaced-after-move"  # `model.fc = nn.Linear(...)` of a name moved somewhere
+DISTRIBUTION_ATTRIBUTE = "distribution-attribute"  # `self.prior = Normal(...)` in a Module's `__init__`
 ALL_SIGNALS = frozenset({
     BUILT_AND_CALLED, ENCODED_INPUTS,
     HARDCODED_CUDA, RUNTIME_PLACEMENT, OPTIMIZER_LOADED_BEFORE_MOVE, DEVICE_CAPTURED_AT_INIT, DATA_PARALLEL, LOADER_LOOP, MOVE_CALL, BARE_MOVE, FACTORY_MEETS_TENSOR, UNPLACED_FACTORY_IN_METHOD, LEGACY_CONSTRUCTOR,
     LOAD_CALL, LOAD_INTO_STATE_DICT, LOSS_WEIGHT, COPY_OF_MOVED, HOST_SINK, PLACES_DEVICES, RUNS_ON_A_DEVICE, DEVICE_VALUE_TO_HOST, PLAIN_CLASS_TABLE, PLAIN_CLASS_MOVE, MODULE_TENSOR_ATTRIBUTE, MODULE_CONTAINER,
     CALLED_CONSTRUCTION, DEVICE_ARGUMENT_LAYER, CUDA_ONLY_CALL, CPU_GENERATOR_DRAW, LAYER_REPLACED_AFTER_MOVE,
+    DISTRIBUTION_ATTRIBUTE,
 })

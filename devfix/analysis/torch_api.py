@@ -228,3 +228,16 @@ CUDA_ONLY_FUNCTIONS = frozenset({
 def is_library_constant(qualified: str) -> bool:
     """numpy's names and torch's dtypes (`np.float32`, `torch.long`): what a cast is given, on no device."""
     return qualified.startswith("numpy.") or (qualified.startswith("torch.") and qualified[len("torch."):] in TORCH_DTYPES)
+
+# `torch.distributions` classes built from tensors → their parameters, in order (DF027 keeps each
+# tensor argument as a buffer named after its parameter)
+DISTRIBUTION_PARAMETERS = {
+    "Normal": ("loc", "scale"), "LogNormal": ("loc", "scale"), "Laplace": ("loc", "scale"), "Cauchy": ("loc", "scale"),
+    "Gumbel": ("loc", "scale"), "HalfNormal": ("scale",), "HalfCauchy": ("scale",), "Uniform": ("low", "high"),
+    "MultivariateNormal": ("loc", "covariance_matrix", "precision_matrix", "scale_tril"),
+    "LowRankMultivariateNormal": ("loc", "cov_factor", "cov_diag"), "Bernoulli": ("probs", "logits"),
+    "Categorical": ("probs", "logits"), "OneHotCategorical": ("probs", "logits"), "Geometric": ("probs", "logits"),
+    "Beta": ("concentration1", "concentration0"), "Gamma": ("concentration", "rate"), "Exponential": ("rate",),
+    "Dirichlet": ("concentration",), "StudentT": ("df", "loc", "scale"), "Poisson": ("rate",),
+    "VonMises": ("loc", "concentration"), "Binomial": ("total_count", "probs", "logits"),
+}

@@ -29,6 +29,7 @@ from devfix.codemods.df023_device_captured_at_init import DeviceCapturedAtInit
 from devfix.codemods.df024_cuda_only_call import CudaOnlyCall
 from devfix.codemods.df025_generator_device import GeneratorDevice
 from devfix.codemods.df026_layer_replaced_after_move import LayerReplacedAfterMove
+from devfix.codemods.df027_distribution_attribute import DistributionAttribute
 from devfix.rule_registry import UnknownRuleCode, select_specs, spec_by_code
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
@@ -58,6 +59,7 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     CudaOnlyCall,
     GeneratorDevice,
     LayerReplacedAfterMove,
+    DistributionAttribute,
 )
 __all__ = ["ALL_RULES", "UnknownRuleCode", "rule_by_code", "select_rules"]
 

@@ -41,10 +41,16 @@ DEVICE_PROPERTY = "@property\ndef device(self):\n    return next(self.parameters
 def add_device_property(class_node: cst.ClassDef) -> cst.ClassDef:
     """The class with a `device` property derived from its parameters, right after `__init__`
     (a stored `self.device` would go stale after `.to()`)."""
+    return add_method_after_init(class_node, DEVICE_PROPERTY)
+
+
+def add_method_after_init(class_node: cst.ClassDef, code: str) -> cst.ClassDef:
+    """The class with the method written in `code` (at no indentation) right after `__init__`
+    (at the end without one), a blank line before it."""
     body = list(class_node.body.body)
     index = next((i + 1 for i, s in enumerate(body) if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), len(body))
-    prop = cst.parse_module(DEVICE_PROPERTY).body[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
-    body.insert(index, prop)
+    method = cst.parse_module(code).body[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+    body.insert(index, method)
     return class_node.with_changes(body=class_node.body.with_changes(body=body))
 
 

@@ -762,3 +762,17 @@ def test_df004_follows_a_metric_of_another_file_that_compares_its_parameters(tmp
     for name, expected in (("iou", True), ("stacked", False)):
         source = program.format(name=name)
         assert analyse_file(source, str(tmp_path / "run.py")).has_signal("factory-meets-tensor") is expected
+
+
+@pytest.mark.parametrize("assignment, read, expected", [
+    ("self.prior = Normal(torch.zeros(2), torch.ones(2))", "self.prior.log_prob(x)", True),
+    ("self.prior = Normal(torch.zeros(2), torch.ones(2))", "x", False),  # never read by another method
+    ("self.prior = nn.Linear(2, 2)", "self.prior(x)", False),  # no distribution
+])
+def test_df027_needs_a_distribution_that_init_stores_and_another_method_reads(assignment, read, expected):
+    source = (
+        "import torch\nfrom torch import nn\nfrom torch.distributions import Normal\n\n\n"
+        f"class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n        {assignment}\n\n"
+        f"    def forward(self, x):\n        return {read}\n"
+    )
+    assert ("DF027" in rules_that_may_apply(source)) is expected
