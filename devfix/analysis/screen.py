@@ -442,6 +442,8 @@ class _Screen:
                 self.moved.add(node.func.value.id)
             if owner is not None and owner is not Kind.MODULE and _moves_into_attribute_in_init(node, place) and is_move(node, self.imports):
                 found.add(PLAIN_CLASS_MOVE)
+            elif _moves_an_instance_attribute(node, place) and is_move(node, self.imports):
+                found.add(PLAIN_CLASS_MOVE)  # `agent.q_net.to(device)`: a plain class's model moved from outside
             if isinstance(node.func.value, ast.Call) and self.imports.qualify(node.func.value.func) in HOLDERS:
                 found.add(LEGACY_CONSTRUCTOR)
         if any(keyword.arg == "device" for keyword in node.keywords):
@@ -1030,6 +1032,14 @@ def _moves_into_attribute_in_init(move: ast.Call, place: _Place) -> bool:
     if isinstance(parent, ast.Expr) and parent.value is move:
         return isinstance(move.func, ast.Attribute) and is_self_attribute(move.func.value)
     return isinstance(parent, ast.Assign) and parent.value is move and any(is_self_attribute(target) for target in parent.targets)
+
+
+def _moves_an_instance_attribute(move: ast.Call, place: _Place) -> bool:
+    """`agent.q_net.to(device)` as a statement: a model an object (not `self`) keeps, moved in
+    place by the code that holds the object (DF020)."""
+    receiver = move.func.value if isinstance(move.func, ast.Attribute) else None
+    return isinstance(place.parent, ast.Expr) and place.parent.value is move and isinstance(receiver, ast.Attribute) \
+        and isinstance(receiver.value, ast.Name) and receiver.value.id != "self"
 
 
 def _method_name(node: ast.AST) -> str | None:

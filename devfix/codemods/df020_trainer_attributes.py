@@ -40,6 +40,10 @@ builds or is given, then moved in place (`self.model.to(self.device)`). Method a
 that model, or to a loss together with its output, are moved at the top of the method, to the
 model's device: `self.device` when the class keeps one, else `next(self.model.parameters()).device`. Module attributes holding
 state (a loss with `weight=`) that are never moved get the model's device at construction.
+A Module attribute `__init__` builds or is given is moved too when the code holding an object of
+the class moves it in place (`agent = DQN(...)`, then `agent.Q.to(device)`): arguments go to that
+model's own device (a stored `self.device` may name another), and calls on an object whose models
+nobody moved, or that pass the argument already moved, need nothing.
 
 Refuses: arguments or batches already moved in the method, arguments only used elsewhere, batches
 not proven tensors, loops over anything not proven a DataLoader, Module classes.
@@ -92,17 +96,28 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         self._input_moves: dict[cst.Arg, tuple[str, str]] = {}  # a host-made local fed to a model → (the model, the device)
         self._meeting_moves: dict[cst.Name, tuple[str, str]] = {}  # a host-made local meeting a model's output → the same
         self._host_unpacked: set[tuple[str, int]] = set()  # (name, line) unpacked from a batch another class samples on the host
+        finder = _InstanceAttributeMoves(self.qualified)
+        node.visit(finder)
+        self._moved_from_outside = finder  # `agent.q_net.to(device)` of `agent = Agent(...)`
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if self.is_module_classdef(node):
             return
         facts = class_facts(node, self.line_of)
-        models = self._moved_models(facts)
+        self._instances = self._moved_from_outside.instances.get(node.name.value, set())
+        self._outside_models = self._models_moved_from_outside(node, facts)
+        inside_models = self._moved_models(facts)
+        models = inside_models | self._outside_models
+        # the instances whose calls may meet a model on a device: all when `__init__` moves one,
+        # else those whose models the code holding them moves (`host_agent` never moved stays put)
+        self._calling_instances = self._instances if inside_models else {
+            instance for instance, attribute in self._moved_from_outside.moves if attribute in self._outside_models
+        }
         if not models:
             return
         model = sorted(models)[0]
         device, ready_line = self._device_expression(facts, model)
-        state_attributes = self._unmoved_state(facts)
+        state_attributes = {name: statement for name, statement in self._unmoved_state(facts).items() if name not in models}
         callables = set(models) | set(state_attributes) | self._module_attributes(facts)
         self._host_unpacked |= host_unpacked_names(facts, self._file_classes(), self._host_tuple_size, self.line_of,
                                                    lambda method: self.scope_facts(method.body).bindings)
@@ -274,14 +289,17 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         }
 
     def _moved_by_every_caller(self, facts, method_name: str, parameters: list[str]) -> set[str]:
-        """Parameters that every `self.<method>(...)` call in the class passes already moved
-        (`source = source.to(self.gpu_id)` then `self._run_batch(source, targets)`)."""
-        calls = [(caller, call) for caller, method in facts.methods.items() for call in _self_calls(method, method_name)]
+        """Parameters that every `self.<method>(...)` call in the class, and every call of the
+        method on a name holding an instance of the class (`agent.learn(...)`), passes already
+        moved (`source = source.to(self.gpu_id)` then `self._run_batch(source, targets)`)."""
+        calls = [(method.body, call) for method in facts.methods.values() for call in _self_calls(method, method_name)]
+        calls += [(call, call) for instance, called, call in self._moved_from_outside.calls
+                  if called == method_name and instance in self._calling_instances]  # `agent.learn(s.to(device))`
         if not calls:
             return set()
         moved = set(parameters)
-        for caller, call in calls:
-            caller_facts = self.scope_facts(facts.methods[caller].body)
+        for scope, call in calls:
+            caller_facts = self.scope_facts(scope)
             positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
             passed = dict(zip(parameters, positional))
             passed.update({arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None})
@@ -311,12 +329,30 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                     moved.add(name)
         return moved
 
+    def _models_moved_from_outside(self, class_node: cst.ClassDef, facts) -> set[str]:
+        """Module attributes `__init__` builds or takes from its parameters (`self.q = QNet(...)`),
+        that the code holding an instance moves in place (`agent = DQN(...)`, then
+        `agent.q.to(device)`): the model is wherever that move put it when a method runs."""
+        init = facts.methods.get("__init__")
+        parameters = {param.name.value for param in init.params.params} if init is not None else set()
+        instances = self._moved_from_outside.instances.get(class_node.name.value, set())
+        found = set()
+        for instance, attribute in self._moved_from_outside.moves:
+            use = facts.attributes.get(attribute)
+            if instance not in instances or use is None or len(use.assignments) != 1 or use.assignments[0][0] != "__init__":
+                continue
+            value = use.assignments[0][1].value
+            if (isinstance(value, cst.Call) and self.builds_module(value)) or (isinstance(value, cst.Name) and value.value in parameters):
+                found.add(attribute)
+        return found
+
     def _device_expression(self, facts, model: str) -> tuple[str, int]:
         """`self.device` when __init__ keeps one, else the model's own device; and the line of
-        __init__ from which that expression can be evaluated."""
+        __init__ from which that expression can be evaluated. A model moved from outside the class
+        has only its own device: `self.device` may name another."""
         device = facts.attributes.get("device")
         stored = [statement for method, statement in (device.assignments if device else []) if method == "__init__"]
-        if stored:
+        if stored and model not in self._outside_models:
             return "self.device", self.line_of(stored[0])
         model_statement = next(statement for method, statement in facts.attributes[model].assignments if method == "__init__")
         return f"next(self.{model}.parameters()).device", self.line_of(model_statement)
@@ -405,6 +441,35 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             return updated_node
         moved = moved_to(updated_node.value, device)
         return updated_node.with_changes(value=moved)
+
+
+class _InstanceAttributeMoves(cst.CSTVisitor):
+    """Statements that move a model an object keeps (`agent.q.to(device)`: `moves` holds
+    ("agent", "q")), the names bound to a construction of each class (`instances`), and the method
+    calls on names (`calls`: ("agent", "learn", the call))."""
+
+    def __init__(self, qualified) -> None:
+        self.qualified = qualified
+        self.moves: set[tuple[str, str]] = set()
+        self.instances: dict[str, set[str]] = {}
+        self.calls: list[tuple[str, str, cst.Call]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value != "self":
+            self.calls.append((func.value.value, func.attr.value, node))
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        move = as_move(node.value, self.qualified)
+        receiver = move.receiver if move is not None else None
+        if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value != "self":
+            self.moves.add((receiver.value.value, receiver.attr.value))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.instances.setdefault(node.value.func.value, set()).add(target.target.value)
 
 
 def _tensor_method_of(value: cst.BaseExpression | None, name: str) -> bool:
