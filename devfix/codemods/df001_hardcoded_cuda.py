@@ -32,6 +32,7 @@ variable in scope it reports without a fix.
 from __future__ import annotations
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
 from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_metadata import ParentProvider
@@ -74,7 +75,7 @@ class HardcodedCuda(DevfixRule):
         if self._multi_gpu_file or len(original_node.targets) != 1 or self._guarded(original_node):
             return updated_node
         target = original_node.targets[0].target
-        if not (isinstance(target, cst.Name) and target.value in DEVICE_NAMES):
+        if not (isinstance(target, cst.Name) and target.value in DEVICE_NAMES) or self._checked_later(original_node, target.value):
             return updated_node
         literal, path = self._device_literal(original_node.value)
         if literal is None:
@@ -259,6 +260,30 @@ class HardcodedCuda(DevfixRule):
             child, current = current, self.get_metadata(ParentProvider, current, None)
         return False
 
+    def _checked_later(self, assignment: cst.Assign, name: str) -> bool:
+        """A later `if` of the same function asks whether CUDA is available about `name`
+        (stable-baselines3's `get_device`: `device = "cuda"` for "auto", then `if device.type ==
+        "cuda" and not th.cuda.is_available(): return th.device("cpu")`): the code falls back
+        itself."""
+        function = self.get_metadata(ParentProvider, assignment, None)
+        while function is not None and not isinstance(function, cst.FunctionDef):
+            function = self.get_metadata(ParentProvider, function, None)
+        if function is None:
+            return False
+        line_of = lambda node: self.get_metadata(PositionProvider, node).start.line  # noqa: E731
+        line = line_of(assignment)
+        found = False
+
+        class Tests(cst.CSTVisitor):
+            def visit_If(self, node: cst.If) -> None:
+                nonlocal found
+                code = _code(node.test)
+                mentions = any(isinstance(part, cst.Name) and part.value == name for part in _names(node.test))
+                found = found or (mentions and "is_available" in code and line_of(node) > line)
+
+        function.body.visit(Tests())
+        return found
+
     def _device_of_the_input(self, node: cst.CSTNode, module_class: cst.ClassDef, message: str) -> str | None:
         """Inside an nn.Module: the device of the method's tensor input (`h0 = torch.zeros(...).cuda()`
         in `forward(self, x)` → `.to(x.device)`), so the module runs wherever its input is."""
@@ -353,6 +378,18 @@ def _is_cuda_tensor_type(node: cst.BaseExpression) -> bool:
     """`torch.cuda.FloatTensor`, or its name as a string (`"torch.cuda.FloatTensor"`)."""
     code = node.evaluated_value if isinstance(node, cst.SimpleString) else _code(node) if isinstance(node, cst.Attribute) else ""
     return isinstance(code, str) and code.startswith("torch.cuda.") and code.endswith("Tensor")
+
+
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    """The names read in an expression."""
+    found: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.append(name)
+
+    node.visit(Names())
+    return found
 
 
 def _code(node: cst.CSTNode) -> str:

@@ -153,3 +153,29 @@ def test_a_guarded_or_other_gpus_block_is_left_alone():
         'import torch\nwith torch.device("cpu"):\n    x = torch.ones(2)\n',
     ):
         assert fix(source) == source
+
+
+GET_DEVICE = '''import torch
+
+
+def get_device(device="auto"):
+    if device == "auto":
+        device = "cuda"
+    device = torch.device(device)
+{check}    return device
+
+
+model = torch.nn.Linear(2, 2).to(get_device())
+'''
+FALLBACK = '    if device.type == "cuda" and not torch.cuda.is_available():\n        return torch.device("cpu")\n'
+
+
+def test_a_device_the_function_checks_for_availability_afterwards_is_left_alone():
+    """stable-baselines3's `get_device`: "auto" means CUDA, and the function falls back itself."""
+    source = GET_DEVICE.format(check=FALLBACK)
+    assert fix(source) == source
+
+
+def test_without_that_check_the_hard_coded_device_chooses_at_run_time():
+    fixed = fix(GET_DEVICE.format(check=""))
+    assert '        device = "cuda" if torch.cuda.is_available() else "cpu"\n' in fixed
