@@ -22,7 +22,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable
 
-from devfix.analysis.ast_nodes import every_node
+from devfix.analysis.ast_nodes import every_node, is_self_attribute
 
 KEEPING_THE_INSTANCE = frozenset({"to", "cuda", "cpu", "eval", "train", "float", "double", "half", "bfloat16", "requires_grad_"})
 SEQUENTIAL = "torch.nn.Sequential"
@@ -111,11 +111,11 @@ def _layers(tree: ast.Module, modules: dict[str, ast.ClassDef], nodes: list[ast.
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             for node in every_node(method):
-                if isinstance(node, ast.Assign) and len(node.targets) == 1 and _is_self_attribute(node.targets[0]):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and is_self_attribute(node.targets[0]):
                     held = _held_module(node.value, modules, qualify)
                     if held is not None:
                         found[(holder.name, node.targets[0].attr)] = held
-                elif isinstance(node, ast.Call) and _is_self_attribute(node.func):
+                elif isinstance(node, ast.Call) and is_self_attribute(node.func):
                     called.setdefault((holder.name, node.func.attr), set()).add(id(node.func))
     if not found:
         return {}
@@ -146,9 +146,6 @@ def _held_module(value: ast.expr, modules: dict[str, ast.ClassDef], qualify) -> 
     built = _built_class(value, modules)
     return None if built is None else (built, id(value))
 
-
-def _is_self_attribute(node: ast.expr) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _reads(nodes: list[ast.AST]) -> dict[str, list[str]]:
