@@ -137,8 +137,9 @@ def _parameter_kinds_from_calls(functions, call_sites, escaped) -> dict[str, lis
 def _inferable_methods(tree: ast.Module, imports: ImportTable) -> dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef]:
     """(class, method) of the file's top-level classes whose parameters may take the kinds their
     calls pass: plain instance methods called by name (`trainer.step(x, y)`, `self.encode(t)`),
-    also under a grad-mode decorator (`@torch.no_grad()` keeps the signature); not `forward` (a
-    Module is called, not its forward), dunders, static or class methods, other decorators."""
+    also under a grad-mode decorator (`@torch.no_grad()` keeps the signature), and static methods
+    (`self.timestep_embedding(t, dim)`: every parameter is given); not `forward` (a Module is
+    called, not its forward), dunders, class methods, other decorators."""
     methods = {}
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
@@ -146,7 +147,7 @@ def _inferable_methods(tree: ast.Module, imports: ImportTable) -> dict[tuple[str
         for item in node.body:
             if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            if not all(_keeps_the_signature(decorator, imports) for decorator in item.decorator_list):
+            if not all(_keeps_the_signature(decorator, imports) or _is_static_decorator(decorator) for decorator in item.decorator_list):
                 continue
             if item.name == "forward" or item.name.startswith("__") or item.args.vararg or item.args.posonlyargs:
                 continue
@@ -161,13 +162,13 @@ def _keeps_the_signature(decorator: ast.expr, imports: ImportTable) -> bool:
 
 
 def _method_parameter_kinds_from_calls(methods, call_sites, escaped) -> dict[str, list[Kind]]:
-    """`Class.method` → the kinds of its parameters after `self`: the join over every call of a
-    method of that name in the file whose argument count fits (`.step(x, y)` of any object
+    """`Class.method` → the kinds of its parameters after `self` (all of a static method's): the
+    join over every call of a method of that name in the file whose argument count fits (`.step(x, y)` of any object
     counts, a different class's `step` can only make the join less precise; `optimizer.step()`
     cannot be a call of `step(self, x, y)`), unless the name is also used as a value."""
     inferred = {}
     for (class_name, name), function in methods.items():
-        count = len(function.args.args) - 1
+        count = len(function.args.args) - (0 if _is_static(function) else 1)
         required = count - len(function.args.defaults)
         calls = [call for call in call_sites.get("." + name, ()) if required <= len(call) <= count]
         if not calls or "." + name in escaped:
@@ -365,7 +366,7 @@ class _Walker:
     def _parameters(self, node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None) -> Env:
         arguments = parameters(node)
         env = {argument.arg: self._annotation_kind(argument.annotation) for argument in arguments}
-        inferred = node.args.args if class_name is None else node.args.args[1:]
+        inferred = node.args.args if class_name is None or _is_static(node) else node.args.args[1:]
         key = node.name if class_name is None else f"{class_name}.{node.name}"
         for argument, kind in zip(inferred, self.resolver.parameter_kinds.get(key, ())):
             if env[argument.arg] is Kind.UNKNOWN:
@@ -639,5 +640,9 @@ def _is_self(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"  # as `kinds.Resolver` reads `self.x`
 
 
+def _is_static_decorator(decorator: ast.expr) -> bool:
+    return isinstance(decorator, ast.Name) and decorator.id == "staticmethod"
+
+
 def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+    return any(_is_static_decorator(decorator) for decorator in node.decorator_list)

@@ -300,3 +300,19 @@ def test_a_method_under_no_grad_takes_the_kinds_of_its_calls():
         "Trainer().evaluate(DataLoader(TensorDataset(torch.ones(2))))\nTrainer().other(DataLoader(TensorDataset(torch.ones(2))))\n"
     )
     assert kinds_read(source, "loader") == [Kind.TENSOR_LOADER, Kind.UNKNOWN]
+
+
+def test_a_static_methods_parameters_take_the_kinds_of_its_calls_all_of_them_given():
+    """DiT's `timestep_embedding(t, dim)`, called as `self.timestep_embedding(t, 16)`: no `self`
+    to skip, so `t` takes the first argument's kind; a class method is left unknown."""
+    source = (
+        "import torch\n\n\n"
+        "class Embedder:\n"
+        "    @staticmethod\n    def timestep_embedding(t, dim):\n        return t, dim\n\n"
+        "    @classmethod\n    def build(cls, size):\n        return size\n\n"
+        "    def embed(self, steps):\n        return self.timestep_embedding(steps, 16)\n\n\n"
+        "Embedder().embed(torch.arange(3))\nEmbedder.build(torch.ones(1))\n"
+    )
+    assert kinds_read(source, "t") == [Kind.TENSOR]
+    assert kinds_read(source, "dim") == [Kind.SCALAR]
+    assert kinds_read(source, "size") == [Kind.UNKNOWN]
