@@ -176,7 +176,9 @@ def _with_dependents(chunks: list[Chunk], changed: set[int]) -> set[int]:
     """The changed chunks, those that read a module-level name a changed chunk binds, and so on
     (what devfix concludes there may have changed too: `model = Net().cuda()` → the training
     loop; a helper's parameter kinds come from its callers, and theirs from their callers:
-    `extract` ← a scheduler's method ← `main`), and the definitions the changed chunks read."""
+    `extract` ← a scheduler's method ← `main`), the definitions the changed chunks read, and the
+    functions and classes any of those read (a helper handed `alphas_bar` concludes anew when the
+    table's binding changed)."""
     selected, pending = set(changed), list(changed)
     while pending:
         binds = chunks[pending.pop()].binds
@@ -185,7 +187,8 @@ def _with_dependents(chunks: list[Chunk], changed: set[int]) -> set[int]:
                 selected.add(index)
                 pending.append(index)
     loads = set().union(*(chunks[index].loads for index in changed)) if changed else set()
-    return selected | {index for index, chunk in enumerate(chunks) if chunk.binds & loads}
+    called = set().union(*(chunks[index].loads for index in selected)) if selected else set()
+    return selected | {index for index, chunk in enumerate(chunks) if chunk.binds & loads or (not chunk.simple and chunk.binds & called)}
 
 
 def _slice(chunks: list[Chunk], new: set[int]) -> list[int]:
