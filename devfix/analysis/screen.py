@@ -66,6 +66,7 @@ from devfix.analysis.torch_api import (
     FACTORY_FUNCTIONS,
     FUNCTIONAL_LOSSES,
     GUARD_WORDS,
+    INDEX_READING_METHODS,
     LEGACY_CPU_CONSTRUCTORS,
     LEGACY_DTYPES,
     LOSS_TENSOR_KEYWORDS,
@@ -299,6 +300,8 @@ class _Screen:
                         if self._may_meet_a_tensor(other, function)]
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
                 used = list(node.args)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in INDEX_READING_METHODS:
+                used = [node.func.value]  # `self.alphas.gather(0, t)`
             elif isinstance(node, ast.AugAssign):  # `self.correct += (preds == y).sum()`
                 names = [name.id for name in every_node(node.value) if isinstance(name, ast.Name)]
                 used = [node.target] if self._may_be_tensors(names, function) else []

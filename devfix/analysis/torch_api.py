@@ -241,3 +241,7 @@ DISTRIBUTION_PARAMETERS = {
     "Dirichlet": ("concentration",), "StudentT": ("df", "loc", "scale"), "Poisson": ("rate",),
     "VonMises": ("loc", "concentration"), "Binomial": ("total_count", "probs", "logits"),
 }
+
+# tensor methods that read by indices → where their index argument is: a CPU table read with CUDA
+# indices fails as indexing does (`a.gather(-1, t)`, DF012)
+INDEX_READING_METHODS = {"gather": 1, "index_select": 1, "take": 0}

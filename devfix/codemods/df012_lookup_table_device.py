@@ -22,6 +22,11 @@ in arithmetic with a parameter of a top-level function (`(images - MEAN) / STD` 
 normalize(images)`) is aligned to the parameter when the file calls the function only with
 tensors for it, one of them at least on a device: `MEAN.to(images.device)`.
 
+Reading such a table by indices with a tensor method is indexing too: `a.gather(-1, t)`,
+`index_select(0, t)`, `take(t)` (the annotated diffusion's `extract` without its `t.cpu()`) →
+`a.to(t.device).gather(-1, t)`. A top-level table may also come from a function of the file that
+returns a tensor made on the host (`betas = linear_beta_schedule(timesteps)`, `analysis.host_helpers`).
+
 Arithmetic with a method argument is aligned the same way when the argument is certainly a
 tensor: evidence in the method, or a tensor passed at every call of an instance in the file
 (`normalize = Normalizer(...)`, `normalize(batch)`). Without that, a diagnostic without a fix.
@@ -45,7 +50,7 @@ from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
-from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, PLACEMENT_KEEPING_METHODS
+from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, INDEX_READING_METHODS, PLACEMENT_KEEPING_METHODS
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import moved_to, parenthesized
 from devfix.findings import Safety
@@ -114,10 +119,9 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
 
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
         table = original_node.value
-        if isinstance(table, cst.Name) and table.value in self._table_parameters:
-            return self._index_a_handed_table(original_node, updated_node)
-        if isinstance(table, cst.Name) and self._reads_a_top_level_table(original_node, table.value):
-            return self._index_a_handed_table(original_node, updated_node, "a CPU table of the top level")
+        index = original_node.slice[0].slice.value if len(original_node.slice) == 1 and isinstance(original_node.slice[0].slice, cst.Index) else None
+        if isinstance(table, cst.Name) and index is not None and (what := self._handed_table(original_node, table.value, index)):
+            return self._index_a_handed_table(original_node, updated_node, index, what)
         if not (getattr(self, "_tables", None) and _is_self_attribute(table) and table.attr.value in self._tables):
             return updated_node
         if len(original_node.slice) != 1 or not isinstance(original_node.slice[0].slice, cst.Index):
@@ -134,7 +138,42 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         aligned = moved_to(updated_node.value, f"{reference}.device")
         return updated_node.with_changes(value=aligned)
 
-    def _reads_a_top_level_table(self, subscript: cst.Subscript, name: str) -> bool:
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        """`a.gather(-1, t)` (`index_select(0, t)`, `take(t)`) of a table handed to the helper, or
+        read from the top level: gathering with indices on a GPU from a CPU table fails as indexing
+        does (the annotated diffusion's `extract(a, t, x_shape)` without its `t.cpu()`)."""
+        func = original_node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in INDEX_READING_METHODS):
+            return updated_node
+        position = INDEX_READING_METHODS[func.attr.value]
+        index = next((arg.value for arg in original_node.args if arg.keyword is not None and arg.keyword.value == "index"), None)
+        positional = [arg.value for arg in original_node.args if arg.keyword is None and not arg.star]
+        index = index if index is not None else positional[position] if position < len(positional) else None
+        if not isinstance(index, cst.Name):
+            return updated_node
+        receiver = func.value
+        if isinstance(receiver, cst.Name):
+            what = self._handed_table(original_node, receiver.value, index)
+            reference = index.value if what is not None and self._index_is_a_tensor(original_node, index) else None
+        elif getattr(self, "_tables", None) and _is_self_attribute(receiver) and receiver.attr.value in self._tables:
+            what, reference = f"a CPU tensor of {self._holder(receiver.attr.value)}", self._reference(original_node, index)
+        else:
+            return updated_node
+        code = cst.Module([]).code_for_node(receiver)
+        if reference is None or not self.report(original_node, f"`{code}` is {what}; `{func.attr.value}` with `{index.value}` "
+                                                "fails when the index is on a GPU", fix_title=f"align it to `{reference}.device` first"):
+            return updated_node
+        aligned = moved_to(updated_node.func.value, f"{reference}.device")
+        return updated_node.with_changes(func=updated_node.func.with_changes(value=aligned))
+
+    def _handed_table(self, anchor: cst.CSTNode, name: str, index: cst.BaseExpression) -> str | None:
+        """How a message names the CPU table `name` read at `anchor` with `index`: a parameter every
+        call hands such a table, or the top level's (`_reads_a_top_level_table`); None for anything else."""
+        if name in self._table_parameters:
+            return "a CPU table at every call of this function"
+        return "a CPU table of the top level" if self._reads_a_top_level_table(anchor, name, index) else None
+
+    def _reads_a_top_level_table(self, anchor: cst.CSTNode, name: str, index: cst.BaseExpression) -> bool:
         """`alphas_bar[t]` in a function that reads the top level's CPU table as a global (it binds
         no local of that name), or at the top level itself with an index placed on a device there
         (`class_weights[y]` after `x, y = x.to(device), y.to(device)`)."""
@@ -142,8 +181,8 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
             return False
         if self.facts is not None and self.facts.framework == "torch.distributed.rpc":
             return False  # a parameter server's table: what RPC carries must stay on the CPU
+        subscript = anchor
         scope = self.enclosing_scope(subscript)
-        index = subscript.slice[0].slice.value if len(subscript.slice) == 1 and isinstance(subscript.slice[0].slice, cst.Index) else None
         if isinstance(scope, cst.Module):
             return isinstance(index, cst.Name) and self.scope_facts(subscript).is_device_value(index)
         if not isinstance(scope, cst.FunctionDef):
@@ -155,15 +194,12 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         return isinstance(index, cst.Name) and (index.value in parameters and index.value not in facts.bindings or facts.is_device_value(index))
 
     def _index_a_handed_table(
-        self, original_node: cst.Subscript, updated_node: cst.Subscript, what: str = "a CPU table at every call of this function"
+        self, original_node: cst.Subscript, updated_node: cst.Subscript, index: cst.BaseExpression, what: str
     ) -> cst.BaseExpression:
         """`schedule[t]` in a helper whose every caller hands it a plain object's CPU table (or that
         reads one of the top level): aligned to the index when the index is proven a tensor (a CPU
         index leaves it where it is)."""
-        if len(original_node.slice) != 1 or not isinstance(original_node.slice[0].slice, cst.Index):
-            return updated_node
-        index = original_node.slice[0].slice.value
-        if not (isinstance(index, cst.Name) and (self.kind_of(index) is Kind.TENSOR or self._given_a_tensor(original_node, index.value))):
+        if not (isinstance(index, cst.Name) and self._index_is_a_tensor(original_node, index)):
             return updated_node
         table = original_node.value.value
         if not self.report(original_node, f"`{table}` is {what}; indexing "
@@ -171,6 +207,9 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
             return updated_node
         aligned = moved_to(updated_node.value, f"{index.value}.device")
         return updated_node.with_changes(value=aligned)
+
+    def _index_is_a_tensor(self, anchor: cst.CSTNode, index: cst.Name) -> bool:
+        return self.kind_of(index) is Kind.TENSOR or self._given_a_tensor(anchor, index.value)
 
     def _given_a_tensor(self, anchor: cst.CSTNode, name: str) -> bool:
         """`y` in `def forward(self, x, y)` of a Module class of the file whose every call gives a
@@ -492,12 +531,27 @@ def _top_level_tables(top: PlacementFacts, rule: LookupTableDevice) -> set[str]:
     tables: set[str] = set()
     for name, bindings in sorted(top.bindings.items(), key=lambda item: item[1][0].line):
         value = bindings[0].value
+        if len(bindings) == 1 and _host_helper_call(value, rule, tables):
+            tables.add(name)  # `betas = linear_beta_schedule(timesteps)`, the file's function returning `torch.linspace(...)`
+            continue
         if len(bindings) != 1 or value is None or not is_tensor_expression(value, tables, rule.qualified) or _placed(value):
             continue
         if all(root.value in tables or rule.kind_of(root).is_known_non_tensor for root in _computed_from(value, rule.qualified)) \
                 and not _follows_an_input(value):
             tables.add(name)
     return tables
+
+
+def _host_helper_call(value: cst.BaseExpression | None, rule: LookupTableDevice, tables: set[str]) -> bool:
+    """A call of a top-level function of the file that returns tensors made on the host, never a
+    0-dim one (`analysis.host_helpers`), given numbers or such tables."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)) or rule.facts is None:
+        return False
+    helper = rule.facts.local_helper(value.func.value)
+    if helper is None or not helper.returns_host_tensors or helper.may_return_a_scalar:
+        return False
+    return all(root.value in tables or rule.kind_of(root).is_known_non_tensor
+               for arg in value.args for root in _computed_from(arg.value, rule.qualified))
 
 
 def _computed_from(node: cst.BaseExpression, qualified) -> list[cst.Name]:

@@ -160,3 +160,35 @@ def test_class_constants_placed_shadowed_or_not_tensors_are_left_alone():
 def test_a_class_constant_meeting_a_number_gets_a_diagnostic_but_no_fix():
     result = fix(CLASS_CONSTANT.format(constant="torch.zeros(3)", store="", argument="3.0"))
     assert result.fixed == result.source and [finding.fixable for finding in result.findings] == [False]
+
+
+GATHER = """import torch
+
+betas = torch.linspace(1e-4, 0.02, 10)
+alphas = torch.cumprod(1 - betas, dim=0)
+
+
+def extract(a, t):
+    return {read}
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+t = torch.randint(0, 10, (4,), device=device)
+print(extract(alphas, t))
+"""
+
+
+def test_a_handed_table_gathered_with_tensor_indices_goes_where_they_are():
+    for read, fixed in (
+        ("a.gather(-1, t)", "a.to(t.device).gather(-1, t)"),
+        ("a.gather(dim=-1, index=t)", "a.to(t.device).gather(dim=-1, index=t)"),
+        ("a.index_select(0, t)", "a.to(t.device).index_select(0, t)"),
+        ("a.take(t)", "a.to(t.device).take(t)"),
+    ):
+        assert f"    return {fixed}\n" in fix(GATHER.format(read=read)).fixed.decode()
+
+
+def test_gathers_with_host_indices_or_other_indices_are_left_alone():
+    for read in ("a.gather(-1, t.cpu())", "a.gather(-1, torch.tensor([1, 2]))", "a.gather(-1)"):
+        source = GATHER.format(read=read)
+        assert fix(source).fixed.decode() == source
