@@ -55,6 +55,22 @@ def class_facts(node: cst.ClassDef, line_of) -> ClassFacts:
     return ClassFacts(methods, attributes, super_init_line)
 
 
+def stored_once_in_init(facts: ClassFacts, line_of) -> list[tuple[str, cst.Assign]]:
+    """(attribute, statement) for what a Module's `__init__` assigns by one single-target statement
+    after `super().__init__()`, assigns nowhere else (nor updates in place), and another method
+    reads: the state `.to()` must move for those methods (DF014's tensors, DF027's distributions)."""
+    if facts.super_init_line is None:
+        return []
+    found = []
+    for name, use in facts.attributes.items():
+        if len(use.assignments) != 1 or use.assignments[0][0] != "__init__" or use.other_uses & {"augmented assignment"}:
+            continue
+        statement = use.assignments[0][1]
+        if use.read_in - {"__init__"} and len(statement.targets) == 1 and line_of(statement) > facts.super_init_line:
+            found.append((name, statement))
+    return found
+
+
 PARAMETERIZED_LAYERS = frozenset({
     "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm",

@@ -35,7 +35,7 @@ from devfix.analysis.call_sites import file_functions
 from devfix.analysis.cst_bindings import is_generator, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import Kind
-from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute
+from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, stored_once_in_init
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
 from devfix.analysis.torch_api import COMPLEX_MAKERS
@@ -65,13 +65,8 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             return
         tensors = self.scope_tensors(init.body)
         moves_as_a_whole = holds_parameters(facts, self.qualified)
-        for name, use in facts.attributes.items():
-            if len(use.assignments) != 1 or use.assignments[0][0] != "__init__" or use.other_uses & {"augmented assignment"}:
-                continue
-            if not (use.read_in - {"__init__"}) or self._moved_where_read(name, facts.methods):
-                continue
-            statement = use.assignments[0][1]
-            if len(statement.targets) != 1 or self.line_of(statement) <= facts.super_init_line:
+        for name, statement in stored_once_in_init(facts, self.line_of):
+            if self._moved_where_read(name, facts.methods):
                 continue
             value = statement.value
             if any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(value)):

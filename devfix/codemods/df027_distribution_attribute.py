@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.module_classes import class_facts
+from devfix.analysis.module_classes import class_facts, stored_once_in_init
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
 from devfix.analysis.torch_api import DISTRIBUTION_PARAMETERS
@@ -64,12 +64,9 @@ class DistributionAttribute(ScopeTracker, DevfixRule):
         init = facts.methods.get("__init__")
         if init is None or facts.super_init_line is None:
             return
-        for name, use in facts.attributes.items():
-            if len(use.assignments) != 1 or use.assignments[0][0] != "__init__" or not (use.read_in - {"__init__"}):
-                continue
-            statement = use.assignments[0][1]
+        for name, statement in stored_once_in_init(facts, self.line_of):
             value = statement.value
-            if len(statement.targets) != 1 or self.line_of(statement) <= facts.super_init_line or not isinstance(value, cst.Call):
+            if not isinstance(value, cst.Call):
                 continue
             parameters = self._parameters_of(value)
             if parameters is None or self._stores.count.get(name, 0) != 1 or name in facts.methods:
