@@ -83,7 +83,9 @@ def results_joining_inputs(
 ) -> dict[cst.Call, str] | None:
     """Each `self.<method>(...)` call of the class, with the input it is put together with in an
     operation: `x + self.positional_encoding(x.size(1))` in a method whose parameter `x` holds a
-    tensor (`inputs_of(caller)`: its parameters proven tensors). None unless the class uses
+    tensor (`inputs_of(caller)`: its parameters proven tensors), or through a local bound once to
+    the call whose every read is such an operand (`freqs = self.frequencies()`, then
+    `t[:, None].float() * freqs[None]`). None unless the class uses
     `self.<method>` only so, or where its result needs nothing (moved where it is made,
     `self.method(n).to(x.device)`, or read on the host, `self.method(n).numel()`: not in the
     answer), at least once, in its own methods: a result that goes anywhere else has no input to
@@ -96,8 +98,9 @@ def results_joining_inputs(
         finder = _JoinedResults(method, qualified)
         caller.body.visit(finder)
         uses, settled = uses + finder.uses, settled + finder.settled
-        inputs = inputs_of(caller) if finder.joined and caller.name.value != method else set()
-        found.update((call, name) for call, name in finder.joined if name in inputs)
+        joined = finder.joined + finder.joined_locals()
+        inputs = inputs_of(caller) if joined and caller.name.value != method else set()
+        found.update((call, name) for call, name in joined if name in inputs)
     return found if uses and len(found) + settled == uses else None
 
 
@@ -111,6 +114,44 @@ class _JoinedResults(cst.CSTVisitor):
         self.settled = 0  # calls whose result is moved where it is made, or read on the host
         self.joined: list[tuple[cst.Call, str]] = []  # not in nested functions: their names are their own
         self.nesting = 0
+        self.bound: dict[str, list[cst.Call]] = {}  # local → the calls `local = self.<method>(...)` binds it to
+        self.bindings: dict[str, int] = {}  # local → how many statements bind it
+        self.reads: dict[str, int] = {}  # name → how many times it is read
+        self.local_joins: dict[str, list[str | None]] = {}  # local → the root of what each operation puts it with
+        self._stored: set[int] = set()  # the names an assignment stores into
+
+    def joined_locals(self) -> list[tuple[cst.Call, str]]:
+        """`(call, input)` for each local bound once to a call of the method whose every read is an
+        operand beside the same plain name's value (`t[:, None].float() * freqs[None]`)."""
+        found = []
+        for local, calls in self.bound.items():
+            roots = self.local_joins.get(local, [])
+            if self.bindings.get(local) == 1 and len(calls) == 1 and roots and self.reads.get(local) == len(roots) \
+                    and None not in roots and len(set(roots)) == 1:
+                found.append((calls[0], roots[0]))
+        return found
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            for name in _stored_names(target.target):
+                self._stored.add(id(name))
+                self.bindings[name.value] = self.bindings.get(name.value, 0) + 1
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if not self.nesting and isinstance(target, cst.Name) and self._is_a_call(node.value):
+            self.bound.setdefault(target.value, []).append(node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        for name in _stored_names(node.target):
+            self.bindings[name.value] = self.bindings.get(name.value, 0) + 2  # never bound once
+
+    def visit_For(self, node: cst.For) -> None:
+        for name in _stored_names(node.target):
+            self._stored.add(id(name))
+            self.bindings[name.value] = self.bindings.get(name.value, 0) + 2
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._stored:
+            self.reads[node.value] = self.reads.get(node.value, 0) + 1
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.nesting += 1
@@ -136,6 +177,39 @@ class _JoinedResults(cst.CSTVisitor):
         for side, other in ((node.left, node.right), (node.right, node.left)):
             if not self.nesting and self._is_a_call(side) and isinstance(other, cst.Name):
                 self.joined.append((side, other.value))
+            local = _subscripted_name(side)
+            if not self.nesting and local is not None:
+                root = _value_root(other)
+                self.local_joins.setdefault(local, []).append(root.value if root is not None else None)
+
+
+def _stored_names(target: cst.BaseExpression) -> list[cst.Name]:
+    """The plain names a target stores into (`a`, `a, b`), not attributes or items."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _stored_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _stored_names(target.value)
+    return []
+
+
+def _subscripted_name(node: cst.BaseExpression) -> str | None:
+    """`freqs` of `freqs` or `freqs[None]`."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _value_root(node: cst.BaseExpression) -> cst.Name | None:
+    """`t` of `t[:, None].float()`: the name under items and tensor methods."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        else:
+            return node if isinstance(node, cst.Name) else None
 
 
 class _SelfCalls(cst.CSTVisitor):

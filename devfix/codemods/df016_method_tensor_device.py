@@ -24,7 +24,8 @@ tensor (a GAN loss's `get_target_tensor(prediction, real)`, called by `forward` 
 `self.loss`), and what such a method returns counts when a caller feeds the result to a submodule.
 A module without parameters (a sinusoidal encoding) has no device of its own: a CPU tensor its
 method returns goes, where the class's other methods put it together with a tensor input, to that
-input's device (`x + self.positional_encoding(n)` → `x + self.positional_encoding(n).to(x.device)`,
+input's device (`x + self.positional_encoding(n)` → `x + self.positional_encoding(n).to(x.device)`;
+also through a local bound once to it, `freqs = self.frequencies().to(t.device)`;
 `analysis.self_calls.results_joining_inputs`); used anywhere else, it is reported without a fix.
 A name bound in both branches of an `if` (or a conditional expression) may hold either tensor.
 A tensor type the class holds counts as a factory when it is proven a CPU one (pix2pixHD's
@@ -48,6 +49,7 @@ import libcst as cst
 from devfix.analysis.call_sites import argument_for, constructor_values_for
 from devfix.analysis.cst_bindings import parameters
 from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import (
     class_facts,
     indexings_fed_to_submodules,
@@ -123,7 +125,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                 # no parameter, layer or device of the module's own to follow, and a CPU tensor
                 # returned: where the class puts it together with an input, it goes to that input's device
                 def inputs(caller: cst.FunctionDef) -> set[str]:
-                    return set(_tensor_parameters(self, caller, submodules, given_tensors.get(caller.name.value, set())))
+                    return set(_tensor_parameters(self, caller, submodules, given_tensors.get(caller.name.value, set()), proven=True))
 
                 joined = results_joining_inputs(node, name, inputs, self.qualified)
                 if joined is not None:
@@ -383,13 +385,34 @@ class _FedToSubmodules(cst.CSTVisitor):
         return []
 
 
-def _tensor_parameters(rule: MethodTensorDevice, method: cst.FunctionDef, submodules: set[str], given: set[str]) -> list[str]:
+def _tensor_parameters(
+    rule: MethodTensorDevice, method: cst.FunctionDef, submodules: set[str], given: set[str], proven: bool = False,
+) -> list[str]:
     """The parameters after `self` that hold tensors: proven in the method's own code, fed to a
     submodule, or given a tensor by every call in the class (what `_FedToSubmodules.reference`
-    chooses from)."""
+    chooses from); with `proven`, also those the value analysis proves tensors (the inputs a
+    parameter-free module's results join)."""
     tensors = rule.scope_tensors(method.body)
     fed = names_fed_to_submodules(method, submodules)
-    return [param.name.value for param in method.params.params[1:] if param.name.value in tensors | fed | given]
+    names = [param.name.value for param in method.params.params[1:]]
+    return [name for name in names if name in tensors | fed | given or (proven and _proven_tensor(rule, method, name))]
+
+
+def _proven_tensor(rule: MethodTensorDevice, method: cst.FunctionDef, name: str) -> bool:
+    """The value analysis proves the parameter a tensor where the method first reads it (`t` of a
+    Module's `forward`, given a tensor by every call of its instances and layers in the file)."""
+    found: list[cst.Name] = []
+
+    class FirstRead(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name and not found:
+                found.append(node)
+
+    method.body.visit(FirstRead())
+    return bool(found) and rule.kind_of(found[0]) is Kind.TENSOR
 
 
 def _parameters_fed_to_submodules(

@@ -58,3 +58,34 @@ def test_results_fed_directly_or_through_a_name_bound_once():
 def test_a_name_bound_twice_does_not_carry_the_result():
     source = LOSS.replace("        counts = self.logged(prediction)\n", "        goal = goal * 2\n        counts = self.logged(prediction)\n")
     assert "target" not in results_fed_to_submodules(methods_of(source), {"loss"})
+
+
+ENCODING = '''\
+class Encoding(nn.Module):
+    def frequencies(self):
+        return torch.arange(4).float()
+
+    def forward(self, t):
+        freqs = self.frequencies()
+        {use}
+'''
+
+
+def joined(use: str):
+    from devfix.analysis.self_calls import results_joining_inputs
+
+    class_def = cst.parse_module(ENCODING.format(use=use)).body[0]
+    found = results_joining_inputs(class_def, "frequencies", lambda caller: {"t"}, lambda node: set())
+    return None if found is None else sorted(found.values())
+
+
+def test_a_result_bound_once_then_put_with_an_input_joins_that_input():
+    assert joined("return t[:, None].float() * freqs[None]") == ["t"]
+    assert joined("a = t * freqs\n        return a + freqs[0] * t.float()") == ["t"]
+
+
+def test_a_bound_result_read_otherwise_or_with_something_else_does_not():
+    assert joined("return freqs") is None  # returned: no input to follow
+    assert joined("return t * freqs + freqs.sum()") is None  # also read on its own
+    assert joined("return t * freqs + 2 * freqs") is None  # also put with a number
+    assert joined("freqs = freqs * 2\n        return t * freqs") is None  # bound twice
