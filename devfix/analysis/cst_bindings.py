@@ -1,6 +1,6 @@
 """What a libcst function binds by itself: its parameters, and the names an assignment target
-binds (the libcst twins of `ast_nodes.parameters` and `ast_nodes.bound_names`); and what it
-returns."""
+binds (the libcst twins of `ast_nodes.parameters` and `ast_nodes.bound_names`); what it returns;
+and the names a piece of code mentions."""
 
 from __future__ import annotations
 
@@ -28,6 +28,21 @@ def bound_names(target: cst.BaseExpression) -> set[str]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return {name for element in target.elements for name in bound_names(element.value)}
     return set()
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every name `node` mentions, read or bound (`device` and `th` in `device.type == th.device("cuda").type`)."""
+    finder = _Names()
+    node.visit(finder)
+    return finder.names
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
 
 
 def return_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None]:

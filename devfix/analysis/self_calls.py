@@ -115,10 +115,10 @@ class _JoinedResults(cst.CSTVisitor):
         self.joined: list[tuple[cst.Call, str]] = []  # not in nested functions: their names are their own
         self.nesting = 0
         self.bound: dict[str, list[cst.Call]] = {}  # local → the calls `local = self.<method>(...)` binds it to
-        self.bindings: dict[str, int] = {}  # local → how many statements bind it
-        self.reads: dict[str, int] = {}  # name → how many times it is read
+        self.bindings: dict[str, int] = {}  # local → how many statements bind it (2 for a loop or `+=`: never once)
+        self.stores: dict[str, int] = {}  # name → how many of its mentions are assignment or loop targets
+        self.mentions: dict[str, int] = {}  # name → how many times the body mentions it
         self.local_joins: dict[str, list[str | None]] = {}  # local → the root of what each operation puts it with
-        self._stored: set[int] = set()  # the names an assignment stores into
 
     def joined_locals(self) -> list[tuple[cst.Call, str]]:
         """`(call, input)` for each local bound once to a call of the method whose every read is an
@@ -126,32 +126,33 @@ class _JoinedResults(cst.CSTVisitor):
         found = []
         for local, calls in self.bound.items():
             roots = self.local_joins.get(local, [])
-            if self.bindings.get(local) == 1 and len(calls) == 1 and roots and self.reads.get(local) == len(roots) \
+            reads = self.mentions.get(local, 0) - self.stores.get(local, 0)
+            if self.bindings.get(local) == 1 and len(calls) == 1 and roots and reads == len(roots) \
                     and None not in roots and len(set(roots)) == 1:
                 found.append((calls[0], roots[0]))
         return found
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            for name in _stored_names(target.target):
-                self._stored.add(id(name))
-                self.bindings[name.value] = self.bindings.get(name.value, 0) + 1
+            self._store(bound_names(target.target), 1)
         target = node.targets[0].target if len(node.targets) == 1 else None
         if not self.nesting and isinstance(target, cst.Name) and self._is_a_call(node.value):
             self.bound.setdefault(target.value, []).append(node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        for name in _stored_names(node.target):
-            self.bindings[name.value] = self.bindings.get(name.value, 0) + 2  # never bound once
+        for name in bound_names(node.target):  # `x += ...` reads `x` too: its mention stays a read
+            self.bindings[name] = self.bindings.get(name, 0) + 2
 
     def visit_For(self, node: cst.For) -> None:
-        for name in _stored_names(node.target):
-            self._stored.add(id(name))
-            self.bindings[name.value] = self.bindings.get(name.value, 0) + 2
+        self._store(bound_names(node.target), 2)
+
+    def _store(self, names: set[str], weight: int) -> None:
+        for name in names:
+            self.bindings[name] = self.bindings.get(name, 0) + weight
+            self.stores[name] = self.stores.get(name, 0) + 1
 
     def visit_Name(self, node: cst.Name) -> None:
-        if id(node) not in self._stored:
-            self.reads[node.value] = self.reads.get(node.value, 0) + 1
+        self.mentions[node.value] = self.mentions.get(node.value, 0) + 1
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.nesting += 1
@@ -181,17 +182,6 @@ class _JoinedResults(cst.CSTVisitor):
             if not self.nesting and local is not None:
                 root = _value_root(other)
                 self.local_joins.setdefault(local, []).append(root.value if root is not None else None)
-
-
-def _stored_names(target: cst.BaseExpression) -> list[cst.Name]:
-    """The plain names a target stores into (`a`, `a, b`), not attributes or items."""
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _stored_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _stored_names(target.value)
-    return []
 
 
 def _subscripted_name(node: cst.BaseExpression) -> str | None:

@@ -35,6 +35,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from devfix.analysis.call_sites import argument_for
+from devfix.analysis.cst_bindings import names_in
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, names_fed_to_submodules
@@ -278,8 +279,7 @@ class HardcodedCuda(DevfixRule):
             def visit_If(self, node: cst.If) -> None:
                 nonlocal found
                 code = _code(node.test)
-                mentions = any(isinstance(part, cst.Name) and part.value == name for part in _names(node.test))
-                found = found or (mentions and "is_available" in code and line_of(node) > line)
+                found = found or (name in names_in(node.test) and "is_available" in code and line_of(node) > line)
 
         function.body.visit(Tests())
         return found
@@ -378,18 +378,6 @@ def _is_cuda_tensor_type(node: cst.BaseExpression) -> bool:
     """`torch.cuda.FloatTensor`, or its name as a string (`"torch.cuda.FloatTensor"`)."""
     code = node.evaluated_value if isinstance(node, cst.SimpleString) else _code(node) if isinstance(node, cst.Attribute) else ""
     return isinstance(code, str) and code.startswith("torch.cuda.") and code.endswith("Tensor")
-
-
-def _names(node: cst.CSTNode) -> list[cst.Name]:
-    """The names read in an expression."""
-    found: list[cst.Name] = []
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.append(name)
-
-    node.visit(Names())
-    return found
 
 
 def _code(node: cst.CSTNode) -> str:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.cst_bindings import names_in
 from devfix.analysis.placement import Move, as_move
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import EAGER_STATE_OPTIMIZERS
@@ -111,7 +112,7 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
         """`optimizer = torch.optim.Adagrad(model.parameters())`: an optimizer that creates its state
         tensors in `__init__`, on the device the parameters are on then."""
         value = small.value if isinstance(small, cst.Assign) else None
-        return isinstance(value, cst.Call) and bool(self.qualified(value.func) & EAGER_STATE_OPTIMIZERS) and model in _names_in(value)
+        return isinstance(value, cst.Call) and bool(self.qualified(value.func) & EAGER_STATE_OPTIMIZERS) and model in names_in(value)
 
     def _optimizers_of(self, model: str, earlier: list[cst.SimpleStatementLine]) -> set[str]:
         """Names bound to a `torch.optim` optimizer built from the model's parameters."""
@@ -122,7 +123,7 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
                 continue
             value = small.value
             if isinstance(value, cst.Call) and any(name.startswith(OPTIMIZERS) for name in self.qualified(value.func)) \
-                    and model in _names_in(value):
+                    and model in names_in(value):
                 found.add(small.targets[0].target.value)
         return found
 
@@ -192,17 +193,6 @@ def _loads_state(small: cst.BaseSmallStatement, optimizers: set[str]) -> bool:
         and isinstance(func.value, cst.Name) and func.value.value in optimizers
 
 
-def _names_in(node: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-
-    class Finder(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            names.add(name.value)
-
-    node.visit(Finder())
-    return names
-
-
 def _index_of(block: list[cst.BaseStatement], statement: cst.BaseStatement) -> int:
     return next(index for index, item in enumerate(block) if item is statement)
 
@@ -222,7 +212,7 @@ def _uses_whole(line: cst.BaseStatement, name: str) -> bool:
 
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
             nonlocal found
-            found = found or name in _names_in(node.target)
+            found = found or name in names_in(node.target)
 
     line.visit(Finder())
     return found
