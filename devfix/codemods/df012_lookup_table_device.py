@@ -118,30 +118,22 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         return updated_node
 
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
-        table = original_node.value
-        index = original_node.slice[0].slice.value if len(original_node.slice) == 1 and isinstance(original_node.slice[0].slice, cst.Index) else None
-        if isinstance(table, cst.Name) and index is not None and (what := self._handed_table(original_node, table.value, index)):
-            return self._index_a_handed_table(original_node, updated_node, index, what)
-        if not (getattr(self, "_tables", None) and _is_self_attribute(table) and table.attr.value in self._tables):
+        slices = original_node.slice
+        index = slices[0].slice.value if len(slices) == 1 and isinstance(slices[0].slice, cst.Index) else None
+        found = self._table_alignment(original_node, original_node.value, index) if index is not None else None
+        if found is None:
             return updated_node
-        if len(original_node.slice) != 1 or not isinstance(original_node.slice[0].slice, cst.Index):
+        what, reference = found
+        code, index_code = cst.Module([]).code_for_node(original_node.value), cst.Module([]).code_for_node(index)
+        if not self.report(original_node, f"`{code}` is {what}; indexing it with `{index_code}` fails when the index is on a GPU",
+                           fix_title=f"align it to `{reference}.device` first"):
             return updated_node
-        index = original_node.slice[0].slice.value
-        reference = self._reference(original_node, index)
-        if reference is None:
-            return updated_node
-        code = cst.Module([]).code_for_node(table)
-        index_code = cst.Module([]).code_for_node(index)
-        if not self.report(original_node, f"`{code}` is a CPU tensor of {self._holder(table.attr.value)}; indexing it with `{index_code}` "
-                           "fails when the index is on a GPU", fix_title=f"align it to `{reference}.device` first"):
-            return updated_node
-        aligned = moved_to(updated_node.value, f"{reference}.device")
-        return updated_node.with_changes(value=aligned)
+        return updated_node.with_changes(value=moved_to(updated_node.value, f"{reference}.device"))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        """`a.gather(-1, t)` (`index_select(0, t)`, `take(t)`) of a table handed to the helper, or
-        read from the top level: gathering with indices on a GPU from a CPU table fails as indexing
-        does (the annotated diffusion's `extract(a, t, x_shape)` without its `t.cpu()`)."""
+        """`a.gather(-1, t)` (`index_select(0, t)`, `take(t)`) of such a table: gathering with
+        indices on a GPU from a CPU table fails as indexing does (the annotated diffusion's
+        `extract(a, t, x_shape)` without its `t.cpu()`)."""
         func = original_node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in INDEX_READING_METHODS):
             return updated_node
@@ -149,22 +141,29 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         index = next((arg.value for arg in original_node.args if arg.keyword is not None and arg.keyword.value == "index"), None)
         positional = [arg.value for arg in original_node.args if arg.keyword is None and not arg.star]
         index = index if index is not None else positional[position] if position < len(positional) else None
-        if not isinstance(index, cst.Name):
+        found = self._table_alignment(original_node, func.value, index) if isinstance(index, cst.Name) else None
+        if found is None:
             return updated_node
-        receiver = func.value
-        if isinstance(receiver, cst.Name):
-            what = self._handed_table(original_node, receiver.value, index)
-            reference = index.value if what is not None and self._index_is_a_tensor(original_node, index) else None
-        elif getattr(self, "_tables", None) and _is_self_attribute(receiver) and receiver.attr.value in self._tables:
-            what, reference = f"a CPU tensor of {self._holder(receiver.attr.value)}", self._reference(original_node, index)
-        else:
+        what, reference = found
+        code = cst.Module([]).code_for_node(func.value)
+        if not self.report(original_node, f"`{code}` is {what}; `{func.attr.value}` with `{index.value}` fails when the index is on a GPU",
+                           fix_title=f"align it to `{reference}.device` first"):
             return updated_node
-        code = cst.Module([]).code_for_node(receiver)
-        if reference is None or not self.report(original_node, f"`{code}` is {what}; `{func.attr.value}` with `{index.value}` "
-                                                "fails when the index is on a GPU", fix_title=f"align it to `{reference}.device` first"):
-            return updated_node
-        aligned = moved_to(updated_node.func.value, f"{reference}.device")
-        return updated_node.with_changes(func=updated_node.func.with_changes(value=aligned))
+        return updated_node.with_changes(func=func.with_changes(value=moved_to(updated_node.func.value, f"{reference}.device")))
+
+    def _table_alignment(self, anchor: cst.CSTNode, table: cst.BaseExpression, index: cst.BaseExpression) -> tuple[str, str] | None:
+        """For a CPU table read at `anchor` with `index` (`table[index]`, `table.gather(0, index)`):
+        what the message calls the table, and the name whose device it goes to. A table handed to a
+        helper at every call, or read from the top level, goes to the index when the index is proven
+        a tensor (a CPU index leaves it where it is); a plain object's table to `_reference`'s name."""
+        if isinstance(table, cst.Name):
+            what = self._handed_table(anchor, table.value, index)
+            tensor_index = isinstance(index, cst.Name) and self._index_is_a_tensor(anchor, index)
+            return (what, index.value) if what is not None and tensor_index else None
+        if getattr(self, "_tables", None) and _is_self_attribute(table) and table.attr.value in self._tables:
+            reference = self._reference(anchor, index)
+            return None if reference is None else (f"a CPU tensor of {self._holder(table.attr.value)}", reference)
+        return None
 
     def _handed_table(self, anchor: cst.CSTNode, name: str, index: cst.BaseExpression) -> str | None:
         """How a message names the CPU table `name` read at `anchor` with `index`: a parameter every
@@ -181,32 +180,16 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
             return False
         if self.facts is not None and self.facts.framework == "torch.distributed.rpc":
             return False  # a parameter server's table: what RPC carries must stay on the CPU
-        subscript = anchor
-        scope = self.enclosing_scope(subscript)
+        scope = self.enclosing_scope(anchor)
         if isinstance(scope, cst.Module):
-            return isinstance(index, cst.Name) and self.scope_facts(subscript).is_device_value(index)
+            return isinstance(index, cst.Name) and self.scope_facts(anchor).is_device_value(index)
         if not isinstance(scope, cst.FunctionDef):
             return False
-        facts, parameters = self.scope_facts(subscript), self.scope_parameters(subscript)
+        facts, parameters = self.scope_facts(anchor), self.scope_parameters(anchor)
         if name in facts.bindings or name in parameters:
             return False
         # an index the callers give, or one placed here; a local made on the CPU leaves the table alone
         return isinstance(index, cst.Name) and (index.value in parameters and index.value not in facts.bindings or facts.is_device_value(index))
-
-    def _index_a_handed_table(
-        self, original_node: cst.Subscript, updated_node: cst.Subscript, index: cst.BaseExpression, what: str
-    ) -> cst.BaseExpression:
-        """`schedule[t]` in a helper whose every caller hands it a plain object's CPU table (or that
-        reads one of the top level): aligned to the index when the index is proven a tensor (a CPU
-        index leaves it where it is)."""
-        if not (isinstance(index, cst.Name) and self._index_is_a_tensor(original_node, index)):
-            return updated_node
-        table = original_node.value.value
-        if not self.report(original_node, f"`{table}` is {what}; indexing "
-                           f"it with `{index.value}` fails when the index is on a GPU", fix_title=f"align it to `{index.value}.device` first"):
-            return updated_node
-        aligned = moved_to(updated_node.value, f"{index.value}.device")
-        return updated_node.with_changes(value=aligned)
 
     def _index_is_a_tensor(self, anchor: cst.CSTNode, index: cst.Name) -> bool:
         return self.kind_of(index) is Kind.TENSOR or self._given_a_tensor(anchor, index.value)
@@ -317,17 +300,17 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
     def _parameter_in(self, anchor: cst.CSTNode, operand: cst.BaseExpression) -> bool:
         return bool(set(_operand_names(operand)) & (self.scope_parameters(anchor) - {"self", "cls"}))
 
-    def _reference(self, subscript: cst.Subscript, index: cst.BaseExpression) -> str | None:
+    def _reference(self, anchor: cst.CSTNode, index: cst.BaseExpression) -> str | None:
         """The index itself when it is surely a tensor (by evidence in the method, or proven by the
         value analysis: `diffusion.q_sample(x0, t)` with `t` a tensor at every call); else a
         tensor parameter of the method: the index normally lives with the data, and a CPU or
         integer index into a GPU table is fine."""
-        tensors = self.scope_tensors(subscript)
+        tensors = self.scope_tensors(anchor)
         if isinstance(index, cst.Name) and (index.value in tensors or self.kind_of(index) is Kind.TENSOR):
             return index.value
         if not isinstance(index, cst.Name):
             return None
-        scope = self.enclosing_scope(subscript)
+        scope = self.enclosing_scope(anchor)
         if isinstance(scope, cst.Module):
             return None
         for param in scope.params.params:
