@@ -105,7 +105,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             return
         facts = class_facts(node, self.line_of)
         self._instances = self._moved_from_outside.instances.get(node.name.value, set())
-        self._outside_models = self._models_moved_from_outside(node, facts)
+        self._outside_models = self._models_moved_from_outside(facts)
         inside_models = self._moved_models(facts)
         models = inside_models | self._outside_models
         # the instances whose calls may meet a model on a device: all when `__init__` moves one,
@@ -316,7 +316,6 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 if method == "__init__" and as_move(statement.value, self.qualified) is not None:
                     moved.add(name)
         init = facts.methods.get("__init__")
-        parameters = {param.name.value for param in init.params.params} if init is not None else set()
         for statement in init.body.body if init is not None else ():
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
                 move = as_move(small.value, self.qualified) if isinstance(small, cst.Expr) else None
@@ -324,25 +323,26 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                     continue
                 name = move.receiver.attr.value
                 built = [s for method, s in facts.attributes[name].assignments if method == "__init__"] if name in facts.attributes else []
-                value = built[0].value if len(built) == 1 and self.line_of(built[0]) < self.line_of(small) else None
-                if (isinstance(value, cst.Call) and self.builds_module(value)) or (isinstance(value, cst.Name) and value.value in parameters):
+                if len(built) == 1 and self.line_of(built[0]) < self.line_of(small) and self._holds_a_module(facts, built[0].value):
                     moved.add(name)
         return moved
 
-    def _models_moved_from_outside(self, class_node: cst.ClassDef, facts) -> set[str]:
+    def _holds_a_module(self, facts, value: cst.BaseExpression) -> bool:
+        """`__init__` builds a Module into the attribute (`Net()`) or stores one of its parameters."""
+        init = facts.methods.get("__init__")
+        parameters = {param.name.value for param in init.params.params} if init is not None else set()
+        return (isinstance(value, cst.Call) and self.builds_module(value)) or (isinstance(value, cst.Name) and value.value in parameters)
+
+    def _models_moved_from_outside(self, facts) -> set[str]:
         """Module attributes `__init__` builds or takes from its parameters (`self.q = QNet(...)`),
         that the code holding an instance moves in place (`agent = DQN(...)`, then
         `agent.q.to(device)`): the model is wherever that move put it when a method runs."""
-        init = facts.methods.get("__init__")
-        parameters = {param.name.value for param in init.params.params} if init is not None else set()
-        instances = self._moved_from_outside.instances.get(class_node.name.value, set())
         found = set()
         for instance, attribute in self._moved_from_outside.moves:
             use = facts.attributes.get(attribute)
-            if instance not in instances or use is None or len(use.assignments) != 1 or use.assignments[0][0] != "__init__":
+            if instance not in self._instances or use is None or len(use.assignments) != 1 or use.assignments[0][0] != "__init__":
                 continue
-            value = use.assignments[0][1].value
-            if (isinstance(value, cst.Call) and self.builds_module(value)) or (isinstance(value, cst.Name) and value.value in parameters):
+            if self._holds_a_module(facts, use.assignments[0][1].value):
                 found.add(attribute)
         return found
 
