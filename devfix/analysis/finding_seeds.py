@@ -60,7 +60,8 @@ def load_without_map_location(chunks: list[Chunk], facts: FileFacts) -> Seeds:
 def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     """DF008 reports `.numpy()`, a call of a host library's function (`np.mean`, `plt.plot`, a name
     imported from sklearn), a store into an item of a numpy array, and `xs.append(t)` of a list some
-    host call is handed, or a function of the file that hands it to one. None when a star import from a host library may bind any name."""
+    host call is handed, or a function of the file that hands it to one. None when a star import
+    from a host library may bind any name."""
     host_names: set[str] = set()
     for node in facts.import_statements:
         if isinstance(node, ast.Import):

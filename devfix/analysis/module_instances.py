@@ -147,7 +147,6 @@ def _held_module(value: ast.expr, modules: dict[str, ast.ClassDef], qualify) -> 
     return None if built is None else (built, id(value))
 
 
-
 def _reads(nodes: list[ast.AST]) -> dict[str, list[str]]:
     """Each name read → how each read uses it: "call" (`name(...)`), "attribute" (`name.x`), or "value"."""
     called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}

@@ -229,6 +229,7 @@ def is_library_constant(qualified: str) -> bool:
     """numpy's names and torch's dtypes (`np.float32`, `torch.long`): what a cast is given, on no device."""
     return qualified.startswith("numpy.") or (qualified.startswith("torch.") and qualified[len("torch."):] in TORCH_DTYPES)
 
+
 # `torch.distributions` classes built from tensors → their parameters, in order (DF027 keeps each
 # tensor argument as a buffer named after its parameter)
 DISTRIBUTION_PARAMETERS = {

@@ -163,9 +163,10 @@ def _keeps_the_signature(decorator: ast.expr, imports: ImportTable) -> bool:
 
 def _method_parameter_kinds_from_calls(methods, call_sites, escaped) -> dict[str, list[Kind]]:
     """`Class.method` → the kinds of its parameters after `self` (all of a static method's): the
-    join over every call of a method of that name in the file whose argument count fits (`.step(x, y)` of any object
-    counts, a different class's `step` can only make the join less precise; `optimizer.step()`
-    cannot be a call of `step(self, x, y)`), unless the name is also used as a value."""
+    join over every call of a method of that name in the file whose argument count fits
+    (`.step(x, y)` of any object counts, a different class's `step` can only make the join less
+    precise; `optimizer.step()` cannot be a call of `step(self, x, y)`), unless the name is also
+    used as a value."""
     inferred = {}
     for (class_name, name), function in methods.items():
         count = len(function.args.args) - (0 if _is_static(function) else 1)

@@ -148,11 +148,12 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         not with `dtype=object` (which would hold the tensor itself)."""
         binding = self.scope_facts(array)._binding_before(array.value, self.line_of(array))
         value = None if binding is None else binding.value
-        if not (isinstance(value, cst.Call) and self.qualified(value.func) & NUMPY_ARRAYS_BY_SHAPE):
+        maker = self.qualified(value.func) & NUMPY_ARRAYS_BY_SHAPE if isinstance(value, cst.Call) else set()
+        if not maker:
             return False
         dtype = next((arg.value for arg in value.args if arg.keyword is not None and arg.keyword.value == "dtype"), None)
-        if dtype is None and sum(arg.keyword is None for arg in value.args) > (2 if self.qualified(value.func) & {"numpy.full"} else 1):
-            return False  # the dtype given by position
+        if dtype is None and sum(arg.keyword is None for arg in value.args) > (2 if "numpy.full" in maker else 1):
+            return False  # the dtype given by position (after the shape, and `full`'s fill value)
         return dtype is None or not (self.qualified(dtype) & OBJECT_DTYPES or _string(dtype) in OBJECT_DTYPES)
 
     def _fix_numpy_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
