@@ -41,6 +41,7 @@ from devfix.analysis.tensors import is_tensor_expression
 from devfix.analysis.torch_api import COMPLEX_MAKERS
 from devfix.analysis.torch_names import is_cuda_device_expression
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import register_buffer
 from devfix.findings import Safety
 
 NOT_BUFFERS = ("torch.nn.",)
@@ -164,9 +165,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         value = updated_node.body[0].value
         if drop_cuda:
             value = self._without_cuda_placement(value)
-        call = cst.parse_expression(f'self.register_buffer("{name}", VALUE, persistent=False)')
-        call = call.with_changes(args=[call.args[0], call.args[1].with_changes(value=value), call.args[2]])
-        return updated_node.with_changes(body=[cst.Expr(call)])
+        return updated_node.with_changes(body=[cst.Expr(register_buffer(name, value))])
 
     def _without_cuda_placement(self, value: cst.BaseExpression) -> cst.BaseExpression:
         """`t.cuda()` or `t.to("cuda")` → `t`: the buffer follows the Module's own `.to()`."""

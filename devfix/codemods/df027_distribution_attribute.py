@@ -37,7 +37,7 @@ from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
 from devfix.analysis.torch_api import DISTRIBUTION_PARAMETERS
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.edits import add_method_after_init
+from devfix.codemods.edits import add_method_after_init, register_buffer
 from devfix.findings import Safety
 
 DISTRIBUTIONS = "torch.distributions."
@@ -124,9 +124,7 @@ class DistributionAttribute(ScopeTracker, DevfixRule):
         self._applied.append(plan)
         lines = []
         for index, (buffer, value) in enumerate(plan.buffers):
-            call = cst.parse_expression(f'self.register_buffer("{buffer}", VALUE, persistent=False)')
-            call = call.with_changes(args=[call.args[0], call.args[1].with_changes(value=value), call.args[2]])
-            line = cst.SimpleStatementLine([cst.Expr(call)])
+            line = cst.SimpleStatementLine([cst.Expr(register_buffer(buffer, value))])
             lines.append(line.with_changes(leading_lines=updated_node.leading_lines) if index == 0 else line)
         return cst.FlattenSentinel(lines)
 

@@ -1,6 +1,6 @@
 """Small libcst edits several rules make: add a keyword, call methods on an expression, put
-statements into a block (a function's or a loop's body), give a Module class a `device` property.
-Built here once so every rule formats them alike."""
+statements into a block (a function's or a loop's body), register a buffer, give a Module class a
+method after `__init__` (a `device` property). Built here once so every rule formats them alike."""
 
 from __future__ import annotations
 
@@ -42,6 +42,13 @@ def add_device_property(class_node: cst.ClassDef) -> cst.ClassDef:
     """The class with a `device` property derived from its parameters, right after `__init__`
     (a stored `self.device` would go stale after `.to()`)."""
     return add_method_after_init(class_node, DEVICE_PROPERTY)
+
+
+def register_buffer(name: str, value: cst.BaseExpression) -> cst.Call:
+    """`self.register_buffer("<name>", <value>, persistent=False)`: a tensor that follows the
+    Module's `.to()` without changing its `state_dict()` keys."""
+    call = cst.parse_expression(f'self.register_buffer("{name}", VALUE, persistent=False)')
+    return call.with_changes(args=[call.args[0], call.args[1].with_changes(value=value), call.args[2]])
 
 
 def add_method_after_init(class_node: cst.ClassDef, code: str) -> cst.ClassDef:
