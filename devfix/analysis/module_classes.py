@@ -118,6 +118,49 @@ def is_self_attribute(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
+def stores_of_self_attribute(class_def: cst.ClassDef, name: str) -> int:
+    """How many statements of the class's methods store `self.<name>` (plain, tuple, annotated and
+    augmented assignments, `setattr(self, "<name>", ...)`)."""
+    finder = _SelfAttributeStores(name)
+    class_def.body.visit(finder)
+    return finder.count
+
+
+class _SelfAttributeStores(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name, self.count = name, 0
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False  # a nested class's `self` is another object
+
+    def _targets(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._targets(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._targets(target.value)
+        elif is_self_attribute(target) and target.attr.value == self.name:
+            self.count += 1
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._targets(target.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._targets(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._targets(node.target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) >= 2:
+            owner, attribute = node.args[0].value, node.args[1].value
+            if isinstance(owner, cst.Name) and owner.value == "self" and isinstance(attribute, cst.SimpleString):
+                if attribute.evaluated_value == self.name:
+                    self.count += 1
+
+
 class _SelfUses(cst.CSTVisitor):
     def __init__(self, method: str, attributes: dict[str, AttributeUse], line_of) -> None:
         self.method, self.attributes, self.line_of = method, attributes, line_of

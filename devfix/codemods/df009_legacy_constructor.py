@@ -11,14 +11,19 @@ shape (`torch.cuda.FloatTensor(3, 4)`). `nn.Parameter(t).cuda()` returns a plain
 so the "parameter" is never registered nor trained: the move goes inside.
 
 Refuses (reports only): a single argument that may be a length or data (`torch.cuda.LongTensor(n)`
-with `n` of unknown type), and aliases such as `Tensor = torch.cuda.FloatTensor`.
+with `n` of unknown type), and aliases such as `Tensor = torch.cuda.FloatTensor`. A parameter stored
+in `self.<name>` that the class also stores elsewhere (`self.embed = torch.cat(...)` in `forward`)
+is reported without a fix: registered, it would make that store raise "cannot assign ... as
+parameter" (the code only runs where the move makes it a plain tensor).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import device_for
+from devfix.analysis.module_classes import is_self_attribute, stores_of_self_attribute
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import LEGACY_DTYPES
 from devfix.analysis.torch_names import keyword
@@ -137,6 +142,10 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
         else:
             choice = None
             device_code = cst.Module([]).code_for_node(original.args[0].value)
+        if self._stored_again(original):
+            self.report(original, message + f"; `self.{self._stored_attribute(original)}` is also assigned elsewhere "
+                        "in the class, which a registered parameter refuses", fixable=False)
+            return updated
         if not self.report(original, message, fix_title="move the data inside nn.Parameter(...)"):
             return updated
         if choice is not None:
@@ -145,6 +154,22 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
         first = parameter_call.args[0]
         moved = moved_to(first.value, device_code)
         return parameter_call.with_changes(args=[first.with_changes(value=moved), *parameter_call.args[1:]])
+
+    def _stored_attribute(self, call: cst.Call) -> str | None:
+        """`<name>` when `call` is the whole value of `self.<name> = ...`."""
+        statement = self.get_metadata(ParentProvider, call, None)
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1 and is_self_attribute(statement.targets[0].target):
+            return statement.targets[0].target.attr.value
+        return None
+
+    def _stored_again(self, call: cst.Call) -> bool:
+        """The class stores `self.<name>` in another statement too (`self.embed = torch.cat(...)`)."""
+        name = self._stored_attribute(call)
+        scope = self.enclosing_scope(call)
+        if name is None or not isinstance(scope, cst.FunctionDef):
+            return False
+        owner = self.class_of_method(scope)
+        return owner is not None and stores_of_self_attribute(owner, name) > 1
 
 
 def _is_array_call(node: cst.BaseExpression, qualified) -> bool:
