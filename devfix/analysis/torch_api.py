@@ -45,7 +45,12 @@ PARAMETER_FREE_NN = frozenset(
         "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
         "AdaptiveMaxPool3d", "Upsample", "PixelShuffle", "PixelUnshuffle", "ZeroPad2d",
         "ConstantPad1d", "ConstantPad2d", "ReflectionPad2d", "ReplicationPad2d", "CosineSimilarity",
-        "PairwiseDistance",
+        "PairwiseDistance", "UpsamplingBilinear2d", "UpsamplingNearest2d", "Softmax2d", "Softmin",
+        "LogSigmoid", "Hardshrink", "Softshrink", "RReLU", "ChannelShuffle", "Fold", "Unfold",
+        "ZeroPad1d", "ZeroPad3d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad3d",
+        "ReplicationPad1d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+        "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d", "MaxUnpool1d",
+        "MaxUnpool2d", "MaxUnpool3d", "LocalResponseNorm", "CrossMapLRN2d", "FeatureAlphaDropout",
     }
 )
 LOSS_TENSOR_KEYWORDS = frozenset({"weight", "pos_weight"})

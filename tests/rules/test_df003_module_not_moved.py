@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import pytest
+
+from devfix.analysis.torch_api import PARAMETER_FREE_NN
 from devfix.codemods import ModuleNotMoved
 from tests.conftest import run_devfix
 
@@ -29,6 +32,25 @@ def test_use_before_the_data_moves_is_not_a_finding():
 def test_loss_without_tensor_arguments_needs_no_move():
     result = run("loss = nn.MSELoss()\nloss(x, x)\n")
     assert result.fixed == result.source and not result.findings
+
+
+@pytest.mark.parametrize("layer", ["nn.UpsamplingBilinear2d(size=x.shape[-2:])", "nn.Unfold(kernel_size=2)", "nn.LogSigmoid()"])
+def test_a_torch_layer_without_parameters_or_buffers_needs_no_move(layer):
+    result = run(f"upsample = {layer}\nupsample(x)\n")  # pytorch-grad-cam's ScoreCAM
+    assert result.fixed == result.source and not result.findings
+
+
+def test_the_parameter_free_layers_hold_no_state_in_torch():
+    import torch.nn as nn
+
+    arguments = {"Threshold": (0.1, 0.0), "ConstantPad1d": (1, 0.0), "ConstantPad2d": (1, 0.0), "ConstantPad3d": (1, 0.0),
+                 "Fold": (4, 2), "LPPool1d": (2, 2), "LPPool2d": (2, 2), "LPPool3d": (2, 2), "ChannelShuffle": (2,),
+                 "FractionalMaxPool2d": (2, 2), "FractionalMaxPool3d": (2, 2), "LocalResponseNorm": (2,), "CrossMapLRN2d": (2,)}
+    for name in sorted(PARAMETER_FREE_NN):
+        cls = getattr(nn, name)
+        args = arguments.get(name) or ((1,) if "Pad" in name or "Pool" in name or "Unpool" in name or name in ("Unfold", "PixelShuffle", "PixelUnshuffle") else ())
+        layer = cls(*args) if name != "Unflatten" else cls(1, (1, 1))
+        assert not list(layer.parameters()) and not list(layer.buffers()), name
 
 
 def test_positional_loss_weight_counts_as_state():
