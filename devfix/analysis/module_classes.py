@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from devfix.analysis.call_sites import argument_for
 from devfix.analysis.project import ProjectIndex
 from devfix.analysis.torch_api import TENSOR_OUTPUT_LAYERS
 from devfix.analysis.torch_names import QualifiedNames, holds_state
@@ -268,6 +269,35 @@ def is_literal(value: cst.BaseExpression) -> bool:
         isinstance(value, cst.Name) and value.value in ("True", "False", "None")
     )
 STATE_REGISTRARS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
+
+
+def top_level_class(module: cst.Module, name: str) -> cst.ClassDef | None:
+    """The top-level class `name`, when the file defines it exactly once."""
+    found = [statement for statement in module.body if isinstance(statement, cst.ClassDef) and statement.name.value == name]
+    return found[0] if len(found) == 1 else None
+
+
+def builds_stateless_instance(call: cst.Call, class_def: cst.ClassDef, qualified: QualifiedNames, plain=is_literal) -> bool:
+    """`call` builds an instance of `class_def` that holds no tensor state: the class stores only
+    literals and `__init__` parameters in `self` (`stored_parameters_of_a_stateless_module`), their
+    defaults are literals, and `call` gives them values that `plain` accepts."""
+    stored = stored_parameters_of_a_stateless_module(class_def, qualified)
+    if stored is None:
+        return False
+    if not stored:
+        return True
+    if any(arg.star for arg in call.args):
+        return False
+    init = next(item for item in class_def.body.body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__")
+    positional = [param.name.value for param in (*init.params.posonly_params, *init.params.params)][1:]
+    defaults = {param.name.value: param.default for param in (*init.params.params, *init.params.kwonly_params)}
+    if any(defaults.get(parameter) is not None and not is_literal(defaults[parameter]) for parameter in stored):
+        return False  # `weight=torch.ones(3)`: the default may be a tensor
+    for parameter in stored:
+        value = argument_for(call, parameter, positional)  # None: not given, the default stands
+        if value is not None and not plain(value):
+            return False
+    return True
 
 
 def stored_parameters_of_a_stateless_module(class_def: cst.ClassDef, qualified: QualifiedNames) -> set[str] | None:

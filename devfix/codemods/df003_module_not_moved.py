@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.call_sites import argument_for, calls_of, file_functions
+from devfix.analysis.call_sites import calls_of, file_functions
 from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.kinds import Kind
-from devfix.analysis.module_classes import is_literal, stored_parameters_of_a_stateless_module
+from devfix.analysis.module_classes import builds_stateless_instance, is_literal, top_level_class
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import LOSS_TENSOR_KEYWORDS
@@ -79,25 +79,14 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         the file gives those parameters numbers, strings or None."""
         if not isinstance(constructor.func, cst.Name):
             return False
-        class_def = _class_named(self.module, constructor.func.value)
-        stored = None if class_def is None else stored_parameters_of_a_stateless_module(class_def, self.qualified)
-        if stored is None:
+        class_def = top_level_class(self.module, constructor.func.value)
+        if class_def is None:
             return False
-        if not stored:
-            return True
-        init = next(item for item in class_def.body.body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__")
-        positional = [param.name.value for param in (*init.params.posonly_params, *init.params.params)][1:]
-        defaults = {param.name.value: param.default for param in (*init.params.params, *init.params.kwonly_params)}
-        if any(defaults.get(parameter) is not None and not is_literal(defaults[parameter]) for parameter in stored):
-            return False  # `weight=torch.ones(3)`: the default may be a tensor
-        for call in calls_of(self.module, constructor.func.value):
-            if any(arg.star for arg in call.args):
-                return False
-            for parameter in stored:
-                value = argument_for(call, parameter, positional)  # None: not given, the default stands
-                if value is not None and not (is_literal(value) or self.kind_of(value) in PLAIN_VALUES):
-                    return False
-        return True
+
+        def plain(value: cst.BaseExpression) -> bool:
+            return is_literal(value) or self.kind_of(value) in PLAIN_VALUES
+
+        return all(builds_stateless_instance(call, class_def, self.qualified, plain) for call in calls_of(self.module, constructor.func.value))
 
     def _given_placed_state(self, constructor: cst.Call, facts: PlacementFacts) -> bool:
         """A torch.nn loss whose only state is the tensors it is given (`weight=`, `pos_weight=`, or
@@ -211,12 +200,6 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         if existing is not None:
             return DeviceChoice(existing)
         return device_for(self, node) if not devices else None
-
-
-def _class_named(module: cst.Module, name: str) -> cst.ClassDef | None:
-    """The top-level class `name`, when the file defines it exactly once."""
-    found = [statement for statement in module.body if isinstance(statement, cst.ClassDef) and statement.name.value == name]
-    return found[0] if len(found) == 1 else None
 
 
 def _places_itself(constructor: cst.Call, module: cst.Module) -> bool:

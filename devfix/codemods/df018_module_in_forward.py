@@ -22,7 +22,7 @@ import re
 
 import libcst as cst
 
-from devfix.analysis.module_classes import class_facts, is_self_attribute
+from devfix.analysis.module_classes import builds_stateless_instance, class_facts, is_self_attribute, top_level_class
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
 from devfix.codemods.base import DevfixRule
@@ -101,7 +101,16 @@ class _InlineLayers(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         construction = node.func
         if isinstance(construction, cst.Call) and self.rule.builds_module(construction) and holds_state(construction, self.rule.qualified):
-            self.constructions.append(construction)
+            if not self._stateless_class_of_the_file(construction):
+                self.constructions.append(construction)
+
+    def _stateless_class_of_the_file(self, construction: cst.Call) -> bool:
+        """`ScaledDotProductAttention()` of a class of the file that stores no tensor state: built on
+        every call, it has no weights to lose or leave on the CPU."""
+        if not isinstance(construction.func, cst.Name):
+            return False
+        class_def = top_level_class(self.rule.module, construction.func.value)
+        return class_def is not None and builds_stateless_instance(construction, class_def, self.rule.qualified)
 
 
 def _available_in_init(value: cst.BaseExpression, facts) -> bool:
