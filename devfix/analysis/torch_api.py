@@ -77,14 +77,19 @@ FUNCTIONAL_LOSSES = frozenset(
 ALIGNMENT = re.compile(r"(?:\bdevice\s*=\s*|\.to\(\s*)(?!self\.)([A-Za-z_]\w*)\.device\b(?![\w.(])")
 # `args = parser.parse_args()`: `args.device` is the device the user asked for, not a tensor's
 PARSED_OPTIONS = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*[\w.]*\bparse(?:_known)?_args\(")
+# `.to(torch.float32)`, `.to(dtype=torch.long)`: a cast, which places nothing
+DTYPE_CAST = re.compile(r"\.to\(\s*(?:dtype\s*=\s*)?torch\.(?:u?int\d*|float\d*|b?float16|half|double|long|short|bool|complex\d*|cfloat|cdouble)\s*\)")
 DEVICE_OPTION = re.compile(r"""add_argument\(\s*(?:['"]-\w['"]\s*,\s*)?['"]--?device['"]""")  # `--device cuda` on the command line
 
 
 def places_devices(code: str) -> bool:
     """Does the file move anything to a device anywhere (a move, `device=`, a `torch.device`)?
     Aligning a value with another one's device is not a placement (`ALIGNMENT`); the device of
-    the parsed command line is (`model.to(args.device)`, a `--device` option)."""
+    the parsed command line is (`model.to(args.device)`, a `--device` option), a cast is not
+    (`t.to(torch.float32)`)."""
     markers = (".cuda(", ".to(", "device=", "torch.device(")
+    if ".to(" in code and "torch." in code:
+        code = DTYPE_CAST.sub("", code)
     if not any(marker in code for marker in markers):
         return False
     if "add_argument(" in code and DEVICE_OPTION.search(code):

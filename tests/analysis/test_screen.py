@@ -571,6 +571,9 @@ def test_df004_counts_a_parameter_as_a_tensor_only_when_annotated_as_one(annotat
     ("opt = p.parse_known_args()[0]\nx = torch.zeros(1, device=opt.device)\n", True),
     ("parser.add_argument('--device', default='cuda')\nmain(parser.parse_args())\nmodel.to(args.device)\n", True),
     ("parser.add_argument('--devices', type=int)\nmodel.to(args.device)\n", False),
+    ("floatvec = tensor1d.to(torch.float32)\n", False),  # a cast (LLMs-from-scratch, appendix A)
+    ("ids = ids.to(dtype=torch.long)\nx = x.to( torch.bfloat16 )\n", False),
+    ("x = x.to(torch.float16)\nmodel.to(device)\n", True),
 ])
 def test_aligning_a_value_with_another_is_not_a_placement(code, expected):
     assert places_devices(code) is expected
