@@ -87,6 +87,11 @@ TENSOR_ONLY_METHODS = {  # not on numpy arrays, Modules, lists or PIL images
     "expand_as", "new_zeros", "new_ones", "new_full", "new_empty", "index_select", "masked_select",
 }
 TENSOR_ATTRIBUTES = {"T", "mT", "data", "grad", "real", "imag"}
+# module constants that are Python numbers (`2.0 / torch.pi` is a number, `torch.tensor` of it 0-dim)
+NUMBER_CONSTANTS = frozenset({
+    "math.pi", "math.e", "math.tau", "math.inf", "math.nan", "torch.pi", "torch.e", "torch.inf", "torch.nan",
+    "numpy.pi", "numpy.e", "numpy.inf", "numpy.nan",
+})
 NUMPY_ROOTS = ("numpy.",)
 ITEM_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_TUPLE, Kind.IMAGE_DATASET: Kind.IMAGE_SAMPLE}
 LOADER_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_LOADER, Kind.IMAGE_DATASET: Kind.IMAGE_LOADER}
@@ -218,6 +223,8 @@ class Resolver:
     def _kind_Attribute(self, node: ast.Attribute, env: dict[str, Kind]) -> Kind:
         if isinstance(node.value, ast.Name) and node.value.id == "self" and self.class_name is not None:
             return self.class_attributes.get((self.class_name, node.attr), Kind.UNKNOWN)
+        if dotted_head(node) not in env and self.imports.qualify(node) in NUMBER_CONSTANTS:
+            return Kind.SCALAR  # `torch.pi`, `math.e`
         owner = self.kind(node.value, env)
         if node.attr == "device" and owner in (Kind.TENSOR, Kind.MODULE):
             return Kind.DEVICE

@@ -108,6 +108,12 @@ def test_helpers_return_kinds_and_dataclasses_are_objects():
     assert kinds_read(source, "args") == [Kind.OBJECT]
 
 
+def test_module_constants_are_numbers():
+    source = "import math\nimport torch\n\n\ndef f(pi):\n    c = 2.0 / torch.pi\n    d = math.tau * 2\n    return c, d, pi\n"
+    assert kinds_read(source, "c") == [Kind.SCALAR]
+    assert kinds_read(source, "d") == [Kind.SCALAR]
+
+
 def test_annotations_give_kinds():
     source = "import torch\n\n\ndef f(x: torch.Tensor, n: int, names: list[str]):\n    return x, n, names\n"
     assert kinds_read(source, "x") == [Kind.TENSOR]
