@@ -424,6 +424,12 @@ class _Combinations(cst.CSTVisitor):
         self.layers = rule.layers_of_method(scope)  # `self.<layer>` attributes whose output is one tensor
         self.aligned: dict[cst.Call, str] = {}
         self.moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
+        self.meeting_line: int | None = None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.BinaryOperation, cst.AugAssign, cst.Comparison, cst.Subscript, cst.Call)):
+            self.meeting_line = self.rule.line_of(node)  # where the values the visit_ method sees meet
+        return super().on_visit(node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -934,15 +940,20 @@ class _Combinations(cst.CSTVisitor):
             if device is not None:
                 self.aligned.setdefault(call, device)
 
-    def _device_of(self, reference: str, call: cst.Call, depth: int = 0, tables: bool = False) -> str | None:
+    def _device_of(self, reference: str, call: cst.Call, depth: int = 0, tables: bool = False, meeting: int | None = None) -> str | None:
         """Where `reference` lives, said with names that exist where `call` runs: its own device;
         else, for indices of a table (`tables`), the device their first value was moved to
         (`y = labels.to(device)` → `device`), or that of what it is computed from (`weights = torch.ones(n)` before
         `loss = F.cross_entropy(logits, y)` → `logits.device`), or the device its Module was
-        moved to (`prediction = model(inputs.to(device))` → `device`)."""
-        if self._defined_before(reference, call):
+        moved to (`prediction = model(inputs.to(device))` → `device`). `meeting` is the line where
+        `reference` meets the new tensor (the visit's); the binding of `reference` read there is the
+        one followed."""
+        meeting = self.meeting_line if meeting is None else meeting
+        if self._defined_before(reference, call, meeting):
             return f"{reference}.device"
         bindings = sorted(self.facts.bindings.get(reference, ()), key=lambda binding: binding.line)
+        reaching = [binding for binding in bindings if meeting is None or binding.line < meeting]
+        bindings = bindings[:1] if tables else reaching[-1:] or bindings[:1]  # indices: their first value (DF012 has the rest)
         if depth >= 3 or not bindings or bindings[0].value is None:
             return None
         value = bindings[0].value
@@ -952,7 +963,7 @@ class _Combinations(cst.CSTVisitor):
             return moved_to  # `weights[y]`, `y = labels.to(device)` bound after the table: `device`
         source = next(iter(self._references([value])), None)
         from_source = source is not None and source != reference
-        found = self._device_of(source, call, depth + 1, tables) if from_source else None
+        found = self._device_of(source, call, depth + 1, tables, bindings[0].line) if from_source else None
         if found is not None:
             return found
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.facts.moved:
@@ -1025,6 +1036,9 @@ class _Combinations(cst.CSTVisitor):
         value = without_tensor_methods(value)
         if isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value in self.layers:
             return True  # `logits = self.proj(x)` in a method of a class whose `__init__` builds `self.proj = nn.Linear(...)`
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.parameters:
+            # `def evaluate(model, X, y): preds = model(X).argmax(dim=1)`, every caller passing a moved model
+            return self._device_of_a_moved_argument(value.func.value) is not None
         return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.modules
 
     def _fresh(self, expression: cst.BaseExpression, pointwise: bool = False) -> list[cst.Call]:
@@ -1117,13 +1131,18 @@ class _Combinations(cst.CSTVisitor):
         """A call of a top-level function of this file whose every `return` builds a CPU tensor."""
         return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.rule.returns_cpu_tensors(value.func.value)
 
-    def _defined_before(self, reference: str, call: cst.Call) -> bool:
+    def _defined_before(self, reference: str, call: cst.Call, meeting: int | None = None) -> bool:
         """`reference` exists where `call` runs, holding what made devfix take it for a tensor: a
         parameter rebound later (`cmap.endswith("_r")` ... `cmap = torch.tensor(...)`) is still the
         argument at the call, whatever the later value is; a name moved later (`data =
-        data.cuda()`) is not yet where it meets the new tensor."""
+        data.cuda()`) is not yet where it meets the new tensor; nor is a name bound again between the
+        call and the meeting (`y = torch.tensor(...)`, then `a = torch.sigmoid(z)`, then
+        `F.binary_cross_entropy(a, y)`: the `a` at the call is an older value, maybe elsewhere)."""
         line = self.rule.line_of(call)
         bindings = self.facts.bindings.get(reference, ())
+        meeting = self.meeting_line if meeting is None else meeting
+        if meeting is not None and any(line < binding.line < meeting for binding in bindings):
+            return False
         earlier = [binding for binding in bindings if binding.line < line]
         later = [binding for binding in bindings if binding.line > line]
         if any(binding.value is not None and as_move(binding.value, self.qualified) is not None for binding in later):
