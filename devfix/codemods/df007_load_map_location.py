@@ -135,9 +135,18 @@ class _UsesAfter(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> bool:
         node.value.visit(self)  # the value is read before the targets are bound
         for target in node.targets:
-            if not isinstance(target.target, cst.Name):
-                target.target.visit(self)
+            self._visit_target(target.target)
         return False
+
+    def _visit_target(self, target: cst.BaseExpression) -> None:
+        """Names bound by a target are no reads (`x, y = pipeline(args)`); `x[i]` and `x.a` read `x`."""
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._visit_target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._visit_target(target.value)
+        elif not isinstance(target, cst.Name):
+            target.visit(self)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if self.first_is_a_move is None and isinstance(node.value, cst.Name) and node.value.value == self.name and self.line_of(node) > self.after:
