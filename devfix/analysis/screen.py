@@ -113,6 +113,8 @@ class Walk:
     built: set[str] = field(default_factory=set)  # names assigned from a call (`model = Net()`)
     called: set[str] = field(default_factory=set)  # names called (`model(x)`)
     inits: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef]] = field(default_factory=list)
+    # the other methods of classes, with a parameter named like a device (DF019's `create_grids(self, ng, device)`)
+    device_methods: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef]] = field(default_factory=list)
     annotations: list[tuple[str, ast.expr]] = field(default_factory=list)  # (parameter, its annotation)
     calls_assigned: list[tuple[str, ast.Call]] = field(default_factory=list)  # `name = call(...)`
     calls_unpacked: list[tuple[str, ast.Call]] = field(default_factory=list)  # `a, b = call(...)`: (a, call), (b, call)
@@ -151,6 +153,8 @@ def walk(tree: ast.Module) -> Walk:
             is_method = place.class_node is not None and place.parent is place.class_node
             if is_method and node.name == "__init__":
                 found.inits.append((node, place.class_node))
+            elif is_method and {argument.arg for argument in parameters(node)} & DEVICE_PARAMETERS:
+                found.device_methods.append((node, place.class_node))
             found.annotations += [(argument.arg, argument.annotation) for argument in parameters(node) if argument.annotation]
             if place.parent is tree:
                 defaults = [*node.args.defaults, *node.args.kw_defaults]
@@ -196,6 +200,8 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.node(node, place)
     for init, class_node in found.inits:
         screen.init(init, class_node)
+    for method, class_node in found.device_methods:
+        screen.device_method(method, class_node)
     if (screen.cuda_sites and _any_unguarded(screen.cuda_sites, found.tree)) or found.cuda_defaults:
         screen.found.add(HARDCODED_CUDA)  # a default is never under a CUDA test
     if screen.moves_after_dispatch():
@@ -363,6 +369,20 @@ class _Screen:
             self.raised(DEVICE_ARGUMENT_LAYER, init)
         if any(_captures_own_device(node) for node in every_node(init)):
             self.found.add(DEVICE_CAPTURED_AT_INIT)
+
+    def device_method(self, method: ast.FunctionDef | ast.AsyncFunctionDef, class_node: ast.ClassDef) -> None:
+        """DF019 beyond `__init__`: a method given a device makes a tensor on it and another without."""
+        if self.classes.get(class_node.name, Kind.UNKNOWN) is Kind.OBJECT:
+            return
+        devices = {argument.arg for argument in parameters(method)} & DEVICE_PARAMETERS
+        nodes = list(every_node(method))
+        placed = any(
+            isinstance(node, ast.Call) and any(keyword.arg == "device" and isinstance(keyword.value, ast.Name) and keyword.value.id in devices
+                                               for keyword in node.keywords)
+            for node in nodes
+        )
+        if placed and any(self._is_unplaced_factory(node) for node in nodes):
+            self.raised(DEVICE_ARGUMENT_LAYER, method)
 
     def node(self, node: ast.AST, place: _Place) -> None:
         found = self.found

@@ -6,7 +6,10 @@
     After:       self.weight = nn.Parameter(torch.randn(10, device=device))
 
 A constructor that receives a device promises that its state lives there; a Parameter or tensor
-created without it stays on the CPU, and the first forward pass mixes devices. (Not "different
+created without it stays on the CPU, and the first forward pass mixes devices. So does any other
+method of the layer given a device that makes tensors on it (YOLOv3's `create_grids(self, ng,
+device)` builds its grid with `torch.arange(..., device=device)` but stores `self.ng =
+torch.tensor(ng)` on the CPU, which the loss then multiplies with targets on the GPU). (Not "different
 device objects": `torch.device` values compare equal by value.) Every factory call in `__init__`
 that builds state without a device gets `device=<the argument>`, so all state is created on the
 same device, as the caller asked.
@@ -43,19 +46,23 @@ class DeviceArgumentLayer(ScopeTracker, DevfixRule):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self.is_module_classdef(node):
             return
-        init = next((s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
-        if init is None:
-            return
-        device = next((p.name.value for p in init.params.params if p.name.value in DEVICE_PARAMETERS), None)
-        if device is None:
-            return
-        finder = _StateFactories(self.qualified)
-        init.body.visit(finder)
-        placed = [call for call in finder.calls if _uses(call, device)]
-        unplaced = [call for call in finder.calls if keyword(call, "device") is None and keyword(call, "generator") is None]
-        if placed and unplaced:
-            for call in unplaced:
-                self._unplaced[call] = device
+        for method in node.body.body:
+            if not isinstance(method, cst.FunctionDef):
+                continue
+            parameters = (*method.params.params, *method.params.kwonly_params)
+            device = next((p.name.value for p in parameters if p.name.value in DEVICE_PARAMETERS), None)
+            if device is None:
+                continue
+            finder = _StateFactories(self.qualified)
+            method.body.visit(finder)
+            if method.name.value == "__init__":
+                placed = any(_uses(call, device) for call in finder.calls)
+            else:  # `create_grids(self, ng, device)`: the method makes its tensors on `device` (`torch.arange(n, device=device)`)
+                placed = any(_uses(call, device) for call in _factories(method.body, self.qualified))
+            unplaced = [call for call in finder.calls if keyword(call, "device") is None and keyword(call, "generator") is None]
+            if placed and unplaced:
+                for call in unplaced:
+                    self._unplaced[call] = device
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         device = self._unplaced.get(original_node)
@@ -94,6 +101,22 @@ class _StateFactories(cst.CSTVisitor):
         elif isinstance(value, cst.BinaryOperation):
             self._collect(value.left)
             self._collect(value.right)
+
+
+def _factories(body: cst.CSTNode, qualified) -> list[cst.Call]:
+    """Every factory call in `body` (not in nested functions)."""
+    found: list[cst.Call] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if is_factory_call(node, qualified):
+                found.append(node)
+
+    body.visit(Finder())
+    return found
 
 
 def _uses(call: cst.Call, device: str) -> bool:
