@@ -26,6 +26,7 @@ MARKER_LINE = re.compile(r"^# devfix: cell (\d+)$")
 PLACEHOLDER = "# devfix: ipython {index}"
 PLACEHOLDER_LINE = re.compile(r"^(\s*)# devfix: ipython (\d+)$")
 _WHITESPACE = " \t\n\r"
+_LINE_ENDINGS = re.compile(r"\r\n|\r")
 
 
 class NotebookError(ValueError):
@@ -111,6 +112,10 @@ class Notebook:
         text = "".join(restored)
         if not original.endswith("\n") and text.endswith("\n"):
             text = text[:-1]
+        if text == _LINE_ENDINGS.sub("\n", original):
+            return original  # unchanged but for the line endings the program gave it (`\r\n` in the JSON)
+        if "\r\n" in original:
+            text = text.replace("\n", "\r\n")  # a changed cell keeps the cell's own endings
         return text
 
 

@@ -99,6 +99,21 @@ def test_a_device_from_an_earlier_cell_is_in_scope_in_a_later_one(tmp_path, monk
     assert "+x = torch.ones(2).to(device)" in diff and "cell 1" not in diff
 
 
+def test_cells_written_with_windows_line_endings_keep_them(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    original = notebook(
+        'import torch as t\r\ndevice = t.device("cuda" if t.cuda.is_available() else "cpu")\r\n',
+        "# storage shared\r\na = t.arange(0, 6).float()\r\nb = a.view(2, 3)",
+        "d = t.rand(10).cuda(0)\r\nprint(d.is_leaf)",
+    )
+    (tmp_path / "nb.ipynb").write_text(original)
+    assert "cell 2" not in invoke_devfix(["diff", "nb.ipynb"]).stdout  # pytorch-book: every cell looked changed
+    assert invoke_devfix(["fix", "nb.ipynb"]).exit_code == 0
+    cells = json.loads((tmp_path / "nb.ipynb").read_text())["cells"]
+    assert cells[:2] == json.loads(original)["cells"][:2]
+    assert cells[2]["source"] == ["d = t.rand(10).to(device)\r\n", "print(d.is_leaf)"]
+
+
 def test_modulo_at_the_start_of_a_continued_line_is_python_not_a_magic():
     program = Notebook(notebook('message = ("%d items"\n           % 3)\n%time x = 1')).program
     assert '           % 3)\n' in program and "%time" not in program
