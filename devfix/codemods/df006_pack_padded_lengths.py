@@ -13,7 +13,9 @@ every call of the class's instances in the file passes lengths placed on a devic
 its instances only constructed and called, so no other caller exists).
 
 Refuses: lengths that are not known to be on a device (a list, a CPU tensor, an argument of unknown
-origin) and lengths already converted (`.cpu()`, `.tolist()`, `.to("cpu")`).
+origin), lengths the value analysis does not prove to be a tensor (the `decode_lengths` a model of
+another file returns is a list from `.tolist()`: `.cpu()` would raise AttributeError), and lengths
+already converted (`.cpu()`, `.tolist()`, `.to("cpu")`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, instance_calls
+from devfix.analysis.kinds import Kind
+from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
@@ -44,6 +48,8 @@ class PackPaddedLengths(ScopeTracker, DevfixRule):
             return updated_node
         if not (self.scope_facts(original_node).is_device_value(lengths) or self._placed_by_every_caller(original_node, lengths)):
             return updated_node
+        if self.kind_of(lengths) is not Kind.TENSOR and not self._bound_by_a_move(original_node, lengths):
+            return updated_node  # `decode_lengths` a model returns may be a list (`.tolist()`): no `.cpu()` there
         code = cst.Module([]).code_for_node(lengths)
         if not self.report(lengths, f"`{code}` is on a device, but pack_padded_sequence needs CPU lengths",
                            fix_title=f"pass `{code}.cpu()`"):
@@ -52,6 +58,16 @@ class PackPaddedLengths(ScopeTracker, DevfixRule):
         on_host = cst.Call(func=cst.Attribute(value=args[index].value, attr=cst.Name("cpu")))
         args[index] = args[index].with_changes(value=on_host)
         return updated_node.with_changes(args=args)
+
+    def _bound_by_a_move(self, call: cst.Call, lengths: cst.BaseExpression) -> bool:
+        """`lengths.to(device)` at the call, or the binding of `lengths` it reads: what `.to(device)`
+        returns has `.cpu()` (a tensor; lists and arrays have no `.to`)."""
+        if as_move(lengths, self.qualified) is not None:
+            return True
+        if not isinstance(lengths, cst.Name):
+            return False
+        binding = self.scope_facts(call)._binding_before(lengths.value, self.line_of(call))
+        return binding is not None and binding.value is not None and as_move(binding.value, self.qualified) is not None
 
     def _placed_by_every_caller(self, call: cst.Call, lengths: cst.BaseExpression) -> bool:
         """`lengths` is a parameter of a method of a class of the file, never rebound there, and
