@@ -6,9 +6,13 @@
 Without `map_location`, tensors saved on a GPU are restored to that GPU, and a machine without one
 raises "Attempting to deserialize object on a CUDA device". When the result feeds
 `load_state_dict` (directly, through a variable, or through `ckpt["model"]`), `"cpu"` is right:
-`load_state_dict` copies into the parameters, which keep their device. Otherwise the checkpoint is
-loaded onto the device in scope (or the conventional `device` preamble), so a pickled model or
-tensor lands where the program's other tensors live; but a load whose next use moves it
+`load_state_dict` copies into the parameters, which keep their device. A loaded tensor that meets
+the program's device values (`batch - mean`) is loaded onto the device in scope (or the
+conventional `device` preamble). Anything else (a pickled model, weights a helper copies into a
+model, features) keeps the placement it had where it ran: `map_location=None if
+torch.cuda.is_available() else "cpu"` (onto a GPU, a file saved from the CPU would go to the GPU,
+where the program never put it: a 7B model's weights twice in GPU memory, `.numpy()` failing); but
+a load whose next use moves it
 (`torch.load(p).to(device)`, `if opt.cuda: model = model.cuda()`) gets `"cpu"`: the program places
 it itself, and on the device in scope it would sit on the GPU where the program chose the CPU.
 Data handed to a Dataset (`TensorDataset(data["x"], ...)`, a `Dataset` class of the file) is loaded
@@ -65,6 +69,13 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
             if self.report(original_node, message, fix_title='load the data with `map_location="cpu"`'):
                 return add_keyword(updated_node, "map_location", '"cpu"')
             return updated_node
+        if not self._meets_device_values(original_node):
+            # where the program puts it is unknown: keep what it does where it runs (the GPU it was
+            # saved from), and load onto the CPU only where there is no GPU
+            if not self.report(original_node, message, fix_title="load it onto the CPU where there is no GPU"):
+                return updated_node
+            torch = self.torch_name()
+            return add_keyword(updated_node, "map_location", f'None if {torch}.cuda.is_available() else "cpu"')
         choice = device_for(self, original_node)
         if choice is None:
             self.report(original_node, message, fixable=False)
@@ -72,6 +83,18 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
         if not self.report(original_node, message, fix_title=f"load it onto `{choice.name}`"):
             return updated_node
         return add_keyword(updated_node, "map_location", self.use_device(choice))
+
+    def _meets_device_values(self, call: cst.Call) -> bool:
+        """`mean = torch.load(p)` then `batch - mean` with `batch` on a device: the loaded value
+        must be where the program's device values are."""
+        parent = self.get_metadata(ParentProvider, call, None)
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        name = parent.targets[0].target.value
+        facts = self.scope_facts(call)
+        meetings = _Meetings(name)
+        self.enclosing_scope(call).visit(meetings)
+        return any(facts.is_device_value(other) for other in meetings.others)
 
     def _feeds_load_state_dict(self, call: cst.Call) -> bool:
         parent = self.get_metadata(ParentProvider, call, None)
@@ -157,6 +180,29 @@ class _UsesAfter(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if self.first_is_a_move is None and node.value == self.name and self.line_of(node) > self.after:
             self.first_is_a_move = False
+
+
+class _Meetings(cst.CSTVisitor):
+    """The operands that meet `name` (or `name[...]`) in arithmetic and comparisons."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.others: list[cst.BaseExpression] = []
+
+    def _is_name(self, node: cst.BaseExpression) -> bool:
+        node = node.value if isinstance(node, cst.Subscript) else node
+        return isinstance(node, cst.Name) and node.value == self.name
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if self._is_name(node.left):
+            self.others.append(node.right)
+        elif self._is_name(node.right):
+            self.others.append(node.left)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        operands = [node.left, *(item.comparator for item in node.comparisons)]
+        if any(self._is_name(operand) for operand in operands):
+            self.others += [operand for operand in operands if not self._is_name(operand)]
 
 
 class _DatasetArguments(cst.CSTVisitor):
