@@ -20,6 +20,11 @@ def add_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
         if isinstance(last.comma, cst.Comma):
             new_arg = new_arg.with_changes(comma=last.comma)
             args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        elif isinstance(last.whitespace_after_arg, cst.ParenthesizedWhitespace):
+            # `f(\n    a\n)`: the line break before `)` follows the new last argument (`a, name=value\n)`)
+            new_arg = new_arg.with_changes(whitespace_after_arg=last.whitespace_after_arg)
+            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                                         whitespace_after_arg=cst.SimpleWhitespace(""))
         else:
             args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     return call.with_changes(args=[*args, new_arg])
