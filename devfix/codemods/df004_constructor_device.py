@@ -424,12 +424,12 @@ class _Combinations(cst.CSTVisitor):
         self.layers = rule.layers_of_method(scope)  # `self.<layer>` attributes whose output is one tensor
         self.aligned: dict[cst.Call, str] = {}
         self.moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
-        self.meeting_line: int | None = None
+        self.meeting: cst.CSTNode | None = None
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.BinaryOperation, cst.AugAssign, cst.Comparison, cst.Subscript, cst.Call)):
-            self.meeting_line = self.rule.line_of(node)  # where the values the visit_ method sees meet
-        return super().on_visit(node)
+    @property
+    def meeting_line(self) -> int | None:
+        """The line of the node whose visit_ method is placing tensors: where its values meet."""
+        return self.rule.line_of(self.meeting) if self.meeting is not None else None
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -438,12 +438,14 @@ class _Combinations(cst.CSTVisitor):
         return False
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self.meeting = node
         self._meet([node.left, node.right], pointwise=not isinstance(node.operator, cst.MatrixMultiply), at=node)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         """`correct += (model(x).argmax(1) == y).sum()`: an update in place stays on its target's
         device, so a target made on the CPU must be made where the value is (a 0-dim CPU target is
         no exception); a fresh value added to a device target is placed as in `a + b`."""
+        self.meeting = node
         if not isinstance(node.target, cst.Name):
             return
         reference = next(iter(self._references([node.value])), None)
@@ -467,17 +469,20 @@ class _Combinations(cst.CSTVisitor):
         return self._device_of(reference, source)
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.meeting = node
         operands = [node.left, *(item.comparator for item in node.comparisons)]
         self._move_unpacked(node, [(operand, operand) for operand in operands])  # only names are planned
         self._meet(operands, pointwise=True)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
+        self.meeting = node
         indices = [element.slice.value for element in node.slice if isinstance(element.slice, cst.Index)]
         reference = next(iter(self._references(indices)), None)
         if reference is not None:
             self._align(self._fresh(node.value), reference, tables=True)  # a CPU table indexed by device indices
 
     def visit_Call(self, node: cst.Call) -> None:
+        self.meeting = node
         names = self.qualified(node.func)
         if any(name.startswith(HOST_SIDE_PREFIXES) for name in names):
             return
