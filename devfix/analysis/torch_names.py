@@ -59,7 +59,8 @@ def is_cuda_device_expression(node: cst.BaseExpression, qualified: QualifiedName
 
 
 def torch_alias(module: cst.Module) -> str | None:
-    """The local name bound to the `torch` package by a top-level `import torch [as T]`."""
+    """The local name bound to the `torch` package by a top-level `import torch [as T]` (or
+    `import torch.optim`, which binds `torch` as well)."""
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
@@ -67,7 +68,15 @@ def torch_alias(module: cst.Module) -> str | None:
                     for alias in small.names:
                         if isinstance(alias.name, cst.Name) and alias.name.value == "torch":
                             return alias.asname.name.value if alias.asname else "torch"
+                    if any(_dotted_head(alias.name) == "torch" and alias.asname is None for alias in small.names):
+                        return "torch"  # `import torch.utils.data` binds `torch` too
     return None
+
+
+def _dotted_head(name: cst.BaseExpression) -> str | None:
+    while isinstance(name, cst.Attribute):
+        name = name.value
+    return name.value if isinstance(name, cst.Name) else None
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:

@@ -74,7 +74,7 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
             # saved from), and load onto the CPU only where there is no GPU
             if not self.report(original_node, message, fix_title="load it onto the CPU where there is no GPU"):
                 return updated_node
-            torch = self.torch_name()
+            torch = _head_name(original_node.func) or self.torch_name()  # `torch.load`: `torch` is bound there
             return add_keyword(updated_node, "map_location", f'None if {torch}.cuda.is_available() else "cpu"')
         choice = device_for(self, original_node)
         if choice is None:
@@ -217,6 +217,16 @@ class _DatasetArguments(cst.CSTVisitor):
             value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
             if isinstance(value, cst.Name) and value.value == self.name and self.is_dataset_class(node.func):
                 self.found = True
+
+
+def _head_name(func: cst.BaseExpression) -> str | None:
+    """`torch` of `torch.load` or `torch.hub.load_state_dict_from_url` (the torch package, since the
+    call is one of torch's loaders); None for a bare `load`."""
+    if not isinstance(func, cst.Attribute):
+        return None
+    while isinstance(func, cst.Attribute):
+        func = func.value
+    return func.value if isinstance(func, cst.Name) else None
 
 
 def _is_load_state_dict(node: cst.CSTNode | None) -> bool:

@@ -1,0 +1,43 @@
+"""DF007: where a program's `torch.load` puts what it loads."""
+
+from __future__ import annotations
+
+import pytest
+
+from devfix.codemods import LoadMapLocation
+from tests.conftest import run_devfix
+
+PROGRAM = 'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\nx = torch.ones(3).to(device)\n'
+
+
+def fixed(source: str) -> str:
+    return run_devfix(source, rules=[LoadMapLocation]).fixed.decode()
+
+
+@pytest.mark.parametrize("head, load", [
+    ("import torch\n", "torch.load"),
+    ("import torch as t\nimport torch\n", "t.load"),
+])
+def test_a_load_the_program_does_not_place_keeps_its_placement_where_a_gpu_is(head, load):
+    source = head + PROGRAM + f'weights = {load}("w.pt")\ncopy_into(model, weights)\n'
+    alias = load.split(".")[0]
+    assert f'{load}("w.pt", map_location=None if {alias}.cuda.is_available() else "cpu")\n' in fixed(source)
+
+
+def test_the_name_the_load_is_called_through_is_used_and_no_import_added():
+    source = "import torch.utils.data\nimport torch.nn.functional as F\n" + PROGRAM + 'ckpt = torch.load("c.pt")\nrestore(ckpt)\n'
+    result = fixed(source)  # sgrvinod's eval.py: `import torch.utils.data` binds `torch`
+    assert 'torch.load("c.pt", map_location=None if torch.cuda.is_available() else "cpu")' in result
+    assert "\nimport torch\n" not in result
+
+
+def test_a_loaded_tensor_that_meets_device_values_goes_to_the_device():
+    assert 'mean = torch.load("m.pt", map_location=device)\n' in fixed("import torch\n" + PROGRAM + 'mean = torch.load("m.pt")\nprint(x - mean)\n')
+
+
+def test_features_moved_when_asked_after_a_tuple_unpacking_load_on_the_cpu():
+    source = "import torch\n" + PROGRAM + (
+        'if cached:\n    feats = torch.load("f.pt")\nelse:\n    feats, labels = extract()\n'
+        "if use_cuda:\n    feats = feats.cuda()\n"
+    )
+    assert 'feats = torch.load("f.pt", map_location="cpu")\n' in fixed(source)
