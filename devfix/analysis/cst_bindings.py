@@ -30,6 +30,15 @@ def bound_names(target: cst.BaseExpression) -> set[str]:
     return set()
 
 
+def target_leaves(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`x, (self.y, *z[0])` → [x, self.y, z[0]]: what each part of an assignment target stores into."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [leaf for element in target.elements for leaf in target_leaves(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_leaves(target.value)
+    return [target]
+
+
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every name `node` mentions, read or bound (`device` and `th` in `device.type == th.device("cuda").type`)."""
     finder = _Names()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for
+from devfix.analysis.cst_bindings import target_leaves
 from devfix.analysis.project import ProjectIndex
 from devfix.analysis.torch_api import TENSOR_OUTPUT_LAYERS
 from devfix.analysis.torch_names import QualifiedNames, holds_state
@@ -135,13 +136,7 @@ class _SelfAttributeStores(cst.CSTVisitor):
         return False  # a nested class's `self` is another object
 
     def _targets(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._targets(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._targets(target.value)
-        elif is_self_attribute(target) and target.attr.value == self.name:
-            self.count += 1
+        self.count += sum(1 for leaf in target_leaves(target) if is_self_attribute(leaf) and leaf.attr.value == self.name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

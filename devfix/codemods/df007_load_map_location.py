@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.cst_bindings import target_leaves
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.facts import FileRole
@@ -163,13 +164,9 @@ class _UsesAfter(cst.CSTVisitor):
 
     def _visit_target(self, target: cst.BaseExpression) -> None:
         """Names bound by a target are no reads (`x, y = pipeline(args)`); `x[i]` and `x.a` read `x`."""
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._visit_target(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._visit_target(target.value)
-        elif not isinstance(target, cst.Name):
-            target.visit(self)
+        for leaf in target_leaves(target):
+            if not isinstance(leaf, cst.Name):
+                leaf.visit(self)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if self.first_is_a_move is None and isinstance(node.value, cst.Name) and node.value.value == self.name and self.line_of(node) > self.after:
