@@ -497,6 +497,7 @@ class _Combinations(cst.CSTVisitor):
             self._feed_host_tensors(node)
             self._feed_encodings(node, node.func.value)
         elif isinstance(node.func, cst.Name) and node.func.value in self.parameters:
+            values = [value for value in values if value not in self._lengths_for(node)]
             self._feed_module(node, node.func.value, values)  # a model handed in by callers that moved it
             self._feed_host_tensors(node)
         elif isinstance(node.func, cst.Call) and self.rule.builds_module(node.func):
@@ -668,11 +669,32 @@ class _Combinations(cst.CSTVisitor):
 
     def _lengths_for(self, call: cst.Call) -> list[cst.BaseExpression]:
         """The arguments of `model(...)`, for a model of a class of the file, that its `forward`
-        hands to `torch.nn.utils.rnn` as lengths: they must stay on the CPU."""
-        inputs = self.rule.method_inputs(self._class_of(call.func.value, self.rule.line_of(call)))
-        if inputs is None:
-            return []
-        return list(_passed(call, inputs.kept_on_the_host("forward"), inputs.positional("forward")).values())
+        hands to `torch.nn.utils.rnn` as lengths: they must stay on the CPU. For a model the
+        function is given (`def predict_sentiment(text, model, ...)`), the classes its callers pass."""
+        name = call.func.value
+        if name in self.parameters and isinstance(self.scope, cst.FunctionDef) and self.facts._binding_before(name, self.rule.line_of(call)) is None:
+            passed = arguments_for(self.rule.module, self.scope, name) or []
+            classes = {self._class_at(value, caller) for caller, value in passed}
+        else:
+            classes = {self._class_of(name, self.rule.line_of(call))}
+        kept: list[cst.BaseExpression] = []
+        for class_name in classes:
+            inputs = self.rule.method_inputs(class_name)
+            if inputs is not None:
+                kept += _passed(call, inputs.kept_on_the_host("forward"), inputs.positional("forward")).values()
+        return kept
+
+    def _class_at(self, value: cst.BaseExpression, caller: cst.Call, depth: int = 0) -> str | None:
+        """The class of the file that `value`, an argument of `caller`, holds there (`model =
+        model.to(device)` after `model = LSTM(...)` → `LSTM`)."""
+        line = self.rule.line_of(caller)
+        while isinstance(value, cst.Name) and depth < 4:
+            binding = self.rule.scope_facts(caller)._binding_before(value.value, line)
+            value = binding.value if binding is not None else None
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
+                value = value.func.value
+            line, depth = (binding.line if binding is not None else line), depth + 1
+        return value.func.value if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else None
 
     def _class_of(self, name: str, line: int, depth: int = 0) -> str | None:
         """The class of the file `name` holds where `line` reads it: `m = model.to(device)` after
