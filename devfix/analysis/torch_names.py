@@ -68,12 +68,13 @@ def torch_alias(module: cst.Module) -> str | None:
                     for alias in small.names:
                         if isinstance(alias.name, cst.Name) and alias.name.value == "torch":
                             return alias.asname.name.value if alias.asname else "torch"
-                    if any(_dotted_head(alias.name) == "torch" and alias.asname is None for alias in small.names):
+                    if any(dotted_head(alias.name) == "torch" and alias.asname is None for alias in small.names):
                         return "torch"  # `import torch.utils.data` binds `torch` too
     return None
 
 
-def _dotted_head(name: cst.BaseExpression) -> str | None:
+def dotted_head(name: cst.BaseExpression) -> str | None:
+    """`torch` of `torch.utils.data` (the libcst twin of `ast_nodes.dotted_head`)."""
     while isinstance(name, cst.Attribute):
         name = name.value
     return name.value if isinstance(name, cst.Name) else None

@@ -35,7 +35,7 @@ from devfix.analysis.device_scope import device_for
 from devfix.analysis.facts import FileRole
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import CHECKPOINT_LOADERS
-from devfix.analysis.torch_names import keyword
+from devfix.analysis.torch_names import dotted_head, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword
 from devfix.findings import Safety
@@ -56,27 +56,21 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
             return updated_node
         message = "checkpoint loaded without `map_location`: tensors saved on a GPU fail to load on a CPU-only machine"
         if self._feeds_load_state_dict(original_node):  # right in any file: the parameters keep their device
-            if self.report(original_node, message, fix_title='load it with `map_location="cpu"`'):
-                return add_keyword(updated_node, "map_location", '"cpu"')
-            return updated_node
+            return self._load_with(original_node, updated_node, message, '"cpu"', 'load it with `map_location="cpu"`')
         if self.facts is not None and self.facts.role is not FileRole.PROGRAM:
             return updated_node  # where anything else goes, only a program knows
         if self._moved_before_use(original_node):  # the program places it itself, maybe only with --cuda
-            if self.report(original_node, message, fix_title='load it with `map_location="cpu"`: the code moves it next'):
-                return add_keyword(updated_node, "map_location", '"cpu"')
-            return updated_node
+            return self._load_with(original_node, updated_node, message, '"cpu"', 'load it with `map_location="cpu"`: the code moves it next')
         if self._feeds_a_dataset(original_node) or not self.file_places_devices():
             # data for a Dataset, or a program that never places anything on a GPU: the host
-            if self.report(original_node, message, fix_title='load the data with `map_location="cpu"`'):
-                return add_keyword(updated_node, "map_location", '"cpu"')
-            return updated_node
+            return self._load_with(original_node, updated_node, message, '"cpu"', 'load the data with `map_location="cpu"`')
         if not self._meets_device_values(original_node):
             # where the program puts it is unknown: keep what it does where it runs (the GPU it was
             # saved from), and load onto the CPU only where there is no GPU
-            if not self.report(original_node, message, fix_title="load it onto the CPU where there is no GPU"):
-                return updated_node
-            torch = _head_name(original_node.func) or self.torch_name()  # `torch.load`: `torch` is bound there
-            return add_keyword(updated_node, "map_location", f'None if {torch}.cuda.is_available() else "cpu"')
+            func = original_node.func
+            torch = (dotted_head(func) if isinstance(func, cst.Attribute) else None) or self.torch_name()  # `torch.load`: `torch` is bound there
+            return self._load_with(original_node, updated_node, message, f'None if {torch}.cuda.is_available() else "cpu"',
+                                   "load it onto the CPU where there is no GPU")
         choice = device_for(self, original_node)
         if choice is None:
             self.report(original_node, message, fixable=False)
@@ -85,13 +79,25 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
             return updated_node
         return add_keyword(updated_node, "map_location", self.use_device(choice))
 
+    def _load_with(self, original: cst.Call, updated: cst.Call, message: str, location: str, title: str) -> cst.Call:
+        """The finding, and `map_location=<location>` when the fix applies."""
+        if not self.report(original, message, fix_title=title):
+            return updated
+        return add_keyword(updated, "map_location", location)
+
+    def _assigned_name(self, call: cst.Call) -> str | None:
+        """`name` of `name = torch.load(...)`."""
+        parent = self.get_metadata(ParentProvider, call, None)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            return parent.targets[0].target.value
+        return None
+
     def _meets_device_values(self, call: cst.Call) -> bool:
         """`mean = torch.load(p)` then `batch - mean` with `batch` on a device: the loaded value
         must be where the program's device values are."""
-        parent = self.get_metadata(ParentProvider, call, None)
-        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+        name = self._assigned_name(call)
+        if name is None:
             return False
-        name = parent.targets[0].target.value
         facts = self.scope_facts(call)
         meetings = _Meetings(name)
         self.enclosing_scope(call).visit(meetings)
@@ -101,12 +107,12 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
         parent = self.get_metadata(ParentProvider, call, None)
         if isinstance(parent, cst.Arg):
             return _is_load_state_dict(self.get_metadata(ParentProvider, parent, None))
-        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
-            finder = _StateDictUses(parent.targets[0].target.value)
+        name = self._assigned_name(call)
+        if name is not None:
+            finder = _StateDictUses(name)
             self.enclosing_scope(call).visit(finder)
             return finder.inside > 0 and finder.outside == 1  # the assignment itself is the one outside use
         return False
-
 
     def _moved_before_use(self, call: cst.Call) -> bool:
         """`torch.load(...).to(device)`, or `model = torch.load(...)` whose next use moves it
@@ -115,19 +121,20 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
         parent = self.get_metadata(ParentProvider, call, None)
         if isinstance(parent, cst.Attribute) and parent.attr.value in MOVES:
             return True
-        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+        name = self._assigned_name(call)
+        if name is None:
             return False
-        uses = _UsesAfter(parent.targets[0].target.value, self.line_of(call), self.line_of)
+        uses = _UsesAfter(name, self.line_of(call), self.line_of)
         self.enclosing_scope(call).visit(uses)
         return uses.first_is_a_move is True
 
     def _feeds_a_dataset(self, call: cst.Call) -> bool:
         """`data = torch.load("train.pt")` handed to a dataset (`TensorDataset(data["x"], ...)`, a
         Dataset class of the project): data for DataLoader workers and numpy, so it stays on the CPU."""
-        parent = self.get_metadata(ParentProvider, call, None)
-        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+        name = self._assigned_name(call)
+        if name is None:
             return False
-        finder = _DatasetArguments(parent.targets[0].target.value, self._is_dataset_class)
+        finder = _DatasetArguments(name, self._is_dataset_class)
         self.enclosing_scope(call).visit(finder)
         return finder.found
 
@@ -214,16 +221,6 @@ class _DatasetArguments(cst.CSTVisitor):
             value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
             if isinstance(value, cst.Name) and value.value == self.name and self.is_dataset_class(node.func):
                 self.found = True
-
-
-def _head_name(func: cst.BaseExpression) -> str | None:
-    """`torch` of `torch.load` or `torch.hub.load_state_dict_from_url` (the torch package, since the
-    call is one of torch's loaders); None for a bare `load`."""
-    if not isinstance(func, cst.Attribute):
-        return None
-    while isinstance(func, cst.Attribute):
-        func = func.value
-    return func.value if isinstance(func, cst.Name) else None
 
 
 def _is_load_state_dict(node: cst.CSTNode | None) -> bool:
