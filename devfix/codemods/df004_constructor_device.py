@@ -674,7 +674,7 @@ class _Combinations(cst.CSTVisitor):
         name = call.func.value
         if name in self.parameters and isinstance(self.scope, cst.FunctionDef) and self.facts._binding_before(name, self.rule.line_of(call)) is None:
             passed = arguments_for(self.rule.module, self.scope, name) or []
-            classes = {self._class_at(value, caller) for caller, value in passed}
+            classes = {_class_held(value, self.rule.line_of(caller), self.rule.scope_facts(caller)) for caller, value in passed}
         else:
             classes = {self._class_of(name, self.rule.line_of(call))}
         kept: list[cst.BaseExpression] = []
@@ -684,30 +684,10 @@ class _Combinations(cst.CSTVisitor):
                 kept += _passed(call, inputs.kept_on_the_host("forward"), inputs.positional("forward")).values()
         return kept
 
-    def _class_at(self, value: cst.BaseExpression, caller: cst.Call, depth: int = 0) -> str | None:
-        """The class of the file that `value`, an argument of `caller`, holds there (`model =
-        model.to(device)` after `model = LSTM(...)` → `LSTM`)."""
-        line = self.rule.line_of(caller)
-        while isinstance(value, cst.Name) and depth < 4:
-            binding = self.rule.scope_facts(caller)._binding_before(value.value, line)
-            value = binding.value if binding is not None else None
-            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
-                value = value.func.value
-            line, depth = (binding.line if binding is not None else line), depth + 1
-        return value.func.value if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else None
-
-    def _class_of(self, name: str, line: int, depth: int = 0) -> str | None:
+    def _class_of(self, name: str, line: int) -> str | None:
         """The class of the file `name` holds where `line` reads it: `m = model.to(device)` after
         `model = Bigram(vocab)` → `Bigram`."""
-        binding = self.facts._binding_before(name, line)
-        value = binding.value if binding is not None else None
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
-            value = value.func.value
-        if isinstance(value, cst.Name) and depth < 4:
-            return self._class_of(value.value, binding.line, depth + 1)
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
-            return value.func.value
-        return None
+        return _class_held(cst.Name(name), line, self.facts)
 
     def _feed_host_tensors(self, call: cst.Call) -> None:
         """Arguments of a model moved in this scope that hold tensors made here on the host: what a
@@ -1179,6 +1159,19 @@ class _Combinations(cst.CSTVisitor):
             return reaching is not None and not isinstance(reaching.value, NOT_TENSOR_LITERALS)
         return reference in self.parameters or bool(earlier)
 
+
+
+def _class_held(value: cst.BaseExpression | None, line: int, facts: PlacementFacts, depth: int = 0) -> str | None:
+    """The class of the file `value` holds where `line` reads it, by the bindings of its scope
+    (`facts`): `model.to(device)` after `model = LSTM(...)` → `LSTM`."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
+        value = value.func.value
+    if isinstance(value, cst.Name) and depth < 5:
+        binding = facts._binding_before(value.value, line)
+        return _class_held(binding.value, binding.line, facts, depth + 1) if binding is not None else None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+        return value.func.value
+    return None
 
 
 def _passed(call: cst.Call, parameters, positional: list[str]) -> dict[str, cst.BaseExpression]:
