@@ -14,7 +14,7 @@ import libcst as cst
 from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_bindings import target_leaves
 from devfix.analysis.project import ProjectIndex
-from devfix.analysis.torch_api import TENSOR_OUTPUT_LAYERS
+from devfix.analysis.torch_api import JOINS, TENSOR_OUTPUT_LAYERS
 from devfix.analysis.torch_names import QualifiedNames, holds_state
 
 
@@ -226,14 +226,22 @@ def nn_prefix(module: cst.Module) -> str | None:
     return "torch.nn" if has_torch else None
 
 
-def names_fed_to_submodules(method: cst.FunctionDef, submodules: set[str]) -> set[str]:
-    """Parameters passed straight to a submodule (`self.conv(x)`): they are its tensor inputs."""
+def names_fed_to_submodules(method: cst.FunctionDef, submodules: set[str], qualified: QualifiedNames | None = None) -> set[str]:
+    """Parameters passed straight to a submodule (`self.conv(x)`): they are its tensor inputs. With
+    `qualified`, also those joined into its input (`self.lin(torch.cat([x, h], dim=1))`)."""
     names: set[str] = set()
+
+    def joined(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+        if qualified is None or not isinstance(value, cst.Call) or not value.args or not qualified(value.func) & JOINS:
+            return []
+        parts = value.args[0].value
+        return [element.value for element in parts.elements] if isinstance(parts, (cst.List, cst.Tuple)) else []
 
     class Finder(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             if is_self_attribute(node.func) and node.func.attr.value in submodules:
-                names.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name))
+                values = [value for arg in node.args for value in (arg.value, *joined(arg.value))]
+                names.update(value.value for value in values if isinstance(value, cst.Name))
 
     method.body.visit(Finder())
     return names

@@ -59,9 +59,12 @@ def parameters_given_tensors(
     return given
 
 
-def results_fed_to_submodules(methods: dict[str, cst.FunctionDef], submodules: set[str], calls: SelfCalls | None = None) -> set[str]:
+def results_fed_to_submodules(
+    methods: dict[str, cst.FunctionDef], submodules: set[str], calls: SelfCalls | None = None, qualified: QualifiedNames | None = None,
+) -> set[str]:
     """Methods whose result some caller passes to a submodule: `self.loss(x, self.target(x))`, or
-    through a name bound only to its results (`target = self.target(x)`; `self.loss(x, target)`)."""
+    through a name bound only to its results (`target = self.target(x)`; `self.loss(x, target)`,
+    or with `qualified` joined into its input: `self.lin(torch.cat([x, target], 1))`)."""
     fed: set[str] = set()
     uses: dict[int, tuple[_ResultUses, set[str]]] = {}  # each caller walked once
     for name, sites in (calls if calls is not None else self_calls(methods)).items():
@@ -69,7 +72,7 @@ def results_fed_to_submodules(methods: dict[str, cst.FunctionDef], submodules: s
             if id(caller) not in uses:
                 finder = _ResultUses(submodules)
                 caller.body.visit(finder)
-                uses[id(caller)] = finder, names_fed_to_submodules(caller, submodules)
+                uses[id(caller)] = finder, names_fed_to_submodules(caller, submodules, qualified)
             finder, fed_names = uses[id(caller)]
             bound = finder.bound_to.get(id(call))
             bound_and_fed = bound is not None and finder.bindings.get(bound) == finder.results.get((bound, name)) and bound in fed_names

@@ -112,9 +112,9 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         direct_subclass = all(any(n.startswith("torch.nn.") for n in self.qualified(base.value)) for base in node.bases)
         feeding = _parameters_fed_to_submodules(facts.methods, submodules)
         calls = self_calls(facts.methods)
-        given_tensors = parameters_given_tensors(facts.methods, lambda caller: names_fed_to_submodules(caller, submodules)
+        given_tensors = parameters_given_tensors(facts.methods, lambda caller: names_fed_to_submodules(caller, submodules, self.qualified)
                                                  | indexings_fed_to_submodules(caller, submodules) | self.scope_tensors(caller.body), calls)
-        results_fed = results_fed_to_submodules(facts.methods, submodules, calls)
+        results_fed = results_fed_to_submodules(facts.methods, submodules, calls, self.qualified)
         for name, method in facts.methods.items():
             if name == "__init__" or name in self._methods_called_only_in_constructors():
                 continue  # a method only called while a module is built runs before any move
@@ -393,7 +393,7 @@ def _tensor_parameters(
     chooses from); with `proven`, also those the value analysis proves tensors (the inputs a
     parameter-free module's results join)."""
     tensors = rule.scope_tensors(method.body)
-    fed = names_fed_to_submodules(method, submodules)
+    fed = names_fed_to_submodules(method, submodules, rule.qualified)
     names = [param.name.value for param in method.params.params[1:]]
     return [name for name in names if name in tensors | fed | given or (proven and _proven_tensor(rule, method, name))]
 
