@@ -364,6 +364,8 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         factory = cst.Module([]).code_for_node(original_node.func)
         if keyword(original_node, "out") is not None:
             return self._without_a_cuda_output(original_node, updated_node, factory, device)
+        if self._placed_inside(original_node):
+            return updated_node
         if not is_factory_call(original_node, self.qualified) or keyword(original_node, "generator") is not None:
             # accepts no device=, or draws from a CPU generator that `device=` would not match: move the result
             made = ("draws from a CPU generator" if keyword(original_node, "generator") is not None
@@ -380,6 +382,19 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         )
         return add_keyword(updated_node, "device", device) if apply else updated_node
 
+
+    def _placed_inside(self, call: cst.Call) -> bool:
+        """`smooth_one_hot(labels, 4)` of a helper of the file above whose every returned tensor this
+        pass already places (`torch.zeros(n, k, device=labels.device)`, met with its parameter
+        `labels` there): its result needs no move where it is used."""
+        if not isinstance(call.func, cst.Name) or not self.returns_cpu_tensors(call.func.value):
+            return False
+        definition = self._definition(call.func.value)
+        if definition is None:
+            return False
+        finder = _Combinations(self, definition)
+        sources = [source for value in return_values(definition) if value is not None for source in finder._sources(value)]
+        return bool(sources) and all(source in self._aligned for source in sources)
 
     def _without_a_cuda_output(self, original_node: cst.Call, updated_node: cst.Call, factory: str, device: str) -> cst.Call:
         """`torch.arange(0, n, out=torch.cuda.LongTensor(n))` (Tacotron's mask): the output buffer
