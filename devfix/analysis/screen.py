@@ -434,6 +434,9 @@ class _Screen:
                 if is_self_attribute(target):
                     key = (id(place.class_node), target.attr)
                     self.stores[key] = self.stores.get(key, 0) + 1
+        if is_self_attribute(single) and isinstance(value, ast.Call) and place.method is not None and place.method.name != "__init__" \
+                and _tests_unset(place.parent, single.attr) and _may_hold_state(value, self.imports):
+            self.walked.constructions.append(value)  # DF018: `if self.head is None: self.head = nn.Linear(h.size(1), 1)`
         if place.class_node is not None and place.parent is place.class_node and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # `MEAN = torch.tensor(...)` in the class body
             constants = {target.id for target in targets if isinstance(target, ast.Name)}
@@ -862,6 +865,13 @@ def _deep_copies_a_name(value: ast.expr | None, imports: ImportTable) -> bool:
 def _if_options(value: ast.expr) -> list[ast.expr]:
     """`a if c else b` → [a, b]; anything else → [value]."""
     return [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+
+
+def _tests_unset(node: ast.AST | None, attribute: str) -> bool:
+    """`if self.<attribute> is None:`"""
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) and is_self_attribute(test.left)
+            and test.left.attr == attribute and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
 
 
 def _may_hold_state(construction: ast.Call, imports: ImportTable) -> bool:

@@ -11,9 +11,16 @@ learns. The fix creates it once in `__init__`, where `.to()` and the optimizer s
 Unsafe: the layer's parameters become trainable state (new `state_dict` keys), and a BatchNorm now
 keeps running statistics, so numbers change.
 
+A layer built lazily, once, on the first call (`if self.head is None: self.head =
+nn.Linear(h.size(1), 1)`, its size known only then) is built on the CPU after the model moved:
+it goes where the tensor it is then given lives (`nn.Linear(h.size(1), 1).to(h.device)`; safe: the
+layer is the same, only placed). The tensor is a parameter of the method or a local bound before
+the layer, given to that one call of the layer in the method.
+
 Refuses (reports without a fix): layers whose arguments are computed in `forward` (sizes from
 `x.shape`: use an `nn.Lazy*` layer or a redesign). Parameter-free layers (`nn.ReLU()(x)`,
-`nn.Dropout(p)(x)`, `nn.Flatten()(x)`) are not device bugs and are left alone.
+`nn.Dropout(p)(x)`, `nn.Flatten()(x)`) are not device bugs and are left alone. A lazy layer
+built with `device=` or moved where it is built is placed already.
 """
 
 from __future__ import annotations
@@ -22,10 +29,13 @@ import re
 
 import libcst as cst
 
+from devfix.analysis.cst_bindings import target_leaves
+from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import builds_stateless_instance, class_facts, is_self_attribute, top_level_class
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import holds_state
+from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import moved_to
 from devfix.findings import Safety
 
 
@@ -39,6 +49,7 @@ class ModuleInForward(ScopeTracker, DevfixRule):
         super().visit_Module(node)
         self._hoisted: dict[cst.Call, str] = {}  # inline construction → its new attribute, when applied
         self._inits: dict[cst.FunctionDef, list[tuple[str, cst.Call]]] = {}
+        self._lazy: dict[cst.Call, str] = {}  # a layer built on the first call → the device it goes to
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self.is_module_classdef(node):
@@ -49,6 +60,7 @@ class ModuleInForward(ScopeTracker, DevfixRule):
         for name, method in facts.methods.items():
             if name == "__init__":
                 continue
+            self._place_lazy_layers(method)
             finder = _InlineLayers(self)
             method.body.visit(finder)
             for construction in finder.constructions:
@@ -71,7 +83,28 @@ class ModuleInForward(ScopeTracker, DevfixRule):
                               fix_title=f"create it once in __init__ as `self.{attribute}`")
         return attribute if applied else None
 
+    def _place_lazy_layers(self, method: cst.FunctionDef) -> None:
+        """`if self.head is None: self.head = nn.Linear(h.size(1), 1)`, then `self.head(h)`: the
+        layer goes to `h.device`."""
+        finder = _LazyLayers(self)
+        method.body.visit(finder)
+        parameters = {param.name.value for param in (*method.params.posonly_params, *method.params.params, *method.params.kwonly_params)}
+        for attribute, construction in finder.built.items():
+            calls = finder.called.get(attribute, [])
+            given = calls[0].args[0].value if len(calls) == 1 and calls[0].args and calls[0].args[0].keyword is None else None
+            if not isinstance(given, cst.Name) or given.value == "self" or self.line_of(calls[0]) < self.line_of(construction):
+                continue
+            bound_before = given.value in parameters or any(line < self.line_of(construction) for line in finder.bound.get(given.value, ()))
+            if not bound_before or (given.value not in parameters and self.kind_of(given) is not Kind.TENSOR and not _is_torch_layer(self, construction)):
+                continue
+            layer = cst.Module([]).code_for_node(construction.func)
+            if self.report(construction, f"`{layer}(...)` is built on the first call, on the CPU, after the model may have moved to a GPU",
+                           fix_title=f"build it where `{given.value}` is", safety=Safety.SAFE):
+                self._lazy[construction] = f"{given.value}.device"
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if original_node in self._lazy:
+            return moved_to(updated_node, self._lazy[original_node])
         attribute = self._hoisted.get(original_node.func) if isinstance(original_node.func, cst.Call) else None
         if attribute is None:
             return updated_node
@@ -111,6 +144,57 @@ class _InlineLayers(cst.CSTVisitor):
             return False
         class_def = top_level_class(self.rule.module, construction.func.value)
         return class_def is not None and builds_stateless_instance(construction, class_def, self.rule.qualified)
+
+
+class _LazyLayers(cst.CSTVisitor):
+    """In one method: the layers stored under `if self.<attr> is None:` (built once, on the first
+    call), the calls of `self.<attr>(...)`, and the lines each local name is bound on."""
+
+    def __init__(self, rule: ModuleInForward) -> None:
+        self.rule = rule
+        self.built: dict[str, cst.Call] = {}
+        self.called: dict[str, list[cst.Call]] = {}
+        self.bound: dict[str, list[int]] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_If(self, node: cst.If) -> None:
+        attribute = _unset_attribute(node.test)
+        if attribute is None or not isinstance(node.body, cst.IndentedBlock):
+            return
+        for statement in node.body.body:
+            if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1 or not isinstance(statement.body[0], cst.Assign):
+                continue
+            assign = statement.body[0]
+            target, value = assign.targets[0].target, assign.value
+            if (len(assign.targets) == 1 and is_self_attribute(target) and target.attr.value == attribute and isinstance(value, cst.Call)
+                    and self.rule.builds_module(value) and holds_state(value, self.rule.qualified) and keyword(value, "device") is None):
+                self.built[attribute] = value
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            for leaf in target_leaves(target.target):
+                if isinstance(leaf, cst.Name):
+                    self.bound.setdefault(leaf.value, []).append(self.rule.line_of(node))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if is_self_attribute(node.func):
+            self.called.setdefault(node.func.attr.value, []).append(node)
+
+
+def _unset_attribute(test: cst.BaseExpression) -> str | None:
+    """`self.head is None` → "head"."""
+    if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Is)
+            and is_self_attribute(test.left) and isinstance(test.comparisons[0].comparator, cst.Name)
+            and test.comparisons[0].comparator.value == "None"):
+        return test.left.attr.value
+    return None
+
+
+def _is_torch_layer(rule: ModuleInForward, construction: cst.Call) -> bool:
+    """A layer of `torch.nn`: its calls take tensors."""
+    return any(name.startswith("torch.nn.") for name in rule.qualified(construction.func))
 
 
 def _available_in_init(value: cst.BaseExpression, facts) -> bool:
