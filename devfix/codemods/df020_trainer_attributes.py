@@ -45,6 +45,11 @@ the class moves it in place (`agent = DQN(...)`, then `agent.Q.to(device)`): arg
 model's own device (a stored `self.device` may name another), and calls on an object whose models
 nobody moved, or that pass the argument already moved, need nothing.
 
+A tensor `__init__` makes on the host once and keeps (`self.class_weights = torch.tensor([1.0,
+3.0])`), given as `weight=` or `pos_weight=` to a functional loss of the model's output in a method
+(`F.cross_entropy(self.model(x), y, weight=self.class_weights)`, also through a local bound to
+that output), is created on the model's device: `device=self.device`.
+
 Refuses: arguments or batches already moved in the method, arguments only used elsewhere, batches
 not proven tensors, loops over anything not proven a DataLoader, Module classes.
 """
@@ -72,7 +77,7 @@ from devfix.analysis.placement import as_move, collect
 from devfix.analysis.sampled_batches import host_unpacked_names
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root, is_factory_call, without_tensor_methods
-from devfix.analysis.torch_api import MOVED_AFTER, is_torch_tensor_function
+from devfix.analysis.torch_api import FUNCTIONAL_LOSSES, LOSS_TENSOR_KEYWORDS, MOVED_AFTER, is_torch_tensor_function
 from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword, insert_in_body, moved_to, prepend_to_function
@@ -93,6 +98,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         self._attribute_moves: dict[cst.Assign, str] = {}
         self._loop_moves: dict[cst.For, tuple[list[str], str]] = {}
         self._factory_moves: dict[cst.Call, tuple[str, str]] = {}  # a factory → (the model it feeds, the device)
+        self._weight_moves: dict[cst.Call, tuple[str, str]] = {}  # a kept loss weight's factory → (the model, the device)
         self._input_moves: dict[cst.Arg, tuple[str, str]] = {}  # a host-made local fed to a model → (the model, the device)
         self._meeting_moves: dict[cst.Name, tuple[str, str]] = {}  # a host-made local meeting a model's output → the same
         self._host_unpacked: set[tuple[str, int]] = set()  # (name, line) unpacked from a batch another class samples on the host
@@ -125,6 +131,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             if method_name == "__init__":
                 continue
             self._plan_factories(node, facts, method, models)
+            self._plan_loss_weights(facts, method, models, device, ready_line)
             self._plan_meetings(facts, method, models)
             for loop in loops_of(method):
                 batches = self._batches_to_move(loop, callables, set(models))
@@ -178,6 +185,33 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             for value in fed:
                 for factory in self._factories(value, placement, self.line_of(call)):
                     self._factory_moves.setdefault(factory, (model, device))
+
+    def _plan_loss_weights(self, facts, method: cst.FunctionDef, models: set[str], device: str, ready_line: int) -> None:
+        """`F.cross_entropy(logits, y, weight=self.class_weights)` where `logits = self.model(x)` and
+        `__init__` keeps `self.class_weights = torch.tensor([1.0, 3.0])`: the factory takes the
+        model's device, where that device is known (built after it in `__init__`)."""
+        bindings = self.scope_facts(method.body).bindings
+        for call in _functional_losses(method, self.qualified):
+            model = _model_behind(call.args[0].value, models, bindings)
+            if model is None:
+                continue
+            for name in LOSS_TENSOR_KEYWORDS:
+                weight = keyword(call, name)
+                attribute = weight.value.attr.value if weight is not None and is_self_attribute(weight.value) else None
+                factory = self._kept_host_tensor(facts, attribute) if attribute is not None else None
+                if factory is not None and ready_line < self.line_of(factory):
+                    self._weight_moves.setdefault(factory, (model, device))
+
+    def _kept_host_tensor(self, facts, attribute: str) -> cst.Call | None:
+        """The factory without `device=` that `__init__` alone assigns to `self.<attribute>`, never moved."""
+        use = facts.attributes.get(attribute)
+        if use is None or len(use.assignments) != 1 or use.assignments[0][0] != "__init__" or use.other_uses & {"to", "cuda"}:
+            return None
+        value = use.assignments[0][1].value
+        if not isinstance(value, cst.Call) or not is_factory_call(value, self.qualified) or keyword(value, "device") is not None \
+                or keyword(value, "generator") is not None:
+            return None
+        return value
 
     def _plan_host_inputs(self, call: cst.Call, model: str, device: str, lengths: list, placement) -> None:
         """`x = torch.from_numpy(arr).float()` then `self.model(x)`: a local the analysis proves a
@@ -392,6 +426,14 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         return insert_in_body(updated_node, 0, move_statements([BatchUse(name, is_dict=False) for name in names], device, "torch"))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        weighted = self._weight_moves.get(original_node)
+        if weighted is not None:
+            model, device = weighted
+            factory = cst.Module([]).code_for_node(original_node.func)
+            if not self.report(original_node, f"`{factory}(...)` is created on the CPU but weights a loss of the output of "
+                               f"`self.{model}`, which the class moved to a device", fix_title=f"create it on `{device}`"):
+                return updated_node
+            return add_keyword(updated_node, "device", device)
         plan = self._factory_moves.get(original_node)
         if plan is None:
             return updated_node
@@ -470,6 +512,30 @@ class _InstanceAttributeMoves(cst.CSTVisitor):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.instances.setdefault(node.value.func.value, set()).add(target.target.value)
+
+
+def _functional_losses(method: cst.FunctionDef, qualified) -> list[cst.Call]:
+    """The functional losses (`F.cross_entropy(...)`) a method calls with a positional input."""
+    found: list[cst.Call] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if qualified(node.func) & FUNCTIONAL_LOSSES and node.args and node.args[0].keyword is None:
+                found.append(node)
+
+    method.body.visit(Finder())
+    return found
+
+
+def _model_behind(value: cst.BaseExpression, models: set[str], bindings) -> str | None:
+    """The moved model whose output `value` is: `self.model(x)`, a tensor method of it, or a
+    local bound once in the method to such a value (`logits = self.model(x)`)."""
+    value = without_tensor_methods(value)
+    if isinstance(value, cst.Name) and len(bindings.get(value.value, ())) == 1:
+        value = without_tensor_methods(bindings[value.value][0].value)
+    if isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value in models:
+        return value.func.attr.value
+    return None
 
 
 def _tensor_method_of(value: cst.BaseExpression | None, name: str) -> bool:

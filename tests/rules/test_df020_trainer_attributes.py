@@ -42,3 +42,43 @@ def test_an_object_whose_model_nobody_moves_needs_nothing():
 def test_calls_on_the_moved_object_that_place_their_inputs_need_nothing():
     use = "agent = Agent()\nagent.q.to(device)\nprint(agent.act(torch.zeros(4).to(device)))\nidle = Agent()\nprint(idle.act(torch.zeros(4)))"
     assert fixed(use) == AGENT.format(use=use)
+
+
+TRAINER = """import torch
+import torch.nn.functional as F
+
+
+class Trainer:
+    def __init__(self, model, device):
+        {before}
+        self.device = device
+        self.model = model.to(device)
+        {after}
+
+    def step(self, x, y):
+        {step}
+"""
+
+
+def trainer(before: str = "pass", after: str = "pass", step: str = "return F.cross_entropy(self.model(x), y, weight=self.w)"):
+    source = TRAINER.format(before=before, after=after, step=step)
+    return source, run_devfix(source, rules=[TrainerAttributes])
+
+
+def test_a_kept_loss_weight_is_made_on_the_model_device():
+    _, result = trainer(after="self.w = torch.tensor([1.0, 3.0])",
+                        step="logits = self.model(x)\n        return F.cross_entropy(logits.float(), y, weight=self.w)")
+    assert "self.w = torch.tensor([1.0, 3.0], device=self.device)\n" in result.fixed.decode()
+
+
+def test_kept_weights_placed_or_not_weighting_the_model_output_are_left_alone():
+    cases = [
+        trainer(before="self.w = torch.tensor([1.0, 3.0])"),  # built before the device is known: reported only
+        trainer(after="self.w = torch.tensor([1.0, 3.0], device=device)"),  # placed
+        trainer(after="self.w = torch.tensor([1.0, 3.0])\n        self.w = self.w.to(device)"),  # moved
+        trainer(after="self.w = torch.tensor([1.0, 3.0])", step="return F.cross_entropy(x, y, weight=self.w)"),  # not the model's output
+    ]
+    for source, result in cases:
+        assert "self.w = torch.tensor([1.0, 3.0]" in source
+        weight_lines = [line for line in source.splitlines() if line.strip().startswith("self.w =")]
+        assert all(line in result.fixed.decode().splitlines() for line in weight_lines)
