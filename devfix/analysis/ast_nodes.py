@@ -101,6 +101,29 @@ def scope_bindings(nodes: Iterable[ast.AST], augmented: bool = False) -> dict[st
     return bindings
 
 
+def loop_elements(nodes: Iterable[ast.AST]) -> dict[str, list[tuple[int, ast.expr]]]:
+    """Names a loop of one scope binds to elements of a value, with the loop's line and that value
+    (an element lives where the value does): `y` → `ys` for `for y in ys`; `t` → `ys.view(-1)` and
+    `p` → `preds` for `for t, p in zip(ys.view(-1), preds)`. As `analysis.placement` records them."""
+    found: dict[str, list[tuple[int, ast.expr]]] = {}
+    for loop in nodes:
+        if not isinstance(loop, (ast.For, ast.AsyncFor)):
+            continue
+        iterable, target = loop.iter, loop.target
+        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "zip" and not iterable.keywords
+                and isinstance(target, ast.Tuple) and len(target.elts) == len(iterable.args)):
+            pairs = list(zip(target.elts, iterable.args))
+        else:
+            pairs = [(target, iterable)]
+        for name, value in pairs:
+            if isinstance(name, ast.Name) and isinstance(value, ITERABLES):
+                found.setdefault(name.id, []).append((loop.lineno, value))
+    return found
+
+
+ITERABLES = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)  # `ys`, `self.ys`, `ys[0]`, `ys.view(-1)`
+
+
 def _bind(bindings: dict[str, list[Binding]], target: ast.expr, value: ast.expr | None, line: int) -> None:
     if isinstance(target, ast.Name):
         bindings.setdefault(target.id, []).append((line, value))

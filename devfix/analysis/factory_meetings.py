@@ -32,6 +32,7 @@ from devfix.analysis.ast_nodes import (
     every_node,
     is_self_attribute,
     latest_binding,
+    loop_elements,
     operand_names,
     parameters,
     scope_bindings,
@@ -508,6 +509,11 @@ class _Scope:
         return scope_bindings(self.nodes)
 
     @cached_property
+    def elements(self) -> dict[str, list[tuple[int, ast.expr]]]:
+        """Loop targets bound to elements of a value (`ast_nodes.loop_elements`)."""
+        return loop_elements(self.nodes)
+
+    @cached_property
     def vetoed(self) -> set[str]:
         """DF004's `vetoed`: names the value analysis reads somewhere in the scope as a proven
         non-tensor (the rule's scope also holds a `def`'s decorators: it may veto more, never less)."""
@@ -738,9 +744,13 @@ class _Scope:
             return True
         if any(isinstance(value, ast.Call) and is_move(value, self.imports) for _, value in bound):
             return True  # `images = images.to(device)` before it meets the factory: DF004's `_moved_where_met`
-        if depth >= 3 or not bound or bound[0][1] is None:
+        if depth >= 3 or not bound:
             return False
         value = bound[0][1]
+        if value is None:  # a loop's element: where the value it iterates is (DF004's `facts.elements`)
+            value = next((element for loop_line, element in self.elements.get(reference, ()) if loop_line == bound[0][0]), None)
+        if value is None:
+            return False
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
             return True  # `out = model(x)`: where `model` was moved
         if isinstance(value, ast.Call) and is_move(value, self.imports):

@@ -60,6 +60,7 @@ class PlacementFacts:
     escaped: dict[str, list[cst.Call]] = field(default_factory=dict)
     appended: dict[str, list[tuple[int, cst.BaseExpression]]] = field(default_factory=dict)  # `name.append(v)`: (line, v)
     augmented: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `name += v`: (name, line) → v
+    elements: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `for y in ys`: (y, line) → ys
     called: set[str] = field(default_factory=set)
     modules_on_device: set[str] = field(default_factory=set)
     device_globals: set[str] = field(default_factory=set)  # top-level names bound once to a device value, read here
@@ -286,6 +287,9 @@ class _Collector(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self._bind(node.target, None, node)
+        line = self.facts.line_of(node)
+        for name, value in _loop_elements(node):
+            self.facts.elements[(name, line)] = value
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -324,6 +328,21 @@ class _Collector(cst.CSTVisitor):
                 starred = any(isinstance(element, cst.StarredElement) for element in target.elements)
                 for element in target.elements:
                     self._bind(element.value, unpacked, statement, 0 if starred or unpacked is None else len(target.elements))
+
+
+def _loop_elements(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:
+    """The names a loop binds to elements of a value, each with that value (`ast_nodes.loop_elements`)."""
+    iterable, target = loop.iter, loop.target
+    if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "zip"
+            and isinstance(target, cst.Tuple) and len(target.elements) == len(iterable.args)
+            and all(arg.keyword is None and not arg.star for arg in iterable.args)):
+        pairs = [(element.value, arg.value) for element, arg in zip(target.elements, iterable.args)]
+    else:
+        pairs = [(target, iterable)]
+    return [(name.value, value) for name, value in pairs if isinstance(name, cst.Name) and isinstance(value, ITERABLES)]
+
+
+ITERABLES = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)  # `ys`, `self.ys`, `ys[0]`, `ys.view(-1)` (`ast_nodes.iterated`)
 
 
 def _placed_by_factory(call: cst.Call, qualified: QualifiedNames) -> bool:

@@ -453,8 +453,27 @@ class _Walker:
 
     def _For(self, node: ast.For, env: Env) -> Env:
         self._record(node.iter, env)
+        zipped = self._zipped_kinds(node, env)
+        if zipped is not None:
+            return self._loop(node, env, lambda start: self._bound_parts(node.target, zipped, start))
         element = self._element_kinds(node.iter, env)
         return self._loop(node, env, lambda start: self._bound_to(node.target, element, start))
+
+    def _zipped_kinds(self, node: ast.For, env: Env) -> list[Kind] | None:
+        """`for t, p in zip(ys, preds)`: each part's kind is an element of its own iterable."""
+        iterable, target = node.iter, node.target
+        if not (isinstance(iterable, ast.Call) and self.resolver.imports.qualify(iterable.func) == "builtins.zip"
+                and not iterable.keywords and isinstance(target, ast.Tuple) and len(target.elts) == len(iterable.args)
+                and not any(isinstance(part, (ast.Starred, ast.Tuple, ast.List)) for part in (*iterable.args, *target.elts))):
+            return None
+        return [self._element_kinds(arg, env) for arg in iterable.args]
+
+    def _bound_parts(self, target: ast.Tuple, kinds: list[Kind], env: Env) -> Env:
+        self._record_target(target, env)
+        new = dict(env)
+        for part, kind in zip(target.elts, kinds):
+            self._bind(part, kind, None, new, env)
+        return new
 
     _AsyncFor = _For
 

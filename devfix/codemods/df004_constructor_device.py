@@ -490,11 +490,16 @@ class _Combinations(cst.CSTVisitor):
         self._meet(operands, pointwise=True)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
+        statement = self.meeting
+        stored = (isinstance(statement, cst.AugAssign) and statement.target is node) or (
+            isinstance(statement, cst.Assign) and any(target.target is node for target in statement.targets))
         self.meeting = node
         indices = [element.slice.value for element in node.slice if isinstance(element.slice, cst.Index)]
         reference = next(iter(self._references(indices)), None)
         if reference is not None:
-            self._align(self._fresh(node.value), reference, tables=True)  # a CPU table indexed by device indices
+            # a CPU table indexed by device indices; one written to (`confusion[t, p] += 1`) cannot be
+            # moved where it is indexed (DF012's `.to()` would write into a copy)
+            self._align(self._fresh(node.value), reference, tables="stored" if stored else True)
 
     def visit_Call(self, node: cst.Call) -> None:
         self.meeting = node
@@ -956,15 +961,16 @@ class _Combinations(cst.CSTVisitor):
             return first.value
         return None
 
-    def _align(self, calls: list[cst.Call], reference: str, tables: bool = False) -> None:
+    def _align(self, calls: list[cst.Call], reference: str, tables: bool | str = False) -> None:
         for call in calls:
             device = self._device_of(reference, call, tables=tables)
             if device is not None:
                 self.aligned.setdefault(call, device)
 
-    def _device_of(self, reference: str, call: cst.Call, depth: int = 0, tables: bool = False, meeting: int | None = None) -> str | None:
+    def _device_of(self, reference: str, call: cst.Call, depth: int = 0, tables: bool | str = False, meeting: int | None = None) -> str | None:
         """Where `reference` lives, said with names that exist where `call` runs: its own device;
-        else, for indices of a table (`tables`), the device their first value was moved to
+        else, for indices of a table (`tables`; "stored" for a table written to, whose indices first
+        bound by a loop are followed to the value reaching the meeting), the device their first value was moved to
         (`y = labels.to(device)` → `device`), or that of what it is computed from (`weights = torch.ones(n)` before
         `loss = F.cross_entropy(logits, y)` → `logits.device`), or the device its Module was
         moved to (`prediction = model(inputs.to(device))` → `device`). `meeting` is the line where
@@ -975,10 +981,16 @@ class _Combinations(cst.CSTVisitor):
             return f"{reference}.device"
         bindings = sorted(self.facts.bindings.get(reference, ()), key=lambda binding: binding.line)
         reaching = [binding for binding in bindings if meeting is None or binding.line < meeting]
-        bindings = bindings[:1] if tables else reaching[-1:] or bindings[:1]  # indices: their first value (DF012 has the rest)
-        if depth >= 3 or not bindings or bindings[0].value is None:
+        if tables and bindings and (bindings[0].value is not None or tables != "stored"):
+            bindings = bindings[:1]  # indices: their first value (DF012 has the rest)
+        else:  # or, first bound by a loop over a loader, the value that reaches the meeting (`classes = classes.to(device)`)
+            bindings = reaching[-1:] or bindings[:1]
+        if depth >= 3 or not bindings:
             return None
-        value = bindings[0].value
+        # a loop's element lives where the value it iterates does (`for t, p in zip(ys, preds)`)
+        value = bindings[0].value if bindings[0].value is not None else self.facts.elements.get((reference, bindings[0].line))
+        if value is None:
+            return None
         move = as_move(value, self.qualified) if tables else None
         moved_to = device_code(move.device) if move is not None else None
         if moved_to is not None and self._device_defined_before(moved_to, call):
