@@ -78,7 +78,10 @@ class RuleSpec:
 
 
 RULE_SPECS: tuple[RuleSpec, ...] = (
-    RuleSpec("DF001", "df001_hardcoded_cuda", "HardcodedCuda", triggers=('"cuda', "'cuda", '.cuda(', "set_default_"), signals=frozenset({screen.HARDCODED_CUDA}), findings_in="hardcoded_cuda"),
+    RuleSpec(  # not in tests: a test that names "cuda" is a GPU test (`@RunIf(min_cuda_gpus=1)`, a GPU CI job) by intent
+        "DF001", "df001_hardcoded_cuda", "HardcodedCuda", triggers=('"cuda', "'cuda", '.cuda(', "set_default_"),
+        signals=frozenset({screen.HARDCODED_CUDA}), in_tests=False, findings_in="hardcoded_cuda",
+    ),
     RuleSpec("DF002", "df002_loader_to_device", "LoaderToDevice", triggers=('for ', 'iter('), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
     RuleSpec("DF003", "df003_module_not_moved", "ModuleNotMoved", triggers=('.to(', '.cuda('), signals=frozenset({screen.MOVE_CALL}), needs_all_signals=frozenset({screen.BUILT_AND_CALLED}), moves_values=True),
     RuleSpec(  # a program that places nothing (nor do the modules it imports) runs on the CPU: nothing to align

@@ -47,3 +47,12 @@ def test_a_check_with_nothing_to_find_never_imports_libcst(tmp_path):
         "print(check('layer.py'), check('train.py'))\n"
     )
     assert run_python(code) == "(0, False) (1, True)"
+
+
+def test_hard_coded_cuda_in_a_test_file_is_the_test_s_intent():
+    """lit-gpt's `@RunIf(min_cuda_gpus=1)` tests name `torch.device("cuda")`: DF001 leaves tests alone."""
+    from tests.conftest import run_devfix
+
+    source = 'import pytest\nimport torch\n\n\ndef test_on_gpu():\n    device = torch.device("cuda")\n    assert torch.ones(1, device=device).sum() == 1\n'
+    assert run_devfix(source, "tests/test_gpu.py").fixed.decode() == source
+    assert 'torch.cuda.is_available()' in run_devfix(source.replace("def test_on_gpu", "def main"), "train.py").fixed.decode()

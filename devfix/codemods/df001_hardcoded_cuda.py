@@ -25,8 +25,9 @@ device; a method without such an input (`init_hidden(self, batch)`) of a module 
 with parameters gets the module's own device (`.to(next(self.parameters()).device)`); `__init__` of a
 program's Module gets the program's device variable (`register_buffer("mask", m.to(device))`: placed
 as before on a GPU, moved or not); elsewhere in a Module it reports without a fix. In a library
-module or a test (a file without top-level program code) no preamble is added: with no device
-variable in scope it reports without a fix.
+module (a file without top-level program code) no preamble is added: with no device variable in
+scope it reports without a fix. Test files are not checked (`rule_registry`): a test that names
+"cuda" is a GPU test by intent, often skipped without one (`@RunIf(min_cuda_gpus=1)`).
 """
 
 from __future__ import annotations
