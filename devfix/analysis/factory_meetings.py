@@ -59,6 +59,7 @@ from devfix.analysis.torch_api import (
 )
 
 KindAt = Callable[[ast.Name], Kind]
+MovedBeside = Callable[[str, int, str], bool]  # (function, position, parameter): every call beside the file passes a moved name
 NonTensors = Callable[[int, int], set[str]]  # names read somewhere in these lines as a proven non-tensor
 NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
 
@@ -67,6 +68,7 @@ def factory_may_meet_tensor(
     tree: ast.Module, imports: ImportTable, kind_at: KindAt, non_tensors: NonTensors,
     imported_helper: Callable[[str], bool] = lambda name: False, classes: dict[str, Kind] | None = None,
     imported_meets: Callable[[str], bool] = lambda name: False, gives_back_moves: Callable[[str], bool] = lambda name: False,
+    moved_beside: MovedBeside = lambda function, position, parameter: False,
 ) -> bool:
     """False only when no factory call of the file can meet a tensor the way DF004 looks for.
     `imported_helper`: does the imported function of that name (`from utils import causal_mask`)
@@ -74,9 +76,11 @@ def factory_may_meet_tensor(
     top-level classes, as the value analysis was given them. `imported_meets`: does the imported
     function of that name put two of its parameters into one tensor operation
     (`ProjectIndex.imported_meetings`)? `gives_back_moves`: does the function of that name, of the
-    file or imported from the project, give back what it moved (`analysis.returned_moves`)?"""
+    file or imported from the project, give back what it moved (`analysis.returned_moves`)?
+    `moved_beside`: does every call of the file's function in the files beside it pass a moved
+    name for that parameter (`FileFacts.models_moved_beside`)?"""
     callables = _maybe_modules(tree, imports)
-    callers = _Callers(tree, gives_back_moves)
+    callers = _Callers(tree, gives_back_moves, moved_beside)
     feeders = (_class_methods(tree), _functions_calling_top_level_moves(tree))
     layers = _TensorLayerAttributes(tree, imports)
     receivers = _receiver_kinds(tree, classes or {})
@@ -213,7 +217,9 @@ class _Callers:
     passes, for the parameter, a name that the file moves somewhere (`model.to(device)`,
     `model = Net().cuda()`)."""
 
-    def __init__(self, tree: ast.Module, gives_back_moves: Callable[[str], bool] = lambda name: False) -> None:
+    def __init__(self, tree: ast.Module, gives_back_moves: Callable[[str], bool] = lambda name: False,
+                 moved_beside: MovedBeside = lambda function, position, parameter: False) -> None:
+        self.moved_beside = moved_beside
         self.top_level = {id(node) for node in tree.body}
         self.helpers = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.uses: dict[str, int] = {}
@@ -235,10 +241,12 @@ class _Callers:
         if function is None or id(function) not in self.top_level:
             return set()
         calls = self.calls.get(function.name, [])
-        if not calls or self.uses.get(function.name, 0) != len(calls):  # a name passed around: callers unknown
-            return set()
         arguments = function.args
         positional = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args)]
+        if not calls and not self.uses.get(function.name, 0):  # called only from the files beside it
+            return {name for position, name in enumerate(positional) if self.moved_beside(function.name, position, name)}
+        if not calls or self.uses.get(function.name, 0) != len(calls):  # a name passed around: callers unknown
+            return set()
         return {
             argument.arg
             for argument in parameters(function)

@@ -30,7 +30,7 @@ from devfix.analysis.host_sinks import (
     device_value_may_reach_host,
     parameters_given_to_host,
 )
-from devfix.analysis.importers import ForeignCall, given_key, passes_a_loader
+from devfix.analysis.importers import ForeignCall, given_key, passes_a_loader, passes_a_moved_name
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.project import ProjectIndex
@@ -149,6 +149,12 @@ class FileFacts:
             passes_a_loader(call, position, parameter) or self._passes_a_returned_loader(call, position, parameter) for call in calls
         )
 
+    def models_moved_beside(self, function: str, position: int, parameter: str) -> bool:
+        """Every call of the file's `function` in the files beside it passes, for the parameter, a
+        name moved to a device before the call (`predict(model, image)` after `model.to(device)`)."""
+        calls = self._project.foreign_calls(self._path, function)
+        return bool(calls) and all(passes_a_moved_name(call, position, parameter) for call in calls)
+
     def _passes_a_returned_loader(self, call: ForeignCall, position: int, parameter: str) -> bool:
         key = given_key(call, position, parameter)
         qualified = dict(call.bound_by).get(key) if key is not None else None
@@ -221,7 +227,7 @@ class FileFacts:
         return factory_may_meet_tensor(
             self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
             self.non_tensor_names, self._imported_host_helper, self.classes, self._imported_meets,
-            lambda name: self.returned_move(name) is not None,
+            lambda name: self.returned_move(name) is not None, self.models_moved_beside,
         )
 
     def _imported_meets(self, name: str) -> bool:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from devfix.analysis.ast_nodes import every_node, scope_nodes
 from devfix.analysis.imports import ImportTable
+from devfix.analysis.moves import is_move
 from devfix.analysis.torch_api import DATALOADER_NAMES
 
 MAX_FILES = 200  # a directory with more Python files than this is a library, not a script's neighbours
@@ -37,6 +38,7 @@ class ForeignCall:
     loaders: frozenset[int | str]
     unpacks: bool  # `*args` or `**kwargs`: which parameter gets what is unknown
     bound_by: tuple[tuple[int | str, str], ...] = ()
+    moved: frozenset[int | str] = frozenset()  # arguments that are names moved before the call (`model.to(device)`)
 
 
 Resolve = Callable[[Path, str], "Path | None"]  # (importing file, dotted module) → its file
@@ -97,7 +99,31 @@ def _summarised(file: Path, call: ast.Call, scope: list[ast.stmt], imports: Impo
     given: list[tuple[int | str, ast.expr]] = [*enumerate(call.args), *((keyword.arg, keyword.value) for keyword in call.keywords if keyword.arg)]
     loaders = frozenset(key for key, value in given if not unpacks and _is_a_loader(value, scope, imports))
     bound_by = tuple((key, qualified) for key, value in given if not unpacks and (qualified := _bound_by_a_call(value, scope, imports)))
-    return ForeignCall(str(file), call.lineno, frozenset(keyword.arg for keyword in call.keywords if keyword.arg), loaders, unpacks, bound_by)
+    moved = frozenset(key for key, value in given if not unpacks and _moved_before(value, call.lineno, scope, imports))
+    return ForeignCall(str(file), call.lineno, frozenset(keyword.arg for keyword in call.keywords if keyword.arg), loaders, unpacks, bound_by, moved)
+
+
+def passes_a_moved_name(call: ForeignCall, position: int, parameter: str) -> bool:
+    """The call passes, for the parameter, a name moved to a device before it (`model.to(device)`)."""
+    key = given_key(call, position, parameter)
+    return key is not None and key in call.moved
+
+
+def _moved_before(value: ast.expr, line: int, scope: list[ast.stmt], imports: ImportTable) -> bool:
+    """`model` moved on an earlier line of the scope (`model = Net().to(device)`, `model.cuda()`),
+    and not bound again between that move and `line`."""
+    if not isinstance(value, ast.Name):
+        return False
+    moves, bindings = [], []
+    for node in scope_nodes(scope):
+        if isinstance(node, ast.Call) and is_move(node, imports) and isinstance(node.func.value, ast.Name) and node.func.value.id == value.id:
+            moves.append(node.lineno)
+        elif isinstance(node, ast.Assign) and _binds(node, value.id):
+            (moves if is_move(node.value, imports) else bindings).append(node.lineno)
+        elif _rebinds(node, value.id):
+            bindings.append(node.lineno)
+    last = max((at for at in moves if at < line), default=None)
+    return last is not None and not any(last < at < line for at in bindings)
 
 
 def _bound_by_a_call(value: ast.expr, scope: list[ast.stmt], imports: ImportTable) -> str | None:
