@@ -45,8 +45,8 @@ from devfix.analysis.torch_api import (
     CHAIN_STOPS,
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
-    GRADIENT_FUNCTIONS,
     HOST_SIDE_PREFIXES,
+    MEETING_FUNCTIONS,
     MOVED_AFTER,
     NON_TENSOR_METHODS,
     NOT_COMBINING_METHODS,
@@ -802,12 +802,12 @@ class _Scope:
             return any(self._has_sources(value) for value in values)
         if isinstance(call.func, ast.Call):  # `nn.CrossEntropyLoss()(out, targets)`: a Module built where it is called
             return any(self._has_sources(value) for value in values)
+        if qualified is not None and qualified.startswith("torch."):
+            tensor_function = (is_torch_tensor_function({qualified}) and qualified not in FACTORY_FUNCTIONS) or qualified in MEETING_FUNCTIONS
+            return tensor_function and self._both(values)
         if isinstance(call.func, ast.Name) and call.func.id in self.imports.names and len(values) > 1:
             # `accuracy(model(x), labels)` of another file that compares them: DF004's `_meet_in_function`
             return self._both(values) and self.imported_meets(call.func.id)
-        if qualified is not None and qualified.startswith("torch."):
-            tensor_function = (is_torch_tensor_function({qualified}) and qualified not in FACTORY_FUNCTIONS) or qualified in GRADIENT_FUNCTIONS
-            return tensor_function and self._both(values)
         if isinstance(call.func, ast.Attribute) and call.func.attr not in NOT_COMBINING_METHODS:
             # a tensor's method given a fresh tensor, or a fresh tensor's method given a tensor
             receiver = call.func.value  # the cheap halves first: `_may_reference` may need the value analysis

@@ -184,6 +184,9 @@ TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.Long
 
 
 GRADIENT_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})  # `grad_outputs` lives with `outputs`
+# torch functions of other objects whose tensors must meet on one device: `kl_divergence(q, prior)`
+# of two distributions (where their parameters are, `is_source_wrapper`), and the gradient functions
+MEETING_FUNCTIONS = GRADIENT_FUNCTIONS | frozenset({"torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"})
 
 
 def is_torch_tensor_function(names: set[str]) -> bool:

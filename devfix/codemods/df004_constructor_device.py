@@ -113,9 +113,9 @@ from devfix.analysis.torch_api import (
     DATA_FACTORIES,
     DEVICE_CHANGING_METHODS,
     FACTORY_FUNCTIONS,
-    GRADIENT_FUNCTIONS,
     HOST_SIDE_PREFIXES,
     LEGACY_DTYPES,
+    MEETING_FUNCTIONS,
     MOVED_AFTER,
     NON_TENSOR_METHODS,
     NOT_COMBINING_METHODS,
@@ -566,8 +566,9 @@ class _Combinations(cst.CSTVisitor):
             self._meet_in_function(node, node.func.value)  # `train_step(x.to(device), weights)`
         if isinstance(node.func, cst.Name) and self.rule.parameters_given_with_models(node.func.value):
             self._feed_model_argument(node, node.func.value)  # `evaluate(model, xs)` runs `model(xs)`
-        elif names & GRADIENT_FUNCTIONS:
-            self._meet(values, pointwise=False)  # `autograd.grad(d_out, x, grad_outputs=torch.ones(d_out.size()))`
+        elif names & MEETING_FUNCTIONS:
+            # `autograd.grad(d_out, x, grad_outputs=torch.ones(d_out.size()))`, `kl_divergence(q, prior)`
+            self._meet(values, pointwise=False)
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)
@@ -1039,7 +1040,8 @@ class _Combinations(cst.CSTVisitor):
             move = self.facts.moved[value.func.value]
             moved_to = device_code(move.device)
             moved_first = self.rule.line_of(move.call) < bindings[0].line  # not `z = net(x)` then `net.to(device)`
-            if moved_to is not None and not from_source and moved_first and self._device_defined_before(moved_to, call):
+            # (its input's device, when it has one, was looked for first: the output is where the model is)
+            if moved_to is not None and moved_first and self._device_defined_before(moved_to, call):
                 return moved_to
             if moved_to is None and self.rule.line_of(move.call) < self.rule.line_of(call):
                 # `out = model(data)` with `model.cuda()` under `if args.cuda:` before the call and
