@@ -19,6 +19,7 @@ from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_api import (
     CAST_KEYWORDS,
     CPU_LITERALS,
+    CPU_TENSOR_TYPES,
     LIST_FILLERS,
     LIST_JOINS,
     MOVED_AFTER,
@@ -151,7 +152,7 @@ class PlacementFacts:
                 return any(again(arg.value) for arg in expression.args)  # F.cross_entropy(logits, y) follows logits
             if isinstance(callee, cst.Attribute) and callee.attr.value in self.host_copy_methods:
                 return False  # `clf.predict(x)` where every class of the file defining `predict` returns `.cpu()`
-            if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS and not _to_the_host(expression):
+            if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS and not _to_the_host(expression, self.qualified):
                 if loose and self._is_model_attribute(callee) and any(again(arg.value) for arg in expression.args):
                     return True  # `self.model(x.to(device))`: an object's callable follows its arguments too
                 return again(callee.value)
@@ -186,8 +187,11 @@ class PlacementFacts:
         return max(earlier, key=lambda binding: binding.line) if earlier else None
 
 
-def _to_the_host(call: cst.Call) -> bool:
-    """`x.to("cpu")`, `x.to(dtype=torch.uint8, device="cpu")`: a copy on the host."""
+def _to_the_host(call: cst.Call, qualified: QualifiedNames | None = None) -> bool:
+    """`x.to("cpu")`, `x.to(dtype=torch.uint8, device="cpu")`, `x.type(torch.FloatTensor)` (a CPU
+    tensor type, with `qualified`): a copy on the host."""
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "type" and len(call.args) == 1:
+        return qualified is not None and bool(qualified(call.args[0].value) & CPU_TENSOR_TYPES)
     if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
         return False
     device = _to_argument(call)

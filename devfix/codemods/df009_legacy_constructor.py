@@ -10,6 +10,13 @@ explicit dtype (legacy constructors always convert), or `torch.empty` when the a
 shape (`torch.cuda.FloatTensor(3, 4)`). `nn.Parameter(t).cuda()` returns a plain non-leaf tensor,
 so the "parameter" is never registered nor trained: the move goes inside.
 
+A cast with a CPU tensor type moves the tensor too: `x.type(torch.FloatTensor)` of a tensor on a
+GPU is a CPU tensor ("Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor)").
+Where the tensor cast is proven on a device and the cast's result is fed to a model moved in the
+scope (directly, or through the name it is bound to), the cast names the dtype instead:
+`x.type(torch.float32)`, the same tensor on the CPU. A cast whose result goes elsewhere (to numpy,
+to a plot) may move to the CPU on purpose: left alone.
+
 Refuses (reports only): a single argument that may be a length or data (`torch.cuda.LongTensor(n)`
 with `n` of unknown type), and aliases such as `Tensor = torch.cuda.FloatTensor`. A parameter stored
 in `self.<name>` that the class also stores elsewhere (`self.embed = torch.cat(...)` in `forward`)
@@ -45,6 +52,8 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
         legacy = self._legacy_type(original_node.func)
         if legacy is not None:
             return self._fix_legacy(original_node, updated_node, *legacy)
+        if isinstance(original_node.func, cst.Attribute) and original_node.func.attr.value == "type":
+            return self._fix_type_cast(original_node, updated_node)
         if isinstance(original_node.func, cst.Attribute) and original_node.func.attr.value in ("cuda", "to"):
             receiver = original_node.func.value
             if isinstance(receiver, cst.Call) and self.qualified(receiver.func) & PARAMETER and receiver.args:
@@ -155,6 +164,45 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
         moved = moved_to(first.value, device_code)
         return parameter_call.with_changes(args=[first.with_changes(value=moved), *parameter_call.args[1:]])
 
+    def _fix_type_cast(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """`x.type(torch.FloatTensor)` of a device tensor fed to a moved model → `x.type(torch.float32)`."""
+        if len(original.args) != 1 or original.args[0].keyword is not None:
+            return updated
+        legacy = self._legacy_type(original.args[0].value)
+        if legacy is None or legacy[1]:
+            return updated
+        facts = self.scope_facts(original)
+        if not facts.is_device_value(original.func.value) or not self._fed_to_a_moved_model(original, facts):
+            return updated
+        cast = cst.Module([]).code_for_node(original.args[0].value)
+        dtype = f"{cast.split('.')[0]}.{LEGACY_DTYPES[legacy[0]]}"
+        if not self.report(original, f"`.type({cast})` also moves the tensor to the CPU, and a model on the device is fed it",
+                           fix_title=f"cast with `{dtype}`, which keeps the device"):
+            return updated
+        return updated.with_changes(args=[updated.args[0].with_changes(value=cst.parse_expression(dtype))])
+
+    def _fed_to_a_moved_model(self, cast: cst.Call, facts) -> bool:
+        """The cast is an argument of a call of a model the scope moved (`model(x.type(...))`) or of a
+        call given such a model's output, or the value of `name = ...` whose next read is one
+        (`x = x.type(...)`, then `model(x)`; `y = y.type(...)`, then `F.mse_loss(model(x), y)`)."""
+        models = set(facts.moved) | facts.modules_on_device
+        parent = self.get_metadata(ParentProvider, cast, None)
+        if isinstance(parent, cst.Arg):
+            call = self.get_metadata(ParentProvider, parent, None)
+            return isinstance(call, cst.Call) and _meets_a_model(call, models)
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        name, line = parent.targets[0].target.value, self.line_of(parent)
+        finder = _NameReads(name)
+        scope = self.enclosing_scope(cast)
+        (scope.body if isinstance(scope, cst.FunctionDef) else scope).visit(finder)
+        later = sorted(((self.line_of(read), read) for read in finder.reads if self.line_of(read) > line), key=lambda item: item[0])
+        if not later:
+            return False
+        binding = facts._binding_before(name, later[0][0])
+        call = finder.calls.get(id(later[0][1]))
+        return binding is not None and binding.line == line and call is not None and _meets_a_model(call, models)
+
     def _stored_attribute(self, call: cst.Call) -> str | None:
         """`<name>` when `call` is the whole value of `self.<name> = ...`."""
         statement = self.get_metadata(ParentProvider, call, None)
@@ -170,6 +218,38 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
             return False
         owner = self.class_of_method(scope)
         return owner is not None and stores_of_self_attribute(owner, name) > 1
+
+
+def _meets_a_model(call: cst.Call, models: set[str]) -> bool:
+    """`model(x)`, or a call given a model's output with it (`F.mse_loss(model(x), y)`)."""
+    def is_model_call(value: cst.BaseExpression) -> bool:
+        return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in models
+
+    return is_model_call(call) or any(is_model_call(arg.value) for arg in call.args)
+
+
+class _NameReads(cst.CSTVisitor):
+    """The reads of a name in one scope, and for those passed as an argument, the call."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.reads: list[cst.Name] = []
+        self.calls: dict[int, cst.Call] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for arg in node.args:
+            if isinstance(arg.value, cst.Name) and arg.value.value == self.name:
+                self.calls[id(arg.value)] = node
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            self.reads.append(node)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        return False
 
 
 def _is_array_call(node: cst.BaseExpression, qualified) -> bool:
