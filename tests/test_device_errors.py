@@ -10,6 +10,8 @@ from devfix.device_errors import is_device_error
 @pytest.mark.parametrize("error_type, message", [
     ("AssertionError", "Torch not compiled with CUDA enabled"),
     ("RuntimeError", "No CUDA GPUs are available"),  # CUDA_VISIBLE_DEVICES="" on a GPU machine
+    # torch 2.13's CPU build given `x.type(torch.cuda.FloatTensor)`
+    ("RuntimeError", "Cannot initialize CUDA without ATen_cuda library. PyTorch splits its backend into two shared libraries"),
     ("RuntimeError", "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"),
     ("TypeError", "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."),
     # what `masked_fill` raised on an H200 (torch 2.11, CUDA 13); the simulator says "Expected all tensors ..."

@@ -487,8 +487,8 @@ class _Screen:
         legacy = self._legacy_type(node.func)
         if legacy == "torch.cuda" or (legacy == "torch" and any(keyword.arg == "device" for keyword in node.keywords)):
             found.add(LEGACY_CONSTRUCTOR)  # a CUDA-only constructor, or a CPU-only one given `device=`
-        if name == "type" and len(node.args) == 1 and self._legacy_type(node.args[0]) == "torch":
-            found.add(LEGACY_CONSTRUCTOR)  # `x.type(torch.FloatTensor)` moves a GPU tensor to the CPU
+        if name == "type" and len(node.args) == 1 and self._legacy_type(node.args[0]) is not None:
+            found.add(LEGACY_CONSTRUCTOR)  # `x.type(torch.FloatTensor)` moves a GPU tensor to the CPU; a CUDA type needs a GPU
         if qualified in FUNCTIONAL_LOSSES and node.args and any(
             keyword.arg in LOSS_TENSOR_KEYWORDS and isinstance(keyword.value, (ast.Name, ast.Attribute)) for keyword in node.keywords
         ):

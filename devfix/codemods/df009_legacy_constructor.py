@@ -15,7 +15,8 @@ GPU is a CPU tensor ("Input type (torch.FloatTensor) and weight type (torch.cuda
 Where the tensor cast is proven on a device and the cast's result is fed to a model moved in the
 scope (directly, or through the name it is bound to), the cast names the dtype instead:
 `x.type(torch.float32)`, the same tensor on the CPU. A cast whose result goes elsewhere (to numpy,
-to a plot) may move to the CPU on purpose: left alone.
+to a plot) may move to the CPU on purpose: left alone. A cast with a CUDA type exists only on a GPU
+build: `x.type(torch.cuda.FloatTensor)` → `x.to(device, torch.float32)`.
 
 Refuses (reports only): a single argument that may be a length or data (`torch.cuda.LongTensor(n)`
 with `n` of unknown type), and aliases such as `Tensor = torch.cuda.FloatTensor`. A parameter stored
@@ -169,8 +170,10 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
         if len(original.args) != 1 or original.args[0].keyword is not None:
             return updated
         legacy = self._legacy_type(original.args[0].value)
-        if legacy is None or legacy[1]:
+        if legacy is None:
             return updated
+        if legacy[1]:
+            return self._fix_cuda_type_cast(original, updated, legacy[0])
         facts = self.scope_facts(original)
         if not facts.is_device_value(original.func.value) or not self._fed_to_a_moved_model(original, facts):
             return updated
@@ -180,6 +183,25 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
                            fix_title=f"cast with `{dtype}`, which keeps the device"):
             return updated
         return updated.with_changes(args=[updated.args[0].with_changes(value=cst.parse_expression(dtype))])
+
+    def _fix_cuda_type_cast(self, original: cst.Call, updated: cst.Call, type_name: str) -> cst.BaseExpression:
+        """`x.type(torch.cuda.FloatTensor)` → `x.to(device, torch.float32)`: the same tensor on a GPU,
+        and no crash where there is none."""
+        cast = cst.Module([]).code_for_node(original.args[0].value)
+        message = f"`.type({cast})` only works on a GPU build"
+        choice = device_for(self, original)
+        if choice is None:
+            self.report(original, message, fixable=False)
+            return updated
+        torch_name = cast.split(".")[0]
+        if not self.report(original, message, fix_title=f"move it with `.to({choice.name}, {torch_name}.{LEGACY_DTYPES[type_name]})`"):
+            return updated
+        self.use_device(choice)
+        return updated.with_changes(
+            func=updated.func.with_changes(attr=cst.Name("to")),
+            args=[cst.Arg(cst.parse_expression(choice.name), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                  cst.Arg(cst.parse_expression(f"{torch_name}.{LEGACY_DTYPES[type_name]}"))],
+        )
 
     def _fed_to_a_moved_model(self, cast: cst.Call, facts) -> bool:
         """The cast is an argument of a call of a model the scope moved (`model(x.type(...))`) or of a
