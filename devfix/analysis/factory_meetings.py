@@ -211,6 +211,25 @@ def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.FunctionDef 
             yield node.body, node
 
 
+class _ModelParameters:
+    """The parameters of a function that hold a model its callers moved: those the file's own calls
+    show, or, for a function only the files beside it call, each asked of them when a question
+    needs it (reading those files is the dear part of a check)."""
+
+    def __init__(self, known: set[str], beside: Callable[[str], bool] | None = None) -> None:
+        self.known, self.beside = known, beside
+        self._asked: dict[str, bool] = {}
+
+    def __contains__(self, name: str) -> bool:
+        if name in self.known:
+            return True
+        if self.beside is None:
+            return False
+        if name not in self._asked:
+            self._asked[name] = self.beside(name)
+        return self._asked[name]
+
+
 class _Callers:
     """Which parameters of a top-level function may hold a model its callers moved, as DF004's
     `callers_pass_moved_models` asks: the function's name is only ever called, and every call
@@ -237,21 +256,21 @@ class _Callers:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 self.moved.update(name for target in targets for name in bound_names(target))
 
-    def moved_models_for(self, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
+    def moved_models_for(self, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> _ModelParameters:
         if function is None or id(function) not in self.top_level:
-            return set()
+            return _ModelParameters(set())
         calls = self.calls.get(function.name, [])
         arguments = function.args
         positional = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args)]
-        if not calls and not self.uses.get(function.name, 0):  # called only from the files beside it
-            return {name for position, name in enumerate(positional) if self.moved_beside(function.name, position, name)}
+        if not calls and not self.uses.get(function.name, 0):  # called only from the files beside it: asked when needed
+            return _ModelParameters(set(), lambda name: name in positional and self.moved_beside(function.name, positional.index(name), name))
         if not calls or self.uses.get(function.name, 0) != len(calls):  # a name passed around: callers unknown
-            return set()
-        return {
+            return _ModelParameters(set())
+        return _ModelParameters({
             argument.arg
             for argument in parameters(function)
             if all(self._passes_a_moved_name(call, argument.arg, positional) for call in calls)
-        }
+        })
 
     def _passes_a_moved_name(self, call: ast.Call, parameter: str, positional: list[str]) -> bool:
         if any(isinstance(arg, ast.Starred) for arg in call.args) or any(keyword.arg is None for keyword in call.keywords):
@@ -318,7 +337,7 @@ class _Scope:
 
     def __init__(
         self, body: list[ast.stmt], function: ast.FunctionDef | ast.AsyncFunctionDef | None, imports: ImportTable,
-        values: tuple[KindAt, NonTensors], callables: set[str], models: set[str],
+        values: tuple[KindAt, NonTensors], callables: set[str], models: _ModelParameters,
         helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
         feeders: tuple[dict[str, frozenset[str]], frozenset[str]] = ({}, frozenset()),
         layers: _TensorLayerAttributes | frozenset[str] = frozenset(),
@@ -379,27 +398,32 @@ class _Scope:
         moved model for, and `img` is a local that may be made on the host (DF004's
         `_feed_host_tensors`: a CPU-tensor helper's result, or built from literals, numpy values
         and CPU factories), factory or not."""
-        moved = {call.func.value.id for call in calls if _is_move_of_a_name(call, self.imports)} | self.models
+        moved = {call.func.value.id for call in calls if _is_move_of_a_name(call, self.imports)}
         for node in self.nodes:  # `model = Net().to(device)`, `model = build_model(device)`
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and (
                     (isinstance(node.value.func, ast.Attribute) and node.value.func.attr in ("to", "cuda"))
                     or _gives_back_a_move(node.value, self.gives_back_moves)):
                 moved.update(target.id for target in node.targets if isinstance(target, ast.Name))
-        fed = [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in moved]
+        fed = [call for call in calls if isinstance(call.func, ast.Name) and (
+            call.func.id in moved or (self._given_host_values(call) and call.func.id in self.models))]
         methods = [call for call in calls if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
-                   and call.func.value.id in moved
+                   and (call.func.value.id in moved or call.func.value.id in self.models.known)
                    and call.func.attr in self.class_methods.get(self._class_of(call.func.value.id, call.lineno) or "", ())]  # `_feed_method`
         methods += [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in self.model_feeders]  # `_feed_function`
         if not fed and not methods:
             return False
         method_arguments = [(call, arg) for call in methods for arg in [*call.args, *(keyword.value for keyword in call.keywords)]]
-        return any(
-            isinstance(arg, ast.Name) and self._may_be_bound_on_the_host(arg.id, call.lineno, 0)
-            for call, arg in [(call, arg) for call in fed for arg in call.args] + method_arguments
-        ) or any(
-            (root := _method_receiver(arg)) is not None and self._may_be_bound_on_the_host(root.id, call.lineno, 0)
-            for call in fed for arg in call.args  # `model(sample.unsqueeze(0))`
+        return any(self._given_host_values(call) for call in fed) or any(
+            isinstance(arg, ast.Name) and self._may_be_bound_on_the_host(arg.id, call.lineno, 0) for call, arg in method_arguments
         ) or any(isinstance(arg, ast.Call) and self._is_source_call(arg) for _, arg in method_arguments)
+
+    def _given_host_values(self, call: ast.Call) -> bool:
+        """An argument is a local that may be made on the host, or a method of one (`model(sample.unsqueeze(0))`)."""
+        return any(
+            (isinstance(arg, ast.Name) and self._may_be_bound_on_the_host(arg.id, call.lineno, 0))
+            or ((root := _method_receiver(arg)) is not None and self._may_be_bound_on_the_host(root.id, call.lineno, 0))
+            for arg in call.args
+        )
 
     def _class_of(self, name: str, line: int, depth: int = 0) -> str | None:
         """A class of the file some earlier binding of `name` builds (`m = model.to(device)` after
@@ -796,10 +820,11 @@ class _Scope:
             return False
         values = _values(call)
         values += [element for value in values if isinstance(value, (ast.List, ast.Tuple)) for element in value.elts]
-        if isinstance(call.func, ast.Name) and (call.func.id in self.callables or call.func.id in self.models):
+        if isinstance(call.func, ast.Name) and call.func.id in self.callables:
             # fed to a Module: it goes with the Module's other inputs or where the Module moved
-            # (a parameter: where the callers moved it)
             return any(self._has_sources(value) for value in values)
+        if isinstance(call.func, ast.Name) and any(self._has_sources(value) for value in values) and call.func.id in self.models:
+            return True  # a parameter: where the callers moved it
         if isinstance(call.func, ast.Call):  # `nn.CrossEntropyLoss()(out, targets)`: a Module built where it is called
             return any(self._has_sources(value) for value in values)
         if qualified is not None and qualified.startswith("torch."):
