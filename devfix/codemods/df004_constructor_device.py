@@ -17,8 +17,9 @@ follows the tensor it meets, so it is right on every device.
 `device=`, get `.to(<device>)` instead. What a helper of the file returns when every `return`
 builds a CPU tensor (`ids = encode(texts)`) moves where it is fed to a Module that was moved:
 `model(ids.to(device))`, so the helper's other callers keep their CPU tensors; when the model is a
-parameter (`def predict(model, rows)`) whose every caller in the file passes a moved model, to the
-model's own device, `next(model.parameters()).device`. So does a local the
+parameter (`def predict(model, rows)`) whose every caller in the file passes a moved model (or,
+for a helper module that never calls it itself, every call in the files beside it, `analysis.
+importers`), to the model's own device, `next(model.parameters()).device`. So does a local the
 value analysis proves to be a tensor, built from nothing that may be on a device
 (`img = transform(image).unsqueeze(0)`, then `model(img)` → `model(img.to(device))`; a sample of a
 `TensorDataset` of CPU tensors or of a torchvision dataset made with `ToTensor()`,
@@ -57,6 +58,14 @@ the value analysis proves a tensor) is moved where it is bound when it meets a t
 `x + positional_encoding(n, d)` → `x + positional_encoding(n, d).to(x.device)`. A tensor method of
 a Module's output is a tensor to align with too (`preds = model(x).argmax(1)`, then
 `preds == torch.from_numpy(labels)` → `torch.from_numpy(labels).to(preds.device)`).
+
+Two distributions given to `kl_divergence` (their samples and parameters are where the tensors
+they are built from are) meet like tensors: `prior = Normal(torch.zeros(d), torch.ones(d))` beside
+an encoder's posterior gets the encoder's device. A table written to with indices a loop takes from
+device tensors (`confusion[t.long(), p.long()] += 1` for `t, p in zip(classes.view(-1), preds.view(-1))`)
+is made where those are: each loop element lives where the value it iterates does. A helper whose
+returned factories this pass already places where its parameters are (`smooth_one_hot(labels, k)`'s
+`torch.zeros(..., device=labels.device)`) needs no move where it is used.
 
 A value made from factories before anything names the device (`x = torch.randn(8, 5)` above
 `model = Net()` and `if use_cuda: model = model.cuda()`) moves where it is fed instead:
