@@ -18,8 +18,8 @@ follows the tensor it meets, so it is right on every device.
 builds a CPU tensor (`ids = encode(texts)`) moves where it is fed to a Module that was moved:
 `model(ids.to(device))`, so the helper's other callers keep their CPU tensors; when the model is a
 parameter (`def predict(model, rows)`) whose every caller in the file passes a moved model (or,
-for a helper module that never calls it itself, every call in the files beside it, `analysis.
-importers`), to the model's own device, `next(model.parameters()).device`. So does a local the
+for a helper module that never calls it itself, every call in the files beside it,
+`analysis.importers`), to the model's own device, `next(model.parameters()).device`. So does a local the
 value analysis proves to be a tensor, built from nothing that may be on a device
 (`img = transform(image).unsqueeze(0)`, then `model(img)` → `model(img.to(device))`; a sample of a
 `TensorDataset` of CPU tensors or of a torchvision dataset made with `ToTensor()`,
