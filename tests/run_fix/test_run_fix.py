@@ -71,7 +71,7 @@ def test_the_command_reports_writes_and_the_program_keeps_its_output(tmp_path, m
     assert "devfix: proven" in shown.stderr and "+model = nn.Linear(3, 2).to(device)" in shown.stderr
     assert script.read_text() == before
     report = json.loads((script.parent / "report.json").read_text())
-    assert report["proven"] and [edit["how"].split()[0] for edit in report["edits"]] == ["DF003", "DF011"]
+    assert report["proven"] and [edit["how"].split()[0] for edit in report["edits"]] == ["DF003", "DF004"]
     written = invoke_devfix(["run", "--fix", "--write", "main.py"])
     assert written.exit_code == 0, written.stderr
     assert script.read_text() == report["files"][str(script)]["after"]
