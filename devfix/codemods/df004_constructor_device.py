@@ -1032,8 +1032,10 @@ class _Combinations(cst.CSTVisitor):
             bindings = reaching[-1:] or bindings[:1]
         if depth >= 3 or not bindings:
             return None
-        # a loop's element lives where the value it iterates does (`for t, p in zip(ys, preds)`)
-        value = bindings[0].value if bindings[0].value is not None else self.facts.elements.get((reference, bindings[0].line))
+        # a loop's element lives where the value it iterates does (`for t, p in zip(ys, preds)`); as
+        # an index it is 0-dim, which real CUDA reads as a number: no reason to move a table
+        element = self.facts.elements.get((reference, bindings[0].line)) if not tables else None
+        value = bindings[0].value if bindings[0].value is not None else element
         if value is None:
             return None
         move = as_move(value, self.qualified) if tables else None

@@ -83,9 +83,11 @@ def _pointwise(name: str, tensors: list[tuple[torch.Tensor, torch.device]]) -> t
 
 
 def _indexing(tensors: list[tuple[torch.Tensor, torch.device]]) -> torch.device | None:
+    """Indices on the CPU may index any tensor; so may 0-dim ones on a GPU (real CUDA reads them as
+    numbers: `confusion[t, p]` for `t, p` elements of GPU tensors works on an H200)."""
     indexed = tensors[0][1]
-    for _, device in tensors[1:]:
-        if device != indexed and device.type != "cpu":
+    for tensor, device in tensors[1:]:
+        if device != indexed and device.type != "cpu" and tensor.dim() != 0:
             raise RuntimeError(f"indices should be either on cpu or on the same device as the indexed tensor ({indexed})")
     return indexed if indexed.type == "cuda" else None
 
@@ -93,11 +95,11 @@ def _indexing(tensors: list[tuple[torch.Tensor, torch.device]]) -> torch.device 
 def _setitem(target: torch.Tensor, index: object, value: object) -> torch.device | None:
     """`x[i] = v`: with ints and slices a copy, which crosses devices; with a tensor or list
     index, `index_put_`, whose values must be on `x`'s device unless 0-dim (indices may be on
-    the CPU)."""
+    the CPU, or 0-dim on a GPU)."""
     target_device = device_of(target)
     if _is_advanced(index):
         for part in index if isinstance(index, tuple) else (index,):
-            if isinstance(part, torch.Tensor) and device_of(part) != target_device and device_of(part).type != "cpu":
+            if isinstance(part, torch.Tensor) and device_of(part) != target_device and device_of(part).type != "cpu" and part.dim() != 0:
                 raise RuntimeError(f"indices should be either on cpu or on the same device as the indexed tensor ({target_device})")
         if isinstance(value, torch.Tensor) and device_of(value) != target_device and value.dim() != 0:
             raise _mismatch([target_device, device_of(value)])

@@ -368,3 +368,13 @@ def test_deepcopy_of_a_moved_module(cuda):
     twin = copy.deepcopy(model)
     assert twin.weight is not model.weight and twin.weight.device.type == "cuda"
     assert isinstance(twin.weight, nn.Parameter) and torch.equal(twin.weight.cpu(), model.weight.cpu())
+
+
+def test_zero_dim_gpu_indices_index_a_cpu_tensor(cuda):
+    """As on an H200 (torch 2.11): the forum's `confusion[t, p] += 1` with `t, p` elements of GPU tensors."""
+    confusion = torch.zeros(3, 3)
+    t, p = torch.tensor([2], device="cuda")[0], torch.tensor([1], device="cuda")[0]
+    confusion[t.long(), p.long()] += 1
+    assert confusion[2, 1].item() == 1.0 and confusion.device.type == "cpu"
+    with pytest.raises(RuntimeError, match="indices should be either on cpu"):
+        confusion[torch.tensor([2], device="cuda"), torch.tensor([1], device="cuda")] += 1
