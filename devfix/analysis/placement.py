@@ -187,11 +187,11 @@ class PlacementFacts:
         return max(earlier, key=lambda binding: binding.line) if earlier else None
 
 
-def _to_the_host(call: cst.Call, qualified: QualifiedNames | None = None) -> bool:
+def _to_the_host(call: cst.Call, qualified: QualifiedNames) -> bool:
     """`x.to("cpu")`, `x.to(dtype=torch.uint8, device="cpu")`, `x.type(torch.FloatTensor)` (a CPU
-    tensor type, with `qualified`): a copy on the host."""
+    tensor type): a copy on the host."""
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "type" and len(call.args) == 1:
-        return qualified is not None and bool(qualified(call.args[0].value) & CPU_TENSOR_TYPES)
+        return bool(qualified(call.args[0].value) & CPU_TENSOR_TYPES)
     if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
         return False
     device = _to_argument(call)
@@ -346,7 +346,7 @@ def _loop_elements(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:
     return [(name.value, value) for name, value in pairs if isinstance(name, cst.Name) and isinstance(value, ITERABLES)]
 
 
-ITERABLES = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)  # `ys`, `self.ys`, `ys[0]`, `ys.view(-1)` (`ast_nodes.iterated`)
+ITERABLES = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)  # `ys`, `self.ys`, `ys[0]`, `ys.view(-1)` (`ast_nodes.ITERABLES`)
 
 
 def _placed_by_factory(call: cst.Call, qualified: QualifiedNames) -> bool:

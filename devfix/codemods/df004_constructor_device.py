@@ -98,7 +98,7 @@ import re
 
 import libcst as cst
 
-from devfix.analysis.call_sites import argument_for, arguments_for, file_functions
+from devfix.analysis.call_sites import argument_for, arguments_for, file_functions, is_only_defined
 from devfix.analysis.cst_bindings import parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_helpers import HelperSummary
@@ -162,7 +162,6 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._parameter_models: dict[str, dict[str, set[str]]] = {}
         self._meetings: dict[str, list[tuple[str, str]]] = {}
         self._class_layers: dict[cst.ClassDef, frozenset[str]] = {}
-        self._read_names: set[str] | None = None
         self._collect(node, node.body)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -349,11 +348,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     def _moved_beside(self, function: cst.FunctionDef, parameter: str) -> bool:
         """`def predict(model, image)` of a helper module that never uses it itself, where every
         call in the files beside it passes a moved model (`FileFacts.models_moved_beside`)."""
-        if self.facts is None or function not in self.module.body:
-            return False
-        if self._read_names is None:
-            self._read_names = _names_read(self.module)
-        if function.name.value in self._read_names:
+        if self.facts is None or function not in self.module.body or not is_only_defined(self.module, function.name.value):
             return False
         positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
         return parameter in positional and self.facts.models_moved_beside(function.name.value, positional.index(parameter), parameter)
@@ -438,28 +433,6 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         if keyword(original_node, "dtype") is None:
             fixed = add_keyword(fixed, "dtype", f"{self.torch_name()}.{dtype}")
         return add_keyword(fixed, "device", device)
-
-
-def _names_read(module: cst.Module) -> set[str]:
-    """The names the file reads or binds anywhere, but the names of the functions and classes it defines."""
-    found: set[str] = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.add(node.value)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            for part in (*node.decorators, node.params, node.body):
-                part.visit(self)
-            return False
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            for part in (*node.decorators, *node.bases, *node.keywords, node.body):
-                part.visit(self)
-            return False
-
-    module.visit(Names())
-    return found
 
 
 class _Combinations(cst.CSTVisitor):
