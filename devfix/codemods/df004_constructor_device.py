@@ -940,18 +940,24 @@ class _Combinations(cst.CSTVisitor):
             # not exist yet, or still be the CPU: the model moves later)
             self.aligned.update({call: device for call in unplaced if self._device_defined_before(device, call)})
 
-    def _moved_where_met(self, reference: str, at: cst.CSTNode) -> str | None:
+    def _moved_where_met(self, reference: str, at: cst.CSTNode, through_loop: bool = False) -> str | None:
         """`images = images.to(device)` heading the statements of a loop body, then `images + v`
         with `v = torch.zeros(...)` made before the loop: the device named in the move, when the
         move is the last binding of `reference` before the meeting, in the block of the statement
-        that meets (so every way into the meeting passes it)."""
+        that meets (so every way into the meeting passes it). A loop's element (`for pred, target in
+        zip(outputs, targets)`) is a row of what it iterates: the move of that before the loop."""
         binding = self.facts._binding_before(reference, self.rule.line_of(at))
+        if binding is not None and binding.value is None and not through_loop:
+            iterated = self.facts.elements.get((reference, binding.line))
+            if isinstance(iterated, cst.Name) and iterated.value != reference:
+                return self._moved_where_met(iterated.value, iterated, through_loop=True)
         move = as_move(binding.value, self.qualified) if binding is not None and binding.value is not None else None
         device = device_code(move.device) if move is not None else None
         if device is None or not DEVICE_NAME.fullmatch(device):
             return None
         moving, meeting = self.rule.statement_of(binding.value), self.rule.statement_of(at)
-        if not isinstance(meeting, cst.SimpleStatementLine) or moving is None or moving is meeting:
+        met_by_line = isinstance(meeting, cst.For) if through_loop else isinstance(meeting, cst.SimpleStatementLine)
+        if not met_by_line or moving is None or moving is meeting:
             return None
         block = self.rule.get_metadata(ParentProvider, moving, None)
         body = getattr(block, "body", None)
