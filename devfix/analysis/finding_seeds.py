@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from devfix.analysis import signals
-from devfix.analysis.ast_nodes import every_node
+from devfix.analysis.ast_nodes import every_node, is_self_attribute
 from devfix.analysis.host_sinks import fed_values
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
 from devfix.analysis.torch_api import DEVICE_NAMES, LIST_FILLERS
@@ -60,7 +60,8 @@ def load_without_map_location(chunks: list[Chunk], facts: FileFacts) -> Seeds:
 def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     """DF008 reports `.numpy()`, a call of a host library's function (`np.mean`, `plt.plot`, a name
     imported from sklearn), a store into an item of a numpy array, and `xs.append(t)` of a list some
-    host call is handed, or a function of the file that hands it to one. None when a star import
+    host call is handed (`xs`, `history["loss"]`, `self.losses`), or a function of the file that
+    hands it to one. None when a star import
     from a host library may bind any name."""
     host_names: set[str] = set()
     for node in facts.import_statements:
@@ -73,17 +74,25 @@ def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     arrays = facts.numpy_arrays if host_names else frozenset()  # `g_loss[i] = loss`: a store into a numpy array
     found = {index for index, chunk in enumerate(chunks) if "numpy" in chunk.text or chunk.loads & (host_names | arrays)}
     calls = [node for node in every_node(facts.tree) if isinstance(node, ast.Call)] if host_names else []
-    handed = {arg.id for call in calls if _root_name(call.func) in host_names for arg in call.args if isinstance(arg, ast.Name)}
+    host_args = [_without_key(arg) for call in calls if _root_name(call.func) in host_names for arg in call.args]
+    handed = {arg.id for arg in host_args if isinstance(arg, ast.Name)}  # `losses`, `history["loss"]`
+    kept = {arg.attr for arg in host_args if is_self_attribute(arg)}  # `self.losses`, `self.history["loss"]`
     functions = facts.host_functions if calls else {}  # `f1(labels, preds)` of a function that hands them to numpy
     handed |= {value.id for call in calls if isinstance(call.func, ast.Name) and call.func.id in functions
                for value in fed_values(call, functions[call.func.id]) if isinstance(value, ast.Name)}
-    if handed:
+    if handed or kept:
         starts = [chunk.start for chunk in chunks]
         for call in calls:
             func = call.func
-            if isinstance(func, ast.Attribute) and func.attr in LIST_FILLERS and isinstance(func.value, ast.Name) and func.value.id in handed:
+            receiver = _without_key(func.value) if isinstance(func, ast.Attribute) and func.attr in LIST_FILLERS else None
+            if isinstance(receiver, ast.Name) and receiver.id in handed or is_self_attribute(receiver) and receiver.attr in kept:
                 found.add(_chunk_index(starts, call.lineno))
     return Seeds(found)
+
+
+def _without_key(node: ast.expr) -> ast.expr:
+    """`history` of `history["loss"]`; other nodes as they are."""
+    return node.value if isinstance(node, ast.Subscript) else node
 
 
 def legacy_constructor(chunks: list[Chunk], facts: FileFacts) -> Seeds:

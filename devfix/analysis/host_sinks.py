@@ -8,7 +8,9 @@ it says no the rule cannot find anything (`tests/analysis/test_screen.py` holds 
 
 - a name holds what its latest assignment before the line of the use gives it, as the rule reads
   names (names inside an assigned value: before that assignment's line; unpacking a value that is
-  not a call binds nothing devfix can follow), and anything `name.append(value)` adds to it;
+  not a call binds nothing devfix can follow), and anything `name.append(value)` or
+  `name["key"].append(value)` adds to it; an attribute some method fills (`self.losses.append(v)`)
+  may hold device tensors wherever it is handed over, in a file that places devices;
 - for `.numpy()` (the rule's loose mode), every call of a plain name passes its arguments'
   placement on; for a host library's arguments (its strict mode), only a call of a parameter, of
   a name the scope moves, or of a local bound to a call (a Module, maybe): `len(x)` is a number;
@@ -31,6 +33,7 @@ from devfix.analysis.ast_nodes import (
     NESTED_SCOPES,
     Binding,
     every_node,
+    is_self_attribute,
     latest_binding,
     method_chain,
     scope_bindings,
@@ -95,8 +98,9 @@ def device_value_may_reach_host(
     file's `parameters_given_to_host` and `array_names`, when the caller has them."""
     host_functions = host_functions if host_functions is not None else parameters_given_to_host(tree, imports)
     arrays = arrays if arrays is not None else array_names(tree, imports)
+    kept = _instance_collectors(tree) if file_places_devices else frozenset()
     for body, arguments, nodes_under in _scopes(tree):
-        scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions, arrays)
+        scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions, arrays, kept)
         if scope.has_sink() and scope.sink_may_be_on_device():
             return True
     return False
@@ -109,6 +113,19 @@ def array_names(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
         target.id for node in every_node(tree) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
         and imports.qualify(node.value.func) in NUMPY_ARRAYS_BY_SHAPE for target in node.targets if isinstance(target, ast.Name)
     )
+
+
+def _instance_collectors(tree: ast.Module) -> frozenset[str]:
+    """Attributes some method fills (`self.losses.append(v)`, `self.history["loss"].append(v)`):
+    the rule follows what each method appends to the one another method hands to the host; the
+    screen takes any such attribute as maybe holding device tensors."""
+    found = set()
+    for node in every_node(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LIST_FILLERS and node.args:
+            receiver = node.func.value.value if isinstance(node.func.value, ast.Subscript) else node.func.value
+            if is_self_attribute(receiver):
+                found.add(receiver.attr)
+    return frozenset(found)
 
 
 def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | None, list[ast.AST]]]:
@@ -126,8 +143,10 @@ class _Scope:
     def __init__(
         self, body: list[ast.stmt], arguments: ast.arguments | None, nodes_under: list[ast.AST], imports: ImportTable,
         file_places_devices: bool, host_functions: dict[str, HostParameters] | None = None, arrays: frozenset[str] = frozenset(),
+        instance_collectors: frozenset[str] = frozenset(),
     ) -> None:
         self.imports, self.nodes_under, self.arrays = imports, nodes_under, arrays
+        self.instance_collectors = instance_collectors  # `self.<attr>` lists some method fills
         self.host_functions = host_functions or {}  # the file's functions that hand a parameter to a host library
         self.nodes = list(scope_nodes(body, NESTED_SCOPES))  # where the scope's bindings are
         self.sink_nodes = list(scope_nodes(body, FUNCTIONS))  # sinks in lambdas and class bodies are the scope's
@@ -178,9 +197,10 @@ class _Scope:
                 self.moved.add(node.func.value.id)
         self.moved |= {name for name, bindings in self.bindings.items() if any(is_move(value, self.imports) for _, value in bindings)}
         for node in self.nodes_under:  # `losses.append(loss)` / `.extend(...)` anywhere under the scope
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LIST_FILLERS \
-                    and isinstance(node.func.value, ast.Name) and node.args:
-                self.appended.setdefault(node.func.value.id, []).append(node.args[0])
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LIST_FILLERS and node.args:
+                receiver = node.func.value.value if isinstance(node.func.value, ast.Subscript) else node.func.value  # `history["loss"]`
+                if isinstance(receiver, ast.Name):
+                    self.appended.setdefault(receiver.id, []).append(node.args[0])
             elif isinstance(node, ast.comprehension) and isinstance(node.target, ast.Name):
                 self.comprehended.setdefault(node.target.id, []).append(node.iter)
 
@@ -207,6 +227,8 @@ class _Scope:
             if binding is None and with_parameters and any(again(iterated) for iterated in self.comprehended.get(value.id, ())):
                 return True  # `[p.numpy() for p in preds]`
             return binding is not None and binding[1] is not None and self._may_be_on_device(binding[1], with_parameters, binding[0])
+        if is_self_attribute(value) and value.attr in self.instance_collectors:
+            return True  # `np.mean(self.losses)`: what the methods append is the rule's to follow
         if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
             return again(value.value)
         if isinstance(value, ast.BinOp):

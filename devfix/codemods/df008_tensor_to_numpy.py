@@ -16,7 +16,10 @@ A list that collects such tensors (`losses.append(loss)`) and is then handed to 
 (`f1_score(all_labels, all_preds)` running `np.asarray(y_pred)` before it rebinds it,
 `analysis.host_sinks.parameters_given_to_host`), gets each tensor brought to the host as it is
 appended, unless the scope reads the list otherwise too (`torch.cat(preds) == labels` needs its
-tensors where they are); joined first (`torch.cat(predictions).numpy()`), the joined tensor is
+tensors where they are). The same holds for a list kept in a dict display
+(`history["loss"].append(loss)` … `plt.plot(history["loss"])`) and one an object keeps
+(`self.losses.append(loss)` in one method, `np.mean(self.losses)` in another), when every binding
+of it is such an empty display and nothing else in the file reads it; joined first (`torch.cat(predictions).numpy()`), the joined tensor is
 brought over; converted item by item (`[p.numpy() for p in predictions]`), each item is. A sum kept
 with `running += loss` is where `loss` is, and so is what a callable kept by the object returns
 (`self.net(x.to(device))`), not what a method of its class returns (it may hand back a CPU copy).
@@ -31,11 +34,14 @@ imports another array library with that method (TensorFlow, JAX, CuPy: `t.numpy(
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_sinks import HostParameters
 from devfix.analysis.kinds import Kind
+from devfix.analysis.module_classes import is_self_attribute
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root
 from devfix.analysis.torch_api import (
@@ -70,7 +76,10 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         node.visit(finder)
         handed = {id(name) for name, _ in finder.uses}
         for name, host_call in finder.uses:
-            self._plan_appends(name, host_call, handed)
+            if isinstance(name, cst.Name):
+                self._plan_appends(name, host_call, handed)
+            else:
+                self._plan_collector_appends(name, host_call, handed, node)
 
     def _plan_appends(self, name: cst.Name, host_call: cst.Call, handed: set[int]) -> None:
         """`losses.append(loss)` … `np.mean(losses)`: the list's tensors go to numpy one by one, so
@@ -83,6 +92,59 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return
         for append in self._device_appends(name, host_call):
             self._appended.setdefault(append, (name.value, callee))
+
+    def _plan_collector_appends(self, handed_value: cst.BaseExpression, host_call: cst.Call, handed: set[int], module: cst.Module) -> None:
+        """`history["loss"].append(loss)` … `np.array(history["loss"])`, and the same kept by an object
+        (`self.losses.append(loss)` in one method, `np.mean(self.losses)` in another): a list that
+        starts empty (an item of a dict display, or an attribute every method binds only to such an
+        empty display), read only to be filled, measured and handed to the host, gets each tensor
+        brought to the host as it is appended. An attribute read anywhere else in the file (a
+        subclass, another object's `trainer.losses`) is left alone."""
+        collector = _collector(handed_value)
+        if collector is None:
+            return
+        if collector.on_instance:
+            owner = self._method_owner(host_call)
+            if owner is None or not self._instance_collector(collector, owner, handed, module):
+                return
+            scope: cst.CSTNode = owner
+        else:
+            scope = self.enclosing_scope(host_call)
+            binding = self.scope_facts(host_call)._binding_before(collector.root, self.line_of(host_call))
+            if binding is None or not _empty_collector(binding.value, collector.key):
+                return
+            reads = _CollectorReads(collector, handed, self.qualified)
+            scope.visit(reads)
+            if reads.found:
+                return
+        callee = cst.Module([]).code_for_node(host_call.func)
+        shown = cst.Module([]).code_for_node(handed_value)
+        appends = _CollectorAppends(collector)
+        scope.visit(appends)
+        for append in appends.calls:
+            if append.args and self.scope_facts(append).is_device_value(append.args[0].value):
+                self._appended.setdefault(append, (shown, callee))
+
+    def _method_owner(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        """The class of the method `node` is in (not a static or class method's)."""
+        scope = self.enclosing_scope(node)
+        if not isinstance(scope, cst.FunctionDef) or any(
+            isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in ("staticmethod", "classmethod") for decorator in scope.decorators
+        ):
+            return None
+        return self.class_of_method(scope)
+
+    def _instance_collector(self, collector: _Collector, owner: cst.ClassDef, handed: set[int], module: cst.Module) -> bool:
+        """Every binding of `self.<root>` in the class is an empty display of the collector's shape,
+        the class reads it only to fill, measure or hand it to the host, and nothing else in the
+        file reads an attribute of that name."""
+        reads = _CollectorReads(collector, handed, self.qualified)
+        owner.visit(reads)
+        if reads.found or not reads.bindings or not all(_empty_collector(value, collector.key) for value in reads.bindings):
+            return False
+        elsewhere = _AttributeReads(collector.root)
+        module.visit(elsewhere)
+        return elsewhere.count == reads.occurrences
 
     def _device_appends(self, name: cst.Name, use: cst.CSTNode, loose: bool = False) -> list[cst.Call]:
         """`name.append(v)` calls of a list that starts empty, where `v` is surely on a device
@@ -238,16 +300,17 @@ def _host_copy(value: cst.BaseExpression) -> cst.BaseExpression:
 
 
 class _HostCallsOnNames(cst.CSTVisitor):
-    """Names handed whole to numpy/matplotlib/sklearn/... functions."""
+    """Names handed whole to numpy/matplotlib/sklearn/... functions, and lists that may collect
+    tensors (`history["loss"]`, `self.losses`, `self.history["loss"]`)."""
 
     def __init__(self, rule: TensorToNumpy) -> None:
         self.rule = rule
-        self.uses: list[tuple[cst.Name, cst.Call]] = []
+        self.uses: list[tuple[cst.BaseExpression, cst.Call]] = []
         self.host_functions = rule.facts.host_functions if rule.facts is not None else {}
 
     def visit_Call(self, node: cst.Call) -> None:
         if any(name.startswith(HOST_LIBRARIES) for name in self.rule.qualified(node.func)):
-            self.uses.extend((arg.value, node) for arg in node.args if isinstance(arg.value, cst.Name))
+            self.uses.extend((arg.value, node) for arg in node.args if isinstance(arg.value, cst.Name) or _collector(arg.value) is not None)
         elif isinstance(node.func, cst.Name) and node.func.value in self.host_functions:
             self.uses.extend((value, node) for value in _fed_arguments(node, self.host_functions[node.func.value]) if isinstance(value, cst.Name))
 
@@ -285,6 +348,127 @@ class _OtherReads(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.name and id(node) not in self.handed and id(node) not in self.skipped:
             self.found = True
+
+
+@dataclass(frozen=True)
+class _Collector:
+    """A list that may collect tensors: `root["key"]` (a local dict's item), `self.root`, or
+    `self.root["key"]`."""
+
+    root: str
+    on_instance: bool
+    key: str | None
+
+    def is_root(self, node: cst.CSTNode) -> bool:
+        if self.on_instance:
+            return is_self_attribute(node) and node.attr.value == self.root
+        return isinstance(node, cst.Name) and node.value == self.root
+
+
+def _collector(node: cst.BaseExpression) -> _Collector | None:
+    """`history["loss"]`, `self.losses`, `self.history["loss"]` (a plain name is the older path's)."""
+    key = None
+    if isinstance(node, cst.Subscript):
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index) or not isinstance(node.slice[0].slice.value, cst.SimpleString):
+            return None
+        key = node.slice[0].slice.value.evaluated_value
+        node = node.value
+        if not isinstance(key, str):
+            return None
+    if is_self_attribute(node):
+        return _Collector(node.attr.value, True, key)
+    if isinstance(node, cst.Name) and key is not None:
+        return _Collector(node.value, False, key)
+    return None
+
+
+def _empty_collector(value: cst.BaseExpression | None, key: str | None) -> bool:
+    """`[]` (no key), or a dict display whose `key` item is `[]`."""
+    if key is None:
+        return isinstance(value, cst.List) and not value.elements
+    if not isinstance(value, cst.Dict):
+        return False
+    items = [element for element in value.elements if isinstance(element, cst.DictElement) and _string(element.key) == key]
+    return len(items) == 1 and isinstance(items[0].value, cst.List) and not items[0].value.elements
+
+
+class _CollectorReads(cst.CSTVisitor):
+    """Whether a scope (a function, or a whole class for `self.<root>`) reads the collector's root
+    otherwise than filling an item of it (`root[...].append(...)`), handing it to the host
+    (`handed`), taking its `len`, or binding it (`bindings`: the values bound to `self.<root>`)."""
+
+    def __init__(self, collector: _Collector, handed: set[int], qualified: QualifiedNames) -> None:
+        self.collector, self.handed, self.qualified = collector, handed, qualified
+        self.skipped: set[int] = set()
+        self.bindings: list[cst.BaseExpression | None] = []
+        self.occurrences = 0
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if id(node) in self.handed or id(node) in self.skipped:
+            self.occurrences += self._roots_in(node)
+            return False
+        return super().on_visit(node)
+
+    def _roots_in(self, node: cst.CSTNode) -> int:
+        count = _AttributeReads(self.collector.root) if self.collector.on_instance else None
+        if count is None:
+            return 0
+        node.visit(count)
+        return count.count
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if self.collector.is_root(target.target):
+                self.bindings.append(node.value)
+                self.skipped.add(id(target.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if self.collector.is_root(node.target):
+            self.bindings.append(node.value)
+            self.skipped.add(id(node.target))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in LIST_FILLERS:
+            receiver = func.value.value if isinstance(func.value, cst.Subscript) else func.value
+            if self.collector.is_root(receiver):
+                self.skipped.add(id(func.value))
+        elif "builtins.len" in self.qualified(func) and len(node.args) == 1:
+            self.skipped.add(id(node.args[0].value))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if not self.collector.on_instance and node.value == self.collector.root:
+            self.found = True
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.collector.on_instance and self.collector.is_root(node):
+            self.found = True
+
+
+class _AttributeReads(cst.CSTVisitor):
+    """How many attributes named `name` a tree reads (`self.losses`, `trainer.losses`)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.count = 0
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == self.name:
+            self.count += 1
+
+
+class _CollectorAppends(cst.CSTVisitor):
+    """`root["key"].append(v)` / `self.root.append(v)` calls of one collector."""
+
+    def __init__(self, collector: _Collector) -> None:
+        self.collector = collector
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in LIST_FILLERS and _collector(func.value) == self.collector:
+            self.calls.append(node)
 
 
 class _Appends(cst.CSTVisitor):
