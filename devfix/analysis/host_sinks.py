@@ -17,6 +17,8 @@ it says no the rule cannot find anything (`tests/analysis/test_screen.py` holds 
 - the roots are the rule's own: a move (`.cuda()`, `.to(<not a dtype nor "cpu">)`), a torch call
   with `device=` other than "cpu", a call of a name the scope moves, and, for `.numpy()` of a file
   that places devices, a parameter of the function;
+- a call of a top-level function of the file that returns a value may be on a device (the rule
+  counts one whose every return is, in a file that places devices);
 - a name given to a function of the file that hands that parameter whole to a host library
   (`f1_score(labels, preds)`) reaches it as if handed there (`parameters_given_to_host`, which the
   rule reads too).
@@ -99,8 +101,9 @@ def device_value_may_reach_host(
     host_functions = host_functions if host_functions is not None else parameters_given_to_host(tree, imports)
     arrays = arrays if arrays is not None else array_names(tree, imports)
     kept = _instance_collectors(tree) if file_places_devices else frozenset()
+    returning = _returning_functions(tree) if file_places_devices else frozenset()
     for body, arguments, nodes_under in _scopes(tree):
-        scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions, arrays, kept)
+        scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions, arrays, kept, returning)
         if scope.has_sink() and scope.sink_may_be_on_device():
             return True
     return False
@@ -128,6 +131,15 @@ def _instance_collectors(tree: ast.Module) -> frozenset[str]:
     return frozenset(found)
 
 
+def _returning_functions(tree: ast.Module) -> frozenset[str]:
+    """Top-level functions that return a value: the rule counts a call of one whose every return
+    its own facts place on a device (`predict(model, x)`); the screen takes any such call."""
+    return frozenset(
+        node.name for node in tree.body if isinstance(node, FUNCTIONS)
+        and any(isinstance(inner, ast.Return) and inner.value is not None for inner in scope_nodes(node.body, NESTED_SCOPES))
+    )
+
+
 def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | None, list[ast.AST]]]:
     """Each scope as the rule's placement facts see it (the module's top level and every function),
     with every node under it, nested functions included (where sinks and appends may also be)."""
@@ -143,10 +155,11 @@ class _Scope:
     def __init__(
         self, body: list[ast.stmt], arguments: ast.arguments | None, nodes_under: list[ast.AST], imports: ImportTable,
         file_places_devices: bool, host_functions: dict[str, HostParameters] | None = None, arrays: frozenset[str] = frozenset(),
-        instance_collectors: frozenset[str] = frozenset(),
+        instance_collectors: frozenset[str] = frozenset(), returning_functions: frozenset[str] = frozenset(),
     ) -> None:
         self.imports, self.nodes_under, self.arrays = imports, nodes_under, arrays
         self.instance_collectors = instance_collectors  # `self.<attr>` lists some method fills
+        self.returning_functions = returning_functions  # the file's top-level functions that return a value
         self.host_functions = host_functions or {}  # the file's functions that hand a parameter to a host library
         self.nodes = list(scope_nodes(body, NESTED_SCOPES))  # where the scope's bindings are
         self.sink_nodes = list(scope_nodes(body, FUNCTIONS))  # sinks in lambdas and class bodies are the scope's
@@ -249,6 +262,8 @@ class _Scope:
             callee = value.func.id
             if callee in self.moved:
                 return True
+            if callee in self.returning_functions and callee not in self.bindings and callee not in self.all_parameters:
+                return True  # `probs = predict(model, x)`: the rule reads what the function returns
             passes_on = with_parameters or callee in self.all_parameters or any(
                 isinstance(bound, ast.Call) for _, bound in self.bindings.get(callee, ())
             )

@@ -70,6 +70,8 @@ class PlacementFacts:
     own_methods: set[str] = field(default_factory=set)  # in a method: the names of its class's methods
     host_copy_methods: frozenset[str] = frozenset()  # methods of the file's classes that return host copies
     file_places_devices: bool = False  # the file moves things to devices somewhere
+    returns_device: Callable[[str], bool] | None = None  # is a top-level function of the file one whose every return is on a device
+
 
     def add_returned_moves(self, returned_move: Callable[[str], ReturnedMove | None]) -> None:
         """`model = build_model(device)` where the file's function gives back what it moved
@@ -99,7 +101,8 @@ class PlacementFacts:
         return {name: [binding.value for binding in bindings] for name, bindings in self.bindings.items()}
 
     def is_device_value(
-        self, expression: cst.BaseExpression, loose: bool = False, tensor_parameters: bool = False, before_line: int | None = None
+        self, expression: cst.BaseExpression, loose: bool = False, tensor_parameters: bool = False, before_line: int | None = None,
+        through_functions: bool = False,
     ) -> bool:
         """True when `expression`, where it stands, certainly evaluates to something on a device.
 
@@ -107,8 +110,10 @@ class PlacementFacts:
         on a device" questions (is `.cpu()` needed?), too weak for moving things to a GPU.
         `tensor_parameters` (with `loose`) also counts the function's own parameters, for a caller
         that knows the value is a tensor (the receiver of `.numpy()`). Names inside an assigned value
-        are looked up before that assignment's line (`before_line`), so resolution always ends."""
-        again = lambda value, line=before_line: self.is_device_value(value, loose, tensor_parameters, line)  # noqa: E731
+        are looked up before that assignment's line (`before_line`), so resolution always ends.
+        `through_functions` also counts a call of a top-level function of the file whose every
+        `return` gives a device value (`returns_device`): what `predict(model, x)` hands back."""
+        again = lambda value, line=before_line: self.is_device_value(value, loose, tensor_parameters, line, through_functions)  # noqa: E731
         if as_move(expression, self.qualified) is not None:
             return True
         if isinstance(expression, cst.Name):
@@ -140,6 +145,11 @@ class PlacementFacts:
                 return True  # output of a module that lives on a device
             if isinstance(callee, cst.Name) and (loose or callee.value in self.passthrough):
                 return any(again(arg.value) for arg in expression.args)  # model(x) follows x
+            if (
+                through_functions and isinstance(callee, cst.Name) and self.returns_device is not None
+                and callee.value not in self.bindings and callee.value not in self.parameters and self.returns_device(callee.value)
+            ):
+                return True
             if self.qualified(callee) & MOVED_AFTER:
                 return False  # `torch.from_numpy(array)`: made on the host, whatever it is given
             joined = expression.args[0].value if self.qualified(callee) & LIST_JOINS and expression.args else None

@@ -23,6 +23,7 @@ class ScopeTracker:
         self._modules: dict[int, dict[str, cst.Call]] = {}
         self._tensors: dict[int, set[str]] = {}
         self._file_places_devices: bool | None = None
+        self._returns_device: dict[str, bool] = {}
 
     def enclosing_scope(self, node: cst.CSTNode) -> ScopeNode:
         current = node
@@ -48,6 +49,7 @@ class ScopeTracker:
             facts.host_copy_methods = self.facts.host_copy_methods if self.facts is not None else frozenset()
             if self.facts is not None:
                 facts.add_returned_moves(self.facts.returned_move)
+            facts.returns_device = self.returns_device_value
             if isinstance(scope, cst.FunctionDef):
                 self._add_globals_on_device(facts)
                 owner = self.class_of_method(scope)
@@ -67,6 +69,26 @@ class ScopeTracker:
             name for name in once
             if (value := top.bindings[name][0].value) is not None and top.is_device_value(value, before_line=top.bindings[name][0].line)
         }
+
+    def returns_device_value(self, name: str) -> bool:
+        """`def predict(model, images): ... return model(images.to(device)).softmax(1)`: the file
+        defines `name` once at the top level (and binds it nowhere else there), it is no
+        generator, and every `return` gives a value its own facts prove on a device, whatever
+        the caller passes."""
+        if name not in self._returns_device:
+            self._returns_device[name] = False  # a recursive function ends here
+            self._returns_device[name] = self._every_return_on_device(name)
+        return self._returns_device[name]
+
+    def _every_return_on_device(self, name: str) -> bool:
+        defined = [statement for statement in self.module.body if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.name.value == name]
+        if len(defined) != 1 or not isinstance(defined[0], cst.FunctionDef) or name in self.scope_facts(self.module).bindings:
+            return False
+        returns = _Returns()
+        defined[0].body.visit(returns)
+        return not returns.generator and bool(returns.values) and all(
+            value is not None and self.scope_facts(value).is_device_value(value, through_functions=True) for value in returns.values
+        )
 
     def top_level_models_moved_before(self, node: cst.CSTNode) -> set[str]:
         """In a top-level function: the models the top level moved (`policy = Net().to(device)`)
@@ -149,6 +171,30 @@ class ScopeTracker:
             return any(name.startswith("torch.nn.") for name in qualified_names(self, func.value)) and any(
                 self.project.is_module_class(filename, name) is True for name in qualified_names(self, func.value))
         return any(self.project.is_module_class(filename, name) is True for name in qualified_names(self, func))
+
+
+class _Returns(cst.CSTVisitor):
+    """The values of a function's own `return` statements (None for a bare one), and whether it
+    yields; nested functions and classes are theirs."""
+
+    def __init__(self) -> None:
+        self.values: list[cst.BaseExpression | None] = []
+        self.generator = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.values.append(node.value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.generator = True
 
 
 def _statements(scope: ScopeNode) -> list[cst.CSTNode]:

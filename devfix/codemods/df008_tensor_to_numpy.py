@@ -203,7 +203,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         store = f"{cst.Module([]).code_for_node(target)} = ..."
         if not self._needs_host_copy(original_node, original_node.value, store):
             return updated_node
-        return updated_node.with_changes(value=_host_copy(updated_node.value))
+        return updated_node.with_changes(value=_host_copy(updated_node.value, self._detached(original_node.value)))
 
     def _numeric_array(self, array: cst.Name) -> bool:
         """The array's binding reaching the store, in the scope, makes it by shape (`np.zeros((n, 1))`),
@@ -227,7 +227,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         if "cpu" in chain or not (on_device or self._joins_device_list(chain_root(receiver)) or self._iterates_device_list(receiver, original)):
             return updated
         code = cst.Module([]).code_for_node(receiver)
-        missing = _missing_host_methods(receiver)
+        missing = _missing_host_methods(receiver, self._detached(receiver))
         added = "".join(f".{method}()" for method in missing)
         if not self.report(original, f"`{code}.numpy()` fails when `{code}` is on a GPU", fix_title=f"call `{added}` first"):
             return updated
@@ -237,13 +237,14 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         name, callee = self._appended[original]
         value = original.args[0].value
         code = cst.Module([]).code_for_node(value)
-        added = "".join(f".{method}()" for method in _missing_host_methods(value))
+        detached = self._detached(value)
+        added = "".join(f".{method}()" for method in _missing_host_methods(value, detached))
         if "cpu" in _method_chain(value) or not self.report(
             value, f"`{name}` collects `{code}`, which may be on a GPU, and `{callee}` converts it with numpy",
             fix_title=f"collect `{code}{added}`",
         ):
             return updated
-        moved = _host_copy(updated.args[0].value)
+        moved = _host_copy(updated.args[0].value, detached)
         return updated.with_changes(args=[updated.args[0].with_changes(value=moved), *updated.args[1:]])
 
     def _fix_host_arguments(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -258,7 +259,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
                     args[index] = args[index].with_changes(value=args[index].value.with_changes(elements=elements))
                     changed = True
             elif self._needs_host_copy(original, value, callee):
-                args[index] = args[index].with_changes(value=_host_copy(args[index].value))
+                args[index] = args[index].with_changes(value=_host_copy(args[index].value, self._detached(value)))
                 changed = True
         return updated.with_changes(args=args) if changed else updated
 
@@ -267,7 +268,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         elements, changed = list(updated.elements), False
         for index, element in enumerate(display.elements):
             if isinstance(element, cst.Element) and self._needs_host_copy(call, element.value, callee):
-                elements[index] = elements[index].with_changes(value=_host_copy(elements[index].value))
+                elements[index] = elements[index].with_changes(value=_host_copy(elements[index].value, self._detached(element.value)))
                 changed = True
         return elements if changed else None
 
@@ -275,28 +276,38 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         """Report `value` handed to a host library while it may be on a GPU; True to fix it."""
         if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.BinaryOperation)) or "cpu" in _method_chain(value):
             return False
-        if not self.scope_facts(call).is_device_value(value):
+        if not self.scope_facts(call).is_device_value(value, through_functions=True):
             return False  # strict: what any function returns when fed device values may be an array
         code = cst.Module([]).code_for_node(value)
         shown = f"({code})" if isinstance(value, cst.BinaryOperation) else code
-        added = "".join(f".{method}()" for method in _missing_host_methods(value))
+        added = "".join(f".{method}()" for method in _missing_host_methods(value, self._detached(value)))
         return self.report(value, f"`{code}` may be on a GPU; `{callee}` converts it with numpy, which fails",
                            fix_title=f"pass `{shown}{added}`")
+
+
+    def _detached(self, value: cst.BaseExpression) -> bool:
+        """A name bound, where it is read, to a value that detaches (`pred = model(x).detach()`):
+        `.cpu()` alone brings it over."""
+        if not isinstance(value, cst.Name):
+            return False
+        binding = self.scope_facts(value)._binding_before(value.value, self.line_of(value))
+        return binding is not None and binding.value is not None and bool(_method_chain(binding.value) & DETACHING)
 
 
 def _string(node: cst.BaseExpression) -> str | None:
     return node.evaluated_value if isinstance(node, cst.SimpleString) else None
 
 
-def _missing_host_methods(value: cst.BaseExpression) -> list[str]:
-    """`detach` (unless the chain already detaches: `loss.detach()`, `x.data`) and `cpu`."""
-    return ([] if _method_chain(value) & DETACHING else ["detach"]) + ["cpu"]
+def _missing_host_methods(value: cst.BaseExpression, detached: bool = False) -> list[str]:
+    """`detach` (unless the chain already detaches: `loss.detach()`, `x.data`, or the value is
+    known `detached`) and `cpu`."""
+    return ([] if detached or _method_chain(value) & DETACHING else ["detach"]) + ["cpu"]
 
 
-def _host_copy(value: cst.BaseExpression) -> cst.BaseExpression:
+def _host_copy(value: cst.BaseExpression, detached: bool = False) -> cst.BaseExpression:
     """`value.detach().cpu()` (only the missing methods), parenthesised when `value` is an
     operation (`(acc * 100)`)."""
-    return call_methods(parenthesized(value), *_missing_host_methods(value))
+    return call_methods(parenthesized(value), *_missing_host_methods(value, detached))
 
 
 class _HostCallsOnNames(cst.CSTVisitor):
