@@ -321,7 +321,7 @@ class _Screen:
         """DF012's cases for tables of the top level: a name bound once there from a torch call that
         places nothing (`alphas_cumprod = torch.cumprod(...)`) computes an argument of a call of a
         function of the file (`extract(alphas_cumprod.sqrt(), t, x.shape)`), or is indexed with a
-        name (`class_weights[y]`), or meets a parameter in arithmetic in a top-level function
+        name (`class_weights[y]`, `alphas_cumprod.gather(0, t)`), or meets a parameter in arithmetic in a top-level function
         (`(images - MEAN) / STD` in `def normalize(images)`)."""
         bindings = scope_bindings(scope_nodes(self.walked.tree.body))
         tables = {
@@ -336,6 +336,8 @@ class _Screen:
              and any(set(_names_computed_with(argument)) & tables for argument in node.args))
             or (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in tables
                 and isinstance(node.slice, ast.Name))  # `class_weights[y]`, wherever the table is read
+            or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in INDEX_READING_METHODS
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in tables)  # `alphas_cumprod.gather(0, t)`
             for node in every_node(self.walked.tree)
         ) or any(_computes_a_table_with_a_parameter(function, tables) for function in self.walked.tree.body if isinstance(function, FUNCTIONS))
 
