@@ -17,10 +17,11 @@ A list that collects such tensors (`losses.append(loss)`) and is then handed to 
 `analysis.host_sinks.parameters_given_to_host`), gets each tensor brought to the host as it is
 appended, unless the scope reads the list otherwise too (`torch.cat(preds) == labels` needs its
 tensors where they are). The same holds for a list kept in a dict display
-(`history["loss"].append(loss)` … `plt.plot(history["loss"])`) and one an object keeps
-(`self.losses.append(loss)` in one method, `np.mean(self.losses)` in another), when every binding
-of it is such an empty display and nothing else in the file reads it; joined first (`torch.cat(predictions).numpy()`), the joined tensor is
-brought over; converted item by item (`[p.numpy() for p in predictions]`), each item is. A sum kept
+(`history["loss"].append(loss)` or `history[phase].append(loss)` … `plt.plot(history["loss"])`:
+every item of the display starts as `[]`) and one an object keeps (`self.losses.append(loss)` in
+one method, `np.mean(self.losses)` in another), when every binding of it is such an empty display
+and nothing else in the file reads it. Joined first (`torch.cat(predictions).numpy()`), the joined
+tensor is brought over; converted item by item (`[p.numpy() for p in predictions]`), each item is. A sum kept
 with `running += loss` is where `loss` is, and so is what a callable kept by the object returns
 (`self.net(x.to(device))`), not what a method of its class returns (it may hand back a CPU copy).
 What a plain function returns counts only for `.numpy()` (only tensors have it): `train_step(...)`
@@ -111,7 +112,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         else:
             scope = self.enclosing_scope(host_call)
             binding = self.scope_facts(host_call)._binding_before(collector.root, self.line_of(host_call))
-            if binding is None or not _empty_collector(binding.value, collector.key):
+            if binding is None or not _empty_collector(binding.value, collector):
                 return
             reads = _CollectorReads(collector, handed, self.qualified)
             scope.visit(reads)
@@ -140,7 +141,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         file reads an attribute of that name."""
         reads = _CollectorReads(collector, handed, self.qualified)
         owner.visit(reads)
-        if reads.found or not reads.bindings or not all(_empty_collector(value, collector.key) for value in reads.bindings):
+        if reads.found or not reads.bindings or not all(_empty_collector(value, collector) for value in reads.bindings):
             return False
         elsewhere = _AttributeReads(collector.root)
         module.visit(elsewhere)
@@ -363,44 +364,60 @@ class _OtherReads(cst.CSTVisitor):
 
 @dataclass(frozen=True)
 class _Collector:
-    """A list that may collect tensors: `root["key"]` (a local dict's item), `self.root`, or
-    `self.root["key"]`."""
+    """A list that may collect tensors: an item of a local dict (`history["loss"]`,
+    `history[phase]`), `self.root`, or an item of it (`self.history["loss"]`). `key` is None for
+    an item named by anything else than a string (it may be any)."""
 
     root: str
     on_instance: bool
-    key: str | None
+    keyed: bool = False
+    key: str | None = None
 
     def is_root(self, node: cst.CSTNode) -> bool:
         if self.on_instance:
             return is_self_attribute(node) and node.attr.value == self.root
         return isinstance(node, cst.Name) and node.value == self.root
 
+    def may_be(self, other: _Collector | None) -> bool:
+        """`other` may be the same list (`history[phase]` may be `history["train"]`)."""
+        return (
+            other is not None and (other.root, other.on_instance, other.keyed) == (self.root, self.on_instance, self.keyed)
+            and (other.key is None or self.key is None or other.key == self.key)
+        )
+
 
 def _collector(node: cst.BaseExpression) -> _Collector | None:
-    """`history["loss"]`, `self.losses`, `self.history["loss"]` (a plain name is the older path's)."""
-    key = None
+    """`history["loss"]`, `history[phase]`, `self.losses`, `self.history["loss"]` (a plain name is
+    the older path's)."""
+    keyed, key = False, None
     if isinstance(node, cst.Subscript):
-        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index) or not isinstance(node.slice[0].slice.value, cst.SimpleString):
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
             return None
-        key = node.slice[0].slice.value.evaluated_value
+        index = node.slice[0].slice.value
+        keyed, key = True, index.evaluated_value if isinstance(index, cst.SimpleString) else None
+        if isinstance(index, cst.SimpleString) and not isinstance(key, str):
+            return None
         node = node.value
-        if not isinstance(key, str):
-            return None
     if is_self_attribute(node):
-        return _Collector(node.attr.value, True, key)
-    if isinstance(node, cst.Name) and key is not None:
-        return _Collector(node.value, False, key)
+        return _Collector(node.attr.value, True, keyed, key)
+    if isinstance(node, cst.Name) and keyed:
+        return _Collector(node.value, False, keyed, key)
     return None
 
 
-def _empty_collector(value: cst.BaseExpression | None, key: str | None) -> bool:
-    """`[]` (no key), or a dict display whose `key` item is `[]`."""
-    if key is None:
+def _empty_collector(value: cst.BaseExpression | None, collector: _Collector) -> bool:
+    """`[]` (an unkeyed collector), or a dict display of string keys whose every item is `[]`
+    (among them the collector's key, when it is a string)."""
+    if not collector.keyed:
         return isinstance(value, cst.List) and not value.elements
-    if not isinstance(value, cst.Dict):
+    if not isinstance(value, cst.Dict) or not value.elements:
         return False
-    items = [element for element in value.elements if isinstance(element, cst.DictElement) and _string(element.key) == key]
-    return len(items) == 1 and isinstance(items[0].value, cst.List) and not items[0].value.elements
+    keys = []
+    for element in value.elements:
+        if not (isinstance(element, cst.DictElement) and isinstance(element.value, cst.List) and not element.value.elements):
+            return False
+        keys.append(_string(element.key))
+    return None not in keys and (collector.key is None or collector.key in keys)
 
 
 class _CollectorReads(cst.CSTVisitor):
@@ -478,7 +495,7 @@ class _CollectorAppends(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in LIST_FILLERS and _collector(func.value) == self.collector:
+        if isinstance(func, cst.Attribute) and func.attr.value in LIST_FILLERS and self.collector.may_be(_collector(func.value)):
             self.calls.append(node)
 
 
