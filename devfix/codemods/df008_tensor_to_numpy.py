@@ -20,7 +20,9 @@ tensors where they are). The same holds for a list kept in a dict display
 (`history["loss"].append(loss)` or `history[phase].append(loss)` … `plt.plot(history["loss"])`:
 every item of the display starts as `[]`) and one an object keeps (`self.losses.append(loss)` in
 one method, `np.mean(self.losses)` in another), when every binding of it is such an empty display
-and nothing else in the file reads it. Joined first (`torch.cat(predictions).numpy()`), the joined
+and nothing else in the file reads it; what such an object appends may be a parameter of the
+method that every call of it on the class's instances in the file gives a device value
+(`meter.update(model(x).argmax(1), y)`). Joined first (`torch.cat(predictions).numpy()`), the joined
 tensor is brought over; converted item by item (`[p.numpy() for p in predictions]`), each item is. A sum kept
 with `running += loss` is where `loss` is, and so is what a callable kept by the object returns
 (`self.net(x.to(device))`), not what a method of its class returns (it may hand back a CPU copy).
@@ -39,6 +41,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from devfix.analysis.call_sites import argument_for, instance_calls
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_sinks import HostParameters
 from devfix.analysis.kinds import Kind
@@ -123,8 +126,31 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         appends = _CollectorAppends(collector)
         scope.visit(appends)
         for append in appends.calls:
-            if append.args and self.scope_facts(append).is_device_value(append.args[0].value):
+            value = append.args[0].value if append.args else None
+            if value is not None and (
+                self.scope_facts(append).is_device_value(value) or collector.on_instance and self._given_on_device(value, scope)
+            ):
                 self._appended.setdefault(append, (shown, callee))
+
+    def _given_on_device(self, value: cst.BaseExpression, owner: cst.ClassDef) -> bool:
+        """`self.preds.append(preds)` in `def update(self, preds, targets)` of the class, where every
+        call of `update` on the class's instances in the file passes a device value for `preds`
+        (`meter.update(model(x).argmax(1), y)`), and the class never calls it itself."""
+        method = self.enclosing_scope(value)
+        if not isinstance(value, cst.Name) or not isinstance(method, cst.FunctionDef) or self.class_of_method(method) is not owner:
+            return False
+        if value.value not in self.scope_parameters(value) or value.value in self.scope_facts(value).bindings:
+            return False
+        own_calls = _AttributeReads(method.name.value)
+        owner.visit(own_calls)
+        calls = instance_calls(self.module, owner)
+        if own_calls.count or calls is None:
+            return False
+        positional = [param.name.value for param in (*method.params.posonly_params, *method.params.params)][1:]
+        passed = [argument_for(call, value.value, positional) for call, name in calls if name == method.name.value]
+        return bool(passed) and all(
+            given is not None and self.scope_facts(given).is_device_value(given, through_functions=True) for given in passed
+        )
 
     def _method_owner(self, node: cst.CSTNode) -> cst.ClassDef | None:
         """The class of the method `node` is in (not a static or class method's)."""
