@@ -17,8 +17,9 @@ it says no the rule cannot find anything (`tests/analysis/test_screen.py` holds 
 - the roots are the rule's own: a move (`.cuda()`, `.to(<not a dtype nor "cpu">)`), a torch call
   with `device=` other than "cpu", a call of a name the scope moves, and, for `.numpy()` of a file
   that places devices, a parameter of the function;
-- a call of a top-level function of the file that returns a value may be on a device (the rule
-  counts one whose every return is, in a file that places devices);
+- a call of a top-level function of the file may be on a device when one of its returns may be,
+  or it reads a name the top level places (the rule counts one whose every return is, in a file
+  that places devices);
 - a name given to a function of the file that hands that parameter whole to a host library
   (`f1_score(labels, preds)`) reaches it as if handed there (`parameters_given_to_host`, which the
   rule reads too).
@@ -27,7 +28,7 @@ it says no the rule cannot find anything (`tests/analysis/test_screen.py` holds 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from devfix.analysis.ast_nodes import (
@@ -101,7 +102,7 @@ def device_value_may_reach_host(
     host_functions = host_functions if host_functions is not None else parameters_given_to_host(tree, imports)
     arrays = arrays if arrays is not None else array_names(tree, imports)
     kept = _instance_collectors(tree) if file_places_devices else frozenset()
-    returning = _returning_functions(tree) if file_places_devices else frozenset()
+    returning = _DeviceReturns(tree, imports, host_functions, arrays, kept) if file_places_devices else None
     for body, arguments, nodes_under in _scopes(tree):
         scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions, arrays, kept, returning)
         if scope.has_sink() and scope.sink_may_be_on_device():
@@ -131,13 +132,55 @@ def _instance_collectors(tree: ast.Module) -> frozenset[str]:
     return frozenset(found)
 
 
-def _returning_functions(tree: ast.Module) -> frozenset[str]:
-    """Top-level functions that return a value: the rule counts a call of one whose every return
-    its own facts place on a device (`predict(model, x)`); the screen takes any such call."""
-    return frozenset(
-        node.name for node in tree.body if isinstance(node, FUNCTIONS)
-        and any(isinstance(inner, ast.Return) and inner.value is not None for inner in scope_nodes(node.body, NESTED_SCOPES))
-    )
+class _DeviceReturns:
+    """Which top-level functions of the file may return only device values: every return the
+    screen's own strict reading may place on a device (`return model(images.to(device)).softmax(1)`),
+    or a function that reads a name the top level moves or binds to a move or a `device=` call (the
+    rule's `device_globals`). The rule counts a call of a function whose every return is on a
+    device (`ScopeTracker.returns_device_value`)."""
+
+    def __init__(
+        self, tree: ast.Module, imports: ImportTable, host_functions: dict[str, HostParameters], arrays: frozenset[str],
+        kept: frozenset[str],
+    ) -> None:
+        self.imports, self.host_functions, self.arrays, self.kept = imports, host_functions, arrays, kept
+        defined = [node for node in tree.body if isinstance(node, FUNCTIONS)]
+        self.functions = {node.name: node for node in defined if sum(other.name == node.name for other in defined) == 1}
+        self.device_globals = _top_level_device_names(tree, imports)
+        self.verdicts: dict[str, bool] = {}
+
+    def __call__(self, name: str) -> bool:
+        if name not in self.functions:
+            return False
+        if name not in self.verdicts:
+            self.verdicts[name] = False  # a recursive function ends here
+            self.verdicts[name] = self._may_return_device_value(self.functions[name])
+        return self.verdicts[name]
+
+    def _may_return_device_value(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        nodes = [inner for statement in function.body for inner in every_node(statement)]
+        returns = [node.value for node in scope_nodes(function.body, NESTED_SCOPES) if isinstance(node, ast.Return) and node.value is not None]
+        if not returns:
+            return False
+        if any(isinstance(node, ast.Name) and node.id in self.device_globals for node in nodes):
+            return True
+        scope = _Scope(function.body, function.args, nodes, self.imports, True, self.host_functions, self.arrays, self.kept, self)
+        scope._bind()
+        return all(scope._may_be_on_device(value, False) for value in returns)
+
+
+def _top_level_device_names(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
+    """Names the top level moves (`model.to(device)`) or binds to a value holding a move or a
+    torch call with `device=` (`weights = torch.ones(3, device=device)`)."""
+    found = set()
+    for node in scope_nodes(tree.body, NESTED_SCOPES):
+        if isinstance(node, ast.Call) and is_move(node, imports) and isinstance(node.func.value, ast.Name):
+            found.add(node.func.value.id)
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(inner, ast.Call) and (is_move(inner, imports) or _placed_by_keyword(inner, imports)) for inner in ast.walk(node.value)
+        ):
+            found |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+    return frozenset(found)
 
 
 def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | None, list[ast.AST]]]:
@@ -155,11 +198,11 @@ class _Scope:
     def __init__(
         self, body: list[ast.stmt], arguments: ast.arguments | None, nodes_under: list[ast.AST], imports: ImportTable,
         file_places_devices: bool, host_functions: dict[str, HostParameters] | None = None, arrays: frozenset[str] = frozenset(),
-        instance_collectors: frozenset[str] = frozenset(), returning_functions: frozenset[str] = frozenset(),
+        instance_collectors: frozenset[str] = frozenset(), device_returns: Callable[[str], bool] | None = None,
     ) -> None:
         self.imports, self.nodes_under, self.arrays = imports, nodes_under, arrays
         self.instance_collectors = instance_collectors  # `self.<attr>` lists some method fills
-        self.returning_functions = returning_functions  # the file's top-level functions that return a value
+        self.device_returns = device_returns  # may a top-level function of the file return a device value
         self.host_functions = host_functions or {}  # the file's functions that hand a parameter to a host library
         self.nodes = list(scope_nodes(body, NESTED_SCOPES))  # where the scope's bindings are
         self.sink_nodes = list(scope_nodes(body, FUNCTIONS))  # sinks in lambdas and class bodies are the scope's
@@ -262,7 +305,7 @@ class _Scope:
             callee = value.func.id
             if callee in self.moved:
                 return True
-            if callee in self.returning_functions and callee not in self.bindings and callee not in self.all_parameters:
+            if self.device_returns is not None and callee not in self.bindings and callee not in self.all_parameters and self.device_returns(callee):
                 return True  # `probs = predict(model, x)`: the rule reads what the function returns
             passes_on = with_parameters or callee in self.all_parameters or any(
                 isinstance(bound, ast.Call) for _, bound in self.bindings.get(callee, ())
