@@ -37,6 +37,14 @@ def arguments_for(module: cst.Module, function: cst.FunctionDef, parameter: str)
     return _passed_at_calls(module, function.name.value, positional, parameter)
 
 
+def arguments_within(scope: cst.CSTNode, function: cst.FunctionDef, parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
+    """`arguments_for` a function defined in `scope` (a nested function: its calls are in the
+    function that defines it)."""
+    params = function.params
+    positional = [param.name.value for param in (*params.posonly_params, *params.params)]
+    return _passed_at_calls(scope, function.name.value, positional, parameter)
+
+
 def constructor_arguments_for(module: cst.Module, class_def: cst.ClassDef, parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
     """`arguments_for` a parameter of a top-level class's `__init__`, at the calls of the class
     (None also when the class has no `__init__` of its own, or a class of the file derives from it:
@@ -83,7 +91,7 @@ def is_only_defined(module: cst.Module, name: str) -> bool:
 
 
 def _passed_at_calls(
-    module: cst.Module, name: str, positional: list[str], parameter: str, default: cst.BaseExpression | None = None,
+    module: cst.CSTNode, name: str, positional: list[str], parameter: str, default: cst.BaseExpression | None = None,
 ) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
     """`(call, value)` at every call of `name`: what it passes for `parameter`, else `default`;
     None when a call passes nothing (and there is no default), or may pass it through `*`/`**`."""

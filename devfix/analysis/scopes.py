@@ -87,8 +87,12 @@ class ScopeTracker:
         returns = _Returns()
         defined[0].body.visit(returns)
         return not returns.generator and bool(returns.values) and all(
-            value is not None and self.scope_facts(value).is_device_value(value, through_functions=True) for value in returns.values
+            value is not None and self.facts_of_returns(value).is_device_value(value, through_functions=True) for value in returns.values
         )
+
+    def facts_of_returns(self, node: cst.CSTNode) -> PlacementFacts:
+        """The facts `returns_device_value` reads a return with: the scope's (a rule may narrow them)."""
+        return self.scope_facts(node)
 
     def top_level_models_moved_before(self, node: cst.CSTNode) -> set[str]:
         """In a top-level function: the models the top level moved (`policy = Net().to(device)`)

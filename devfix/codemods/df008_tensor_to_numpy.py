@@ -41,11 +41,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from devfix.analysis.call_sites import argument_for, instance_calls
+from devfix.analysis.call_sites import argument_for, arguments_for, arguments_within, file_functions, instance_calls
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_sinks import HostParameters
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import is_self_attribute
+from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root
 from devfix.analysis.torch_api import (
@@ -74,6 +75,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._appended: dict[cst.Call, tuple[str, str]] = {}  # list.append(tensor) → (list, host call)
+        self._narrowed: set[int] = set()  # functions whose callback parameters left `passthrough`
         if self.facts is not None and not self.facts.imports.imports_any(HOST_MODULES):
             return  # no name can reach a host library's function: the search would walk the tree for nothing
         finder = _HostCallsOnNames(self)
@@ -84,6 +86,39 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
                 self._plan_appends(name, host_call, handed)
             else:
                 self._plan_collector_appends(name, host_call, handed, node)
+
+    def _host_facts(self, node: cst.CSTNode) -> PlacementFacts:
+        """`scope_facts`, but a parameter the file's callers give a function (`check(_mean, device)`,
+        a lambda, a numpy function) is no model whose output follows its input: what
+        `true_result_fn(x)` returns may be an array."""
+        facts = self.scope_facts(node)
+        scope = self.enclosing_scope(node)
+        if isinstance(scope, cst.FunctionDef) and id(scope) not in self._narrowed:
+            self._narrowed.add(id(scope))
+            facts.passthrough -= {name for name in facts.passthrough & facts.parameters if self._given_functions(scope, name)}
+        return facts
+
+    def facts_of_returns(self, node: cst.CSTNode) -> PlacementFacts:
+        return self._host_facts(node)
+
+    def _given_functions(self, function: cst.FunctionDef, parameter: str, depth: int = 0) -> bool:
+        """Some call of `function` (of the top level, or nested in another) gives `parameter` a
+        function of the file, a lambda, a host library's function, or a parameter of the function
+        that defines `function` that is given one."""
+        outer = None
+        if function in self.module.body:
+            passed = arguments_for(self.module, function, parameter)
+        else:
+            outer = self.enclosing_scope(self.get_metadata(ParentProvider, function))
+            passed = arguments_within(outer, function, parameter)
+        functions = file_functions(self.module)
+        outer_parameters = self.scope_parameters(outer.body) if isinstance(outer, cst.FunctionDef) and depth < 3 else set()
+        return any(
+            isinstance(value, cst.Lambda) or isinstance(value, cst.Name) and value.value in functions
+            or any(name.startswith(HOST_LIBRARIES) for name in self.qualified(value))
+            or isinstance(value, cst.Name) and value.value in outer_parameters and self._given_functions(outer, value.value, depth + 1)
+            for _, value in passed or ()
+        )
 
     def _plan_appends(self, name: cst.Name, host_call: cst.Call, handed: set[int]) -> None:
         """`losses.append(loss)` … `np.mean(losses)`: the list's tensors go to numpy one by one, so
@@ -114,7 +149,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             scope: cst.CSTNode = owner
         else:
             scope = self.enclosing_scope(host_call)
-            binding = self.scope_facts(host_call)._binding_before(collector.root, self.line_of(host_call))
+            binding = self._host_facts(host_call)._binding_before(collector.root, self.line_of(host_call))
             if binding is None or not _empty_collector(binding.value, collector):
                 return
             reads = _CollectorReads(collector, handed, self.qualified)
@@ -128,7 +163,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         for append in appends.calls:
             value = append.args[0].value if append.args else None
             if value is not None and (
-                self.scope_facts(append).is_device_value(value) or collector.on_instance and self._given_on_device(value, scope)
+                self._host_facts(append).is_device_value(value) or collector.on_instance and self._given_on_device(value, scope)
             ):
                 self._appended.setdefault(append, (shown, callee))
 
@@ -139,7 +174,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         method = self.enclosing_scope(value)
         if not isinstance(value, cst.Name) or not isinstance(method, cst.FunctionDef) or self.class_of_method(method) is not owner:
             return False
-        if value.value not in self.scope_parameters(value) or value.value in self.scope_facts(value).bindings:
+        if value.value not in self.scope_parameters(value) or value.value in self._host_facts(value).bindings:
             return False
         own_calls = _AttributeReads(method.name.value)
         owner.visit(own_calls)
@@ -149,7 +184,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         positional = [param.name.value for param in (*method.params.posonly_params, *method.params.params)][1:]
         passed = [argument_for(call, value.value, positional) for call, name in calls if name == method.name.value]
         return bool(passed) and all(
-            given is not None and self.scope_facts(given).is_device_value(given, through_functions=True) for given in passed
+            given is not None and self._host_facts(given).is_device_value(given, through_functions=True) for given in passed
         )
 
     def _method_owner(self, node: cst.CSTNode) -> cst.ClassDef | None:
@@ -177,7 +212,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         """`name.append(v)` calls of a list that starts empty, where `v` is surely on a device
         (strictly: what `train_step(model, x)` returns may be a float; `loose` for items known
         to be tensors)."""
-        facts = self.scope_facts(use)
+        facts = self._host_facts(use)
         binding = facts._binding_before(name.value, self.line_of(use))
         if binding is None or not (isinstance(binding.value, cst.List) and not binding.value.elements):
             return []
@@ -235,7 +270,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _numeric_array(self, array: cst.Name) -> bool:
         """The array's binding reaching the store, in the scope, makes it by shape (`np.zeros((n, 1))`),
         not with `dtype=object` (which would hold the tensor itself)."""
-        binding = self.scope_facts(array)._binding_before(array.value, self.line_of(array))
+        binding = self._host_facts(array)._binding_before(array.value, self.line_of(array))
         value = None if binding is None else binding.value
         maker = self.qualified(value.func) & NUMPY_ARRAYS_BY_SHAPE if isinstance(value, cst.Call) else set()
         if not maker:
@@ -250,7 +285,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         chain = _method_chain(receiver)
         # a parameter's `.numpy()` may be a torch tensor's, unless another array library is imported
         other_arrays = self.facts is not None and self.facts.imports.imports_any(OTHER_ARRAY_LIBRARIES)
-        on_device = self.scope_facts(original).is_device_value(receiver, loose=True, tensor_parameters=not other_arrays)
+        on_device = self._host_facts(original).is_device_value(receiver, loose=True, tensor_parameters=not other_arrays)
         if "cpu" in chain or not (on_device or self._joins_device_list(chain_root(receiver)) or self._iterates_device_list(receiver, original)):
             return updated
         code = cst.Module([]).code_for_node(receiver)
@@ -303,7 +338,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         """Report `value` handed to a host library while it may be on a GPU; True to fix it."""
         if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.BinaryOperation)) or "cpu" in _method_chain(value):
             return False
-        if not self.scope_facts(call).is_device_value(value, through_functions=True):
+        if not self._host_facts(call).is_device_value(value, through_functions=True):
             return False  # strict: what any function returns when fed device values may be an array
         code = cst.Module([]).code_for_node(value)
         shown = f"({code})" if isinstance(value, cst.BinaryOperation) else code
@@ -317,7 +352,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         `.cpu()` alone brings it over."""
         if not isinstance(value, cst.Name):
             return False
-        binding = self.scope_facts(value)._binding_before(value.value, self.line_of(value))
+        binding = self._host_facts(value)._binding_before(value.value, self.line_of(value))
         return binding is not None and binding.value is not None and bool(_method_chain(binding.value) & DETACHING)
 
 
