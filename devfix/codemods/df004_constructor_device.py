@@ -63,7 +63,10 @@ Two distributions given to `kl_divergence` (their samples and parameters are whe
 they are built from are) meet like tensors: `prior = Normal(torch.zeros(d), torch.ones(d))` beside
 an encoder's posterior gets the encoder's device. A table written to with indices a loop takes from
 device tensors (`confusion[t.long(), p.long()] += 1` for `t, p in zip(classes.view(-1), preds.view(-1))`)
-is made where those are: each loop element lives where the value it iterates does. A helper whose
+is made where those are: each loop element lives where the value it iterates does (`for pred,
+target in zip(outputs, targets)` meeting `joint_weights` made before `targets = targets.to(device)`
+→ `device=device`). A name rebound from itself after the factory (`sim = sim - torch.eye(n) * 1e9`)
+is where it was before. A helper whose
 returned factories this pass already places where its parameters are (`smooth_one_hot(labels, k)`'s
 `torch.zeros(..., device=labels.device)`) needs no move where it is used.
 
@@ -1022,7 +1025,8 @@ class _Combinations(cst.CSTVisitor):
         if moved_to is not None and self._device_defined_before(moved_to, call):
             return moved_to  # `weights[y]`, `y = labels.to(device)` bound after the table: `device`
         source = next(iter(self._references([value])), None)
-        from_source = source is not None and source != reference
+        # `sim = sim - torch.eye(n) * 1e9` bound after the factory: computed from the `sim` before it
+        from_source = source is not None and (source != reference or meeting is not None and bindings[0].line < meeting)
         found = self._device_of(source, call, depth + 1, tables, bindings[0].line) if from_source else None
         if found is not None:
             return found
