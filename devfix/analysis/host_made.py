@@ -15,6 +15,9 @@ from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_api import CPU_TENSOR_TYPES, DEVICE_CHANGING_METHODS, MOVED_AFTER, is_library_constant
 from devfix.analysis.torch_names import keyword
 
+MAX_DEPTH = 10  # names resolve to earlier lines, so chains end; this bounds the cost (a causal mask's
+# `(torch.triu(torch.ones(n, n)) == 1).transpose(0, 1)` then `mask.float().masked_fill(...)` is 8 deep)
+
 
 class HostContext(NamedTuple):
     """What `host_made` reads: one scope's bindings, qualified names, and the file's helpers."""
@@ -30,7 +33,7 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
     CPU factories of the scope, and arithmetic and methods of those (not a parameter, a loop
     variable or anything moved), what the file's CPU-tensor helpers return, and comprehensions of
     those over host values. `host_names`: a comprehension's targets that run over host values."""
-    if depth > 6:
+    if depth > MAX_DEPTH:
         return False
     again = lambda inner: host_made(inner, line, depth + 1, where, host_names)  # noqa: E731
     if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple)):
