@@ -83,11 +83,10 @@ def factory_may_meet_tensor(
     callers = _Callers(tree, gives_back_moves, moved_beside)
     feeders = (_class_methods(tree), _functions_calling_top_level_moves(tree))
     layers = _TensorLayerAttributes(tree, imports)
-    built = _BuiltInInit(tree)
     receivers = _receiver_kinds(tree, classes or {})
     return any(
         _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers,
-               feeders, layers, imported_helper, receivers.get(id(function)), imported_meets, gives_back_moves, built).has_meeting()
+               feeders, layers, imported_helper, receivers.get(id(function)), imported_meets, gives_back_moves).has_meeting()
         for body, function in _scopes(tree)
     )
 
@@ -101,27 +100,6 @@ def _receiver_kinds(tree: ast.Module, classes: dict[str, Kind]) -> dict[int, Kin
         for method in node.body if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and parameters(method)
         and not any(isinstance(decorator, ast.Name) and decorator.id == "staticmethod" for decorator in method.decorator_list)
     }
-
-
-class _BuiltInInit:
-    """DF004's `module_attributes_of_method`, over-approximated: attributes the `__init__` of some
-    top-level class of the file assigns the result of a call (`self.decoder = Decoder(v, h).to(device)`),
-    found the first time a scope asks."""
-
-    def __init__(self, tree: ast.Module) -> None:
-        self.tree = tree
-        self._found: frozenset[str] | None = None
-
-    def __contains__(self, attribute: str) -> bool:
-        if self._found is None:
-            inits = [item for node in self.tree.body if isinstance(node, ast.ClassDef)
-                     for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"]
-            self._found = frozenset(
-                target.attr
-                for init in inits for node in every_node(init) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                for target in node.targets if is_self_attribute(target)
-            )
-        return attribute in self._found
 
 
 class _TensorLayerAttributes:
@@ -367,13 +345,10 @@ class _Scope:
         receiver_kind: Kind | None = None,
         imported_meets: Callable[[str], bool] = lambda name: False,
         gives_back_moves: Callable[[str], bool] = lambda name: False,
-        built_in_init: _BuiltInInit | frozenset[str] = frozenset(),
     ) -> None:
         """`values`: what the value analysis says of a name where read, and of the names of some
         lines; `models`: the parameters that may hold a model every caller moved (`_Callers`);
-        `receiver_kind`: the kind of a method's first parameter (`_receiver_kinds`);
-        `built_in_init`: attributes some `__init__` assigns a call's result (`_BuiltInInit`)."""
-        self.built_in_init = built_in_init
+        `receiver_kind`: the kind of a method's first parameter (`_receiver_kinds`)."""
         self.imports, self.callables = imports, callables
         self.kind_at, self._non_tensors = values
         self.function = function
@@ -435,9 +410,6 @@ class _Scope:
                    and (call.func.value.id in moved or call.func.value.id in self.models.known)
                    and call.func.attr in self.class_methods.get(self._class_of(call.func.value.id, call.lineno) or "", ())]  # `_feed_method`
         methods += [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in self.model_feeders]  # `_feed_function`
-        kept = [call for call in calls if is_self_attribute(call.func) and call.func.attr in self.built_in_init]  # `self.decoder(token, h)`
-        if any(self._given_host_values(call) for call in kept):
-            return True
         if not fed and not methods:
             return False
         method_arguments = [(call, arg) for call in methods for arg in [*call.args, *(keyword.value for keyword in call.keywords)]]

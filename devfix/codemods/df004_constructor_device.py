@@ -27,11 +27,6 @@ value analysis proves to be a tensor, built from nothing that may be on a device
 tokenizer's or processor's `return_tensors="pt"` output unpacked into a moved model or one of its
 methods (`model.generate(**inputs)` → `model.generate(**inputs.to(device))`).
 
-A value an object's method feeds to a Module its `__init__` built and kept (`self.decoder =
-Decoder(v, h).to(device)`, then `self.decoder(token, hidden)`) goes with the call's other inputs,
-or to the device the object keeps when `__init__` moved the Module to the parameter it also stored
-(`self.device = device`): `token = torch.tensor([[SOS]], device=self.device)`.
-
 So is a factory passed to a method of a model moved in the scope, of a class of the file, when
 that method hands the parameter to one of the class's layers, directly or through `self(...)` or
 another method (`analysis.method_inputs`): `start = torch.zeros((1, 1), dtype=torch.long)` then
@@ -107,13 +102,13 @@ import re
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, arguments_for, file_functions, is_only_defined
-from devfix.analysis.cst_bindings import parameter_names, return_values, target_leaves
+from devfix.analysis.cst_bindings import parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_helpers import HelperSummary
 from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models, parameters_given_with_models
-from devfix.analysis.module_classes import ClassFacts, class_facts, is_self_attribute, tensor_layer_attributes
+from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attributes
 from devfix.analysis.parameter_meetings import FunctionMeetings, meeting_pairs
 from devfix.analysis.placement import Move, PlacementFacts, as_move, device_code, is_cast
 from devfix.analysis.scopes import ScopeTracker
@@ -139,7 +134,7 @@ from devfix.analysis.torch_api import (
     is_source_wrapper,
     is_torch_tensor_function,
 )
-from devfix.analysis.torch_names import QualifiedNames, holds_state, keyword
+from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword, moved_to
 from devfix.findings import Safety
@@ -170,7 +165,6 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._parameter_models: dict[str, dict[str, set[str]]] = {}
         self._meetings: dict[str, list[tuple[str, str]]] = {}
         self._class_layers: dict[cst.ClassDef, frozenset[str]] = {}
-        self._class_modules: dict[cst.ClassDef, dict[str, str | None]] = {}  # `module_attributes_of_method`
         self._collect(node, node.body)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -275,26 +269,6 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         if owner not in self._class_layers:  # once a class, not once a method
             self._class_layers[owner] = tensor_layer_attributes(owner, self.qualified)
         return self._class_layers[owner]
-
-    def module_attributes_of_method(self, scope: cst.Module | cst.FunctionDef) -> dict[str, str | None]:
-        """For a method, the attributes its class's `__init__` assigns once, and no other method
-        assigns, a Module the project defines or torch.nn's, built there (`self.decoder =
-        Decoder(v, h).to(device)`): what a call of one is given must sit with its other inputs.
-        Each with the device it was moved to, as the methods can name it: `self.device` where
-        `__init__` keeps the same parameter there (`self.device = device`), else None."""
-        owner = self.class_of_method(scope) if isinstance(scope, cst.FunctionDef) else None
-        if owner is None:
-            return {}
-        if owner not in self._class_modules:
-            facts = class_facts(owner, self.line_of)
-            found: dict[str, str | None] = {}
-            for name, use in facts.attributes.items():
-                value = use.assignments[0][1].value if len(use.assignments) == 1 and use.assignments[0][0] == "__init__" else None
-                built = _built_before_moves(value)
-                if name not in facts.methods and isinstance(built, cst.Call) and self.builds_module(built):
-                    found[name] = _kept_device(value, facts, self.qualified)
-            self._class_modules[owner] = found
-        return self._class_modules[owner]
 
     def method_inputs(self, class_name: str | None) -> MethodInputs | None:
         """The summary of a class the file defines once at its top level (`analysis.method_inputs`)."""
@@ -420,7 +394,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
                                fix_title=f"move it to `{device}`"):
                 return updated_node
             return moved_to(updated_node, device)
-        meets = device[: -len(".device")] if device.endswith(".device") and device != "self.device" else f"a model on `{device}`"
+        meets = device[: -len(".device")] if device.endswith(".device") else f"a model on `{device}`"
         apply = self.report(
             original_node,
             f"`{factory}(...)` is created on the CPU but meets {meets if meets.startswith('a ') else f'`{meets}`'}, which may be on a GPU",
@@ -464,55 +438,6 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         return add_keyword(fixed, "device", device)
 
 
-def _built_before_moves(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
-    """`Decoder(v, h)` of `Decoder(v, h).to(device)`, `.cuda()`, `.eval()`: what the chain builds."""
-    while (
-        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call)
-        and value.func.attr.value in ("to", "cuda", "cpu", "eval", "train", "float", "half", "double")
-    ):
-        value = value.func.value
-    return value
-
-
-def _kept_device(value: cst.BaseExpression | None, facts: ClassFacts, qualified: QualifiedNames) -> str | None:
-    """`self.device` for `Decoder(v, h).to(device)` where `__init__` binds `self.device = device`
-    (its one binding in the class) and never rebinds `device`; `self.device` for `.to(self.device)`."""
-    move = as_move(value, qualified) if value is not None else None
-    device = move.device if move is not None else None
-    if is_self_attribute(device):
-        kept = facts.attributes.get(device.attr.value)
-        return f"self.{device.attr.value}" if kept is not None and len(kept.assignments) == 1 else None
-    if not isinstance(device, cst.Name):
-        return None
-    for name, use in facts.attributes.items():
-        if len(use.assignments) == 1 and use.assignments[0][0] == "__init__":
-            stored = use.assignments[0][1]
-            if isinstance(stored.value, cst.Name) and stored.value.value == device.value and len(stored.targets) == 1:
-                init = facts.methods["__init__"]
-                if device.value in {param.name.value for param in init.params.params} and not _rebinds(init, device.value):
-                    return f"self.{name}"
-    return None
-
-
-def _rebinds(function: cst.FunctionDef, name: str) -> bool:
-    """Does the function's body assign `name` (a parameter it keeps otherwise)?"""
-    finder = _NameStores(name)
-    function.body.visit(finder)
-    return finder.found
-
-
-class _NameStores(cst.CSTVisitor):
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.found = False
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.found |= any(isinstance(leaf, cst.Name) and leaf.value == self.name for leaf in target_leaves(node.target))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.found |= isinstance(node.target, cst.Name) and node.target.value == self.name
-
-
 class _Combinations(cst.CSTVisitor):
     """Factory calls of one function that meet a known tensor, with the tensor they meet."""
 
@@ -532,7 +457,6 @@ class _Combinations(cst.CSTVisitor):
         self.global_models = rule.top_level_models_moved_before(anchor)
         self.modules |= self.global_models
         self.layers = rule.layers_of_method(scope)  # `self.<layer>` attributes whose output is one tensor
-        self.module_attributes = rule.module_attributes_of_method(scope)  # `self.<module>` built in `__init__`
         self.aligned: dict[cst.Call, str] = {}
         self.moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
         self.meeting: cst.CSTNode | None = None
@@ -618,9 +542,6 @@ class _Combinations(cst.CSTVisitor):
             self._feed_host_tensors(node)
         elif isinstance(node.func, cst.Call) and self.rule.builds_module(node.func):
             self._feed_module(node, None, values)  # `nn.CrossEntropyLoss()(out, targets)`: built where it is called
-        elif is_self_attribute(node.func) and node.func.attr.value in self.module_attributes:
-            # `self.decoder(token, hidden)`: the token goes where `hidden` is, or where `__init__` moved the decoder
-            self._feed_module(node, None, values, self.module_attributes[node.func.attr.value])
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and self._move_of(node.func.value.value, node):
             self._feed_encodings(node, node.func.value.value)  # `model.generate(**inputs)`
             self._feed_method(node, node.func.value.value, node.func.attr.value)
@@ -650,13 +571,13 @@ class _Combinations(cst.CSTVisitor):
                 if argument_references:
                     self._align(self._fresh(node.func.value), argument_references[0])
 
-    def _feed_module(self, call: cst.Call, module: str | None, values: list[cst.BaseExpression], moved_to: str | None = None) -> None:
+    def _feed_module(self, call: cst.Call, module: str | None, values: list[cst.BaseExpression]) -> None:
         """`criterion(D(real), torch.ones(8, 1))`, `G(torch.randn(8, 2))`: inputs of a Module go
         where its other inputs are, or where the Module was moved (for a parameter every caller
-        passes a moved model, the model's own device; for an attribute `__init__` built and moved,
-        the device its object keeps, `moved_to`). A Module built where it is called (`module`
+        passes a moved model, the model's own device). A Module built where it is called (`module`
         None) was moved nowhere: its inputs go where a model whose output it is given was moved."""
         references = self._references(values)
+        moved_to = None
         if module is not None:
             move = self._move_of(module, call)
             moved_to = self._moved_to(module, move, call) if move is not None else self._device_of_a_moved_argument(module)
