@@ -19,8 +19,10 @@ model, or a loss attribute together with the model's output.
 A factory without `device=` given to the moved model (`self.generator(torch.randn(n, 2))`), or
 to a method of it that hands the parameter to its layers (`self.model.decode(torch.randn(n, 2))`,
 where `self.model` holds a class of the file, built there or given by every construction of the
-trainer; `analysis.method_inputs`), is created on the model's device: `device=self.device`. What
-the model's `forward` hands to `torch.nn.utils.rnn` as lengths stays on the CPU.
+trainer; `analysis.method_inputs`), is created on the model's device: `device=self.device`; so is
+one a local holds where it is fed, also the first token of a decoding loop that rebinds the local
+only after feeding it (`token = torch.tensor([[SOS]])`, `self.decoder(token, h)`, `token =
+logits.argmax(-1)`). What the model's `forward` hands to `torch.nn.utils.rnn` as lengths stays on the CPU.
 
 A local the analysis proves a tensor built on the host (`rows = torch.from_numpy(table).float()`)
 and fed to the moved model is moved where it is fed: `self.network(rows.to(self.device))`; so is
@@ -270,10 +272,14 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         return self.kind_of(name) is Kind.TENSOR and host_made(binding.value, binding.line, 0, where)
 
     def _factories(self, value: cst.BaseExpression, placement, line: int) -> list[cst.Call]:
-        """The factory call `value` is, or that a local bound once, earlier in the method, holds."""
+        """The factory call `value` is, or that a local holds where it is fed: bound once, earlier in
+        the method, or bound to the factory last before the call and again only after it (a decoding
+        loop's `token = torch.tensor([[SOS]])`, then `token = logits.argmax(-1)` after feeding it:
+        the first pass feeds the factory, and on the device it serves the later ones too)."""
         if isinstance(value, cst.Name) and value.value not in placement.moved:
             bindings = placement.bindings.get(value.value, [])
-            value = bindings[0].value if len(bindings) == 1 and bindings[0].line < line else None
+            earlier = [binding for binding in bindings if binding.line < line]
+            value = earlier[-1].value if len(earlier) == 1 and all(binding.line > line for binding in bindings[1:]) else None
         if is_factory_call(value, self.qualified) and keyword(value, "device") is None:
             return [value]
         return []
