@@ -37,12 +37,23 @@ def arguments_for(module: cst.Module, function: cst.FunctionDef, parameter: str)
     return _passed_at_calls(module, function.name.value, positional, parameter)
 
 
-def arguments_within(scope: cst.CSTNode, function: cst.FunctionDef, parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
-    """`arguments_for` a function defined in `scope` (a nested function: its calls are in the
-    function that defines it)."""
+def passed_arguments(scope: cst.CSTNode, function: cst.FunctionDef) -> list[dict[str, cst.BaseExpression]] | None:
+    """For each call of `function` in `scope` (the module for a top-level function, the function
+    that defines a nested one), what it passes for each parameter it gives, from one walk; None
+    when the name is also used otherwise, is never called, or a call unpacks `*args`/`**kwargs`."""
+    uses = _Uses(function.name.value)
+    scope.visit(uses)
+    if not uses.calls or uses.names != len(uses.calls) + 1:
+        return None
     params = function.params
     positional = [param.name.value for param in (*params.posonly_params, *params.params)]
-    return _passed_at_calls(scope, function.name.value, positional, parameter)
+    names = positional + [param.name.value for param in params.kwonly_params]
+    found = []
+    for call in uses.calls:
+        if any(arg.star for arg in call.args):
+            return None
+        found.append({name: value for name in names if (value := argument_for(call, name, positional)) is not None})
+    return found
 
 
 def constructor_arguments_for(module: cst.Module, class_def: cst.ClassDef, parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:

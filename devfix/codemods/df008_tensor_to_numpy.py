@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from devfix.analysis.call_sites import argument_for, arguments_for, arguments_within, file_functions, instance_calls
+from devfix.analysis.call_sites import argument_for, file_functions, instance_calls, passed_arguments
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_sinks import HostParameters
 from devfix.analysis.kinds import Kind
@@ -76,6 +76,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         super().visit_Module(node)
         self._appended: dict[cst.Call, tuple[str, str]] = {}  # list.append(tensor) → (list, host call)
         self._narrowed: set[int] = set()  # functions whose callback parameters left `passthrough`
+        self._callbacks: dict[int, frozenset[str]] = {}  # `_callback_parameters`, by function
         if self.facts is not None and not self.facts.imports.imports_any(HOST_MODULES):
             return  # no name can reach a host library's function: the search would walk the tree for nothing
         finder = _HostCallsOnNames(self)
@@ -95,30 +96,32 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         scope = self.enclosing_scope(node)
         if isinstance(scope, cst.FunctionDef) and id(scope) not in self._narrowed:
             self._narrowed.add(id(scope))
-            facts.passthrough -= {name for name in facts.passthrough & facts.parameters if self._given_functions(scope, name)}
+            facts.passthrough -= self._callback_parameters(scope)
         return facts
 
     def facts_of_returns(self, node: cst.CSTNode) -> PlacementFacts:
         return self._host_facts(node)
 
-    def _given_functions(self, function: cst.FunctionDef, parameter: str, depth: int = 0) -> bool:
-        """Some call of `function` (of the top level, or nested in another) gives `parameter` a
-        function of the file, a lambda, a host library's function, or a parameter of the function
-        that defines `function` that is given one."""
-        outer = None
-        if function in self.module.body:
-            passed = arguments_for(self.module, function, parameter)
-        else:
-            outer = self.enclosing_scope(self.get_metadata(ParentProvider, function))
-            passed = arguments_within(outer, function, parameter)
+    def _callback_parameters(self, function: cst.FunctionDef) -> frozenset[str]:
+        """The parameters of a top-level or nested function (not a method) that some call of it
+        gives a function of the file, a lambda, a host library's function, or a parameter of the
+        function that defines it that is such a parameter itself."""
+        if id(function) in self._callbacks:
+            return self._callbacks[id(function)]
+        self._callbacks[id(function)] = frozenset()  # a recursive call ends here
+        outer = None if function in self.module.body else self.enclosing_scope(self.get_metadata(ParentProvider, function))
+        if outer is not None and not isinstance(outer, cst.FunctionDef):
+            return frozenset()  # a method, or a function of a class body: called as an attribute
+        passed = passed_arguments(self.module if outer is None else outer, function)
         functions = file_functions(self.module)
-        outer_parameters = self.scope_parameters(outer.body) if isinstance(outer, cst.FunctionDef) and depth < 3 else set()
-        return any(
-            isinstance(value, cst.Lambda) or isinstance(value, cst.Name) and value.value in functions
-            or any(name.startswith(HOST_LIBRARIES) for name in self.qualified(value))
-            or isinstance(value, cst.Name) and value.value in outer_parameters and self._given_functions(outer, value.value, depth + 1)
-            for _, value in passed or ()
+        outer_callbacks = self._callback_parameters(outer) if outer is not None else frozenset()
+        found = frozenset(
+            name for given in passed or () for name, value in given.items()
+            if isinstance(value, cst.Lambda) or isinstance(value, cst.Name) and (value.value in functions or value.value in outer_callbacks)
+            or any(qualified.startswith(HOST_LIBRARIES) for qualified in self.qualified(value))
         )
+        self._callbacks[id(function)] = found
+        return found
 
     def _plan_appends(self, name: cst.Name, host_call: cst.Call, handed: set[int]) -> None:
         """`losses.append(loss)` … `np.mean(losses)`: the list's tensors go to numpy one by one, so
