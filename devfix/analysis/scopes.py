@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from devfix.analysis.cst_bindings import is_generator, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.module_classes import is_module_class
 from devfix.analysis.placement import PlacementFacts, collect
@@ -84,10 +85,9 @@ class ScopeTracker:
         defined = [statement for statement in self.module.body if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.name.value == name]
         if len(defined) != 1 or not isinstance(defined[0], cst.FunctionDef) or name in self.scope_facts(self.module).bindings:
             return False
-        returns = _Returns()
-        defined[0].body.visit(returns)
-        return not returns.generator and bool(returns.values) and all(
-            value is not None and self.facts_of_returns(value).is_device_value(value, through_functions=True) for value in returns.values
+        values = return_values(defined[0])
+        return not is_generator(defined[0]) and bool(values) and all(
+            value is not None and self.facts_of_returns(value).is_device_value(value, through_functions=True) for value in values
         )
 
     def facts_of_returns(self, node: cst.CSTNode) -> PlacementFacts:
@@ -175,30 +175,6 @@ class ScopeTracker:
             return any(name.startswith("torch.nn.") for name in qualified_names(self, func.value)) and any(
                 self.project.is_module_class(filename, name) is True for name in qualified_names(self, func.value))
         return any(self.project.is_module_class(filename, name) is True for name in qualified_names(self, func))
-
-
-class _Returns(cst.CSTVisitor):
-    """The values of a function's own `return` statements (None for a bare one), and whether it
-    yields; nested functions and classes are theirs."""
-
-    def __init__(self) -> None:
-        self.values: list[cst.BaseExpression | None] = []
-        self.generator = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.values.append(node.value)
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.generator = True
 
 
 def _statements(scope: ScopeNode) -> list[cst.CSTNode]:
