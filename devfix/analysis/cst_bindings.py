@@ -61,6 +61,12 @@ def return_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None]:
     return returns.values
 
 
+def is_static_method(function: cst.FunctionDef) -> bool:
+    """Decorated `@staticmethod` or `@classmethod`: its first parameter is no instance."""
+    return any(isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in ("staticmethod", "classmethod")
+               for decorator in function.decorators)
+
+
 def is_generator(function: cst.FunctionDef) -> bool:
     """The function yields (its own body, not a function nested in it): calling it returns a generator."""
     returns = _Returns()

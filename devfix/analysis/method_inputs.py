@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.cst_bindings import parameter_names
+from devfix.analysis.cst_bindings import is_static_method, parameter_names
 from devfix.analysis.module_classes import PARAMETERIZED_LAYERS, builds_torch_layer, is_self_attribute
 from devfix.analysis.parameter_meetings import OutputRoots, Roots, assignments_of, derived_names, parameters_meet
 from devfix.analysis.torch_names import QualifiedNames
@@ -48,7 +48,7 @@ class MethodInputs:
         if method in self._verdicts:
             return self._verdicts[method]
         definition = self.methods.get(method)
-        if definition is None or not self.layers or depth > MAX_DEPTH or _is_static(definition):
+        if definition is None or not self.layers or depth > MAX_DEPTH or is_static_method(definition):
             return frozenset()
         self._verdicts[method] = frozenset()  # while it is judged: methods that call each other
         assignments = assignments_of(definition)
@@ -110,11 +110,6 @@ def _layers(init: cst.FunctionDef | None, qualified: QualifiedNames) -> frozense
     assignments = _SelfLayers(qualified)
     init.body.visit(assignments)
     return frozenset(assignments.found)
-
-
-def _is_static(definition: cst.FunctionDef) -> bool:
-    return any(isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in ("staticmethod", "classmethod")
-               for decorator in definition.decorators)
 
 
 class _SelfLayers(cst.CSTVisitor):

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, file_functions, instance_calls, passed_arguments
+from devfix.analysis.cst_bindings import is_static_method
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_sinks import HostParameters
 from devfix.analysis.kinds import Kind
@@ -193,9 +194,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _method_owner(self, node: cst.CSTNode) -> cst.ClassDef | None:
         """The class of the method `node` is in (not a static or class method's)."""
         scope = self.enclosing_scope(node)
-        if not isinstance(scope, cst.FunctionDef) or any(
-            isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in ("staticmethod", "classmethod") for decorator in scope.decorators
-        ):
+        if not isinstance(scope, cst.FunctionDef) or is_static_method(scope):
             return None
         return self.class_of_method(scope)
 
