@@ -101,6 +101,21 @@ def scope_bindings(nodes: Iterable[ast.AST], augmented: bool = False) -> dict[st
     return bindings
 
 
+def dict_values_bound(loop: ast.For | ast.AsyncFor) -> tuple[str, ast.expr] | None:
+    """`for k, v in d.items()` or `for v in d.values()`: the name bound to each value, with `d`
+    (as `analysis.placement` records it)."""
+    call = loop.iter
+    if not (isinstance(call, ast.Call) and not call.args and not call.keywords and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ITERABLES)):
+        return None
+    target = loop.target
+    if call.func.attr == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        target = target.elts[1]
+    elif call.func.attr != "values":
+        return None
+    return (target.id, call.func.value) if isinstance(target, ast.Name) else None
+
+
 def loop_elements(nodes: Iterable[ast.AST]) -> dict[str, list[tuple[int, ast.expr]]]:
     """Names a loop of one scope binds to elements of a value, with the loop's line and that value
     (an element lives where the value does): `y` → `ys` for `for y in ys`; `t` → `ys.view(-1)` and

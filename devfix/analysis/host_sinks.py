@@ -35,6 +35,7 @@ from devfix.analysis.ast_nodes import (
     FUNCTIONS,
     NESTED_SCOPES,
     Binding,
+    dict_values_bound,
     every_node,
     is_self_attribute,
     latest_binding,
@@ -214,6 +215,7 @@ class _Scope:
         self.appended: dict[str, list[ast.expr]] = {}  # name → what `name.append(...)` adds, anywhere under the scope
         self.comprehended: dict[str, list[ast.expr]] = {}  # `[... for p in preds]`: p → [preds], anywhere under the scope
         self.moved: set[str] = set()
+        self.dict_values: dict[tuple[str, int], ast.expr] = {}  # `for k, v in d.items()`: (v, line) → d
         self._verdicts: dict[tuple[int, bool, int | None], bool] = {}
 
     def has_sink(self) -> bool:
@@ -252,6 +254,10 @@ class _Scope:
             if isinstance(node, ast.Call) and is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
                 self.moved.add(node.func.value.id)
         self.moved |= {name for name, bindings in self.bindings.items() if any(is_move(value, self.imports) for _, value in bindings)}
+        for node in self.nodes:
+            values = dict_values_bound(node) if isinstance(node, (ast.For, ast.AsyncFor)) else None
+            if values is not None:
+                self.dict_values[(values[0], node.lineno)] = values[1]
         for node in self.nodes_under:  # `losses.append(loss)` / `.extend(...)` anywhere under the scope
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LIST_FILLERS and node.args:
                 receiver = node.func.value.value if isinstance(node.func.value, ast.Subscript) else node.func.value  # `history["loss"]`
@@ -282,6 +288,8 @@ class _Scope:
             binding = latest_binding(self.bindings, value.id, before_line if before_line is not None else value.lineno)
             if binding is None and with_parameters and any(again(iterated) for iterated in self.comprehended.get(value.id, ())):
                 return True  # `[p.numpy() for p in preds]`
+            if binding is not None and binding[1] is None and (value.id, binding[0]) in self.dict_values:
+                return self._may_be_on_device(self.dict_values[(value.id, binding[0])], with_parameters, binding[0])
             return binding is not None and binding[1] is not None and self._may_be_on_device(binding[1], with_parameters, binding[0])
         if is_self_attribute(value) and value.attr in self.instance_collectors:
             return True  # `np.mean(self.losses)`: what the methods append is the rule's to follow
@@ -295,6 +303,10 @@ class _Scope:
             return any(again(operand) for operand in [value.left, *value.comparators])
         if isinstance(value, (ast.List, ast.Tuple)):  # `torch.cat([a, b])`
             return any(again(element) for element in value.elts)
+        if isinstance(value, ast.Dict):  # `model({"images": x.to(device)})`
+            return any(again(element) for element in value.values)
+        if isinstance(value, (ast.ListComp, ast.DictComp)):  # `model(**{k: v.to(device) for k, v in batch.items()})`
+            return again(value.elt if isinstance(value, ast.ListComp) else value.value)
         if not isinstance(value, ast.Call):
             return False
         qualified = self.imports.qualify(value.func) or ""

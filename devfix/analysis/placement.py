@@ -62,6 +62,7 @@ class PlacementFacts:
     appended: dict[str, list[tuple[int, cst.BaseExpression]]] = field(default_factory=dict)  # `name.append(v)`: (line, v)
     augmented: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `name += v`: (name, line) → v
     elements: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `for y in ys`: (y, line) → ys
+    dict_values: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `for k, v in d.items()`: (v, line) → d
     called: set[str] = field(default_factory=set)
     modules_on_device: set[str] = field(default_factory=set)
     device_globals: set[str] = field(default_factory=set)  # top-level names bound once to a device value, read here
@@ -126,6 +127,8 @@ class PlacementFacts:
             if loose and binding is not None and _is_empty_list(binding.value):
                 # `probs = []` then `probs.append(model(x))`: the list holds device tensors
                 return any(binding.line < at < line and again(value, at) for at, value in self.appended.get(expression.value, ()))
+            if binding is not None and binding.value is None and (expression.value, binding.line) in self.dict_values:
+                return again(self.dict_values[(expression.value, binding.line)], binding.line)  # a value of a device dict
             if binding is not None and (expression.value, binding.line) in self.augmented:
                 # `total += loss`: on a device when `loss` is, or when `total` already was
                 added = self.augmented[(expression.value, binding.line)]
@@ -144,7 +147,7 @@ class PlacementFacts:
             if isinstance(callee, cst.Name) and (callee.value in self.moved or callee.value in self.modules_on_device):
                 return True  # output of a module that lives on a device
             if isinstance(callee, cst.Name) and (loose or callee.value in self.passthrough):
-                return any(again(arg.value) for arg in expression.args)  # model(x) follows x
+                return any(self._feeds_device(arg.value, before_line, again) for arg in expression.args)  # model(x) follows x
             if (
                 through_functions and isinstance(callee, cst.Name) and self.returns_device is not None
                 and callee.value not in self.bindings and callee.value not in self.parameters and self.returns_device(callee.value)
@@ -163,10 +166,30 @@ class PlacementFacts:
             if isinstance(callee, cst.Attribute) and callee.attr.value in self.host_copy_methods:
                 return False  # `clf.predict(x)` where every class of the file defining `predict` returns `.cpu()`
             if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS and not _to_the_host(expression, self.qualified):
-                if loose and self._is_model_attribute(callee) and any(again(arg.value) for arg in expression.args):
+                if loose and self._is_model_attribute(callee) and any(self._feeds_device(arg.value, before_line, again) for arg in expression.args):
                     return True  # `self.model(x.to(device))`: an object's callable follows its arguments too
                 return again(callee.value)
         return False
+
+    def _feeds_device(self, value: cst.BaseExpression, before_line: int | None, again: Callable[..., bool]) -> bool:
+        """An argument that gives a callable device values: one itself, or a dict, list or tuple
+        display (or comprehension) holding one, written there or bound to the name passed
+        (`model({"images": x.to(device)})`, `model(**{k: v.to(device) for k, v in batch.items()})`)."""
+        if again(value):
+            return True
+        if isinstance(value, cst.Name):
+            line = before_line if before_line is not None else self.line_of(value)
+            binding = self._binding_before(value.value, line)
+            if binding is None or binding.value is None:
+                return False
+            value, before_line = binding.value, binding.line
+        if isinstance(value, (cst.Dict, cst.List, cst.Tuple)):
+            parts = [element.value for element in value.elements if isinstance(element, (cst.DictElement, cst.Element))]
+        elif isinstance(value, (cst.DictComp, cst.ListComp)):
+            parts = [value.value if isinstance(value, cst.DictComp) else value.elt]
+        else:
+            return False
+        return any(again(part, before_line) for part in parts)
 
     def _only_device_values_in(self, name: str, binding: Binding, line: int) -> bool:
         """`all_probs = []` filled by `all_probs.append(probs)` with device values only, and handed
@@ -304,6 +327,9 @@ class _Collector(cst.CSTVisitor):
         line = self.facts.line_of(node)
         for name, value in _loop_elements(node):
             self.facts.elements[(name, line)] = value
+        values = _dict_values_bound(node)
+        if values is not None:
+            self.facts.dict_values[(values[0], line)] = values[1]
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -354,6 +380,19 @@ def _loop_elements(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:
     else:
         pairs = [(target, iterable)]
     return [(name.value, value) for name, value in pairs if isinstance(name, cst.Name) and isinstance(value, ITERABLES)]
+
+
+def _dict_values_bound(loop: cst.For) -> tuple[str, cst.BaseExpression] | None:
+    """`for k, v in d.items()` or `for v in d.values()`: the name bound to each value, with `d`."""
+    call = loop.iter
+    if not (isinstance(call, cst.Call) and not call.args and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, ITERABLES)):
+        return None
+    target = loop.target
+    if call.func.attr.value == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        target = target.elements[1].value
+    elif call.func.attr.value != "values":
+        return None
+    return (target.value, call.func.value) if isinstance(target, cst.Name) else None
 
 
 ITERABLES = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)  # `ys`, `self.ys`, `ys[0]`, `ys.view(-1)` (`ast_nodes.ITERABLES`)
