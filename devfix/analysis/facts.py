@@ -34,6 +34,7 @@ from devfix.analysis.importers import ForeignCall, given_key, passes_a_loader, p
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.project import ProjectIndex
+from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_move
 from devfix.analysis.torch_api import places_devices, places_on_several_gpus
 from devfix.analysis.values import ValueFacts, analyse_values
@@ -68,6 +69,7 @@ class FileFacts:
         self._path, self._project = path, project or ProjectIndex()
         self._imported_helpers: dict[str, bool] = {}  # `_imported_host_helper`'s answers
         self._returned_moves: dict[str, ReturnedMove | None] = {}
+        self._returned_modules: dict[str, bool] = {}
 
     @property
     def tree(self) -> ast.Module:
@@ -197,7 +199,10 @@ class FileFacts:
 
     @cached_property
     def _built_and_called(self) -> bool:
-        return any(self._builds_a_module(call) for call in screen.built_once_and_called(self._walk, self.classes))
+        return any(
+            self._builds_a_module(call) or isinstance(call.func, ast.Name) and self.returns_built_module(call.func.id)
+            for call in screen.built_once_and_called(self._walk, self.classes)
+        )
 
     def _builds_a_module(self, call: ast.Call) -> bool:
         """`Net(...)` where `Net` is a Module class: of this file, or as the run's files tell; and
@@ -273,6 +278,15 @@ class FileFacts:
             else:
                 self._returned_moves[name] = None
         return self._returned_moves[name]
+
+    def returns_built_module(self, name: str) -> bool:
+        """The top-level function `name` of the file (defined once) hands back a Module it built
+        and left on the host (`analysis.returned_modules`: `model = Net(); ...; return model`)."""
+        if name not in self._returned_modules:
+            function = _defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
+            self._returned_modules[name] = False  # a function that calls itself ends here
+            self._returned_modules[name] = function is not None and returns_built_module(function, self.imports, self._builds_a_module)
+        return self._returned_modules[name]
 
     def method_summary(self, class_name: str, method: str) -> HelperSummary | None:
         """The summary (`analysis.host_helpers`) of the method `method` of the file's top-level

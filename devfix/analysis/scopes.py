@@ -129,16 +129,23 @@ class ScopeTracker:
         return self.get_metadata(PositionProvider, node).start.line
 
     def scope_modules(self, node: cst.CSTNode) -> dict[str, cst.Call]:
-        """Names assigned exactly once in this scope, from a call that builds an nn.Module."""
+        """Names assigned exactly once in this scope, from a call that builds an nn.Module, or of a
+        function of the file that hands back one it built and left on the host (`get_model(4)`)."""
         scope = self.enclosing_scope(node)
         if id(scope) not in self._modules:
             facts = self.scope_facts(node)
+            local = set(facts.bindings) | self.scope_parameters(node)  # a local `get_model` is some other callable
             self._modules[id(scope)] = {
                 name: values[0]
                 for name, values in facts.assignments.items()
-                if len(values) == 1 and isinstance(values[0], cst.Call) and self.builds_module(values[0])
+                if len(values) == 1 and isinstance(values[0], cst.Call)
+                and (self.builds_module(values[0]) or self._returns_built_module(values[0], local))
             }
         return self._modules[id(scope)]
+
+    def _returns_built_module(self, call: cst.Call, local: set[str]) -> bool:
+        func = call.func
+        return isinstance(func, cst.Name) and func.value not in local and self.facts is not None and self.facts.returns_built_module(func.value)
 
     def scope_tensors(self, node: cst.CSTNode) -> set[str]:
         """Names in this scope that certainly hold tensors (see analysis.tensors)."""

@@ -536,12 +536,13 @@ def test_df014_needs_an_attribute_stored_once_and_used_by_another_method(methods
     ("nn.Linear(3, 3)", True),
     ("Helper()", False),  # a plain class of the file
     ("nn.ReLU()", False),  # no state to move
-    ("make_model()", False),  # a function's result: DF003 does not guess what it builds
+    ("make_model()", True),  # a function of the file that hands back a Module it built (`analysis.returned_modules`)
+    ("make_helper()", False),  # one that hands back a plain object
 ])
 def test_df003_needs_a_module_class_with_state_built_once_and_called(construction, expected):
     source = (
         "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    pass\n\n\nclass Helper:\n    pass\n\n\n"
-        "def make_model():\n    return Net()\n\n\n"
+        "def make_model():\n    return Net()\n\n\ndef make_helper():\n    return Helper()\n\n\n"
         f"def main(x):\n    model = {construction}\n    return model(x.to('cuda:1'))\n"
     )
     assert ("DF003" in rules_that_may_apply(source)) is expected
