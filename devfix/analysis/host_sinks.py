@@ -103,9 +103,10 @@ def device_value_may_reach_host(
     host_functions = host_functions if host_functions is not None else parameters_given_to_host(tree, imports)
     arrays = arrays if arrays is not None else array_names(tree, imports)
     kept = _instance_collectors(tree) if file_places_devices else frozenset()
-    returning = _DeviceReturns(tree, imports, host_functions, arrays, kept) if file_places_devices else None
+    moved = _moved_attributes(tree, imports) if file_places_devices else frozenset()
+    returning = _DeviceReturns(tree, imports, host_functions, arrays, kept, moved) if file_places_devices else None
     for body, arguments, nodes_under in _scopes(tree):
-        scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions, arrays, kept, returning)
+        scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions, arrays, kept, returning, moved)
         if scope.has_sink() and scope.sink_may_be_on_device():
             return True
     return False
@@ -118,6 +119,19 @@ def array_names(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
         target.id for node in every_node(tree) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
         and imports.qualify(node.value.func) in NUMPY_ARRAYS_BY_SHAPE for target in node.targets if isinstance(target, ast.Name)
     )
+
+
+def _moved_attributes(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
+    """Attributes some statement binds to a move or moves (`self.model = model.to(device)`,
+    `self.model.to(device)`): calling one (`self.model(x)`) may give a device value, whatever it is
+    given."""
+    found = set()
+    for node in every_node(tree):
+        if isinstance(node, ast.Assign) and is_move(node.value, imports):
+            found |= {target.attr for target in node.targets if is_self_attribute(target)}
+        elif isinstance(node, ast.Call) and is_move(node, imports) and is_self_attribute(node.func.value):
+            found.add(node.func.value.attr)
+    return frozenset(found)
 
 
 def _instance_collectors(tree: ast.Module) -> frozenset[str]:
@@ -142,9 +156,9 @@ class _DeviceReturns:
 
     def __init__(
         self, tree: ast.Module, imports: ImportTable, host_functions: dict[str, HostParameters], arrays: frozenset[str],
-        kept: frozenset[str],
+        kept: frozenset[str], moved: frozenset[str],
     ) -> None:
-        self.imports, self.host_functions, self.arrays, self.kept = imports, host_functions, arrays, kept
+        self.imports, self.host_functions, self.arrays, self.kept, self.moved = imports, host_functions, arrays, kept, moved
         defined = [node for node in tree.body if isinstance(node, FUNCTIONS)]
         self.functions = {node.name: node for node in defined if sum(other.name == node.name for other in defined) == 1}
         self.device_globals = _top_level_device_names(tree, imports)
@@ -165,7 +179,7 @@ class _DeviceReturns:
             return False
         if any(isinstance(node, ast.Name) and node.id in self.device_globals for node in nodes):
             return True
-        scope = _Scope(function.body, function.args, nodes, self.imports, True, self.host_functions, self.arrays, self.kept, self)
+        scope = _Scope(function.body, function.args, nodes, self.imports, True, self.host_functions, self.arrays, self.kept, self, self.moved)
         scope._bind()
         return all(scope._may_be_on_device(value, False) for value in returns)
 
@@ -200,7 +214,9 @@ class _Scope:
         self, body: list[ast.stmt], arguments: ast.arguments | None, nodes_under: list[ast.AST], imports: ImportTable,
         file_places_devices: bool, host_functions: dict[str, HostParameters] | None = None, arrays: frozenset[str] = frozenset(),
         instance_collectors: frozenset[str] = frozenset(), device_returns: Callable[[str], bool] | None = None,
+        moved_attributes: frozenset[str] = frozenset(),
     ) -> None:
+        self.moved_attributes = moved_attributes  # `self.<attr>` some statement moves: what calling it gives may be on a device
         self.imports, self.nodes_under, self.arrays = imports, nodes_under, arrays
         self.instance_collectors = instance_collectors  # `self.<attr>` lists some method fills
         self.device_returns = device_returns  # may a top-level function of the file return a device value
@@ -329,6 +345,8 @@ class _Scope:
             return False
         if with_parameters and not qualified and any(again(argument) for argument in arguments):
             return True  # `self.model(x.to(device))`, as the rule's loose mode reads it
+        if is_self_attribute(value.func) and (value.func.attr in self.moved_attributes or any(again(argument) for argument in arguments)):
+            return True  # `self.model(x)` of a moved model, `self.criterion(out, y)` (`PlacementFacts.object_modules`)
         return again(value.func.value)
 
 

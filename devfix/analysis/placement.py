@@ -69,6 +69,8 @@ class PlacementFacts:
     passthrough: set[str] = field(default_factory=set)
     parameters: set[str] = field(default_factory=set)
     own_methods: set[str] = field(default_factory=set)  # in a method: the names of its class's methods
+    object_modules: frozenset[str] = frozenset()  # in a method: `self.<attr>` Modules `__init__` built (`ScopeTracker.object_modules`)
+    object_modules_on_device: frozenset[str] = frozenset()  # … and those it moved, or bound to a move
     host_copy_methods: frozenset[str] = frozenset()  # methods of the file's classes that return host copies
     file_places_devices: bool = False  # the file moves things to devices somewhere
     returns_device: Callable[[str], bool] | None = None  # is a top-level function of the file one whose every return is on a device
@@ -163,6 +165,10 @@ class PlacementFacts:
                     return self._only_device_values_in(joined.value, binding, line)
             if is_torch_tensor_function(self.qualified(callee)) and not is_factory_call(expression, self.qualified):
                 return any(again(arg.value) for arg in expression.args)  # F.cross_entropy(logits, y) follows logits
+            if _is_self_attribute(callee) and callee.attr.value in self.object_modules_on_device:
+                return True  # `self.model(x)` of a model `__init__` moved
+            if _is_self_attribute(callee) and callee.attr.value in self.object_modules:
+                return any(self._feeds_device(arg.value, before_line, again) for arg in expression.args)  # `self.criterion(out, y)`
             if isinstance(callee, cst.Attribute) and callee.attr.value in self.host_copy_methods:
                 return False  # `clf.predict(x)` where every class of the file defining `predict` returns `.cpu()`
             if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS and not _to_the_host(expression, self.qualified):
@@ -218,6 +224,10 @@ class PlacementFacts:
     def _binding_before(self, name: str, line: int) -> Binding | None:
         earlier = [binding for binding in self.bindings.get(name, ()) if binding.line < line]
         return max(earlier, key=lambda binding: binding.line) if earlier else None
+
+
+def _is_self_attribute(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
 def _to_the_host(call: cst.Call, qualified: QualifiedNames) -> bool:

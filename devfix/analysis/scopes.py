@@ -7,8 +7,8 @@ from libcst.metadata import PositionProvider
 
 from devfix.analysis.cst_bindings import is_generator, return_values
 from devfix.analysis.cst_metadata import ParentProvider
-from devfix.analysis.module_classes import is_module_class
-from devfix.analysis.placement import PlacementFacts, collect
+from devfix.analysis.module_classes import is_module_class, is_self_attribute, stores_of_self_attribute
+from devfix.analysis.placement import PlacementFacts, as_move, collect
 from devfix.analysis.tensors import tensor_names
 from devfix.analysis.torch_api import places_devices
 from devfix.analysis.torch_names import qualified_names
@@ -25,6 +25,7 @@ class ScopeTracker:
         self._tensors: dict[int, set[str]] = {}
         self._file_places_devices: bool | None = None
         self._returns_device: dict[str, bool] = {}
+        self._object_modules: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
 
     def enclosing_scope(self, node: cst.CSTNode) -> ScopeNode:
         current = node
@@ -57,6 +58,34 @@ class ScopeTracker:
                 if owner is not None:
                     facts.own_methods = {statement.name.value for statement in owner.body.body if isinstance(statement, cst.FunctionDef)}
         return self._facts[id(scope)]
+
+    def object_modules(self, class_def: cst.ClassDef) -> tuple[frozenset[str], frozenset[str]]:
+        """The attributes `__init__` binds to a Module it builds (`self.criterion = nn.MSELoss()`:
+        what it returns follows its input) or to a move (`self.model = model.to(device)`), with no
+        other store in the class; and those of them on a device: bound to a move, or moved in place
+        by a statement of `__init__` after the store (`self.model.to(self.device)`)."""
+        if id(class_def) not in self._object_modules:
+            init = next((item for item in class_def.body.body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__"), None)
+            given = {param.name.value for param in init.params.params} if init is not None else set()
+            built: set[str] = set()
+            kept: set[str] = set()  # `self.model = model`: a parameter, moved in place below or not a Module at all
+            on_device: set[str] = set()
+            for statement in init.body.body if init is not None else ():
+                for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and is_self_attribute(small.targets[0].target):
+                        name, value = small.targets[0].target.attr.value, small.value
+                        if as_move(value, self.qualified) is not None:
+                            on_device.add(name)
+                        elif isinstance(value, cst.Call) and self.builds_module(value):
+                            built.add(name)
+                        elif isinstance(value, cst.Name) and value.value in given:
+                            kept.add(name)
+                    move = as_move(small.value, self.qualified) if isinstance(small, cst.Expr) else None
+                    if move is not None and is_self_attribute(move.receiver) and move.receiver.attr.value in built | kept:
+                        on_device.add(move.receiver.attr.value)
+            once = {name for name in built | on_device if stores_of_self_attribute(class_def, name) == 1}
+            self._object_modules[id(class_def)] = (frozenset((built | on_device) & once), frozenset(on_device & once))
+        return self._object_modules[id(class_def)]
 
     def _add_globals_on_device(self, facts: PlacementFacts) -> None:
         """What the top level binds once and places, read in a function that neither binds the

@@ -24,8 +24,14 @@ and nothing else in the file reads it; what such an object appends may be a para
 method that every call of it on the class's instances in the file gives a device value
 (`meter.update(model(x).argmax(1), y)`). Joined first (`torch.cat(predictions).numpy()`), the joined
 tensor is brought over; converted item by item (`[p.numpy() for p in predictions]`), each item is. A sum kept
-with `running += loss` is where `loss` is, and so is what a callable kept by the object returns
+with `running += loss` is where `loss` is, a value of a model's dict output where the dict is (`for
+name, value in loss_dict.items()`), a model fed a dict or list display of device values
+(`model({"images": x.to(device)})`) is fed device values, and so is what a callable kept by the object returns
 (`self.net(x.to(device))`), not what a method of its class returns (it may hand back a CPU copy).
+A Module the object's `__init__` moved (`self.model = model.to(device)`) gives device values, and
+one it built (`self.criterion = nn.MSELoss()`) follows its input, also for the lists above
+(`losses.append(self.criterion(self.model(x), y).detach())`); a callable it was given may return
+anything (`self.score_fn(out, y)` may be a float).
 What a plain function returns counts only for `.numpy()` (only tensors have it): `train_step(...)`
 may return a float. A store into an item of a numpy array (`g_loss[i] = loss.data`, the array
 proven one, not made with `dtype=object`) converts the tensor too: it gets `.cpu()`.
@@ -92,12 +98,18 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _host_facts(self, node: cst.CSTNode) -> PlacementFacts:
         """`scope_facts`, but a parameter the file's callers give a function (`check(_mean, device)`,
         a lambda, a numpy function) is no model whose output follows its input: what
-        `true_result_fn(x)` returns may be an array."""
+        `true_result_fn(x)` returns may be an array. In a method, the Modules the object's
+        `__init__` moved or built give device values or follow their inputs
+        (`ScopeTracker.object_modules`): a needless `.cpu()` is harmless, where a move that rested
+        on them would be DF020's to make, at construction."""
         facts = self.scope_facts(node)
         scope = self.enclosing_scope(node)
         if isinstance(scope, cst.FunctionDef) and id(scope) not in self._narrowed:
             self._narrowed.add(id(scope))
             facts.passthrough -= self._callback_parameters(scope)
+            owner = self.class_of_method(scope)
+            if owner is not None:
+                facts.object_modules, facts.object_modules_on_device = self.object_modules(owner)
         return facts
 
     def facts_of_returns(self, node: cst.CSTNode) -> PlacementFacts:
