@@ -34,6 +34,7 @@ class Kind(enum.Enum):
     IMAGE_SAMPLE = "(image tensor, target) sample"  # an item of a torchvision dataset made with ToTensor
     TENSOR_DATASET = "TensorDataset"
     IMAGE_DATASET = "torchvision dataset of image tensors"
+    IMAGE_TRANSFORM = "torchvision transform that makes image tensors"  # `Compose([..., ToTensor()])`
     TENSOR_LOADER = "DataLoader of tensor batches"  # over a TensorDataset, default collate
     IMAGE_LOADER = "DataLoader of (image tensor, target) batches"  # over a torchvision dataset
     TENSOR_LOADERS = "tuple of DataLoaders of tensor batches"  # `return DataLoader(train), DataLoader(val)`
@@ -278,8 +279,10 @@ class Resolver:
             return Kind.TENSOR_DATASET
         if qualified == "torch.utils.data.DataLoader":
             return self._loader_kind(node, env)
-        if qualified.startswith("torchvision.datasets.") and parts[-1][:1].isupper() and self._makes_image_tensors(node):
+        if qualified.startswith("torchvision.datasets.") and parts[-1][:1].isupper() and self._makes_image_tensors(node, env):
             return Kind.IMAGE_DATASET
+        if qualified.startswith("torchvision.transforms.") and parts[-1][:1].isupper() and self._holds_to_tensor(node):
+            return Kind.IMAGE_TRANSFORM
         if qualified in ("copy.deepcopy", "copy.copy") and node.args:
             return self.kind(node.args[0], env)
         if "." not in qualified:  # a class or function of this file
@@ -296,12 +299,14 @@ class Resolver:
             return Kind.OBJECT
         return LOADER_KINDS.get(self.kind(dataset, env), Kind.OBJECT)
 
-    def _makes_image_tensors(self, node: ast.Call) -> bool:
-        """`transform=ToTensor()` (or a Compose holding one): the dataset's images are tensors."""
+    def _makes_image_tensors(self, node: ast.Call, env: dict[str, Kind]) -> bool:
+        """`transform=ToTensor()` (or a Compose holding one, written there or bound to the name
+        given): the dataset's images are tensors."""
         transform = next((keyword.value for keyword in node.keywords if keyword.arg == "transform"), None)
-        return transform is not None and any(
-            isinstance(call, ast.Call) and self.imports.qualify(call.func) in IMAGE_TO_TENSOR for call in every_node(transform)
-        )
+        return transform is not None and (self._holds_to_tensor(transform) or self.kind(transform, env) is Kind.IMAGE_TRANSFORM)
+
+    def _holds_to_tensor(self, transform: ast.expr) -> bool:
+        return any(isinstance(call, ast.Call) and self.imports.qualify(call.func) in IMAGE_TO_TENSOR for call in every_node(transform))
 
     def _kind_of_method(self, method: str, receiver: Kind) -> Kind:
         if method in METHOD_KINDS and (receiver in (Kind.TENSOR, Kind.NDARRAY, Kind.DICT, Kind.LIST, Kind.STR)):

@@ -18,7 +18,7 @@ from devfix.analysis.device_scope import assigning_statement
 from devfix.analysis.kinds import KNOWN_LOADERS
 from devfix.analysis.parameter_meetings import parameters_meet
 from devfix.analysis.placement import PlacementFacts, as_move
-from devfix.analysis.torch_api import DATALOADER_NAMES, ENUMERATE_NAMES, PROGRESS_WRAPPERS
+from devfix.analysis.torch_api import DATALOADER_NAMES, ENUMERATE_NAMES, PROGRESS_WRAPPERS, RESHAPING_METHODS
 from devfix.analysis.torch_names import keyword, qualified_names
 
 
@@ -231,7 +231,7 @@ def batches_to_move(body, names, callables, models, facts: PlacementFacts, quali
     body.visit(finder)
     untouched = [
         name for name in names
-        if (name not in facts.moved or name in finder.needed) and name not in facts.assignments and not name.startswith("_")
+        if (name not in facts.moved or name in finder.needed) and _only_reshaped(name, facts) and not name.startswith("_")
     ]
     uses, indexed = [], []
     for name in untouched:
@@ -242,6 +242,18 @@ def batches_to_move(body, names, callables, models, facts: PlacementFacts, quali
         else:
             indexed += finder.indexed.get(name, [])
     return BatchMoves(uses, indexed)
+
+
+def _only_reshaped(name: str, facts: PlacementFacts) -> bool:
+    """The body binds `name` only to itself reshaped or cast (`images = images.reshape(-1, 784)`),
+    if at all: a move at the top of the body still reaches every use."""
+    return all(_reshaped(value, name) for value in facts.assignments.get(name, ()))
+
+
+def _reshaped(value: cst.BaseExpression | None, name: str) -> bool:
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in RESHAPING_METHODS:
+        value = value.func.value
+    return isinstance(value, cst.Name) and value.value == name
 
 
 def names_meeting_devices(body, names, callables, models, facts: PlacementFacts, qualified,

@@ -116,6 +116,11 @@ NON_TENSOR_TORCH_CALLS = frozenset(
         "torch.is_floating_point", "torch.is_complex", "torch.seed", "torch.initial_seed",
     }
 )
+# tensor methods that give the receiver's values in another shape or dtype, where it is (`x.reshape(-1, 784)`)
+RESHAPING_METHODS = frozenset({
+    "view", "reshape", "unsqueeze", "squeeze", "permute", "transpose", "flatten", "contiguous",
+    "float", "double", "half", "bfloat16", "long", "int", "bool",
+})
 # torch functions and tensor methods whose result is a tuple of tensors (`torch.split(x, 2)`,
 # `x.sort()`), not a tensor: no `register_buffer`, no `.to()`
 TUPLE_RESULTS = frozenset({

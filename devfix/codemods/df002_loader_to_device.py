@@ -25,6 +25,9 @@ joined after the loop (`labels = torch.cat(all_labels)`), meets a device value t
 
 An element taken by position (`model(batch[0])`) moves where it meets the model or its outputs:
 there it is surely a tensor, while other elements may be anything (labels as strings, paths).
+Elements the body takes first (`real = data[0]`, also after statements that do not read the batch,
+such as `netD.zero_grad()`) are moved right after they are taken. A batch the body only reshapes or
+casts (`images = images.reshape(-1, 784)`) is moved at the top of the body, before that.
 
 Refuses: batches already moved in the body, batches that are only printed, stored or handed to
 unknown functions (lists of paths or strings), batches indexed by a variable or unpacked into a
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from devfix.analysis.call_sites import file_functions
+from devfix.analysis.cst_bindings import names_in
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.loaders import (
@@ -333,11 +337,15 @@ def _unpacked_batch(loop: cst.For, names: list[str], qualified) -> tuple[list[st
     if len(names) != 1 or not isinstance(loop.body, cst.IndentedBlock):
         return names, 0
     statements = loop.body.body
-    taken, index = [], 0
+    first = 0  # `netD.zero_grad()` before `real = data[0]`: statements that do not read the batch
+    while first < min(3, len(statements)) and isinstance(statements[first], cst.SimpleStatementLine) \
+            and names[0] not in names_in(statements[first]):
+        first += 1
+    taken, index = [], first
     while index < len(statements) and (elements := _elements_by_position(statements[index], names[0], qualified)) is not None:
         taken += [name for name, moved in elements if not moved]  # `data[0].to(device)` is placed already
         index += 1
-    if index:
+    if index > first:
         return taken, index
     for index, statement in enumerate(statements[:3]):
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):

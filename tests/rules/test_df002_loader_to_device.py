@@ -180,3 +180,41 @@ def test_batch_rebound_without_a_move_before_unpacking_still_moves():
 def test_an_element_left_behind_beside_one_moved_where_it_is_taken_moves():
     fixed = run("for data in loader:\n    x, y = data[0].to(device), data[1]\n    print((model(x).argmax(1) == y).sum())\n").fixed.decode()
     assert "    x, y = data[0].to(device), data[1]\n    y = y.to(device)\n" in fixed
+
+
+MNIST_SCRIPT = (
+    "import torch\nimport torch.nn.functional as F\nfrom torch import nn\nfrom torchvision import datasets, transforms\n\n\n"
+    "def train(model, device, train_loader, optimizer):\n    for batch_idx, (data, target) in enumerate(train_loader):\n"
+    "        optimizer.zero_grad()\n        loss = F.nll_loss(model(data), target)\n        loss.backward()\n        optimizer.step()\n\n\n"
+    "def main():\n    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "    transform = transforms.Compose([{transforms}])\n"
+    "    dataset = datasets.MNIST('../data', train=True, download=True, transform=transform)\n"
+    "    train_loader = torch.utils.data.DataLoader(dataset, batch_size=64)\n"
+    "    model = nn.Sequential(nn.Flatten(), nn.Linear(784, 10), nn.LogSoftmax(dim=1)).to(device)\n"
+    "    train(model, device, train_loader, torch.optim.SGD(model.parameters(), lr=0.1))\n"
+)
+
+
+def test_batches_of_a_torchvision_dataset_whose_transform_a_name_holds_are_moved():
+    source = MNIST_SCRIPT.format(transforms="transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))")
+    result = run_devfix(source, rules=[LoaderToDevice])
+    assert "        data, target = data.to(device), target.to(device)\n        optimizer.zero_grad()" in result.fixed.decode()
+
+
+def test_batches_of_a_transform_without_to_tensor_are_not_proven_tensors():
+    source = MNIST_SCRIPT.format(transforms="transforms.Resize(28)")  # PIL images: a move would raise AttributeError
+    result = run_devfix(source, rules=[LoaderToDevice])
+    assert result.fixed == result.source
+
+
+def test_batch_rebound_only_in_another_shape_moves_at_the_top_of_the_body():
+    result = run("for images, labels in loader:\n    images = images.reshape(-1, 2).float()\n    labels = labels.to(device)\n"
+                 "    loss = (model(images) - labels).abs().sum()\n")
+    assert "for images, labels in loader:\n    images = images.to(device)\n    images = images.reshape(-1, 2).float()" in result.fixed.decode()
+
+
+def test_batch_rebound_on_the_host_is_not_moved_before_it():
+    # a move at the top of the body would break `.numpy()`: the rebound value is not the batch
+    result = run("for images, labels in loader:\n    images = torch.from_numpy(images.numpy()[::-1].copy())\n"
+                 "    loss = (model(images) - labels.to(device)).abs().sum()\n")
+    assert "images = images.to(device)" not in result.fixed.decode()
