@@ -927,7 +927,9 @@ def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Cal
     (`name(x)`), in a scope that places something itself (a `.to()`/`.cuda()` or `device=`: the
     rule calls the name with device data of that scope). Whether the constructions build Modules
     is for `FileFacts` to ask. The top level also counts as placing when one of its functions
-    places (the rule follows a global model into the functions that call it, or are handed it)."""
+    places (the rule follows a global model into the functions that call it, or are handed it), and
+    so does a function that hands such a name to a function of the file (`train(args, model, device,
+    loader)` in `main`)."""
     starts: list[ast.Call] = []
     top = found.tree.body
     helpers = {node.name for node in top if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -967,9 +969,10 @@ def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Cal
             for target in targets:
                 for name in bound_names(target):
                     bindings[name] = bindings.get(name, 0) + 1
-        found_here = [call for name, call in constructed.items() if bindings[name] == 1 and name in called]
-        if found_here and (places or (body is top and _some_function_places(top))):
-            starts += found_here
+        found_here = {name: call for name, call in constructed.items() if bindings[name] == 1 and name in called}
+        helps = body is top or bool(found_here.keys() & handed)  # the rule follows a model handed to the file's functions
+        if found_here and (places or (helps and _some_function_places(top))):
+            starts += found_here.values()
     return starts
 
 

@@ -121,6 +121,11 @@ RESHAPING_METHODS = frozenset({
     "view", "reshape", "unsqueeze", "squeeze", "permute", "transpose", "flatten", "contiguous",
     "float", "double", "half", "bfloat16", "long", "int", "bool",
 })
+# calls that read an object handed to them without moving or wrapping it (`torch.save(model, path)`, `print(model)`)
+PLACEMENT_KEEPING_CALLS = frozenset({
+    "torch.save", "builtins.print", "builtins.len", "builtins.str", "builtins.repr", "builtins.isinstance", "builtins.id",
+    "builtins.type", "builtins.hasattr", "builtins.getattr", "builtins.vars",
+})
 # torch functions and tensor methods whose result is a tuple of tensors (`torch.split(x, 2)`,
 # `x.sort()`), not a tensor: no `register_buffer`, no `.to()`
 TUPLE_RESULTS = frozenset({

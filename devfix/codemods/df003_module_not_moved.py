@@ -14,7 +14,10 @@ when no function moves it, rebinds it globally or hands it to other code; so doe
 function of the file that calls it with device data (`perturbation(images, net)`, where
 `perturbation` runs `net(image.to(device))`), directly or through other such functions, none of
 which moves or wraps it. A function that moves data to one of its own parameters or locals
-(`batch.to(on)`) names no device the caller can use: it does not count. Loss modules count when
+(`batch.to(on)`) names no device the caller can use: it does not count, unless that parameter is
+one the call gives a name or an attribute (`train(args, model, device, loader)` running
+`data.to(device)` names the caller's `device`). `torch.save(model, path)` and `print(model)` leave
+a model where it is. Loss modules count when
 they hold tensors (`weight=`, `pos_weight=`); parameter-free modules (`nn.ReLU()`, a plain
 `nn.CrossEntropyLoss()`, a class of the file that stores only numbers, strings, arithmetic of them
 and such modules, such as a custom loss with a temperature and an `nn.MSELoss()`, or a label-smoothing
@@ -32,14 +35,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.call_sites import calls_of, file_functions
+from devfix.analysis.call_sites import argument_for, calls_of, file_functions
 from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import builds_stateless_instance, is_literal, top_level_class
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_api import LOSS_TENSOR_KEYWORDS
+from devfix.analysis.torch_api import LOSS_TENSOR_KEYWORDS, PLACEMENT_KEEPING_CALLS
 from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import moved_to
@@ -53,6 +56,10 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
     NAME = "module-not-moved"
     SAFETY = Safety.SAFE
     DESCRIPTION = "Module called with device tensors but never moved to the device"
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._device_aliases: dict[int, dict[str, str]] = {}  # a helper's facts → its device parameters, as the caller passes them
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         if len(original_node.targets) != 1 or not isinstance(original_node.targets[0].target, cst.Name):
@@ -120,7 +127,10 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         (`generate(images, net)`) and call it with device data (`net(img.to(device))`), directly
         or by handing it on to another such function. A move to one of the function's own
         parameters or locals (`x.to(dev)` for `def run(model, x, dev)`) names no device here: the
-        function's facts are then left out, and the rule does not guess where to move the model."""
+        function's facts are then left out, and the rule does not guess where to move the model;
+        but for a parameter that the call in the model's own scope gives a name or attribute
+        (`train(args, model, device, loader)` running `data.to(device)`): that argument names the
+        device there (`_device_aliases`)."""
         found: list[PlacementFacts] = []
         for call in facts.escaped.get(name, []):
             received = self._received_parameters(call, name)
@@ -128,15 +138,33 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
                 continue
             function, parameters = received
             inner = collect([function.body], self.qualified, self.line_of)
+            aliases = self._parameter_devices(call, function, inner) if depth == 0 else {}
             local = set(parameter_names(function, stars=True)) | set(inner.bindings)
-            if any(move.device is not None and _root(move.device) in local for move in inner.moved.values()):
+            if any(move.device is not None and _root(move.device) in local - aliases.keys() for move in inner.moved.values()):
                 continue
+            if aliases:
+                self._device_aliases[id(inner)] = aliases
             for parameter in parameters:
                 finder = _CallsWithDeviceData(parameter, inner, inside_function=True)
                 function.visit(finder)
                 nested = self._feeding_helpers(parameter, inner, depth + 1)
                 if finder.found or nested:
                     found.extend([inner, *nested])
+        return found
+
+    def _parameter_devices(self, call: cst.Call, function: cst.FunctionDef, inner: PlacementFacts) -> dict[str, str]:
+        """The function's parameters that it moves data to and never rebinds, each with the code of
+        what `call` passes for it, when that is a name or a dotted attribute of one."""
+        positional = [param.name.value for param in function.params.params]
+        found = {}
+        for move in inner.moved.values():
+            root = _root(move.device) if move.device is not None else None
+            if root is None or root not in positional or root in inner.bindings:
+                continue
+            given = argument_for(call, root, positional)
+            code = cst.Module([]).code_for_node(given) if isinstance(given, (cst.Name, cst.Attribute)) else None
+            if code is not None and code.replace(".", "").replace("_", "").isalnum():
+                found[root] = code
         return found
 
     def _feeding_functions(self, name: str, node: cst.Assign) -> list[PlacementFacts] | None:
@@ -153,7 +181,7 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
                 if name in _global_names(function):
                     return None
                 continue  # a local of the same name
-            if name in facts.moved or name in facts.escaped:
+            if name in facts.moved or any(not self._keeps_in_place(call, name) for call in facts.escaped.get(name, [])):
                 return None
             finder = _CallsWithDeviceData(name, facts, inside_function=True)
             function.visit(finder)
@@ -164,7 +192,10 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
     def _keeps_in_place(self, call: cst.Call, name: str, depth: int = 0) -> bool:
         """`helper(model, ...)` where `helper` is a function of this file that never moves or
         wraps that parameter, nor hands it to anything but such functions: the model comes back
-        where it was. Anything else may move it."""
+        where it was; so do `torch.save(model, path)`, `print(model)` and their kin. Anything else
+        may move it."""
+        if self.qualified(call.func) & PLACEMENT_KEEPING_CALLS:
+            return True
         received = self._received_parameters(call, name)
         if received is None or depth > 2:
             return False
@@ -193,8 +224,9 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
 
     def _device_choice(self, node: cst.Assign, facts: PlacementFacts, feeding: list[PlacementFacts]) -> DeviceChoice | None:
         """Where the data went: one device expression, a device variable, or the preamble for `.cuda()`."""
-        moves = [move for scope in (facts, *feeding) for move in scope.moved.values()]
-        devices = {cst.Module([]).code_for_node(move.device) for move in moves if move.device is not None}
+        devices = {
+            self._device_code(move.device, scope) for scope in (facts, *feeding) for move in scope.moved.values() if move.device is not None
+        }
         simple = {device for device in devices if device.replace(".", "").replace("_", "").isalnum()}
         if len(devices) == 1 and simple:
             return DeviceChoice(simple.pop())
@@ -202,6 +234,15 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         if existing is not None:
             return DeviceChoice(existing)
         return device_for(self, node) if not devices else None
+
+
+    def _device_code(self, device: cst.BaseExpression, scope: PlacementFacts) -> str:
+        """The device expression as the model's scope spells it: a helper's parameter becomes what
+        the call there passes for it."""
+        code = cst.Module([]).code_for_node(device)
+        root = _root(device)
+        aliases = self._device_aliases.get(id(scope), {})
+        return aliases[root] + code[len(root):] if root in aliases and code.startswith(root) else code
 
 
 def _places_itself(constructor: cst.Call, module: cst.Module) -> bool:
