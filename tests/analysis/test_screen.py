@@ -784,3 +784,16 @@ def test_df027_needs_a_distribution_that_init_stores_and_another_method_reads(as
         f"    def forward(self, x):\n        return {read}\n"
     )
     assert ("DF027" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("hands_it_on, expected", [
+    ("    train(model, device, x)\n", True),  # the rule follows the model into `train`, which places its data
+    ("    print(device, x)\n", False),  # nothing places anything where the model is called
+])
+def test_df003_starts_in_a_function_that_hands_its_model_to_one_that_places(hands_it_on, expected):
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    pass\n\n\n"
+        "def train(model, device, x):\n    return model(x.to(device))\n\n\n"
+        "def main(device, x):\n    model = Net()\n    model(x)\n" + hands_it_on
+    )
+    assert ("DF003" in rules_that_may_apply(source)) is expected
