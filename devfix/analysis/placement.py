@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for
+from devfix.analysis.module_classes import is_self_attribute
 from devfix.analysis.returned_moves import ReturnedMove
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_api import (
@@ -165,9 +166,9 @@ class PlacementFacts:
                     return self._only_device_values_in(joined.value, binding, line)
             if is_torch_tensor_function(self.qualified(callee)) and not is_factory_call(expression, self.qualified):
                 return any(again(arg.value) for arg in expression.args)  # F.cross_entropy(logits, y) follows logits
-            if _is_self_attribute(callee) and callee.attr.value in self.object_modules_on_device:
+            if is_self_attribute(callee) and callee.attr.value in self.object_modules_on_device:
                 return True  # `self.model(x)` of a model `__init__` moved
-            if _is_self_attribute(callee) and callee.attr.value in self.object_modules:
+            if is_self_attribute(callee) and callee.attr.value in self.object_modules:
                 return any(self._feeds_device(arg.value, before_line, again) for arg in expression.args)  # `self.criterion(out, y)`
             if isinstance(callee, cst.Attribute) and callee.attr.value in self.host_copy_methods:
                 return False  # `clf.predict(x)` where every class of the file defining `predict` returns `.cpu()`
@@ -209,7 +210,7 @@ class PlacementFacts:
     def _is_model_attribute(self, callee: cst.Attribute) -> bool:
         """`self.model`: a callable the object keeps (a Module, maybe), not a method of its class
         (`self.to_waveform(mel)` may return anything, a CPU tensor too)."""
-        return isinstance(callee.value, cst.Name) and callee.value.value == "self" and callee.attr.value not in self.own_methods
+        return is_self_attribute(callee) and callee.attr.value not in self.own_methods
 
     def moved_at(self, name: str, line: int) -> Move | None:
         """A move of `name` that acted on the value `name` holds at `line`: none when the name was
@@ -224,10 +225,6 @@ class PlacementFacts:
     def _binding_before(self, name: str, line: int) -> Binding | None:
         earlier = [binding for binding in self.bindings.get(name, ()) if binding.line < line]
         return max(earlier, key=lambda binding: binding.line) if earlier else None
-
-
-def _is_self_attribute(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
 def _to_the_host(call: cst.Call, qualified: QualifiedNames) -> bool:
