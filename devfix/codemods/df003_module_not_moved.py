@@ -229,12 +229,19 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         }
         simple = {device for device in devices if device.replace(".", "").replace("_", "").isalnum()}
         if len(devices) == 1 and simple:
-            return DeviceChoice(simple.pop())
+            device = simple.pop()
+            return DeviceChoice(device) if self._bound_before(device.split(".")[0], node, facts) else None
         existing = device_variable_in_scope(self, node)
         if existing is not None:
-            return DeviceChoice(existing)
+            return DeviceChoice(existing) if self._bound_before(existing, node, facts) else None
         return device_for(self, node) if not devices else None
 
+    def _bound_before(self, name: str, node: cst.Assign, facts: PlacementFacts) -> bool:
+        """`name` can be read where the model is built: the scope binds it before that line, or
+        not at all (a parameter, an import, a global): `model = Net()` then `device = ...` would
+        make `Net().to(device)` read it unbound."""
+        lines = [binding.line for binding in facts.bindings.get(name, ())]
+        return not lines or min(lines) < self.line_of(node)
 
     def _device_code(self, device: cst.BaseExpression, scope: PlacementFacts) -> str:
         """The device expression as the model's scope spells it: a helper's parameter becomes what

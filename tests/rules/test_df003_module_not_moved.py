@@ -140,3 +140,24 @@ def test_a_loss_given_only_weights_already_on_the_device_needs_no_move():
 def test_a_loss_given_weights_on_the_host_is_moved():
     fixed = run("w = torch.ones(2)\ncriterion = nn.CrossEntropyLoss(weight=w)\ncriterion(x, torch.zeros(1, dtype=torch.long))\n").fixed.decode()
     assert "criterion = nn.CrossEntropyLoss(weight=w).to(device)\n" in fixed
+
+
+LATE_DEVICE = (
+    "import torch\nfrom torch import nn\n\n\ndef train(model, device, xs):\n    return [model(x.to(device)) for x in xs]\n\n\n"
+    "def main():\n    model = nn.Linear(4, 2)\n{device}    train(model, device, [torch.randn(3, 4)])\n\n\n"
+    "def local():\n    model = nn.Linear(4, 2)\n{device}    return model(torch.randn(3, 4).to(device))\n"
+)
+DEVICE_LINE = "    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+
+
+def test_a_device_bound_only_after_the_model_is_reported_without_a_fix():
+    source = LATE_DEVICE.format(device=DEVICE_LINE)  # `Net().to(device)` would read `device` unbound
+    result = run_devfix(source, rules=[ModuleNotMoved])
+    assert result.fixed == result.source
+    assert len(result.findings) == 2 and not any(finding.fixable for finding in result.findings)
+
+
+def test_a_device_bound_before_the_model_is_used():
+    source = LATE_DEVICE.format(device="").replace("    model = nn.Linear(4, 2)\n", DEVICE_LINE + "    model = nn.Linear(4, 2)\n")
+    result = run_devfix(source, rules=[ModuleNotMoved])
+    assert result.fixed.decode().count("model = nn.Linear(4, 2).to(device)") == 2
