@@ -26,6 +26,7 @@ from devfix.analysis.torch_api import (
     MOVED_AFTER,
     PLACEMENT_KEEPING_METHODS,
     TORCH_DTYPES,
+    VARIABLE_WRAPPERS,
     is_torch_tensor_function,
 )
 from devfix.analysis.torch_names import QualifiedNames, is_cuda_device_expression, keyword
@@ -70,6 +71,7 @@ class PlacementFacts:
     passthrough: set[str] = field(default_factory=set)
     parameters: set[str] = field(default_factory=set)
     own_methods: set[str] = field(default_factory=set)  # in a method: the names of its class's methods
+    cuda_tensor_types: frozenset[str] = frozenset()  # `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor` at the top level
     object_modules: frozenset[str] = frozenset()  # in a method: `self.<attr>` Modules `__init__` built (`ScopeTracker.object_modules`)
     object_modules_on_device: frozenset[str] = frozenset()  # … and those it moved, or bound to a move
     host_copy_methods: frozenset[str] = frozenset()  # methods of the file's classes that return host copies
@@ -149,6 +151,11 @@ class PlacementFacts:
                 return True
             if isinstance(callee, cst.Name) and (callee.value in self.moved or callee.value in self.modules_on_device):
                 return True  # output of a module that lives on a device
+            if isinstance(callee, cst.Name) and callee.value in self.cuda_tensor_types:
+                return True  # `Tensor(n, 1).fill_(1.0)`: a CUDA tensor wherever the flag chose CUDA
+            if (isinstance(callee, cst.Attribute) and callee.attr.value == "type" and len(expression.args) == 1
+                    and isinstance(expression.args[0].value, cst.Name) and expression.args[0].value.value in self.cuda_tensor_types):
+                return True  # `imgs.type(Tensor)`
             if isinstance(callee, cst.Name) and (loose or callee.value in self.passthrough):
                 return any(self._feeds_device(arg.value, before_line, again) for arg in expression.args)  # model(x) follows x
             if (
@@ -158,6 +165,8 @@ class PlacementFacts:
                 return True
             if self.qualified(callee) & MOVED_AFTER:
                 return False  # `torch.from_numpy(array)`: made on the host, whatever it is given
+            if self.qualified(callee) & VARIABLE_WRAPPERS and expression.args:
+                return again(expression.args[0].value)  # `Variable(t)` is `t` today
             joined = expression.args[0].value if self.qualified(callee) & LIST_JOINS and expression.args else None
             if isinstance(joined, cst.Name) and not loose:  # `torch.cat(all_probs)` of a list the scope filled
                 line = before_line if before_line is not None else self.line_of(joined)

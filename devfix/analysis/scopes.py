@@ -26,6 +26,7 @@ class ScopeTracker:
         self._file_places_devices: bool | None = None
         self._returns_device: dict[str, bool] = {}
         self._object_modules: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+        self._cuda_types: frozenset[str] | None = None
 
     def enclosing_scope(self, node: cst.CSTNode) -> ScopeNode:
         current = node
@@ -52,12 +53,45 @@ class ScopeTracker:
             if self.facts is not None:
                 facts.add_returned_moves(self.facts.returned_move)
             facts.returns_device = self.returns_device_value
+            facts.cuda_tensor_types = self.cuda_tensor_types() - (set(facts.bindings) if isinstance(scope, cst.FunctionDef) else set())
             if isinstance(scope, cst.FunctionDef):
                 self._add_globals_on_device(facts)
                 owner = self.class_of_method(scope)
                 if owner is not None:
                     facts.own_methods = {statement.name.value for statement in owner.body.body if isinstance(statement, cst.FunctionDef)}
         return self._facts[id(scope)]
+
+    def cuda_tensor_types(self) -> frozenset[str]:
+        """Top-level names bound once to a legacy CUDA tensor type, or to a choice of one
+        (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`, PyTorch-GAN's idiom): what
+        they build is on the GPU wherever the program chose it."""
+        if self._cuda_types is None:
+            top = self.scope_facts(self.module)
+            self._cuda_types = frozenset(
+                name for name, values in top.assignments.items()
+                if len(values) == 1 and values[0] is not None and self._names_cuda_type(values[0])
+            )
+        return self._cuda_types
+
+    def _names_cuda_type(self, value: cst.BaseExpression) -> bool:
+        """A legacy CUDA tensor type, or a choice of one made by CUDA's availability itself (a
+        user's flag, `args.cuda and ...`, may choose the CPU on a machine with a GPU)."""
+        if isinstance(value, cst.IfExp):
+            return self._tests_availability(value.test) and self._names_cuda_type(value.body)
+        return any(name.startswith("torch.cuda.") and name.endswith("Tensor") for name in self.qualified(value))
+
+    def _tests_availability(self, test: cst.BaseExpression) -> bool:
+        """`torch.cuda.is_available()`, or a top-level name bound once to it (`cuda = True if
+        torch.cuda.is_available() else False`)."""
+        if isinstance(test, cst.Call):
+            return "torch.cuda.is_available" in self.qualified(test.func) and not test.args
+        if isinstance(test, cst.Name):
+            values = self.scope_facts(self.module).assignments.get(test.value, [])
+            value = values[0] if len(values) == 1 else None
+            if isinstance(value, cst.IfExp) and all(isinstance(side, cst.Name) and side.value in ("True", "False") for side in (value.body, value.orelse)):
+                return value.body.value == "True" and self._tests_availability(value.test)
+            return value is not None and self._tests_availability(value)
+        return False
 
     def object_modules(self, class_def: cst.ClassDef) -> tuple[frozenset[str], frozenset[str]]:
         """The attributes `__init__` binds to a Module it builds (`self.criterion = nn.MSELoss()`:

@@ -166,6 +166,7 @@ PLACEMENT_KEEPING_METHODS = frozenset({
     "eval", "train", "half", "float", "double", "bfloat16", "long", "int", "bool", "requires_grad_", "contiguous",
 })
 NOT_COMBINING_METHODS = frozenset({"to", "type_as", "copy_", "view_as", "expand_as", "new_tensor", "new_zeros", "new_ones", "new_full", "new_empty", "split", "tensor_split"})
+VARIABLE_WRAPPERS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})  # `Variable(t)` is `t` today
 # joined: `torch.cat([torch.arange(n, 2 * n), torch.arange(n)])` is where its parts are
 JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 SOURCE_WRAPPERS = JOINS | frozenset({
@@ -174,7 +175,7 @@ SOURCE_WRAPPERS = JOINS | frozenset({
     # views and reshapes: `torch.reshape(torch.tensor(ids), (1, -1))` is where `ids`' tensor is
     "torch.reshape", "torch.squeeze", "torch.unsqueeze", "torch.transpose", "torch.permute", "torch.flatten", "torch.t",
     # the pre-0.4 autograd wrapper: `Variable(t)` is `t` today, where `t` is
-    "torch.autograd.Variable", "torch.autograd.variable.Variable",
+    *VARIABLE_WRAPPERS,
 })
 
 

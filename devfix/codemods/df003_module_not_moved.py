@@ -17,7 +17,10 @@ which moves or wraps it. A function that moves data to one of its own parameters
 (`batch.to(on)`) names no device the caller can use: it does not count, unless that parameter is
 one the call gives a name or an attribute (`train(args, model, device, loader)` running
 `data.to(device)` names the caller's `device`). `torch.save(model, path)` and `print(model)` leave
-a model where it is. Loss modules count when
+a model where it is. Data built by PyTorch-GAN's `Tensor = torch.cuda.FloatTensor if cuda else
+torch.FloatTensor` (with `cuda` CUDA's availability itself, not a user's flag) is on the GPU
+wherever there is one: a generator fed `Variable(Tensor(...))` and left out of the `if cuda:` block
+is moved to a device chosen the same way. Loss modules count when
 they hold tensors (`weight=`, `pos_weight=`); parameter-free modules (`nn.ReLU()`, a plain
 `nn.CrossEntropyLoss()`, a class of the file that stores only numbers, strings, arithmetic of them
 and such modules, such as a custom loss with a temperature and an `nn.MSELoss()`, or a label-smoothing

@@ -113,11 +113,19 @@ def _unsupported(what: str):
 
 
 def _legacy_cuda_type(name: str):
-    """`torch.cuda.FloatTensor`: building one is not modelled, but it still names its type, so
-    `x.type(torch.cuda.FloatTensor)` moves `x` (`SimulatedCudaMode._type`)."""
-    refuse = _unsupported(f"the legacy constructor torch.cuda.{name}")
-    refuse.__module__, refuse.__name__, refuse.__qualname__ = "torch.cuda", name, name
-    return refuse
+    """`torch.cuda.FloatTensor(8, 1)` or `torch.cuda.FloatTensor(array)` (PyTorch-GAN's `Tensor`):
+    the CPU type's tensor of those sizes or that data, moved to the simulated GPU, as a real GPU
+    builds it there. Given a tensor or keywords, the legacy semantics are not modelled. It still
+    names its type, so `x.type(torch.cuda.FloatTensor)` moves `x` (`SimulatedCudaMode._type`)."""
+    cpu_type = getattr(torch, name)
+
+    def construct(*args, **kwargs):
+        if kwargs or any(isinstance(arg, torch.Tensor) for arg in args):
+            raise SimulatorUnsupported(f"the legacy constructor torch.cuda.{name} given a tensor or keywords")
+        return cpu_type(*args).to("cuda")
+
+    construct.__module__, construct.__name__, construct.__qualname__ = "torch.cuda", name, name
+    return construct
 
 
 def _refuse_cuda_default(original):

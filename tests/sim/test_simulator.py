@@ -340,7 +340,7 @@ def test_unsupported_features_say_so(cuda):
     with pytest.raises(SimulatorUnsupported, match="torch.cuda.Stream"):
         torch.cuda.Stream()
     with pytest.raises(SimulatorUnsupported, match="torch.cuda.FloatTensor"):
-        torch.cuda.FloatTensor([1.0])
+        torch.cuda.FloatTensor(torch.ones(1))
     with pytest.raises(SimulatorUnsupported, match="set_default_device"):
         torch.set_default_device("cuda")
     with pytest.raises(RuntimeError, match="invalid device ordinal"):
@@ -378,3 +378,12 @@ def test_zero_dim_gpu_indices_index_a_cpu_tensor(cuda):
     assert confusion[2, 1].item() == 1.0 and confusion.device.type == "cpu"
     with pytest.raises(RuntimeError, match="indices should be either on cpu"):
         confusion[torch.tensor([2], device="cuda"), torch.tensor([1], device="cuda")] += 1
+
+
+def test_legacy_cuda_constructors_build_on_the_simulated_gpu(cuda):
+    filled = torch.cuda.FloatTensor(8, 1).fill_(1.0)
+    assert filled.device.type == "cuda" and filled.dtype == torch.float32 and filled.shape == (8, 1)
+    drawn = torch.cuda.FloatTensor(np.ones((2, 3)))  # float64 data made float32, as the legacy type does
+    assert drawn.device.type == "cuda" and drawn.dtype == torch.float32 and torch.equal(drawn.cpu(), torch.ones(2, 3))
+    assert torch.cuda.LongTensor([1, 2]).dtype == torch.int64
+    assert torch.ones(1).type(torch.cuda.FloatTensor).device.type == "cuda"
