@@ -80,17 +80,17 @@ class ScopeTracker:
             return self._tests_availability(value.test) and self._names_cuda_type(value.body)
         return any(name.startswith("torch.cuda.") and name.endswith("Tensor") for name in self.qualified(value))
 
-    def _tests_availability(self, test: cst.BaseExpression) -> bool:
+    def _tests_availability(self, test: cst.BaseExpression, depth: int = 0) -> bool:
         """`torch.cuda.is_available()`, or a top-level name bound once to it (`cuda = True if
         torch.cuda.is_available() else False`)."""
         if isinstance(test, cst.Call):
             return "torch.cuda.is_available" in self.qualified(test.func) and not test.args
-        if isinstance(test, cst.Name):
+        if isinstance(test, cst.Name) and depth < 3:  # `cuda = cuda` ends here
             values = self.scope_facts(self.module).assignments.get(test.value, [])
             value = values[0] if len(values) == 1 else None
             if isinstance(value, cst.IfExp) and all(isinstance(side, cst.Name) and side.value in ("True", "False") for side in (value.body, value.orelse)):
-                return value.body.value == "True" and self._tests_availability(value.test)
-            return value is not None and self._tests_availability(value)
+                return value.body.value == "True" and self._tests_availability(value.test, depth + 1)
+            return value is not None and self._tests_availability(value, depth + 1)
         return False
 
     def object_modules(self, class_def: cst.ClassDef) -> tuple[frozenset[str], frozenset[str]]:

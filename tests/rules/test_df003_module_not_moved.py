@@ -161,3 +161,21 @@ def test_a_device_bound_before_the_model_is_used():
     source = LATE_DEVICE.format(device="").replace("    model = nn.Linear(4, 2)\n", DEVICE_LINE + "    model = nn.Linear(4, 2)\n")
     result = run_devfix(source, rules=[ModuleNotMoved])
     assert result.fixed.decode().count("model = nn.Linear(4, 2).to(device)") == 2
+
+
+GAN = (
+    "import torch\nfrom torch import nn\n{flag}\nTensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor\n"
+    "generator = nn.Linear(4, 6)\ndiscriminator = nn.Linear(6, 1)\nif cuda:\n    discriminator.cuda()\n"
+    "z = Tensor(8, 4)\nout = discriminator(generator(z))\n"
+)
+
+
+def test_a_generator_fed_a_cuda_type_chosen_by_availability_is_moved():
+    result = run_devfix(GAN.format(flag="cuda = True if torch.cuda.is_available() else False"), rules=[ModuleNotMoved])
+    assert "generator = nn.Linear(4, 6).to(device)" in result.fixed.decode()
+
+
+def test_a_cuda_type_chosen_by_a_flag_or_a_name_bound_to_itself_is_no_device_value():
+    for flag in ("cuda = USE_GPU and torch.cuda.is_available()", "cuda = cuda"):
+        result = run_devfix(GAN.format(flag=flag), rules=[ModuleNotMoved])
+        assert result.error is None and result.fixed == result.source
