@@ -10,7 +10,7 @@ from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.module_classes import is_module_class, is_self_attribute, stores_of_self_attribute
 from devfix.analysis.placement import PlacementFacts, as_move, collect
 from devfix.analysis.tensors import tensor_names
-from devfix.analysis.torch_api import places_devices
+from devfix.analysis.torch_api import CUDA_TENSOR_TYPES, places_devices
 from devfix.analysis.torch_names import qualified_names
 
 ScopeNode = cst.Module | cst.FunctionDef
@@ -78,7 +78,7 @@ class ScopeTracker:
         user's flag, `args.cuda and ...`, may choose the CPU on a machine with a GPU)."""
         if isinstance(value, cst.IfExp):
             return self._tests_availability(value.test) and self._names_cuda_type(value.body)
-        return any(name.startswith("torch.cuda.") and name.endswith("Tensor") for name in self.qualified(value))
+        return bool(self.qualified(value) & CUDA_TENSOR_TYPES)
 
     def _tests_availability(self, test: cst.BaseExpression, depth: int = 0) -> bool:
         """`torch.cuda.is_available()`, or a top-level name bound once to it (`cuda = True if

@@ -62,6 +62,7 @@ LEGACY_DTYPES = {
     "ByteTensor": "uint8", "BoolTensor": "bool",
 }
 CPU_TENSOR_TYPES = frozenset(f"torch.{name}" for name in LEGACY_DTYPES)  # `torch.FloatTensor`: CPU tensors only
+CUDA_TENSOR_TYPES = frozenset(f"torch.cuda.{name}" for name in LEGACY_DTYPES)  # `torch.cuda.FloatTensor`: CUDA tensors only
 FUNCTIONAL_LOSSES = frozenset(
     f"torch.nn.functional.{name}"
     for name in (

@@ -278,8 +278,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         the first pass feeds the factory, and on the device it serves the later ones too)."""
         if isinstance(value, cst.Name) and value.value not in placement.moved:
             bindings = placement.bindings.get(value.value, [])
-            earlier = [binding for binding in bindings if binding.line < line]
-            value = earlier[-1].value if len(earlier) == 1 and all(binding.line > line for binding in bindings[1:]) else None
+            value = bindings[0].value if bindings and bindings[0].line < line and all(binding.line > line for binding in bindings[1:]) else None
         if is_factory_call(value, self.qualified) and keyword(value, "device") is None:
             return [value]
         return []
