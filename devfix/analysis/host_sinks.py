@@ -45,7 +45,7 @@ from devfix.analysis.ast_nodes import (
 )
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_move
-from devfix.analysis.torch_api import CPU_LITERALS, LIST_FILLERS, NUMPY_ARRAYS_BY_SHAPE, TORCH_DTYPES
+from devfix.analysis.torch_api import AXES_DATA_METHODS, CPU_LITERALS, LIST_FILLERS, NUMPY_ARRAYS_BY_SHAPE, TORCH_DTYPES
 
 HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
 HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
@@ -352,8 +352,10 @@ class _Scope:
 
 def _host_call_values(call: ast.Call, imports: ImportTable) -> list[ast.expr] | None:
     """A host library call's arguments and the items of those that are lists or tuples; None for
-    any other call."""
-    if not (imports.qualify(call.func) or "").startswith(HOST_LIBRARIES):
+    any other call. Any call of an Axes data method's name counts in a file that imports
+    matplotlib (the rule asks that the receiver be an Axes, `analysis.axes`)."""
+    axes_method = isinstance(call.func, ast.Attribute) and call.func.attr in AXES_DATA_METHODS and imports.imports_any(("matplotlib",))
+    if not (axes_method or (imports.qualify(call.func) or "").startswith(HOST_LIBRARIES)):
         return None
     values = [*call.args, *(keyword.value for keyword in call.keywords)]
     return values + [element for value in values if isinstance(value, (ast.List, ast.Tuple)) for element in value.elts]

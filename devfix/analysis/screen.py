@@ -58,6 +58,7 @@ from devfix.analysis.signals import (
     UNPLACED_FACTORY_IN_METHOD,
 )
 from devfix.analysis.torch_api import (
+    AXES_DATA_METHODS,
     CHECKPOINT_LOADERS,
     CUDA_LITERALS,
     DATALOADER_NAMES,
@@ -484,8 +485,8 @@ class _Screen:
             self.loads.append((node, place.parent))
         if name == "load_state_dict":
             self.state_dict_loads.append(node)
-        if qualified.split(".", 1)[0] in HOST_LIBRARIES:
-            found.add(HOST_SINK)
+        if qualified.split(".", 1)[0] in HOST_LIBRARIES or (name in AXES_DATA_METHODS and self.imports.imports_any(("matplotlib",))):
+            found.add(HOST_SINK)  # … or `ax.imshow(t)` of a file that plots (`analysis.axes`)
         legacy = self._legacy_type(node.func)
         if legacy == "torch.cuda" or (legacy == "torch" and any(keyword.arg == "device" for keyword in node.keywords)):
             found.add(LEGACY_CONSTRUCTOR)  # a CUDA-only constructor, or a CPU-only one given `device=`

@@ -224,6 +224,12 @@ TORCH_DTYPES = frozenset(
 CPU_LITERALS = frozenset({"cpu"})
 DEVICE_NAMES = ("device", "dev", "DEVICE", "torch_device")  # names a program's device variable goes by
 
+# the matplotlib Axes methods that turn their data arguments into numpy arrays, which a CUDA tensor refuses
+AXES_DATA_METHODS = frozenset({
+    "imshow", "matshow", "plot", "scatter", "hist", "hist2d", "bar", "barh", "fill_between", "errorbar",
+    "pcolormesh", "pcolor", "contour", "contourf", "quiver", "boxplot", "violinplot", "semilogx", "semilogy",
+    "loglog", "stackplot", "hexbin",
+})
 LIST_FILLERS = frozenset({"append", "extend"})  # `xs.append(t)`, `xs.extend(t)`: the list then holds t's device tensors
 LIST_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"})  # one tensor of a list's
 OTHER_ARRAY_LIBRARIES = ("tensorflow", "jax", "cupy", "mxnet")  # their arrays have `.numpy()` too

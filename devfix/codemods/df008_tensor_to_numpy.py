@@ -7,8 +7,9 @@
 that requires grad it raises too. The rule adds only what is missing (`.detach()`, `.cpu()`), so it
 never stacks `.cpu().cpu()`. It acts when the value is known to live on a device (moved there,
 computed from moved values, or the output of a moved model). `np.array(t)`/`np.asarray(t)` and
-other `numpy`, `matplotlib` and `sklearn` calls fed such a tensor get `t.detach().cpu()`, and so
-does each such item of a list or tuple they are fed (`np.array([acc * 100, loss])` →
+other `numpy`, `matplotlib` and `sklearn` calls fed such a tensor get `t.detach().cpu()`, as do the
+data methods of the Axes a scope makes (`fig, ax = plt.subplots()` … `ax.imshow(t)`, `analysis.axes`),
+and so does each such item of a list or tuple they are fed (`np.array([acc * 100, loss])` →
 `np.array([(acc * 100).detach().cpu(), loss.detach().cpu()])`).
 
 A list that collects such tensors (`losses.append(loss)`) and is then handed to numpy
@@ -47,6 +48,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from devfix.analysis.axes import AxesNames
 from devfix.analysis.call_sites import argument_for, file_functions, instance_calls, passed_arguments
 from devfix.analysis.cst_bindings import is_static_method
 from devfix.analysis.cst_metadata import ParentProvider
@@ -57,6 +59,7 @@ from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root
 from devfix.analysis.torch_api import (
+    AXES_DATA_METHODS,
     LIST_FILLERS,
     LIST_JOINS,
     NUMPY_ARRAYS_BY_SHAPE,
@@ -84,6 +87,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         self._appended: dict[cst.Call, tuple[str, str]] = {}  # list.append(tensor) → (list, host call)
         self._narrowed: set[int] = set()  # functions whose callback parameters left `passthrough`
         self._callbacks: dict[int, frozenset[str]] = {}  # `_callback_parameters`, by function
+        self._axes: dict[int, AxesNames] = {}  # each scope's matplotlib Axes, as asked for
+        self._plots = self.facts is None or self.facts.imports.imports_any(("matplotlib",))
         if self.facts is not None and not self.facts.imports.imports_any(HOST_MODULES):
             return  # no name can reach a host library's function: the search would walk the tree for nothing
         finder = _HostCallsOnNames(self)
@@ -94,6 +99,18 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
                 self._plan_appends(name, host_call, handed)
             else:
                 self._plan_collector_appends(name, host_call, handed, node)
+
+    def is_host_call(self, call: cst.Call) -> bool:
+        """A numpy, matplotlib, sklearn, scipy or pandas function, or a data method of a matplotlib
+        Axes of the scope (`ax.imshow(t)`, `analysis.axes`): each converts its arguments with numpy."""
+        if any(name.startswith(HOST_LIBRARIES) for name in self.qualified(call.func)):
+            return True
+        if not (self._plots and isinstance(call.func, cst.Attribute) and call.func.attr.value in AXES_DATA_METHODS):
+            return False
+        scope = self.enclosing_scope(call)
+        if id(scope) not in self._axes:
+            self._axes[id(scope)] = AxesNames(scope, self.qualified)
+        return self._axes[id(scope)].is_axes_call(call)
 
     def _host_facts(self, node: cst.CSTNode) -> PlacementFacts:
         """`scope_facts`, but a parameter the file's callers give a function (`check(_mean, device)`,
@@ -265,7 +282,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         func = original_node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not original_node.args:
             return self._fix_numpy_method(original_node, updated_node)
-        if any(name.startswith(HOST_LIBRARIES) for name in self.qualified(func)):
+        if self.is_host_call(original_node):
             return self._fix_host_arguments(original_node, updated_node)
         return updated_node
 
@@ -396,7 +413,7 @@ class _HostCallsOnNames(cst.CSTVisitor):
         self.host_functions = rule.facts.host_functions if rule.facts is not None else {}
 
     def visit_Call(self, node: cst.Call) -> None:
-        if any(name.startswith(HOST_LIBRARIES) for name in self.rule.qualified(node.func)):
+        if self.rule.is_host_call(node):
             self.uses.extend((arg.value, node) for arg in node.args if isinstance(arg.value, cst.Name) or _collector(arg.value) is not None)
         elif isinstance(node.func, cst.Name) and node.func.value in self.host_functions:
             self.uses.extend((value, node) for value in _fed_arguments(node, self.host_functions[node.func.value]) if isinstance(value, cst.Name))
