@@ -56,6 +56,59 @@ def passed_arguments(scope: cst.CSTNode, function: cst.FunctionDef) -> list[dict
     return found
 
 
+def method_arguments_for(
+    module: cst.Module, class_def: cst.ClassDef, method: cst.FunctionDef, parameter: str,
+) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
+    """`arguments_for` a parameter of a method of a top-level class, at its calls `self.<method>(...)`
+    in the class's methods and `reporter.<method>(...)` on the class's instances (`instance_calls`);
+    None when `.<method>` appears anywhere in the file otherwise (a reference handed on, another
+    object's method of that name), the class is derived from in the file, or a call hides the
+    parameter."""
+    if class_def not in module.body or _derived_from(module, class_def.name.value):
+        return None
+    uses = _AttributeUses(method.name.value)
+    module.visit(uses)
+    inside = _AttributeUses(method.name.value)
+    class_def.body.visit(inside)
+    calls = inside.self_calls + [call for call, name in instance_calls(module, class_def) or () if name == method.name.value]
+    if not calls or len(calls) != uses.attributes:
+        return None
+    params = method.params
+    positional = [param.name.value for param in (*params.posonly_params, *params.params)][1:]
+    found = []
+    for call in calls:
+        value = argument_for(call, parameter, positional)
+        if value is None:
+            return None
+        found.append((call, value))
+    return found
+
+
+def _derived_from(module: cst.Module, name: str) -> bool:
+    return any(
+        isinstance(statement, cst.ClassDef) and any(isinstance(base.value, cst.Name) and base.value.value == name for base in statement.bases)
+        for statement in module.body
+    )
+
+
+class _AttributeUses(cst.CSTVisitor):
+    """How often `.<name>` appears, and the calls `self.<name>(...)`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.attributes = 0
+        self.self_calls: list[cst.Call] = []
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.attributes += node.attr.value == self.name
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (isinstance(func, cst.Attribute) and func.attr.value == self.name and isinstance(func.value, cst.Name)
+                and func.value.value == "self"):
+            self.self_calls.append(node)
+
+
 def constructor_arguments_for(module: cst.Module, class_def: cst.ClassDef, parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
     """`arguments_for` a parameter of a top-level class's `__init__`, at the calls of the class
     (None also when the class has no `__init__` of its own, or a class of the file derives from it:

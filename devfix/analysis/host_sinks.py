@@ -105,11 +105,33 @@ def device_value_may_reach_host(
     kept = _instance_collectors(tree) if file_places_devices else frozenset()
     moved = _moved_attributes(tree, imports) if file_places_devices else frozenset()
     returning = _DeviceReturns(tree, imports, host_functions, arrays, kept, moved) if file_places_devices else None
-    for body, arguments, nodes_under in _scopes(tree):
+    scopes: list[tuple[ast.AST, _Scope]] = []
+    for owner, (body, arguments, nodes_under) in zip([tree, *_functions(tree)], _scopes(tree)):
         scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions, arrays, kept, returning, moved)
         if scope.has_sink() and scope.sink_may_be_on_device():
             return True
-    return False
+        scopes.append((owner, scope))
+    fed = {owner.name for owner, scope in scopes if scope.parameter_sinks and isinstance(owner, FUNCTIONS)}
+    return bool(fed) and any(_calls_with_device_values(scope, fed) for _, scope in scopes)
+
+
+def _functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The file's functions, in `_scopes`' order."""
+    return [node for node in every_node(tree) if isinstance(node, FUNCTIONS)]
+
+
+def _calls_with_device_values(scope: _Scope, functions: set[str]) -> bool:
+    """Does a call in the scope of a function (or method) named in `functions` give some argument a
+    value the strict reading may place on a device? The rule's `_given_device_values`: such a
+    function's parameter reaching a host library is on a device when every call gives one."""
+    calls = [
+        node for node in scope.sink_nodes if isinstance(node, ast.Call)
+        and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else None) in functions
+    ]
+    if not calls:
+        return False
+    scope._bind()
+    return any(scope._may_be_on_device(value, False) for call in calls for value in [*call.args, *(keyword.value for keyword in call.keywords)])
 
 
 def array_names(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
@@ -233,6 +255,8 @@ class _Scope:
         self.moved: set[str] = set()
         self.dict_values: dict[tuple[str, int], ast.expr] = {}  # `for k, v in d.items()`: (v, line) → d
         self._verdicts: dict[tuple[int, bool, int | None], bool] = {}
+        self.parameter_sinks: set[str] = set()  # parameters the strict reading met, unbound, on the way to a host library
+        self._bound = False
 
     def has_sink(self) -> bool:
         return any(self._sink_values(node) for node in self.sink_nodes if isinstance(node, (ast.Call, ast.Assign)))
@@ -265,6 +289,9 @@ class _Scope:
 
     def _bind(self) -> None:
         """The scope's bindings (`ast_nodes.scope_bindings`), its moves, and what its lists collect."""
+        if self._bound:
+            return
+        self._bound = True
         self.bindings = scope_bindings(self.nodes, augmented=True)
         for node in self.nodes:
             if isinstance(node, ast.Call) and is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
@@ -302,6 +329,8 @@ class _Scope:
             if any(self._may_be_on_device(item, with_parameters) for item in self.appended.get(value.id, ())):
                 return True
             binding = latest_binding(self.bindings, value.id, before_line if before_line is not None else value.lineno)
+            if binding is None and value.id in self.all_parameters:
+                self.parameter_sinks.add(value.id)  # on a device where every call gives it one (`_calls_with_device_values`)
             if binding is None and with_parameters and any(again(iterated) for iterated in self.comprehended.get(value.id, ())):
                 return True  # `[p.numpy() for p in preds]`
             if binding is not None and binding[1] is None and (value.id, binding[0]) in self.dict_values:

@@ -37,7 +37,12 @@ What a plain function returns counts only for `.numpy()` (only tensors have it):
 may return a float. A store into an item of a numpy array (`g_loss[i] = loss.data`, the array
 proven one, not made with `dtype=object`) converts the tensor too: it gets `.cpu()`.
 
-Refuses: `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
+A helper's parameter that every call of the helper in the file gives a device value (for a method,
+every `self.show(...)` and call on the class's instances) is one where the helper hands it over
+(`def show(ax, image): ax.imshow(image[0])`, `ax` an Axes where every caller gives one): the
+callers' values are tensors, so the host copy goes there, once for them all.
+
+Refuses: `np.ones(out.shape)` (a size, not the tensor's values); `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
 cannot place on a device are left alone, and so is a function parameter's `.numpy()` in a file that
 imports another array library with that method (TensorFlow, JAX, CuPy: `t.numpy()` may be theirs).
 """
@@ -49,12 +54,20 @@ from dataclasses import dataclass
 import libcst as cst
 
 from devfix.analysis.axes import AxesNames
-from devfix.analysis.call_sites import argument_for, file_functions, instance_calls, passed_arguments
+from devfix.analysis.call_sites import (
+    argument_for,
+    arguments_for,
+    file_functions,
+    instance_calls,
+    method_arguments_for,
+    passed_arguments,
+)
 from devfix.analysis.cst_bindings import is_static_method
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_sinks import HostParameters
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import is_self_attribute
+from devfix.analysis.parameter_meetings import METADATA_ATTRIBUTES
 from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root
@@ -65,6 +78,7 @@ from devfix.analysis.torch_api import (
     NUMPY_ARRAYS_BY_SHAPE,
     OBJECT_DTYPES,
     OTHER_ARRAY_LIBRARIES,
+    RESHAPING_METHODS,
 )
 from devfix.analysis.torch_names import QualifiedNames
 from devfix.codemods.base import DevfixRule
@@ -107,10 +121,18 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return True
         if not (self._plots and isinstance(call.func, cst.Attribute) and call.func.attr.value in AXES_DATA_METHODS):
             return False
-        scope = self.enclosing_scope(call)
+        if self._axes_of(call).is_axes_call(call):
+            return True
+        receiver = call.func.value  # `def show(ax, image): ax.imshow(image)`, every caller giving an Axes
+        given = self._arguments_given(_parameter_read(receiver) if isinstance(receiver, (cst.Name, cst.Subscript)) else None, call)
+        return bool(given) and all(self._axes_of(argument).is_axes(argument) for _, argument in given)
+
+    def _axes_of(self, node: cst.CSTNode) -> AxesNames:
+        """The Axes of the scope around `node` (`analysis.axes`)."""
+        scope = self.enclosing_scope(node)
         if id(scope) not in self._axes:
             self._axes[id(scope)] = AxesNames(scope, self.qualified)
-        return self._axes[id(scope)].is_axes_call(call)
+        return self._axes[id(scope)]
 
     def _host_facts(self, node: cst.CSTNode) -> PlacementFacts:
         """`scope_facts`, but a parameter the file's callers give a function (`check(_mean, device)`,
@@ -369,7 +391,9 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         """Report `value` handed to a host library while it may be on a GPU; True to fix it."""
         if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.BinaryOperation)) or "cpu" in _method_chain(value):
             return False
-        if not self._host_facts(call).is_device_value(value, through_functions=True):
+        if _reads_metadata(value):
+            return False  # `np.ones(out.shape)`: a size, wherever the tensor is
+        if not (self._host_facts(call).is_device_value(value, through_functions=True) or self._given_device_values(value, call)):
             return False  # strict: what any function returns when fed device values may be an array
         code = cst.Module([]).code_for_node(value)
         shown = f"({code})" if isinstance(value, cst.BinaryOperation) else code
@@ -378,6 +402,29 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
                            fix_title=f"pass `{shown}{added}`")
 
 
+    def _given_device_values(self, value: cst.BaseExpression, call: cst.Call) -> bool:
+        """`ax.imshow(image[0])` in `def show(ax, image)`: a parameter the function never rebinds,
+        read whole or through indexing and reshaping, that every call of the function in the file
+        gives a device value (`_arguments_given`). Those values are tensors, so `.detach().cpu()`
+        suits each where it meets the host library."""
+        given = self._arguments_given(_parameter_read(value), call)
+        return bool(given) and all(self._host_facts(argument).is_device_value(argument, through_functions=True) for _, argument in given)
+
+    def _arguments_given(self, name: str | None, node: cst.CSTNode) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
+        """What every call of the function around `node` in the file (one at least; for a method,
+        every `self.show(...)` and `reporter.show(...)`) gives its parameter `name`, which the
+        function never rebinds; None when the callers are not all known."""
+        scope = self.enclosing_scope(node)
+        if name is None or not isinstance(scope, cst.FunctionDef):
+            return None
+        facts = self._host_facts(node)
+        if name not in facts.parameters or name in facts.bindings:
+            return None
+        owner = self.class_of_method(scope)
+        if owner is None:
+            return arguments_for(self.module, scope, name)
+        return None if is_static_method(scope) else method_arguments_for(self.module, owner, scope, name)
+
     def _detached(self, value: cst.BaseExpression) -> bool:
         """A name bound, where it is read, to a value that detaches (`pred = model(x).detach()`):
         `.cpu()` alone brings it over."""
@@ -385,6 +432,26 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return False
         binding = self._host_facts(value)._binding_before(value.value, self.line_of(value))
         return binding is not None and binding.value is not None and bool(_method_chain(binding.value) & DETACHING)
+
+
+def _reads_metadata(value: cst.BaseExpression) -> bool:
+    """`out.shape`, `out.shape[1:]`, `out.dtype`: what describes a tensor, not its values."""
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    return isinstance(value, cst.Attribute) and value.attr.value in METADATA_ATTRIBUTES
+
+
+def _parameter_read(value: cst.BaseExpression) -> str | None:
+    """`image` of `image`, `image[0]`, `image[i, 0].squeeze(0)`: a name read whole, indexed or
+    reshaped, where it is."""
+    while True:
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        elif (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in RESHAPING_METHODS | {"detach", "clone"}):
+            value = value.func.value
+        else:
+            return value.value if isinstance(value, cst.Name) else None
 
 
 def _string(node: cst.BaseExpression) -> str | None:

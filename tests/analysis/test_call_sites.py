@@ -1,10 +1,11 @@
-"""`analysis.call_sites.instance_calls`: the calls of a class's instances, only when they are all known."""
+"""`analysis.call_sites.instance_calls` and `method_arguments_for`: the calls of a class's instances and
+methods, only when they are all known."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.call_sites import instance_calls
+from devfix.analysis.call_sites import instance_calls, method_arguments_for
 
 CLASS = "class Encoder:\n    def forward(self, ids, lengths):\n        return ids\n\n\n"
 
@@ -28,3 +29,25 @@ def test_unknown_callers_give_no_answer():
     assert calls_of("model = Encoder()\nmodel = wrap(model)\nout = model(ids, lengths)\n") is None  # rebound from other code
     assert calls_of("factory = Encoder\n") is None  # the class itself is handed around
     assert calls_of("model = Encoder()\n") is None  # never called
+
+
+REPORTER = "class Reporter:\n    def draw(self, ax, codes):\n        ax.plot(codes)\n\n    def report(self, ax, out):\n        self.draw(ax, out)\n\n\n"
+
+
+def given_codes(source: str) -> list[str] | None:
+    module = cst.parse_module(REPORTER + source)
+    draw = module.body[0].body.body[0]
+    found = method_arguments_for(module, module.body[0], draw, "codes")
+    return None if found is None else [cst.Module([]).code_for_node(value) for _, value in found]
+
+
+def test_a_methods_arguments_at_its_self_calls_and_its_instances_calls():
+    assert given_codes("reporter = Reporter()\nreporter.draw(ax, codes=z)\n") == ["out", "z"]
+    assert given_codes("") == ["out"]
+
+
+def test_a_method_called_otherwise_gives_no_answer():
+    assert given_codes("reporter = Reporter()\nrun(reporter)\nreporter.draw(ax, z)\n") is None  # an instance handed on
+    assert given_codes("other.draw(ax, z)\n") is None  # some object's `draw`, maybe this class's
+    assert given_codes("class Sub(Reporter):\n    pass\n") is None  # a subclass may call it with anything
+    assert given_codes("reporter = Reporter()\nreporter.draw(ax, *rest)\n") is None

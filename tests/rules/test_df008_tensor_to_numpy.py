@@ -91,3 +91,47 @@ def test_stores_that_convert_nothing_on_a_gpu_are_left_alone(array, value):
     source = STORED.format(array=array, value=value)
     assert stored(array, value) == source
 
+
+
+PLOTTING_HELPER = """import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def show(ax, image):
+    ax.imshow(image[0])
+
+
+fig, ax = plt.subplots()
+out = torch.rand(2, 4, 4).to(device)
+{calls}
+"""
+
+
+def test_a_helper_every_caller_gives_device_values_brings_them_over_where_it_plots():
+    result = run_devfix(PLOTTING_HELPER.format(calls="show(ax, out)\nshow(ax, out * 2)"), rules=[TensorToNumpy])
+    assert "    ax.imshow(image[0].detach().cpu())\n" in result.fixed.decode()
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        "show(ax, out)\nshow(ax, np.zeros((2, 4, 4)))",  # also given an array, which has no `.detach()`
+        "show(ax, out)\nhandlers = [show]",  # handed on: callers unknown
+        "show(object(), out)",  # the receiver is no Axes
+        "show(ax, out.cpu())",
+    ],
+)
+def test_a_helper_whose_callers_are_not_all_known_to_give_device_values_is_left_alone(calls: str):
+    source = PLOTTING_HELPER.format(calls=calls)
+    result = run_devfix(source, rules=[TensorToNumpy])
+    assert result.fixed.decode() == source and not result.findings
+
+
+@pytest.mark.parametrize("value", ["out.shape", "out.shape[1:]", "out.dtype"])
+def test_what_describes_a_device_tensor_is_handed_over_as_it_is(value: str):
+    source = f"import numpy as np\nimport torch\n\nout = torch.rand(2, 3).to('cuda')\nones = np.ones({value})\n"
+    result = run_devfix(source, rules=[TensorToNumpy])
+    assert result.fixed.decode() == source and not result.findings
