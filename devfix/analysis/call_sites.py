@@ -7,6 +7,8 @@ file, and every call passes, for that parameter, a value the caller's scope prov
 
 from __future__ import annotations
 
+from collections import Counter
+
 import libcst as cst
 
 from devfix.analysis.cst_bindings import parameters
@@ -56,25 +58,53 @@ def passed_arguments(scope: cst.CSTNode, function: cst.FunctionDef) -> list[dict
     return found
 
 
-def method_arguments_for(
-    module: cst.Module, class_def: cst.ClassDef, method: cst.FunctionDef, parameter: str,
-) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
-    """`arguments_for` a parameter of a method of a top-level class, at its calls `self.<method>(...)`
-    in the class's methods and `reporter.<method>(...)` on the class's instances (`instance_calls`);
-    None when `.<method>` appears anywhere in the file otherwise (a reference handed on, another
-    object's method of that name), the class is derived from in the file, or a call hides the
-    parameter."""
-    if class_def not in module.body or _derived_from(module, class_def.name.value):
-        return None
-    uses = _AttributeUses(method.name.value)
-    module.visit(uses)
-    inside = _AttributeUses(method.name.value)
-    class_def.body.visit(inside)
-    calls = inside.self_calls + [call for call, name in instance_calls(module, class_def) or () if name == method.name.value]
-    if not calls or len(calls) != uses.attributes:
-        return None
-    params = method.params
-    positional = [param.name.value for param in (*params.posonly_params, *params.params)][1:]
+class CallIndex:
+    """One walk of a module that answers `arguments_for` and `method_arguments_for` for any of its
+    functions and methods: a rule that asks about many parameters (DF008, one per value a host
+    library gets) would otherwise walk the module once for each."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        walk = _CallWalk()
+        module.visit(walk)
+        self.name_uses, self.name_calls = walk.name_uses, walk.name_calls
+        self.attribute_uses, self.self_calls = walk.attribute_uses, walk.self_calls
+        self.derived = walk.derived
+        self._instances: dict[int, list[tuple[cst.Call, str | None]] | None] = {}
+
+    def arguments_for(self, function: cst.FunctionDef, parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
+        """As `arguments_for`."""
+        if function not in self.module.body:
+            return None
+        calls = self.name_calls.get(function.name.value, [])
+        if not calls or self.name_uses[function.name.value] != len(calls) + 1:  # + the `def` itself
+            return None
+        params = function.params
+        return _given(calls, parameter, [param.name.value for param in (*params.posonly_params, *params.params)])
+
+    def method_arguments_for(
+        self, class_def: cst.ClassDef, method: cst.FunctionDef, parameter: str,
+    ) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
+        """`arguments_for` a parameter of a method of a top-level class, at its calls
+        `self.<method>(...)` in the class's methods and `reporter.<method>(...)` on the class's
+        instances (`instance_calls`); None when `.<method>` appears anywhere in the file otherwise
+        (a reference handed on, another object's method of that name), the class is derived from in
+        the file, or a call hides the parameter."""
+        name = method.name.value
+        if class_def not in self.module.body or class_def.name.value in self.derived:
+            return None
+        calls = list(self.self_calls.get((class_def.name.value, name), ()))
+        if self.attribute_uses[name] > len(calls):  # the rest may be calls on the class's instances
+            if id(class_def) not in self._instances:
+                self._instances[id(class_def)] = instance_calls(self.module, class_def)
+            calls += [call for call, called in self._instances[id(class_def)] or () if called == name]
+        if not calls or len(calls) != self.attribute_uses[name]:
+            return None
+        params = method.params
+        return _given(calls, parameter, [param.name.value for param in (*params.posonly_params, *params.params)][1:])
+
+
+def _given(calls: list[cst.Call], parameter: str, positional: list[str]) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
     found = []
     for call in calls:
         value = argument_for(call, parameter, positional)
@@ -84,29 +114,42 @@ def method_arguments_for(
     return found
 
 
-def _derived_from(module: cst.Module, name: str) -> bool:
-    return any(
-        isinstance(statement, cst.ClassDef) and any(isinstance(base.value, cst.Name) and base.value.value == name for base in statement.bases)
-        for statement in module.body
-    )
+class _CallWalk(cst.CSTVisitor):
+    """How often each name and each attribute appears, the calls of plain names, the calls
+    `self.<name>(...)` in each top-level class, and the names of the classes derived from."""
 
+    def __init__(self) -> None:
+        self.name_uses: Counter[str] = Counter()
+        self.name_calls: dict[str, list[cst.Call]] = {}
+        self.attribute_uses: Counter[str] = Counter()
+        self.self_calls: dict[tuple[str, str], list[cst.Call]] = {}
+        self.derived: set[str] = set()
+        self._classes: list[str] = []
+        self._super_calls: list[cst.Call] = []
 
-class _AttributeUses(cst.CSTVisitor):
-    """How often `.<name>` appears, and the calls `self.<name>(...)`."""
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node.name.value)
+        self.derived |= {base.value.value for base in node.bases if isinstance(base.value, cst.Name)}
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.attributes = 0
-        self.self_calls: list[cst.Call] = []
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.name_uses[node.value] += 1
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.attributes += node.attr.value == self.name
+        self.attribute_uses[node.attr.value] += 1
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
-        if (isinstance(func, cst.Attribute) and func.attr.value == self.name and isinstance(func.value, cst.Name)
-                and func.value.value == "self"):
-            self.self_calls.append(node)
+        if isinstance(func, cst.Name):
+            self.name_calls.setdefault(func.value, []).append(node)
+            if func.value == "super" and len(node.args) == 2 and isinstance(node.args[0].value, cst.Name):
+                return False  # `super(Net, self)`: the Python 2 spelling of a class's own `super()` (`_Uses`)
+        elif (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+                and len(self._classes) == 1):
+            self.self_calls.setdefault((self._classes[0], func.attr.value), []).append(node)
+        return True
 
 
 def constructor_arguments_for(module: cst.Module, class_def: cst.ClassDef, parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:

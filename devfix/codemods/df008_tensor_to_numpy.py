@@ -54,14 +54,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from devfix.analysis.axes import AxesNames
-from devfix.analysis.call_sites import (
-    argument_for,
-    arguments_for,
-    file_functions,
-    instance_calls,
-    method_arguments_for,
-    passed_arguments,
-)
+from devfix.analysis.call_sites import CallIndex, argument_for, file_functions, instance_calls, passed_arguments
 from devfix.analysis.cst_bindings import is_static_method
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_sinks import HostParameters
@@ -102,6 +95,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         self._narrowed: set[int] = set()  # functions whose callback parameters left `passthrough`
         self._callbacks: dict[int, frozenset[str]] = {}  # `_callback_parameters`, by function
         self._axes: dict[int, AxesNames] = {}  # each scope's matplotlib Axes, as asked for
+        self._given: dict[tuple[int, str], list[tuple[cst.Call, cst.BaseExpression]] | None] = {}  # `_arguments_given`
+        self._calls: CallIndex | None = None  # the module's calls, walked once when a parameter is asked about
         self._plots = self.facts is None or self.facts.imports.imports_any(("matplotlib",))
         if self.facts is not None and not self.facts.imports.imports_any(HOST_MODULES):
             return  # no name can reach a host library's function: the search would walk the tree for nothing
@@ -417,13 +412,21 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         scope = self.enclosing_scope(node)
         if name is None or not isinstance(scope, cst.FunctionDef):
             return None
-        facts = self._host_facts(node)
-        if name not in facts.parameters or name in facts.bindings:
-            return None
-        owner = self.class_of_method(scope)
-        if owner is None:
-            return arguments_for(self.module, scope, name)
-        return None if is_static_method(scope) else method_arguments_for(self.module, owner, scope, name)
+        if (id(scope), name) not in self._given:
+            facts = self._host_facts(node)
+            owner = self.class_of_method(scope)
+            if name not in facts.parameters or name in facts.bindings:
+                self._given[(id(scope), name)] = None
+            elif owner is None:
+                self._given[(id(scope), name)] = self._call_index().arguments_for(scope, name)
+            else:
+                self._given[(id(scope), name)] = None if is_static_method(scope) else self._call_index().method_arguments_for(owner, scope, name)
+        return self._given[(id(scope), name)]
+
+    def _call_index(self) -> CallIndex:
+        if self._calls is None:
+            self._calls = CallIndex(self.module)
+        return self._calls
 
     def _detached(self, value: cst.BaseExpression) -> bool:
         """A name bound, where it is read, to a value that detaches (`pred = model(x).detach()`):

@@ -1,11 +1,11 @@
-"""`analysis.call_sites.instance_calls` and `method_arguments_for`: the calls of a class's instances and
+"""`analysis.call_sites.instance_calls` and `CallIndex.method_arguments_for`: the calls of a class's instances and
 methods, only when they are all known."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.call_sites import instance_calls, method_arguments_for
+from devfix.analysis.call_sites import CallIndex, instance_calls
 
 CLASS = "class Encoder:\n    def forward(self, ids, lengths):\n        return ids\n\n\n"
 
@@ -37,7 +37,7 @@ REPORTER = "class Reporter:\n    def draw(self, ax, codes):\n        ax.plot(cod
 def given_codes(source: str) -> list[str] | None:
     module = cst.parse_module(REPORTER + source)
     draw = module.body[0].body.body[0]
-    found = method_arguments_for(module, module.body[0], draw, "codes")
+    found = CallIndex(module).method_arguments_for(module.body[0], draw, "codes")
     return None if found is None else [cst.Module([]).code_for_node(value) for _, value in found]
 
 
