@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from devfix.analysis import signals
-from devfix.analysis.ast_nodes import every_node, is_self_attribute
+from devfix.analysis.ast_nodes import FUNCTIONS, every_node, is_self_attribute
 from devfix.analysis.host_sinks import fed_values
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
-from devfix.analysis.torch_api import DEVICE_NAMES, LIST_FILLERS
+from devfix.analysis.torch_api import AXES_DATA_METHODS, DEVICE_NAMES, LIST_FILLERS
 
 if TYPE_CHECKING:
     from devfix.analysis.chunks import Chunk
@@ -61,8 +61,9 @@ def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     """DF008 reports `.numpy()`, a call of a host library's function (`np.mean`, `plt.plot`, a name
     imported from sklearn), a store into an item of a numpy array, and `xs.append(t)` of a list some
     host call is handed (`xs`, `history["loss"]`, `self.losses`), or a function of the file that
-    hands it to one. None when a star import
-    from a host library may bind any name."""
+    hands it to one; a data method of a matplotlib Axes (`ax.imshow(t)`) counts as a host call. It
+    reads every call of a function that hands a parameter to one (`show(ax, out)`). None when a
+    star import from a host library may bind any name."""
     host_names: set[str] = set()
     for node in facts.import_statements:
         if isinstance(node, ast.Import):
@@ -74,7 +75,8 @@ def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     arrays = facts.numpy_arrays if host_names else frozenset()  # `g_loss[i] = loss`: a store into a numpy array
     found = {index for index, chunk in enumerate(chunks) if "numpy" in chunk.text or chunk.loads & (host_names | arrays)}
     calls = [node for node in every_node(facts.tree) if isinstance(node, ast.Call)] if host_names else []
-    host_args = [_without_key(arg) for call in calls if _root_name(call.func) in host_names for arg in call.args]
+    plots = any(_plots(node) for node in facts.import_statements)
+    host_args = [_without_key(arg) for call in calls if _root_name(call.func) in host_names or plots and _axes_method(call) for arg in call.args]
     handed = {arg.id for arg in host_args if isinstance(arg, ast.Name)}  # `losses`, `history["loss"]`
     kept = {arg.attr for arg in host_args if is_self_attribute(arg)}  # `self.losses`, `self.history["loss"]`
     functions = facts.host_functions if calls else {}  # `f1(labels, preds)` of a function that hands them to numpy
@@ -87,7 +89,39 @@ def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
             receiver = _without_key(func.value) if isinstance(func, ast.Attribute) and func.attr in LIST_FILLERS else None
             if isinstance(receiver, ast.Name) and receiver.id in handed or is_self_attribute(receiver) and receiver.attr in kept:
                 found.add(_chunk_index(starts, call.lineno))
-    return Seeds(found)
+    if plots:  # `ax.imshow(t)`: a data method of a matplotlib Axes (`analysis.axes`)
+        found |= {index for index, chunk in enumerate(chunks) if chunk.attributes & AXES_DATA_METHODS}
+    helpers = _parameters_to_host(facts.tree, host_names, plots) if host_names else set()
+    reads = {index for index, chunk in enumerate(chunks) if (chunk.loads | chunk.attributes) & helpers}
+    return Seeds(found, reads)
+
+
+def _axes_method(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute) and call.func.attr in AXES_DATA_METHODS
+
+
+def _plots(node: ast.Import | ast.ImportFrom) -> bool:
+    names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+    return any(name == "matplotlib" or name.startswith("matplotlib.") for name in names)
+
+
+def _parameters_to_host(tree: ast.Module, host_names: set[str], plots: bool) -> set[str]:
+    """The functions and methods that may hand a parameter to a host library or an Axes
+    (`def show(ax, image): ax.imshow(image)`): DF008 reads every call of them (`_given_device_values`)."""
+    found = set()
+    for function in every_node(tree):
+        if not isinstance(function, FUNCTIONS):
+            continue
+        arguments = function.args
+        parameters = {argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]} - {"self", "cls"}
+        for call in every_node(function):
+            if not isinstance(call, ast.Call):
+                continue
+            if plots and _axes_method(call) or _root_name(call.func) in host_names:
+                if any(isinstance(node, ast.Name) and node.id in parameters for node in ast.walk(call)):
+                    found.add(function.name)
+                    break
+    return found
 
 
 def _without_key(node: ast.expr) -> ast.expr:
