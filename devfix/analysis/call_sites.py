@@ -125,7 +125,7 @@ class _CallWalk(cst.CSTVisitor):
         self.self_calls: dict[tuple[str, str], list[cst.Call]] = {}
         self.derived: set[str] = set()
         self._classes: list[str] = []
-        self._super_calls: list[cst.Call] = []
+        self._attribute_names: set[int] = set()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node.name.value)
@@ -135,10 +135,12 @@ class _CallWalk(cst.CSTVisitor):
         self._classes.pop()
 
     def visit_Name(self, node: cst.Name) -> None:
-        self.name_uses[node.value] += 1
+        if id(node) not in self._attribute_names:
+            self.name_uses[node.value] += 1
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.attribute_uses[node.attr.value] += 1
+        self._attribute_names.add(id(node.attr))  # `plt.imshow` is no use of the file's `imshow`
 
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func

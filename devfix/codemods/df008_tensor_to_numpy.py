@@ -408,14 +408,16 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _arguments_given(self, name: str | None, node: cst.CSTNode) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
         """What every call of the function around `node` in the file (one at least; for a method,
         every `self.show(...)` and `reporter.show(...)`) gives its parameter `name`, which the
-        function never rebinds; None when the callers are not all known."""
+        function rebinds only to values where it is (`img = img / 2 + 0.5`); None when the callers
+        are not all known."""
         scope = self.enclosing_scope(node)
         if name is None or not isinstance(scope, cst.FunctionDef):
             return None
         if (id(scope), name) not in self._given:
             facts = self._host_facts(node)
             owner = self.class_of_method(scope)
-            if name not in facts.parameters or name in facts.bindings:
+            rebound = [binding.value for binding in facts.bindings.get(name, ())]
+            if name not in facts.parameters or not all(_follows(value, name) for value in rebound):
                 self._given[(id(scope), name)] = None
             elif owner is None:
                 self._given[(id(scope), name)] = self._call_index().arguments_for(scope, name)
@@ -442,6 +444,17 @@ def _reads_metadata(value: cst.BaseExpression) -> bool:
     while isinstance(value, cst.Subscript):
         value = value.value
     return isinstance(value, cst.Attribute) and value.attr.value in METADATA_ATTRIBUTES
+
+
+def _follows(value: cst.BaseExpression | None, name: str) -> bool:
+    """`img / 2 + 0.5`, `-img`, `img.permute(1, 2, 0)` of `img`: the name's values, where they are
+    (numbers aside); not `img.cpu()`, nor anything another value enters."""
+    if isinstance(value, cst.BinaryOperation):
+        sides = [side for side in (value.left, value.right) if not isinstance(side, (cst.Integer, cst.Float))]
+        return bool(sides) and all(_follows(side, name) for side in sides)
+    if isinstance(value, cst.UnaryOperation):
+        return _follows(value.expression, name)
+    return _parameter_read(value) == name if value is not None else False
 
 
 def _parameter_read(value: cst.BaseExpression) -> str | None:

@@ -135,3 +135,10 @@ def test_what_describes_a_device_tensor_is_handed_over_as_it_is(value: str):
     source = f"import numpy as np\nimport torch\n\nout = torch.rand(2, 3).to('cuda')\nones = np.ones({value})\n"
     result = run_devfix(source, rules=[TensorToNumpy])
     assert result.fixed.decode() == source and not result.findings
+
+
+@pytest.mark.parametrize("rebinding", ["image = image.cpu()", "image = load(image)", "image = image + offset"])
+def test_a_helper_that_rebinds_its_parameter_to_other_values_is_left_alone(rebinding: str):
+    source = PLOTTING_HELPER.replace("def show(ax, image):\n", f"def show(ax, image):\n    {rebinding}\n").format(calls="show(ax, out)")
+    result = run_devfix(source, rules=[TensorToNumpy])
+    assert result.fixed.decode() == source and not result.findings
