@@ -145,14 +145,22 @@ def array_names(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
 
 def _moved_attributes(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
     """Attributes some statement binds to a move or moves (`self.model = model.to(device)`,
-    `self.model.to(device)`): calling one (`self.model(x)`) may give a device value, whatever it is
-    given."""
+    `self.model.to(device)`), or an `__init__` binds to one of its parameters (`self.model = model`,
+    which the constructions may give a moved model: `ScopeTracker.object_modules`): calling one
+    (`self.model(x)`) may give a device value, whatever it is given."""
     found = set()
     for node in every_node(tree):
         if isinstance(node, ast.Assign) and is_move(node.value, imports):
             found |= {target.attr for target in node.targets if is_self_attribute(target)}
         elif isinstance(node, ast.Call) and is_move(node, imports) and is_self_attribute(node.func.value):
             found.add(node.func.value.attr)
+        elif isinstance(node, FUNCTIONS) and node.name == "__init__":
+            given = {argument.arg for argument in node.args.args}
+            found |= {
+                target.attr for statement in node.body if isinstance(statement, ast.Assign)
+                and isinstance(statement.value, ast.Name) and statement.value.id in given
+                for target in statement.targets if is_self_attribute(target)
+            }
     return frozenset(found)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from devfix.analysis.call_sites import constructor_arguments_for
 from devfix.analysis.cst_bindings import is_generator, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.module_classes import is_module_class, is_self_attribute, stores_of_self_attribute
@@ -96,13 +97,14 @@ class ScopeTracker:
     def object_modules(self, class_def: cst.ClassDef) -> tuple[frozenset[str], frozenset[str]]:
         """The attributes `__init__` binds to a Module it builds (`self.criterion = nn.MSELoss()`:
         what it returns follows its input) or to a move (`self.model = model.to(device)`), with no
-        other store in the class; and those of them on a device: bound to a move, or moved in place
-        by a statement of `__init__` after the store (`self.model.to(self.device)`)."""
+        other store in the class; and those of them on a device: bound to a move, moved in place
+        by a statement of `__init__` after the store (`self.model.to(self.device)`), or bound to a
+        parameter every construction of the class gives a moved model (`_given_moved_models`)."""
         if id(class_def) not in self._object_modules:
             init = next((item for item in class_def.body.body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__"), None)
             given = {param.name.value for param in init.params.params} if init is not None else set()
             built: set[str] = set()
-            kept: set[str] = set()  # `self.model = model`: a parameter, moved in place below or not a Module at all
+            kept: dict[str, str] = {}  # `self.model = model`: attribute → the parameter; moved in place below, by every caller, or not a Module at all
             on_device: set[str] = set()
             for statement in init.body.body if init is not None else ():
                 for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
@@ -113,13 +115,28 @@ class ScopeTracker:
                         elif isinstance(value, cst.Call) and self.builds_module(value):
                             built.add(name)
                         elif isinstance(value, cst.Name) and value.value in given:
-                            kept.add(name)
+                            kept[name] = value.value
                     move = as_move(small.value, self.qualified) if isinstance(small, cst.Expr) else None
-                    if move is not None and is_self_attribute(move.receiver) and move.receiver.attr.value in built | kept:
+                    if move is not None and is_self_attribute(move.receiver) and move.receiver.attr.value in built | kept.keys():
                         on_device.add(move.receiver.attr.value)
+            on_device |= {name for name, parameter in kept.items() if name not in on_device and self._given_moved_models(class_def, parameter)}
             once = {name for name in built | on_device if stores_of_self_attribute(class_def, name) == 1}
             self._object_modules[id(class_def)] = (frozenset((built | on_device) & once), frozenset(on_device & once))
         return self._object_modules[id(class_def)]
+
+    def _given_moved_models(self, class_def: cst.ClassDef, parameter: str) -> bool:
+        """`Evaluator(model, loader)` where every construction of the top-level class in the file
+        (one at least) gives `parameter` a name its scope moves (`model = Net().to(device)`,
+        `model.to(device)`) or a move itself: what `__init__` keeps of it is on a device."""
+        given = constructor_arguments_for(self.module, class_def, parameter)
+        if not given:
+            return False
+        for _, value in given:
+            if as_move(value, self.qualified) is not None:
+                continue
+            if not (isinstance(value, cst.Name) and value.value in self.scope_facts(value).moved):
+                return False
+        return True
 
     def _add_globals_on_device(self, facts: PlacementFacts) -> None:
         """What the top level binds once and places, read in a function that neither binds the

@@ -29,7 +29,9 @@ with `running += loss` is where `loss` is, a value of a model's dict output wher
 name, value in loss_dict.items()`), a model fed a dict or list display of device values
 (`model({"images": x.to(device)})`) is fed device values, and so is what a callable kept by the object returns
 (`self.net(x.to(device))`), not what a method of its class returns (it may hand back a CPU copy).
-A Module the object's `__init__` moved (`self.model = model.to(device)`) gives device values, and
+A Module the object's `__init__` moved (`self.model = model.to(device)`), or kept where every
+construction of the class gives it a moved model (`Evaluator(model, loader)` after
+`model.to(device)`), gives device values, and
 one it built (`self.criterion = nn.MSELoss()`) follows its input, also for the lists above
 (`losses.append(self.criterion(self.model(x), y).detach())`); a callable it was given may return
 anything (`self.score_fn(out, y)` may be a float).

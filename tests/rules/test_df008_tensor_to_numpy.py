@@ -142,3 +142,33 @@ def test_a_helper_that_rebinds_its_parameter_to_other_values_is_left_alone(rebin
     source = PLOTTING_HELPER.replace("def show(ax, image):\n", f"def show(ax, image):\n    {rebinding}\n").format(calls="show(ax, out)")
     result = run_devfix(source, rules=[TensorToNumpy])
     assert result.fixed.decode() == source and not result.findings
+
+
+KEPT_MODEL = """import numpy as np
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Evaluator:
+    def __init__(self, model):
+        self.model = model
+
+    def scores(self, images):
+        return np.asarray(self.model(images))
+
+
+moved = torch.nn.Linear(2, 2).to(device)
+{constructions}
+"""
+
+
+def test_outputs_of_a_model_every_construction_gives_moved_are_brought_over():
+    result = run_devfix(KEPT_MODEL.format(constructions="Evaluator(moved).scores(x)"), rules=[TensorToNumpy])
+    assert "np.asarray(self.model(images).detach().cpu())" in result.fixed.decode()
+
+
+def test_outputs_of_a_model_some_construction_gives_unmoved_are_left_alone():
+    source = KEPT_MODEL.format(constructions="Evaluator(moved).scores(x)\nEvaluator(torch.nn.Linear(2, 2)).scores(y)")
+    result = run_devfix(source, rules=[TensorToNumpy])
+    assert result.fixed.decode() == source and not result.findings
