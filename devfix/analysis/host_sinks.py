@@ -103,7 +103,7 @@ def device_value_may_reach_host(
     host_functions = host_functions if host_functions is not None else parameters_given_to_host(tree, imports)
     arrays = arrays if arrays is not None else array_names(tree, imports)
     kept = _instance_collectors(tree) if file_places_devices else frozenset()
-    moved = _moved_attributes(tree, imports) if file_places_devices else frozenset()
+    moved = _methods_calling(tree, _moved_attributes(tree, imports)) if file_places_devices else frozenset()
     returning = _DeviceReturns(tree, imports, host_functions, arrays, kept, moved) if file_places_devices else None
     scopes: list[tuple[ast.AST, _Scope]] = []
     for owner, (body, arguments, nodes_under) in zip([tree, *_functions(tree)], _scopes(tree)):
@@ -162,6 +162,27 @@ def _moved_attributes(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
                 for target in statement.targets if is_self_attribute(target)
             }
     return frozenset(found)
+
+
+def _methods_calling(tree: ast.Module, attributes: frozenset[str]) -> frozenset[str]:
+    """`attributes` and the methods with a `return` that calls one of them on `self`
+    (`return self.model(images).argmax(1)`), and so on: calling one may give a device value
+    (`ScopeTracker.methods_returning_device_values`)."""
+    returns = [
+        (function.name, node.value) for cls in every_node(tree) if isinstance(cls, ast.ClassDef)
+        for function in cls.body if isinstance(function, FUNCTIONS)
+        for node in every_node(function) if isinstance(node, ast.Return) and node.value is not None
+    ]
+    found = set(attributes)
+    while True:
+        more = {
+            name for name, value in returns if name not in found and any(
+                isinstance(call, ast.Call) and is_self_attribute(call.func) and call.func.attr in found for call in ast.walk(value)
+            )
+        }
+        if not more:
+            return frozenset(found)
+        found |= more
 
 
 def _instance_collectors(tree: ast.Module) -> frozenset[str]:

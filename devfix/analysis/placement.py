@@ -74,6 +74,7 @@ class PlacementFacts:
     cuda_tensor_types: frozenset[str] = frozenset()  # `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor` at the top level
     object_modules: frozenset[str] = frozenset()  # in a method: `self.<attr>` Modules `__init__` built (`ScopeTracker.object_modules`)
     object_modules_on_device: frozenset[str] = frozenset()  # … and those it moved, or bound to a move
+    object_device_methods: frozenset[str] = frozenset()  # in a method: its class's methods that return device values (`ScopeTracker.methods_returning_device_values`)
     host_copy_methods: frozenset[str] = frozenset()  # methods of the file's classes that return host copies
     file_places_devices: bool = False  # the file moves things to devices somewhere
     returns_device: Callable[[str], bool] | None = None  # is a top-level function of the file one whose every return is on a device
@@ -179,6 +180,8 @@ class PlacementFacts:
                 return True  # `self.model(x)` of a model `__init__` moved
             if is_self_attribute(callee) and callee.attr.value in self.object_modules:
                 return any(self._feeds_device(arg.value, before_line, again) for arg in expression.args)  # `self.criterion(out, y)`
+            if is_self_attribute(callee) and callee.attr.value in self.object_device_methods:
+                return True  # `self.predict(images)` whose every return is on a device
             if isinstance(callee, cst.Attribute) and callee.attr.value in self.host_copy_methods:
                 return False  # `clf.predict(x)` where every class of the file defining `predict` returns `.cpu()`
             if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS and not _to_the_host(expression, self.qualified):

@@ -6,7 +6,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from devfix.analysis.call_sites import constructor_arguments_for
-from devfix.analysis.cst_bindings import is_generator, return_values
+from devfix.analysis.cst_bindings import is_generator, is_static_method, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.module_classes import is_module_class, is_self_attribute, stores_of_self_attribute
 from devfix.analysis.placement import PlacementFacts, as_move, collect
@@ -27,6 +27,7 @@ class ScopeTracker:
         self._file_places_devices: bool | None = None
         self._returns_device: dict[str, bool] = {}
         self._object_modules: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+        self._device_methods: dict[int, frozenset[str]] = {}
         self._cuda_types: frozenset[str] | None = None
 
     def enclosing_scope(self, node: cst.CSTNode) -> ScopeNode:
@@ -123,6 +124,25 @@ class ScopeTracker:
             once = {name for name in built | on_device if stores_of_self_attribute(class_def, name) == 1}
             self._object_modules[id(class_def)] = (frozenset((built | on_device) & once), frozenset(on_device & once))
         return self._object_modules[id(class_def)]
+
+    def methods_returning_device_values(self, class_def: cst.ClassDef) -> frozenset[str]:
+        """The methods of the class (no static method, no generator) whose every `return` gives a
+        value their own facts prove on a device (`return self.model(images).argmax(1)` of a model
+        the object keeps moved: `object_modules`). A method asked about while the class is being
+        judged (one calling another) counts as not proven."""
+        if id(class_def) not in self._device_methods:
+            self._device_methods[id(class_def)] = frozenset()
+            found = set()
+            for item in class_def.body.body if isinstance(class_def.body, cst.IndentedBlock) else ():
+                if not isinstance(item, cst.FunctionDef) or is_static_method(item) or is_generator(item):
+                    continue
+                values = return_values(item)
+                if values and all(
+                    value is not None and self.facts_of_returns(value).is_device_value(value, through_functions=True) for value in values
+                ):
+                    found.add(item.name.value)
+            self._device_methods[id(class_def)] = frozenset(found)
+        return self._device_methods[id(class_def)]
 
     def _given_moved_models(self, class_def: cst.ClassDef, parameter: str) -> bool:
         """`Evaluator(model, loader)` where every construction of the top-level class in the file

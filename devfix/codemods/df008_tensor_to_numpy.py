@@ -27,12 +27,13 @@ method that every call of it on the class's instances in the file gives a device
 tensor is brought over; converted item by item (`[p.numpy() for p in predictions]`), each item is. A sum kept
 with `running += loss` is where `loss` is, a value of a model's dict output where the dict is (`for
 name, value in loss_dict.items()`), a model fed a dict or list display of device values
-(`model({"images": x.to(device)})`) is fed device values, and so is what a callable kept by the object returns
-(`self.net(x.to(device))`), not what a method of its class returns (it may hand back a CPU copy).
-A Module the object's `__init__` moved (`self.model = model.to(device)`), or kept where every
-construction of the class gives it a moved model (`Evaluator(model, loader)` after
-`model.to(device)`), gives device values, and
-one it built (`self.criterion = nn.MSELoss()`) follows its input, also for the lists above
+(`model({"images": x.to(device)})`) is fed device values, and so is what a callable kept by the
+object returns (`self.net(x.to(device))`), and what a method of its class returns where its every
+`return` is proven on a device (`return self.model(images.to(device)).softmax(1)`; another may hand
+back a CPU copy). A Module the object's `__init__` moved (`self.model = model.to(device)`), or kept
+where every construction of the class gives it a moved model (`Evaluator(model, loader)` after
+`model.to(device)`), gives device values, and one it built (`self.criterion = nn.MSELoss()`)
+follows its input, also for the lists above
 (`losses.append(self.criterion(self.model(x), y).detach())`); a callable it was given may return
 anything (`self.score_fn(out, y)` may be a float).
 What a plain function returns counts only for `.numpy()` (only tensors have it): `train_step(...)`
@@ -146,6 +147,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             owner = self.class_of_method(scope)
             if owner is not None:
                 facts.object_modules, facts.object_modules_on_device = self.object_modules(owner)
+                facts.object_device_methods = self.methods_returning_device_values(owner)
         return facts
 
     def facts_of_returns(self, node: cst.CSTNode) -> PlacementFacts:
