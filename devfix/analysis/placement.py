@@ -8,7 +8,7 @@ devfix cannot see (loop targets, parameters, `with` targets) is never called a d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -74,7 +74,7 @@ class PlacementFacts:
     cuda_tensor_types: frozenset[str] = frozenset()  # `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor` at the top level
     object_modules: frozenset[str] = frozenset()  # in a method: `self.<attr>` Modules `__init__` built (`ScopeTracker.object_modules`)
     object_modules_on_device: frozenset[str] = frozenset()  # … and those it moved, or bound to a move
-    object_device_methods: frozenset[str] = frozenset()  # in a method: its class's methods that return device values (`ScopeTracker.methods_returning_device_values`)
+    object_device_methods: Set[str] = frozenset()  # in a method: its class's methods that return device values (`ScopeTracker.methods_returning_device_values`)
     host_copy_methods: frozenset[str] = frozenset()  # methods of the file's classes that return host copies
     file_places_devices: bool = False  # the file moves things to devices somewhere
     returns_device: Callable[[str], bool] | None = None  # is a top-level function of the file one whose every return is on a device

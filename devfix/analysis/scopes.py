@@ -27,7 +27,7 @@ class ScopeTracker:
         self._file_places_devices: bool | None = None
         self._returns_device: dict[str, bool] = {}
         self._object_modules: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
-        self._device_methods: dict[int, frozenset[str]] = {}
+        self._device_methods: dict[int, set[str]] = {}
         self._cuda_types: frozenset[str] | None = None
 
     def enclosing_scope(self, node: cst.CSTNode) -> ScopeNode:
@@ -125,13 +125,14 @@ class ScopeTracker:
             self._object_modules[id(class_def)] = (frozenset((built | on_device) & once), frozenset(on_device & once))
         return self._object_modules[id(class_def)]
 
-    def methods_returning_device_values(self, class_def: cst.ClassDef) -> frozenset[str]:
+    def methods_returning_device_values(self, class_def: cst.ClassDef) -> set[str]:
         """The methods of the class (no static method, no generator) whose every `return` gives a
         value their own facts prove on a device (`return self.model(images).argmax(1)` of a model
-        the object keeps moved: `object_modules`). A method asked about while the class is being
-        judged (one calling another) counts as not proven."""
+        the object keeps moved: `object_modules`). One set per class, filled once the class is
+        judged: facts that took it while it was being judged (a method's facts read to judge
+        another) see the whole of it afterwards, and nothing while it is judged (not proven)."""
         if id(class_def) not in self._device_methods:
-            self._device_methods[id(class_def)] = frozenset()
+            self._device_methods[id(class_def)] = set()
             found = set()
             for item in class_def.body.body if isinstance(class_def.body, cst.IndentedBlock) else ():
                 if not isinstance(item, cst.FunctionDef) or is_static_method(item) or is_generator(item):
@@ -141,7 +142,7 @@ class ScopeTracker:
                     value is not None and self.facts_of_returns(value).is_device_value(value, through_functions=True) for value in values
                 ):
                     found.add(item.name.value)
-            self._device_methods[id(class_def)] = frozenset(found)
+            self._device_methods[id(class_def)] |= found
         return self._device_methods[id(class_def)]
 
     def _given_moved_models(self, class_def: cst.ClassDef, parameter: str) -> bool:

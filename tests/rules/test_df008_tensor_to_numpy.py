@@ -172,3 +172,14 @@ def test_outputs_of_a_model_some_construction_gives_unmoved_are_left_alone():
     source = KEPT_MODEL.format(constructions="Evaluator(moved).scores(x)\nEvaluator(torch.nn.Linear(2, 2)).scores(y)")
     result = run_devfix(source, rules=[TensorToNumpy])
     assert result.fixed.decode() == source and not result.findings
+
+
+def test_results_of_a_device_method_are_brought_over_in_every_method_that_hands_them_to_numpy():
+    source = KEPT_MODEL.replace(
+        "    def scores(self, images):\n        return np.asarray(self.model(images))\n",
+        "    def first(self, images):\n        return np.asarray(self.model(images))\n\n"
+        "    def scores(self, images):\n        return self.model(images)\n\n"
+        "    def report(self, images):\n        return float(np.mean(np.asarray(self.scores(images))))\n",
+    ).format(constructions="evaluator = Evaluator(moved)\nevaluator.first(x)\nevaluator.report(x)")
+    result = run_devfix(source, rules=[TensorToNumpy])
+    assert "np.asarray(self.scores(images).detach().cpu())" in result.fixed.decode()
