@@ -73,7 +73,8 @@ class CallIndex:
         self._instances: dict[int, list[tuple[cst.Call, str | None]] | None] = {}
 
     def arguments_for(self, function: cst.FunctionDef, parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
-        """As `arguments_for`."""
+        """As the module's `arguments_for`, but an attribute of the function's name (`plt.imshow`
+        beside the file's `imshow`) is no use of it."""
         if function not in self.module.body:
             return None
         calls = self.name_calls.get(function.name.value, [])
