@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING
 
 from devfix.analysis import signals
 from devfix.analysis.ast_nodes import FUNCTIONS, every_node, is_self_attribute
-from devfix.analysis.host_sinks import fed_values
+from devfix.analysis.host_sinks import fed_values, may_be_axes_call
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
 from devfix.analysis.torch_api import AXES_DATA_METHODS, DEVICE_NAMES, LIST_FILLERS
 
 if TYPE_CHECKING:
     from devfix.analysis.chunks import Chunk
     from devfix.analysis.facts import FileFacts
+    from devfix.analysis.imports import ImportTable
 
 HOST_MODULES = ("numpy", "matplotlib", "sklearn", "scipy", "pandas")  # DF008's `HOST_LIBRARIES`
 MOVE_METHODS = frozenset({"to", "cuda", "cpu"})  # DF005's
@@ -75,8 +76,7 @@ def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     arrays = facts.numpy_arrays if host_names else frozenset()  # `g_loss[i] = loss`: a store into a numpy array
     found = {index for index, chunk in enumerate(chunks) if "numpy" in chunk.text or chunk.loads & (host_names | arrays)}
     calls = [node for node in every_node(facts.tree) if isinstance(node, ast.Call)] if host_names else []
-    plots = any(_plots(node) for node in facts.import_statements)
-    host_args = [_without_key(arg) for call in calls if _root_name(call.func) in host_names or plots and _axes_method(call) for arg in call.args]
+    host_args = [_without_key(arg) for call in calls if _root_name(call.func) in host_names or may_be_axes_call(call, facts.imports) for arg in call.args]
     handed = {arg.id for arg in host_args if isinstance(arg, ast.Name)}  # `losses`, `history["loss"]`
     kept = {arg.attr for arg in host_args if is_self_attribute(arg)}  # `self.losses`, `self.history["loss"]`
     functions = facts.host_functions if calls else {}  # `f1(labels, preds)` of a function that hands them to numpy
@@ -89,23 +89,14 @@ def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
             receiver = _without_key(func.value) if isinstance(func, ast.Attribute) and func.attr in LIST_FILLERS else None
             if isinstance(receiver, ast.Name) and receiver.id in handed or is_self_attribute(receiver) and receiver.attr in kept:
                 found.add(_chunk_index(starts, call.lineno))
-    if plots:  # `ax.imshow(t)`: a data method of a matplotlib Axes (`analysis.axes`)
+    if facts.imports.imports_any(("matplotlib",)):  # `ax.imshow(t)`: a data method of a matplotlib Axes (`analysis.axes`)
         found |= {index for index, chunk in enumerate(chunks) if chunk.attributes & AXES_DATA_METHODS}
-    helpers = _parameters_to_host(facts.tree, host_names, plots) if host_names else set()
+    helpers = _parameters_to_host(facts.tree, host_names, facts.imports) if host_names else set()
     reads = {index for index, chunk in enumerate(chunks) if (chunk.loads | chunk.attributes) & helpers}
     return Seeds(found, reads)
 
 
-def _axes_method(call: ast.Call) -> bool:
-    return isinstance(call.func, ast.Attribute) and call.func.attr in AXES_DATA_METHODS
-
-
-def _plots(node: ast.Import | ast.ImportFrom) -> bool:
-    names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-    return any(name == "matplotlib" or name.startswith("matplotlib.") for name in names)
-
-
-def _parameters_to_host(tree: ast.Module, host_names: set[str], plots: bool) -> set[str]:
+def _parameters_to_host(tree: ast.Module, host_names: set[str], imports: ImportTable) -> set[str]:
     """The functions and methods that may hand a parameter to a host library or an Axes
     (`def show(ax, image): ax.imshow(image)`): DF008 reads every call of them (`_given_device_values`)."""
     found = set()
@@ -117,7 +108,7 @@ def _parameters_to_host(tree: ast.Module, host_names: set[str], plots: bool) -> 
         for call in every_node(function):
             if not isinstance(call, ast.Call):
                 continue
-            if plots and _axes_method(call) or _root_name(call.func) in host_names:
+            if _root_name(call.func) in host_names or may_be_axes_call(call, imports):
                 if any(isinstance(node, ast.Name) and node.id in parameters for node in ast.walk(call)):
                     found.add(function.name)
                     break

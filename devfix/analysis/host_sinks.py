@@ -106,18 +106,13 @@ def device_value_may_reach_host(
     moved = _methods_calling(tree, _moved_attributes(tree, imports)) if file_places_devices else frozenset()
     returning = _DeviceReturns(tree, imports, host_functions, arrays, kept, moved) if file_places_devices else None
     scopes: list[tuple[ast.AST, _Scope]] = []
-    for owner, (body, arguments, nodes_under) in zip([tree, *_functions(tree)], _scopes(tree)):
+    for owner, body, arguments, nodes_under in _scopes(tree):
         scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions, arrays, kept, returning, moved)
         if scope.has_sink() and scope.sink_may_be_on_device():
             return True
         scopes.append((owner, scope))
     fed = {owner.name for owner, scope in scopes if scope.parameter_sinks and isinstance(owner, FUNCTIONS)}
     return bool(fed) and any(_calls_with_device_values(scope, fed) for _, scope in scopes)
-
-
-def _functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The file's functions, in `_scopes`' order."""
-    return [node for node in every_node(tree) if isinstance(node, FUNCTIONS)]
 
 
 def _calls_with_device_values(scope: _Scope, functions: set[str]) -> bool:
@@ -249,13 +244,14 @@ def _top_level_device_names(tree: ast.Module, imports: ImportTable) -> frozenset
     return frozenset(found)
 
 
-def _scopes(tree: ast.Module) -> Iterator[tuple[list[ast.stmt], ast.arguments | None, list[ast.AST]]]:
+def _scopes(tree: ast.Module) -> Iterator[tuple[ast.AST, list[ast.stmt], ast.arguments | None, list[ast.AST]]]:
     """Each scope as the rule's placement facts see it (the module's top level and every function),
-    with every node under it, nested functions included (where sinks and appends may also be)."""
-    yield tree.body, None, every_node(tree)
+    the node that holds it, with every node under it, nested functions included (where sinks and
+    appends may also be)."""
+    yield tree, tree.body, None, every_node(tree)
     for node in every_node(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node.body, node.args, [inner for statement in node.body for inner in every_node(statement)]
+        if isinstance(node, FUNCTIONS):
+            yield node, node.body, node.args, [inner for statement in node.body for inner in every_node(statement)]
 
 
 
@@ -412,11 +408,16 @@ def _host_call_values(call: ast.Call, imports: ImportTable) -> list[ast.expr] | 
     """A host library call's arguments and the items of those that are lists or tuples; None for
     any other call. Any call of an Axes data method's name counts in a file that imports
     matplotlib (the rule asks that the receiver be an Axes, `analysis.axes`)."""
-    axes_method = isinstance(call.func, ast.Attribute) and call.func.attr in AXES_DATA_METHODS and imports.imports_any(("matplotlib",))
-    if not (axes_method or (imports.qualify(call.func) or "").startswith(HOST_LIBRARIES)):
+    if not (may_be_axes_call(call, imports) or (imports.qualify(call.func) or "").startswith(HOST_LIBRARIES)):
         return None
     values = [*call.args, *(keyword.value for keyword in call.keywords)]
     return values + [element for value in values if isinstance(value, (ast.List, ast.Tuple)) for element in value.elts]
+
+
+def may_be_axes_call(call: ast.Call, imports: ImportTable) -> bool:
+    """`ax.imshow(t)` in a file that imports matplotlib: a call of an Axes data method's name, which
+    the screens take for one (DF008 asks that the receiver be an Axes, `analysis.axes`)."""
+    return isinstance(call.func, ast.Attribute) and call.func.attr in AXES_DATA_METHODS and imports.imports_any(("matplotlib",))
 
 
 def fed_values(call: ast.Call, host: HostParameters) -> list[ast.expr]:

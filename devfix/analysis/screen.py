@@ -27,6 +27,7 @@ from devfix.analysis.ast_nodes import (
     scope_nodes,
 )
 from devfix.analysis.factory_meetings import encodings_meet_a_moved_model
+from devfix.analysis.host_sinks import may_be_axes_call
 from devfix.analysis.imports import ImportTable, cast_argument
 from devfix.analysis.kinds import Kind
 from devfix.analysis.method_factories import attributes_given_values, class_feeds_fresh_tensors
@@ -58,7 +59,6 @@ from devfix.analysis.signals import (
     UNPLACED_FACTORY_IN_METHOD,
 )
 from devfix.analysis.torch_api import (
-    AXES_DATA_METHODS,
     CHECKPOINT_LOADERS,
     CUDA_LITERALS,
     DATALOADER_NAMES,
@@ -485,8 +485,8 @@ class _Screen:
             self.loads.append((node, place.parent))
         if name == "load_state_dict":
             self.state_dict_loads.append(node)
-        if qualified.split(".", 1)[0] in HOST_LIBRARIES or (name in AXES_DATA_METHODS and self.imports.imports_any(("matplotlib",))):
-            found.add(HOST_SINK)  # … or `ax.imshow(t)` of a file that plots (`analysis.axes`)
+        if qualified.split(".", 1)[0] in HOST_LIBRARIES or may_be_axes_call(node, self.imports):
+            found.add(HOST_SINK)  # … or `ax.imshow(t)` of a file that plots
         legacy = self._legacy_type(node.func)
         if legacy == "torch.cuda" or (legacy == "torch" and any(keyword.arg == "device" for keyword in node.keywords)):
             found.add(LEGACY_CONSTRUCTOR)  # a CUDA-only constructor, or a CPU-only one given `device=`

@@ -137,8 +137,9 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         a lambda, a numpy function) is no model whose output follows its input: what
         `true_result_fn(x)` returns may be an array. In a method, the Modules the object's
         `__init__` moved or built give device values or follow their inputs
-        (`ScopeTracker.object_modules`): a needless `.cpu()` is harmless, where a move that rested
-        on them would be DF020's to make, at construction."""
+        (`ScopeTracker.object_modules`), and so do the class's methods whose every return is on a
+        device (`ScopeTracker.methods_returning_device_values`): a needless `.cpu()` is harmless,
+        where a move that rested on them would be DF020's to make, at construction."""
         facts = self.scope_facts(node)
         scope = self.enclosing_scope(node)
         if isinstance(scope, cst.FunctionDef) and id(scope) not in self._narrowed:
