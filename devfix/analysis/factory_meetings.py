@@ -44,6 +44,7 @@ from devfix.analysis.moves import is_cast, is_move
 from devfix.analysis.torch_api import (
     CHAIN_STOPS,
     DEVICE_CHANGING_METHODS,
+    ENCODING_TENSOR_FIELDS,
     FACTORY_FUNCTIONS,
     HOST_SIDE_PREFIXES,
     MEETING_FUNCTIONS,
@@ -161,23 +162,51 @@ def _class_methods(tree: ast.Module) -> dict[str, frozenset[str]]:
 
 
 def encodings_meet_a_moved_model(tree: ast.Module) -> bool:
-    """DF004's `model(**inputs)` (or `model.generate(**inputs)`) where `inputs` holds a
-    `return_tensors="pt"` encoding bound in the same scope and `model` moves in that scope."""
-    for body, _ in _scopes(tree):
+    """DF004's encodings fed to a model that moves in the same scope (or, in a function, at the top
+    level): `model(**inputs)` or `model.generate(**inputs)` where `inputs` holds a
+    `return_tensors="pt"` encoding bound in that scope, or an argument that reads one of its fields
+    (`enc["input_ids"]`, `tokenizer(text, return_tensors="pt").input_ids`, a name bound to such a
+    read)."""
+    top_level_moved: dict[str, list[int]] = {}
+    for body, function in _scopes(tree):
         nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))
-        spread = [(call, keyword.value.id) for call in nodes if isinstance(call, ast.Call)
-                  for keyword in call.keywords if keyword.arg is None and isinstance(keyword.value, ast.Name)]
-        if not spread:
-            continue
         bindings = scope_bindings(nodes)
         moved = _moved_lines(nodes, bindings)
-        for call, name in spread:
+        if function is None:
+            top_level_moved = moved
+        for call in nodes:
+            if not isinstance(call, ast.Call):
+                continue
             callee = call.func.value if isinstance(call.func, ast.Attribute) else call.func
-            if isinstance(callee, ast.Name) and callee.id in moved and any(
-                _is_encoding(value) for line, value in bindings.get(name, ()) if line < call.lineno
-            ):
+            if not isinstance(callee, ast.Name):
+                continue
+            if callee.id not in moved and not (function is not None and callee.id in top_level_moved
+                                               and callee.id not in bindings and callee.id not in {arg.arg for arg in parameters(function)}):
+                continue  # a function's own `model` is not the one the top level moved
+            for keyword in call.keywords:
+                if keyword.arg is None and isinstance(keyword.value, ast.Name) and any(
+                        _is_encoding(value) for line, value in bindings.get(keyword.value.id, ()) if line < call.lineno):
+                    return True
+            if any(_reads_encoding_field(value, bindings) for value in [*call.args, *(k.value for k in call.keywords if k.arg)]):
                 return True
     return False
+
+
+def _reads_encoding_field(value: ast.expr, bindings: dict[str, list[Binding]], depth: int = 0) -> bool:
+    """`enc["input_ids"]`, `enc.attention_mask` of a name bound to an encoding in the scope,
+    `tokenizer(text, return_tensors="pt").input_ids`, or a name bound to such a read (over-approximated:
+    any of its bindings)."""
+    if isinstance(value, ast.Name) and depth == 0:
+        return any(bound is not None and _reads_encoding_field(bound, bindings, 1) for _, bound in bindings.get(value.id, ()))
+    if isinstance(value, ast.Subscript):
+        if not (isinstance(value.slice, ast.Constant) and isinstance(value.slice.value, str)):
+            return False
+    elif not (isinstance(value, ast.Attribute) and value.attr in ENCODING_TENSOR_FIELDS):
+        return False
+    encoding = value.value
+    if isinstance(encoding, ast.Name):
+        return any(_is_encoding(bound) for _, bound in bindings.get(encoding.id, ()))
+    return _is_encoding(encoding)
 
 
 def _moved_lines(nodes: list[ast.AST], bindings: dict[str, list[Binding]]) -> dict[str, list[int]]:

@@ -66,6 +66,7 @@ class PlacementFacts:
     elements: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `for y in ys`: (y, line) → ys
     dict_values: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `for k, v in d.items()`: (v, line) → d
     called: set[str] = field(default_factory=set)
+    method_receivers: set[str] = field(default_factory=set)  # `model` of `model.generate(ids)`
     modules_on_device: set[str] = field(default_factory=set)
     device_globals: set[str] = field(default_factory=set)  # top-level names bound once to a device value, read here
     passthrough: set[str] = field(default_factory=set)
@@ -357,6 +358,8 @@ class _Collector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name):
             self.facts.called.add(node.func.value)
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+            self.facts.method_receivers.add(node.func.value.value)
         move = as_move(node, self.facts.qualified)
         if move is not None and isinstance(move.receiver, cst.Name):
             self.facts.moved.setdefault(move.receiver.value, move)

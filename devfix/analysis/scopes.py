@@ -195,14 +195,16 @@ class ScopeTracker:
         """The facts `returns_device_value` reads a return with: the scope's (a rule may narrow them)."""
         return self.scope_facts(node)
 
-    def top_level_models_moved_before(self, node: cst.CSTNode) -> set[str]:
+    def top_level_models_moved_before(self, node: cst.CSTNode, through_methods: bool = False) -> set[str]:
         """In a top-level function: the models the top level moved (`policy = Net().to(device)`)
-        that it calls as globals and that are moved before every top-level call that runs it."""
+        that it calls as globals (with `through_methods`, also those whose methods it calls:
+        `model.generate(ids)`) and that are moved before every top-level call that runs it."""
         scope = self.enclosing_scope(node)
         if not isinstance(scope, cst.FunctionDef):
             return set()
         facts = self.scope_facts(node)
-        return {model for model in facts.modules_on_device & facts.called if self.runs_after_the_move(scope, model)}
+        called = facts.called | facts.method_receivers if through_methods else facts.called
+        return {model for model in facts.modules_on_device & called if self.runs_after_the_move(scope, model)}
 
     def runs_after_the_move(self, function: cst.FunctionDef, model: str) -> bool:
         """Every top-level call that runs `function` (a top-level function) comes after the top

@@ -216,7 +216,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
     elif screen.looped_over:
         found.loader_calls = _imported_calls_binding(screen.looped_over, found)
         found.loader_parameters = _parameters_other_files_may_give(screen.looped_over, found)
-    if screen.encodings & screen.spread and encodings_meet_a_moved_model(found.tree):
+    if screen.encoded and encodings_meet_a_moved_model(found.tree):
         screen.found.add(ENCODED_INPUTS)
     for container in screen.empty_lists & screen.appended:
         if screen.stores.get(container, 0) <= 1:  # DF015 wraps a container `__init__` stores once, and nothing else stores
@@ -253,8 +253,7 @@ class _Screen:
         self.stores: dict[tuple[int, str], int] = {}  # (class, attribute) → `self.<attribute> = ...` in its methods
         self.appended: set[tuple[int, str]] = set()  # (class, attribute) given a call's value with `.append`
         self.looped_over: set[str] = set()  # names a `for` iterates over
-        self.encodings: set[str] = set()  # names assigned a `return_tensors="pt"` encoding
-        self.spread: set[str] = set()  # names passed as `**name`
+        self.encoded = False  # a `return_tensors="pt"` call in the file
         self.factory_classes: dict[int, ast.ClassDef] = {}  # classes with a factory in a method but __init__
         self.held_values: dict[int, set[str]] = {}  # per class: `self.<attr>` that may hold a CPU tensor type
         self.init_names: dict[int, tuple[dict[str, Kind], set[str]]] = {}  # DF014: `_settled_parameter_kind`
@@ -477,7 +476,7 @@ class _Screen:
                 found.add(LEGACY_CONSTRUCTOR)
         if any(keyword.arg == "device" for keyword in node.keywords):
             found.add(MOVE_CALL)  # a tensor created on a device: what meets it may need a move
-        self._encoded_inputs(node, place)
+        self._encoded_inputs(node)
         if name == "numpy" and not node.args and "cpu" not in method_chain(node.func.value):
             found.add(HOST_SINK)  # `t.numpy()` (DF008 leaves `t.cpu()...numpy()` alone)
         qualified = self.imports.qualify(node.func) or ""
@@ -504,16 +503,12 @@ class _Screen:
         if name == "append" and is_self_attribute(node.func.value) and owner is not Kind.OBJECT and self._may_build(node.args):
             self.appended.add((id(place.class_node), node.func.value.attr))  # a container if `__init__` made it `[]`
 
-    def _encoded_inputs(self, call: ast.Call, place: _Place) -> None:
-        """DF004's `model(**inputs)` where `inputs = tokenizer(..., return_tensors="pt")`: both
-        halves, by name, file-wide (ENCODED_INPUTS when a name has both)."""
-        for keyword in call.keywords:
-            if keyword.arg is None and isinstance(keyword.value, ast.Name):
-                self.spread.add(keyword.value.id)
-            elif keyword.arg == "return_tensors" and isinstance(keyword.value, ast.Constant) and keyword.value.value == "pt" \
-                    and isinstance(place.parent, (ast.Assign, ast.AnnAssign)) and place.parent.value is call:
-                targets = place.parent.targets if isinstance(place.parent, ast.Assign) else [place.parent.target]
-                self.encodings.update(target.id for target in targets if isinstance(target, ast.Name))
+    def _encoded_inputs(self, call: ast.Call) -> None:
+        """DF004's encodings fed to a moved model: a `return_tensors="pt"` call anywhere in the file
+        (`encodings_meet_a_moved_model` then looks for the meeting)."""
+        if any(keyword.arg == "return_tensors" and isinstance(keyword.value, ast.Constant) and keyword.value.value == "pt"
+               for keyword in call.keywords):
+            self.encoded = True
 
     def _legacy_type(self, func: ast.expr) -> str | None:
         """"torch.cuda" for `torch.cuda.FloatTensor` and the like, "torch" for `torch.LongTensor`."""

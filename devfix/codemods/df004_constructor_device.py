@@ -25,7 +25,11 @@ value analysis proves to be a tensor, built from nothing that may be on a device
 `TensorDataset` of CPU tensors or of a torchvision dataset made with `ToTensor()`,
 `x = test_data[0][0]`), and a
 tokenizer's or processor's `return_tensors="pt"` output unpacked into a moved model or one of its
-methods (`model.generate(**inputs)` → `model.generate(**inputs.to(device))`).
+methods (`model.generate(**inputs)` → `model.generate(**inputs.to(device))`), and so are its fields
+given to one, also from a function reading a model the top level moved (`enc["input_ids"]`,
+`tokenizer(text, return_tensors="pt").input_ids`, a name bound once to such a field: `.to(device)`
+where given); a name rebound (a generation loop growing `ids`) or an encoding bound twice is left
+alone.
 
 So is a factory passed to a method of a model moved in the scope, of a class of the file, when
 that method hands the parameter to one of the class's layers, directly or through `self(...)` or
@@ -124,6 +128,7 @@ from devfix.analysis.torch_api import (
     CHAIN_STOPS,
     DATA_FACTORIES,
     DEVICE_CHANGING_METHODS,
+    ENCODING_TENSOR_FIELDS,
     FACTORY_FUNCTIONS,
     HOST_SIDE_PREFIXES,
     LEGACY_DTYPES,
@@ -454,7 +459,7 @@ class _Combinations(cst.CSTVisitor):
         self.modules = set(rule.scope_modules(anchor)) | (self.facts.moved.keys() & self.facts.called)
         # models the top level moved (`policy = Net().to(device)`), called in a function that runs only
         # after the move: `_move_of` finds the move there
-        self.global_models = rule.top_level_models_moved_before(anchor)
+        self.global_models = rule.top_level_models_moved_before(anchor, through_methods=True)
         self.modules |= self.global_models
         self.layers = rule.layers_of_method(scope)  # `self.<layer>` attributes whose output is one tensor
         self.aligned: dict[cst.Call, str] = {}
@@ -866,12 +871,40 @@ class _Combinations(cst.CSTVisitor):
         moved_to = device_code(move.device) if move is not None else None
         if moved_to is None or not self._device_defined_before(moved_to, call):
             return
+        line = self.rule.line_of(call)
         for arg in call.args:
-            if arg.star != "**" or not isinstance(arg.value, cst.Name) or arg.value.value in self.facts.moved:
-                continue
-            binding = self.facts._binding_before(arg.value.value, self.rule.line_of(call))
-            if binding is not None and _is_encoding_call(binding.value):
-                self.moved_inputs[arg] = ('a `return_tensors="pt"` encoding, on the CPU', moved_to)
+            if arg.star == "**" and isinstance(arg.value, cst.Name) and arg.value.value not in self.facts.moved:
+                binding = self.facts._binding_before(arg.value.value, line)
+                if binding is not None and _is_encoding_call(binding.value):
+                    self.moved_inputs[arg] = ('a `return_tensors="pt"` encoding, on the CPU', moved_to)
+            elif not arg.star and self._encoding_field(arg.value, line):
+                self.moved_inputs[arg] = ('a field of a `return_tensors="pt"` encoding, on the CPU', moved_to)
+
+    def _encoding_field(self, value: cst.BaseExpression, line: int) -> bool:
+        """`enc["input_ids"]`, `enc.attention_mask` or `tokenizer(text, return_tensors="pt").input_ids`
+        read where `line` runs, of an encoding nothing moved; or a name bound once in the scope, before
+        `line`, to such a read (`ids = enc.input_ids`): a CPU tensor."""
+        if isinstance(value, cst.Name):
+            bindings = self.facts.bindings.get(value.value, [])
+            if value.value in self.facts.moved or len(bindings) != 1 or bindings[0].line >= line or bindings[0].value is None:
+                return False
+            value, line = bindings[0].value, bindings[0].line
+            if isinstance(value, cst.Name):
+                return False
+            return self._encoding_field(value, line)
+        if isinstance(value, cst.Subscript):
+            index = value.slice[0].slice if len(value.slice) == 1 else None
+            if not (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)):
+                return False
+        elif not (isinstance(value, cst.Attribute) and value.attr.value in ENCODING_TENSOR_FIELDS):
+            return False
+        encoding = value.value
+        if isinstance(encoding, cst.Name):
+            bindings = self.facts.bindings.get(encoding.value, [])
+            if encoding.value in self.facts.moved or len(bindings) != 1 or bindings[0].line >= line:
+                return False
+            encoding = bindings[0].value
+        return _is_encoding_call(encoding)
 
     def _loop_over_host_tensors(self, name: cst.Name, line: int, call: cst.Call) -> bool:
         """`for sample in samples:` (the loop bound `name` on `line`), where `samples` is a list of

@@ -373,10 +373,16 @@ def test_df002_df010_need_a_loop_over_what_may_be_a_dataloader(loop, expected):
     ("import torch\ninputs = tokenizer(text, return_tensors='pt')\nmodel = Net().to(torch.device(name))\nmodel(**inputs)\n", True),
     ("import torch\ninputs = tokenizer(text, return_tensors='pt')\nids = inputs.input_ids.to(torch.device(name))\n", False),
     ("import torch\n\n\ndef encode(text):\n    inputs = tokenizer(text, return_tensors='pt')\n    return model(**inputs)\n\n\n"
-     "model = Net().to(torch.device(name))\n", False),  # the model moves in another scope than the one it is fed in
+     "model = Net().to(torch.device(name))\n", True),  # a function may read the model the top level moves
+    ("import torch\n\n\ndef encode(text):\n    inputs = tokenizer(text, return_tensors='pt')\n    model = Net()\n    return model(**inputs)\n\n\n"
+     "model = Net().to(torch.device(name))\n", False),  # the function's own model is not the moved one
     ("import torch\ninputs = tokenizer(text, return_tensors='pt')\nmodel = Net().to(torch.device(name))\nout = model.generate(**inputs)\n", True),
+    ("import torch\nenc = tokenizer(text, return_tensors='pt')\nmodel = Net().to(torch.device(name))\nout = model(enc['input_ids'])\n", True),
+    ("import torch\nids = tokenizer(text, return_tensors='pt').input_ids\nmodel = Net().to(torch.device(name))\nout = model.generate(ids)\n", True),
+    ("import torch\nenc = tokenizer(text, return_tensors='pt')\nmodel = Net().to(torch.device(name))\nout = model(enc[0])\n", False),  # no field
+    ("import torch\nenc = tokenizer(text, return_tensors='pt')\nmodel = Net().to(torch.device(name))\nout = model(enc.word_ids)\n", False),
 ])
-def test_df004_encoded_inputs_need_a_spread_encoding(source, expected):
+def test_df004_encoded_inputs_need_a_spread_encoding_or_its_fields(source, expected):
     assert ("DF004" in rules_that_may_apply(source)) is expected
 
 

@@ -306,3 +306,45 @@ def test_a_name_still_holding_a_number_is_no_tensor_to_align_with():
     result = fixed(SINUSOIDAL_EMBEDDING)
     assert "emb.device" not in result
     assert result == SINUSOIDAL_EMBEDDING.replace("torch.arange(half_dim)", "torch.arange(half_dim, device=x.device)")
+
+
+ENCODER_HEAD = (
+    "import torch\nfrom transformers import AutoModel, AutoTokenizer\n\n"
+    "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+    "tokenizer = AutoTokenizer.from_pretrained('gpt2')\nmodel = AutoModel.from_pretrained('gpt2').to(device)\n"
+)
+
+
+def test_an_encodings_fields_move_where_a_moved_model_reads_them():
+    source = ENCODER_HEAD + (
+        "enc = tokenizer(['a', 'b'], return_tensors='pt', padding=True)\n"
+        "ids = enc['input_ids']\n"
+        "out = model(ids, attention_mask=enc.attention_mask)\n"
+    )
+    assert "out = model(ids.to(device), attention_mask=enc.attention_mask.to(device))\n" in fixed(source)
+
+
+def test_encoding_fields_rebound_in_a_loop_or_of_a_rebound_encoding_are_left_alone():
+    # `ids` grows from the model's output: moving its first value where it is read would not
+    # keep the later ones together (the `torch.cat` meets the device either way); an encoding
+    # bound twice may be the moved one
+    source = ENCODER_HEAD + (
+        "ids = tokenizer('a', return_tensors='pt').input_ids\n"
+        "for _ in range(3):\n"
+        "    logits = model(ids).logits\n"
+        "    ids = torch.cat([ids, logits[:, -1:].argmax(-1)], 1)\n"
+        "enc = tokenizer('b', return_tensors='pt')\n"
+        "if len(enc['input_ids'][0]) > 1:\n"
+        "    enc = tokenizer('b', return_tensors='pt').to(device)\n"
+        "out = model(enc['input_ids'])\n"
+    )
+    assert fixed(source) == source
+
+
+def test_encoding_fields_for_a_model_left_on_the_host_are_left_alone():
+    source = (
+        "import torch\nfrom transformers import AutoModel, AutoTokenizer\n\n"
+        "tokenizer = AutoTokenizer.from_pretrained('gpt2')\nmodel = AutoModel.from_pretrained('gpt2')\n"
+        "enc = tokenizer('a', return_tensors='pt')\nout = model(enc['input_ids'], attention_mask=enc.attention_mask)\n"
+    )
+    assert fixed(source) == source
