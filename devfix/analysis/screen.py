@@ -170,6 +170,9 @@ def walk(tree: ast.Module) -> Walk:
             found.nodes.append((node, place))
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 found.called.add(node.func.id)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update" \
+                    and isinstance(node.func.value, ast.Name):
+                found.called.add(node.func.value.id)  # DF003: `metric.update(preds, y)` of a torchmetrics Metric
             elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 found.built.update(target.id for target in node.targets if isinstance(target, ast.Name))
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):

@@ -17,7 +17,9 @@ which moves or wraps it. A function that moves data to one of its own parameters
 (`batch.to(on)`) names no device the caller can use: it does not count, unless that parameter is
 one the call gives a name or an attribute (`train(args, model, device, loader)` running
 `data.to(device)` names the caller's `device`). `torch.save(model, path)` and `print(model)` leave
-a model where it is. Data built by PyTorch-GAN's `Tensor = torch.cuda.FloatTensor if cuda else
+a model where it is. A torchmetrics Metric counts as called where its `update(...)` is given device
+values (`metric.update(model(x), y)`: its states stay on the CPU until it is moved; torchmetrics
+leaves placing it to the user). Data built by PyTorch-GAN's `Tensor = torch.cuda.FloatTensor if cuda else
 torch.FloatTensor` (with `cuda` CUDA's availability itself, not a user's flag) is on the GPU
 wherever there is one: a generator fed `Variable(Tensor(...))` and left out of the `if cuda:` block
 is moved to a device chosen the same way. Loss modules count when
@@ -100,6 +102,11 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
 
         return all(builds_stateless_instance(call, class_def, self.qualified, plain) for call in calls_of(self.module, constructor.func.value))
 
+    def _is_metric(self, constructor: cst.Call) -> bool:
+        """`torchmetrics.Accuracy(...)`, `MulticlassF1Score(...)` imported from torchmetrics: a
+        Module whose `update(preds, target)` adds device tensors into its CPU states."""
+        return any(name.startswith("torchmetrics.") for name in self.qualified(constructor.func))
+
     def _given_placed_state(self, constructor: cst.Call, facts: PlacementFacts) -> bool:
         """A torch.nn loss whose only state is the tensors it is given (`weight=`, `pos_weight=`, or
         positional), each one already on the device (`class_weights = torch.tensor(w).to(device)`)."""
@@ -120,7 +127,7 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         if any(not self._keeps_in_place(call, name) for call in facts.escaped.get(name, [])):
             return False
         scope = self.enclosing_scope(constructor)
-        finder = _CallsWithDeviceData(name, facts, inside_function=isinstance(scope, cst.FunctionDef))
+        finder = _CallsWithDeviceData(name, facts, inside_function=isinstance(scope, cst.FunctionDef), updates=self._is_metric(constructor))
         scope.visit(finder)
         feeding.extend(self._feeding_helpers(name, facts))
         return finder.found or bool(feeding)
@@ -288,8 +295,11 @@ def _global_names(function: cst.FunctionDef) -> set[str]:
 
 
 class _CallsWithDeviceData(cst.CSTVisitor):
-    def __init__(self, name: str, facts: PlacementFacts, inside_function: bool) -> None:
-        self.name, self.facts = name, facts
+    """Calls of `name` given a device value; with `updates`, also `name.update(...)` (a
+    torchmetrics Metric, whose states live where the Metric was moved)."""
+
+    def __init__(self, name: str, facts: PlacementFacts, inside_function: bool, updates: bool = False) -> None:
+        self.name, self.facts, self.updates = name, facts, updates
         self.found = False
         self._depth = 0 if inside_function else 1  # the scope's own def is depth 1
 
@@ -304,6 +314,8 @@ class _CallsWithDeviceData(cst.CSTVisitor):
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value == self.name:
-            if any(self.facts.is_device_value(arg.value) for arg in node.args):
-                self.found = True
+        called = node.func.value if isinstance(node.func, cst.Name) else None
+        if self.updates and isinstance(node.func, cst.Attribute) and node.func.attr.value == "update" and isinstance(node.func.value, cst.Name):
+            called = node.func.value.value
+        if called == self.name and any(self.facts.is_device_value(arg.value) for arg in node.args):
+            self.found = True

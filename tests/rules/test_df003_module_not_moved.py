@@ -179,3 +179,17 @@ def test_a_cuda_type_chosen_by_a_flag_or_a_name_bound_to_itself_is_no_device_val
     for flag in ("cuda = USE_GPU and torch.cuda.is_available()", "cuda = cuda"):
         result = run_devfix(GAN.format(flag=flag), rules=[ModuleNotMoved])
         assert result.error is None and result.fixed == result.source
+
+
+def test_a_torchmetrics_metric_updated_with_device_values_is_moved():
+    result = run("import torchmetrics\nmetric = torchmetrics.MeanSquaredError()\nmetric.update(x, x)\n")
+    assert "metric = torchmetrics.MeanSquaredError().to(device)\n" in result.fixed.decode()
+
+
+def test_update_of_a_module_that_is_no_metric_is_no_call():
+    # an `update(...)` method of the file's own Module (an EMA, a memory bank) may keep anything
+    result = run(
+        "class Bank(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(2, 2)\n"
+        "    def update(self, v):\n        self.last = v\n\n\nbank = Bank()\nbank.update(x)\n"
+    )
+    assert result.fixed == result.source and not result.findings
