@@ -81,7 +81,7 @@ TENSOR_TO_TENSOR_METHODS = {
     "sum", "mean", "max", "min", "argmax", "argmin", "softmax", "log_softmax", "sigmoid", "relu", "exp", "log", "abs",
     "masked_fill", "gather", "index_select", "matmul", "mm", "bmm", "eq", "ne", "gt", "lt", "ge", "le", "type_as",
     "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "clamp", "pow", "sqrt", "norm", "cumsum", "t",
-    "add", "sub", "mul", "div", "narrow", "unfold", "float",
+    "add", "sub", "mul", "div", "narrow", "unfold", "float", "detach", "clone", "contiguous",
 }
 TENSOR_ONLY_METHODS = {  # not on numpy arrays, Modules, lists or PIL images
     "unsqueeze", "unsqueeze_", "permute", "masked_fill", "masked_fill_", "contiguous", "detach", "clone", "type_as",

@@ -104,5 +104,11 @@ def holds_state(constructor: cst.Call, qualified: QualifiedNames) -> bool:
     return True
 
 
+def builds_a_metric(constructor: cst.BaseExpression, qualified: QualifiedNames) -> bool:
+    """`torchmetrics.Accuracy(...)`, `MulticlassF1Score(...)` imported from torchmetrics: a Module
+    whose `update(preds, target)` adds its inputs into states that stay where the metric is."""
+    return isinstance(constructor, cst.Call) and any(name.startswith("torchmetrics.") for name in qualified(constructor.func))
+
+
 
 

@@ -48,7 +48,7 @@ from devfix.analysis.module_classes import builds_stateless_instance, is_literal
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import LOSS_TENSOR_KEYWORDS, PLACEMENT_KEEPING_CALLS
-from devfix.analysis.torch_names import holds_state, keyword
+from devfix.analysis.torch_names import builds_a_metric, holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import moved_to
 from devfix.findings import Safety
@@ -102,11 +102,6 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
 
         return all(builds_stateless_instance(call, class_def, self.qualified, plain) for call in calls_of(self.module, constructor.func.value))
 
-    def _is_metric(self, constructor: cst.Call) -> bool:
-        """`torchmetrics.Accuracy(...)`, `MulticlassF1Score(...)` imported from torchmetrics: a
-        Module whose `update(preds, target)` adds device tensors into its CPU states."""
-        return any(name.startswith("torchmetrics.") for name in self.qualified(constructor.func))
-
     def _given_placed_state(self, constructor: cst.Call, facts: PlacementFacts) -> bool:
         """A torch.nn loss whose only state is the tensors it is given (`weight=`, `pos_weight=`, or
         positional), each one already on the device (`class_weights = torch.tensor(w).to(device)`)."""
@@ -127,7 +122,7 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         if any(not self._keeps_in_place(call, name) for call in facts.escaped.get(name, [])):
             return False
         scope = self.enclosing_scope(constructor)
-        finder = _CallsWithDeviceData(name, facts, inside_function=isinstance(scope, cst.FunctionDef), updates=self._is_metric(constructor))
+        finder = _CallsWithDeviceData(name, facts, inside_function=isinstance(scope, cst.FunctionDef), updates=builds_a_metric(constructor, self.qualified))
         scope.visit(finder)
         feeding.extend(self._feeding_helpers(name, facts))
         return finder.found or bool(feeding)

@@ -41,7 +41,9 @@ itself) when `__init__` moves a model attribute: `self.model = model.to(device)`
 builds or is given, then moved in place (`self.model.to(self.device)`). Method arguments fed to
 that model, or to a loss together with its output, are moved at the top of the method, to the
 model's device: `self.device` when the class keeps one, else `next(self.model.parameters()).device`. Module attributes holding
-state (a loss with `weight=`) that are never moved get the model's device at construction.
+state (a loss with `weight=`) that are never moved get the model's device at construction; so does
+a torchmetrics Metric whose `update(...)` is given the model's output (`self.accuracy.update(
+logits.detach(), y)`).
 A Module attribute `__init__` builds or is given is moved too when the code holding an object of
 the class moves it in place (`agent = DQN(...)`, then `agent.Q.to(device)`): arguments go to that
 model's own device (a stored `self.device` may name another), and calls on an object whose models
@@ -80,7 +82,7 @@ from devfix.analysis.sampled_batches import host_unpacked_names
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root, is_factory_call, without_tensor_methods
 from devfix.analysis.torch_api import FUNCTIONAL_LOSSES, LOSS_TENSOR_KEYWORDS, MOVED_AFTER, is_torch_tensor_function
-from devfix.analysis.torch_names import holds_state, keyword
+from devfix.analysis.torch_names import builds_a_metric, holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword, insert_in_body, moved_to, prepend_to_function
 from devfix.findings import Safety
@@ -139,7 +141,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 batches = self._batches_to_move(loop, callables, set(models))
                 if batches:
                     self._loop_moves[loop] = (batches, device)
-            finder = _Feeds(callables, set(models), self)
+            metrics = {name for name, statement in state_attributes.items() if builds_a_metric(statement.value, self.qualified)}
+            finder = _Feeds(callables, set(models), self, metrics)
             method.body.visit(finder)
             parameters = [param.name.value for param in method.params.params[1:]]
             moved_here = self.scope_facts(method.body).moved
@@ -590,8 +593,8 @@ class _Feeds(cst.CSTVisitor):
     or put with it into arithmetic or a comparison
     (`self.model(x).squeeze(1) - y`, `logits.argmax(1) == y`)."""
 
-    def __init__(self, callables: set[str], models: set[str], rule: TrainerAttributes) -> None:
-        self.callables, self.models = callables, models
+    def __init__(self, callables: set[str], models: set[str], rule: TrainerAttributes, metrics: set[str] = frozenset()) -> None:
+        self.callables, self.models, self.metrics = callables, models, metrics
         self.rule = rule
         self.fed_nodes: dict[str, list[cst.Name]] = {}  # each name fed, with where it is fed
         self.used_attributes: set[str] = set()
@@ -613,11 +616,15 @@ class _Feeds(cst.CSTVisitor):
             self._feed_torch_function(node)
         if isinstance(node.func, cst.Call) and self.rule.builds_module(node.func):
             self._feed_torch_function(node)  # `nn.CrossEntropyLoss()(out, y)`: a Module built where it is called
-        if not (is_self_attribute(node.func) and node.func.attr.value in self.callables):
+        called = node.func
+        if isinstance(called, cst.Attribute) and called.attr.value == "update" and is_self_attribute(called.value) \
+                and called.value.attr.value in self.metrics:
+            called = called.value  # `self.metric.update(out, y)` of a torchmetrics Metric: its states meet them
+        if not (is_self_attribute(called) and called.attr.value in self.callables):
             return
-        attribute = node.func.attr.value
+        attribute = called.attr.value
         values = [arg.value for arg in node.args]
-        meets_model = attribute in self.models or any(self._is_model_call(v) or (isinstance(v, cst.Name) and v.value in self.outputs) for v in values)
+        meets_model = attribute in self.models or any(self._is_model_call(v) or self._is_output(v) for v in values)
         if meets_model:
             self.used_attributes.add(attribute)
             for value in values:

@@ -82,3 +82,14 @@ def test_kept_weights_placed_or_not_weighting_the_model_output_are_left_alone():
         assert "self.w = torch.tensor([1.0, 3.0]" in source
         weight_lines = [line for line in source.splitlines() if line.strip().startswith("self.w =")]
         assert all(line in result.fixed.decode().splitlines() for line in weight_lines)
+
+
+def test_an_update_method_of_an_attribute_that_is_no_metric_is_no_call():
+    # a meter of the file's own with `update(loss)`: a plain object with nothing to move
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Meter(nn.Module):\n    def update(self, value):\n        self.last = value\n\n\n"
+        "class Trainer:\n    def __init__(self, model, device):\n        self.device = device\n        self.model = model.to(device)\n"
+        "        self.meter = Meter()\n\n    def step(self, x):\n        out = self.model(x.to(self.device))\n        self.meter.update(out.detach())\n"
+    )
+    result = run_devfix(source, rules=[TrainerAttributes])
+    assert result.fixed.decode() == source
