@@ -38,7 +38,8 @@ follows its input, also for the lists above
 anything (`self.score_fn(out, y)` may be a float).
 What a plain function returns counts only for `.numpy()` (only tensors have it): `train_step(...)`
 may return a float. A store into an item of a numpy array (`g_loss[i] = loss.data`, the array
-proven one, not made with `dtype=object`) converts the tensor too: it gets `.cpu()`.
+proven one, not made with `dtype=object`) converts the tensor too: it gets `.cpu()`. So do the
+columns of a pandas DataFrame or Series given as a dict display (`pd.DataFrame({"pred": preds})`).
 
 A helper's parameter that every call of the helper in the file gives a device value (for a method,
 every `self.show(...)` and call on the class's instances) is one where the helper hands it over
@@ -83,6 +84,7 @@ from devfix.findings import Safety
 
 HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
 HOST_MODULES = tuple(prefix.rstrip(".") for prefix in HOST_LIBRARIES)
+PANDAS_FRAMES = frozenset({"pandas.DataFrame", "pandas.core.frame.DataFrame", "pandas.Series", "pandas.core.series.Series"})
 DETACHING = frozenset({"detach", "data", "item", "tolist"})
 
 
@@ -373,10 +375,25 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
                 if elements is not None:
                     args[index] = args[index].with_changes(value=args[index].value.with_changes(elements=elements))
                     changed = True
+            elif isinstance(value, cst.Dict) and self.qualified(original.func) & PANDAS_FRAMES:
+                elements = self._host_columns(original, value, updated.args[index].value, callee)
+                if elements is not None:  # `pd.DataFrame({"pred": preds})`: each column
+                    args[index] = args[index].with_changes(value=args[index].value.with_changes(elements=elements))
+                    changed = True
             elif self._needs_host_copy(original, value, callee):
                 args[index] = args[index].with_changes(value=_host_copy(args[index].value, self._detached(value)))
                 changed = True
         return updated.with_changes(args=args) if changed else updated
+
+    def _host_columns(self, call: cst.Call, display: cst.Dict, updated: cst.Dict, callee: str):
+        """A DataFrame's columns given as a dict display, with `.detach().cpu()` on the values that
+        may be on a GPU (pandas turns each into a numpy array), or None."""
+        elements, changed = list(updated.elements), False
+        for index, element in enumerate(display.elements):
+            if isinstance(element, cst.DictElement) and self._needs_host_copy(call, element.value, callee):
+                elements[index] = elements[index].with_changes(value=_host_copy(elements[index].value, self._detached(element.value)))
+                changed = True
+        return elements if changed else None
 
     def _host_elements(self, call: cst.Call, display: cst.List | cst.Tuple, updated: cst.List | cst.Tuple, callee: str):
         """The display's elements with `.detach().cpu()` on those that may be on a GPU, or None."""

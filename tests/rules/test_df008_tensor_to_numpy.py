@@ -183,3 +183,14 @@ def test_results_of_a_device_method_are_brought_over_in_every_method_that_hands_
     ).format(constructions="evaluator = Evaluator(moved)\nevaluator.first(x)\nevaluator.report(x)")
     result = run_devfix(source, rules=[TensorToNumpy])
     assert "np.asarray(self.scores(images).detach().cpu())" in result.fixed.decode()
+
+
+def test_dict_displays_are_columns_only_for_pandas():
+    # `np.array({...})` makes an object array of the dict itself: nothing is converted
+    source = (
+        "import numpy as np\nimport pandas as pd\nimport torch\n\ndevice = torch.device('cuda')\n"
+        "out = torch.ones(3).to(device)\nkept = np.array({'out': out})\nframe = pd.DataFrame({'out': out, 'n': 3})\n"
+    )
+    fixed = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
+    assert "kept = np.array({'out': out})\n" in fixed
+    assert "frame = pd.DataFrame({'out': out.detach().cpu(), 'n': 3})\n" in fixed
