@@ -24,6 +24,7 @@ from devfix.analysis.entry_lines import top_level_entry_lines
 from devfix.analysis.factory_meetings import factory_may_meet_tensor
 from devfix.analysis.generator_draws import CpuGeneratorDraw, cpu_generator_draws
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
+from devfix.analysis.host_instances import program_devices_in_host_classes
 from devfix.analysis.host_sinks import (
     HostParameters,
     array_names,
@@ -121,6 +122,8 @@ class FileFacts:
             return bool(self.cuda_only_calls)
         if signal == signals.CPU_GENERATOR_DRAW:
             return bool(self.cpu_generator_draws)
+        if signal == signals.PROGRAM_DEVICE_IN_HOST_MODULE:
+            return bool(self.program_devices_in_host_classes)
         if signal == signals.LOADER_LOOP:  # a loader of another file: returned by its function, or given by its calls
             return any(self._project.imported_kind(self._path, name) in DATALOADER_KINDS for name in self._walk.loader_calls) or any(
                 self.given_loaders_beside(function, position, parameter) for function, position, parameter in self._walk.loader_parameters
@@ -180,6 +183,17 @@ class FileFacts:
         if ("cuda" not in self.text and "pin_memory" not in self.text) or self.several_gpus:
             return {}
         return unchecked_cuda_only_calls(self._tree, self.imports)
+
+    @cached_property
+    def program_devices_in_host_classes(self) -> dict[str, frozenset[str]]:
+        """Module classes of the file whose every instance stays on the CPU, and none of which
+        another file beside it builds, → the program device names their methods place tensors on
+        (`analysis.host_instances`)."""
+        if "cuda" not in self.text or "class " not in self.text:
+            return {}
+        modules = {name for name, kind in self.classes.items() if kind is Kind.MODULE}
+        found = program_devices_in_host_classes(self._tree, modules, self.imports.qualify) if modules else {}
+        return {class_name: names for class_name, names in found.items() if self._project.foreign_calls(self._path, class_name) == []}
 
     @cached_property
     def cpu_generator_draws(self) -> dict[tuple[int, int], CpuGeneratorDraw]:

@@ -7,6 +7,7 @@ read or reassign them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -114,6 +115,21 @@ def holds_parameters(facts: ClassFacts, qualified: QualifiedNames) -> bool:
         for use in facts.attributes.values()
         for method_name, statement in use.assignments
     )
+
+
+def module_input(method: cst.FunctionDef, facts: ClassFacts, builds_module: Callable[[cst.Call], bool]) -> str | None:
+    """The first parameter `method` hands straight to one of the class's submodules (attributes
+    that every assignment, all in `__init__`, builds as a Module): a tensor input, whose device the
+    module runs on."""
+    submodules = {
+        name for name, use in facts.attributes.items()
+        if use.assignments and all(
+            method_name == "__init__" and isinstance(statement.value, cst.Call) and builds_module(statement.value)
+            for method_name, statement in use.assignments
+        )
+    }
+    fed = names_fed_to_submodules(method, submodules)
+    return next((param.name.value for param in method.params.params[1:] if param.name.value in fed), None)
 
 
 def is_self_attribute(node: cst.CSTNode) -> bool:

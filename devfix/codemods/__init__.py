@@ -30,6 +30,7 @@ from devfix.codemods.df024_cuda_only_call import CudaOnlyCall
 from devfix.codemods.df025_generator_device import GeneratorDevice
 from devfix.codemods.df026_layer_replaced_after_move import LayerReplacedAfterMove
 from devfix.codemods.df027_distribution_attribute import DistributionAttribute
+from devfix.codemods.df028_program_device_in_module import ProgramDeviceInModule
 from devfix.rule_registry import UnknownRuleCode, select_specs, spec_by_code
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
@@ -60,6 +61,7 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     GeneratorDevice,
     LayerReplacedAfterMove,
     DistributionAttribute,
+    ProgramDeviceInModule,
 )
 __all__ = ["ALL_RULES", "UnknownRuleCode", "rule_by_code", "select_rules"]
 

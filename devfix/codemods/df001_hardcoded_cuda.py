@@ -39,7 +39,7 @@ from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_bindings import names_in
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import device_for
-from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, names_fed_to_submodules
+from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, module_input
 from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES, GUARD_WORDS, places_on_several_gpus
 from devfix.analysis.torch_names import is_cuda_device_expression, is_cuda_literal, keyword, qualified_names
 from devfix.codemods.base import DevfixRule
@@ -328,16 +328,7 @@ class HardcodedCuda(DevfixRule):
     def _tensor_input(self, method: cst.FunctionDef, module_class: cst.ClassDef) -> str | None:
         """The first parameter the method hands straight to one of the module's submodules."""
         facts = class_facts(module_class, lambda node: self.get_metadata(cst.metadata.PositionProvider, node).start.line)
-        submodules = {
-            name for name, use in facts.attributes.items()
-            if use.assignments and all(
-                method_name == "__init__" and isinstance(statement.value, cst.Call) and self._builds_module(statement.value)
-                for method_name, statement in use.assignments
-            )
-        }
-        fed = names_fed_to_submodules(method, submodules)
-        parameters = [param.name.value for param in method.params.params[1:]]
-        return next((name for name in parameters if name in fed), None)
+        return module_input(method, facts, self._builds_module)
 
     def _builds_module(self, call: cst.Call) -> bool:
         filename = self.context.filename or "<memory>"
