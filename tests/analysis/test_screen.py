@@ -803,3 +803,18 @@ def test_df003_starts_in_a_function_that_hands_its_model_to_one_that_places(hand
         "def main(device, x):\n    model = Net()\n    model(x)\n" + hands_it_on
     )
     assert ("DF003" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("program, expected", [
+    ("model = Cell()\nprint(model(torch.ones(2, 4)))\n", True),
+    ("model = Cell().to(DEVICE)\nprint(model(torch.ones(2, 4)))\n", False),  # placed: `.to(DEVICE)` in forward is right
+    ("model = Cell()\nmodel.cuda()\nprint(model(torch.ones(2, 4)))\n", False),
+    ("model = Cell()\ntrain(model)\n", False),  # handed on: whoever gets it may move it
+])
+def test_df028_needs_every_instance_kept_on_the_host(program, expected):
+    source = (
+        "import torch\nfrom torch import nn\n\nDEVICE = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        "class Cell(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.lin = nn.Linear(4, 4)\n\n"
+        "    def forward(self, x):\n        return self.lin(x) + torch.zeros(4).to(DEVICE)\n\n\n" + program
+    )
+    assert ("DF028" in rules_that_may_apply(source)) is expected
