@@ -87,6 +87,13 @@ def program_device_names(tree: ast.Module) -> frozenset[str]:
     """Top-level names bound once in the file, at its top level, to a device that may be CUDA:
     `DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")`, `device = "cuda:0"`.
     A name bound anywhere else (a function's `global`, a loop) may be something else there."""
+    candidates = {
+        statement.targets[0].id for statement in tree.body
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+        and _names_cuda(statement.value)
+    }
+    if not candidates:
+        return frozenset()  # most files: no walk of the whole tree
     bound: dict[str, int] = {}
     for node in every_node(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -97,7 +104,7 @@ def program_device_names(tree: ast.Module) -> frozenset[str]:
     found = set()
     for statement in tree.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name) \
-                and bound.get(statement.targets[0].id) == 1 and _names_cuda(statement.value):
+                and statement.targets[0].id in candidates and bound.get(statement.targets[0].id) == 1:
             found.add(statement.targets[0].id)
     return frozenset(found)
 
