@@ -370,14 +370,10 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         callee = cst.Module([]).code_for_node(original.func)
         for index, arg in enumerate(original.args):
             value = arg.value
-            if isinstance(value, (cst.List, cst.Tuple)):  # `np.array([acc * 100, loss])`: each item
+            # `np.array([acc * 100, loss])`: each item; `pd.DataFrame({"pred": preds})`: each column
+            if isinstance(value, (cst.List, cst.Tuple)) or (isinstance(value, cst.Dict) and self.qualified(original.func) & PANDAS_FRAMES):
                 elements = self._host_elements(original, value, updated.args[index].value, callee)
                 if elements is not None:
-                    args[index] = args[index].with_changes(value=args[index].value.with_changes(elements=elements))
-                    changed = True
-            elif isinstance(value, cst.Dict) and self.qualified(original.func) & PANDAS_FRAMES:
-                elements = self._host_columns(original, value, updated.args[index].value, callee)
-                if elements is not None:  # `pd.DataFrame({"pred": preds})`: each column
                     args[index] = args[index].with_changes(value=args[index].value.with_changes(elements=elements))
                     changed = True
             elif self._needs_host_copy(original, value, callee):
@@ -385,21 +381,12 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
                 changed = True
         return updated.with_changes(args=args) if changed else updated
 
-    def _host_columns(self, call: cst.Call, display: cst.Dict, updated: cst.Dict, callee: str):
-        """A DataFrame's columns given as a dict display, with `.detach().cpu()` on the values that
-        may be on a GPU (pandas turns each into a numpy array), or None."""
+    def _host_elements(self, call: cst.Call, display: cst.List | cst.Tuple | cst.Dict, updated: cst.List | cst.Tuple | cst.Dict, callee: str):
+        """The display's elements (a dict's: its values) with `.detach().cpu()` on those that may be
+        on a GPU, or None."""
         elements, changed = list(updated.elements), False
         for index, element in enumerate(display.elements):
-            if isinstance(element, cst.DictElement) and self._needs_host_copy(call, element.value, callee):
-                elements[index] = elements[index].with_changes(value=_host_copy(elements[index].value, self._detached(element.value)))
-                changed = True
-        return elements if changed else None
-
-    def _host_elements(self, call: cst.Call, display: cst.List | cst.Tuple, updated: cst.List | cst.Tuple, callee: str):
-        """The display's elements with `.detach().cpu()` on those that may be on a GPU, or None."""
-        elements, changed = list(updated.elements), False
-        for index, element in enumerate(display.elements):
-            if isinstance(element, cst.Element) and self._needs_host_copy(call, element.value, callee):
+            if isinstance(element, (cst.Element, cst.DictElement)) and self._needs_host_copy(call, element.value, callee):
                 elements[index] = elements[index].with_changes(value=_host_copy(elements[index].value, self._detached(element.value)))
                 changed = True
         return elements if changed else None
