@@ -52,6 +52,7 @@ from devfix.analysis.torch_api import (
     NON_TENSOR_METHODS,
     NOT_COMBINING_METHODS,
     TENSOR_ANNOTATIONS,
+    TENSOR_ENCODERS,
     TENSOR_ONLY_MEMBERS,
     TENSOR_OUTPUT_LAYERS,
     is_library_constant,
@@ -194,10 +195,12 @@ def encodings_meet_a_moved_model(tree: ast.Module) -> bool:
 
 def _reads_encoding_field(value: ast.expr, bindings: dict[str, list[Binding]], depth: int = 0) -> bool:
     """`enc["input_ids"]`, `enc.attention_mask` of a name bound to an encoding in the scope,
-    `tokenizer(text, return_tensors="pt").input_ids`, or a name bound to such a read (over-approximated:
-    any of its bindings)."""
+    `tokenizer(text, return_tensors="pt").input_ids`, `tokenizer.encode(text, return_tensors="pt")`, or a
+    name bound to such a read (over-approximated: any of its bindings)."""
     if isinstance(value, ast.Name) and depth == 0:
         return any(bound is not None and _reads_encoding_field(bound, bindings, 1) for _, bound in bindings.get(value.id, ()))
+    if _is_encoding(value) and isinstance(value.func, ast.Attribute) and value.func.attr in TENSOR_ENCODERS:
+        return True  # `tokenizer.encode(text, return_tensors="pt")`: the ids themselves
     if isinstance(value, ast.Subscript):
         if not (isinstance(value.slice, ast.Constant) and isinstance(value.slice.value, str)):
             return False

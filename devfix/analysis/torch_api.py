@@ -234,6 +234,7 @@ ENCODING_TENSOR_FIELDS = frozenset({  # what `tokenizer(..., return_tensors="pt"
     "input_ids", "attention_mask", "token_type_ids", "position_ids", "pixel_values", "pixel_mask", "input_features",
     "input_values", "decoder_input_ids", "decoder_attention_mask", "labels", "special_tokens_mask",
 })
+TENSOR_ENCODERS = frozenset({"encode", "apply_chat_template"})  # a tokenizer's methods that give the ids tensor itself
 LIST_FILLERS = frozenset({"append", "extend"})  # `xs.append(t)`, `xs.extend(t)`: the list then holds t's device tensors
 LIST_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"})  # one tensor of a list's
 OTHER_ARRAY_LIBRARIES = ("tensorflow", "jax", "cupy", "mxnet")  # their arrays have `.numpy()` too

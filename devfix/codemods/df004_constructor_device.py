@@ -27,9 +27,11 @@ value analysis proves to be a tensor, built from nothing that may be on a device
 tokenizer's or processor's `return_tensors="pt"` output unpacked into a moved model or one of its
 methods (`model.generate(**inputs)` → `model.generate(**inputs.to(device))`), and so are its fields
 given to one, also from a function reading a model the top level moved (`enc["input_ids"]`,
-`tokenizer(text, return_tensors="pt").input_ids`, a name bound once to such a field: `.to(device)`
-where given); a name rebound (a generation loop growing `ids`) or an encoding bound twice is left
-alone.
+`tokenizer(text, return_tensors="pt").input_ids`, `tokenizer.encode(text, return_tensors="pt")`,
+a name bound once to such a value: `.to(device)` where given). Ids a generation loop grows with the
+model's output (`ids = torch.cat([ids, next_id], -1)`) move where they are made, when every other
+read takes a device tensor too (`analysis.token_ids`); a name rebound otherwise, or an encoding
+bound twice, is left alone.
 
 So is a factory passed to a method of a model moved in the scope, of a class of the file, when
 that method hands the parameter to one of the class's layers, directly or through `self(...)` or
@@ -124,6 +126,7 @@ from devfix.analysis.tensors import (
     tensor_names,
     without_tensor_methods,
 )
+from devfix.analysis.token_ids import grows, reads_take_device_tensors
 from devfix.analysis.torch_api import (
     CHAIN_STOPS,
     DATA_FACTORIES,
@@ -136,6 +139,7 @@ from devfix.analysis.torch_api import (
     MOVED_AFTER,
     NON_TENSOR_METHODS,
     NOT_COMBINING_METHODS,
+    TENSOR_ENCODERS,
     is_source_wrapper,
     is_torch_tensor_function,
 )
@@ -163,6 +167,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._aligned: dict[cst.Call, str] = {}
         # an argument, or an operand name (`preds == labels`) → (where it comes from, the device)
         self._moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
+        self._moved_bindings: dict[cst.BaseExpression, tuple[str, str]] = {}  # `ids = tokenizer.encode(...)` grown in a loop
         self._helper_verdicts: dict[str, bool] = {}
         self._device_names: frozenset[str] | None = None
         self._method_inputs: dict[str, MethodInputs | None] = {}
@@ -182,6 +187,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         for call, device in finder.aligned.items():
             self._aligned.setdefault(call, device)
         self._moved_inputs.update(finder.moved_inputs)
+        self._moved_bindings.update(finder.moved_bindings)
 
     def returns_cpu_tensors(self, function: str) -> bool:
         """Is `function` a top-level function of this file whose every `return` builds a CPU
@@ -369,6 +375,14 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             return updated_node
         return updated_node.with_changes(value=moved_to(updated_node.value, planned[1]))
 
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        """`ids = tokenizer.encode(text, return_tensors="pt")` that a generation loop grows with the
+        model's output: the ids move where they are made."""
+        planned = self._moved_bindings.get(original_node.value)
+        if planned is None or not self._report_input(original_node.value, planned):
+            return updated_node
+        return updated_node.with_changes(value=moved_to(updated_node.value, planned[1]))
+
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         """`(model(x).argmax(1) == labels)` where `labels` is unpacked from a helper's CPU tensors."""
         planned = self._moved_inputs.get(original_node)
@@ -464,6 +478,7 @@ class _Combinations(cst.CSTVisitor):
         self.layers = rule.layers_of_method(scope)  # `self.<layer>` attributes whose output is one tensor
         self.aligned: dict[cst.Call, str] = {}
         self.moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
+        self.moved_bindings: dict[cst.BaseExpression, tuple[str, str]] = {}  # a binding's value → (origin, device)
         self.meeting: cst.CSTNode | None = None
 
     @property
@@ -879,6 +894,30 @@ class _Combinations(cst.CSTVisitor):
                     self.moved_inputs[arg] = ('a `return_tensors="pt"` encoding, on the CPU', moved_to)
             elif not arg.star and self._encoding_field(arg.value, line):
                 self.moved_inputs[arg] = ('a field of a `return_tensors="pt"` encoding, on the CPU', moved_to)
+            elif not arg.star and isinstance(arg.value, cst.Name):
+                grown = self._grown_encoding(arg.value.value, line, moved_to)
+                if grown is not None:
+                    self.moved_bindings[grown] = ('token ids a tokenizer made on the CPU, grown by the model', moved_to)
+
+    def _grown_encoding(self, name: str, line: int, device: str) -> cst.BaseExpression | None:
+        """`ids = tokenizer.encode(text, return_tensors="pt")` before `line`, then rebound only by
+        joining it with more (`ids = torch.cat([ids, next_id], -1)`, a generation loop): the value of
+        that first binding, which is where the ids must move (moved where read, the join would meet
+        the model's output from the CPU), when every other read of `name` takes a device tensor as
+        well (`analysis.token_ids`); None otherwise."""
+        bindings = sorted(self.facts.bindings.get(name, []), key=lambda binding: binding.line)
+        if name in self.facts.moved or len(bindings) < 2 or bindings[0].line >= line or bindings[0].value is None:
+            return None
+        first = bindings[0]
+        if isinstance(first.value, cst.Name) or not self._encoding_field(first.value, first.line):
+            return None
+        if not all(grows(binding.value, name, self.qualified) for binding in bindings[1:]):
+            return None
+        if not self._device_defined_before(device, first.value):
+            return None
+        scope = self.rule.enclosing_scope(first.value)
+        moved = set(self.facts.moved) | self.global_models
+        return first.value if reads_take_device_tensors(scope, name, moved, self.qualified) else None
 
     def _encoding_field(self, value: cst.BaseExpression, line: int) -> bool:
         """`enc["input_ids"]`, `enc.attention_mask` or `tokenizer(text, return_tensors="pt").input_ids`
@@ -892,6 +931,8 @@ class _Combinations(cst.CSTVisitor):
             if isinstance(value, cst.Name):
                 return False
             return self._encoding_field(value, line)
+        if _is_encoded_tensor_call(value):
+            return True  # `tokenizer.encode(text, return_tensors="pt")`: the ids themselves
         if isinstance(value, cst.Subscript):
             index = value.slice[0].slice if len(value.slice) == 1 else None
             if not (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)):
@@ -1270,6 +1311,12 @@ def _passed(call: cst.Call, parameters, positional: list[str]) -> dict[str, cst.
     nothing behind `*args`/`**kwargs`)."""
     passed = {parameter: argument_for(call, parameter, positional) for parameter in parameters}
     return {parameter: value for parameter, value in passed.items() if value is not None}
+
+
+def _is_encoded_tensor_call(value: cst.BaseExpression | None) -> bool:
+    """`tokenizer.encode(text, return_tensors="pt")`, `tokenizer.apply_chat_template(messages,
+    return_tensors="pt")`: a CPU tensor of token ids, not an encoding."""
+    return _is_encoding_call(value) and isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_ENCODERS
 
 
 def _is_encoding_call(value: cst.BaseExpression | None) -> bool:

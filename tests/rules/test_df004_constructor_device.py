@@ -4,6 +4,8 @@ simulator cannot run: these are read, not executed)."""
 
 from __future__ import annotations
 
+import pytest
+
 from devfix.codemods import ConstructorDevice
 from tests.conftest import run_devfix
 
@@ -324,15 +326,38 @@ def test_an_encodings_fields_move_where_a_moved_model_reads_them():
     assert "out = model(ids.to(device), attention_mask=enc.attention_mask.to(device))\n" in fixed(source)
 
 
-def test_encoding_fields_rebound_in_a_loop_or_of_a_rebound_encoding_are_left_alone():
-    # `ids` grows from the model's output: moving its first value where it is read would not
-    # keep the later ones together (the `torch.cat` meets the device either way); an encoding
-    # bound twice may be the moved one
+def test_ids_a_generation_loop_grows_move_where_they_are_made():
+    source = ENCODER_HEAD + (
+        "ids = tokenizer.encode('a', return_tensors='pt')\n"
+        "for _ in range(3):\n"
+        "    logits = model(ids).logits\n"
+        "    ids = torch.cat([ids, logits[:, -1:].argmax(-1)], 1)\n"
+        "print(tokenizer.decode(ids[0]), ids.shape[-1], ids.sum())\n"
+    )
+    assert "ids = tokenizer.encode('a', return_tensors='pt').to(device)\n" in fixed(source)
+
+
+@pytest.mark.parametrize("other_read", [
+    "print(ids.numpy())\n",  # a CUDA tensor refuses numpy
+    "print(ids + offsets)\n",  # meets something devfix cannot place
+    "save(ids)\n",  # handed to code that may want it on the host
+])
+def test_grown_ids_read_by_host_code_are_left_alone(other_read):
+    source = ENCODER_HEAD + (
+        "ids = tokenizer.encode('a', return_tensors='pt')\n"
+        "for _ in range(3):\n"
+        "    ids = torch.cat([ids, model(ids).logits[:, -1:].argmax(-1)], 1)\n"
+    ) + other_read
+    assert fixed(source) == source
+
+
+def test_encoding_fields_rebound_otherwise_or_of_a_rebound_encoding_are_left_alone():
+    # `ids` rebound to something else than a join of itself; an encoding bound twice may be the moved one
     source = ENCODER_HEAD + (
         "ids = tokenizer('a', return_tensors='pt').input_ids\n"
         "for _ in range(3):\n"
         "    logits = model(ids).logits\n"
-        "    ids = torch.cat([ids, logits[:, -1:].argmax(-1)], 1)\n"
+        "    ids = logits[:, -1:].argmax(-1)\n"
         "enc = tokenizer('b', return_tensors='pt')\n"
         "if len(enc['input_ids'][0]) > 1:\n"
         "    enc = tokenizer('b', return_tensors='pt').to(device)\n"
