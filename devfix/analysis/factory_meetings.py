@@ -175,14 +175,14 @@ def encodings_meet_a_moved_model(tree: ast.Module) -> bool:
         moved = _moved_lines(nodes, bindings)
         if function is None:
             top_level_moved = moved
+        own = set(bindings) | {arg.arg for arg in parameters(function)} if function is not None else set()  # a function's own `model`
         for call in nodes:
             if not isinstance(call, ast.Call):
                 continue
             callee = call.func.value if isinstance(call.func, ast.Attribute) else call.func
             if not isinstance(callee, ast.Name):
                 continue
-            if callee.id not in moved and not (function is not None and callee.id in top_level_moved
-                                               and callee.id not in bindings and callee.id not in {arg.arg for arg in parameters(function)}):
+            if callee.id not in moved and not (function is not None and callee.id in top_level_moved and callee.id not in own):
                 continue  # a function's own `model` is not the one the top level moved
             for keyword in call.keywords:
                 if keyword.arg is None and isinstance(keyword.value, ast.Name) and any(

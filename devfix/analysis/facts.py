@@ -185,10 +185,10 @@ class FileFacts:
         return unchecked_cuda_only_calls(self._tree, self.imports)
 
     @cached_property
-    def program_devices_in_host_classes(self) -> dict[str, frozenset[str]]:
+    def program_devices_in_host_classes(self) -> dict[str, frozenset[tuple[int, int]]]:
         """Module classes of the file whose every instance stays on the CPU, and none of which
-        another file beside it builds, → the program device names their methods place tensors on
-        (`analysis.host_instances`)."""
+        another file beside it builds, → where (line, byte column) their methods name a program
+        device to place tensors on (`analysis.host_instances`)."""
         if "cuda" not in self.text or "class " not in self.text:
             return {}
         modules = {name for name, kind in self.classes.items() if kind is Kind.MODULE}

@@ -121,29 +121,44 @@ def _names_cuda(value: ast.expr) -> bool:
     )
 
 
-def program_devices_in_host_classes(tree: ast.Module, module_classes: set[str], qualify: Callable[[ast.expr], str | None]) -> dict[str, frozenset[str]]:
-    """Host-only classes (`host_only_classes`) → the program device names (`program_device_names`)
-    their methods but `__init__` place tensors on (`.to(DEVICE)`, `device=DEVICE`), where the
-    method neither binds the name nor takes it as a parameter."""
+def program_devices_in_host_classes(tree: ast.Module, module_classes: set[str], qualify: Callable[[ast.expr], str | None]) -> dict[str, frozenset[tuple[int, int]]]:
+    """Host-only classes (`host_only_classes`) → where (line, byte column) their methods but
+    `__init__` name a program device (`program_device_names`) to place tensors on (`.to(DEVICE)`,
+    `device=DEVICE`), in a method that neither binds the name nor takes it as a parameter."""
     devices = program_device_names(tree)
     if not devices:
         return {}
-    found: dict[str, set[str]] = {}
+    found: dict[str, set[tuple[int, int]]] = {}
     for class_node in tree.body:
         if not isinstance(class_node, ast.ClassDef) or class_node.name not in module_classes or _places_itself(class_node, devices):
             continue
         for method in class_node.body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name == "__init__":
                 continue
-            local = {arg.arg for arg in ast.walk(method.args) if isinstance(arg, ast.arg)} | {
-                node.id for node in ast.walk(method) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
-            used = {name.id for name in _placing_names(method)} & devices - local
-            if used:
-                found.setdefault(class_node.name, set()).update(used)
+            local = _local_names(method)
+            placed = {(name.lineno, name.col_offset) for name in _placing_names(method) if name.id in devices and name.id not in local}
+            if placed:
+                found.setdefault(class_node.name, set()).update(placed)
     if not found:
         return {}
     host = host_only_classes(tree, module_classes, qualify)
-    return {class_name: frozenset(names) for class_name, names in found.items() if class_name in host}
+    return {class_name: frozenset(places) for class_name, places in found.items() if class_name in host}
+
+
+def _local_names(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names a method takes as parameters or binds anywhere in its body (assignments, loops,
+    `with`/`except ... as`, imports, `global`)."""
+    local = {arg.arg for arg in ast.walk(method.args) if isinstance(arg, ast.arg)}
+    for node in ast.walk(method):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            local.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            local.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            local.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            local.update(node.names)
+    return local
 
 
 def _places_itself(class_node: ast.ClassDef, devices: frozenset[str]) -> bool:

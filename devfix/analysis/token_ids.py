@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.torch_api import LIST_JOINS
 from devfix.analysis.torch_names import QualifiedNames
 
@@ -56,7 +55,7 @@ class _Reads(cst.CSTVisitor):
         return False
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if self.name in bound_names(node.target) and isinstance(node.target, cst.Name):
+        if isinstance(node.target, cst.Name) and node.target.value == self.name:
             self.stored.add(id(node.target))
 
     def visit_Name(self, node: cst.Name) -> None:

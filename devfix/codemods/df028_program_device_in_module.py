@@ -33,11 +33,10 @@ given.
 from __future__ import annotations
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
-from devfix.analysis.cst_bindings import bound_names, parameter_names
 from devfix.analysis.module_classes import class_facts, holds_parameters, module_input
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -54,20 +53,22 @@ class ProgramDeviceInModule(ScopeTracker, DevfixRule):
         self._targets: dict[cst.CSTNode, tuple[str, str]] = {}  # the device name's node → (its name, what replaces it or "")
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        devices = self._devices.get(node.name.value)
-        if not devices or node not in self.module.body:
+        places = self._devices.get(node.name.value)  # (line, byte column) of each device name to replace
+        if not places or node not in self.module.body:
             return
         facts = class_facts(node, self.line_of)
         own_device = holds_parameters(facts, self.qualified)
         for name, method in facts.methods.items():
             if name == "__init__":
                 continue
-            local = set(parameter_names(method, stars=True)) | _bound_names(method)
             reference = module_input(method, facts, self.builds_module)
             replacement = f"{reference}.device" if reference is not None else "next(self.parameters()).device" if own_device else ""
-            for device in _placing_names(method):
-                if device.value in devices and device.value not in local:
-                    self._targets[device] = (device.value, replacement)
+            for device in _names_at(method, places, self._position):
+                self._targets[device] = (device.value, replacement)
+
+    def _position(self, node: cst.Name) -> tuple[int, int]:
+        start = self.get_metadata(PositionProvider, node).start
+        return start.line, self.facts.byte_column(start.line, start.column)
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         target = self._targets.get(original_node)
@@ -84,47 +85,15 @@ class ProgramDeviceInModule(ScopeTracker, DevfixRule):
         return cst.parse_expression(replacement)
 
 
-def _placing_names(method: cst.FunctionDef) -> list[cst.Name]:
-    """The names the method places tensors on: `x.to(name)` (its one positional argument) and
-    `device=name` of any call, as `analysis.host_instances` reads them."""
+def _names_at(method: cst.FunctionDef, places: frozenset[tuple[int, int]], position) -> list[cst.Name]:
+    """The names in the method's body that stand at one of `places` (`analysis.host_instances`
+    found them there)."""
     found: list[cst.Name] = []
 
     class Finder(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            given = keyword(node, "device")
-            if given is not None and isinstance(given.value, cst.Name):
-                found.append(given.value)
-            positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "to" and len(node.args) == 1 \
-                    and len(positional) == 1 and isinstance(positional[0].value, cst.Name):
-                found.append(positional[0].value)
+        def visit_Name(self, node: cst.Name) -> None:
+            if position(node) in places:
+                found.append(node)
 
     method.body.visit(Finder())
     return found
-
-
-def _bound_names(method: cst.FunctionDef) -> set[str]:
-    """Names the method binds anywhere in its body (assignments, loops, `with ... as`, `global`)."""
-    names: set[str] = set()
-
-    class Finder(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            names.update(bound_names(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
-            names.update(bound_names(node.target))
-
-        def visit_AsName(self, node: cst.AsName) -> None:
-            names.update(bound_names(node.name))
-
-        def visit_Global(self, node: cst.Global) -> None:
-            names.update(item.name.value for item in node.names)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            names.update(bound_names(node.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            names.update(bound_names(node.target))
-
-    method.body.visit(Finder())
-    return names
