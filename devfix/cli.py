@@ -213,7 +213,8 @@ def _print_fix_list(heading: str, fixes) -> None:
 @click.argument("fixtures", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--device", type=click.Choice(["auto", "sim", "cuda"]), default="auto", show_default=True, help="CUDA machine: a real GPU, the simulator, or auto.")
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds per program run.")
-def verify(fixtures, device, timeout) -> None:
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=2, show_default=True, help="Programs of a case run at a time.")
+def verify(fixtures, device, timeout, jobs) -> None:
     """Run before/after fixtures: before fails with a device error, after runs with the same RESULT.
 
     FIXTURES are fixture directories or cases (default: fixtures).
@@ -227,7 +228,7 @@ def verify(fixtures, device, timeout) -> None:
     try:
         machine = cuda_machine(device)
         with _verify_count() as count:
-            reports = verify_paths(list(fixtures or [Path("fixtures")]), machine, timeout, on_case=count)
+            reports = verify_paths(list(fixtures or [Path("fixtures")]), machine, timeout, on_case=count, jobs=jobs)
     except VerifyRefused as refusal:
         _err(f"error: {refusal}")
         _exit(EXIT_ERROR)
@@ -326,8 +327,8 @@ def _run_fix(program, args, timeout, max_rounds, static, allow_numbers, write, r
     """`devfix run --fix`: the report on stderr (stdout is the program's: its last run on the CUDA
     machine is replayed there)."""
     from devfix.diffing import diff_label, unified_diff
-    from devfix.run_fix import fix_by_running, report_json
     from devfix.gpu_round import gpu_present
+    from devfix.run_fix import fix_by_running, report_json
     from devfix.writing import write_atomically
 
     if machine == "cuda" and not gpu_present():

@@ -49,11 +49,46 @@ class ProgramOutcome:
 
 
 def run_program(script: Path, machine: str, timeout: float = DEFAULT_TIMEOUT, argv: list[str] | None = None) -> ProgramOutcome:
+    return start_program(script, machine, timeout, argv).wait()
+
+
+def start_program(script: Path, machine: str, timeout: float = DEFAULT_TIMEOUT, argv: list[str] | None = None) -> RunningProgram:
+    """Start a run and return at once: runs of independent programs can overlap (one core each)."""
     if machine not in MACHINES:
         raise ValueError(f"unknown machine {machine!r}")
     if machine == "cuda" or (machine in GPU_HIDDEN_MACHINES and _cuda_build()) or not hasattr(os, "fork"):
-        return _run_in_subprocess(script, machine, timeout, argv or [])
-    return _run_in_fork(script, machine, timeout, argv or [])
+        return _start_subprocess(script, machine, timeout, argv or [])
+    return _start_fork(script, machine, timeout, argv or [])
+
+
+def run_programs(runs: list[tuple[Path, str]], timeout: float = DEFAULT_TIMEOUT, jobs: int = 1) -> list[ProgramOutcome]:
+    """Each (script, machine) run, at most `jobs` at a time, outcomes in the order given. The runs
+    share their scripts' directories: programs run side by side must not write the same files."""
+    running: list[RunningProgram] = []
+    outcomes: list[ProgramOutcome] = []
+    for script, machine in runs:
+        if len(running) >= max(jobs, 1):
+            outcomes.append(running.pop(0).wait())
+        running.append(start_program(script, machine, timeout))
+    outcomes.extend(run.wait() for run in running)
+    return outcomes
+
+
+class RunningProgram:
+    """A started run; `wait()` gives its outcome (once), killing it at its deadline."""
+
+    def __init__(self, machine: str, timeout: float, finish) -> None:
+        self.machine, self.timeout, self._finish = machine, timeout, finish
+        self.deadline = time.monotonic() + timeout
+        self._outcome: ProgramOutcome | None = None
+
+    def wait(self) -> ProgramOutcome:
+        if self._outcome is None:
+            self._outcome = self._finish(self)
+        return self._outcome
+
+    def timed_out(self, tail: str = "") -> ProgramOutcome:
+        return ProgramOutcome(self.machine, False, error_type="Timeout", error_message=f"no answer within {self.timeout:.0f} s", output_tail=tail)
 
 
 GPU_HIDDEN_MACHINES = ("cpu", "collapsed")  # on a CUDA build: a fresh interpreter that sees no GPU
@@ -70,65 +105,81 @@ def _cuda_build() -> bool:
     return torch.version.cuda is not None
 
 
-def _run_in_fork(script: Path, machine: str, timeout: float, argv: list[str]) -> ProgramOutcome:
+def _start_fork(script: Path, machine: str, timeout: float, argv: list[str]) -> RunningProgram:
     import torch  # noqa: F401  (imported once in the parent; children inherit it)
 
     import devfix.sim  # noqa: F401
 
     read_end, write_end = os.pipe()
-    with tempfile.TemporaryFile() as output:
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            os.close(read_end)
-            os.dup2(output.fileno(), 1)
-            os.dup2(output.fileno(), 2)
-            report = _execute(script, machine, argv)
-            os.write(write_end, json.dumps(report).encode())
-            os._exit(0)
-        os.close(write_end)
-        payload = _read_with_timeout(read_end, pid, timeout)
-        output.seek(0)
-        tail = output.read().decode("utf-8", "replace")[-4000:]
-    if payload is None:
-        return ProgramOutcome(machine, False, error_type="Timeout", error_message=f"no answer within {timeout:.0f} s", output_tail=tail)
-    if not payload:
-        return ProgramOutcome(machine, False, error_type="Crash", error_message="the program died without a report", output_tail=tail)
-    return _outcome(machine, json.loads(payload), tail)
+    output = tempfile.TemporaryFile()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(read_end)
+        os.dup2(output.fileno(), 1)
+        os.dup2(output.fileno(), 2)
+        report = _execute(script, machine, argv)
+        os.write(write_end, json.dumps(report).encode())
+        os._exit(0)
+    os.close(write_end)
+
+    def finish(run: RunningProgram) -> ProgramOutcome:
+        with output:
+            payload = _read_with_timeout(read_end, pid, run.deadline - time.monotonic())
+            output.seek(0)
+            tail = output.read().decode("utf-8", "replace")[-4000:]
+        if payload is None:
+            return run.timed_out(tail)
+        if not payload:
+            return ProgramOutcome(machine, False, error_type="Crash", error_message="the program died without a report", output_tail=tail)
+        return _outcome(machine, json.loads(payload), tail)
+
+    return RunningProgram(machine, timeout, finish)
 
 
 def _read_with_timeout(fd: int, pid: int, timeout: float) -> bytes | None:
+    """The child's report; None when it has not ended by the deadline (a child that ended while
+    another run was being waited for is read, however late)."""
     chunks, deadline = [], time.monotonic() + timeout
     try:
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
+            if not ready:
                 os.kill(pid, signal.SIGKILL)
                 return None
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if ready:
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    return b"".join(chunks)
-                chunks.append(chunk)
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
     finally:
         os.close(fd)
         os.waitpid(pid, 0)
 
 
-def _run_in_subprocess(script: Path, machine: str, timeout: float, argv: list[str]) -> ProgramOutcome:
+def _start_subprocess(script: Path, machine: str, timeout: float, argv: list[str]) -> RunningProgram:
+    """A fresh interpreter; its output goes to files, so that a run nobody reads yet never blocks."""
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     if machine in GPU_HIDDEN_MACHINES:
         env["CUDA_VISIBLE_DEVICES"] = ""
     command = [sys.executable, "-m", "devfix.execution", machine, str(script), *argv]
-    try:
-        completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        return ProgramOutcome(machine, False, error_type="Timeout", error_message=f"no answer within {timeout:.0f} s")
-    report_lines = [line for line in completed.stdout.splitlines() if line.startswith("DEVFIX-REPORT ")]
-    tail = (completed.stdout + completed.stderr)[-4000:]
-    if not report_lines:
-        return ProgramOutcome(machine, False, error_type="Crash", error_message=f"exit status {completed.returncode}", output_tail=tail)
-    return _outcome(machine, json.loads(report_lines[-1][len("DEVFIX-REPORT "):]), tail)
+    stdout, stderr = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    process = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env)
+
+    def finish(run: RunningProgram) -> ProgramOutcome:
+        with stdout, stderr:
+            try:
+                returncode = process.wait(timeout=max(run.deadline - time.monotonic(), 0))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+                return run.timed_out()
+            printed = [stream.seek(0) or stream.read().decode("utf-8", "replace") for stream in (stdout, stderr)]
+        report_lines = [line for line in printed[0].splitlines() if line.startswith("DEVFIX-REPORT ")]
+        tail = (printed[0] + printed[1])[-4000:]
+        if not report_lines:
+            return ProgramOutcome(machine, False, error_type="Crash", error_message=f"exit status {returncode}", output_tail=tail)
+        return _outcome(machine, json.loads(report_lines[-1][len("DEVFIX-REPORT "):]), tail)
+
+    return RunningProgram(machine, timeout, finish)
 
 
 def _execute(script: Path, machine: str, argv: list[str]) -> dict:

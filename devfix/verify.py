@@ -8,6 +8,8 @@ For a case that devfix changes:
   3. after.py runs under CUDA and on the CPU-only machine, each with that RESULT (1e-5 relative;
      on a real GPU random numbers are drawn by the CPU's generator, see `host_randomness`).
 For a `clean-` case: before.py runs under CUDA and on the CPU-only machine with the same RESULT.
+The runs are independent and run two at a time in the case's directory, so a fixture program
+writes only into directories of its own (`tempfile.mkdtemp()`), never beside itself.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from devfix.device_errors import is_device_error
-from devfix.execution import DEFAULT_TIMEOUT, ProgramOutcome, run_program
+from devfix.execution import DEFAULT_TIMEOUT, ProgramOutcome, run_programs
 from devfix.fixture_cases import FixtureCase, discover_cases
 
 RELATIVE_TOLERANCE = 1e-5
+DEFAULT_JOBS = 2  # a case's programs run two at a time: CI has two cores, and each run uses one
 
 
 @dataclass
@@ -71,8 +74,8 @@ def collect_cases(paths: list[Path]) -> list[FixtureCase]:
     return sorted(cases, key=lambda case: case.name)
 
 
-def verify_case(case: FixtureCase, cuda: str = "sim", timeout: float = DEFAULT_TIMEOUT) -> CaseReport:
-    return verify_pair(case, case.before, case.after, case.is_clean, cuda, timeout)
+def verify_case(case: FixtureCase, cuda: str = "sim", timeout: float = DEFAULT_TIMEOUT, jobs: int = DEFAULT_JOBS) -> CaseReport:
+    return verify_pair(case, case.before, case.after, case.is_clean, cuda, timeout, jobs)
 
 
 def verify_pair(
@@ -82,39 +85,48 @@ def verify_pair(
     clean: bool = False,
     cuda: str = "sim",
     timeout: float = DEFAULT_TIMEOUT,
+    jobs: int = DEFAULT_JOBS,
 ) -> CaseReport:
     """The contract on any two programs (multi-file projects too: `before` and `after` may sit
-    in different directories, each beside its own modules)."""
+    in different directories, each beside its own modules). The runs are independent of each
+    other; `jobs` of them run at a time."""
     report = CaseReport(case)
-
-    def run(label: str, script: Path, machine: str) -> ProgramOutcome:
-        outcome = run_program(script, machine, timeout)
-        report.outcomes[label] = outcome
-        return outcome
-
-    if clean:
-        _verify_clean(report, run, cuda, before)
-    else:
-        _verify_fixed(report, run, cuda, before, after)
+    runs = _runs_of_a_clean_case(before, cuda) if clean else _runs_of_a_fixed_case(before, after, cuda)
+    outcomes = run_programs([(script, machine) for _, script, machine in runs], timeout, jobs)
+    report.outcomes = {label: outcome for (label, _, _), outcome in zip(runs, outcomes, strict=True)}
+    (_check_clean if clean else _check_fixed)(report)
     return report
 
 
-def _verify_clean(report: CaseReport, run: Callable, cuda: str, before: Path) -> None:
-    on_cuda = run("before (CUDA)", before, cuda)
-    on_cpu = run("before (CPU)", before, "cpu")
+def _runs_of_a_clean_case(before: Path, cuda: str) -> list[tuple[str, Path, str]]:
+    return [("before (CUDA)", before, cuda), ("before (CPU)", before, "cpu")]
+
+
+def _runs_of_a_fixed_case(before: Path, after: Path, cuda: str) -> list[tuple[str, Path, str]]:
+    return [
+        ("before (CUDA)", before, cuda),
+        ("before (CPU)", before, "cpu"),
+        ("before (meant)", before, "collapsed"),
+        ("after (CUDA)", after, cuda),
+        ("after (CPU)", after, "cpu"),
+    ]
+
+
+def _check_clean(report: CaseReport) -> None:
+    on_cuda, on_cpu = report.outcomes["before (CUDA)"], report.outcomes["before (CPU)"]
     for outcome in (on_cuda, on_cpu):
         _require_result(report, outcome, "the clean program")
     if on_cuda.ok and on_cpu.ok:
         _require_close(report, on_cuda.result, on_cpu.result, "the clean program's CUDA and CPU RESULTs differ")
 
 
-def _verify_fixed(report: CaseReport, run: Callable, cuda: str, before: Path, after: Path) -> None:
-    failures = [run("before (CUDA)", before, cuda), run("before (CPU)", before, "cpu")]
+def _check_fixed(report: CaseReport) -> None:
+    failures = [report.outcomes["before (CUDA)"], report.outcomes["before (CPU)"]]
     if not any(not outcome.ok and is_device_error(outcome.error_type, outcome.error_message) for outcome in failures):
         report.failures.append("before.py raised no device error on either machine: " + "; ".join(o.describe() for o in failures))
-    meant = run("before (meant)", before, "collapsed")
+    meant = report.outcomes["before (meant)"]
     _require_result(report, meant, "before.py with devices collapsed onto the CPU")
-    fixed = [run("after (CUDA)", after, cuda), run("after (CPU)", after, "cpu")]
+    fixed = [report.outcomes["after (CUDA)"], report.outcomes["after (CPU)"]]
     for outcome in fixed:
         _require_result(report, outcome, "after.py")
     if not all(outcome.ok for outcome in fixed):
@@ -140,6 +152,7 @@ def _require_close(report: CaseReport, got: float | None, expected: float | None
 
 def verify_paths(
     paths: list[Path], cuda: str = "sim", timeout: float = DEFAULT_TIMEOUT, on_case: Callable[[int, int, FixtureCase], None] | None = None,
+    jobs: int = DEFAULT_JOBS,
 ) -> list[CaseReport]:
     """Every case under `paths`; `on_case(done, total, case)` before each one starts (a live count)."""
     cases = collect_cases(paths)
@@ -147,5 +160,5 @@ def verify_paths(
     for case in cases:
         if on_case is not None:
             on_case(len(reports), len(cases), case)
-        reports.append(verify_case(case, cuda, timeout))
+        reports.append(verify_case(case, cuda, timeout, jobs))
     return reports

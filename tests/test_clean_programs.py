@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from devfix.execution import run_program
+from devfix.execution import run_programs
 from tests.conftest import REPO, run_devfix
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -26,6 +26,5 @@ def test_correct_program_is_left_alone(program):
 def test_correct_program_runs_everywhere(program, tmp_path):
     copy = tmp_path / program.name
     shutil.copy(program, copy)
-    for machine in ("sim", "cpu"):
-        outcome = run_program(copy, machine)
+    for outcome in run_programs([(copy, "sim"), (copy, "cpu")], jobs=2):
         assert outcome.ok, outcome.describe()

@@ -43,7 +43,7 @@ def test_every_run_starts_from_the_same_random_state(tmp_path, monkeypatch):
     script.write_text(DRAWS_UNSEEDED)
     monkeypatch.setattr(execution, "_cuda_build", lambda: True)
     results = {execution.run_program(script, "cpu", timeout=120).result for _ in range(2)}
-    results.add(execution._run_in_fork(script, "sim", 120, []).result)
+    results.add(execution._start_fork(script, "sim", 120, []).wait().result)
     assert len(results) == 1 and None not in results
 
 

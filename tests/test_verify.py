@@ -18,8 +18,19 @@ CASES = discover_cases(REPO / "fixtures")
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
 def test_fixture_is_proven_by_execution(case):
+    files = _files_of(case.directory)
     report = verify_case(case, "sim")
     assert report.ok, "\n".join(report.failures)
+    assert _files_of(case.directory) == files, "a program of the case wrote beside itself (its runs overlap: use tempfile.mkdtemp())"
+
+
+def _files_of(directory):
+    """Each file of a case (bytecode aside) with its size and modification time: a rewrite shows."""
+    return {
+        path.relative_to(directory): (path.stat().st_size, path.stat().st_mtime_ns)
+        for path in directory.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
 
 
 def _copy(case_name: str, tmp_path):
