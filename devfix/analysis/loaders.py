@@ -101,11 +101,90 @@ class _Loops(cst.CSTVisitor):
         self.loops.append(node)
 
 
+def taken_loader(rule: cst.CSTVisitor, value: cst.BaseExpression, node: cst.CSTNode) -> cst.Name | cst.Call | None:
+    """`L` of a batch taken by hand: `next(iter(L))`, or `next(it)` where the scope binds `it`
+    once, to `iter(L)`."""
+    if not (isinstance(value, cst.Call) and len(value.args) == 1 and "builtins.next" in rule.qualified(value.func)):
+        return None
+    inner = value.args[0].value
+    if isinstance(inner, cst.Name):
+        bindings = rule.scope_facts(node).bindings.get(inner.value, [])
+        inner = bindings[0].value if len(bindings) == 1 else None
+    if not (isinstance(inner, cst.Call) and len(inner.args) == 1 and "builtins.iter" in rule.qualified(inner.func)):
+        return None
+    loader = inner.args[0].value
+    return loader if isinstance(loader, (cst.Name, cst.Call)) else None
+
+
+def taken_batches(function: cst.FunctionDef) -> list[tuple[cst.SimpleStatementLine, list[cst.BaseStatement]]]:
+    """Each `x, y = next(...)` of `function` (not of functions inside it), with the statements
+    that run after it in the function: the rest of its block, then of the blocks around it while
+    those belong to a `with`, `if` or `try` (a loop's body ends where it ends)."""
+    found: list[tuple[cst.SimpleStatementLine, list[cst.BaseStatement]]] = []
+
+    def walk(statements, after: list[cst.BaseStatement]) -> None:
+        for index, statement in enumerate(statements):
+            rest = [*statements[index + 1:], *after]
+            if isinstance(statement, cst.SimpleStatementLine) and _takes_by_hand(statement):
+                found.append((statement, rest))
+            elif isinstance(statement, (cst.With, cst.If, cst.Try)):
+                for block in _blocks_of(statement):
+                    walk(block.body, rest)
+            elif isinstance(statement, (cst.For, cst.While)) and isinstance(statement.body, cst.IndentedBlock):
+                walk(statement.body.body, [])
+
+    if isinstance(function.body, cst.IndentedBlock):
+        walk(function.body.body, [])
+    return found
+
+
+def _takes_by_hand(line: cst.SimpleStatementLine) -> bool:
+    assign = line.body[0] if len(line.body) == 1 else None
+    return (
+        isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.Call)
+        and isinstance(assign.value.func, cst.Name) and assign.value.func.value == "next"
+    )
+
+
+def _blocks_of(statement: cst.With | cst.If | cst.Try) -> list[cst.IndentedBlock]:
+    """The blocks a statement runs its body in: an `if`'s branches, a `try`'s body only (what
+    its handlers run after is not what follows the body)."""
+    blocks = [statement.body]
+    if isinstance(statement, cst.If) and statement.orelse is not None:
+        blocks += _blocks_of(statement.orelse) if isinstance(statement.orelse, cst.If) else [statement.orelse.body]
+    return [block for block in blocks if isinstance(block, cst.IndentedBlock)]
+
+
 def collate_places_batches(rule: cst.CSTVisitor, loader: cst.Name | cst.Call) -> bool:
     """`DataLoader(..., collate_fn=collate)` where `collate`, a function of this file, moves what
     it builds (`return xs.to(device), ys.to(device)`), or whose dataset's `__getitem__` moves what
-    it returns, or whose `TensorDataset` holds device tensors: the batches arrive placed already."""
-    built = loader if isinstance(loader, cst.Call) else _built_with(rule, loader)
+    it returns, or whose `TensorDataset` holds device tensors: the batches arrive placed already.
+    For a function's parameter: such a loader given by some call of the function in the file."""
+    if isinstance(loader, cst.Call):
+        return _places_batches(rule, loader)
+    built = _built_with(rule, loader)
+    if built is not None:
+        return _places_batches(rule, built)
+    return any(
+        _places_batches(rule, value if isinstance(value, cst.Call) else _built_with(rule, value))
+        for value in _given_for(rule, loader)
+        if isinstance(value, (cst.Call, cst.Name))
+    )
+
+
+def _given_for(rule: cst.CSTVisitor, name: cst.Name) -> list[cst.BaseExpression]:
+    """What the file's calls of a function pass for its parameter `name` (none for another name)."""
+    scope = rule.get_metadata(ScopeProvider, name, None)
+    for assignment in scope[name.value] if scope is not None else ():
+        param = assignment.node if isinstance(assignment, Assignment) else None
+        if isinstance(param, cst.Param):
+            function = rule.get_metadata(ParentProvider, rule.get_metadata(ParentProvider, param, None), None)
+            passed = arguments_for(rule.module, function, param.name.value) if isinstance(function, cst.FunctionDef) else None
+            return [value for _, value in passed or ()]
+    return []
+
+
+def _places_batches(rule: cst.CSTVisitor, built: cst.Call | None) -> bool:
     if built is None:
         return False
     if _dataset_places_items(rule, built):

@@ -55,6 +55,7 @@ from devfix.analysis.loaders import (
     is_dataloader,
     move_statements,
     names_meeting_devices,
+    taken_loader,
     target_names,
     unwrap_loader,
 )
@@ -128,11 +129,11 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         if len(node.body) != 1 or not isinstance(node.body[0], cst.Assign) or len(node.body[0].targets) != 1:
             return None
         assign = node.body[0]
-        loader = self._iterated_loader(assign.value, node)
+        loader = taken_loader(self, assign.value, node)
         names = target_names(assign.targets[0].target)
         if loader is None or not names or not is_dataloader(self, loader) or collate_places_batches(self, loader):
             return None
-        following = self._after_in_block(node)
+        following = self._following(node)
         if not following:
             return None
         rest = cst.IndentedBlock(body=following)
@@ -143,19 +144,6 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         callables = self._callables(node, models)
         moves = batches_to_move(rest, names, callables, models, body_facts, self.qualified, file_functions(self.module))
         return _LoopPlan(assign.targets[0].target, moves, models, 0)
-
-    def _iterated_loader(self, value: cst.BaseExpression, node: cst.CSTNode) -> cst.Name | cst.Call | None:
-        """`L` of `next(iter(L))`, or of `next(it)` where the scope binds `it` once, to `iter(L)`."""
-        if not (isinstance(value, cst.Call) and len(value.args) == 1 and "builtins.next" in self.qualified(value.func)):
-            return None
-        inner = value.args[0].value
-        if isinstance(inner, cst.Name):
-            bindings = self.scope_facts(node).bindings.get(inner.value, [])
-            inner = bindings[0].value if len(bindings) == 1 else None
-        if not (isinstance(inner, cst.Call) and len(inner.args) == 1 and "builtins.iter" in self.qualified(inner.func)):
-            return None
-        loader = inner.args[0].value
-        return loader if isinstance(loader, (cst.Name, cst.Call)) else None
 
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
         device = self._move_here.get(id(original_node))

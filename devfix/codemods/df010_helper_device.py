@@ -10,6 +10,9 @@ with no device in sight.
                      x, y = x.to(device), y.to(device)
                      ...
 
+A batch taken by hand (`images, labels = next(iter(loader))`, or `next(it)` in a `while` loop that
+stops at `StopIteration`) moves right after it is taken, as DF002 does at the top level.
+
 The batches go to wherever the caller put the model: correct on a GPU, a no-op on the CPU, and
 never tied to a global device variable the helper cannot see. Only loops over something proven a
 DataLoader (as in DF002: for a helper module, by every call of the function in the files beside
@@ -31,6 +34,8 @@ from devfix.analysis.loaders import (
     is_dataloader,
     loops_of,
     move_statements,
+    taken_batches,
+    taken_loader,
     target_names,
     unwrap_loader,
 )
@@ -51,6 +56,7 @@ class HelperDevice(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._loops: dict[cst.For, tuple[str, list]] = {}
+        self._taken: dict[cst.SimpleStatementLine, tuple[str, list]] = {}  # `x, y = next(iter(loader))` → its moves
         self._functions: dict[cst.FunctionDef, str] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -58,41 +64,53 @@ class HelperDevice(ScopeTracker, DevfixRule):
             return
         parameters = self.scope_parameters(node.body)
         for loop in loops_of(node):
-            plan = self._plan(loop, parameters)
-            if plan is not None:
+            loader, target = unwrap_loader(loop, self.qualified)
+            if isinstance(loop.body, cst.IndentedBlock) and (plan := self._plan(loop, loader, target, loop.body, parameters)):
                 self._loops[loop] = plan
                 self._functions.setdefault(node, plan[0])
+        for statement, following in taken_batches(node):
+            assign = statement.body[0]
+            loader = taken_loader(self, assign.value, statement)
+            if following and (plan := self._plan(statement, loader, assign.targets[0].target, cst.IndentedBlock(body=following), parameters)):
+                self._taken[statement] = plan
+                self._functions.setdefault(node, plan[0])
 
-    def _plan(self, loop: cst.For, parameters: set[str]):
-        loader, target = unwrap_loader(loop, self.qualified)
+    def _plan(self, node: cst.CSTNode, loader, target, body: cst.IndentedBlock, parameters: set[str]):
+        """The model whose device the batches `target` of `loader` go to, and the moves, where
+        `body` (what runs with the batch) feeds them to a model the function is given."""
         names = target_names(target)
-        if loader is None or not names or not is_dataloader(self, loader) or not isinstance(loop.body, cst.IndentedBlock):
+        if loader is None or not names or not is_dataloader(self, loader) or collate_places_batches(self, loader):
             return None
-        if collate_places_batches(self, loader):
-            return None
-        facts = self.scope_facts(loop)
+        facts = self.scope_facts(node)
         models = sorted(name for name in parameters & facts.called if name not in names)
         if not models:
             return None
-        body_facts = collect([loop.body], self.qualified, self.line_of, models)
-        moves = batches_to_move(loop.body, names, set(models), set(models), body_facts, self.qualified, file_functions(self.module))
+        body_facts = collect([body], self.qualified, self.line_of, models)
+        moves = batches_to_move(body, names, set(models), set(models), body_facts, self.qualified, file_functions(self.module))
         uses, ambiguous = moves.uses, moves.ambiguous
-        model = _pick_model(loop.body, [model for model in models if _calls_with(loop.body, model, names)])
+        model = _pick_model(body, [model for model in models if _calls_with(body, model, names)])
         if ambiguous or not uses or model is None:
             return None
         return model, uses
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
         plan = self._loops.get(original_node)
-        if plan is None:
-            return updated_node
+        statements = self._moves(original_node.target, plan) if plan is not None else None
+        return insert_in_body(updated_node, 0, statements) if statements else updated_node
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine):
+        plan = self._taken.get(original_node)
+        statements = self._moves(original_node.body[0].targets[0].target, plan) if plan is not None else None
+        return cst.FlattenSentinel([updated_node, *statements]) if statements else updated_node
+
+    def _moves(self, target: cst.BaseExpression, plan: tuple[str, list]) -> list[cst.SimpleStatementLine] | None:
+        """The statements that move the batch, once its finding is reported as fixed."""
         model, uses = plan
         listed = ", ".join(f"`{use.name}`" for use in uses)
-        if not self.report(original_node.target, f"batch {listed} is fed to `{model}` without being moved to the model's device",
+        if not self.report(target, f"batch {listed} is fed to `{model}` without being moved to the model's device",
                            fix_title=f"move it to `{model}`'s device"):
-            return updated_node
-        statements = move_statements(uses, "device", self.torch_name() if any(use.is_dict for use in uses) else "torch")
-        return insert_in_body(updated_node, 0, statements)
+            return None
+        return move_statements(uses, "device", self.torch_name() if any(use.is_dict for use in uses) else "torch")
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         model = self._functions.get(original_node)
