@@ -23,14 +23,13 @@ from devfix.analysis import signals
 from devfix.analysis.ast_nodes import FUNCTIONS, every_node, is_self_attribute
 from devfix.analysis.host_sinks import fed_values, may_be_axes_call
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
-from devfix.analysis.torch_api import AXES_DATA_METHODS, DEVICE_NAMES, LIST_FILLERS
+from devfix.analysis.torch_api import AXES_DATA_METHODS, DEVICE_NAMES, HOST_LIBRARY_MODULES, LIST_FILLERS
 
 if TYPE_CHECKING:
     from devfix.analysis.chunks import Chunk
     from devfix.analysis.facts import FileFacts
     from devfix.analysis.imports import ImportTable
 
-HOST_MODULES = ("numpy", "matplotlib", "sklearn", "scipy", "pandas")  # DF008's `HOST_LIBRARIES`
 MOVE_METHODS = frozenset({"to", "cuda", "cpu"})  # DF005's
 
 
@@ -232,7 +231,7 @@ def _device_variables(chunks: list[Chunk], facts: FileFacts) -> set[int]:
 
 
 def _is_host(module: str) -> bool:
-    return module.split(".")[0] in HOST_MODULES
+    return module.split(".")[0] in HOST_LIBRARY_MODULES
 
 
 def _root_name(node: ast.expr) -> str | None:

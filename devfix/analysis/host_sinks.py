@@ -45,9 +45,15 @@ from devfix.analysis.ast_nodes import (
 )
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_move
-from devfix.analysis.torch_api import AXES_DATA_METHODS, CPU_LITERALS, LIST_FILLERS, NUMPY_ARRAYS_BY_SHAPE, TORCH_DTYPES
+from devfix.analysis.torch_api import (
+    AXES_DATA_METHODS,
+    CPU_LITERALS,
+    HOST_LIBRARIES,
+    LIST_FILLERS,
+    NUMPY_ARRAYS_BY_SHAPE,
+    TORCH_DTYPES,
+)
 
-HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
 HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
 
 

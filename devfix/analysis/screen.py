@@ -67,6 +67,7 @@ from devfix.analysis.torch_api import (
     FACTORY_FUNCTIONS,
     FUNCTIONAL_LOSSES,
     GUARD_WORDS,
+    HOST_LIBRARY_MODULES,
     INDEX_READING_METHODS,
     LEGACY_CPU_CONSTRUCTORS,
     LEGACY_DTYPES,
@@ -84,7 +85,6 @@ FACTORIES = frozenset({
     "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices", "from_numpy", "Tensor", "FloatTensor",
     "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
 })
-HOST_LIBRARIES = frozenset({"numpy", "sklearn", "matplotlib", "scipy", "pandas"})
 DEVICE_PARAMETERS = frozenset({"device", "dev", "torch_device"})
 HOLDERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"})
 
@@ -487,7 +487,7 @@ class _Screen:
             self.loads.append((node, place.parent))
         if name == "load_state_dict":
             self.state_dict_loads.append(node)
-        if qualified.split(".", 1)[0] in HOST_LIBRARIES or may_be_axes_call(node, self.imports):
+        if qualified.split(".", 1)[0] in HOST_LIBRARY_MODULES or may_be_axes_call(node, self.imports):
             found.add(HOST_SINK)  # … or `ax.imshow(t)` of a file that plots
         legacy = self._legacy_type(node.func)
         if legacy == "torch.cuda" or (legacy == "torch" and any(keyword.arg == "device" for keyword in node.keywords)):

@@ -224,6 +224,9 @@ TORCH_DTYPES = frozenset(
 CPU_LITERALS = frozenset({"cpu"})
 DEVICE_NAMES = ("device", "dev", "DEVICE", "torch_device")  # names a program's device variable goes by
 
+# libraries whose calls turn their array arguments into numpy arrays, which a CUDA tensor refuses (DF008)
+HOST_LIBRARY_MODULES = ("numpy", "matplotlib", "sklearn", "scipy", "pandas", "seaborn")
+HOST_LIBRARIES = tuple(f"{module}." for module in HOST_LIBRARY_MODULES)  # prefixes of their qualified names
 # the matplotlib Axes methods that turn their data arguments into numpy arrays, which a CUDA tensor refuses
 AXES_DATA_METHODS = frozenset({
     "imshow", "matshow", "plot", "scatter", "hist", "hist2d", "bar", "barh", "fill_between", "errorbar",

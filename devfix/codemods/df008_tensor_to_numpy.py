@@ -70,6 +70,8 @@ from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root
 from devfix.analysis.torch_api import (
     AXES_DATA_METHODS,
+    HOST_LIBRARIES,
+    HOST_LIBRARY_MODULES,
     LIST_FILLERS,
     LIST_JOINS,
     NUMPY_ARRAYS_BY_SHAPE,
@@ -82,8 +84,6 @@ from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import call_methods, parenthesized
 from devfix.findings import Safety
 
-HOST_LIBRARIES = ("numpy.", "matplotlib.", "sklearn.", "scipy.", "pandas.")
-HOST_MODULES = tuple(prefix.rstrip(".") for prefix in HOST_LIBRARIES)
 PANDAS_FRAMES = frozenset({"pandas.DataFrame", "pandas.core.frame.DataFrame", "pandas.Series", "pandas.core.series.Series"})
 DETACHING = frozenset({"detach", "data", "item", "tolist"})
 
@@ -103,7 +103,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         self._given: dict[tuple[int, str], list[tuple[cst.Call, cst.BaseExpression]] | None] = {}  # `_arguments_given`
         self._calls: CallIndex | None = None  # the module's calls, walked once when a parameter is asked about
         self._plots = self.facts is None or self.facts.imports.imports_any(("matplotlib",))
-        if self.facts is not None and not self.facts.imports.imports_any(HOST_MODULES):
+        if self.facts is not None and not self.facts.imports.imports_any(HOST_LIBRARY_MODULES):
             return  # no name can reach a host library's function: the search would walk the tree for nothing
         finder = _HostCallsOnNames(self)
         node.visit(finder)
