@@ -18,7 +18,9 @@ layer is the same, only placed). The tensor is a parameter of the method or a lo
 the layer, given to that one call of the layer in the method.
 
 Refuses (reports without a fix): layers whose arguments are computed in `forward` (sizes from
-`x.shape`: use an `nn.Lazy*` layer or a redesign). Parameter-free layers (`nn.ReLU()(x)`,
+`x.shape`: use an `nn.Lazy*` layer or a redesign), and layers built in a loop or a comprehension
+(`[nn.Linear(2, 2)(h) for _ in range(2)]`: several layers a call, which one attribute would merge
+into one). Parameter-free layers (`nn.ReLU()(x)`,
 `nn.Dropout(p)(x)`, `nn.Flatten()(x)`) are not device bugs and are left alone. A lazy layer
 built with `device=` or moved where it is built is placed already.
 """
@@ -65,15 +67,19 @@ class ModuleInForward(ScopeTracker, DevfixRule):
             method.body.visit(finder)
             for construction in finder.constructions:
                 # decided here, before the walk reaches __init__, so both edits happen or neither
-                attribute = self._decide(construction, init, facts, taken)
+                attribute = self._decide(construction, init, facts, taken, construction in finder.repeated)
                 if attribute is not None:
                     taken.add(attribute)
                     self._inits.setdefault(init, []).append((attribute, construction))
                     self._hoisted[construction] = attribute
 
-    def _decide(self, construction: cst.Call, init, facts, taken: set[str]) -> str | None:
+    def _decide(self, construction: cst.Call, init, facts, taken: set[str], repeated: bool = False) -> str | None:
         layer = cst.Module([]).code_for_node(construction.func)
         message = f"`{layer}(...)` is built inside a method on every call: its weights are new, untrained and on the CPU"
+        if repeated:  # `[nn.Linear(2, 2)(h) for _ in range(2)]`: one layer in __init__ would serve every iteration
+            self.report(construction, message + "; it is built once per iteration, so one layer in __init__ would share "
+                        "its weights between them: create them in __init__ (an nn.ModuleList)", fixable=False)
+            return None
         if init is None or not all(_available_in_init(arg.value, facts) for arg in construction.args):
             self.report(construction, message + "; create it once in __init__ (its arguments are only known here: "
                         "consider an nn.Lazy* layer)", fixable=False)
@@ -121,21 +127,39 @@ class ModuleInForward(ScopeTracker, DevfixRule):
         return updated_node.with_changes(body=updated_node.body.with_changes(body=[*updated_node.body.body, *statements]))
 
 
+REPEATING = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
 class _InlineLayers(cst.CSTVisitor):
-    """`nn.Layer(...)(x)`: a construction of a Module with state, called on the spot."""
+    """`nn.Layer(...)(x)`: a construction of a Module with state, called on the spot; and those of
+    them built inside a loop or a comprehension (several layers a call, not one)."""
 
     def __init__(self, rule: ModuleInForward) -> None:
         self.rule = rule
         self.constructions: list[cst.Call] = []
+        self.repeated: set[cst.Call] = set()
+        self._loops = 0
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, REPEATING):
+            self._loops += 1
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, REPEATING):
+            self._loops -= 1
+        super().on_leave(original_node)
 
     def visit_Call(self, node: cst.Call) -> None:
         construction = node.func
         if isinstance(construction, cst.Call) and self.rule.builds_module(construction) and holds_state(construction, self.rule.qualified):
             if not self._stateless_class_of_the_file(construction):
                 self.constructions.append(construction)
+                if self._loops:
+                    self.repeated.add(construction)
 
     def _stateless_class_of_the_file(self, construction: cst.Call) -> bool:
         """`ScaledDotProductAttention()` of a class of the file that stores no tensor state: built on

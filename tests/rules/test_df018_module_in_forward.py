@@ -42,3 +42,20 @@ def test_a_lazy_layer_goes_where_the_tensor_it_is_given_is(given):
 def test_lazy_layers_placed_or_without_one_input_are_left_alone(forward):
     result = run(forward)
     assert result.fixed == result.source and not result.findings
+
+
+def test_a_layer_built_once_a_call_moves_to_init():
+    result = run("    def forward(self, x):\n        return nn.BatchNorm1d(4)(self.body(x))\n")
+    assert "        self.batch_norm1d = nn.BatchNorm1d(4)\n" in result.fixed.decode()
+    assert "        return self.batch_norm1d(self.body(x))\n" in result.fixed.decode()
+
+
+@pytest.mark.parametrize("forward", [
+    # two layers a call: one attribute would make the two outputs one
+    "    def forward(self, x):\n        return [nn.Linear(4, 4)(x) for _ in range(2)]\n",
+    "    def forward(self, x):\n        for _ in range(3):\n            x = nn.Linear(4, 4)(x)\n        return x\n",
+])
+def test_layers_built_in_a_loop_or_a_comprehension_are_reported_without_a_fix(forward):
+    result = run(forward)
+    assert result.fixed == result.source
+    assert [(finding.code, finding.fixable) for finding in result.findings] == [("DF018", False)]
