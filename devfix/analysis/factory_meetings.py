@@ -164,7 +164,7 @@ def _class_methods(tree: ast.Module) -> dict[str, frozenset[str]]:
 
 def encodings_meet_a_moved_model(tree: ast.Module) -> bool:
     """DF004's encodings fed to a model that moves in the same scope (or, in a function, at the top
-    level): `model(**inputs)` or `model.generate(**inputs)` where `inputs` holds a
+    level, or a parameter where the top level moves something): `model(**inputs)` or `model.generate(**inputs)` where `inputs` holds a
     `return_tensors="pt"` encoding bound in that scope, or an argument that reads one of its fields
     (`enc["input_ids"]`, `tokenizer(text, return_tensors="pt").input_ids`, a name bound to such a
     read)."""
@@ -175,14 +175,16 @@ def encodings_meet_a_moved_model(tree: ast.Module) -> bool:
         moved = _moved_lines(nodes, bindings)
         if function is None:
             top_level_moved = moved
-        own = set(bindings) | {arg.arg for arg in parameters(function)} if function is not None else set()  # a function's own `model`
+        given = {arg.arg for arg in parameters(function)} if function is not None else set()
+        own = set(bindings) | given  # a function's own `model`
         for call in nodes:
             if not isinstance(call, ast.Call):
                 continue
             callee = call.func.value if isinstance(call.func, ast.Attribute) else call.func
             if not isinstance(callee, ast.Name):
                 continue
-            if callee.id not in moved and not (function is not None and callee.id in top_level_moved and callee.id not in own):
+            handed_in = callee.id in given and bool(top_level_moved)  # maybe a model its callers moved (the rule asks them)
+            if callee.id not in moved and not handed_in and not (function is not None and callee.id in top_level_moved and callee.id not in own):
                 continue  # a function's own `model` is not the one the top level moved
             for keyword in call.keywords:
                 if keyword.arg is None and isinstance(keyword.value, ast.Name) and any(
@@ -284,9 +286,11 @@ class _Callers:
                     self.calls.setdefault(node.func.id, []).append(node)
                 if _may_move(node) and isinstance(node.func.value, ast.Name):
                     self.moved.add(node.func.value.id)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and (_may_move(node.value) or _gives_back_a_move(node.value, gives_back_moves)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                self.moved.update(name for target in targets for name in bound_names(target))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):  # `enc, dec = Encoder().to(device), Decoder().to(device)` too
+                self.moved.update(
+                    name for name, bound in scope_bindings([node]).items()
+                    if any(_may_move(value) or _gives_back_a_move(value, gives_back_moves) for _, value in bound)
+                )
 
     def moved_models_for(self, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> _ModelParameters:
         if function is None or id(function) not in self.top_level:
@@ -317,7 +321,7 @@ def _maybe_modules(tree: ast.Module, imports: ImportTable) -> set[str]:
     """Names that may hold a Module: assigned from a call, or moved (`net.to(device)`)."""
     names: set[str] = set()
     for node in every_node(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and (isinstance(node.value, ast.Call) or _holds_a_call(node.value)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, ast.Name):  # most targets: no walk of their own
@@ -327,6 +331,11 @@ def _maybe_modules(tree: ast.Module, imports: ImportTable) -> set[str]:
         elif isinstance(node, ast.Call) and _is_move_of_a_name(node, imports):
             names.add(node.func.value.id)
     return names
+
+
+def _holds_a_call(value: ast.expr | None) -> bool:
+    """A tuple or list display with a call in it (`g, d = G().to(device), D().to(device)`)."""
+    return isinstance(value, (ast.Tuple, ast.List)) and any(isinstance(element, ast.Call) for element in value.elts)
 
 
 def _is_move_of_a_name(node: ast.AST, imports: ImportTable) -> bool:
@@ -771,6 +780,9 @@ class _Scope:
             if isinstance(first, ast.Name) and first.id not in self.vetoed and not self._has_sources(first):
                 return [first.id]
             return self._reference_names(first)
+        if is_self_attribute(node.func) and node.func.attr not in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS:
+            # DF004's object modules: `self.q(states)` of an agent's Module lives with `states`
+            return [*self._reference_names(node.func.value), *(name for value in _values(node) for name in self._reference_names(value))]
         if isinstance(node.func, ast.Attribute):
             if node.func.attr in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS and not is_cast(node, self.imports):
                 return []

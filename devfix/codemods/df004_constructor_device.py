@@ -28,7 +28,9 @@ tokenizer's or processor's `return_tensors="pt"` output unpacked into a moved mo
 methods (`model.generate(**inputs)` → `model.generate(**inputs.to(device))`), and so are its fields
 given to one, also from a function reading a model the top level moved (`enc["input_ids"]`,
 `tokenizer(text, return_tensors="pt").input_ids`, `tokenizer.encode(text, return_tensors="pt")`,
-a name bound once to such a value: `.to(device)` where given). Ids a generation loop grows with the
+a name bound once to such a value: `.to(device)` where given), and in a helper given a model that
+every caller moved (`def complete(model, tokenizer, prompt)`: `.to(next(model.parameters()).device)`,
+the model's own device). Ids a generation loop grows with the
 model's output (`ids = torch.cat([ids, next_id], -1)`) move where they are made, when every other
 read takes a device tensor too (`analysis.token_ids`); a name rebound otherwise, or an encoding
 bound twice, is left alone.
@@ -476,6 +478,10 @@ class _Combinations(cst.CSTVisitor):
         self.global_models = rule.top_level_models_moved_before(anchor, through_methods=True)
         self.modules |= self.global_models
         self.layers = rule.layers_of_method(scope)  # `self.<layer>` attributes whose output is one tensor
+        owner = rule.class_of_method(scope) if isinstance(scope, cst.FunctionDef) else None
+        # a plain class's Modules on a device (`self.q = QNet().to(device)` in an agent's `__init__`):
+        # what they return lives with their input; a Module class's own layers are DF016's
+        self.object_modules = rule.object_modules(owner)[1] if owner is not None and not rule.is_module_classdef(owner) else frozenset()
         self.aligned: dict[cst.Call, str] = {}
         self.moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
         self.moved_bindings: dict[cst.BaseExpression, tuple[str, str]] = {}  # a binding's value → (origin, device)
@@ -560,6 +566,9 @@ class _Combinations(cst.CSTVisitor):
             values = [value for value in values if value not in self._lengths_for(node)]
             self._feed_module(node, node.func.value, values)  # a model handed in by callers that moved it
             self._feed_host_tensors(node)
+            self._feed_encodings(node, node.func.value)
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value in self.parameters:
+            self._feed_encodings(node, node.func.value.value)  # `model.generate(**inputs)`, `model` handed in moved
         elif isinstance(node.func, cst.Call) and self.rule.builds_module(node.func):
             self._feed_module(node, None, values)  # `nn.CrossEntropyLoss()(out, targets)`: built where it is called
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and self._move_of(node.func.value.value, node):
@@ -882,8 +891,11 @@ class _Combinations(cst.CSTVisitor):
         """`inputs = tokenizer(text, return_tensors="pt")` then `model(**inputs)` for a model moved
         here: a tokenizer's or processor's tensors are always on the CPU, and its BatchEncoding has
         `.to()`, so `model(**inputs.to(device))`."""
-        move = self._move_of(model, call)
-        moved_to = device_code(move.device) if move is not None else None
+        if model in self.parameters:
+            moved_to = self._device_of_a_moved_argument(model)  # every caller hands in a moved model
+        else:
+            move = self._move_of(model, call)
+            moved_to = device_code(move.device) if move is not None else None
         if moved_to is None or not self._device_defined_before(moved_to, call):
             return
         line = self.rule.line_of(call)
@@ -1143,6 +1155,8 @@ class _Combinations(cst.CSTVisitor):
         if is_torch_tensor_function(self.qualified(expression.func)):
             first = expression.args[0].value if expression.args else None
             return self._reference(first, proven) if first is not None else None  # torch.exp(0.5 * logvar)
+        if is_self_attribute(expression.func) and expression.func.attr.value in self.object_modules:
+            return next((ref for arg in expression.args if (ref := self._reference(arg.value, proven))), None)  # self.q(states)
         if isinstance(expression.func, cst.Attribute):
             if expression.func.attr.value in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS and not is_cast(expression, self.qualified):
                 return None  # `values.size(1)` is a number; `logits.cpu()` is somewhere else

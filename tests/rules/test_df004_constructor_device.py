@@ -373,3 +373,60 @@ def test_encoding_fields_for_a_model_left_on_the_host_are_left_alone():
         "enc = tokenizer('a', return_tensors='pt')\nout = model(enc['input_ids'], attention_mask=enc.attention_mask)\n"
     )
     assert fixed(source) == source
+
+
+HELPER_OF_A_MODEL_ARGUMENT = (
+    "import torch\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n\n"
+    "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+    "tokenizer = AutoTokenizer.from_pretrained('gpt2')\n"
+    "model = AutoModelForCausalLM.from_pretrained('gpt2').to(device)\n"
+    "reference = AutoModelForCausalLM.from_pretrained('gpt2')\n\n"
+    "def complete(model, prompt):\n"
+    "    inputs = tokenizer(prompt, return_tensors='pt')\n"
+    "    return model.generate(**inputs, max_new_tokens=5)\n\n"
+)
+
+
+def test_an_encoding_moves_to_the_device_of_a_model_every_caller_moved_and_handed_in():
+    source = HELPER_OF_A_MODEL_ARGUMENT + "print(complete(model, 'a'))\nprint(complete(model, 'b'))\n"
+    assert "    return model.generate(**inputs.to(next(model.parameters()).device), max_new_tokens=5)\n" in fixed(source)
+
+
+@pytest.mark.parametrize("calls", [
+    "print(complete(reference, 'a'))\n",  # the model it is given stays on the host
+    "print(complete(model, 'a'), complete(reference, 'b'))\n",  # not every caller moved it
+    "helpers = [complete]\n",  # handed around: its callers are unknown
+])
+def test_an_encoding_for_a_model_argument_not_proven_moved_is_left_alone(calls):
+    source = HELPER_OF_A_MODEL_ARGUMENT + calls
+    assert fixed(source) == source
+
+
+def test_models_moved_in_one_statement_count_as_moved_for_a_helper_given_them():
+    source = (
+        "import torch\nfrom torch import nn\n\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
+        "def step(encoder, decoder, x):\n"
+        "    start = torch.zeros(1, 4)\n"
+        "    return decoder(start + encoder(x))\n\n"
+        "encoder, decoder = nn.Linear(4, 4).to(device), nn.Linear(4, 4).to(device)\n"
+        "print(step(encoder, decoder, torch.randn(1, 4).to(device)))\n"
+    )
+    assert "    start = torch.zeros(1, 4, device=next(decoder.parameters()).device)\n" in fixed(source)
+
+
+@pytest.mark.parametrize("init", [
+    "        self.q = nn.Linear(4, 2)\n",  # the agent's network stays on the host
+    "        self.q = nn.Linear(4, 2).to(device)\n        self.q = nn.Linear(4, 2)\n",  # stored twice: not proven
+])
+def test_a_plain_classs_module_output_placed_only_when_proven(init):
+    source = (
+        "import torch\nfrom torch import nn\n\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
+        "class Agent:\n    def __init__(self):\n" + init +
+        "\n    def learn(self, states):\n"
+        "        rewards = torch.ones(3)\n"
+        "        return rewards + self.q(states).max(1)[0]\n\n"
+        "print(Agent().learn(torch.randn(3, 4)))\n"
+    )
+    assert fixed(source) == source
