@@ -286,7 +286,10 @@ class _Callers:
                     self.calls.setdefault(node.func.id, []).append(node)
                 if _may_move(node) and isinstance(node.func.value, ast.Name):
                     self.moved.add(node.func.value.id)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)):  # `enc, dec = Encoder().to(device), Decoder().to(device)` too
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and (_may_move(node.value) or _gives_back_a_move(node.value, gives_back_moves)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                self.moved.update(name for target in targets for name in bound_names(target))
+            elif isinstance(node, ast.Assign) and _holds_a_call(node.value):  # `enc, dec = Encoder().to(device), Decoder().to(device)`
                 self.moved.update(
                     name for name, bound in scope_bindings([node]).items()
                     if any(_may_move(value) or _gives_back_a_move(value, gives_back_moves) for _, value in bound)
@@ -407,6 +410,7 @@ class _Scope:
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         # `self` of a Module's method is no tensor: known without the value analysis, unless rebound here
         self.receiver = self.parameters[0].arg if receiver_kind is not None and receiver_kind.is_known_non_tensor else None
+        self.plain_method = receiver_kind is not None and receiver_kind is not Kind.MODULE  # DF004's object modules are a plain class's
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
         self.moved: dict[str, list[int]] = {}  # names the scope moves (`x.to(device)`, `x = y.cuda()`) → lines
@@ -780,7 +784,7 @@ class _Scope:
             if isinstance(first, ast.Name) and first.id not in self.vetoed and not self._has_sources(first):
                 return [first.id]
             return self._reference_names(first)
-        if is_self_attribute(node.func) and node.func.attr not in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS:
+        if self.plain_method and is_self_attribute(node.func) and node.func.attr not in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS:
             # DF004's object modules: `self.q(states)` of an agent's Module lives with `states`
             return [*self._reference_names(node.func.value), *(name for value in _values(node) for name in self._reference_names(value))]
         if isinstance(node.func, ast.Attribute):

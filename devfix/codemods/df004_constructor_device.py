@@ -891,8 +891,8 @@ class _Combinations(cst.CSTVisitor):
         """`inputs = tokenizer(text, return_tensors="pt")` then `model(**inputs)` for a model moved
         here: a tokenizer's or processor's tensors are always on the CPU, and its BatchEncoding has
         `.to()`, so `model(**inputs.to(device))`."""
-        if model in self.parameters:
-            moved_to = self._device_of_a_moved_argument(model)  # every caller hands in a moved model
+        if model in self.parameters:  # every caller hands in a moved model: asked only where an encoding is given (dear)
+            moved_to = self._device_of_a_moved_argument(model) if self._may_give_an_encoding(call) else None
         else:
             move = self._move_of(model, call)
             moved_to = device_code(move.device) if move is not None else None
@@ -910,6 +910,17 @@ class _Combinations(cst.CSTVisitor):
                 grown = self._grown_encoding(arg.value.value, line, moved_to)
                 if grown is not None:
                     self.moved_bindings[grown] = ('token ids a tokenizer made on the CPU, grown by the model', moved_to)
+
+    def _may_give_an_encoding(self, call: cst.Call) -> bool:
+        """Some argument of `call` is an encoding, one of its fields, or a name once bound to token ids."""
+        line = self.rule.line_of(call)
+        for arg in call.args:
+            bindings = self.facts.bindings.get(arg.value.value, []) if isinstance(arg.value, cst.Name) else []
+            if arg.star == "**" and any(_is_encoding_call(binding.value) for binding in bindings):
+                return True
+            if not arg.star and (self._encoding_field(arg.value, line) or any(_is_encoded_tensor_call(binding.value) for binding in bindings)):
+                return True
+        return False
 
     def _grown_encoding(self, name: str, line: int, device: str) -> cst.BaseExpression | None:
         """`ids = tokenizer.encode(text, return_tensors="pt")` before `line`, then rebound only by
