@@ -20,7 +20,9 @@ it, `evaluate(model, DataLoader(data))` in the script that imports it) and batch
 meet the model or its outputs are moved.
 
 Refuses: functions with a device parameter or local (DF002 uses it), models that are not
-parameters of the function, batches already moved, dict or positional batches it cannot type.
+parameters of the function, several such models given the batch that none of the others feeds
+(which one holds the device is not known), batches already moved, dict or positional batches it
+cannot type.
 """
 
 from __future__ import annotations
@@ -123,18 +125,13 @@ class HelperDevice(ScopeTracker, DevfixRule):
         return bool((self.scope_parameters(function.body) | set(facts.bindings)) & set(DEVICE_NAMES))
 
 
-MODEL_WORDS = ("model", "net", "encoder", "decoder", "classifier", "generator", "discriminator", "backbone")
-
-
 def _pick_model(body: cst.CSTNode, candidates: list[str]) -> str | None:
-    """The callable whose parameters hold the device: not one fed another's output (a criterion),
-    and by its name when several remain. A wrong pick could be parameter-free, so none is better
-    than a guess."""
+    """The callable whose parameters hold the device: the one not fed another's output (a
+    criterion). Where several remain none is picked: a pick by name would be a guess, and a wrong
+    one could be parameter-free."""
     finder = _FedOutputs(set(candidates))
     body.visit(finder)
     remaining = [name for name in candidates if name not in finder.fed]
-    if len(remaining) > 1:
-        remaining = [name for name in remaining if any(word in name.lower() for word in MODEL_WORDS)]
     return remaining[0] if len(remaining) == 1 else None
 
 

@@ -1,0 +1,40 @@
+"""DF010's choice of the model whose device a helper's batches go to: the one callable given the
+batch that no other feeds, never a pick by name."""
+
+from __future__ import annotations
+
+import pytest
+
+from devfix.codemods import HelperDevice
+from tests.conftest import run_devfix
+
+HEAD = (
+    "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+    "def run(model, other, loader):\n"
+    "    total = 0.0\n"
+    "    for x, y in loader:\n"
+)
+TAIL = (
+    "    return total\n\n\n"
+    "data = TensorDataset(torch.randn(8, 4), torch.randn(8, 2))\n"
+    "print(run(nn.Linear(4, 2), nn.MSELoss(), DataLoader(data, batch_size=4)))\n"
+)
+
+
+def fixed(body: str) -> str:
+    return run_devfix(HEAD + body + TAIL, rules=[HelperDevice]).fixed.decode()
+
+
+def test_the_callable_fed_the_others_output_is_not_the_model():
+    result = fixed("        total += other(model(x), y).item()\n")
+    assert "    device = next(model.parameters()).device\n" in result
+    assert "        x, y = x.to(device), y.to(device)\n" in result
+
+
+@pytest.mark.parametrize("body", [
+    "        total += (model(x) - other(x)).sum().item()\n",  # two models given the batch: which holds the device?
+    "        total += (other(x) - model(x)).sum().item()\n",
+])
+def test_two_callables_given_the_batch_are_left_alone(body):
+    source = HEAD + body + TAIL
+    assert run_devfix(source, rules=[HelperDevice]).fixed.decode() == source
