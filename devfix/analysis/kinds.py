@@ -114,6 +114,7 @@ class Resolver:
         self.classes = classes  # local class name → what its instances are (MODULE, OBJECT)
         self.functions = functions  # local function name → its return kind
         self.class_attributes: dict[tuple[str, str], Kind] = {}  # (class, attribute) → kind of `self.attribute`
+        self.class_constants: dict[tuple[str, str], Kind] = {}  # (class, attribute) → kind of `Class.attribute`
         self.class_name: str | None = None  # the class whose methods are being read
         self.parameter_kinds: dict[str, list[Kind]] = {}  # function or Class.method → kinds its calls pass by position
         self.method_names: frozenset[str] = frozenset()  # methods whose calls are noted (`.step(...)`)
@@ -124,6 +125,7 @@ class Resolver:
         """The same resolver, reading `self.x` as an attribute of `class_name`."""
         resolver = Resolver(self.imports, self.classes, self.functions)
         resolver.class_attributes, resolver.class_name = self.class_attributes, class_name
+        resolver.class_constants = self.class_constants
         resolver.parameter_kinds, resolver.method_names = self.parameter_kinds, self.method_names
         resolver.imported = self.imported
         resolver.instances = self.instances
@@ -221,9 +223,15 @@ class Resolver:
             return Kind.NDARRAY  # an element of an array is a numpy scalar: not a tensor either
         return Kind.UNKNOWN
 
+    def is_class_constant(self, node: ast.Attribute, env: dict[str, Kind]) -> bool:
+        """`Config.weights`: an attribute a top-level class binds once in its body (`class_constants`)."""
+        return isinstance(node.value, ast.Name) and node.value.id not in env and (node.value.id, node.attr) in self.class_constants
+
     def _kind_Attribute(self, node: ast.Attribute, env: dict[str, Kind]) -> Kind:
         if isinstance(node.value, ast.Name) and node.value.id == "self" and self.class_name is not None:
             return self.class_attributes.get((self.class_name, node.attr), Kind.UNKNOWN)
+        if self.is_class_constant(node, env):
+            return self.class_constants[(node.value.id, node.attr)]
         if dotted_head(node) not in env and self.imports.qualify(node) in NUMBER_CONSTANTS:
             return Kind.SCALAR  # `torch.pi`, `math.e`
         owner = self.kind(node.value, env)

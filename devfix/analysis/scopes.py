@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import libcst as cst
 from libcst.metadata import PositionProvider
 
@@ -62,6 +64,24 @@ class ScopeTracker:
                 if owner is not None:
                     facts.own_methods = {statement.name.value for statement in owner.body.body if isinstance(statement, cst.FunctionDef)}
         return self._facts[id(scope)]
+
+    def add_object_facts(self, facts: PlacementFacts, scope: ScopeNode) -> None:
+        """In a method: the Modules the object's `__init__` moved or built give device values or
+        follow their inputs (`object_modules`), and so do the class's methods whose every return
+        is on a device (`methods_returning_device_values`)."""
+        owner = self.class_of_method(scope) if isinstance(scope, cst.FunctionDef) else None
+        if owner is not None:
+            facts.object_modules, facts.object_modules_on_device = self.object_modules(owner)
+            facts.object_device_methods = self.methods_returning_device_values(owner)
+
+    def batch_callables(self, node: cst.CSTNode, models: Iterable[str]) -> set[str]:
+        """What a batch may be fed to here: the models, the Modules the scope builds, its parameters,
+        and in a function, the Modules the top level builds once that it does not bind itself
+        (`criterion = nn.MSELoss()` read by `validate()`)."""
+        found = set(models) | set(self.scope_modules(node)) | self.scope_parameters(node)
+        if isinstance(self.enclosing_scope(node), cst.FunctionDef):
+            found |= set(self.scope_modules(self.module)) - set(self.scope_facts(node).bindings)
+        return found
 
     def cuda_tensor_types(self) -> frozenset[str]:
         """Top-level names bound once to a legacy CUDA tensor type, or to a choice of one

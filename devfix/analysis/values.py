@@ -108,6 +108,7 @@ def _resolver(
     summaries.walker = _Walker(resolver, None, None)
     if class_attributes:
         resolver.class_attributes = _class_attribute_kinds(tree, resolver)
+        resolver.class_constants = _class_constant_kinds(tree, resolver)
     summaries.globals_env = _global_kinds(tree, resolver, declared_global)
     return resolver, summaries
 
@@ -244,6 +245,46 @@ def _class_attribute_kinds(tree: ast.Module, resolver: Resolver) -> dict[tuple[s
                 elif isinstance(assignment, ast.Attribute) and isinstance(assignment.ctx, ast.Del):
                     kinds.setdefault((node.name, assignment.attr), []).append(Kind.UNKNOWN)
     return {key: join(values) for key, values in kinds.items()}
+
+
+def _class_constant_kinds(tree: ast.Module, resolver: Resolver) -> dict[tuple[str, str], Kind]:
+    """`Config.weights` where the top-level class `Config` (defined once, never rebound) binds
+    `weights = torch.tensor(...)` once in its body, and nothing in the file stores `Config.weights`
+    or `self.weights` in its methods: the kind of that one value."""
+    defined: dict[str, int] = {}
+    for node in tree.body:
+        for name in _top_level_names(node):
+            defined[name] = defined.get(name, 0) + 1
+    stored = {
+        (target.value.id, target.attr) for target in ast.walk(tree)
+        if isinstance(target, ast.Attribute) and not isinstance(target.ctx, ast.Load) and isinstance(target.value, ast.Name)
+    }
+    kinds: dict[tuple[str, str], Kind] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or defined.get(node.name) != 1:
+            continue
+        bound: dict[str, list[ast.stmt]] = {}
+        for statement in node.body:
+            for name in _top_level_names(statement):
+                bound.setdefault(name, []).append(statement)
+        for name, statements in bound.items():
+            value = statements[0].value if len(statements) == 1 and isinstance(statements[0], ast.Assign) else None
+            if value is None or len(statements[0].targets) != 1 or (node.name, name) in stored | resolver.class_attributes.keys():
+                continue
+            kinds[(node.name, name)] = resolver.kind(value, {})
+    return kinds
+
+
+def _top_level_names(statement: ast.stmt) -> list[str]:
+    """The names a statement binds in the block that holds it (not inside its own body)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [statement.name]
+    if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        return [node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)]
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return [(alias.asname or alias.name).split(".")[0] for alias in statement.names]
+    return [node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)]
 
 
 def _unbound_parameter_kinds(method: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, resolver: Resolver) -> Env:
@@ -600,7 +641,9 @@ class _Walker:
                     self.facts.escaped.add(current.id)  # read as a value, not called: a callback
             elif isinstance(current, ast.Attribute) and id(current) not in callees and current.attr in self.resolver.method_names:
                 self.facts.escaped.add("." + current.attr)  # `callback=self.step`
-            if isinstance(current, ast.Attribute) and isinstance(current.ctx, ast.Load) and _is_self(current.value) and self.class_name:
+            if isinstance(current, ast.Attribute) and isinstance(current.ctx, ast.Load) and (
+                (_is_self(current.value) and self.class_name) or self.resolver.is_class_constant(current, env)
+            ):
                 self.facts.attribute_reads[(current.lineno, current.col_offset)] = self.resolver.kind(current, env)
             if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
                 kind = Kind.UNKNOWN if current.id in local else env.get(current.id, Kind.UNKNOWN)

@@ -1,0 +1,58 @@
+"""DF011 writes `.to()` only on a weight the value analysis proves a tensor: a weight that may be
+`None` (a flag's choice, a helper's default) is reported without a fix."""
+
+from __future__ import annotations
+
+from devfix.codemods import LossWeightDevice
+from tests.conftest import run_devfix
+
+HEAD = (
+    "import sys\nimport torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n"
+    "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "model = nn.Linear(5, 3).to(device)\n"
+    "x, y = torch.randn(8, 5).to(device), torch.randint(0, 3, (8,)).to(device)\n"
+    "out = model(x)\n"
+)
+
+
+def test_a_weight_that_may_be_none_is_reported_without_a_fix():
+    source = HEAD + (
+        "w = torch.tensor([1.0, 2.0, 3.0]) if '--balanced' in sys.argv else None\n"
+        "print(F.cross_entropy(out, y, weight=w))\n"
+    )
+    result = run_devfix(source, rules=[LossWeightDevice])
+    assert result.fixed.decode() == source
+    assert [(finding.code, finding.fix_safety) for finding in result.findings] == [("DF011", None)]
+
+
+def test_a_helpers_weight_defaulting_to_none_is_reported_without_a_fix():
+    source = HEAD + (
+        "def loss_fn(logits, target, weight=None):\n"
+        "    return F.cross_entropy(logits, target, weight=weight)\n\n\n"
+        "print(loss_fn(out, y))\n"
+        "print(loss_fn(out, y, weight=torch.tensor([1.0, 2.0, 3.0])))\n"
+    )
+    result = run_devfix(source, rules=[LossWeightDevice])
+    assert result.fixed.decode() == source
+    assert [finding.code for finding in result.findings] == ["DF011"]
+
+
+def test_a_helpers_weight_every_call_gives_a_tensor_is_moved():
+    source = HEAD + (
+        "def loss_fn(logits, target, weight=None):\n"
+        "    return F.cross_entropy(logits, target, weight=weight)\n\n\n"
+        "w = torch.tensor([1.0, 2.0, 3.0])\n"
+        "print(loss_fn(out, y, weight=w))\n"
+    )
+    fixed = run_devfix(source, rules=[LossWeightDevice]).fixed.decode()
+    assert "weight=weight.to(logits.device))\n" in fixed
+
+
+def test_a_class_constant_tensor_is_moved_and_one_stored_again_is_not():
+    body = (
+        "class Config:\n    weights = torch.tensor([0.3, 0.3, 0.4])\n\n\n"
+        "print(F.cross_entropy(out, y, weight=Config.weights))\n"
+    )
+    assert "weight=Config.weights.to(" in run_devfix(HEAD + body, rules=[LossWeightDevice]).fixed.decode()
+    stored = HEAD + body.replace("\n\n\nprint", "\n\n\nif '--plain' in sys.argv:\n    Config.weights = None\nprint")
+    assert run_devfix(stored, rules=[LossWeightDevice]).fixed.decode() == stored
