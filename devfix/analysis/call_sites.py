@@ -236,7 +236,8 @@ def argument_for(call: cst.Call, parameter: str, positional: list[str]) -> cst.B
 
 class _Uses(cst.CSTVisitor):
     """Calls of a name, and how often the name appears at all (not as `super(Name, self)`, the
-    Python 2 spelling of a class's own `super()`)."""
+    Python 2 spelling of a class's own `super()`, nor as an attribute, `model.train()` inside
+    `def train(...)`, nor as a keyword, `fit(train=True)`)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -245,6 +246,14 @@ class _Uses(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names += node.value == self.name
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
 
     def visit_Call(self, node: cst.Call) -> bool:
         if isinstance(node.func, cst.Name) and node.func.value == self.name:

@@ -12,10 +12,10 @@ import libcst as cst
 from libcst.metadata import Assignment, ScopeProvider
 
 from devfix.analysis.call_sites import arguments_for, is_only_defined
-from devfix.analysis.cst_bindings import parameter_names
+from devfix.analysis.cst_bindings import names_in, parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import assigning_statement
-from devfix.analysis.kinds import KNOWN_LOADERS
+from devfix.analysis.kinds import KNOWN_LOADERS, Kind
 from devfix.analysis.parameter_meetings import parameters_meet
 from devfix.analysis.placement import PlacementFacts, as_move
 from devfix.analysis.torch_api import DATALOADER_NAMES, ENUMERATE_NAMES, PROGRESS_WRAPPERS, RESHAPING_METHODS
@@ -51,29 +51,45 @@ def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name | cst.Call | cst.Attrib
 
 def _built_as_a_loader(rule: cst.CSTVisitor, value: cst.BaseExpression) -> bool:
     """`DataLoader(...)`, or a name bound to one in its scope."""
+    return any(qualified_names(rule, built.func) & DATALOADER_NAMES for built in _calls_bound(rule, value))
+
+
+def _calls_bound(rule: cst.CSTVisitor, value: cst.BaseExpression) -> list[cst.Call]:
+    """`value` itself when it is a call, else the calls its scope binds the name `value` to."""
     if isinstance(value, cst.Call):
-        return bool(qualified_names(rule, value.func) & DATALOADER_NAMES)
+        return [value]
     scope = rule.get_metadata(ScopeProvider, value, None) if isinstance(value, cst.Name) else None
+    found = []
     for assignment in scope[value.value] if scope is not None else ():
         node = assignment.node if isinstance(assignment, Assignment) else None
-        if isinstance(node, cst.Name):
-            statement = assigning_statement(rule, node)
-            built = statement.value if statement is not None and isinstance(statement.value, cst.Call) else None
-            if built is not None and qualified_names(rule, built.func) & DATALOADER_NAMES:
-                return True
+        statement = assigning_statement(rule, node) if isinstance(node, cst.Name) else None
+        if statement is not None and isinstance(statement.value, cst.Call):
+            found.append(statement.value)
+    return found
+
+
+def _loads_pil_images(rule: cst.CSTVisitor, value: cst.BaseExpression) -> bool:
+    """A DataLoader over a torchvision dataset that the value analysis does not prove to make image
+    tensors (`transform=Resize(28)` and no `ToTensor()`): its items are PIL images, no tensors."""
+    for built in _calls_bound(rule, value):
+        dataset = built.args[0].value if built.args and built.args[0].keyword is None else None
+        made = _calls_bound(rule, dataset) if isinstance(dataset, (cst.Name, cst.Call)) else []
+        torchvision = any(name.startswith("torchvision.datasets.") for call in made for name in qualified_names(rule, call.func))
+        if torchvision and not (isinstance(dataset, cst.Name) and rule.kind_of(dataset) is Kind.IMAGE_DATASET):
+            return True
     return False
 
 
 def _callers_pass_loaders(rule: cst.CSTVisitor, param: cst.Param) -> bool:
-    """Every call of the parameter's (top-level) function passes a DataLoader for it: the calls
-    of the file, or, for a function the file only defines, those of the files beside it
+    """Every call of the parameter's (top-level) function passes a DataLoader for it, not one of
+    PIL images (`_loads_pil_images`): the calls of the file, or, for a function the file only defines, those of the files beside it
     (`evaluate(model, DataLoader(data))` in the script that imports `helpers.evaluate`)."""
-    function = rule.get_metadata(ParentProvider, rule.get_metadata(ParentProvider, param, None), None)
-    if not isinstance(function, cst.FunctionDef):
+    function = _function_of(rule, param)
+    if function is None:
         return False
     passed = arguments_for(rule.module, function, param.name.value)
     if passed is not None:
-        return all(_built_as_a_loader(rule, value) for _, value in passed)
+        return all(_built_as_a_loader(rule, value) and not _loads_pil_images(rule, value) for _, value in passed)
     if function not in rule.module.body or not is_only_defined(rule.module, function.name.value):
         return False
     params = function.params
@@ -178,10 +194,16 @@ def _given_for(rule: cst.CSTVisitor, name: cst.Name) -> list[cst.BaseExpression]
     for assignment in scope[name.value] if scope is not None else ():
         param = assignment.node if isinstance(assignment, Assignment) else None
         if isinstance(param, cst.Param):
-            function = rule.get_metadata(ParentProvider, rule.get_metadata(ParentProvider, param, None), None)
-            passed = arguments_for(rule.module, function, param.name.value) if isinstance(function, cst.FunctionDef) else None
+            function = _function_of(rule, param)
+            passed = arguments_for(rule.module, function, param.name.value) if function is not None else None
             return [value for _, value in passed or ()]
     return []
+
+
+def _function_of(rule: cst.CSTVisitor, param: cst.Param) -> cst.FunctionDef | None:
+    """The `def` whose parameter `param` is (None for a lambda's)."""
+    function = rule.get_metadata(ParentProvider, rule.get_metadata(ParentProvider, param, None), None)
+    return function if isinstance(function, cst.FunctionDef) else None
 
 
 def _places_batches(rule: cst.CSTVisitor, built: cst.Call | None) -> bool:
@@ -423,3 +445,59 @@ class _BatchUseFinder(cst.CSTVisitor):
                 self.indexed.setdefault(name, []).append(value)  # it meets the model: a tensor
             else:
                 self.positional.add(name)
+
+
+def unpacked_batch(loop: cst.For, names: list[str], qualified) -> tuple[list[str], int]:
+    """`for batch in loader: x, y = batch` (or, opening the body, `x = batch[0]` and
+    `y = batch[1]`, or `x, y = batch[0], batch[1]`) → the unpacked names and where the move can go;
+    an element moved where it is taken (`x, y = batch[0].to(device), batch[1]`) is left out."""
+    if len(names) != 1 or not isinstance(loop.body, cst.IndentedBlock):
+        return names, 0
+    statements = loop.body.body
+    first = 0  # `netD.zero_grad()` before `real = data[0]`: statements that do not read the batch
+    while first < min(3, len(statements)) and isinstance(statements[first], cst.SimpleStatementLine) \
+            and names[0] not in names_in(statements[first]):
+        first += 1
+    taken, index = [], first
+    while index < len(statements) and (elements := elements_by_position(statements[index], names[0], qualified)) is not None:
+        taken += [name for name, moved in elements if not moved]  # `data[0].to(device)` is placed already
+        index += 1
+    if index > first:
+        return taken, index
+    for index, statement in enumerate(statements[:3]):
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+            return names, 0
+        assign = statement.body[0]
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+            continue
+        if isinstance(assign.value, cst.Name) and assign.value.value == names[0]:
+            unpacked = target_names(assign.targets[0].target)
+            return (unpacked, index + 1) if len(unpacked) > 1 else (names, 0)
+        if names[0] in target_names(assign.targets[0].target) and calls_a_move(assign.value, qualified):
+            return names, 0  # `batch = tuple(t.to(device) for t in batch)` first: what is unpacked is placed already
+    return names, 0
+
+
+def elements_by_position(statement: cst.BaseStatement, batch: str, qualified) -> list[tuple[str, bool]] | None:
+    """`x = batch[0]` → [("x", False)]; `x, y = batch[0].to(device), batch[1]` → [("x", True),
+    ("y", False)] (True: moved where it is taken); anything else → None."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    assign = statement.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+        return None
+    targets = target_names(assign.targets[0].target)
+    values = [element.value for element in assign.value.elements] if isinstance(assign.value, cst.Tuple) else [assign.value]
+    if not targets or len(targets) != len(values):
+        return None
+    moved = []
+    for value in values:
+        is_move = as_move(value, qualified) is not None
+        element = value.func.value if is_move and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) else value
+        if not (isinstance(element, cst.Subscript) and isinstance(element.value, cst.Name) and element.value.value == batch and len(element.slice) == 1):
+            return None
+        index = element.slice[0].slice
+        if not (isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)):
+            return None
+        moved.append(is_move)
+    return list(zip(targets, moved))

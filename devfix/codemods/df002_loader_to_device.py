@@ -43,20 +43,19 @@ from dataclasses import dataclass
 import libcst as cst
 
 from devfix.analysis.call_sites import file_functions
-from devfix.analysis.cst_bindings import names_in
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.loaders import (
     BatchMoves,
     BatchUse,
     batches_to_move,
-    calls_a_move,
     collate_places_batches,
     is_dataloader,
     move_statements,
     names_meeting_devices,
     taken_loader,
     target_names,
+    unpacked_batch,
     unwrap_loader,
 )
 from devfix.analysis.placement import as_move, collect, device_code
@@ -141,7 +140,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         if not models:
             return None
         body_facts = collect([rest], self.qualified, self.line_of, models)
-        callables = self._callables(node, models)
+        callables = self.batch_callables(node, models)
         moves = batches_to_move(rest, names, callables, models, body_facts, self.qualified, file_functions(self.module))
         return _LoopPlan(assign.targets[0].target, moves, models, 0)
 
@@ -169,12 +168,12 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         models = self._models_in(node, node.body)
         if not models:
             return None
-        names, start = _unpacked_batch(node, names, self.qualified)
+        names, start = unpacked_batch(node, names, self.qualified)
         body = node.body
         if start:  # `x, y = batch` first: analyse what follows the unpacking
             body = body.with_changes(body=body.body[start:])
         body_facts = collect([body], self.qualified, self.line_of, models)
-        callables = self._callables(node, models)
+        callables = self.batch_callables(node, models)
         moves = batches_to_move(body, names, callables, models, body_facts, self.qualified, file_functions(self.module))
         if not moves.ambiguous:
             moved = {use.name for use in moves.uses} | set(body_facts.moved)
@@ -270,15 +269,6 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             return DeviceChoice(existing)
         return device_for(self, node) if not expressions else None
 
-    def _callables(self, node: cst.CSTNode, models: dict[str, str | None]) -> set[str]:
-        """What a batch may be fed to here: the models, the Modules the scope builds, its parameters,
-        and in a function, the Modules the top level builds once that it does not bind itself
-        (`criterion = nn.MSELoss()` read by `validate()`)."""
-        found = set(models) | set(self.scope_modules(node)) | self.scope_parameters(node)
-        if isinstance(self.enclosing_scope(node), cst.FunctionDef):
-            found |= set(self.scope_modules(self.module)) - set(self.scope_facts(node).bindings)
-        return found
-
     def _models_in(self, node: cst.CSTNode, body: cst.BaseSuite) -> dict[str, str | None]:
         """Callables in this scope that run on a device → the device expression they were moved to
         (None for `.cuda()`/CUDA literals). With a device variable in scope, called parameters
@@ -316,62 +306,6 @@ def _calls_of_names(body: cst.CSTNode) -> list[cst.Call]:
 
     body.visit(Finder())
     return calls
-
-
-def _unpacked_batch(loop: cst.For, names: list[str], qualified) -> tuple[list[str], int]:
-    """`for batch in loader: x, y = batch` (or, opening the body, `x = batch[0]` and
-    `y = batch[1]`, or `x, y = batch[0], batch[1]`) → the unpacked names and where the move can go;
-    an element moved where it is taken (`x, y = batch[0].to(device), batch[1]`) is left out."""
-    if len(names) != 1 or not isinstance(loop.body, cst.IndentedBlock):
-        return names, 0
-    statements = loop.body.body
-    first = 0  # `netD.zero_grad()` before `real = data[0]`: statements that do not read the batch
-    while first < min(3, len(statements)) and isinstance(statements[first], cst.SimpleStatementLine) \
-            and names[0] not in names_in(statements[first]):
-        first += 1
-    taken, index = [], first
-    while index < len(statements) and (elements := _elements_by_position(statements[index], names[0], qualified)) is not None:
-        taken += [name for name, moved in elements if not moved]  # `data[0].to(device)` is placed already
-        index += 1
-    if index > first:
-        return taken, index
-    for index, statement in enumerate(statements[:3]):
-        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-            return names, 0
-        assign = statement.body[0]
-        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
-            continue
-        if isinstance(assign.value, cst.Name) and assign.value.value == names[0]:
-            unpacked = target_names(assign.targets[0].target)
-            return (unpacked, index + 1) if len(unpacked) > 1 else (names, 0)
-        if names[0] in target_names(assign.targets[0].target) and calls_a_move(assign.value, qualified):
-            return names, 0  # `batch = tuple(t.to(device) for t in batch)` first: what is unpacked is placed already
-    return names, 0
-
-
-def _elements_by_position(statement: cst.BaseStatement, batch: str, qualified) -> list[tuple[str, bool]] | None:
-    """`x = batch[0]` → [("x", False)]; `x, y = batch[0].to(device), batch[1]` → [("x", True),
-    ("y", False)] (True: moved where it is taken); anything else → None."""
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-        return None
-    assign = statement.body[0]
-    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
-        return None
-    targets = target_names(assign.targets[0].target)
-    values = [element.value for element in assign.value.elements] if isinstance(assign.value, cst.Tuple) else [assign.value]
-    if not targets or len(targets) != len(values):
-        return None
-    moved = []
-    for value in values:
-        is_move = as_move(value, qualified) is not None
-        element = value.func.value if is_move and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) else value
-        if not (isinstance(element, cst.Subscript) and isinstance(element.value, cst.Name) and element.value.value == batch and len(element.slice) == 1):
-            return None
-        index = element.slice[0].slice
-        if not (isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)):
-            return None
-        moved.append(is_move)
-    return list(zip(targets, moved))
 
 
 def _appended(body: cst.BaseSuite, names: list[str]) -> dict[str, str]:

@@ -10,7 +10,8 @@ with no device in sight.
                      x, y = x.to(device), y.to(device)
                      ...
 
-A batch taken by hand (`images, labels = next(iter(loader))`, or `next(it)` in a `while` loop that
+A batch unpacked first thing in the loop (`for batch in loader: x, y = batch`) moves after that
+statement, as in DF002. A batch taken by hand (`images, labels = next(iter(loader))`, or `next(it)` in a `while` loop that
 stops at `StopIteration`) moves right after it is taken, as DF002 does at the top level.
 
 The batches go to wherever the caller put the model: correct on a GPU, a no-op on the CPU, and
@@ -39,6 +40,7 @@ from devfix.analysis.loaders import (
     taken_batches,
     taken_loader,
     target_names,
+    unpacked_batch,
     unwrap_loader,
 )
 from devfix.analysis.placement import collect
@@ -57,7 +59,7 @@ class HelperDevice(ScopeTracker, DevfixRule):
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
-        self._loops: dict[cst.For, tuple[str, list]] = {}
+        self._loops: dict[cst.For, tuple[str, list, int]] = {}  # → model, moves, where they go in the body
         self._taken: dict[cst.SimpleStatementLine, tuple[str, list]] = {}  # `x, y = next(iter(loader))` → its moves
         self._functions: dict[cst.FunctionDef, str] = {}
 
@@ -67,20 +69,23 @@ class HelperDevice(ScopeTracker, DevfixRule):
         parameters = self.scope_parameters(node.body)
         for loop in loops_of(node):
             loader, target = unwrap_loader(loop, self.qualified)
-            if isinstance(loop.body, cst.IndentedBlock) and (plan := self._plan(loop, loader, target, loop.body, parameters)):
-                self._loops[loop] = plan
+            if not isinstance(loop.body, cst.IndentedBlock):
+                continue
+            names, start = unpacked_batch(loop, target_names(target), self.qualified)  # `x, y = batch` first
+            body = loop.body.with_changes(body=loop.body.body[start:])
+            if plan := self._plan(loop, loader, names, body, parameters):
+                self._loops[loop] = (*plan, start)
                 self._functions.setdefault(node, plan[0])
         for statement, following in taken_batches(node):
             assign = statement.body[0]
             loader = taken_loader(self, assign.value, statement)
-            if following and (plan := self._plan(statement, loader, assign.targets[0].target, cst.IndentedBlock(body=following), parameters)):
+            if following and (plan := self._plan(statement, loader, target_names(assign.targets[0].target), cst.IndentedBlock(body=following), parameters)):
                 self._taken[statement] = plan
                 self._functions.setdefault(node, plan[0])
 
-    def _plan(self, node: cst.CSTNode, loader, target, body: cst.IndentedBlock, parameters: set[str]):
-        """The model whose device the batches `target` of `loader` go to, and the moves, where
-        `body` (what runs with the batch) feeds them to a model the function is given."""
-        names = target_names(target)
+    def _plan(self, node: cst.CSTNode, loader, names: list[str], body: cst.IndentedBlock, parameters: set[str]):
+        """The model whose device the batch variables `names` of `loader` go to, and the moves,
+        where `body` (what runs with the batch) feeds them to a model the function is given."""
         if loader is None or not names or not is_dataloader(self, loader) or collate_places_batches(self, loader):
             return None
         facts = self.scope_facts(node)
@@ -88,7 +93,7 @@ class HelperDevice(ScopeTracker, DevfixRule):
         if not models:
             return None
         body_facts = collect([body], self.qualified, self.line_of, models)
-        moves = batches_to_move(body, names, set(models), set(models), body_facts, self.qualified, file_functions(self.module))
+        moves = batches_to_move(body, names, self.batch_callables(node, models), set(models), body_facts, self.qualified, file_functions(self.module))
         uses, ambiguous = moves.uses, moves.ambiguous
         model = _pick_model(body, [model for model in models if _calls_with(body, model, names)])
         if ambiguous or not uses or model is None:
@@ -97,8 +102,8 @@ class HelperDevice(ScopeTracker, DevfixRule):
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
         plan = self._loops.get(original_node)
-        statements = self._moves(original_node.target, plan) if plan is not None else None
-        return insert_in_body(updated_node, 0, statements) if statements else updated_node
+        statements = self._moves(original_node.target, plan[:2]) if plan is not None else None
+        return insert_in_body(updated_node, plan[2], statements) if statements else updated_node
 
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine):
         plan = self._taken.get(original_node)

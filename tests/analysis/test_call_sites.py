@@ -1,11 +1,11 @@
-"""`analysis.call_sites.instance_calls` and `CallIndex.method_arguments_for`: the calls of a class's instances and
-methods, only when they are all known."""
+"""`analysis.call_sites.instance_calls`, `arguments_for` and `CallIndex.method_arguments_for`: the calls of a
+function, of a class's instances and methods, only when they are all known."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.call_sites import CallIndex, instance_calls
+from devfix.analysis.call_sites import CallIndex, arguments_for, instance_calls
 
 CLASS = "class Encoder:\n    def forward(self, ids, lengths):\n        return ids\n\n\n"
 
@@ -51,3 +51,12 @@ def test_a_method_called_otherwise_gives_no_answer():
     assert given_codes("other.draw(ax, z)\n") is None  # some object's `draw`, maybe this class's
     assert given_codes("class Sub(Reporter):\n    pass\n") is None  # a subclass may call it with anything
     assert given_codes("reporter = Reporter()\nreporter.draw(ax, *rest)\n") is None
+
+
+def test_an_attribute_or_keyword_of_the_functions_name_is_no_use_of_it():
+    module = cst.parse_module(
+        "def train(model, loader):\n    model.train()\n    return fit(model, train=True)\n\n\ntrain(net, data)\n"
+    )
+    assert [cst.Module([]).code_for_node(value) for _, value in arguments_for(module, module.body[0], "loader")] == ["data"]
+    handed = cst.parse_module("def train(model, loader):\n    return model\n\n\ntrain(net, data)\nrun(train)\n")
+    assert arguments_for(handed, handed.body[0], "loader") is None  # handed to other code: callers unknown

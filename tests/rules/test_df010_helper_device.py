@@ -38,3 +38,21 @@ def test_the_callable_fed_the_others_output_is_not_the_model():
 def test_two_callables_given_the_batch_are_left_alone(body):
     source = HEAD + body + TAIL
     assert run_devfix(source, rules=[HelperDevice]).fixed.decode() == source
+
+
+def test_a_batch_unpacked_first_in_the_loop_moves_after_the_unpacking_with_what_meets_a_local_criterion():
+    source = (
+        "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+        "def train(net, loader):\n"
+        "    net.train()\n"
+        "    criterion = nn.CrossEntropyLoss()\n"
+        "    for i, data in enumerate(loader):\n"
+        "        inputs, labels = data\n"
+        "        loss = criterion(net(inputs), labels)\n"
+        "    return loss\n\n\n"
+        "data = TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,)))\n"
+        "print(train(nn.Linear(4, 2), DataLoader(data, batch_size=4)))\n"
+    )
+    result = run_devfix(source, rules=[HelperDevice]).fixed.decode()
+    assert "        inputs, labels = data\n        inputs, labels = inputs.to(device), labels.to(device)\n" in result
+    assert "    device = next(net.parameters()).device\n" in result
