@@ -68,12 +68,14 @@ from devfix.analysis.torch_api import (
     FUNCTIONAL_LOSSES,
     GUARD_WORDS,
     HOST_LIBRARY_MODULES,
+    INDEX_READING_FUNCTIONS,
     INDEX_READING_METHODS,
     LEGACY_CPU_CONSTRUCTORS,
     LEGACY_DTYPES,
     LOSS_TENSOR_KEYWORDS,
     NON_TENSOR_METHODS,
     PARAMETER_FREE_NN,
+    PLACEMENT_KEEPING_METHODS,
     TENSOR_ANNOTATIONS,
     TENSOR_ONLY_MEMBERS,
     is_torch_tensor_function,
@@ -311,6 +313,8 @@ class _Screen:
                 used = list(node.args)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in INDEX_READING_METHODS:
                 used = [node.func.value]  # `self.alphas.gather(0, t)`
+            elif isinstance(node, ast.Call) and (table := self._table_read_by_a_function(node)) is not None:
+                used = [table]  # `F.embedding(ids, self.table)`
             elif isinstance(node, ast.AugAssign):  # `self.correct += (preds == y).sum()`
                 names = [name.id for name in every_node(node.value) if isinstance(name, ast.Name)]
                 used = [node.target] if self._may_be_tensors(names, function) else []
@@ -341,8 +345,19 @@ class _Screen:
                 and isinstance(node.slice, ast.Name))  # `class_weights[y]`, wherever the table is read
             or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in INDEX_READING_METHODS
                 and isinstance(node.func.value, ast.Name) and node.func.value.id in tables)  # `alphas_cumprod.gather(0, t)`
+            or (isinstance(node, ast.Call) and isinstance(table := self._table_read_by_a_function(node), ast.Name)
+                and table.id in tables)  # `F.embedding(ids, TABLE)`
             for node in every_node(self.walked.tree)
         ) or any(_computes_a_table_with_a_parameter(function, tables) for function in self.walked.tree.body if isinstance(function, FUNCTIONS))
+
+    def _table_read_by_a_function(self, call: ast.Call) -> ast.expr | None:
+        """The table of `F.embedding(ids, table)`, `torch.gather(table, 0, t)` and the like."""
+        places = INDEX_READING_FUNCTIONS.get(self.imports.qualify(call.func) or "")
+        if places is None:
+            return None
+        (position, keyword), _ = places
+        named = next((item.value for item in call.keywords if item.arg == keyword), None)
+        return named if named is not None else call.args[position] if position < len(call.args) else None
 
     def _may_meet_a_tensor(self, operand: ast.expr, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
         """DF012's `_tensor_in` and `_parameter_in`: a name `operand` computes with is a parameter of
@@ -467,6 +482,9 @@ class _Screen:
                 self.looped_over.add(node.args[0].id)
             elif isinstance(node.args[0], ast.Call) and _may_build_a_loader(node.args[0], self.imports):
                 found.add(LOADER_LOOP)
+        if name in PLACEMENT_KEEPING_METHODS and owner is not None and owner is not Kind.MODULE \
+                and _moves_into_attribute_in_init(node, place) and is_move(node, self.imports):
+            found.add(PLAIN_CLASS_MOVE)  # `self.model = model.to(device).eval()`
         if name in ("to", "cuda"):
             found.add(MOVE_CALL)
             if isinstance(node.func.value, ast.Name):

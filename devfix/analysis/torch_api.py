@@ -287,3 +287,11 @@ DISTRIBUTION_PARAMETERS = {
 # tensor methods that read by indices → where their index argument is: a CPU table read with CUDA
 # indices fails as indexing does (`a.gather(-1, t)`, DF012)
 INDEX_READING_METHODS = {"gather": 1, "index_select": 1, "take": 0}
+# … and torch functions that do: → ((position, keyword) of the table, (position, keyword) of the index)
+INDEX_READING_FUNCTIONS = {
+    "torch.nn.functional.embedding": ((1, "weight"), (0, "input")),
+    "torch.index_select": ((0, "input"), (2, "index")),
+    "torch.gather": ((0, "input"), (2, "index")),
+    "torch.take": ((0, "input"), (1, "index")),
+}
+

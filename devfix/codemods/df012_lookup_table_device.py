@@ -24,7 +24,8 @@ tensors for it, one of them at least on a device: `MEAN.to(images.device)`.
 
 Reading such a table by indices with a tensor method is indexing too: `a.gather(-1, t)`,
 `index_select(0, t)`, `take(t)` (the annotated diffusion's `extract` without its `t.cpu()`) →
-`a.to(t.device).gather(-1, t)`. A top-level table may also come from a function of the file that
+`a.to(t.device).gather(-1, t)`; so is a torch function that does (`F.embedding(ids, TABLE)` →
+`F.embedding(ids, TABLE.to(ids.device))`, `torch.gather(table, 0, t)`). A top-level table may also come from a function of the file that
 returns a tensor made on the host (`betas = linear_beta_schedule(timesteps)`, `analysis.host_helpers`).
 
 Arithmetic with a method argument is aligned the same way when the argument is certainly a
@@ -50,7 +51,12 @@ from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
-from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, INDEX_READING_METHODS, PLACEMENT_KEEPING_METHODS
+from devfix.analysis.torch_api import (
+    DEVICE_CHANGING_METHODS,
+    INDEX_READING_FUNCTIONS,
+    INDEX_READING_METHODS,
+    PLACEMENT_KEEPING_METHODS,
+)
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import moved_to, parenthesized
 from devfix.findings import Safety
@@ -135,6 +141,8 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         indices on a GPU from a CPU table fails as indexing does (the annotated diffusion's
         `extract(a, t, x_shape)` without its `t.cpu()`)."""
         func = original_node.func
+        if self.qualified(func) & INDEX_READING_FUNCTIONS.keys():
+            return self._align_function_table(original_node, updated_node)
         if not (isinstance(func, cst.Attribute) and func.attr.value in INDEX_READING_METHODS):
             return updated_node
         position = INDEX_READING_METHODS[func.attr.value]
@@ -150,6 +158,23 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
                            fix_title=f"align it to `{reference}.device` first"):
             return updated_node
         return updated_node.with_changes(func=func.with_changes(value=moved_to(updated_node.func.value, f"{reference}.device")))
+
+    def _align_function_table(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        """`F.embedding(ids, table)`, `torch.gather(table, 0, t)`: the table goes to the index."""
+        table_at, index_at = INDEX_READING_FUNCTIONS[min(self.qualified(original_node.func) & INDEX_READING_FUNCTIONS.keys())]
+        table, index = _argument(original_node, *table_at), _argument(original_node, *index_at)
+        found = self._table_alignment(original_node, table, index) if table is not None and isinstance(index, cst.Name) else None
+        if found is None:
+            return updated_node
+        what, reference = found
+        code, function = cst.Module([]).code_for_node(table), cst.Module([]).code_for_node(original_node.func)
+        if not self.report(table, f"`{code}` is {what}; `{function}` with `{index.value}` fails when the index is on a GPU",
+                           fix_title=f"align it to `{reference}.device` first"):
+            return updated_node
+        position = next(number for number, arg in enumerate(original_node.args) if arg.value is table)
+        args = list(updated_node.args)
+        args[position] = args[position].with_changes(value=moved_to(args[position].value, f"{reference}.device"))
+        return updated_node.with_changes(args=args)
 
     def _table_alignment(self, anchor: cst.CSTNode, table: cst.BaseExpression, index: cst.BaseExpression) -> tuple[str, str] | None:
         """For a CPU table read at `anchor` with `index` (`table[index]`, `table.gather(0, index)`):
@@ -639,3 +664,9 @@ class _SelfAssignments(cst.CSTVisitor):
             if _is_self_attribute(target.target):
                 self.values.setdefault(target.target.attr.value, []).append(node.value)
 
+
+def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
+    """What `call` passes as `keyword`, or at `position` among its positional arguments."""
+    named = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == keyword), None)
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    return named if named is not None else positional[position] if position < len(positional) else None

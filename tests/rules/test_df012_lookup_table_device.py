@@ -192,3 +192,15 @@ def test_gathers_with_host_indices_or_other_indices_are_left_alone():
     for read in ("a.gather(-1, t.cpu())", "a.gather(-1, torch.tensor([1, 2]))", "a.gather(-1)"):
         source = GATHER.format(read=read)
         assert fix(source).fixed.decode() == source
+
+
+def test_a_torch_function_reading_a_top_level_table_by_device_indices_aligns_the_table():
+    source = (
+        "import torch\nimport torch.nn.functional as F\n\nTABLE = torch.randn(10, 4)\nSCALE = torch.rand(10)\n\n\n"
+        "def lookup(ids):\n    return F.embedding(ids, weight=TABLE) * torch.gather(SCALE, 0, ids).unsqueeze(-1)\n\n\n"
+        "print(lookup(torch.arange(3).cuda()))\n"
+    )
+    fixed = fix(source).fixed.decode()
+    assert "F.embedding(ids, weight=TABLE.to(ids.device)) * torch.gather(SCALE.to(ids.device), 0, ids)" in fixed
+    host = source.replace("print(lookup(torch.arange(3).cuda()))", "print(lookup([1, 2]))")
+    assert fix(host).fixed == fix(host).source  # a list of indices: no tensor to align with
