@@ -15,8 +15,9 @@ it says no the rule cannot find anything (`tests/analysis/test_screen.py` holds 
   placement on; for a host library's arguments (its strict mode), only a call of a parameter, of
   a name the scope moves, or of a local bound to a call (a Module, maybe): `len(x)` is a number;
 - the roots are the rule's own: a move (`.cuda()`, `.to(<not a dtype nor "cpu">)`), a torch call
-  with `device=` other than "cpu", a call of a name the scope moves, and, for `.numpy()` of a file
-  that places devices, a parameter of the function;
+  with `device=` other than "cpu", a call of a name the scope moves, and, in a file that places
+  devices, a call of a parameter of the function (a model every caller moved) and, for `.numpy()`,
+  a parameter itself; a loop variable is where the value it iterates is;
 - a call of a top-level function of the file may be on a device when one of its returns may be,
   or it reads a name the top level places (the rule counts one whose every return is, in a file
   that places devices);
@@ -39,6 +40,7 @@ from devfix.analysis.ast_nodes import (
     every_node,
     is_self_attribute,
     latest_binding,
+    loop_elements,
     method_chain,
     scope_bindings,
     scope_nodes,
@@ -285,6 +287,7 @@ class _Scope:
         self.comprehended: dict[str, list[ast.expr]] = {}  # `[... for p in preds]`: p → [preds], anywhere under the scope
         self.moved: set[str] = set()
         self.dict_values: dict[tuple[str, int], ast.expr] = {}  # `for k, v in d.items()`: (v, line) → d
+        self.elements: dict[str, list[tuple[int, ast.expr]]] = {}  # `for s in scores`: s → [(line, scores)]
         self._verdicts: dict[tuple[int, bool, int | None], bool] = {}
         self.parameter_sinks: set[str] = set()  # parameters the strict reading met, unbound, on the way to a host library
         self._bound = False
@@ -332,6 +335,7 @@ class _Scope:
             values = dict_values_bound(node) if isinstance(node, (ast.For, ast.AsyncFor)) else None
             if values is not None:
                 self.dict_values[(values[0], node.lineno)] = values[1]
+        self.elements = loop_elements(self.nodes)
         for node in self.nodes_under:  # `losses.append(loss)` / `.extend(...)` anywhere under the scope
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LIST_FILLERS and node.args:
                 receiver = node.func.value.value if isinstance(node.func.value, ast.Subscript) else node.func.value  # `history["loss"]`
@@ -366,6 +370,10 @@ class _Scope:
                 return True  # `[p.numpy() for p in preds]`
             if binding is not None and binding[1] is None and (value.id, binding[0]) in self.dict_values:
                 return self._may_be_on_device(self.dict_values[(value.id, binding[0])], with_parameters, binding[0])
+            if with_parameters and binding is not None and binding[1] is None and any(
+                line == binding[0] and self._may_be_on_device(iterated, with_parameters, line) for line, iterated in self.elements.get(value.id, ())
+            ):
+                return True  # `for s in scores: s.numpy()`, `scores` filled with device values
             return binding is not None and binding[1] is not None and self._may_be_on_device(binding[1], with_parameters, binding[0])
         if is_self_attribute(value) and value.attr in self.instance_collectors:
             return True  # `np.mean(self.losses)`: what the methods append is the rule's to follow
@@ -393,6 +401,8 @@ class _Scope:
             callee = value.func.id
             if callee in self.moved:
                 return True
+            if callee in self.parameters and callee not in self.bindings:
+                return True  # `out = model(x)` of a model every caller moved (`TensorToNumpy._moved_model_parameters`)
             if self.device_returns is not None and callee not in self.bindings and callee not in self.all_parameters and self.device_returns(callee):
                 return True  # `probs = predict(model, x)`: the rule reads what the function returns
             passes_on = with_parameters or callee in self.all_parameters or any(

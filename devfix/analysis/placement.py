@@ -136,6 +136,8 @@ class PlacementFacts:
                 return any(binding.line < at < line and again(value, at) for at, value in self.appended.get(expression.value, ()))
             if binding is not None and binding.value is None and (expression.value, binding.line) in self.dict_values:
                 return again(self.dict_values[(expression.value, binding.line)], binding.line)  # a value of a device dict
+            if loose and binding is not None and binding.value is None and (expression.value, binding.line) in self.elements:
+                return again(self.elements[(expression.value, binding.line)], binding.line)  # `for s in scores` of device values
             if binding is not None and (expression.value, binding.line) in self.augmented:
                 # `total += loss`: on a device when `loss` is, or when `total` already was
                 added = self.augmented[(expression.value, binding.line)]

@@ -141,17 +141,31 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         `__init__` moved or built give device values or follow their inputs
         (`ScopeTracker.object_modules`), and so do the class's methods whose every return is on a
         device (`ScopeTracker.methods_returning_device_values`): a needless `.cpu()` is harmless,
-        where a move that rested on them would be DF020's to make, at construction."""
+        where a move that rested on them would be DF020's to make, at construction. A model
+        parameter every caller moved runs on a device too (`_moved_model_parameters`)."""
         facts = self.scope_facts(node)
         scope = self.enclosing_scope(node)
         if isinstance(scope, cst.FunctionDef) and id(scope) not in self._narrowed:
             self._narrowed.add(id(scope))
             facts.passthrough -= self._callback_parameters(scope)
-            owner = self.class_of_method(scope)
-            if owner is not None:
-                facts.object_modules, facts.object_modules_on_device = self.object_modules(owner)
-                facts.object_device_methods = self.methods_returning_device_values(owner)
+            self.add_object_facts(facts, scope)
+            facts.modules_on_device |= self._moved_model_parameters(scope, facts)
         return facts
+
+    def _moved_model_parameters(self, function: cst.FunctionDef, facts: PlacementFacts) -> set[str]:
+        """The parameters a top-level function calls (`out = model(x)`) that every call of it in
+        the file gives a name its scope moved before the call (`confusion(model, batches)` after
+        `model = Net().to(device)`): what they return may be on a device."""
+        found = set()
+        for name in sorted(facts.parameters & facts.called - set(facts.bindings)):
+            passed = self._call_index().arguments_for(function, name) if self.class_of_method(function) is None else None
+            if passed and all(self._moved_before(value, call) for call, value in passed):
+                found.add(name)
+        return found
+
+    def _moved_before(self, value: cst.BaseExpression, call: cst.Call) -> bool:
+        move = self.scope_facts(call).moved.get(value.value) if isinstance(value, cst.Name) else None
+        return move is not None and self.line_of(move.call) < self.line_of(call)
 
     def facts_of_returns(self, node: cst.CSTNode) -> PlacementFacts:
         return self._host_facts(node)
