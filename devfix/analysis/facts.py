@@ -286,7 +286,7 @@ class FileFacts:
         if name not in self._returned_moves:
             function = _defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
             if function is not None:
-                self._returned_moves[name] = returned_move(function, self.imports)
+                self._returned_moves[name] = returned_move(function, self.imports, self._module_scope.once)
             elif name in self.imports.names:  # `from models import build_model`: a function of the project
                 self._returned_moves[name] = self._project.imported_returned_move(self._path, self.imports.names[name])
             else:

@@ -81,11 +81,12 @@ class PlacementFacts:
     returns_device: Callable[[str], bool] | None = None  # is a top-level function of the file one whose every return is on a device
 
 
-    def add_returned_moves(self, returned_move: Callable[[str], ReturnedMove | None]) -> None:
+    def add_returned_moves(self, returned_move: Callable[[str], ReturnedMove | None], top_level: bool = False) -> None:
         """`model = build_model(device)` where the file's function gives back what it moved
         (`analysis.returned_moves`) is a move of `model`, to the caller's argument for the device
-        parameter (or to CUDA): as `model = Net().to(device)` is. A callee the scope binds itself
-        is some other callable."""
+        parameter, to the file's top-level device name the function moved to (when the scope does
+        not bind that name itself: `top_level`, the module's own scope, binds the global), or to
+        CUDA: as `model = Net().to(device)` is. A callee the scope binds itself is some other callable."""
         local = self.bindings.keys() | self.parameters
         for name, bindings in self.bindings.items():
             for binding in bindings:
@@ -96,6 +97,10 @@ class PlacementFacts:
                 device = argument_for(call, summary.parameter, list(summary.positional)) if summary is not None and summary.parameter else None
                 if summary is None or (summary.parameter is not None and device is None):
                     continue
+                if summary.global_name is not None:  # `model.to(device)` of the file's one top-level `device`
+                    if summary.global_name in local and not top_level:
+                        continue
+                    device = cst.Name(summary.global_name)
                 if summary.attribute is not None:  # `build_model(args)` moving to `args.device`
                     if not isinstance(device, (cst.Name, cst.Attribute)):
                         continue

@@ -7,8 +7,9 @@ such a binding as a move (`PlacementFacts.add_returned_moves`), so the rules tha
 model moved?" see the fact one call away. Proven, never guessed: every `return` gives a move, or a
 name that a statement of the function's own body (not under a branch or a loop) moved after its
 last other binding; the device is a parameter the function never rebinds or an attribute of one
-(`args.device`), or CUDA itself (`.cuda()`, `"cuda"`, `torch.device("cuda")`); a generator is no
-such function.
+(`args.device`), a name the file binds once at its top level (`device = torch.device(...)`: the
+caller sees the same one), or CUDA itself (`.cuda()`, `"cuda"`, `torch.device("cuda")`); a
+generator is no such function.
 """
 
 from __future__ import annotations
@@ -21,22 +22,28 @@ from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_cast, is_move
 from devfix.analysis.torch_api import PLACEMENT_KEEPING_METHODS
 
-CUDA = (None, None)  # the device of `.cuda()` and of CUDA literals: no parameter names it
-Device = tuple[str | None, str | None]  # (parameter, attribute of it): ("device", None), ("args", "device"), CUDA
+CUDA = (None, None, None)  # the device of `.cuda()` and of CUDA literals: no parameter names it
+Device = tuple[str | None, str | None, str | None]  # (parameter, attribute of it, global): ("device", None, None), ("args", "device", None), CUDA
 
 
 @dataclass(frozen=True)
 class ReturnedMove:
     """`parameter` is the one whose argument names the device (or holds it as `attribute`:
-    `args.device`), None for CUDA itself; `positional` the function's positional parameters, to
-    find that argument at a call."""
+    `args.device`), None for CUDA itself or for `global_name`, a name the file binds once at its
+    top level that names the device; `positional` the function's positional parameters, to find
+    that argument at a call."""
 
     parameter: str | None
     positional: tuple[str, ...]
     attribute: str | None = None
+    global_name: str | None = None
 
 
-def returned_move(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable) -> ReturnedMove | None:
+def returned_move(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable, globals_once: frozenset[str] = frozenset(),
+) -> ReturnedMove | None:
+    """`globals_once`: the names the function's own file binds once at its top level (none for a
+    function of another file: its caller cannot name them)."""
     nodes = list(scope_nodes(function.body))
     if isinstance(function, ast.AsyncFunctionDef) or any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
         return None
@@ -48,16 +55,16 @@ def returned_move(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: Imp
     devices: set[Device] = set()
     for node in returns:
         move = _move_given_back(node, function.body, bindings, imports)
-        device = _device_of(move, names, bindings, imports) if move is not None else None
+        device = _device_of(move, names, bindings, imports, globals_once) if move is not None else None
         if device is None:
             return None
         devices.add(device)
     if len(devices) != 1:
         return None
-    parameter, attribute = devices.pop()
+    parameter, attribute, global_name = devices.pop()
     arguments = function.args
     positional = tuple(argument.arg for argument in (*arguments.posonlyargs, *arguments.args))
-    return ReturnedMove(parameter, positional, attribute)
+    return ReturnedMove(parameter, positional, attribute, global_name)
 
 
 def _move_given_back(node: ast.Return, body: list[ast.stmt], bindings, imports: ImportTable) -> ast.Call | None:
@@ -101,17 +108,19 @@ def _placing_call(node: ast.Call, imports: ImportTable) -> ast.Call:
     return node
 
 
-def _device_of(move: ast.Call, names: set[str], bindings, imports: ImportTable) -> Device | None:
-    """The parameter that names the move's device (with `device` for `args.device`), `CUDA`, or
-    None when it is anything else."""
+def _device_of(move: ast.Call, names: set[str], bindings, imports: ImportTable, globals_once: frozenset[str]) -> Device | None:
+    """The parameter that names the move's device (with `device` for `args.device`), the global
+    that does, `CUDA`, or None when it is anything else."""
     if move.func.attr == "cuda":
         return CUDA if not move.args and not move.keywords else None
     device = next((keyword.value for keyword in move.keywords if keyword.arg == "device"), move.args[0] if move.args else None)
     if isinstance(device, ast.Attribute) and isinstance(device.value, ast.Name) and device.attr == "device":
         root = device.value.id  # `args.device`; `.to(x.dtype)` is a cast
-        return (root, device.attr) if root in names and root not in bindings else None
-    if isinstance(device, ast.Name):
-        return (device.id, None) if device.id in names and device.id not in bindings else None
+        return (root, device.attr, None) if root in names and root not in bindings else None
+    if isinstance(device, ast.Name) and device.id not in bindings:
+        if device.id in names:
+            return (device.id, None, None)
+        return (None, None, device.id) if device.id in globals_once else None
     if isinstance(device, ast.Call) and imports.qualify(device.func) == "torch.device" and len(device.args) == 1 and not device.keywords:
         device = device.args[0]
     if isinstance(device, ast.Constant) and isinstance(device.value, str) and device.value.split(":")[0] == "cuda":

@@ -55,7 +55,7 @@ class ScopeTracker:
             facts.file_places_devices = self.file_places_devices()
             facts.host_copy_methods = self.facts.host_copy_methods if self.facts is not None else frozenset()
             if self.facts is not None:
-                facts.add_returned_moves(self.facts.returned_move)
+                facts.add_returned_moves(self.facts.returned_move, top_level=isinstance(scope, cst.Module))
             facts.returns_device = self.returns_device_value
             facts.cuda_tensor_types = self.cuda_tensor_types() - (set(facts.bindings) if isinstance(scope, cst.FunctionDef) else set())
             if isinstance(scope, cst.FunctionDef):

@@ -66,3 +66,12 @@ def test_positional_parameters_locate_the_device_argument() -> None:
 )
 def test_refuses_what_it_cannot_prove(source: str) -> None:
     assert _move(source) is None
+
+
+def test_a_device_the_file_binds_once_at_its_top_level_is_named_by_the_global() -> None:
+    tree = ast.parse("import torch\nimport torch.nn as nn\nDEVICE = torch.device('cuda')\n\n"
+                     "def build():\n    model = nn.Linear(2, 2)\n    model.to(DEVICE)\n    return model\n")
+    function = tree.body[-1]
+    found = returned_move(function, ImportTable.of(tree), frozenset({"DEVICE"}))
+    assert (found.parameter, found.attribute, found.global_name) == (None, None, "DEVICE")
+    assert returned_move(function, ImportTable.of(tree)) is None  # a name bound more than once, or in another file: unknown
