@@ -569,10 +569,12 @@ class _Scope:
         if not isinstance(value, ast.Call):
             return False
         qualified = self.imports.qualify(value.func) or ""
-        if qualified in FACTORY_FUNCTIONS or qualified in MOVED_AFTER or qualified.startswith(("numpy.", "torchvision.datasets.")):
+        if qualified in FACTORY_FUNCTIONS or qualified in MOVED_AFTER or qualified.startswith(("numpy.", "torchvision.datasets.", "PIL.")):
             return True
         if isinstance(value.func, ast.Name) and self._is_helper(value.func.id):
             return True  # a function of the file, or one of the project that returns CPU tensors (or a tuple of them)
+        if isinstance(value.func, ast.Name) and self.kind_at(value.func) is Kind.IMAGE_TRANSFORM:
+            return True  # `transform(image)` of a `Compose([..., ToTensor()])`
         positional = [arg for arg in value.args if not isinstance(arg, ast.Starred)]
         if isinstance(value.func, ast.Attribute) and not qualified.startswith("torch."):  # a method of a value
             if is_cast(value, self.imports):

@@ -10,6 +10,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from devfix.analysis.cst_bindings import bound_names
+from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts, is_cast
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_api import CPU_TENSOR_TYPES, DEVICE_CHANGING_METHODS, MOVED_AFTER, is_library_constant
@@ -26,6 +27,7 @@ class HostContext(NamedTuple):
     qualified: Callable[[cst.CSTNode], set[str]]
     cpu_helper: Callable[[str], bool]
     device_callables: frozenset[str] = frozenset()  # names that make or hold device values (`Tensor = torch.cuda.FloatTensor`)
+    kind_of: Callable[[cst.CSTNode], Kind] | None = None  # the value analysis's kind of a name where it is read
 
 
 def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostContext, host_names: frozenset[str] = frozenset()) -> bool:
@@ -70,8 +72,10 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
     names = where.qualified(value.func)
     if is_factory_call(value, where.qualified) or names & MOVED_AFTER:
         return keyword(value, "device") is None
-    if any(name.startswith(("numpy.", "torchvision.datasets.")) for name in names):
-        return True  # numpy values, and datasets that load onto the CPU
+    if any(name.startswith(("numpy.", "torchvision.datasets.", "PIL.")) for name in names):
+        return True  # numpy values, PIL images, and datasets that load onto the CPU
+    if where.kind_of is not None and isinstance(value.func, (cst.Name, cst.Attribute)) and where.kind_of(value.func) is Kind.IMAGE_TRANSFORM:
+        return True  # `transform(image)`, `self.transform(image)` of a `Compose([..., ToTensor()])`: a new CPU tensor
     if isinstance(value.func, cst.Attribute) and not any(name.startswith("torch.") for name in names):
         # a method of a value (libcst also names `image.unsqueeze` after the local `image`)
         if value.func.attr.value == "cpu" and not value.args:

@@ -12,7 +12,7 @@ import ast
 import enum
 from collections.abc import Callable, Iterable
 
-from devfix.analysis.ast_nodes import dotted_head, every_node
+from devfix.analysis.ast_nodes import dotted_head, every_node, is_self_attribute
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.module_instances import Instances
 
@@ -255,6 +255,8 @@ class Resolver:
         qualified = None if dotted_head(node.func) in env else self.imports.qualify(node.func)
         if qualified is not None:
             return self._kind_of_named_call(qualified, node, env)
+        if (isinstance(node.func, ast.Name) or is_self_attribute(node.func)) and self.kind(node.func, env) is Kind.IMAGE_TRANSFORM:
+            return Kind.TENSOR  # `transform(image)`, `self.transform(image)` of a `Compose([..., ToTensor()])`
         if isinstance(node.func, ast.Attribute):
             receiver = self.kind(node.func.value, env)
             if node.func.attr == "type" and receiver is Kind.TENSOR and len(node.args) == 1:

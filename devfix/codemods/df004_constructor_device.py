@@ -21,7 +21,9 @@ parameter (`def predict(model, rows)`) whose every caller in the file passes a m
 for a helper module that never calls it itself, every call in the files beside it,
 `analysis.importers`), to the model's own device, `next(model.parameters()).device`. So does a local the
 value analysis proves to be a tensor, built from nothing that may be on a device
-(`img = transform(image).unsqueeze(0)`, then `model(img)` → `model(img.to(device))`; a sample of a
+(`img = transform(image).unsqueeze(0)`, then `model(img)` → `model(img.to(device))`, where
+`transform` is a function of the file, or a torchvision `Compose([..., ToTensor()])`, or what it
+is given is a PIL image; a sample of a
 `TensorDataset` of CPU tensors or of a torchvision dataset made with `ToTensor()`,
 `x = test_data[0][0]`), and a
 tokenizer's or processor's `return_tensors="pt"` output unpacked into a moved model or one of its
@@ -38,7 +40,10 @@ bound twice, is left alone.
 So is a factory passed to a method of a model moved in the scope, of a class of the file, when
 that method hands the parameter to one of the class's layers, directly or through `self(...)` or
 another method (`analysis.method_inputs`): `start = torch.zeros((1, 1), dtype=torch.long)` then
-`m.generate(start, 20)` → `torch.zeros(..., device=device)`.
+`m.generate(start, 20)` → `torch.zeros(..., device=device)`. A model parameter of a helper whose
+every caller gives it a moved instance of one class of the file is that class's too: `z =
+torch.randn(n, 2)` then `model.decode(z)` in `def sample(model, n)` →
+`device=next(model.parameters()).device`.
 
 Through the file's functions too: a value given to a function that hands that parameter to a model
 the top level moved (`select_action(state)` running `policy_net(state)`) goes to that model's
@@ -173,6 +178,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._helper_verdicts: dict[str, bool] = {}
         self._device_names: frozenset[str] | None = None
         self._method_inputs: dict[str, MethodInputs | None] = {}
+        self._moved_model_parameters: dict[tuple[int, str], bool] = {}  # (function, parameter) → every caller moved it
         self._function_inputs: dict[str, tuple[list[str], str] | None] = {}
         self._parameter_models: dict[str, dict[str, set[str]]] = {}
         self._meetings: dict[str, list[tuple[str, str]]] = {}
@@ -224,7 +230,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         return summary.host_tuple_size if summary is not None else 0
 
     def host_context(self, facts: PlacementFacts) -> HostContext:
-        return HostContext(facts, self.qualified, self.returns_cpu_tensors, self._device_callables())
+        return HostContext(facts, self.qualified, self.returns_cpu_tensors, self._device_callables(), self.kind_of)
 
     def _device_callables(self) -> frozenset[str]:
         """Module-level names bound to something that makes device tensors (`Tensor =
@@ -350,6 +356,12 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     def callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
         """Every use of the top-level `function` in this file is a call, and each passes, for
         `parameter`, a name moved to a device earlier in the caller's scope (`model.to(device)`)."""
+        key = (id(function), parameter)
+        if key not in self._moved_model_parameters:
+            self._moved_model_parameters[key] = self._callers_pass_moved_models(function, parameter)
+        return self._moved_model_parameters[key]
+
+    def _callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
         passed = arguments_for(self.module, function, parameter)
         if passed is None:
             return self._moved_beside(function, parameter)
@@ -569,6 +581,7 @@ class _Combinations(cst.CSTVisitor):
             self._feed_encodings(node, node.func.value)
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value in self.parameters:
             self._feed_encodings(node, node.func.value.value)  # `model.generate(**inputs)`, `model` handed in moved
+            self._feed_method(node, node.func.value.value, node.func.attr.value)  # `model.decode(z)`, `model.dec(z)`
         elif isinstance(node.func, cst.Call) and self.rule.builds_module(node.func):
             self._feed_module(node, None, values)  # `nn.CrossEntropyLoss()(out, targets)`: built where it is called
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and self._move_of(node.func.value.value, node):
@@ -756,8 +769,14 @@ class _Combinations(cst.CSTVisitor):
 
     def _class_of(self, name: str, line: int) -> str | None:
         """The class of the file `name` holds where `line` reads it: `m = model.to(device)` after
-        `model = Bigram(vocab)` → `Bigram`."""
-        return _class_held(cst.Name(name), line, self.facts)
+        `model = Bigram(vocab)` → `Bigram`; for a parameter the function never rebinds, the one
+        class every call of the function in the file gives it (`sample(model, 4)` with `model =
+        VAE().to(device)`)."""
+        if name not in self.parameters or name in self.facts.bindings:
+            return _class_held(cst.Name(name), line, self.facts)
+        passed = arguments_for(self.rule.module, self.scope, name) if isinstance(self.scope, cst.FunctionDef) else None
+        classes = {_class_held(value, self.rule.line_of(call), self.rule.scope_facts(call)) for call, value in passed or ()}
+        return classes.pop() if len(classes) == 1 else None
 
     def _feed_host_tensors(self, call: cst.Call) -> None:
         """Arguments of a model moved in this scope that hold tensors made here on the host: what a
@@ -1172,8 +1191,10 @@ class _Combinations(cst.CSTVisitor):
             if expression.func.attr.value in NON_TENSOR_METHODS | DEVICE_CHANGING_METHODS and not is_cast(expression, self.qualified):
                 return None  # `values.size(1)` is a number; `logits.cpu()` is somewhere else
             return self._reference(expression.func.value, proven)  # a tensor method: `fake.detach()`
-        if isinstance(expression.func, cst.Name) and expression.func.value in self.modules:
-            return next((ref for arg in expression.args if (ref := self._reference(arg.value, proven))), None)  # D(real) lives with real
+        if isinstance(expression.func, cst.Name) and (
+            expression.func.value in self.modules or self._device_of_a_moved_argument(expression.func.value) is not None
+        ):  # D(real) lives with real, for a model moved here or one every caller moved
+            return next((ref for arg in expression.args if (ref := self._reference(arg.value, proven))), None)
         return None
 
     def _bound_off_device(self, name: cst.Name) -> bool:

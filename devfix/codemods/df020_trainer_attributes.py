@@ -223,7 +223,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         tensor built on the host (`analysis.host_made`), fed to a moved model, is moved where it is
         fed (what the model's `forward` hands to `torch.nn.utils.rnn` as lengths stays); so is an
         argument a device-less constructor starts (`torch.FloatTensor(state).unsqueeze(0)`)."""
-        where = HostContext(placement, self.qualified, lambda name: False)
+        where = HostContext(placement, self.qualified, self._host_tensor_helper, kind_of=self.kind_of)
         for arg in call.args:
             value = arg.value
             if arg.keyword is not None or arg.star or value in lengths:
@@ -235,6 +235,12 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             if isinstance(value, cst.Name) and self._host_made_local(value, self.line_of(call), placement, where):
                 self._input_moves[arg] = (model, device)
 
+    def _host_tensor_helper(self, name: str) -> bool:
+        """A top-level function of the file whose every `return` is a tensor made on the host
+        (`to_tensor(image)` returning `torch.from_numpy(...)`, `analysis.host_helpers`)."""
+        summary = self.facts.local_helper(name) if self.facts is not None else None
+        return summary is not None and summary.returns_host_tensors
+
     def _plan_meetings(self, facts, method: cst.FunctionDef, models: set[str]) -> None:
         """`rewards + gamma * self.target(s).max(1)[0]`, `self.q(s).gather(1, actions)`: a local
         made on the host that meets a moved model's output (`analysis.output_meetings`) is moved
@@ -242,7 +248,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         meetings = OutputMeetings(models)
         method.body.visit(meetings)
         placement = self.scope_facts(method.body)
-        where = HostContext(placement, self.qualified, lambda name: False)
+        where = HostContext(placement, self.qualified, self._host_tensor_helper, kind_of=self.kind_of)
         for name, model in meetings.met.items():
             if self._host_made_local(name, self.line_of(name), placement, where, pointwise=True):
                 self._meeting_moves[name] = (model, self._device_expression(facts, model)[0])

@@ -322,3 +322,22 @@ def test_a_static_methods_parameters_take_the_kinds_of_its_calls_all_of_them_giv
     assert kinds_read(source, "t") == [Kind.TENSOR]
     assert kinds_read(source, "dim") == [Kind.SCALAR]
     assert kinds_read(source, "size") == [Kind.UNKNOWN]
+
+
+def test_an_image_transform_called_gives_a_tensor():
+    source = (
+        "import torchvision.transforms as T\n\n"
+        "transform = T.Compose([T.Resize(8), T.ToTensor()])\n"
+        "img = transform(image).unsqueeze(0)\nprint(img)\n"
+    )
+    assert kinds_read(source, "img") == [Kind.TENSOR]
+
+
+def test_a_class_constant_has_the_kind_of_its_one_value():
+    source = (
+        "import torch\n\n\nclass Config:\n    weights = torch.tensor([0.3, 0.7])\n    name = 'run'\n\n\n"
+        "w = Config.weights\nn = Config.name\nprint(w, n)\n"
+    )
+    assert (kinds_read(source, "w"), kinds_read(source, "n")) == ([Kind.TENSOR], [Kind.STR])
+    stored = source.replace("w = Config.weights", "Config.weights = None\nw = Config.weights")
+    assert kinds_read(stored, "w") == [Kind.UNKNOWN]  # stored again elsewhere: not one value

@@ -408,7 +408,7 @@ def test_models_moved_in_one_statement_count_as_moved_for_a_helper_given_them():
         "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
         "def step(encoder, decoder, x):\n"
         "    start = torch.zeros(1, 4)\n"
-        "    return decoder(start + encoder(x))\n\n"
+        "    return decoder(start) + encoder(x)\n\n"
         "encoder, decoder = nn.Linear(4, 4).to(device), nn.Linear(4, 4).to(device)\n"
         "print(step(encoder, decoder, torch.randn(1, 4).to(device)))\n"
     )
@@ -429,4 +429,25 @@ def test_a_plain_classs_module_output_placed_only_when_proven(init):
         "        return rewards + self.q(states).max(1)[0]\n\n"
         "print(Agent().learn(torch.randn(3, 4)))\n"
     )
+    assert fixed(source) == source
+
+
+LOADER = (
+    "import torch\nimport torchvision.transforms as T\nfrom PIL import Image\nfrom torch import nn\n\n"
+    "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+    "def load_model():\n    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.Flatten())\n    model.to(device)\n    return model\n\n\n"
+    "def predict(model, path):\n"
+    "    transform = T.Compose([T.Resize((8, 8)), T.ToTensor()])\n"
+    "    img = transform(Image.open(path).convert('RGB')).unsqueeze(0)\n"
+    "    return model(img)\n\n\n"
+)
+
+
+def test_an_image_a_torchvision_transform_made_follows_a_model_a_loader_moved_to_the_global_device():
+    result = fixed(LOADER + "m = load_model()\nprint(predict(m, 'a.png'))\n")
+    assert "    return model(img.to(next(model.parameters()).device))\n" in result
+
+
+def test_a_model_a_loader_moved_to_a_device_the_caller_rebinds_is_not_taken_for_moved():
+    source = LOADER + "def main(device):\n    m = load_model()\n    return predict(m, 'a.png')\n"
     assert fixed(source) == source

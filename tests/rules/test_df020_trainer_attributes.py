@@ -93,3 +93,18 @@ def test_an_update_method_of_an_attribute_that_is_no_metric_is_no_call():
     )
     result = run_devfix(source, rules=[TrainerAttributes])
     assert result.fixed.decode() == source
+
+
+def test_an_image_a_kept_torchvision_transform_makes_moves_to_a_model_moved_in_a_chain():
+    source = (
+        "import torch\nimport torchvision.transforms as T\nfrom PIL import Image\nfrom torch import nn\n\n\n"
+        "class Predictor:\n    def __init__(self, model):\n"
+        "        self.device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "        self.model = model.to(self.device).eval()\n"
+        "        self.transform = T.Compose([T.Resize((8, 8)), T.ToTensor()])\n\n"
+        "    def predict(self, path):\n        x = self.transform(Image.open(path).convert('RGB')).unsqueeze(0)\n"
+        "        return self.model(x).argmax(1).item()\n\n\n"
+        "print(Predictor(nn.Sequential(nn.Conv2d(3, 2, 3), nn.Flatten())).predict('cat.png'))\n"
+    )
+    fixed = run_devfix(source, rules=[TrainerAttributes]).fixed.decode()
+    assert "        return self.model(x.to(self.device)).argmax(1).item()\n" in fixed
