@@ -96,7 +96,10 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     ),
     RuleSpec("DF008", "df008_tensor_to_numpy", "TensorToNumpy", triggers=('numpy', 'np.', 'sklearn', 'plt', 'matplotlib', 'scipy', 'pandas', 'seaborn'), signals=frozenset({screen.HOST_SINK}), needs_all_signals=frozenset({screen.DEVICE_VALUE_TO_HOST, screen.PLACES_DEVICES}), findings_in="tensor_to_numpy"),
     RuleSpec("DF009", "df009_legacy_constructor", "LegacyConstructor", triggers=('Tensor(', 'Tensor)', 'Tensor\n', 'Parameter('), signals=frozenset({screen.LEGACY_CONSTRUCTOR}), findings_in="legacy_constructor"),
-    RuleSpec("DF010", "df010_helper_device", "HelperDevice", triggers=('for ', 'iter('), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),
+    RuleSpec(  # a program that places nothing (nor do the modules it imports) runs its helpers' models on the CPU
+        "DF010", "df010_helper_device", "HelperDevice", triggers=('for ', 'iter('), signals=frozenset({screen.LOADER_LOOP}),
+        moves_values=True, program_signal=screen.RUNS_ON_A_DEVICE,
+    ),
     RuleSpec("DF011", "df011_loss_weight_device", "LossWeightDevice", triggers=('weight=',), signals=frozenset({screen.LOSS_WEIGHT})),
     RuleSpec("DF012", "df012_lookup_table_device", "LookupTableDevice", triggers=('class ', 'def ', '['), signals=frozenset({screen.PLAIN_CLASS_TABLE}), findings_in="lookup_table"),
     RuleSpec("DF013", "df013_runtime_placement", "RuntimePlacement", triggers=('jit.trace', 'device_map'), signals=frozenset({screen.RUNTIME_PLACEMENT})),

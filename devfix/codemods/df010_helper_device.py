@@ -20,7 +20,9 @@ DataLoader (as in DF002: for a helper module, by every call of the function in t
 it, `evaluate(model, DataLoader(data))` in the script that imports it) and batch variables that
 meet the model or its outputs are moved.
 
-Refuses: functions with a device parameter or local (DF002 uses it), models that are not
+Refuses: programs that place nothing on a device, nor do the project modules they import (their
+helpers' models run on the CPU wherever they run: the registry's `program_signal`), functions with
+a device parameter or local (DF002 uses it), models that are not
 parameters of the function, several such models given the batch that none of the others feeds
 (which one holds the device is not known), batches already moved, dict or positional batches it
 cannot type.

@@ -17,7 +17,8 @@ HEAD = (
 TAIL = (
     "    return total\n\n\n"
     "data = TensorDataset(torch.randn(8, 4), torch.randn(8, 2))\n"
-    "print(run(nn.Linear(4, 2), nn.MSELoss(), DataLoader(data, batch_size=4)))\n"
+    "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "print(run(nn.Linear(4, 2).to(device), nn.MSELoss(), DataLoader(data, batch_size=4)))\n"
 )
 
 
@@ -51,8 +52,17 @@ def test_a_batch_unpacked_first_in_the_loop_moves_after_the_unpacking_with_what_
         "        loss = criterion(net(inputs), labels)\n"
         "    return loss\n\n\n"
         "data = TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,)))\n"
-        "print(train(nn.Linear(4, 2), DataLoader(data, batch_size=4)))\n"
+        "print(train(nn.Linear(4, 2).cuda(), DataLoader(data, batch_size=4)))\n"
     )
     result = run_devfix(source, rules=[HelperDevice]).fixed.decode()
     assert "        inputs, labels = data\n        inputs, labels = inputs.to(device), labels.to(device)\n" in result
     assert "    device = next(net.parameters()).device\n" in result
+
+
+def test_helpers_of_a_program_that_places_nothing_are_left_alone():
+    cpu_tail = TAIL.replace("device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n", "").replace(".to(device)", "")
+    source = HEAD + "        total += other(model(x), y).item()\n" + cpu_tail
+    result = run_devfix(source)  # every rule, screened as `devfix fix` screens them
+    assert result.fixed.decode() == source and not result.findings and not result.applied  # its model runs on the CPU
+    placed = HEAD + "        total += other(model(x), y).item()\n" + TAIL
+    assert [finding.code for finding in run_devfix(placed).applied] == ["DF010"]  # with a placement, DF010 acts
