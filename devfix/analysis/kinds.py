@@ -115,20 +115,23 @@ class Resolver:
         self.functions = functions  # local function name → its return kind
         self.class_attributes: dict[tuple[str, str], Kind] = {}  # (class, attribute) → kind of `self.attribute`
         self.class_constants: dict[tuple[str, str], Kind] = {}  # (class, attribute) → kind of `Class.attribute`
+        self.tensor_layers: frozenset[tuple[str, str]] = frozenset()  # (class, attribute) holding `nn.Linear(...)` and the like
         self.class_name: str | None = None  # the class whose methods are being read
         self.parameter_kinds: dict[str, list[Kind]] = {}  # function or Class.method → kinds its calls pass by position
         self.method_names: frozenset[str] = frozenset()  # methods whose calls are noted (`.step(...)`)
         self.imported: Callable[[str], Kind] = lambda qualified: Kind.UNKNOWN  # a function of another file of the project
         self.instances = Instances()  # names and layers that only hold an instance of a Module class of the file
+        self.forward_output: Callable[[str], Kind] = lambda class_name: Kind.UNKNOWN  # what a Module class's `forward` returns
 
     def for_class(self, class_name: str) -> Resolver:
         """The same resolver, reading `self.x` as an attribute of `class_name`."""
         resolver = Resolver(self.imports, self.classes, self.functions)
         resolver.class_attributes, resolver.class_name = self.class_attributes, class_name
-        resolver.class_constants = self.class_constants
+        resolver.class_constants, resolver.tensor_layers = self.class_constants, self.tensor_layers
         resolver.parameter_kinds, resolver.method_names = self.parameter_kinds, self.method_names
         resolver.imported = self.imported
         resolver.instances = self.instances
+        resolver.forward_output = self.forward_output
         return resolver
 
     def kind(self, node: ast.expr | None, env: dict[str, Kind]) -> Kind:
@@ -257,12 +260,23 @@ class Resolver:
             return self._kind_of_named_call(qualified, node, env)
         if (isinstance(node.func, ast.Name) or is_self_attribute(node.func)) and self.kind(node.func, env) is Kind.IMAGE_TRANSFORM:
             return Kind.TENSOR  # `transform(image)`, `self.transform(image)` of a `Compose([..., ToTensor()])`
+        if is_self_attribute(node.func) and (self.class_name, node.func.attr) in self.tensor_layers:
+            return Kind.TENSOR  # `self.emb(ids)` of `self.emb = nn.Embedding(...)`
+        held = self._instance_called(node.func)
+        if held is not None:
+            return self.forward_output(held)  # `self.pos(h)` of a `PositionalEncoding` of the file: what its `forward` returns
         if isinstance(node.func, ast.Attribute):
             receiver = self.kind(node.func.value, env)
             if node.func.attr == "type" and receiver is Kind.TENSOR and len(node.args) == 1:
                 return Kind.TENSOR  # `x.type(torch.FloatTensor)` converts; `x.type()` names the type
             return self._kind_of_method(node.func.attr, receiver)
         return Kind.UNKNOWN
+
+    def _instance_called(self, func: ast.expr) -> str | None:
+        """The Module class of the file whose instance `func` only ever holds (`Instances`)."""
+        if is_self_attribute(func) and self.class_name is not None:
+            return self.instances.layers.get((self.class_name, func.attr))
+        return self.instances.names.get(func.id) if isinstance(func, ast.Name) else None
 
     def _kind_of_named_call(self, qualified: str, node: ast.Call, env: dict[str, Kind]) -> Kind:
         if qualified in NON_TENSOR_TORCH:

@@ -17,6 +17,7 @@ from devfix.analysis.ast_nodes import children, every_node, parameters
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import BATCH_KINDS, ITEM_KINDS, Kind, Resolver, join
 from devfix.analysis.module_instances import called_instances
+from devfix.analysis.torch_api import TENSOR_OUTPUT_LAYERS
 
 Env = dict[str, Kind]
 ANNOTATION_KINDS = {
@@ -68,6 +69,7 @@ def analyse_values(
     functions, globals_env = summaries.functions, summaries.globals_env
     modules = {name for name, kind in module_classes.items() if kind is Kind.MODULE}
     resolver.instances = called_instances(tree, modules, imports.qualify)  # `model(x, lengths)` gives `Pool.forward` its kinds
+    resolver.forward_output = _ForwardOutputs(tree, resolver, globals_env).kind
     _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
     for _ in range(INFERENCE_ROUNDS):  # read the file again, knowing what its functions are called with
         inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped)
@@ -78,6 +80,7 @@ def analyse_values(
             break
         resolver.parameter_kinds = inferred
         resolver.class_attributes = _class_attribute_kinds(tree, resolver)
+        resolver.forward_output = _ForwardOutputs(tree, resolver, globals_env).kind  # read again with the new kinds
         facts = ValueFacts()
         _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
     return facts
@@ -109,6 +112,7 @@ def _resolver(
     if class_attributes:
         resolver.class_attributes = _class_attribute_kinds(tree, resolver)
         resolver.class_constants = _class_constant_kinds(tree, resolver)
+        resolver.tensor_layers = _tensor_layers(tree, resolver)
     summaries.globals_env = _global_kinds(tree, resolver, declared_global)
     return resolver, summaries
 
@@ -236,7 +240,10 @@ def _class_attribute_kinds(tree: ast.Module, resolver: Resolver) -> dict[tuple[s
         for method in [item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]:
             env = _unbound_parameter_kinds(method, node.name, resolver)
             for assignment in every_node(method):
-                if isinstance(assignment, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and assignment.value is not None:
+                buffer = _registered_buffer(assignment)
+                if buffer is not None:  # `self.register_buffer("pe", pe)`: `self.pe` holds that value
+                    kinds.setdefault((node.name, buffer[0]), []).append(resolver.kind(buffer[1], env))
+                elif isinstance(assignment, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and assignment.value is not None:
                     targets = assignment.targets if isinstance(assignment, ast.Assign) else [assignment.target]
                     for target in targets:
                         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
@@ -287,11 +294,60 @@ def _top_level_names(statement: ast.stmt) -> list[str]:
     return [node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)]
 
 
+def _registered_buffer(node: ast.AST) -> tuple[str, ast.expr] | None:
+    """`self.register_buffer("pe", value, ...)` → ("pe", value)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register_buffer"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "self" and len(node.args) >= 2):
+        return None
+    name = node.args[0]
+    return (name.value, node.args[1]) if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
+
+
+def _tensor_layers(tree: ast.Module, resolver: Resolver) -> frozenset[tuple[str, str]]:
+    """(class, attribute) where a method of a top-level class stores a torch.nn layer whose output
+    is one tensor (`self.emb = nn.Embedding(...)`), and nothing else in the class."""
+    stores: dict[tuple[str, str], list[bool]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for assignment in every_node(node):
+            if isinstance(assignment, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = assignment.targets if isinstance(assignment, ast.Assign) else [assignment.target]
+                for target in targets:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                        value = assignment.value if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 else None
+                        qualified = resolver.imports.qualify(value.func) if isinstance(value, ast.Call) else None
+                        layer = qualified is not None and qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in TENSOR_OUTPUT_LAYERS
+                        stores.setdefault((node.name, target.attr), []).append(layer)
+    return frozenset(key for key, layers in stores.items() if all(layers))
+
+
 def _unbound_parameter_kinds(method: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, resolver: Resolver) -> Env:
     """The inferred kinds of a method's parameters (after `self`) that its body never rebinds."""
     stored = {name.id for name in every_node(method) if isinstance(name, ast.Name) and not isinstance(name.ctx, ast.Load)}
     passed = resolver.parameter_kinds.get(f"{class_name}.{method.name}", ())
     return {argument.arg: kind for argument, kind in zip(method.args.args[1:], passed) if argument.arg not in stored}
+
+
+class _ForwardOutputs:
+    """What the `forward` of each Module class of the file (defined once, at the top level) returns,
+    read with the kinds its calls give its parameters, computed the first time a call of an
+    instance asks (recursion: unknown)."""
+
+    def __init__(self, tree: ast.Module, resolver: Resolver, globals_env: Env) -> None:
+        self.classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+        self.resolver, self.globals_env = resolver, globals_env
+        self.kinds: dict[str, Kind] = {}
+
+    def kind(self, class_name: str) -> Kind:
+        if class_name not in self.kinds:
+            self.kinds[class_name] = Kind.UNKNOWN  # while it is read: a forward that calls itself
+            node = self.classes.get(class_name)
+            forwards = [item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "forward"] if node else []
+            if len(forwards) == 1:
+                walker = _Walker(self.resolver.for_class(class_name), None, class_name)
+                self.kinds[class_name] = walker.method_result(forwards[0], self.globals_env)
+        return self.kinds[class_name]
 
 
 class _Summaries(dict):
@@ -351,6 +407,13 @@ class _Walker:
         if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in every_node(function)):
             return Kind.OBJECT
         return join(walker.returned or [Kind.NONE])
+
+    def method_result(self, method: ast.FunctionDef, outer: Env) -> Kind:
+        """What a method of this walker's class returns (its parameters as its calls give them)."""
+        self.block(method.body, self._parameters(method, self.class_name), outer)
+        if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in every_node(method)):
+            return Kind.OBJECT
+        return join(self.returned or [Kind.NONE])
 
     def statement(self, node: ast.stmt, env: Env) -> Env:
         handler = getattr(self, f"_{type(node).__name__}", None)

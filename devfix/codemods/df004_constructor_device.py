@@ -849,18 +849,21 @@ class _Combinations(cst.CSTVisitor):
         self._move_unpacked(call, [(arg, arg.value) for arg in call.args if not arg.star and arg.keyword is None])
 
     def _move_unpacked(self, at: cst.CSTNode, operands: list[tuple[cst.CSTNode, cst.BaseExpression]]) -> None:
-        """Plans the move of each operand name unpacked from a helper's CPU tensors, when another
-        operand is the output of a model moved to a device that can be named at `at`."""
+        """Plans the move of each operand name unpacked from a helper's CPU tensors (or a tensor
+        method of one, `y.reshape(-1)`), when another operand is the output of a model moved to a
+        device that can be named at `at` (or a tensor method of it, `logits.reshape(-1, k)`)."""
         values = [value for _, value in operands]
         line = self.rule.line_of(at)
+        roots = [without_tensor_methods(value) for value in values]  # `logits` of `logits.transpose(1, 2)`
         device = self._device_of_a_fed_model(values, at) or next(
-            (found for value in values if isinstance(value, cst.Name)
+            (found for value in roots if isinstance(value, cst.Name)
              and (found := self._device_of_a_model_output(self.facts._binding_before(value.value, line), at))),
             None,
         )
         if device is None or not self._device_defined_before(device, at):
             return
-        for key, value in operands:
+        for key, whole in operands:
+            value = without_tensor_methods(whole)  # `y` of `y.reshape(-1)`: the move goes after the reshape
             if not isinstance(value, cst.Name) or value.value in self.facts.moved:
                 continue
             binding = self.facts._binding_before(value.value, line)

@@ -341,3 +341,18 @@ def test_a_class_constant_has_the_kind_of_its_one_value():
     assert (kinds_read(source, "w"), kinds_read(source, "n")) == ([Kind.TENSOR], [Kind.STR])
     stored = source.replace("w = Config.weights", "Config.weights = None\nw = Config.weights")
     assert kinds_read(stored, "w") == [Kind.UNKNOWN]  # stored again elsewhere: not one value
+
+
+def test_the_output_of_a_layer_or_a_module_of_the_file_has_the_kind_its_forward_returns():
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Pos(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('pe', torch.zeros(1, 8, 4))\n\n    def forward(self, x):\n        return x + self.pe\n\n\n"
+        "class Pair(nn.Module):\n    def forward(self, x):\n        return x, x\n\n\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.emb = nn.Embedding(10, 4)\n        self.pos = Pos()\n        self.pair = Pair()\n\n"
+        "    def forward(self, ids):\n        e = self.emb(ids)\n        h = self.pos(e)\n        p = self.pair(e)\n        return h, p\n\n\n"
+        "net = Net()\nprint(net(torch.zeros(2, 8, dtype=torch.long)))\n"
+    )
+    assert (kinds_read(source, "e"), kinds_read(source, "h"), kinds_read(source, "p")) == (
+        [Kind.TENSOR, Kind.TENSOR], [Kind.TENSOR], [Kind.TUPLE],
+    )
