@@ -402,14 +402,11 @@ class _Walker:
         return env
 
     def function_result(self, function: ast.FunctionDef | ast.AsyncFunctionDef, outer: Env) -> Kind:
-        walker = _Walker(self.resolver, None, None)
-        walker.block(function.body, self._parameters(function, None), outer)
-        if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in every_node(function)):
-            return Kind.OBJECT
-        return join(walker.returned or [Kind.NONE])
+        return _Walker(self.resolver, None, None).method_result(function, outer)
 
-    def method_result(self, method: ast.FunctionDef, outer: Env) -> Kind:
-        """What a method of this walker's class returns (its parameters as its calls give them)."""
+    def method_result(self, method: ast.FunctionDef | ast.AsyncFunctionDef, outer: Env) -> Kind:
+        """What a function (of this walker's class, when it has one) returns, its parameters as
+        its calls give them."""
         self.block(method.body, self._parameters(method, self.class_name), outer)
         if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in every_node(method)):
             return Kind.OBJECT
