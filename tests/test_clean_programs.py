@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +25,10 @@ def test_correct_program_is_left_alone(program):
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda path: path.name)
 def test_correct_program_runs_everywhere(program, tmp_path):
-    copy = tmp_path / program.name
-    shutil.copy(program, copy)
-    for outcome in run_programs([(copy, "sim"), (copy, "cpu")], jobs=2):
+    """Each machine runs its own copy: the runs overlap, and a program may write files beside it."""
+    copies = []
+    for machine in ("sim", "cpu"):
+        (tmp_path / machine).mkdir()
+        copies.append((Path(shutil.copy(program, tmp_path / machine / program.name)), machine))
+    for outcome in run_programs(copies, jobs=2):
         assert outcome.ok, outcome.describe()
