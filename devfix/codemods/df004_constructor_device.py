@@ -806,7 +806,7 @@ class _Combinations(cst.CSTVisitor):
                 self.moved_inputs[arg] = (f"`{value.func.value}(...)`, a CPU tensor", moved_to)
             elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and binding.unpacked \
                     and self.rule.cpu_tensor_tuple_size(value.func.value) == binding.unpacked:
-                self.moved_inputs[arg] = (f"from `{value.func.value}(...)`, which returns CPU tensors", moved_to)
+                self.moved_inputs[arg] = (f"`{value.func.value}(...)`, which returns CPU tensors", moved_to)
             elif value is not None and not self._factory_sources(fed) and self._made_on_the_host(fed, value, binding.line):
                 # (values built from factories of this scope are placed where they are created)
                 self.moved_inputs[arg] = ("a tensor made on the CPU", moved_to)
