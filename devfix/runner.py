@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from devfix.analysis.project import ProjectIndex
     from devfix.cache import ResultCache
 
-PREFILTER_WORDS = (b"torch", b"cuda")  # bytes with a NUL (UTF-16, UTF-32) are decoded first, never skipped
+PREFILTER_WORDS = (b"torch", b"cuda", b".numpy(")  # `.numpy(`: a helper given tensors by other files; bytes with a NUL (UTF-16, UTF-32) are decoded first, never skipped
 PROGRESS_MIN_FILES = 20
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from devfix.analysis.importers import passes_a_loader
+from devfix.analysis.importers import passes_a_device_value, passes_a_loader
 from devfix.analysis.kinds import Kind
 from devfix.analysis.project import ProjectIndex
 
@@ -132,3 +132,32 @@ def test_what_a_function_of_another_file_returns(tmp_path):
 def test_a_name_bound_by_an_imported_function_is_summarised_by_its_qualified_name(tmp_path):
     calls = _calls(tmp_path, "from helpers import evaluate\nfrom splits import make_loaders\ntrain, test = make_loaders()\nevaluate(m, test)\n")
     assert dict(calls[0].bound_by) == {1: "splits.make_loaders"}
+
+
+
+@pytest.mark.parametrize("script, expected", [
+    ("model = Net().to(device)\nlogits = model(x)\nevaluate(logits, y)\n", True),  # a moved model's output
+    ("model = Net().to(device)\nevaluate(model(x).argmax(1), y)\n", True),  # a tensor method of one
+    ("model = Net()\nmodel.to(device)\nfor x, y in loader:\n    out = model(x)[0]\n    evaluate(out, y)\n", True),
+    ("evaluate(x.to(device), y)\n", True),
+    ("x, y = x.to(device), y.to(device)\nevaluate(x, y)\n", True),  # an item of a tuple display
+    ("x = x.to(device)\nx = x.float()\nevaluate(x, y)\n", True),  # each binding read before its own line
+    ("model = Net().to(device)\nevaluate(model(x).cpu(), y)\n", False),  # brought back
+    ("model = Net().to(device)\nevaluate(model(x).argmax(1).tolist(), y)\n", False),
+    ("evaluate(x.to('cpu'), y)\n", False),
+    ("model = Net()\nevaluate(model(x), y)\n", False),  # never moved
+    ("model = Net().to(device)\nlogits = model(x)\nlogits = logits.numpy()\nevaluate(logits, y)\n", False),
+    ("model = Net().to(device)\nfor x in data:\n    evaluate(out, y)\n    out = model(x)\n", False),  # bound after the call
+    ("x, y = batch\nevaluate(x, y)\n", False),
+])
+def test_which_arguments_of_a_foreign_call_may_be_on_a_device(tmp_path, script, expected):
+    calls = _calls(tmp_path, "from helpers import evaluate\n" + script)
+    assert len(calls) == 1
+    assert passes_a_device_value(calls[0], 0, "model") is expected
+    assert passes_a_device_value(calls[0], 1, "loader") is ("y.to(device)" in script)
+
+
+def test_a_binding_after_the_call_counts_only_in_a_loop_around_it(tmp_path):
+    script = "from helpers import evaluate\nmodel = Net().to(device)\nfor x in data:\n    out = model(x)\n    evaluate(out, 1)\nout = model(z).cpu()\n"
+    [call] = _calls(tmp_path, script)
+    assert passes_a_device_value(call, 0, "model")  # the later binding is outside the loop

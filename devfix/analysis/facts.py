@@ -31,7 +31,13 @@ from devfix.analysis.host_sinks import (
     device_value_may_reach_host,
     parameters_given_to_host,
 )
-from devfix.analysis.importers import ForeignCall, given_key, passes_a_loader, passes_a_moved_name
+from devfix.analysis.importers import (
+    ForeignCall,
+    given_key,
+    passes_a_device_value,
+    passes_a_loader,
+    passes_a_moved_name,
+)
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.project import ProjectIndex
@@ -160,6 +166,13 @@ class FileFacts:
         calls = self._project.foreign_calls(self._path, function)
         return bool(calls) and all(passes_a_moved_name(call, position, parameter) for call in calls)
 
+    def device_values_beside(self, function: str, position: int, parameter: str) -> bool:
+        """Every call of the file's `function` in the files beside it passes, for the parameter, a
+        value that may be on a device (`importers.passes_a_device_value`: `accuracy(logits, y)`
+        after `logits = model(x)` of a moved model)."""
+        calls = self._project.foreign_calls(self._path, function)
+        return bool(calls) and all(passes_a_device_value(call, position, parameter) for call in calls)
+
     def _passes_a_returned_loader(self, call: ForeignCall, position: int, parameter: str) -> bool:
         key = given_key(call, position, parameter)
         qualified = dict(call.bound_by).get(key) if key is not None else None
@@ -238,7 +251,16 @@ class FileFacts:
 
     @cached_property
     def _device_value_to_host(self) -> bool:
-        return device_value_may_reach_host(self._tree, self.imports, places_devices(self.text), self.host_functions, self.numpy_arrays)
+        """In a file that places nothing, only through a top-level function some call in another file
+        gives a device value (`accuracy(logits, y)` in `utils.py`)."""
+        return device_value_may_reach_host(
+            self._tree, self.imports, places_devices(self.text), self.host_functions, self.numpy_arrays, self._given_device_values_beside,
+        )
+
+    def _given_device_values_beside(self, function: str) -> bool:
+        """Some call of the file's `function` in the files beside it gives it a value that may be on
+        a device (the screen's question; DF008 asks `device_values_beside` of each parameter)."""
+        return any(call.device_values for call in self._project.foreign_calls(self._path, function) or ())
 
     @cached_property
     def _factory_meets_tensor(self) -> bool:

@@ -51,12 +51,11 @@ from devfix.analysis.torch_api import (
     AXES_DATA_METHODS,
     CPU_LITERALS,
     HOST_LIBRARIES,
+    LEAVING_PLACEMENT_METHODS,
     LIST_FILLERS,
     NUMPY_ARRAYS_BY_SHAPE,
     TORCH_DTYPES,
 )
-
-HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
 
 
 @dataclass(frozen=True)
@@ -104,10 +103,12 @@ def parameters_given_to_host(tree: ast.Module, imports: ImportTable) -> dict[str
 
 def device_value_may_reach_host(
     tree: ast.Module, imports: ImportTable, file_places_devices: bool, host_functions: dict[str, HostParameters] | None = None,
-    arrays: frozenset[str] | None = None,
+    arrays: frozenset[str] | None = None, given_device_values_beside: Callable[[str], bool] | None = None,
 ) -> bool:
     """False only when DF008 cannot find anything in the file. `host_functions` and `arrays`: the
-    file's `parameters_given_to_host` and `array_names`, when the caller has them."""
+    file's `parameters_given_to_host` and `array_names`, when the caller has them;
+    `given_device_values_beside`: does a call in another file give the file's top-level function
+    of that name a value that may be on a device (`FileFacts.device_values_beside`)."""
     host_functions = host_functions if host_functions is not None else parameters_given_to_host(tree, imports)
     arrays = arrays if arrays is not None else array_names(tree, imports)
     kept = _instance_collectors(tree) if file_places_devices else frozenset()
@@ -116,11 +117,15 @@ def device_value_may_reach_host(
     scopes: list[tuple[ast.AST, _Scope]] = []
     for owner, body, arguments, nodes_under in _scopes(tree):
         scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions, arrays, kept, returning, moved)
-        if scope.has_sink() and scope.sink_may_be_on_device():
+        if scope.has_sink() and scope.sink_may_be_on_device() and file_places_devices:
             return True
         scopes.append((owner, scope))
     fed = {owner.name for owner, scope in scopes if scope.parameter_sinks and isinstance(owner, FUNCTIONS)}
-    return bool(fed) and any(_calls_with_device_values(scope, fed) for _, scope in scopes)
+    if file_places_devices:
+        return bool(fed) and any(_calls_with_device_values(scope, fed) for _, scope in scopes)
+    # a file that places nothing gets device values only from its callers in other files
+    top_level = {node.name for node in tree.body if isinstance(node, FUNCTIONS)} & fed
+    return given_device_values_beside is not None and any(given_device_values_beside(name) for name in sorted(top_level))
 
 
 def _calls_with_device_values(scope: _Scope, functions: set[str]) -> bool:
@@ -411,7 +416,7 @@ class _Scope:
             return passes_on and any(again(argument) for argument in arguments)
         if qualified.startswith("torch.") and any(again(argument) for argument in arguments):
             return True
-        if not isinstance(value.func, ast.Attribute) or value.func.attr in HOST_METHODS:
+        if not isinstance(value.func, ast.Attribute) or value.func.attr in LEAVING_PLACEMENT_METHODS:
             return False
         if with_parameters and not qualified and any(again(argument) for argument in arguments):
             return True  # `self.model(x.to(device))`, as the rule's loose mode reads it

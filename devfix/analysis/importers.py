@@ -17,11 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from devfix.analysis.ast_nodes import every_node, scope_nodes
+from devfix.analysis.ast_nodes import every_node, scope_bindings, scope_nodes
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.moves import is_move
-from devfix.analysis.torch_api import DATALOADER_NAMES
+from devfix.analysis.moves import is_cast, is_move
+from devfix.analysis.torch_api import DATALOADER_NAMES, LEAVING_PLACEMENT_METHODS
 
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
 MAX_FILES = 200  # a directory with more Python files than this is a library, not a script's neighbours
 
 
@@ -39,6 +40,7 @@ class ForeignCall:
     unpacks: bool  # `*args` or `**kwargs`: which parameter gets what is unknown
     bound_by: tuple[tuple[int | str, str], ...] = ()
     moved: frozenset[int | str] = frozenset()  # arguments that are names moved before the call (`model.to(device)`)
+    device_values: frozenset[int | str] = frozenset()  # arguments that may be on a device (`_may_be_on_a_device`)
 
 
 Resolve = Callable[[Path, str], "Path | None"]  # (importing file, dotted module) → its file
@@ -100,7 +102,15 @@ def _summarised(file: Path, call: ast.Call, scope: list[ast.stmt], imports: Impo
     loaders = frozenset(key for key, value in given if not unpacks and _is_a_loader(value, scope, imports))
     bound_by = tuple((key, qualified) for key, value in given if not unpacks and (qualified := _bound_by_a_call(value, scope, imports)))
     moved = frozenset(key for key, value in given if not unpacks and _moved_before(value, call.lineno, scope, imports))
-    return ForeignCall(str(file), call.lineno, frozenset(keyword.arg for keyword in call.keywords if keyword.arg), loaders, unpacks, bound_by, moved)
+    on_device = frozenset(key for key, value in given if not unpacks and _may_be_on_a_device(value, call.lineno, scope, imports))
+    keywords = frozenset(keyword.arg for keyword in call.keywords if keyword.arg)
+    return ForeignCall(str(file), call.lineno, keywords, loaders, unpacks, bound_by, moved, on_device)
+
+
+def passes_a_device_value(call: ForeignCall, position: int, parameter: str) -> bool:
+    """The call passes, for the parameter, a value that may be on a device (`_may_be_on_a_device`)."""
+    key = given_key(call, position, parameter)
+    return key is not None and key in call.device_values
 
 
 def passes_a_moved_name(call: ForeignCall, position: int, parameter: str) -> bool:
@@ -124,6 +134,39 @@ def _moved_before(value: ast.expr, line: int, scope: list[ast.stmt], imports: Im
             bindings.append(node.lineno)
     last = max((at for at in moves if at < line), default=None)
     return last is not None and not any(last < at < line for at in bindings)
+
+
+def _may_be_on_a_device(value: ast.expr, line: int, scope: list[ast.stmt], imports: ImportTable, depth: int = 0) -> bool:
+    """A move (`x.to(device)`), a name moved before `line`, what one returns (`model(x)`), a tensor
+    method or item of such a value (`model(x).argmax(1)`, `out[0]`; not `.cpu()`, `.item()`), or a
+    name whose last binding before `line` gives one (`logits = model(x)`) and that no loop around
+    the call binds again after it: for "may it be on a
+    device?" questions (does `.numpy()` need `.cpu()`?), never to move something there."""
+    if depth > 8:
+        return False
+    again = lambda inner: _may_be_on_a_device(inner, line, scope, imports, depth + 1)  # noqa: E731
+    if is_move(value, imports) or _moved_before(value, line, scope, imports):
+        return True
+    if isinstance(value, ast.Subscript):
+        return again(value.value)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        return _moved_before(value.func, line, scope, imports)  # the output of a moved model
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        method = value.func.attr
+        if method in LEAVING_PLACEMENT_METHODS or (method in ("to", "type") and not is_cast(value, imports)):
+            return False
+        return again(value.func.value)
+    if not isinstance(value, ast.Name):
+        return False
+    bindings = scope_bindings(scope_nodes(scope)).get(value.id, [])
+    before = [(at, bound) for at, bound in bindings if at < line]
+    if not before or before[-1][1] is None:
+        return False  # unbound here, or bound otherwise
+    loops = [node for node in scope_nodes(scope) if isinstance(node, LOOPS) and node.lineno <= line <= (node.end_lineno or node.lineno)]
+    if depth == 0 and any(loop.lineno <= at <= (loop.end_lineno or loop.lineno) for at, _ in bindings if at > line for loop in loops):
+        return False  # bound again later in a loop around the call: the next round may bring that value
+    at, bound = before[-1]
+    return _may_be_on_a_device(bound, at, scope, imports, depth + 1)  # its names as they were before that line
 
 
 def _bound_by_a_call(value: ast.expr, scope: list[ast.stmt], imports: ImportTable) -> str | None:

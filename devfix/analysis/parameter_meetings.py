@@ -22,8 +22,8 @@ from devfix import python_parser
 from devfix.analysis.cst_bindings import bound_names, parameter_names
 from devfix.analysis.host_helpers import function_source_in_text
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.placement import HOST_METHODS, as_move
-from devfix.analysis.torch_api import HOST_SIDE_PREFIXES
+from devfix.analysis.placement import as_move
+from devfix.analysis.torch_api import HOST_SIDE_PREFIXES, LEAVING_PLACEMENT_METHODS
 from devfix.analysis.torch_names import QualifiedNames
 
 METADATA_ATTRIBUTES = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
@@ -151,7 +151,7 @@ class Roots:
             return self.roots(call.args[0].value) if call.args else set()
         if self.is_torch_function(callee):  # `torch.cat((idx, nxt), dim=1)`: the sequence's tensors too
             return set().union(*(self.roots(element) for arg in call.args for element in _elements(arg.value)))
-        if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS:
+        if isinstance(callee, cst.Attribute) and callee.attr.value not in LEAVING_PLACEMENT_METHODS:
             return self.roots(callee.value)  # a tensor method: where its receiver is
         return set()
 
@@ -230,7 +230,7 @@ class _Operations(cst.CSTVisitor):
         operands = [arg.value for arg in node.args]
         if self.reader.is_host_side(callee):
             return  # CPU lengths next to device data are what these functions ask for
-        if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS and not self.reader.is_torch_function(callee):
+        if isinstance(callee, cst.Attribute) and callee.attr.value not in LEAVING_PLACEMENT_METHODS and not self.reader.is_torch_function(callee):
             self._add([callee.value, *operands])  # `pred.eq(target)`
         elif self.reader.is_torch_function(callee):
             self._add(operands)

@@ -21,6 +21,7 @@ from devfix.analysis.torch_api import (
     CAST_KEYWORDS,
     CPU_LITERALS,
     CPU_TENSOR_TYPES,
+    LEAVING_PLACEMENT_METHODS,
     LIST_FILLERS,
     LIST_JOINS,
     MOVED_AFTER,
@@ -31,7 +32,6 @@ from devfix.analysis.torch_api import (
 )
 from devfix.analysis.torch_names import QualifiedNames, is_cuda_device_expression, keyword
 
-HOST_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
 LineOf = Callable[[cst.CSTNode], int]
 
 
@@ -69,6 +69,7 @@ class PlacementFacts:
     method_receivers: set[str] = field(default_factory=set)  # `model` of `model.generate(ids)`
     modules_on_device: set[str] = field(default_factory=set)
     device_globals: set[str] = field(default_factory=set)  # top-level names bound once to a device value, read here
+    device_parameters: set[str] = field(default_factory=set)  # parameters every caller may give a device value (loose only)
     passthrough: set[str] = field(default_factory=set)
     parameters: set[str] = field(default_factory=set)
     own_methods: set[str] = field(default_factory=set)  # in a method: the names of its class's methods
@@ -136,6 +137,8 @@ class PlacementFacts:
                 return True
             if binding is None and loose and tensor_parameters and self.file_places_devices and expression.value in self.parameters:
                 return True  # a helper's tensor argument may come from a device
+            if binding is None and loose and expression.value in self.device_parameters:
+                return True  # `def accuracy(logits, y)` that every caller in the files beside it gives `model(x)`
             if loose and binding is not None and _is_empty_list(binding.value):
                 # `probs = []` then `probs.append(model(x))`: the list holds device tensors
                 return any(binding.line < at < line and again(value, at) for at, value in self.appended.get(expression.value, ()))
@@ -192,7 +195,7 @@ class PlacementFacts:
                 return True  # `self.predict(images)` whose every return is on a device
             if isinstance(callee, cst.Attribute) and callee.attr.value in self.host_copy_methods:
                 return False  # `clf.predict(x)` where every class of the file defining `predict` returns `.cpu()`
-            if isinstance(callee, cst.Attribute) and callee.attr.value not in HOST_METHODS and not _to_the_host(expression, self.qualified):
+            if isinstance(callee, cst.Attribute) and callee.attr.value not in LEAVING_PLACEMENT_METHODS and not _to_the_host(expression, self.qualified):
                 if loose and self._is_model_attribute(callee) and any(self._feeds_device(arg.value, before_line, again) for arg in expression.args):
                     return True  # `self.model(x.to(device))`: an object's callable follows its arguments too
                 return again(callee.value)

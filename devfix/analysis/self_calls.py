@@ -16,7 +16,8 @@ from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.module_classes import is_self_attribute, names_fed_to_submodules
 from devfix.analysis.parameter_meetings import METADATA_ATTRIBUTES
-from devfix.analysis.placement import HOST_METHODS, as_move
+from devfix.analysis.placement import as_move
+from devfix.analysis.torch_api import LEAVING_PLACEMENT_METHODS
 from devfix.analysis.torch_names import QualifiedNames
 
 SelfCalls = dict[str, list[tuple[cst.FunctionDef, cst.Call]]]
@@ -166,7 +167,7 @@ class _JoinedResults(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if is_self_attribute(node) and node.attr.value == self.method:
             self.uses += 1
-        elif node.attr.value in HOST_METHODS | METADATA_ATTRIBUTES and self._is_a_call(node.value):
+        elif node.attr.value in LEAVING_PLACEMENT_METHODS | METADATA_ATTRIBUTES and self._is_a_call(node.value):
             self.settled += 1  # `self.method(n).numel()`, `.shape`
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -166,6 +166,8 @@ CAST_KEYWORDS = frozenset({"dtype", "non_blocking", "copy", "memory_format"})  #
 PLACEMENT_KEEPING_METHODS = frozenset({
     "eval", "train", "half", "float", "double", "bfloat16", "long", "int", "bool", "requires_grad_", "contiguous",
 })
+# what a tensor method gives that is no longer where the tensor is: a CPU copy, Python values, sizes
+LEAVING_PLACEMENT_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
 NOT_COMBINING_METHODS = frozenset({"to", "type_as", "copy_", "view_as", "expand_as", "new_tensor", "new_zeros", "new_ones", "new_full", "new_empty", "split", "tensor_split"})
 VARIABLE_WRAPPERS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})  # `Variable(t)` is `t` today
 # joined: `torch.cat([torch.arange(n, 2 * n), torch.arange(n)])` is where its parts are

@@ -44,7 +44,11 @@ columns of a pandas DataFrame or Series given as a dict display (`pd.DataFrame({
 A helper's parameter that every call of the helper in the file gives a device value (for a method,
 every `self.show(...)` and call on the class's instances) is one where the helper hands it over
 (`def show(ax, image): ax.imshow(image[0])`, `ax` an Axes where every caller gives one): the
-callers' values are tensors, so the host copy goes there, once for them all.
+callers' values are tensors, so the host copy goes there, once for them all. A top-level function
+of a helper module that never calls it itself, whose every call in the files beside it gives a value
+that may be on a device (`accuracy(out, y)` in `train.py`, `out = model(x)` of a moved model), gets
+the host copy in its own body instead (`pred.numpy()` → `pred.detach().cpu().numpy()`): the callers
+are in other files.
 
 Refuses: `np.ones(out.shape)` (a size, not the tensor's values); `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
 cannot place on a device are left alone, and so is a function parameter's `.numpy()` in a file that
@@ -58,7 +62,14 @@ from dataclasses import dataclass
 import libcst as cst
 
 from devfix.analysis.axes import AxesNames
-from devfix.analysis.call_sites import CallIndex, argument_for, file_functions, instance_calls, passed_arguments
+from devfix.analysis.call_sites import (
+    CallIndex,
+    argument_for,
+    file_functions,
+    instance_calls,
+    is_only_defined,
+    passed_arguments,
+)
 from devfix.analysis.cst_bindings import is_static_method
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_sinks import HostParameters
@@ -150,7 +161,21 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             facts.passthrough -= self._callback_parameters(scope)
             self.add_object_facts(facts, scope)
             facts.modules_on_device |= self._moved_model_parameters(scope, facts)
+            if not facts.file_places_devices:  # (where it does, a parameter's `.numpy()` gets `.cpu()` already)
+                facts.device_parameters |= self._parameters_given_device_values_beside(scope)
         return facts
+
+    def _parameters_given_device_values_beside(self, function: cst.FunctionDef) -> set[str]:
+        """The positional parameters of a top-level function of a module that never uses it itself,
+        which every call in the files beside it gives a value that may be on a device
+        (`FileFacts.device_values_beside`: `accuracy(logits, y)` in `utils.py`, called by
+        `train.py` with a moved model's output)."""
+        if self.facts is None or function not in self.module.body or not is_only_defined(self.module, function.name.value):
+            return set()
+        if self._call_index().name_uses.get(function.name.value, 0) != 1:  # the `def` alone: a call here may pass an array
+            return set()
+        positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+        return {name for index, name in enumerate(positional) if self.facts.device_values_beside(function.name.value, index, name)}
 
     def _moved_model_parameters(self, function: cst.FunctionDef, facts: PlacementFacts) -> set[str]:
         """The parameters a top-level function calls (`out = model(x)`) that every call of it in

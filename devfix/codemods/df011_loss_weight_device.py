@@ -33,10 +33,10 @@ import libcst as cst
 from devfix.analysis.call_sites import arguments_for
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import class_facts, is_self_attribute
-from devfix.analysis.placement import HOST_METHODS, PlacementFacts
+from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call
-from devfix.analysis.torch_api import FUNCTIONAL_LOSSES
+from devfix.analysis.torch_api import FUNCTIONAL_LOSSES, LEAVING_PLACEMENT_METHODS
 from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import moved_to
@@ -148,7 +148,7 @@ def _tensor_behind(expression: cst.BaseExpression) -> cst.Name | None:
             expression = expression.value
         elif (
             isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute)
-            and expression.func.attr.value not in HOST_METHODS | {"to", "cuda"}
+            and expression.func.attr.value not in LEAVING_PLACEMENT_METHODS | {"to", "cuda"}
         ):
             expression = expression.func.value
         else:

@@ -194,3 +194,40 @@ def test_dict_displays_are_columns_only_for_pandas():
     fixed = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
     assert "kept = np.array({'out': out})\n" in fixed
     assert "frame = pd.DataFrame({'out': out.detach().cpu(), 'n': 3})\n" in fixed
+
+
+METRICS = "import numpy as np\n\n\ndef accuracy(output, target):\n    pred = output.argmax(1)\n    return float(np.mean(pred.numpy() == target.numpy()))\n{extra}"
+TRAIN = (
+    "import torch\nfrom metrics import accuracy\n\n"
+    "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "model = torch.nn.Linear(4, 3).to(device)\nx, y = torch.randn(8, 4), torch.randint(0, 3, (8,))\n"
+    "out = model(x.to(device))\nprint(accuracy({given}, y))\n"
+)
+
+
+def _metrics_fixed(tmp_path, given: str, extra: str = "") -> str:
+    from devfix.analysis.project import ProjectIndex
+    from devfix.engine import process
+    from devfix.fix_policy import FixPolicy
+
+    (tmp_path / "train.py").write_text(TRAIN.format(given=given))
+    metrics = tmp_path / "metrics.py"
+    source = METRICS.format(extra=extra)
+    metrics.write_text(source)
+    result = process(source.encode(), str(metrics), [TensorToNumpy], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
+    return result.fixed.decode()
+
+
+def test_a_helper_every_caller_in_another_file_gives_a_model_output_brings_it_to_the_host(tmp_path):
+    fixed = _metrics_fixed(tmp_path, "out")
+    assert "np.mean(pred.detach().cpu().numpy() == target.numpy())" in fixed  # `y` stays on the CPU there
+
+
+@pytest.mark.parametrize("given, extra", [
+    ("out.cpu()", ""),  # the caller brings it back itself
+    ("out.argmax(1).numpy()", ""),  # an array: `.cpu()` would break it
+    ("out", "\n\nprint(accuracy(np.ones((2, 3)), np.zeros(2)))\n"),  # the file's own call gives arrays
+])
+def test_a_helper_whose_callers_may_give_host_values_is_left_alone(tmp_path, given, extra):
+    fixed = _metrics_fixed(tmp_path, given, extra)
+    assert fixed == METRICS.format(extra=extra)
