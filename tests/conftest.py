@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,9 @@ from devfix.engine import process
 from devfix.findings import FileResult
 
 REPO = Path(__file__).resolve().parent.parent
+# one thread per process: the suite runs on two workers (pyproject's `-n 2`) whose program runs fork
+# children of their own; torch reads this when it is first imported, which a test module may do
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def run_devfix(source: str | bytes, path: str = "snippet.py", *, fix: bool = True, unsafe: bool = True, rules=ALL_RULES) -> FileResult:

@@ -18,6 +18,7 @@ SOURCES = sorted(
     [*(ROOT / "fixtures").rglob("*.py"), *(ROOT / "tests" / "programs").rglob("*.py"),
      *(ROOT / "tests" / "clean_programs").rglob("*.py"), *(ROOT / "examples").glob("*.py")]
 )
+SHARDS = 4  # the loops over every source run as this many tests, which run side by side under xdist
 # unrelated code, so that the statements that matter are a small part of the file (as in a library)
 PADDING = "".join(f"\n\ndef unrelated_{index}(values):\n    return [value + {index} for value in values]\n" for index in range(40))
 
@@ -43,35 +44,37 @@ def sliced_and_whole(monkeypatch, text: str, path: Path, rules) -> tuple | None:
     return (keys(sliced), sliced.error), (keys(whole), whole.error)
 
 
-def test_each_rules_seeds_hold_every_finding_of_its_own(monkeypatch):
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_each_rules_seeds_hold_every_finding_of_its_own(monkeypatch, shard):
     """Each rule that says where its findings are, alone, on every fixture and program, sliced
     however little the slice saves."""
     monkeypatch.setattr(slicing, "MAX_SHARE_OF_FILE", 1.0)
     compared, differences = 0, []
     for rule in (rule for rule in ALL_RULES if rule.SPEC.findings_in is not None):
-        for path in SOURCES:
+        for path in SOURCES[shard::SHARDS]:
             both = sliced_and_whole(monkeypatch, path.read_text(encoding="utf-8"), path, [rule])
             if both is not None:
                 compared += 1
                 if both[0] != both[1]:
                     differences.append((rule.CODE, str(path.relative_to(ROOT)), both))
     assert differences == []
-    assert compared >= 60
+    assert compared >= 60 // SHARDS
 
 
-def test_the_sliced_check_of_all_rules_finds_what_the_whole_file_check_finds(monkeypatch):
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_the_sliced_check_of_all_rules_finds_what_the_whole_file_check_finds(monkeypatch, shard):
     """Every rule, as a check runs them: the slice is taken only where every rule that may apply
     says where its findings are, and where it saves half the file (here: with unrelated code
     appended, as in a library module)."""
     compared, differences = 0, []
-    for path in SOURCES:
+    for path in SOURCES[shard::SHARDS]:
         both = sliced_and_whole(monkeypatch, path.read_text(encoding="utf-8") + PADDING, path, ALL_RULES)
         if both is not None:
             compared += 1
             if both[0] != both[1]:
                 differences.append((str(path.relative_to(ROOT)), both))
     assert differences == []
-    assert compared >= 20
+    assert compared >= 20 // SHARDS
 
 
 # a model library in timm's style: a configuration table built by calling a function of the file at
@@ -138,19 +141,20 @@ def create_stage(name, **kwargs):
 '''
 
 
-def test_the_sliced_check_finds_what_the_whole_file_check_finds_below_a_model_library(monkeypatch):
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_the_sliced_check_finds_what_the_whole_file_check_finds_below_a_model_library(monkeypatch, shard):
     """Every fixture and program below a library of unrelated models, as one file: the slice keeps
     what the rules read (a `device` bound below functions that the top level calls before it cannot
     be used by them) and drops the models."""
     compared, differences = 0, []
-    for path in SOURCES:
+    for path in SOURCES[shard::SHARDS]:
         both = sliced_and_whole(monkeypatch, MODEL_LIBRARY + "\n\n" + path.read_text(encoding="utf-8"), path, ALL_RULES)
         if both is not None:
             compared += 1
             if both[0] != both[1]:
                 differences.append((str(path.relative_to(ROOT)), both))
     assert differences == []
-    assert compared >= 30
+    assert compared >= 30 // SHARDS
 
 
 def kept_lines(part_text: str, text: str) -> set[int]:

@@ -12,7 +12,11 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNamePr
 from devfix.analysis.cst_metadata import ParentProvider, scope_qualified_names
 
 REPO = Path(__file__).resolve().parents[1]
-FILES = sorted([*REPO.glob("fixtures/**/*.py"), *REPO.glob("tests/programs/**/*.py"), *REPO.glob("devfix/codemods/*.py")])
+# a fixture's after.py is its before.py with a few moves added: the befores stand for both
+FILES = sorted([
+    *(path for path in REPO.glob("fixtures/**/*.py") if path.name != "after.py"),
+    *REPO.glob("tests/programs/**/*.py"), *REPO.glob("devfix/codemods/*.py"),
+])
 EVERY_KIND_OF_SYNTAX = '''\
 """Docstring."""
 from __future__ import annotations

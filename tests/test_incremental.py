@@ -99,16 +99,21 @@ def test_quick_equals_full_after_an_edit_inside_a_statement(path, monkeypatch):
         assert keys(quick.quick(new_text, part_of(new_text))) == keys(full(new_text)), (path, chunk.start)
 
 
-def test_quick_follows_a_fix_being_typed(monkeypatch):
+FIXTURE_BEFORES = sorted((ROOT / "fixtures").glob("*/*/before.py"))
+
+
+def test_every_fixture_is_an_edit_to_follow():
+    assert len(FIXTURE_BEFORES) > 80
+
+
+@pytest.mark.parametrize("before", FIXTURE_BEFORES, ids=lambda path: f"{path.parent.parent.name}/{path.parent.name}")
+def test_quick_follows_a_fix_being_typed(monkeypatch, before):
     """Every fixture's before → after is an edit a user makes; the quick answer after it equals
     the full analysis."""
     monkeypatch.setattr(incremental, "MAX_SHARE_OF_FILE", 1.0)
-    cases = sorted((ROOT / "fixtures").glob("*/*/before.py"))
-    assert len(cases) > 80
-    for before in cases:
-        after = before.with_name("after.py").read_text()
-        quick = remembered(before.read_text())
-        assert keys(quick.quick(after, part_of(after))) == keys(full(after)), before
+    after = before.with_name("after.py").read_text()
+    quick = remembered(before.read_text())
+    assert keys(quick.quick(after, part_of(after))) == keys(full(after))
 
 
 def test_only_the_changed_function_is_analysed_again():

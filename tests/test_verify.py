@@ -102,8 +102,8 @@ def test_verify_on_an_80_column_terminal_counts_live_and_fits(tmp_path):
         if not chunk:
             break
         output += chunk
-    assert process.wait(timeout=60) == 0
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output.decode()).replace("\r\n", "\n")
+    assert process.wait(timeout=60) == 0, text
     assert "verify 1/2 DF001-hardcoded-cuda/model-and-input-to-cuda" in text
     assert "verify 2/2 DF023-device-captured-at-init/hidden-state-on-the-stored-device" in text
     table = text[text.index("case"):].splitlines()
