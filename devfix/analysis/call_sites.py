@@ -73,8 +73,8 @@ class CallIndex:
         self._instances: dict[int, list[tuple[cst.Call, str | None]] | None] = {}
 
     def arguments_for(self, function: cst.FunctionDef, parameter: str) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
-        """As the module's `arguments_for`, but an attribute of the function's name (`plt.imshow`
-        beside the file's `imshow`) is no use of it."""
+        """As the module's `arguments_for` (neither an attribute of the function's name, `plt.imshow`
+        beside the file's `imshow`, nor a keyword, `fit(train=True)`, is a use of it)."""
         if function not in self.module.body:
             return None
         calls = self.name_calls.get(function.name.value, [])
@@ -142,6 +142,10 @@ class _CallWalk(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.attribute_uses[node.attr.value] += 1
         self._attribute_names.add(id(node.attr))  # `plt.imshow` is no use of the file's `imshow`
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._attribute_names.add(id(node.keyword))  # nor is `fit(train=True)` one of its `train` (`_Uses`)
 
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func

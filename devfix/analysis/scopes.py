@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from devfix.analysis.call_sites import constructor_arguments_for
+from devfix.analysis.call_sites import CallIndex, constructor_arguments_for
 from devfix.analysis.cst_bindings import is_generator, is_static_method, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.module_classes import is_module_class, is_self_attribute, stores_of_self_attribute
@@ -31,6 +31,14 @@ class ScopeTracker:
         self._object_modules: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
         self._device_methods: dict[int, set[str]] = {}
         self._cuda_types: frozenset[str] | None = None
+        self._call_index: CallIndex | None = None
+
+    def call_index(self) -> CallIndex:
+        """The module's calls, walked once, for every question of a rule about what a function's
+        callers in the file pass (`call_sites.CallIndex`)."""
+        if self._call_index is None:
+            self._call_index = CallIndex(self.module)
+        return self._call_index
 
     def enclosing_scope(self, node: cst.CSTNode) -> ScopeNode:
         current = node

@@ -114,7 +114,7 @@ import re
 
 import libcst as cst
 
-from devfix.analysis.call_sites import argument_for, arguments_for, file_functions, is_only_defined
+from devfix.analysis.call_sites import argument_for, file_functions, is_only_defined
 from devfix.analysis.cst_bindings import parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_helpers import HelperSummary
@@ -362,7 +362,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         return self._moved_model_parameters[key]
 
     def _callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
-        passed = arguments_for(self.module, function, parameter)
+        passed = self.call_index().arguments_for(function, parameter)
         if passed is None:
             return self._moved_beside(function, parameter)
         for call, value in passed:
@@ -756,7 +756,7 @@ class _Combinations(cst.CSTVisitor):
         function is given (`def predict_sentiment(text, model, ...)`), the classes its callers pass."""
         name = call.func.value
         if name in self.parameters and isinstance(self.scope, cst.FunctionDef) and self.facts._binding_before(name, self.rule.line_of(call)) is None:
-            passed = arguments_for(self.rule.module, self.scope, name) or []
+            passed = self.rule.call_index().arguments_for(self.scope, name) or []
             classes = {_class_held(value, self.rule.line_of(caller), self.rule.scope_facts(caller)) for caller, value in passed}
         else:
             classes = {self._class_of(name, self.rule.line_of(call))}
@@ -774,7 +774,7 @@ class _Combinations(cst.CSTVisitor):
         VAE().to(device)`)."""
         if name not in self.parameters or name in self.facts.bindings:
             return _class_held(cst.Name(name), line, self.facts)
-        passed = arguments_for(self.rule.module, self.scope, name) if isinstance(self.scope, cst.FunctionDef) else None
+        passed = self.rule.call_index().arguments_for(self.scope, name) if isinstance(self.scope, cst.FunctionDef) else None
         classes = {_class_held(value, self.rule.line_of(call), self.rule.scope_facts(call)) for call, value in passed or ()}
         return classes.pop() if len(classes) == 1 else None
 

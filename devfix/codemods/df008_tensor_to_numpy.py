@@ -63,11 +63,9 @@ import libcst as cst
 
 from devfix.analysis.axes import AxesNames
 from devfix.analysis.call_sites import (
-    CallIndex,
     argument_for,
     file_functions,
     instance_calls,
-    is_only_defined,
     passed_arguments,
 )
 from devfix.analysis.cst_bindings import is_static_method
@@ -112,7 +110,6 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         self._callbacks: dict[int, frozenset[str]] = {}  # `_callback_parameters`, by function
         self._axes: dict[int, AxesNames] = {}  # each scope's matplotlib Axes, as asked for
         self._given: dict[tuple[int, str], list[tuple[cst.Call, cst.BaseExpression]] | None] = {}  # `_arguments_given`
-        self._calls: CallIndex | None = None  # the module's calls, walked once when a parameter is asked about
         self._plots = self.facts is None or self.facts.imports.imports_any(("matplotlib",))
         if self.facts is not None and not self.facts.imports.imports_any(HOST_LIBRARY_MODULES):
             return  # no name can reach a host library's function: the search would walk the tree for nothing
@@ -170,9 +167,9 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         which every call in the files beside it gives a value that may be on a device
         (`FileFacts.device_values_beside`: `accuracy(logits, y)` in `utils.py`, called by
         `train.py` with a moved model's output)."""
-        if self.facts is None or function not in self.module.body or not is_only_defined(self.module, function.name.value):
+        if self.facts is None or function not in self.module.body:
             return set()
-        if self._call_index().name_uses.get(function.name.value, 0) != 1:  # the `def` alone: a call here may pass an array
+        if self.call_index().name_uses.get(function.name.value, 0) != 1:  # the `def` alone: a call here may pass an array
             return set()
         positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
         return {name for index, name in enumerate(positional) if self.facts.device_values_beside(function.name.value, index, name)}
@@ -183,7 +180,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         `model = Net().to(device)`): what they return may be on a device."""
         found = set()
         for name in sorted(facts.parameters & facts.called - set(facts.bindings)):
-            passed = self._call_index().arguments_for(function, name) if self.class_of_method(function) is None else None
+            passed = self.call_index().arguments_for(function, name) if self.class_of_method(function) is None else None
             if passed and all(self._moved_before(value, call) for call, value in passed):
                 found.add(name)
         return found
@@ -468,15 +465,10 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             if name not in facts.parameters or not all(_follows(value, name) for value in rebound):
                 self._given[(id(scope), name)] = None
             elif owner is None:
-                self._given[(id(scope), name)] = self._call_index().arguments_for(scope, name)
+                self._given[(id(scope), name)] = self.call_index().arguments_for(scope, name)
             else:
-                self._given[(id(scope), name)] = None if is_static_method(scope) else self._call_index().method_arguments_for(owner, scope, name)
+                self._given[(id(scope), name)] = None if is_static_method(scope) else self.call_index().method_arguments_for(owner, scope, name)
         return self._given[(id(scope), name)]
-
-    def _call_index(self) -> CallIndex:
-        if self._calls is None:
-            self._calls = CallIndex(self.module)
-        return self._calls
 
     def _detached(self, value: cst.BaseExpression) -> bool:
         """A name bound, where it is read, to a value that detaches (`pred = model(x).detach()`):
