@@ -140,8 +140,8 @@ def _may_be_on_a_device(value: ast.expr, line: int, scope: list[ast.stmt], impor
     """A move (`x.to(device)`), a name moved before `line`, what one returns (`model(x)`), a tensor
     method or item of such a value (`model(x).argmax(1)`, `out[0]`; not `.cpu()`, `.item()`), or a
     name whose last binding before `line` gives one (`logits = model(x)`) and that no loop around
-    the call binds again after it: for "may it be on a
-    device?" questions (does `.numpy()` need `.cpu()`?), never to move something there."""
+    the call binds again after it: for "may it be on a device?" questions (does `.numpy()` need
+    `.cpu()`?), never to move something there."""
     if depth > 8:
         return False
     again = lambda inner: _may_be_on_a_device(inner, line, scope, imports, depth + 1)  # noqa: E731
