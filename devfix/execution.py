@@ -117,7 +117,10 @@ def _start_fork(script: Path, machine: str, timeout: float, argv: list[str]) -> 
         os.close(read_end)
         os.dup2(output.fileno(), 1)
         os.dup2(output.fileno(), 2)
+        _fresh_standard_streams()
         report = _execute(script, machine, argv)
+        sys.stdout.flush()
+        sys.stderr.flush()
         os.write(write_end, json.dumps(report).encode())
         os._exit(0)
     os.close(write_end)
@@ -134,6 +137,15 @@ def _start_fork(script: Path, machine: str, timeout: float, argv: list[str]) -> 
         return _outcome(machine, json.loads(payload), tail)
 
     return RunningProgram(machine, timeout, finish)
+
+
+def _fresh_standard_streams() -> None:
+    """New `sys.stdout`/`sys.stderr` objects on the child's descriptors 1 and 2. The parent's may
+    have been held by one of its threads at the fork (`devfix verify` on a terminal draws its
+    spinner from one), and a lock held then is never released in the child: its first print hung
+    until the run's timeout."""
+    sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", errors="backslashreplace", buffering=1, closefd=False)  # noqa: SIM115
+    sys.stderr = sys.__stderr__ = open(2, "w", encoding="utf-8", errors="backslashreplace", buffering=1, closefd=False)  # noqa: SIM115
 
 
 def _read_with_timeout(fd: int, pid: int, timeout: float) -> bytes | None:

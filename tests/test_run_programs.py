@@ -56,3 +56,32 @@ def test_a_timed_out_fresh_interpreter_is_killed(tmp_path, monkeypatch):
     slow.write_text("import time\ntime.sleep(60)\nprint('RESULT', 1)\n")
     [outcome] = execution.run_programs([(slow, "cpu")], timeout=3, jobs=2)
     assert outcome.error_type == "Timeout" and not outcome.ok
+
+
+def test_a_forked_run_prints_while_a_thread_of_the_parent_holds_its_stdout(tmp_path, monkeypatch):
+    """A thread of the parent blocked in a write to `sys.stdout` (a full pipe nobody reads) holds
+    the stream's lock; a child forked then inherits it held, and its first print used to hang until
+    the run's timeout (`devfix verify` on a terminal draws its spinner from a thread)."""
+    import sys
+    import threading
+
+    read_end, write_end = os.pipe()
+    stuck = open(write_end, "w", buffering=1)  # noqa: SIM115 - closed below
+    monkeypatch.setattr(sys, "stdout", stuck)
+    def write_a_lot() -> None:
+        try:
+            stuck.write("x" * (1 << 20))
+        except OSError:  # the reading end closed at the end of the test
+            pass
+
+    writer = threading.Thread(target=write_a_lot, daemon=True)
+    writer.start()
+    writer.join(timeout=1)
+    assert writer.is_alive()  # blocked in the write, holding the lock
+    monkeypatch.setattr(execution, "_cuda_build", lambda: False)
+    program = tmp_path / "prints.py"
+    program.write_text("print('a line')\nprint('RESULT', 1)\n")
+    [outcome] = execution.run_programs([(program, "cpu")], timeout=20)
+    os.close(read_end)  # the writer fails and ends
+    writer.join(timeout=5)
+    assert outcome.ok and outcome.result == 1.0, outcome.describe()
