@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import enum
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import PurePath
 
@@ -155,23 +156,25 @@ class FileFacts:
         """Every call of the file's `function` in the files beside it passes a DataLoader for the
         parameter (`analysis.importers`): one built there, or one a function of the project returns
         (`train_loader, test_loader = make_loaders()`)."""
-        calls = self._project.foreign_calls(self._path, function)
-        return bool(calls) and all(
-            passes_a_loader(call, position, parameter) or self._passes_a_returned_loader(call, position, parameter) for call in calls
+        return self._every_call_beside(
+            function, lambda call: passes_a_loader(call, position, parameter) or self._passes_a_returned_loader(call, position, parameter),
         )
 
     def models_moved_beside(self, function: str, position: int, parameter: str) -> bool:
         """Every call of the file's `function` in the files beside it passes, for the parameter, a
         name moved to a device before the call (`predict(model, image)` after `model.to(device)`)."""
-        calls = self._project.foreign_calls(self._path, function)
-        return bool(calls) and all(passes_a_moved_name(call, position, parameter) for call in calls)
+        return self._every_call_beside(function, lambda call: passes_a_moved_name(call, position, parameter))
 
     def device_values_beside(self, function: str, position: int, parameter: str) -> bool:
         """Every call of the file's `function` in the files beside it passes, for the parameter, a
         value that may be on a device (`importers.passes_a_device_value`: `accuracy(logits, y)`
         after `logits = model(x)` of a moved model)."""
+        return self._every_call_beside(function, lambda call: passes_a_device_value(call, position, parameter))
+
+    def _every_call_beside(self, function: str, passes: Callable[[ForeignCall], bool]) -> bool:
+        """The file's `function` has calls in the files beside it, known all, and each `passes`."""
         calls = self._project.foreign_calls(self._path, function)
-        return bool(calls) and all(passes_a_device_value(call, position, parameter) for call in calls)
+        return bool(calls) and all(passes(call) for call in calls)
 
     def _passes_a_returned_loader(self, call: ForeignCall, position: int, parameter: str) -> bool:
         key = given_key(call, position, parameter)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from devfix.analysis.ast_nodes import every_node, scope_bindings, scope_nodes
+from devfix.analysis.ast_nodes import Binding, every_node, scope_bindings, scope_nodes
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_cast, is_move
 from devfix.analysis.torch_api import DATALOADER_NAMES, LEAVING_PLACEMENT_METHODS
@@ -102,7 +102,8 @@ def _summarised(file: Path, call: ast.Call, scope: list[ast.stmt], imports: Impo
     loaders = frozenset(key for key, value in given if not unpacks and _is_a_loader(value, scope, imports))
     bound_by = tuple((key, qualified) for key, value in given if not unpacks and (qualified := _bound_by_a_call(value, scope, imports)))
     moved = frozenset(key for key, value in given if not unpacks and _moved_before(value, call.lineno, scope, imports))
-    on_device = frozenset(key for key, value in given if not unpacks and _may_be_on_a_device(value, call.lineno, scope, imports))
+    bindings = scope_bindings(scope_nodes(scope)) if not unpacks else {}
+    on_device = frozenset(key for key, value in given if not unpacks and _may_be_on_a_device(value, call.lineno, scope, bindings, imports))
     keywords = frozenset(keyword.arg for keyword in call.keywords if keyword.arg)
     return ForeignCall(str(file), call.lineno, keywords, loaders, unpacks, bound_by, moved, on_device)
 
@@ -136,7 +137,9 @@ def _moved_before(value: ast.expr, line: int, scope: list[ast.stmt], imports: Im
     return last is not None and not any(last < at < line for at in bindings)
 
 
-def _may_be_on_a_device(value: ast.expr, line: int, scope: list[ast.stmt], imports: ImportTable, depth: int = 0) -> bool:
+def _may_be_on_a_device(
+    value: ast.expr, line: int, scope: list[ast.stmt], bindings: dict[str, list[Binding]], imports: ImportTable, depth: int = 0,
+) -> bool:
     """A move (`x.to(device)`), a name moved before `line`, what one returns (`model(x)`), a tensor
     method or item of such a value (`model(x).argmax(1)`, `out[0]`; not `.cpu()`, `.item()`), or a
     name whose last binding before `line` gives one (`logits = model(x)`) and that no loop around
@@ -144,7 +147,7 @@ def _may_be_on_a_device(value: ast.expr, line: int, scope: list[ast.stmt], impor
     `.cpu()`?), never to move something there."""
     if depth > 8:
         return False
-    again = lambda inner: _may_be_on_a_device(inner, line, scope, imports, depth + 1)  # noqa: E731
+    again = lambda inner: _may_be_on_a_device(inner, line, scope, bindings, imports, depth + 1)  # noqa: E731
     if is_move(value, imports) or _moved_before(value, line, scope, imports):
         return True
     if isinstance(value, ast.Subscript):
@@ -158,15 +161,15 @@ def _may_be_on_a_device(value: ast.expr, line: int, scope: list[ast.stmt], impor
         return again(value.func.value)
     if not isinstance(value, ast.Name):
         return False
-    bindings = scope_bindings(scope_nodes(scope)).get(value.id, [])
-    before = [(at, bound) for at, bound in bindings if at < line]
+    bound_here = bindings.get(value.id, [])
+    before = [(at, bound) for at, bound in bound_here if at < line]
     if not before or before[-1][1] is None:
         return False  # unbound here, or bound otherwise
     loops = [node for node in scope_nodes(scope) if isinstance(node, LOOPS) and node.lineno <= line <= (node.end_lineno or node.lineno)]
-    if depth == 0 and any(loop.lineno <= at <= (loop.end_lineno or loop.lineno) for at, _ in bindings if at > line for loop in loops):
+    if depth == 0 and any(loop.lineno <= at <= (loop.end_lineno or loop.lineno) for at, _ in bound_here if at > line for loop in loops):
         return False  # bound again later in a loop around the call: the next round may bring that value
     at, bound = before[-1]
-    return _may_be_on_a_device(bound, at, scope, imports, depth + 1)  # its names as they were before that line
+    return _may_be_on_a_device(bound, at, scope, bindings, imports, depth + 1)  # its names as they were before that line
 
 
 def _bound_by_a_call(value: ast.expr, scope: list[ast.stmt], imports: ImportTable) -> str | None:

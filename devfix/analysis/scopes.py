@@ -40,6 +40,10 @@ class ScopeTracker:
             self._call_index = CallIndex(self.module)
         return self._call_index
 
+    def only_defined_here(self, function: cst.FunctionDef) -> bool:
+        """A top-level function the file never uses, only defines (other files may call it)."""
+        return function in self.module.body and self.call_index().name_uses.get(function.name.value, 0) == 1
+
     def enclosing_scope(self, node: cst.CSTNode) -> ScopeNode:
         current = node
         while not isinstance(current, (cst.Module, cst.FunctionDef)):

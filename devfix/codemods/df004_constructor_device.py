@@ -114,7 +114,7 @@ import re
 
 import libcst as cst
 
-from devfix.analysis.call_sites import argument_for, file_functions, is_only_defined
+from devfix.analysis.call_sites import argument_for, file_functions
 from devfix.analysis.cst_bindings import parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_helpers import HelperSummary
@@ -376,7 +376,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     def _moved_beside(self, function: cst.FunctionDef, parameter: str) -> bool:
         """`def predict(model, image)` of a helper module that never uses it itself, where every
         call in the files beside it passes a moved model (`FileFacts.models_moved_beside`)."""
-        if self.facts is None or function not in self.module.body or not is_only_defined(self.module, function.name.value):
+        if self.facts is None or not self.only_defined_here(function):
             return False
         positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
         return parameter in positional and self.facts.models_moved_beside(function.name.value, positional.index(parameter), parameter)

@@ -62,12 +62,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from devfix.analysis.axes import AxesNames
-from devfix.analysis.call_sites import (
-    argument_for,
-    file_functions,
-    instance_calls,
-    passed_arguments,
-)
+from devfix.analysis.call_sites import argument_for, file_functions, instance_calls, passed_arguments
 from devfix.analysis.cst_bindings import is_static_method
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_sinks import HostParameters
@@ -167,9 +162,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         which every call in the files beside it gives a value that may be on a device
         (`FileFacts.device_values_beside`: `accuracy(logits, y)` in `utils.py`, called by
         `train.py` with a moved model's output)."""
-        if self.facts is None or function not in self.module.body:
-            return set()
-        if self.call_index().name_uses.get(function.name.value, 0) != 1:  # the `def` alone: a call here may pass an array
+        if self.facts is None or not self.only_defined_here(function):  # a call here may pass an array
             return set()
         positional = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
         return {name for index, name in enumerate(positional) if self.facts.device_values_beside(function.name.value, index, name)}
