@@ -6,7 +6,8 @@ code has factories (parameter initialisers, drop-path schedules `torch.linspace(
 `init_values * torch.ones(dim)`) that never meet a tensor, and building a libcst tree only to
 learn that is most of a check's cost. This walk follows the same structure as the rule, with
 Python's `ast`, and over-approximates each of its conditions: where it says no, the rule cannot
-find anything (`tests/analysis/test_screen.py` holds it to that over every fixture and program).
+find anything (`tests/analysis/test_screen.py` holds it to that over every fixture and program,
+scope by scope: the rule collects only in the scopes said here, `meeting_scopes`).
 
 Per function (and the module's top level), as the rule scopes it:
   - a name *may hold a factory* when one of its assignments in that scope is built from one
@@ -66,13 +67,15 @@ NonTensors = Callable[[int, int], set[str]]  # names read somewhere in these lin
 NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
 
 
-def factory_may_meet_tensor(
+def meeting_scopes(
     tree: ast.Module, imports: ImportTable, kind_at: KindAt, non_tensors: NonTensors,
     imported_helper: Callable[[str], bool] = lambda name: False, classes: dict[str, Kind] | None = None,
     imported_meets: Callable[[str], bool] = lambda name: False, gives_back_moves: Callable[[str], bool] = lambda name: False,
     moved_beside: MovedBeside = lambda function, position, parameter: False,
-) -> bool:
-    """False only when no factory call of the file can meet a tensor the way DF004 looks for.
+) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef | None]:
+    """The scopes (a function, None for the top level) where a factory call may meet a tensor the
+    way DF004 looks for; where there is none, the rule cannot find anything (`tests/analysis/
+    test_screen.py` holds it to that over every fixture and program, scope by scope).
     `imported_helper`: does the imported function of that name (`from utils import causal_mask`)
     return CPU tensors (`ProjectIndex.imported_helper`)? `classes`: the kinds of the file's
     top-level classes, as the value analysis was given them. `imported_meets`: does the imported
@@ -83,14 +86,14 @@ def factory_may_meet_tensor(
     name for that parameter (`FileFacts.models_moved_beside`)?"""
     callables = _maybe_modules(tree, imports)
     callers = _Callers(tree, gives_back_moves, moved_beside)
-    feeders = (_class_methods(tree), _functions_calling_top_level_moves(tree))
+    top_level_moves = _top_level_moves(tree)
+    feeders = (_class_methods(tree), _functions_calling(tree, top_level_moves), top_level_moves)
     layers = _TensorLayerAttributes(tree, imports)
     receivers = _receiver_kinds(tree, classes or {})
-    return any(
-        _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers,
-               feeders, layers, imported_helper, receivers.get(id(function)), imported_meets, gives_back_moves).has_meeting()
-        for body, function in _scopes(tree)
-    )
+    for body, function in _scopes(tree):
+        if _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers,
+                  feeders, layers, imported_helper, receivers.get(id(function)), imported_meets, gives_back_moves).has_meeting():
+            yield function
 
 
 def _receiver_kinds(tree: ast.Module, classes: dict[str, Kind]) -> dict[int, Kind]:
@@ -130,11 +133,15 @@ class _TensorLayerAttributes:
         return qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in TENSOR_OUTPUT_LAYERS
 
 
-def _functions_calling_top_level_moves(tree: ast.Module) -> frozenset[str]:
-    """Top-level functions that call a name the top level moves (`policy_net = DQN().to(device)`):
-    what they are given may reach that model (DF004's `_feed_function`)."""
+def _top_level_moves(tree: ast.Module) -> frozenset[str]:
+    """Names the top level moves (`policy_net = DQN().to(device)`, `lm.to(device)`)."""
     nodes = list(scope_nodes(tree.body, (*FUNCTIONS, ast.ClassDef)))
-    moved = set(_moved_lines(nodes, scope_bindings(nodes)))
+    return frozenset(_moved_lines(nodes, scope_bindings(nodes)))
+
+
+def _functions_calling(tree: ast.Module, moved: frozenset[str]) -> frozenset[str]:
+    """Top-level functions that call a name the top level moves: what they are given may reach
+    that model (DF004's `_feed_function`)."""
     if not moved:
         return frozenset()
     return frozenset(
@@ -373,8 +380,6 @@ def _may_move(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda")
 
 
-
-
 class _Scope:
     """One scope as DF004 reads it (a function body, or the module's top level): its factories,
     the names that may hold them, and the values they may meet."""
@@ -383,7 +388,7 @@ class _Scope:
         self, body: list[ast.stmt], function: ast.FunctionDef | ast.AsyncFunctionDef | None, imports: ImportTable,
         values: tuple[KindAt, NonTensors], callables: set[str], models: _ModelParameters,
         helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
-        feeders: tuple[dict[str, frozenset[str]], frozenset[str]] = ({}, frozenset()),
+        feeders: tuple[dict[str, frozenset[str]], frozenset[str], frozenset[str]] = ({}, frozenset(), frozenset()),
         layers: _TensorLayerAttributes | frozenset[str] = frozenset(),
         imported_helper: Callable[[str], bool] = lambda name: False,
         receiver_kind: Kind | None = None,
@@ -402,7 +407,7 @@ class _Scope:
         self.helpers = helpers  # the file's top-level functions: a CPU-tensor helper is one of them
         # the methods of the file's classes (`model.generate(ids)` may feed a layer), and its functions
         # that call a model the top level moved (`select_action(state)`)
-        self.class_methods, self.model_feeders = feeders
+        self.class_methods, self.model_feeders, self.top_level_moves = feeders
         self.layers = layers  # `self.<layer>` attributes of single-tensor torch.nn layers
         self.imported_helper = imported_helper  # an imported function of the project that returns CPU tensors
         self.imported_meets = imported_meets  # an imported function of the project whose parameters meet
@@ -449,11 +454,13 @@ class _Scope:
                     (isinstance(node.value.func, ast.Attribute) and node.value.func.attr in ("to", "cuda"))
                     or _gives_back_a_move(node.value, self.gives_back_moves)):
                 moved.update(target.id for target in node.targets if isinstance(target, ast.Name))
+        if self.function is not None:  # a model the top level moved, read here (DF004's `global_models`)
+            moved.update(name for name in self.top_level_moves if not _binds(self.nodes, name))
         fed = [call for call in calls if isinstance(call.func, ast.Name) and (
             call.func.id in moved or (self._given_host_values(call) and call.func.id in self.models))]
         methods = [call for call in calls if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
                    and (call.func.value.id in moved or call.func.value.id in self.models.known)
-                   and call.func.attr in self.class_methods.get(self._class_of(call.func.value.id, call.lineno) or "", ())]  # `_feed_method`
+                   and call.func.attr in self._methods_of(call.func.value.id, call.lineno)]  # `_feed_method`
         methods += [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in self.model_feeders]  # `_feed_function`
         if not fed and not methods:
             return False
@@ -469,6 +476,15 @@ class _Scope:
             or ((root := _method_receiver(arg)) is not None and self._may_be_bound_on_the_host(root.id, call.lineno, 0))
             for arg in call.args
         )
+
+    def _methods_of(self, name: str, line: int) -> frozenset[str]:
+        """The methods of the file's class `name` holds at `line`; for a parameter of no known
+        class, those of every class of the file (DF004's `_class_of` also takes the class its
+        callers pass: `sample(model, 4)` with `model = VAE().to(device)`)."""
+        owner = self._class_of(name, line)
+        if owner is not None:
+            return self.class_methods[owner]
+        return frozenset().union(*self.class_methods.values()) if name in self.parameter_names else frozenset()
 
     def _class_of(self, name: str, line: int, depth: int = 0) -> str | None:
         """A class of the file some earlier binding of `name` builds (`m = model.to(device)` after
@@ -600,16 +616,16 @@ class _Scope:
             return self._non_tensors(1, 1 << 30)
         return self._non_tensors(self.function.lineno, self.function.end_lineno or self.function.lineno)
 
-    def _sources_of_name(self, name: str, line: int) -> list[int]:
+    def _sources_of_name(self, name: str, line: int, through_helpers: bool = True) -> list[int]:
         """What `name` holds where read on `line`: its latest binding on an earlier line (moves in
         between are not looked at: that only adds sources)."""
-        key = (name, line)
+        key = (name, line, through_helpers)
         if key not in self._name_sources:
             self._name_sources[key] = []
             latest = latest_binding(self.bindings, name, line)
             if latest is not None and latest[1] is not None and line <= (latest[1].end_lineno or 0):
                 latest = latest_binding(self.bindings, name, latest[0])  # read inside the statement that rebinds it
-            self._name_sources[key] = [] if latest is None or latest[1] is None else self._source_lines(latest[1], latest[0])
+            self._name_sources[key] = [] if latest is None or latest[1] is None else self._source_lines(latest[1], latest[0], through_helpers)
         return self._name_sources[key]
 
     def _helper_binding(self, name: ast.Name, line: int) -> int | None:
@@ -722,23 +738,25 @@ class _Scope:
     def _has_sources(self, node: ast.AST | None, before_line: int | None = None) -> bool:
         return bool(self._source_lines(node, before_line))
 
-    def _source_lines(self, node: ast.AST | None, before_line: int | None = None) -> list[int]:
+    def _source_lines(self, node: ast.AST | None, before_line: int | None = None, through_helpers: bool = True) -> list[int]:
         """The lines of the factory calls without a device that the value may be built from
         (DF004's `_sources`); names in it are read as on `before_line` (the line of the assignment
-        that holds it)."""
+        that holds it). `through_helpers`: also the calls of helpers that may return CPU tensors."""
         if node is None:
             return []
         if isinstance(node, ast.Name):
             line = before_line if before_line is not None else node.lineno
-            helper = self._helper_binding(node, line)
-            return [helper] if helper is not None else self._sources_of_name(node.id, line)
-        again = lambda inner: self._source_lines(inner, before_line)
+            helper = self._helper_binding(node, line) if through_helpers else None
+            return [helper] if helper is not None else self._sources_of_name(node.id, line, through_helpers)
+        again = lambda inner: self._source_lines(inner, before_line, through_helpers)
         if isinstance(node, ast.Call):
             if self._is_source_call(node):
                 return [node.lineno]
-            if isinstance(node.func, ast.Name) and node.func.id in self.helpers and self._may_return_host_tensors(node.func.id):
+            if not through_helpers:
+                pass
+            elif isinstance(node.func, ast.Name) and node.func.id in self.helpers and self._may_return_host_tensors(node.func.id):
                 return [node.lineno]  # `x + positional_encoding(n, d)`
-            if isinstance(node.func, ast.Name) and node.func.id not in self.helpers and self._is_helper(node.func.id):
+            elif isinstance(node.func, ast.Name) and node.func.id not in self.helpers and self._is_helper(node.func.id):
                 return [node.lineno]  # `scores.masked_fill(causal_mask(n), ...)`, imported from the project
             qualified = self.imports.qualify(node.func) or ""
             if is_source_wrapper(qualified):
@@ -800,7 +818,7 @@ class _Scope:
     def _may_be_a_reference(self, node: ast.Name) -> bool:
         if node.id in self.imports.names or (node.id == self.receiver and not self._receiver_rebound):
             return False
-        if self._has_sources(node) and not self._moved_since_bound(node.id, node.lineno):
+        if self._holds_a_factory_call(node):
             return False  # DF004 takes a name holding a fresh factory's tensor for no reference
         kind = self.kind_at(node)  # the value analysis: asked last, as it is the dearest fact
         if kind.is_known_non_tensor:
@@ -808,6 +826,14 @@ class _Scope:
         if node.id in self.module_outputs:
             return True
         return (kind is Kind.TENSOR or node.id in self.evidenced) and node.id not in self.vetoed
+
+    def _holds_a_factory_call(self, node: ast.Name) -> bool:
+        """DF004 takes a name holding a fresh factory's tensor for no reference. Only the sources
+        found without the file's helpers count here: `_may_return_host_tensors` over-approximates
+        the rule's `returns_cpu_tensors`, and ruling a name out as a reference on it would hide a
+        meeting the rule finds (`pos_embed = get_2d_sincos_pos_embed_from_grid(...)` then
+        `torch.concat([torch.zeros(n, d), pos_embed])`, where the helper keeps its input's device)."""
+        return bool(self._source_lines(node, through_helpers=False)) and not self._moved_since_bound(node.id, node.lineno)
 
     @cached_property
     def _receiver_rebound(self) -> bool:

@@ -22,7 +22,7 @@ from devfix.analysis import screen, signals
 from devfix.analysis.ast_nodes import children, every_node
 from devfix.analysis.cuda_only_calls import UncheckedCudaCall, unchecked_cuda_only_calls
 from devfix.analysis.entry_lines import top_level_entry_lines
-from devfix.analysis.factory_meetings import factory_may_meet_tensor
+from devfix.analysis.factory_meetings import meeting_scopes
 from devfix.analysis.generator_draws import CpuGeneratorDraw, cpu_generator_draws
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
 from devfix.analysis.host_instances import program_devices_in_host_classes
@@ -268,7 +268,16 @@ class FileFacts:
     @cached_property
     def _factory_meets_tensor(self) -> bool:
         """The value analysis runs only if a factory meets a name whose kind matters."""
-        return factory_may_meet_tensor(
+        return next(self._factory_meeting_scopes(), False) is not False
+
+    @cached_property
+    def factory_meeting_lines(self) -> frozenset[int]:
+        """The `def` lines of the functions where a factory may meet a tensor (0: the top level):
+        DF004 finds nothing elsewhere, and skips the others' collection."""
+        return frozenset(0 if function is None else function.lineno for function in self._factory_meeting_scopes())
+
+    def _factory_meeting_scopes(self):
+        return meeting_scopes(
             self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
             self.non_tensor_names, self._imported_host_helper, self.classes, self._imported_meets,
             lambda name: self.returned_move(name) is not None, self.models_moved_beside,

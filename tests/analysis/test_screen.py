@@ -6,14 +6,16 @@ screen rules out, the rule is run on the libcst tree regardless and must report 
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper
 
-from devfix.analysis.facts import analyse_file
+from devfix.analysis.facts import FileFacts, analyse_file
 from devfix.analysis.project import ProjectIndex
+from devfix.analysis.signals import ENCODED_INPUTS
 from devfix.analysis.torch_api import places_devices
 from devfix.codemods import ALL_RULES
 from devfix.codemods.base import FixPolicy
@@ -42,9 +44,32 @@ def findings_of_screened_out_rules(path: Path) -> list[str]:
     return found
 
 
+def df004_findings_outside_meeting_scopes(path: Path, monkeypatch) -> list[str]:
+    """DF004 collects only in the scopes where the screen says a factory may meet a tensor
+    (`FileFacts.factory_meeting_lines`): run it over every scope, and list what it finds elsewhere."""
+    source = path.read_text()
+    facts = analyse_file(source, str(path))
+    rule = next(rule for rule in ALL_RULES if rule.CODE == "DF004")
+    if not rule.may_apply(source, facts) or facts.has_signal(ENCODED_INPUTS):
+        return []
+    meeting_lines = facts.factory_meeting_lines
+    with monkeypatch.context() as patched:
+        patched.setattr(FileFacts, "factory_meeting_lines", property(lambda self: None))  # every scope
+        wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+        _, findings = _run_rule(rule, wrapper, str(path), FixPolicy(), Suppressions.from_source(source), ProjectIndex(), facts)
+    functions = [node for node in ast.walk(facts.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+    def scope_line(line: int) -> int:  # the `def` line of the innermost function whose body holds `line`
+        holding = [function for function in functions if function.body[0].lineno <= line <= function.end_lineno]
+        return max(holding, key=lambda function: function.lineno).lineno if holding else 0
+
+    return [f"DF004 at {finding.start.line}: {finding.message}" for finding in findings if scope_line(finding.start.line) not in meeting_lines]
+
+
 @pytest.mark.parametrize("path", SOURCES, ids=lambda path: str(path.relative_to(REPO)))
-def test_a_rule_the_screen_rules_out_finds_nothing(path):
+def test_a_rule_the_screen_rules_out_finds_nothing(path, monkeypatch):
     assert findings_of_screened_out_rules(path) == []
+    assert df004_findings_outside_meeting_scopes(path, monkeypatch) == []  # nor DF004 in a scope it rules out
 
 
 def test_the_screen_rules_out_most_rules_on_library_code():
@@ -395,6 +420,52 @@ def test_df004_reads_a_name_as_it_is_where_it_meets():
         "    return torch.nn.functional.pad(emb, (0, 1))\n"
     )
     assert "DF004" not in rules_that_may_apply(source)
+
+
+SINCOS_HELPERS = """import numpy as np
+import torch
+
+
+def sincos_1d_np(dim, pos):
+    omega = 1.0 / 10000 ** (np.arange(dim // 2, dtype=np.float64) / (dim / 2.0))
+    out = np.einsum("m,d->md", pos.reshape(-1), omega)
+    return np.concatenate([np.sin(out), np.cos(out)], axis=1)
+
+
+def sincos_1d(dim, pos, output_type="np"):
+    if output_type == "np":
+        return sincos_1d_np(dim, pos)
+    omega = 1.0 / 10000 ** (torch.arange(dim // 2, device=pos.device, dtype=torch.float64) / (dim / 2.0))
+    out = torch.outer(pos.reshape(-1), omega)
+    return torch.concat([torch.sin(out), torch.cos(out)], dim=1)
+
+
+def sincos_2d(dim, grid, output_type="np"):
+    if output_type == "np":
+        return np.concatenate([sincos_1d_np(dim // 2, grid[0]), sincos_1d_np(dim // 2, grid[1])], axis=1)
+    emb_h = sincos_1d(dim // 2, grid[0], output_type=output_type)
+    emb_w = sincos_1d(dim // 2, grid[1], output_type=output_type)
+    emb = torch.concat([emb_h, emb_w], dim=1)
+    return emb
+
+
+def sincos_pos_embed(dim, size, cls_token=False, device=None, output_type="pt"):
+    line = torch.arange(size, device=device, dtype=torch.float32)
+    grid = torch.stack(torch.meshgrid(line, line, indexing="xy"), dim=0)
+    pos_embed = sincos_2d(dim, grid, output_type=output_type)
+    if cls_token:
+        pos_embed = torch.concat([torch.zeros([1, dim]), pos_embed], dim=0)
+    return pos_embed
+"""
+
+
+def test_df004_a_helper_the_screen_may_take_for_a_cpu_maker_still_gives_a_reference():
+    """diffusers' `get_2d_sincos_pos_embed`: the helper's numpy branch makes the screen take it for
+    a maker of CPU tensors, but the rule knows its torch branch keeps the grid's device, so
+    `pos_embed` is a reference the zeros meet. The screen once ruled the name out on that guess,
+    and found the file only when some other function met a factory."""
+    assert "DF004" in rules_that_may_apply(SINCOS_HELPERS)
+    assert rule_findings("DF004", SINCOS_HELPERS) == ["`torch.zeros(...)` is created on the CPU but meets `pos_embed`, which may be on a GPU"]
 
 
 @pytest.mark.parametrize("body, expected", [
