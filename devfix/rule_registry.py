@@ -87,6 +87,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec(  # a program that places nothing (nor do the modules it imports) runs on the CPU: nothing to align
         "DF004", "df004_constructor_device", "ConstructorDevice", triggers=('torch.', 'from torch'),
         signals=frozenset({screen.ENCODED_INPUTS, screen.FACTORY_MEETS_TENSOR}), program_signal=screen.RUNS_ON_A_DEVICE,
+        findings_in="constructor_device",
     ),
     RuleSpec("DF005", "df005_discarded_to", "DiscardedTo", triggers=('.to(', '.cuda(', '.cpu('), signals=frozenset({screen.BARE_MOVE}), findings_in="discarded_move"),
     RuleSpec("DF006", "df006_pack_padded_lengths", "PackPaddedLengths", triggers=('pack_padded_sequence',)),

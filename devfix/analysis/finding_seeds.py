@@ -154,6 +154,20 @@ def module_container(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     return _sites(chunks, facts.signal_sites(signals.MODULE_CONTAINER))
 
 
+def constructor_device(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
+    """DF004 reports factories, and the inputs of models, in the functions where the screen says a
+    factory may meet a tensor (`FileFacts.factory_meeting_lines`); one at the top level, or
+    tokenizer encodings fed to a model (`ENCODED_INPUTS`), may be anywhere. It places on the
+    module's device variables by name."""
+    if facts.signal_sites(signals.FACTORY_MEETS_TENSOR) is None or facts.has_signal(signals.ENCODED_INPUTS):  # a star import
+        return None
+    lines = facts.factory_meeting_lines
+    if 0 in lines:
+        return None
+    starts = [chunk.start for chunk in chunks]
+    return Seeds({_chunk_index(starts, line) for line in lines}, _device_variables(chunks, facts))
+
+
 def method_tensor_device(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     """DF016 reports factories in the methods of a class whose methods send one where the rule
     looks (`class_feeds_fresh_tensors`)."""
