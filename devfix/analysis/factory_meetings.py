@@ -405,8 +405,8 @@ class _Scope:
         self.parameter_names = {argument.arg for argument in self.parameters}
         self.models = models
         self.helpers = helpers  # the file's top-level functions: a CPU-tensor helper is one of them
-        # the methods of the file's classes (`model.generate(ids)` may feed a layer), and its functions
-        # that call a model the top level moved (`select_action(state)`)
+        # the methods of the file's classes (`model.generate(ids)` may feed a layer), its functions
+        # that call a model the top level moved (`select_action(state)`), and the names it moves
         self.class_methods, self.model_feeders, self.top_level_moves = feeders
         self.layers = layers  # `self.<layer>` attributes of single-tensor torch.nn layers
         self.imported_helper = imported_helper  # an imported function of the project that returns CPU tensors
@@ -752,12 +752,10 @@ class _Scope:
         if isinstance(node, ast.Call):
             if self._is_source_call(node):
                 return [node.lineno]
-            if not through_helpers:
-                pass
-            elif isinstance(node.func, ast.Name) and node.func.id in self.helpers and self._may_return_host_tensors(node.func.id):
-                return [node.lineno]  # `x + positional_encoding(n, d)`
-            elif isinstance(node.func, ast.Name) and node.func.id not in self.helpers and self._is_helper(node.func.id):
-                return [node.lineno]  # `scores.masked_fill(causal_mask(n), ...)`, imported from the project
+            if through_helpers and isinstance(node.func, ast.Name) and (
+                    (node.func.id in self.helpers and self._may_return_host_tensors(node.func.id))  # `x + positional_encoding(n, d)`
+                    or (node.func.id not in self.helpers and self._is_helper(node.func.id))):  # `causal_mask(n)` of the project
+                return [node.lineno]
             qualified = self.imports.qualify(node.func) or ""
             if is_source_wrapper(qualified):
                 return [line for arg in _values(node) for line in again(arg)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import PurePath
 
@@ -276,7 +276,8 @@ class FileFacts:
         DF004 finds nothing elsewhere, and skips the others' collection."""
         return frozenset(0 if function is None else function.lineno for function in self._factory_meeting_scopes())
 
-    def _factory_meeting_scopes(self):
+    def _factory_meeting_scopes(self) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef | None]:
+        """The functions (None: the top level) where a factory may meet a tensor, found lazily."""
         return meeting_scopes(
             self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
             self.non_tensor_names, self._imported_host_helper, self.classes, self._imported_meets,
