@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import enum
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import PurePath
 
@@ -268,21 +268,25 @@ class FileFacts:
     @cached_property
     def _factory_meets_tensor(self) -> bool:
         """The value analysis runs only if a factory meets a name whose kind matters."""
-        return next(self._factory_meeting_scopes(), False) is not False
+        return bool(self._factory_meeting_scope_lines)
 
     @cached_property
-    def factory_meeting_lines(self) -> frozenset[int]:
-        """The `def` lines of the functions where a factory may meet a tensor (0: the top level):
-        DF004 finds nothing elsewhere, and skips the others' collection."""
-        return frozenset(0 if function is None else function.lineno for function in self._factory_meeting_scopes())
+    def factory_meeting_lines(self) -> frozenset[int] | None:
+        """Where DF004 can find anything: the `def` lines of the functions where a factory may meet a
+        tensor (0: the top level). None for anywhere: under a star import (the screen assumes every
+        signal), or where tokenizer encodings are fed to a model (`ENCODED_INPUTS`)."""
+        if self._walk.star_import or self.has_signal(signals.ENCODED_INPUTS):
+            return None
+        return self._factory_meeting_scope_lines
 
-    def _factory_meeting_scopes(self) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef | None]:
-        """The functions (None: the top level) where a factory may meet a tensor, found lazily."""
-        return meeting_scopes(
+    @cached_property
+    def _factory_meeting_scope_lines(self) -> frozenset[int]:
+        scopes = meeting_scopes(
             self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
             self.non_tensor_names, self._imported_host_helper, self.classes, self._imported_meets,
             lambda name: self.returned_move(name) is not None, self.models_moved_beside,
         )
+        return frozenset(0 if function is None else function.lineno for function in scopes)
 
     def _imported_meets(self, name: str) -> bool:
         """`from metrics import accuracy`: a function of the project that puts two of its parameters

@@ -159,10 +159,8 @@ def constructor_device(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     factory may meet a tensor (`FileFacts.factory_meeting_lines`); one at the top level, or
     tokenizer encodings fed to a model (`ENCODED_INPUTS`), may be anywhere. It places on the
     module's device variables by name."""
-    if facts.signal_sites(signals.FACTORY_MEETS_TENSOR) is None or facts.has_signal(signals.ENCODED_INPUTS):  # a star import
-        return None
     lines = facts.factory_meeting_lines
-    if 0 in lines:
+    if lines is None or 0 in lines:
         return None
     starts = [chunk.start for chunk in chunks]
     return Seeds({_chunk_index(starts, line) for line in lines}, _device_variables(chunks, facts))

@@ -125,7 +125,6 @@ from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attri
 from devfix.analysis.parameter_meetings import FunctionMeetings, meeting_pairs
 from devfix.analysis.placement import Move, PlacementFacts, as_move, device_code, is_cast
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.signals import ENCODED_INPUTS
 from devfix.analysis.tensors import (
     is_factory_call,
     is_number_expression,
@@ -184,10 +183,8 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._parameter_models: dict[str, dict[str, set[str]]] = {}
         self._meetings: dict[str, list[tuple[str, str]]] = {}
         self._class_layers: dict[cst.ClassDef, frozenset[str]] = {}
-        # the scopes the screen says a factory may meet a tensor in (by `def` line, 0: the top
-        # level); tokenizer encodings fed to a model (`ENCODED_INPUTS`) may be anywhere
-        screened = self.facts is not None and not self.facts.has_signal(ENCODED_INPUTS)
-        self._meeting_lines = self.facts.factory_meeting_lines if screened else None
+        # the scopes the screen says a factory may meet a tensor in (by `def` line; None: anywhere)
+        self._meeting_lines = self.facts.factory_meeting_lines if self.facts is not None else None
         self._collect(node, node.body)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
