@@ -366,14 +366,21 @@ def _run_rule(
     facts: FileFacts | None,
 ) -> tuple[cst.Module, list[Finding]]:
     """One rule over an already analysed tree (what `Codemod.transform_module` does, minus a fresh
-    copy and re-analysis of the tree for every rule)."""
+    copy and re-analysis of the tree for every rule). A check changes nothing: the rule walks the
+    tree without rebuilding it (`cst_walk`)."""
     from libcst.codemod import CodemodContext  # only for files that reach libcst: it costs 0.5 s to import
     from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
+    from devfix import cst_walk
 
     context = CodemodContext(filename=path, wrapper=wrapper)
     instance = rule(context, policy, suppressions, project, facts)
     with instance.resolve(wrapper):
-        new_module = wrapper.module.visit(instance)
+        if policy.apply:
+            new_module = wrapper.module.visit(instance)
+        else:
+            cst_walk.walk(wrapper.module, instance)
+            new_module = wrapper.module
     for follow_up in (AddImportsVisitor, RemoveImportsVisitor):
         if follow_up.CONTEXT_KEY in instance.context.scratch:
             new_module = follow_up(instance.context).transform_module(new_module)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 import libcst as cst
 from libcst.metadata import PositionProvider, ScopeProvider
 
+from devfix import cst_walk
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import PREAMBLE_NAME, DeviceChoice, insert_preamble
 from devfix.analysis.facts import FileFacts, FileRole
@@ -22,6 +23,8 @@ from devfix.suppressions import Suppressions
 
 if TYPE_CHECKING:
     from libcst.codemod import CodemodContext  # libcst.codemod imports libcst.matchers: 0.5 s
+
+cst_walk.install()  # wherever rules run (the CLI, the language server, Fixit), libcst's visitors stop rebuilding the tree
 
 
 class DevfixRule(cst.CSTTransformer):

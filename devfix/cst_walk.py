@@ -1,0 +1,104 @@
+"""A walk over a libcst tree that visits it without rebuilding it.
+
+libcst's `CSTNode.visit` rebuilds every node it passes, even for a `CSTVisitor`, which changes
+nothing and gets the node itself back (its source says so: "TODO: provide traversal where children
+are not replaced"). Rebuilding costs about as much as the visit: the scope analysis visits the
+whole tree twice (the batched providers, then `ScopeVisitor`), and a check runs each rule over it
+once more, so on a long file most of libcst's time went to building copies that were thrown away.
+
+`walk` makes the same calls, in the same order, as libcst's visit (`on_visit`, then for each field
+it visits `on_visit_attribute`, the field's nodes, `on_leave_attribute`, then `on_leave`), reading
+the fields in the order libcst's own `_visit_and_replace_children` visits them, learnt once per node
+type. A transformer walked this way (a rule in a check, which edits nothing) gets the node itself as
+its updated node, and what it returns is dropped. `install` makes libcst's `visit` walk so for every
+`CSTVisitor` (the metadata providers' visitors visit subtrees themselves, through `node.visit`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import libcst as cst
+from libcst._nodes.base import CSTNode
+
+_FIELD_ORDER: dict[object, tuple[str, ...]] = {}
+_NULLABLE: dict[type[CSTNode], tuple[str, ...]] = {}
+_rebuilding_visit = CSTNode.visit
+
+
+class _FieldRecorder(cst.CSTVisitor):
+    """Notes the fields a node's `_visit_and_replace_children` visits, without going into them."""
+
+    def __init__(self) -> None:
+        self.fields: list[str] = []
+
+    def on_visit(self, node: CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: CSTNode, attribute: str) -> None:
+        self.fields.append(attribute)
+
+    def on_leave_attribute(self, original_node: CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave(self, original_node: CSTNode) -> None:
+        pass
+
+
+def visited_fields(node: CSTNode) -> tuple[str, ...]:
+    """The fields libcst visits of `node`, in its order. Each type's `_visit_and_replace_children`
+    is one constructor call naming its fields in order, so nodes of a type share it, but for a field
+    left out when it is None (an f-string expression's `format_spec`): nodes are told apart by which
+    of the fields that may be None are."""
+    node_type = type(node)
+    nullable = _NULLABLE.get(node_type)
+    if nullable is None:
+        nullable = _NULLABLE[node_type] = tuple(
+            field.name for field in dataclasses.fields(node_type) if field.default is None or "Optional" in str(field.type)
+        )
+    key = (node_type, *(getattr(node, name) is None for name in nullable)) if nullable else node_type
+    fields = _FIELD_ORDER.get(key)
+    if fields is None:
+        recorder = _FieldRecorder()
+        node._visit_and_replace_children(recorder)
+        fields = _FIELD_ORDER[key] = tuple(recorder.fields)
+    return fields
+
+
+def walk(node: CSTNode, visitor: cst.CSTVisitor | cst.CSTTransformer) -> None:
+    """Visit `node` and its subtree as `node.visit(visitor)` does, building nothing. The children
+    are visited through their own `visit`, as libcst does (a type may override it)."""
+    if visitor.on_visit(node):
+        for name in visited_fields(node):
+            visitor.on_visit_attribute(node, name)
+            value = getattr(node, name)
+            if isinstance(value, CSTNode):
+                _visit_child(value, visitor)
+            elif isinstance(value, (tuple, list)):
+                for item in value:
+                    _visit_child(item, visitor)
+            visitor.on_leave_attribute(node, name)
+    if isinstance(visitor, cst.CSTVisitor):
+        visitor.on_leave(node)
+    else:
+        visitor.on_leave(node, node)  # a check's transformer: its result is not kept
+
+
+def _visit_child(child: CSTNode, visitor: cst.CSTVisitor | cst.CSTTransformer) -> None:
+    if isinstance(visitor, cst.CSTVisitor):
+        child.visit(visitor)
+    else:
+        walk(child, visitor)
+
+
+def _visit(self: CSTNode, visitor):  # noqa: ANN001, ANN202 - libcst's signature
+    if isinstance(visitor, cst.CSTVisitor):
+        walk(self, visitor)
+        return self  # what libcst's visit returns for a visitor
+    return _rebuilding_visit(self, visitor)
+
+
+def install() -> None:
+    """Make libcst's `visit` walk without rebuilding for visitors (transformers still rebuild: they
+    may change the tree). Idempotent."""
+    CSTNode.visit = _visit
