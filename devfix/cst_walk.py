@@ -9,7 +9,8 @@ once more, so on a long file most of libcst's time went to building copies that 
 `walk` makes the same calls, in the same order, as libcst's visit (`on_visit`, then for each field
 it visits `on_visit_attribute`, the field's nodes, `on_leave_attribute`, then `on_leave`), reading
 the fields in the order libcst's own `_visit_and_replace_children` visits them, learnt once per node
-type. A transformer walked this way (a rule in a check, which edits nothing) gets the node itself as
+type; the field calls are left out for a visitor they cannot reach (no `visit_<Node>_<field>` or
+`leave_<Node>_<field>` method of its own, which is all libcst's would look for). A transformer walked this way (a rule in a check, which edits nothing) gets the node itself as
 its updated node, and what it returns is dropped. `install` makes libcst's `visit` walk so for every
 `CSTVisitor` (the metadata providers' visitors visit subtrees themselves, through `node.visit`).
 """
@@ -17,12 +18,16 @@ its updated node, and what it returns is dropped. `install` makes libcst's `visi
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import libcst as cst
+from libcst._batched_visitor import _BatchedCSTVisitor
 from libcst._nodes.base import CSTNode
 
 _FIELD_ORDER: dict[object, tuple[str, ...]] = {}
 _NULLABLE: dict[type[CSTNode], tuple[str, ...]] = {}
+_HEARS_FIELDS: dict[type, bool] = {}
+_FIELD_HOOK = re.compile(r"(visit|leave)_[A-Za-z0-9]+_")  # node types' names have no underscore
 _rebuilding_visit = CSTNode.visit
 
 
@@ -69,19 +74,44 @@ def walk(node: CSTNode, visitor: cst.CSTVisitor | cst.CSTTransformer) -> None:
     """Visit `node` and its subtree as `node.visit(visitor)` does, building nothing. The children
     are visited through their own `visit`, as libcst does (a type may override it)."""
     if visitor.on_visit(node):
+        hears_fields = _hears_fields(visitor)
         for name in visited_fields(node):
-            visitor.on_visit_attribute(node, name)
+            if hears_fields:
+                visitor.on_visit_attribute(node, name)
             value = getattr(node, name)
             if isinstance(value, CSTNode):
                 _visit_child(value, visitor)
             elif isinstance(value, (tuple, list)):
                 for item in value:
                     _visit_child(item, visitor)
-            visitor.on_leave_attribute(node, name)
+            if hears_fields:
+                visitor.on_leave_attribute(node, name)
     if isinstance(visitor, cst.CSTVisitor):
         visitor.on_leave(node)
     else:
         visitor.on_leave(node, node)  # a check's transformer: its result is not kept
+
+
+def _hears_fields(visitor: cst.CSTVisitor | cst.CSTTransformer) -> bool:
+    """Whether a field's `on_visit_attribute`/`on_leave_attribute` can run anything of `visitor`:
+    it overrides them, or has a field method that is not one of libcst's empty stubs (for libcst's
+    batched visitor: one of the methods it gathered)."""
+    if isinstance(visitor, _BatchedCSTVisitor):
+        hears = visitor.__dict__.get("_devfix_hears_fields")
+        if hears is None:
+            hears = visitor.__dict__["_devfix_hears_fields"] = any(_FIELD_HOOK.match(name) for name in visitor.visitor_methods)
+        return hears
+    visitor_type = type(visitor)
+    hears = _HEARS_FIELDS.get(visitor_type)
+    if hears is None:
+        base = cst.CSTVisitor if isinstance(visitor, cst.CSTVisitor) else cst.CSTTransformer
+        hears = _HEARS_FIELDS[visitor_type] = (
+            visitor_type.on_visit_attribute is not base.on_visit_attribute
+            or visitor_type.on_leave_attribute is not base.on_leave_attribute
+            or hasattr(visitor_type, "__getattr__")
+            or any(_FIELD_HOOK.match(name) and not getattr(getattr(visitor_type, name), "_is_no_op", False) for name in dir(visitor_type))
+        )
+    return hears
 
 
 def _visit_child(child: CSTNode, visitor: cst.CSTVisitor | cst.CSTTransformer) -> None:

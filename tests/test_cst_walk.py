@@ -121,3 +121,44 @@ def test_installed_transformers_still_rebuild_the_tree():
     cst_walk.install()
     cst_walk.install()  # twice is once
     assert cst.parse_module("total = price * count\n").visit(Renamer()).code == "TOTAL = PRICE * COUNT\n"
+
+
+class FieldHooks(cst.CSTVisitor):
+    """Field methods as libcst looks them up by name (`visit_<Node>_<field>`), beside a node method."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple] = []
+
+    def visit_Call_func(self, node: cst.Call) -> None:
+        self.calls.append(("func", id(node)))
+
+    def leave_Call_args(self, node: cst.Call) -> None:
+        self.calls.append(("args left", id(node)))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.calls.append(("name", node.value))
+
+
+class NodeHooksOnly(cst.CSTVisitor):
+    def visit_Name(self, node: cst.Name) -> None:
+        pass
+
+
+@pytest.mark.parametrize("source", [EVERY_KIND_OF_SYNTAX, NEWER_SYNTAX])
+def test_field_methods_are_called_as_libcst_calls_them(source, monkeypatch):
+    module = cst.parse_module(source)
+    expected = FieldHooks()
+    with monkeypatch.context() as patch:
+        patch.setattr(CSTNode, "visit", cst_walk._rebuilding_visit)
+        module.visit(expected)
+    walked = FieldHooks()
+    cst_walk.walk(module, walked)
+    assert walked.calls == expected.calls
+    assert sum(call[0] == "func" for call in expected.calls) >= 2
+
+
+def test_only_visitors_that_can_hear_a_field_are_told_of_one():
+    assert cst_walk._hears_fields(FieldHooks()) and cst_walk._hears_fields(Recorder())
+    assert not cst_walk._hears_fields(NodeHooksOnly())  # libcst's own field methods are empty stubs
+    assert not cst_walk._hears_fields(Renamer())
