@@ -26,7 +26,10 @@ from libcst._nodes.base import CSTNode
 
 _FIELD_ORDER: dict[object, tuple[str, ...]] = {}
 _NULLABLE: dict[type[CSTNode], tuple[str, ...]] = {}
-_HEARS_FIELDS: dict[type, bool] = {}
+_HEARS_FIELDS: dict[type, object] = {}
+_PER_INSTANCE = object()  # libcst's batched visitor: what it hears depends on the providers it batches
+_IS_VISITOR: dict[type, bool] = {}
+_NODE_TYPES: set[type] = set()  # the node types met (`isinstance` of libcst's abstract node class costs more than the visit)
 _FIELD_HOOK = re.compile(r"(visit|leave)_[A-Za-z0-9]+_")  # node types' names have no underscore
 _rebuilding_visit = CSTNode.visit
 
@@ -71,59 +74,73 @@ def visited_fields(node: CSTNode) -> tuple[str, ...]:
 
 
 def walk(node: CSTNode, visitor: cst.CSTVisitor | cst.CSTTransformer) -> None:
-    """Visit `node` and its subtree as `node.visit(visitor)` does, building nothing. The children
-    are visited through their own `visit`, as libcst does (a type may override it)."""
+    """Visit `node` and its subtree as `node.visit(visitor)` does, building nothing. (libcst's
+    children are visited through their own `visit`: only `Module` has one of its own, and a module
+    is nobody's child.)"""
+    _walk(node, visitor, _hears_fields(visitor), not isinstance(visitor, cst.CSTVisitor))
+
+
+def _walk(node: CSTNode, visitor: cst.CSTVisitor | cst.CSTTransformer, hears_fields: bool, transformer: bool) -> None:
     if visitor.on_visit(node):
-        hears_fields = _hears_fields(visitor)
         for name in visited_fields(node):
             if hears_fields:
                 visitor.on_visit_attribute(node, name)
             value = getattr(node, name)
-            if isinstance(value, CSTNode):
-                _visit_child(value, visitor)
-            elif isinstance(value, (tuple, list)):
+            value_type = value.__class__
+            if value_type in _NODE_TYPES:
+                _walk(value, visitor, hears_fields, transformer)
+            elif value_type is tuple or value_type is list:
                 for item in value:
-                    _visit_child(item, visitor)
+                    _walk(item, visitor, hears_fields, transformer)
+            elif value is not None and value is not cst.MaybeSentinel.DEFAULT:  # a node of a type not met yet, or another sequence
+                if isinstance(value, CSTNode):
+                    _NODE_TYPES.add(value_type)
+                    _walk(value, visitor, hears_fields, transformer)
+                else:
+                    for item in value:
+                        _walk(item, visitor, hears_fields, transformer)
             if hears_fields:
                 visitor.on_leave_attribute(node, name)
-    if isinstance(visitor, cst.CSTVisitor):
-        visitor.on_leave(node)
-    else:
+    if transformer:
         visitor.on_leave(node, node)  # a check's transformer: its result is not kept
+    else:
+        visitor.on_leave(node)
 
 
 def _hears_fields(visitor: cst.CSTVisitor | cst.CSTTransformer) -> bool:
     """Whether a field's `on_visit_attribute`/`on_leave_attribute` can run anything of `visitor`:
     it overrides them, or has a field method that is not one of libcst's empty stubs (for libcst's
     batched visitor: one of the methods it gathered)."""
-    if isinstance(visitor, _BatchedCSTVisitor):
-        hears = visitor.__dict__.get("_devfix_hears_fields")
-        if hears is None:
-            hears = visitor.__dict__["_devfix_hears_fields"] = any(_FIELD_HOOK.match(name) for name in visitor.visitor_methods)
-        return hears
     visitor_type = type(visitor)
     hears = _HEARS_FIELDS.get(visitor_type)
     if hears is None:
-        base = cst.CSTVisitor if isinstance(visitor, cst.CSTVisitor) else cst.CSTTransformer
-        hears = _HEARS_FIELDS[visitor_type] = (
-            visitor_type.on_visit_attribute is not base.on_visit_attribute
-            or visitor_type.on_leave_attribute is not base.on_leave_attribute
-            or hasattr(visitor_type, "__getattr__")
-            or any(_FIELD_HOOK.match(name) and not getattr(getattr(visitor_type, name), "_is_no_op", False) for name in dir(visitor_type))
-        )
+        hears = _HEARS_FIELDS[visitor_type] = _type_hears_fields(visitor_type)
+    if hears is _PER_INSTANCE:
+        hears = visitor.__dict__.get("_devfix_hears_fields")
+        if hears is None:
+            hears = visitor.__dict__["_devfix_hears_fields"] = any(_FIELD_HOOK.match(name) for name in visitor.visitor_methods)
     return hears
 
 
-def _visit_child(child: CSTNode, visitor: cst.CSTVisitor | cst.CSTTransformer) -> None:
-    if isinstance(visitor, cst.CSTVisitor):
-        child.visit(visitor)
-    else:
-        walk(child, visitor)
+def _type_hears_fields(visitor_type: type) -> bool | object:
+    if issubclass(visitor_type, _BatchedCSTVisitor):
+        return _PER_INSTANCE
+    base = cst.CSTVisitor if issubclass(visitor_type, cst.CSTVisitor) else cst.CSTTransformer
+    return (
+        visitor_type.on_visit_attribute is not base.on_visit_attribute
+        or visitor_type.on_leave_attribute is not base.on_leave_attribute
+        or hasattr(visitor_type, "__getattr__")
+        or any(_FIELD_HOOK.match(name) and not getattr(getattr(visitor_type, name), "_is_no_op", False) for name in dir(visitor_type))
+    )
 
 
 def _visit(self: CSTNode, visitor):  # noqa: ANN001, ANN202 - libcst's signature
-    if isinstance(visitor, cst.CSTVisitor):
-        walk(self, visitor)
+    visitor_type = type(visitor)
+    is_visitor = _IS_VISITOR.get(visitor_type)
+    if is_visitor is None:
+        is_visitor = _IS_VISITOR[visitor_type] = isinstance(visitor, cst.CSTVisitor)
+    if is_visitor:
+        _walk(self, visitor, _hears_fields(visitor), False)
         return self  # what libcst's visit returns for a visitor
     return _rebuilding_visit(self, visitor)
 
