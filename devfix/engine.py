@@ -223,13 +223,15 @@ def process(
             module = parse(source)
         except (cst.ParserSyntaxError, SyntaxError, UnicodeDecodeError, LookupError) as error:
             return FileResult(path, source, source, error=describe_parse_error(path, error))
-        wrapper, code = None, module.code
-        if trees is not None:
-            from libcst.metadata import MetadataWrapper
+        from libcst.metadata import MetadataWrapper
 
+        from devfix.analysis.cst_metadata import generated_code
+
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # a fresh parse holds no node twice
+        code = generated_code(wrapper)  # with the positions every rule reads: one codegen pass for both
+        if trees is not None:
             from devfix.tree_cache import ParsedTree
 
-            wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # a fresh parse holds no node twice
             trees.remember(source, ParsedTree(wrapper, code))
     crashes: list[str] = []
     if not policy.apply:

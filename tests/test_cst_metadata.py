@@ -8,8 +8,9 @@ from pathlib import Path
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import PositionProvider as LibcstPositionProvider
 
-from devfix.analysis.cst_metadata import ParentProvider, scope_qualified_names
+from devfix.analysis.cst_metadata import ParentProvider, PositionProvider, generated_code, scope_qualified_names
 
 REPO = Path(__file__).resolve().parents[1]
 # a fixture's after.py is its before.py with a few moves added: the befores stand for both
@@ -112,3 +113,13 @@ def test_the_syntax_sample_is_compared_node_by_node():
     comparison = NameComparison()
     wrapper.visit(comparison)
     assert comparison.named > 50
+
+
+@pytest.mark.parametrize("source", [EVERY_KIND_OF_SYNTAX, "x = 1\r\ny = 2\r\n", "if x:\n\ty = 1\n", *FILES], ids=lambda item: getattr(item, "name", "syntax"))
+def test_positions_are_libcsts_and_the_code_is_the_modules(source):
+    """The positions a check reads and the code it reads them in come from one codegen pass."""
+    text = source if isinstance(source, str) else source.read_text(encoding="utf-8")
+    wrapper = wrapped(text)
+    assert generated_code(wrapper) == wrapper.module.code
+    assert dict(wrapper.resolve(PositionProvider)) == dict(wrapper.resolve(LibcstPositionProvider))
+    assert wrapper.resolve(PositionProvider) is wrapper.resolve(PositionProvider)  # one pass, kept by the wrapper

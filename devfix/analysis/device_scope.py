@@ -16,13 +16,12 @@ from libcst.metadata import (
     ClassScope,
     FunctionScope,
     GlobalScope,
-    PositionProvider,
     Scope,
     ScopeProvider,
 )
 
 from devfix.analysis.cst_bindings import bound_names, parameter_names
-from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES
 from devfix.analysis.torch_names import call_names
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from devfix.analysis.call_sites import CallIndex, constructor_arguments_for
 from devfix.analysis.cst_bindings import is_generator, is_static_method, return_values
-from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.module_classes import is_module_class, is_self_attribute, stores_of_self_attribute
 from devfix.analysis.placement import PlacementFacts, as_move, collect
 from devfix.analysis.tensors import tensor_names

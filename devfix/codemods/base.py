@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
-from libcst.metadata import PositionProvider, ScopeProvider
+from libcst.metadata import ScopeProvider
 
 from devfix import cst_walk
-from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.device_scope import PREAMBLE_NAME, DeviceChoice, insert_preamble
 from devfix.analysis.facts import FileFacts, FileRole
 from devfix.analysis.kinds import Kind

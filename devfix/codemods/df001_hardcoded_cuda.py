@@ -33,11 +33,10 @@ scope it reports without a fix. Test files are not checked (`rule_registry`): a 
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_bindings import names_in
-from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, module_input
 from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES, GUARD_WORDS, places_on_several_gpus
@@ -322,12 +321,12 @@ class HardcodedCuda(DevfixRule):
         return not (isinstance(receiver, cst.Call) and self._builds_module(receiver))
 
     def _holds_parameters(self, module_class: cst.ClassDef) -> bool:
-        line_of = lambda node: self.get_metadata(cst.metadata.PositionProvider, node).start.line
+        line_of = lambda node: self.get_metadata(PositionProvider, node).start.line
         return holds_parameters(class_facts(module_class, line_of), self._qualified)
 
     def _tensor_input(self, method: cst.FunctionDef, module_class: cst.ClassDef) -> str | None:
         """The first parameter the method hands straight to one of the module's submodules."""
-        facts = class_facts(module_class, lambda node: self.get_metadata(cst.metadata.PositionProvider, node).start.line)
+        facts = class_facts(module_class, lambda node: self.get_metadata(PositionProvider, node).start.line)
         return module_input(method, facts, self._builds_module)
 
     def _builds_module(self, call: cst.Call) -> bool:

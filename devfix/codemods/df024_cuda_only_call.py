@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
+from devfix.analysis.cst_metadata import PositionProvider
 from devfix.analysis.cuda_only_calls import PIN_KEYWORD, PIN_METHOD, UncheckedCudaCall
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety

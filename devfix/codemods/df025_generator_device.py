@@ -17,8 +17,8 @@ devices spelled as the CPU, calls spreading `**kwargs`.
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
+from devfix.analysis.cst_metadata import PositionProvider
 from devfix.analysis.generator_draws import CpuGeneratorDraw
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import moved_to, without_keyword

@@ -33,8 +33,8 @@ given.
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
+from devfix.analysis.cst_metadata import PositionProvider
 from devfix.analysis.module_classes import class_facts, holds_parameters, module_input
 from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule
