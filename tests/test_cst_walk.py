@@ -3,6 +3,8 @@ for every kind of syntax and for real files; a check's rules and libcst's metada
 
 from __future__ import annotations
 
+import importlib
+
 import libcst as cst
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -122,6 +124,10 @@ def test_a_walked_transformer_sees_each_node_as_its_own_update_and_changes_nothi
 def test_installed_transformers_still_rebuild_the_tree():
     cst_walk.install()
     cst_walk.install()  # twice is once
+    assert cst.parse_module("total = price * count\n").visit(Renamer()).code == "TOTAL = PRICE * COUNT\n"
+    importlib.reload(cst_walk)  # the module imported again after an install still knows libcst's visit
+    assert cst_walk._rebuilding_visit.__module__.startswith("libcst")
+    cst_walk.install()
     assert cst.parse_module("total = price * count\n").visit(Renamer()).code == "TOTAL = PRICE * COUNT\n"
 
 
