@@ -421,41 +421,8 @@ def test_df004_reads_a_name_as_it_is_where_it_meets():
     assert "DF004" not in rules_that_may_apply(source)
 
 
-SINCOS_HELPERS = """import numpy as np
-import torch
-
-
-def sincos_1d_np(dim, pos):
-    omega = 1.0 / 10000 ** (np.arange(dim // 2, dtype=np.float64) / (dim / 2.0))
-    out = np.einsum("m,d->md", pos.reshape(-1), omega)
-    return np.concatenate([np.sin(out), np.cos(out)], axis=1)
-
-
-def sincos_1d(dim, pos, output_type="np"):
-    if output_type == "np":
-        return sincos_1d_np(dim, pos)
-    omega = 1.0 / 10000 ** (torch.arange(dim // 2, device=pos.device, dtype=torch.float64) / (dim / 2.0))
-    out = torch.outer(pos.reshape(-1), omega)
-    return torch.concat([torch.sin(out), torch.cos(out)], dim=1)
-
-
-def sincos_2d(dim, grid, output_type="np"):
-    if output_type == "np":
-        return np.concatenate([sincos_1d_np(dim // 2, grid[0]), sincos_1d_np(dim // 2, grid[1])], axis=1)
-    emb_h = sincos_1d(dim // 2, grid[0], output_type=output_type)
-    emb_w = sincos_1d(dim // 2, grid[1], output_type=output_type)
-    emb = torch.concat([emb_h, emb_w], dim=1)
-    return emb
-
-
-def sincos_pos_embed(dim, size, cls_token=False, device=None, output_type="pt"):
-    line = torch.arange(size, device=device, dtype=torch.float32)
-    grid = torch.stack(torch.meshgrid(line, line, indexing="xy"), dim=0)
-    pos_embed = sincos_2d(dim, grid, output_type=output_type)
-    if cls_token:
-        pos_embed = torch.concat([torch.zeros([1, dim]), pos_embed], dim=0)
-    return pos_embed
-"""
+# diffusers' sine-cosine helpers, written anew as an executed fixture (its program only calls them)
+SINCOS_HELPERS = (REPO / "fixtures/DF004-constructor-device/class-token-beside-a-grid-embedding-helper/before.py").read_text()
 
 
 def test_df004_a_helper_the_screen_may_take_for_a_cpu_maker_still_gives_a_reference():
