@@ -74,6 +74,29 @@ def visited_fields(node: CSTNode) -> tuple[str, ...]:
     return fields
 
 
+def children(node: CSTNode) -> list[CSTNode]:
+    """`node`'s children as libcst visits them (`CSTNode.children`, without its visitor)."""
+    found: list[CSTNode] = []
+    for name in visited_fields(node):
+        found += _nodes_in(getattr(node, name))
+    return found
+
+
+def _nodes_in(value: object) -> list[CSTNode] | tuple[CSTNode, ...]:
+    """The nodes a field's value holds: a node, a sequence of them, or none (None, a sentinel)."""
+    value_type = value.__class__
+    if value_type in _NODE_TYPES:
+        return [value]
+    if value_type is tuple or value_type is list:
+        return value
+    if value is None or value is cst.MaybeSentinel.DEFAULT:
+        return ()
+    if isinstance(value, CSTNode):  # a node of a type not met yet
+        _NODE_TYPES.add(value_type)
+        return [value]
+    return tuple(value)  # another sequence
+
+
 def walk(node: CSTNode, visitor: cst.CSTVisitor | cst.CSTTransformer) -> None:
     """Visit `node` and its subtree as `node.visit(visitor)` does, building nothing. libcst visits
     each child through the child's own `visit`; only `Module` overrides it, and a module is nobody's
@@ -83,25 +106,15 @@ def walk(node: CSTNode, visitor: cst.CSTVisitor | cst.CSTTransformer) -> None:
 
 def _walk(node: CSTNode, visitor: cst.CSTVisitor | cst.CSTTransformer, hears_fields: bool, transformer: bool) -> None:
     if visitor.on_visit(node):
-        for name in visited_fields(node):
-            if hears_fields:
+        if hears_fields:
+            for name in visited_fields(node):
                 visitor.on_visit_attribute(node, name)
-            value = getattr(node, name)
-            value_type = value.__class__
-            if value_type in _NODE_TYPES:
-                _walk(value, visitor, hears_fields, transformer)
-            elif value_type is tuple or value_type is list:
-                for item in value:
-                    _walk(item, visitor, hears_fields, transformer)
-            elif value is not None and value is not cst.MaybeSentinel.DEFAULT:  # a node of a type not met yet, or another sequence
-                if isinstance(value, CSTNode):
-                    _NODE_TYPES.add(value_type)
-                    _walk(value, visitor, hears_fields, transformer)
-                else:
-                    for item in value:
-                        _walk(item, visitor, hears_fields, transformer)
-            if hears_fields:
+                for child in _nodes_in(getattr(node, name)):
+                    _walk(child, visitor, hears_fields, transformer)
                 visitor.on_leave_attribute(node, name)
+        else:
+            for child in children(node):
+                _walk(child, visitor, hears_fields, transformer)
     if transformer:
         visitor.on_leave(node, node)  # a check's transformer: its result is not kept
     else:

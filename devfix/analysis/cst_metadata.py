@@ -11,14 +11,13 @@ a check need not generate it a second time (`generated_code`).
 
 from __future__ import annotations
 
-import dataclasses
-from functools import cache
-
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ScopeProvider
 from libcst.metadata import PositionProvider as LibcstPositionProvider
 from libcst.metadata.base_provider import BaseMetadataProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
+
+from devfix.cst_walk import children
 
 
 class ParentProvider(BaseMetadataProvider[cst.CSTNode]):
@@ -29,7 +28,7 @@ class ParentProvider(BaseMetadataProvider[cst.CSTNode]):
         pending: list[cst.CSTNode] = [module]
         while pending:
             node = pending.pop()
-            for child in _children(node):
+            for child in children(node):
                 parents[child] = node
                 pending.append(child)
 
@@ -55,23 +54,6 @@ class PositionProvider(LibcstPositionProvider):
 def generated_code(wrapper: MetadataWrapper) -> str:
     """`wrapper.module.code`, from the pass that resolves the rules' positions (done once)."""
     return wrapper.resolve(PositionProvider).code
-
-
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The nodes in `node`'s fields: what libcst visits as its children (sentinels are not nodes)."""
-    children: list[cst.CSTNode] = []
-    for name in _field_names(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            children.append(value)
-        elif isinstance(value, (tuple, list)):
-            children += [item for item in value if isinstance(item, cst.CSTNode)]
-    return children
-
-
-@cache
-def _field_names(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
-    return tuple(field.name for field in dataclasses.fields(node_type))
 
 
 def scope_qualified_names(visitor: cst.MetadataDependent, node: cst.CSTNode) -> set[str]:
