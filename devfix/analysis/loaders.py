@@ -16,6 +16,7 @@ from devfix.analysis.cst_bindings import names_in, parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import assigning_statement
 from devfix.analysis.kinds import KNOWN_LOADERS, Kind
+from devfix.analysis.packed_lengths import packed_lengths
 from devfix.analysis.parameter_meetings import parameters_meet
 from devfix.analysis.placement import PlacementFacts, as_move
 from devfix.analysis.torch_api import DATALOADER_NAMES, ENUMERATE_NAMES, PROGRESS_WRAPPERS, RESHAPING_METHODS
@@ -324,11 +325,14 @@ class BatchMoves:
     ambiguous: str | None = None
 
 
-def batches_to_move(body, names, callables, models, facts: PlacementFacts, qualified, helpers: Mapping[str, cst.FunctionDef] = MappingProxyType({})) -> BatchMoves:
+def batches_to_move(body, names, callables, models, facts: PlacementFacts, qualified, helpers: Mapping[str, cst.FunctionDef] = MappingProxyType({}),
+                    kept_on_host: frozenset[int] = frozenset()) -> BatchMoves:
     """The loop variables to move: those that meet a model or a device value unmoved. A variable
     moved only where one use needs it (`criterion(out, y.to(device))`) still moves when another
-    use meets a device value raw (`accuracy(out, y)`, a `helpers` function that compares them)."""
-    finder = _BatchUseFinder(set(names), set(callables), set(models), facts, qualified, helpers)
+    use meets a device value raw (`accuracy(out, y)`, a `helpers` function that compares them).
+    Arguments in `kept_on_host` (ids: lengths a model only packs) and the lengths of a
+    `pack_padded_sequence` call meet nothing: they must stay on the CPU."""
+    finder = _BatchUseFinder(set(names), set(callables), set(models), facts, qualified, helpers, kept_on_host)
     body.visit(finder)
     untouched = [
         name for name in names
@@ -358,10 +362,11 @@ def _reshaped(value: cst.BaseExpression | None, name: str) -> bool:
 
 
 def names_meeting_devices(body, names, callables, models, facts: PlacementFacts, qualified,
-                          helpers: Mapping[str, cst.FunctionDef] = MappingProxyType({})) -> set[str]:
+                          helpers: Mapping[str, cst.FunctionDef] = MappingProxyType({}),
+                          kept_on_host: frozenset[int] = frozenset()) -> set[str]:
     """Those of `names` that `body` feeds whole to a model or puts next to a device value
     (`batches_to_move`'s test, without its conditions on how the names are bound)."""
-    finder = _BatchUseFinder(set(names), set(callables), set(models), facts, qualified, helpers)
+    finder = _BatchUseFinder(set(names), set(callables), set(models), facts, qualified, helpers, kept_on_host)
     body.visit(finder)
     return finder.needed - finder.as_dict
 
@@ -370,9 +375,10 @@ class _BatchUseFinder(cst.CSTVisitor):
     """Which loop variables meet a model or a device value, and how they are indexed there."""
 
     def __init__(self, names: set[str], callables: set[str], models: set[str], facts: PlacementFacts, qualified,
-                 helpers: Mapping[str, cst.FunctionDef]) -> None:
+                 helpers: Mapping[str, cst.FunctionDef], kept_on_host: frozenset[int]) -> None:
         self.names, self.callables, self.models, self.facts, self.qualified = names, callables, models, facts, qualified
         self.helpers = helpers
+        self.kept_on_host = set(kept_on_host)  # ids of arguments that must stay on the CPU
         self.needed: set[str] = set()
         self.as_dict: set[str] = set()
         self.positional: set[str] = set()
@@ -392,6 +398,9 @@ class _BatchUseFinder(cst.CSTVisitor):
         is_known_callable |= isinstance(callee, cst.Call) and any(name.startswith("torch.nn.") for name in self.qualified(callee.func))
         # `pred.eq(target)`: a tensor method of a device value meets its arguments
         is_device_method = isinstance(callee, cst.Attribute) and callee.attr.value not in ("to", "cuda", "cpu") and self.facts.is_device_value(callee.value)
+        lengths = packed_lengths(node, self.qualified)
+        if lengths is not None:
+            self.kept_on_host.add(id(lengths))
         helper = self.helpers.get(callee.value) if isinstance(callee, cst.Name) and not is_known_callable else None
         if helper is not None and meets_device:
             self._mark_met_in(helper, node)
@@ -402,7 +411,7 @@ class _BatchUseFinder(cst.CSTVisitor):
                     self.as_dict.add(arg.value.value)
                 elif arg.star == "*" and isinstance(arg.value, cst.Name) and arg.value.value in self.names:
                     self.positional.add(arg.value.value)  # `model(*batch)`: which elements are tensors?
-                else:
+                elif id(arg.value) not in self.kept_on_host:
                     self._mark(arg.value)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:

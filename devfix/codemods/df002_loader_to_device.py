@@ -42,7 +42,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from devfix.analysis.call_sites import file_functions
+from devfix.analysis.call_sites import argument_for, file_functions
+from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.loaders import (
@@ -58,9 +59,11 @@ from devfix.analysis.loaders import (
     unpacked_batch,
     unwrap_loader,
 )
+from devfix.analysis.module_classes import top_level_class
+from devfix.analysis.packed_lengths import lengths_only_parameters
 from devfix.analysis.placement import as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_api import DEVICE_NAMES, LIST_FILLERS, LIST_JOINS
+from devfix.analysis.torch_api import DEVICE_NAMES, LIST_FILLERS, LIST_JOINS, PLACEMENT_KEEPING_METHODS
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import insert_in_body, moved_to
 from devfix.findings import Safety
@@ -141,7 +144,8 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             return None
         body_facts = collect([rest], self.qualified, self.line_of, models)
         callables = self.batch_callables(node, models)
-        moves = batches_to_move(rest, names, callables, models, body_facts, self.qualified, file_functions(self.module))
+        moves = batches_to_move(rest, names, callables, models, body_facts, self.qualified, file_functions(self.module),
+                                self._packed_by_models(node, rest, models))
         return _LoopPlan(assign.targets[0].target, moves, models, 0)
 
     def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
@@ -174,7 +178,8 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             body = body.with_changes(body=body.body[start:])
         body_facts = collect([body], self.qualified, self.line_of, models)
         callables = self.batch_callables(node, models)
-        moves = batches_to_move(body, names, callables, models, body_facts, self.qualified, file_functions(self.module))
+        moves = batches_to_move(body, names, callables, models, body_facts, self.qualified, file_functions(self.module),
+                                self._packed_by_models(node, body, models))
         if not moves.ambiguous:
             moved = {use.name for use in moves.uses} | set(body_facts.moved)
             collected = [BatchUse(name, False) for name in self._collected_then_met(node, body, names, moved, callables, models)]
@@ -259,6 +264,35 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         torch_name = self.torch_name() if any(use.is_dict for use in uses) else "torch"  # only dict moves write it
         return insert_in_body(updated, start, move_statements(uses, device, torch_name))
 
+    def _packed_by_models(self, node: cst.CSTNode, body: cst.CSTNode, models: dict[str, str | None]) -> frozenset[int]:
+        """Arguments of the models' calls in `body` that the model's `forward` (a class of the
+        file) only packs as lengths (`model(x, lengths)`): they stay on the CPU."""
+        kept: set[int] = set()
+        for call in _calls_of_names(body):
+            forward = self._forward_of(node, call.func.value) if call.func.value in models else None
+            if forward is None:
+                continue
+            positional = parameter_names(forward)[1:]
+            for parameter in lengths_only_parameters(forward, self.qualified):
+                value = argument_for(call, parameter, positional)
+                if value is not None:
+                    kept.add(id(value))
+        return frozenset(kept)
+
+    def _forward_of(self, node: cst.CSTNode, name: str) -> cst.FunctionDef | None:
+        """The `forward` of the file's class that `name` is built from in this scope (`model =
+        Net().to(device)`, every binding the same class); for a parameter (`def train(model, ...)`),
+        of the file's one class whose `forward` packs lengths."""
+        bindings = self.scope_facts(node).bindings.get(name, [])
+        if not bindings and name in self.scope_parameters(node):
+            forwards = [forward for statement in self.module.body if isinstance(statement, cst.ClassDef)
+                        if (forward := _method(statement, "forward")) is not None and lengths_only_parameters(forward, self.qualified)]
+            return forwards[0] if len(forwards) == 1 else None
+        classes = {_built_class(binding.value) for binding in bindings}
+        class_name = classes.pop() if len(classes) == 1 else None
+        class_def = top_level_class(self.module, class_name) if class_name is not None else None
+        return _method(class_def, "forward") if class_def is not None else None
+
     def _device_choice(self, node: cst.CSTNode, models: dict[str, str | None]) -> DeviceChoice | None:
         """The device the model went to; else a device variable; else the preamble (for `.cuda()`)."""
         expressions = {expression for expression in models.values() if expression is not None}
@@ -293,6 +327,19 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             if moves and call.func.value in self.scope_parameters(node):
                 models.setdefault(call.func.value, device_code(moves[0].device, literals=True))
         return models
+
+
+def _built_class(value: cst.BaseExpression | None) -> str | None:
+    """`Net(...)`, `Net(...).to(device).eval()`: the name of the class built; else None."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in PLACEMENT_KEEPING_METHODS | {"to", "cuda"}:
+        value = value.func.value
+    return value.func.value if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else None
+
+
+def _method(class_def: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    """The method `name` the class body defines (the last definition wins, as in Python)."""
+    found = [statement for statement in class_def.body.body if isinstance(statement, cst.FunctionDef) and statement.name.value == name]
+    return found[-1] if found else None
 
 
 def _calls_of_names(body: cst.CSTNode) -> list[cst.Call]:

@@ -14,7 +14,8 @@ its instances only constructed and called, so no other caller exists).
 
 Refuses: lengths that are not known to be on a device (a list, a CPU tensor, an argument of unknown
 origin), lengths the value analysis does not prove to be a tensor (the `decode_lengths` a model of
-another file returns is a list from `.tolist()`: `.cpu()` would raise AttributeError), and lengths
+another file returns is a list from `.tolist()`: `.cpu()` would raise AttributeError) unless a move
+gives them, at the call or at every caller (`lengths.to(device)`: a list has no `.to`), and lengths
 already converted (`.cpu()`, `.tolist()`, `.to("cpu")`).
 """
 
@@ -24,14 +25,11 @@ import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, instance_calls
 from devfix.analysis.kinds import Kind
+from devfix.analysis.packed_lengths import HOST_CONVERSIONS, PACKING_FUNCTIONS, lengths_argument
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
-
-PACKING_FUNCTIONS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_padded_sequence.__call__"})
-HOST_CONVERSIONS = frozenset({"cpu", "tolist"})
 
 
 class PackPaddedLengths(ScopeTracker, DevfixRule):
@@ -43,12 +41,15 @@ class PackPaddedLengths(ScopeTracker, DevfixRule):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if not self.qualified(original_node.func) & PACKING_FUNCTIONS:
             return updated_node
-        index, lengths = _lengths_argument(original_node)
+        index, lengths = lengths_argument(original_node)
         if lengths is None or _already_on_host(lengths):
             return updated_node
-        if not (self.scope_facts(original_node).is_device_value(lengths) or self._placed_by_every_caller(original_node, lengths)):
+        given = self._given_by_every_caller(original_node, lengths)
+        if not (self.scope_facts(original_node).is_device_value(lengths)
+                or (given and all(self.scope_facts(call).is_device_value(value) for call, value in given))):
             return updated_node
-        if self.kind_of(lengths) is not Kind.TENSOR and not self._bound_by_a_move(original_node, lengths):
+        if self.kind_of(lengths) is not Kind.TENSOR and not self._bound_by_a_move(original_node, lengths) \
+                and not (given and all(self._bound_by_a_move(call, value) for call, value in given)):
             return updated_node  # `decode_lengths` a model returns may be a list (`.tolist()`): no `.cpu()` there
         code = cst.Module([]).code_for_node(lengths)
         if not self.report(lengths, f"`{code}` is on a device, but pack_padded_sequence needs CPU lengths",
@@ -69,33 +70,21 @@ class PackPaddedLengths(ScopeTracker, DevfixRule):
         binding = self.scope_facts(call)._binding_before(lengths.value, self.line_of(call))
         return binding is not None and binding.value is not None and as_move(binding.value, self.qualified) is not None
 
-    def _placed_by_every_caller(self, call: cst.Call, lengths: cst.BaseExpression) -> bool:
-        """`lengths` is a parameter of a method of a class of the file, never rebound there, and
-        every call of the class's instances passes, for it, a value placed on a device
-        (`model(ids.to(device), lengths.to(device))` runs `forward(self, ids, lengths)`)."""
+    def _given_by_every_caller(self, call: cst.Call, lengths: cst.BaseExpression) -> list[tuple[cst.Call, cst.BaseExpression]]:
+        """When `lengths` is a parameter of a method of a class of the file, never rebound there:
+        what each call of the class's instances passes for it (`model(ids.to(device), lengths.to(device))`
+        runs `forward(self, ids, lengths)`); empty when some call's value is unknown or none is seen."""
         method = self.enclosing_scope(call)
         if not (isinstance(lengths, cst.Name) and isinstance(method, cst.FunctionDef)) or lengths.value in self.scope_facts(call).bindings:
-            return False
+            return []
         owner = self.class_of_method(method)
         positional = [param.name.value for param in (*method.params.posonly_params, *method.params.params)][1:]
         if owner is None or lengths.value not in positional:
-            return False
-        calls = instance_calls(self.module, owner)
+            return []
         name = method.name.value
-        mine = [instance_call for instance_call, called in calls or () if called == (None if name == "forward" else name)]
-        return bool(mine) and all(
-            (value := argument_for(instance_call, lengths.value, positional)) is not None
-            and self.scope_facts(instance_call).is_device_value(value)
-            for instance_call in mine
-        )
-
-
-def _lengths_argument(call: cst.Call) -> tuple[int, cst.BaseExpression | None]:
-    named = keyword(call, "lengths")
-    if named is not None:
-        return list(call.args).index(named), named.value
-    positional = [index for index, arg in enumerate(call.args) if arg.keyword is None]
-    return (positional[1], call.args[positional[1]].value) if len(positional) > 1 else (-1, None)
+        mine = [instance_call for instance_call, called in instance_calls(self.module, owner) or () if called == (None if name == "forward" else name)]
+        given = [(instance_call, argument_for(instance_call, lengths.value, positional)) for instance_call in mine]
+        return given if all(value is not None for _, value in given) else []
 
 
 def _already_on_host(expression: cst.BaseExpression) -> bool:
