@@ -40,7 +40,10 @@ Applies to classes that are not `nn.Module`s (those are moved as a whole; Lightn
 itself) when `__init__` moves a model attribute: `self.model = model.to(device)`, or a Module it
 builds or is given, then moved in place (`self.model.to(self.device)`). Method arguments fed to
 that model, or to a loss together with its output, are moved at the top of the method, to the
-model's device: `self.device` when the class keeps one, else `next(self.model.parameters()).device`. Module attributes holding
+model's device: `self.device` when the class keeps one, else `next(self.model.parameters()).device`; names the
+method first unpacks from a parameter (`inputs, targets = batch`) and feeds are moved right after
+the unpacking, when every call gives it the batch of a loop over a proven DataLoader
+(`[self.train_step(batch) for batch in loader]`). Module attributes holding
 state (a loss with `weight=`) that are never moved get the model's device at construction; so does
 a torchmetrics Metric whose `update(...)` is given the model's output (`self.accuracy.update(
 logits.detach(), y)`).
@@ -63,6 +66,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_arguments_for
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import TENSOR_ONLY_METHODS, Kind
 from devfix.analysis.loaders import (
@@ -99,6 +103,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._argument_moves: dict[cst.FunctionDef, tuple[list[str], str]] = {}
+        self._unpacked_moves: dict[cst.SimpleStatementLine, tuple[list[str], str]] = {}  # `x, y = batch` of a parameter → moves after it
         self._attribute_moves: dict[cst.Assign, str] = {}
         self._loop_moves: dict[cst.For, tuple[list[str], str]] = {}
         self._factory_moves: dict[cst.Call, tuple[str, str]] = {}  # a factory → (the model it feeds, the device)
@@ -151,6 +156,11 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                        and self._fed_as_given(method, name, finder.fed_nodes[name])]
             if to_move:
                 self._argument_moves[method] = (to_move, device)
+            for statement, (batch, names) in _unpacked_parameters(method, parameters).items():
+                unpacked_to_move = [name for name in names if name in finder.fed and name not in moved_here
+                                    and self._fed_as_unpacked(method, name, statement, finder.fed_nodes[name])]
+                if unpacked_to_move and batch not in moved_here and self._given_loader_batches(facts, method_name, parameters, batch):
+                    self._unpacked_moves[statement] = (unpacked_to_move, device)
             for attribute in finder.used_attributes & set(state_attributes):
                 statement = state_attributes[attribute]
                 # the device must exist where the attribute is built (later in __init__)
@@ -164,6 +174,49 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         bindings = self.scope_facts(method.body).bindings.get(parameter, ())
         return not any(
             binding.line < self.line_of(node) and not _tensor_method_of(binding.value, parameter)
+            for node in fed for binding in bindings
+        )
+
+    def _given_loader_batches(self, facts, method_name: str, parameters: list[str], batch: str) -> bool:
+        """Every call of the method (`self.<method>(...)` in the class, `trainer.<method>(...)` on
+        an instance) passes for `batch` the batch of a loop over a proven DataLoader, on the CPU
+        (`[self.train_step(batch) for batch in loader]`), and some call does."""
+        calls = [call for method in facts.methods.values() for call in _self_calls(method, method_name)]
+        calls += [call for instance, called, call in self._moved_from_outside.calls if called == method_name and instance in self._instances]
+        return bool(calls) and all(
+            isinstance(value := argument_for(call, batch, parameters), cst.Name) and self._loader_batch_at(call, value.value)
+            for call in calls
+        )
+
+    def _loader_batch_at(self, node: cst.CSTNode, name: str) -> bool:
+        """`name` at `node` is the batch of the loop (or comprehension) around it, over a proven
+        DataLoader whose `collate_fn` does not place batches, and nothing rebinds it in the loop."""
+        child, parent = node, self.get_metadata(ParentProvider, node, None)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
+            loops = []
+            if isinstance(parent, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+                for_in = parent.for_in
+                while for_in is not None:
+                    loops.append(for_in)
+                    for_in = for_in.inner_for_in
+            elif isinstance(parent, cst.For) and child is parent.body:
+                loops.append(parent)
+            for loop in loops:
+                loader, target = unwrap_loader(loop, self.qualified, self_attributes=True)
+                if name in target_names(target):
+                    rebound = isinstance(loop, cst.For) and any(
+                        self.line_of(loop) < binding.line <= self.line_of(node) for binding in self.scope_facts(loop).bindings.get(name, ()))
+                    return loader is not None and not rebound and is_dataloader(self, loader) and not collate_places_batches(self, loader)
+            child, parent = parent, self.get_metadata(ParentProvider, parent, None)
+        return False
+
+    def _fed_as_unpacked(self, method: cst.FunctionDef, name: str, unpacking: cst.SimpleStatementLine, fed: list[cst.Name]) -> bool:
+        """`name`, unpacked from a parameter by `unpacking`, is fed as unpacked there (or as a
+        tensor method's copy of it): nothing else is bound to it before it is fed."""
+        line = self.line_of(unpacking)
+        bindings = self.scope_facts(method.body).bindings.get(name, ())
+        return all(
+            binding.line == line or binding.line >= self.line_of(node) or _tensor_method_of(binding.value, name)
             for node in fed for binding in bindings
         )
 
@@ -428,6 +481,17 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         statements = move_statements([BatchUse(name, is_dict=False) for name in names], device, "torch")  # no dict: torch unused
         return prepend_to_function(updated_node, statements)
 
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine):
+        plan = self._unpacked_moves.get(original_node)
+        if plan is None:
+            return updated_node
+        names, device = plan
+        listed = ", ".join(f"`{name}`" for name in names)
+        if not self.report(original_node, f"{listed} reach a model the class moved to a device, but are not moved themselves",
+                           fix_title=f"move them to `{device}` where they are unpacked"):
+            return updated_node
+        return cst.FlattenSentinel([updated_node, *move_statements([BatchUse(name, is_dict=False) for name in names], device, "torch")])
+
     def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
         plan = self._loop_moves.get(original_node)
         if plan is None:
@@ -526,6 +590,26 @@ class _InstanceAttributeMoves(cst.CSTVisitor):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.instances.setdefault(node.value.func.value, set()).add(target.target.value)
+
+
+def _unpacked_parameters(method: cst.FunctionDef, parameters: list[str]) -> dict[cst.SimpleStatementLine, tuple[str, list[str]]]:
+    """`inputs, targets = batch` among the method's first statements, `batch` a parameter the
+    method has not rebound before: the statement → the parameter and the names it unpacks (plain names only)."""
+    found: dict[cst.SimpleStatementLine, tuple[str, list[str]]] = {}
+    rebound: set[str] = set()
+    for statement in method.body.body if isinstance(method.body, cst.IndentedBlock) else ():
+        if not isinstance(statement, cst.SimpleStatementLine):
+            break
+        for small in statement.body:
+            if not isinstance(small, cst.Assign):
+                continue
+            target, value = small.targets[-1].target, small.value
+            if len(statement.body) == 1 and len(small.targets) == 1 and isinstance(target, (cst.Tuple, cst.List)) \
+                    and isinstance(value, cst.Name) and value.value in parameters and value.value not in rebound \
+                    and all(isinstance(element, cst.Element) and isinstance(element.value, cst.Name) for element in target.elements):
+                found[statement] = (value.value, [element.value.value for element in target.elements])
+            rebound |= {name for assigned in small.targets for name in target_names(assigned.target)}
+    return found
 
 
 def _functional_losses(method: cst.FunctionDef, qualified) -> list[cst.Call]:
