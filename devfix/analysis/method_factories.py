@@ -13,13 +13,8 @@ import ast
 
 from devfix.analysis.ast_nodes import FUNCTIONS, dotted_head, is_self_attribute, scope_nodes
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.torch_api import LEGACY_DTYPES, WHOLE_REDUCTIONS
+from devfix.analysis.torch_api import FACTORY_LAST_NAMES, LEGACY_DTYPES, WHOLE_REDUCTIONS
 
-FACTORIES = frozenset({
-    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range", "linspace",
-    "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices", "from_numpy",
-    "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",  # legacy CPU constructors
-})
 MOVES = frozenset({"to", "cuda", "cpu"})
 
 
@@ -180,7 +175,7 @@ class _Method:
         if is_self_attribute(call.func) and call.func.attr in self.held_values:
             return True  # `self.Tensor(input.size())`
         qualified = self.imports.qualify(call.func) or ""
-        return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORIES
+        return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORY_LAST_NAMES
 
 
 def _key(value: ast.expr) -> str:

@@ -65,6 +65,7 @@ from devfix.analysis.torch_api import (
     DEVICE_NAMES,
     EAGER_STATE_OPTIMIZERS,
     FACTORY_FUNCTIONS,
+    FACTORY_LAST_NAMES,
     FUNCTIONAL_LOSSES,
     GUARD_WORDS,
     HOST_LIBRARY_MODULES,
@@ -82,11 +83,6 @@ from devfix.analysis.torch_api import (
 )
 from devfix.analysis.values import ANNOTATION_KINDS
 
-FACTORIES = frozenset({
-    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range", "linspace",
-    "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices", "from_numpy", "Tensor", "FloatTensor",
-    "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
-})
 DEVICE_PARAMETERS = frozenset({"device", "dev", "torch_device"})
 HOLDERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"})
 
@@ -796,7 +792,7 @@ class _Screen:
         if not isinstance(node, ast.Call) or any(keyword.arg == "device" for keyword in node.keywords):
             return False
         qualified = self.imports.qualify(node.func) or ""
-        return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORIES
+        return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORY_LAST_NAMES
 
 
 def _any_unguarded(sites: list[ast.AST], tree: ast.Module) -> bool:

@@ -107,7 +107,16 @@ FACTORY_FUNCTIONS = frozenset(
         "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range",
         "linspace", "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices",
     )
-)
+) | {"torch.nn.Transformer.generate_square_subsequent_mask"}  # a static method with `device=` (torch 2.1+)
+# the last part of the name of a torch callable that makes a tensor where `device=` says, the CPU by
+# default (`torch.zeros`, `torch.FloatTensor`, `nn.Transformer.generate_square_subsequent_mask`):
+# the screens' test for a factory a method calls
+FACTORY_LAST_NAMES = frozenset({
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range", "linspace",
+    "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices", "from_numpy",
+    "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",  # legacy CPU constructors
+    "generate_square_subsequent_mask",
+})
 NON_TENSOR_TORCH_CALLS = frozenset(
     {
         "torch.device", "torch.Size", "torch.dtype", "torch.Generator", "torch.no_grad", "torch.is_tensor",
