@@ -546,9 +546,14 @@ def _fed_arguments(call: cst.Call, host: HostParameters) -> list[cst.BaseExpress
             for place in host.arguments_fed(len(positional), tuple(keywords))]
 
 
+# builtins that read a tensor's values, which are the same wherever it is: `float(losses[-1])`
+HOST_VALUE_READERS = frozenset({"builtins.float", "builtins.int", "builtins.round", "builtins.print", "builtins.str"})
+
+
 class _OtherReads(cst.CSTVisitor):
     """Whether a scope reads the list `name` otherwise than filling it (`name.append(...)`),
-    handing it to the host (`handed`: those names' nodes), taking its `len`, or binding it."""
+    handing it to the host (`handed`: those names' nodes), taking its `len`, binding it, or
+    reading a value the same on the host (`float(name[-1])`, `name[i].item()`, `print(name)`)."""
 
     def __init__(self, name: str, handed: set[int], qualified: QualifiedNames) -> None:
         self.name, self.handed, self.qualified = name, handed, qualified
@@ -564,6 +569,19 @@ class _OtherReads(cst.CSTVisitor):
             self.skipped.add(id(func.value))
         elif "builtins.len" in self.qualified(func) and len(node.args) == 1:
             self.skipped.add(id(node.args[0].value))
+        elif self.qualified(func) & HOST_VALUE_READERS:
+            for arg in node.args:
+                self._skip_item_or_list(arg.value)
+        elif isinstance(func, cst.Attribute) and func.attr.value in ("item", "tolist") and not node.args:
+            self._skip_item_or_list(func.value, whole=False)
+
+    def _skip_item_or_list(self, value: cst.BaseExpression, whole: bool = True) -> None:
+        """`name` (with `whole`) or `name[i]`: a read that gives the same on the host."""
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 \
+                and isinstance(value.slice[0].slice, cst.Index):
+            self.skipped.add(id(value.value))
+        elif whole and isinstance(value, cst.Name):
+            self.skipped.add(id(value))
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.name and id(node) not in self.handed and id(node) not in self.skipped:
@@ -672,6 +690,19 @@ class _CollectorReads(cst.CSTVisitor):
                 self.skipped.add(id(func.value))
         elif "builtins.len" in self.qualified(func) and len(node.args) == 1:
             self.skipped.add(id(node.args[0].value))
+        elif self.qualified(func) & HOST_VALUE_READERS:
+            for arg in node.args:
+                self._skip_item_or_list(arg.value)
+        elif isinstance(func, cst.Attribute) and func.attr.value in ("item", "tolist") and not node.args:
+            self._skip_item_or_list(func.value, whole=False)
+
+    def _skip_item_or_list(self, value: cst.BaseExpression, whole: bool = True) -> None:
+        """`name` (with `whole`) or `name[i]`: a read that gives the same on the host."""
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 \
+                and isinstance(value.slice[0].slice, cst.Index):
+            self.skipped.add(id(value.value))
+        elif whole and isinstance(value, cst.Name):
+            self.skipped.add(id(value))
 
     def visit_Name(self, node: cst.Name) -> None:
         if not self.collector.on_instance and node.value == self.collector.root:
