@@ -161,3 +161,24 @@ def test_a_binding_after_the_call_counts_only_in_a_loop_around_it(tmp_path):
     script = "from helpers import evaluate\nmodel = Net().to(device)\nfor x in data:\n    out = model(x)\n    evaluate(out, 1)\nout = model(z).cpu()\n"
     [call] = _calls(tmp_path, script)
     assert passes_a_device_value(call, 0, "model")  # the later binding is outside the loop
+
+
+def test_a_function_of_another_file_that_gives_back_a_module_it_left_unplaced(tmp_path):
+    (tmp_path / "blocks.py").write_text("import torch.nn as nn\n\n\nclass Block(nn.Module):\n    pass\n")
+    (tmp_path / "models.py").write_text(
+        "import torch.nn as nn\nfrom blocks import Block\n\n\nclass Net(nn.Module):\n    pass\n\n\nclass Plain:\n    pass\n\n\n"
+        "def build(name):\n    if name == 'net':\n        return Net()\n    raise ValueError(name)\n\n\n"
+        "def build_block():\n    block = Block()\n    block.extra = nn.Linear(2, 2)\n    return block\n\n\n"
+        "def build_placed(device):\n    return Net().to(device)\n\n\n"
+        "def build_plain():\n    return Plain()\n\n\n"
+        "def build_layer():\n    return nn.Linear(2, 2)\n"
+    )
+    (tmp_path / "train.py").write_text("from models import build, build_block, build_placed, build_plain, build_layer\n")
+    index, train = ProjectIndex(), str(tmp_path / "train.py")
+    assert index.imported_returns_built_module(train, "models.build") is True
+    assert index.imported_returns_built_module(train, "models.build_block") is True  # a class the file imports
+    assert index.imported_returns_built_module(train, "models.build_layer") is True  # a torch layer
+    assert index.imported_returns_built_module(train, "models.build_placed") is False  # it places the model
+    assert index.imported_returns_built_module(train, "models.build_plain") is False  # no Module
+    assert index.imported_returns_built_module(train, "models.missing") is False
+    assert index.imported_returns_built_module(train, "torchvision.models.resnet18") is False  # not a file of the project

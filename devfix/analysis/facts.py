@@ -333,12 +333,16 @@ class FileFacts:
         return self._returned_moves[name]
 
     def returns_built_module(self, name: str) -> bool:
-        """The top-level function `name` of the file (defined once) hands back a Module it built
-        and left on the host (`analysis.returned_modules`: `model = Net(); ...; return model`)."""
+        """The top-level function `name` of the file (defined once), or of a file of the project it
+        imports, hands back a Module it built and left on the host (`analysis.returned_modules`:
+        `model = Net(); ...; return model`)."""
         if name not in self._returned_modules:
             function = _defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
             self._returned_modules[name] = False  # a function that calls itself ends here
-            self._returned_modules[name] = function is not None and returns_built_module(function, self.imports, self._builds_a_module)
+            if function is not None:
+                self._returned_modules[name] = returns_built_module(function, self.imports, self._builds_a_module)
+            elif name in self.imports.names:  # `from models import build_model`: a function of the project
+                self._returned_modules[name] = self._project.imported_returns_built_module(self._path, self.imports.names[name])
         return self._returned_modules[name]
 
     def method_summary(self, class_name: str, method: str) -> HelperSummary | None:

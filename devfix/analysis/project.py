@@ -18,6 +18,7 @@ from devfix.analysis.host_helpers import HelperSummary, function_in_text, summar
 from devfix.analysis.importers import ForeignCall, calls_in_tree, neighbour_files
 from devfix.analysis.imports import BUILTIN_NAMES, ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
+from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_move
 from devfix.analysis.torch_api import places_devices
 from devfix.analysis.values import returned_kind
@@ -52,6 +53,7 @@ class ProjectIndex:
         self._returned_kinds: dict[tuple[str, str], Kind] = {}  # (module file, function) → what it returns
         self._meetings: dict[tuple[str, str], FunctionMeetings | None] = {}  # → its parameters that meet
         self._returned_moves: dict[tuple[str, str], ReturnedMove | None] = {}  # → what it moves and gives back
+        self._returned_modules: dict[tuple[str, str], bool] = {}  # → it gives back a Module it built, unplaced
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -66,6 +68,7 @@ class ProjectIndex:
         self._returned_kinds = {}
         self._meetings = {found: meetings for found, meetings in self._meetings.items() if found[0] != key}
         self._returned_moves = {found: move for found, move in self._returned_moves.items() if found[0] != key}
+        self._returned_modules = {}  # its answers rest on the Module classes of other files too
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -114,6 +117,30 @@ class ProjectIndex:
             self._returned_moves[key] = returned_move(*found) if found is not None else None
         self.consulted[key[0]] = True
         return self._returned_moves[key]
+
+    def imported_returns_built_module(self, from_file: str, qualified_name: str) -> bool:
+        """The top-level function `qualified_name` (`models.build_model`) of a local module hands back
+        a Module it built and left on the host (`analysis.returned_modules`): `return Net(n)`,
+        with `Net` a Module class of that file or of what it imports."""
+        key = self._local_function(from_file, qualified_name)
+        if key is None:
+            return False
+        if key not in self._returned_modules:
+            self._returned_modules[key] = False  # a function that calls itself ends here
+            found = function_in_text(self._text(Path(key[0])), key[1])
+            if found is not None:
+                function, imports = found
+                file = Path(key[0])
+
+                def builds_module(call: ast.Call) -> bool:
+                    if isinstance(call.func, ast.Name) and call.func.id not in imports.names:
+                        return self._local_class(file, call.func.id, set()) is True  # a class the file defines
+                    qualified = imports.qualify(call.func)
+                    return qualified is not None and self._is_module(file, qualified, set()) is True
+
+                self._returned_modules[key] = returns_built_module(function, imports, builds_module)
+        self.consulted[key[0]] = True
+        return self._returned_modules[key]
 
     def imported_meetings(self, from_file: str, qualified_name: str) -> FunctionMeetings | None:
         """The parameters of the top-level function `qualified_name` (`metrics.accuracy`) of a local
