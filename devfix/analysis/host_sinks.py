@@ -18,6 +18,8 @@ it says no the rule cannot find anything (`tests/analysis/test_screen.py` holds 
   with `device=` other than "cpu", a call of a name the scope moves, and, in a file that places
   devices, a call of a parameter of the function (a model every caller moved) and, for `.numpy()`,
   a parameter itself; a loop variable is where the value it iterates is;
+- a method of a class of the file that returns a value and calls a model `self` holds moved (or
+  such a method) may give a device value, on `self` or on an object (`trainer.step(batch)`);
 - a call of a top-level function of the file may be on a device when one of its returns may be,
   or it reads a name the top level places (the rule counts one whose every return is, in a file
   that places devices);
@@ -173,19 +175,20 @@ def _moved_attributes(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
 
 
 def _methods_calling(tree: ast.Module, attributes: frozenset[str]) -> frozenset[str]:
-    """`attributes` and the methods with a `return` that calls one of them on `self`
-    (`return self.model(images).argmax(1)`), and so on: calling one may give a device value
+    """`attributes` and the methods that return a value and call one of them on `self`
+    (`return self.model(images).argmax(1)`, `loss = self.criterion(self.model(x), y)` ...
+    `return loss.detach()`), and so on: calling one may give a device value
     (`ScopeTracker.methods_returning_device_values`)."""
-    returns = [
-        (function.name, node.value) for cls in every_node(tree) if isinstance(cls, ast.ClassDef)
+    returning = [
+        (function.name, function) for cls in every_node(tree) if isinstance(cls, ast.ClassDef)
         for function in cls.body if isinstance(function, FUNCTIONS)
-        for node in every_node(function) if isinstance(node, ast.Return) and node.value is not None
+        if any(isinstance(node, ast.Return) and node.value is not None for node in every_node(function))
     ]
     found = set(attributes)
     while True:
         more = {
-            name for name, value in returns if name not in found and any(
-                isinstance(call, ast.Call) and is_self_attribute(call.func) and call.func.attr in found for call in ast.walk(value)
+            name for name, function in returning if name not in found and any(
+                isinstance(call, ast.Call) and is_self_attribute(call.func) and call.func.attr in found for call in every_node(function)
             )
         }
         if not more:
@@ -422,6 +425,8 @@ class _Scope:
             return True  # `self.model(x.to(device))`, as the rule's loose mode reads it
         if is_self_attribute(value.func) and (value.func.attr in self.moved_attributes or any(again(argument) for argument in arguments)):
             return True  # `self.model(x)` of a moved model, `self.criterion(out, y)` (`PlacementFacts.object_modules`)
+        if isinstance(value.func.value, ast.Name) and value.func.attr in self.moved_attributes:
+            return True  # `trainer.step(batch)`, whose return calls a moved model (`PlacementFacts.instance_device_methods`)
         return again(value.func.value)
 
 

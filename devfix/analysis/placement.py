@@ -8,7 +8,7 @@ devfix cannot see (loop targets, parameters, `with` targets) is never called a d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Set
+from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -51,6 +51,7 @@ class Binding:
     line: int
     value: cst.BaseExpression | None
     unpacked: int = 0  # `x, y = get_batch()`: how many names the call's result is unpacked into
+    position: int = -1  # … and which of them this one is
 
 
 @dataclass
@@ -77,9 +78,12 @@ class PlacementFacts:
     object_modules: frozenset[str] = frozenset()  # in a method: `self.<attr>` Modules `__init__` built (`ScopeTracker.object_modules`)
     object_modules_on_device: frozenset[str] = frozenset()  # … and those it moved, or bound to a move
     object_device_methods: Set[str] = frozenset()  # in a method: its class's methods that return device values (`ScopeTracker.methods_returning_device_values`)
+    instance_device_methods: Mapping[str, Set[str]] = field(default_factory=dict)  # `trainer` of `trainer = Trainer()` → those methods of its class
     host_copy_methods: frozenset[str] = frozenset()  # methods of the file's classes that return host copies
     file_places_devices: bool = False  # the file moves things to devices somewhere
     returns_device: Callable[[str], bool] | None = None  # is a top-level function of the file one whose every return is on a device
+    # … one whose every return is a tuple of that many items, the item at that position on a device
+    returns_device_item: Callable[[str, int, int], bool] | None = None
 
 
     def add_returned_moves(self, returned_move: Callable[[str], ReturnedMove | None], top_level: bool = False) -> None:
@@ -150,6 +154,8 @@ class PlacementFacts:
                 # `total += loss`: on a device when `loss` is, or when `total` already was
                 added = self.augmented[(expression.value, binding.line)]
                 return again(added, binding.line) or again(expression, binding.line)
+            if through_functions and binding is not None and binding.position >= 0 and self._returned_item_on_device(binding):
+                return True  # `preds, labels = predict(model, loader)`, `predict` returning `torch.cat(preds), torch.cat(labels)`
             return binding is not None and binding.value is not None and again(binding.value, binding.line)
         if isinstance(expression, (cst.Attribute, cst.Subscript)):
             return again(expression.value)
@@ -193,6 +199,9 @@ class PlacementFacts:
                 return any(self._feeds_device(arg.value, before_line, again) for arg in expression.args)  # `self.criterion(out, y)`
             if is_self_attribute(callee) and callee.attr.value in self.object_device_methods:
                 return True  # `self.predict(images)` whose every return is on a device
+            if isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.Name) \
+                    and callee.attr.value in self.instance_device_methods.get(callee.value.value, ()):
+                return True  # `trainer.step(batch)` of such a method, on an object of the class built here
             if isinstance(callee, cst.Attribute) and callee.attr.value in self.host_copy_methods:
                 return False  # `clf.predict(x)` where every class of the file defining `predict` returns `.cpu()`
             if isinstance(callee, cst.Attribute) and callee.attr.value not in LEAVING_PLACEMENT_METHODS and not _to_the_host(expression, self.qualified):
@@ -200,6 +209,16 @@ class PlacementFacts:
                     return True  # `self.model(x.to(device))`: an object's callable follows its arguments too
                 return again(callee.value)
         return False
+
+    def _returned_item_on_device(self, binding: Binding) -> bool:
+        """A name unpacked from a call of a top-level function of the file whose every `return`
+        gives a tuple display of as many items, the name's one on a device."""
+        call = binding.value
+        return (
+            isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and self.returns_device_item is not None
+            and call.func.value not in self.bindings and call.func.value not in self.parameters
+            and self.returns_device_item(call.func.value, binding.position, binding.unpacked)
+        )
 
     def _feeds_device(self, value: cst.BaseExpression, before_line: int | None, again: Callable[..., bool]) -> bool:
         """An argument that gives a callable device values: one itself, or a dict, list or tuple
@@ -381,10 +400,11 @@ class _Collector(cst.CSTVisitor):
         if isinstance(callee, cst.Attribute) and callee.attr.value in LIST_FILLERS and isinstance(callee.value, cst.Name) and len(node.args) == 1:
             self.facts.appended.setdefault(callee.value.value, []).append((self.facts.line_of(node), node.args[0].value))
 
-    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode, unpacked: int = 0) -> None:
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode, unpacked: int = 0,
+              position: int = -1) -> None:
         line = self.facts.line_of(statement)
         if isinstance(target, cst.Name):
-            self.facts.bindings.setdefault(target.value, []).append(Binding(line, value, unpacked))
+            self.facts.bindings.setdefault(target.value, []).append(Binding(line, value, unpacked, position if unpacked else -1))
             move = as_move(value, self.facts.qualified) if value is not None else None
             if move is not None:
                 self.facts.moved.setdefault(target.value, move)
@@ -398,8 +418,8 @@ class _Collector(cst.CSTVisitor):
                 # `out, (h, c) = lstm(x)`: each part lives where the whole result lives
                 unpacked = value if isinstance(value, cst.Call) else None
                 starred = any(isinstance(element, cst.StarredElement) for element in target.elements)
-                for element in target.elements:
-                    self._bind(element.value, unpacked, statement, 0 if starred or unpacked is None else len(target.elements))
+                for position, element in enumerate(target.elements):
+                    self._bind(element.value, unpacked, statement, 0 if starred or unpacked is None else len(target.elements), position)
 
 
 def _loop_elements(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:

@@ -9,7 +9,7 @@ import libcst as cst
 from devfix.analysis.call_sites import CallIndex, constructor_arguments_for
 from devfix.analysis.cst_bindings import is_generator, is_static_method, return_values
 from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
-from devfix.analysis.module_classes import is_module_class, is_self_attribute, stores_of_self_attribute
+from devfix.analysis.module_classes import is_module_class, is_self_attribute, stores_of_self_attribute, top_level_class
 from devfix.analysis.placement import PlacementFacts, as_move, collect
 from devfix.analysis.tensors import tensor_names
 from devfix.analysis.torch_api import CUDA_TENSOR_TYPES, places_devices
@@ -68,6 +68,7 @@ class ScopeTracker:
             if self.facts is not None:
                 facts.add_returned_moves(self.facts.returned_move, top_level=isinstance(scope, cst.Module))
             facts.returns_device = self.returns_device_value
+            facts.returns_device_item = self.returns_device_item
             facts.cuda_tensor_types = self.cuda_tensor_types() - (set(facts.bindings) if isinstance(scope, cst.FunctionDef) else set())
             if isinstance(scope, cst.FunctionDef):
                 self._add_globals_on_device(facts)
@@ -84,6 +85,23 @@ class ScopeTracker:
         if owner is not None:
             facts.object_modules, facts.object_modules_on_device = self.object_modules(owner)
             facts.object_device_methods = self.methods_returning_device_values(owner)
+        facts.instance_device_methods = self._instance_device_methods(facts)
+
+    def _instance_device_methods(self, facts: PlacementFacts) -> dict[str, frozenset[str]]:
+        """Names the scope binds only to constructions of one top-level class of the file
+        (`trainer = Trainer(model)`) → the class's methods whose every return is on a device."""
+        found: dict[str, frozenset[str]] = {}
+        for name, bindings in facts.bindings.items():
+            built = {
+                binding.value.func.value if isinstance(binding.value, cst.Call) and isinstance(binding.value.func, cst.Name)
+                and not binding.unpacked else None
+                for binding in bindings
+            }
+            class_def = top_level_class(self.module, built.pop()) if len(built) == 1 and None not in built else None
+            methods = self.methods_returning_device_values(class_def) if class_def is not None else set()
+            if methods:
+                found[name] = frozenset(methods)
+        return found
 
     def batch_callables(self, node: cst.CSTNode, models: Iterable[str]) -> set[str]:
         """What a batch may be fed to here: the models, the Modules the scope builds, its parameters,
@@ -213,12 +231,36 @@ class ScopeTracker:
             self._returns_device[name] = self._every_return_on_device(name)
         return self._returns_device[name]
 
-    def _every_return_on_device(self, name: str) -> bool:
+    def returns_device_item(self, name: str, position: int, items: int) -> bool:
+        """`def predict(model, loader): ... return torch.cat(preds), torch.cat(labels)`: the file
+        defines `name` once at the top level, no generator, and every `return` gives a tuple
+        display of `items` values, the one at `position` proven on a device."""
+        key = f"{name}[{position}/{items}]"
+        if key not in self._returns_device:
+            self._returns_device[key] = False  # a recursive function ends here
+            function = self._top_level_function(name)
+            values = return_values(function) if function is not None and not is_generator(function) else []
+            self._returns_device[key] = bool(values) and all(
+                isinstance(value, cst.Tuple) and len(value.elements) == items
+                and not isinstance(value.elements[position], cst.StarredElement)
+                and self.facts_of_returns(value).is_device_value(value.elements[position].value, through_functions=True)
+                for value in values
+            )
+        return self._returns_device[key]
+
+    def _top_level_function(self, name: str) -> cst.FunctionDef | None:
+        """The top-level function `name`, when the file defines it once there and binds it nowhere else there."""
         defined = [statement for statement in self.module.body if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.name.value == name]
         if len(defined) != 1 or not isinstance(defined[0], cst.FunctionDef) or name in self.scope_facts(self.module).bindings:
+            return None
+        return defined[0]
+
+    def _every_return_on_device(self, name: str) -> bool:
+        function = self._top_level_function(name)
+        if function is None:
             return False
-        values = return_values(defined[0])
-        return not is_generator(defined[0]) and bool(values) and all(
+        values = return_values(function)
+        return not is_generator(function) and bool(values) and all(
             value is not None and self.facts_of_returns(value).is_device_value(value, through_functions=True) for value in values
         )
 

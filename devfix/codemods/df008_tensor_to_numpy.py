@@ -17,20 +17,23 @@ A list that collects such tensors (`losses.append(loss)`) and is then handed to 
 (`f1_score(all_labels, all_preds)` running `np.asarray(y_pred)` before it rebinds it,
 `analysis.host_sinks.parameters_given_to_host`), gets each tensor brought to the host as it is
 appended, unless the scope reads the list otherwise too (`torch.cat(preds) == labels` needs its
-tensors where they are). The same holds for a list kept in a dict display
-(`history["loss"].append(loss)` or `history[phase].append(loss)` … `plt.plot(history["loss"])`:
+tensors where they are); reads that give the same on the host (`float(losses[-1])`) do not count.
+The same holds for a list kept in a dict display (`history["loss"].append(loss)` or
+`history[phase].append(loss)` … `plt.plot(history["loss"])`:
 every item of the display starts as `[]`) and one an object keeps (`self.losses.append(loss)` in
 one method, `np.mean(self.losses)` in another), when every binding of it is such an empty display
 and nothing else in the file reads it; what such an object appends may be a parameter of the
 method that every call of it on the class's instances in the file gives a device value
 (`meter.update(model(x).argmax(1), y)`). Joined first (`torch.cat(predictions).numpy()`), the joined
-tensor is brought over; converted item by item (`[p.numpy() for p in predictions]`), each item is. A sum kept
+tensor is brought over; converted item by item (`[p.numpy() for p in predictions]`), each item is; made
+by a comprehension (`losses = [trainer.step(batch) for batch in loader]`), each item as it is made. A sum kept
 with `running += loss` is where `loss` is, a value of a model's dict output where the dict is (`for
 name, value in loss_dict.items()`), a model fed a dict or list display of device values
 (`model({"images": x.to(device)})`) is fed device values, and so is what a callable kept by the
 object returns (`self.net(x.to(device))`), and what a method of its class returns where its every
 `return` is proven on a device (`return self.model(images.to(device)).softmax(1)`; another may hand
-back a CPU copy). A Module the object's `__init__` moved (`self.model = model.to(device)`), or kept
+back a CPU copy), also called on an object of the class the scope builds (`trainer.step(batch)`).
+A Module the object's `__init__` moved (`self.model = model.to(device)`), or kept
 where every construction of the class gives it a moved model (`Evaluator(model, loader)` after
 `model.to(device)`), gives device values, and one it built (`self.criterion = nn.MSELoss()`)
 follows its input, also for the lists above
@@ -101,6 +104,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._appended: dict[cst.Call, tuple[str, str]] = {}  # list.append(tensor) → (list, host call)
+        self._comprehended: dict[cst.ListComp, tuple[str, str]] = {}  # `[tensor for ...]` bound to a list → (list, host call)
         self._narrowed: set[int] = set()  # functions whose callback parameters left `passthrough`
         self._callbacks: dict[int, frozenset[str]] = {}  # `_callback_parameters`, by function
         self._axes: dict[int, AxesNames] = {}  # each scope's matplotlib Axes, as asked for
@@ -143,7 +147,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         `true_result_fn(x)` returns may be an array. In a method, the Modules the object's
         `__init__` moved or built give device values or follow their inputs
         (`ScopeTracker.object_modules`), and so do the class's methods whose every return is on a
-        device (`ScopeTracker.methods_returning_device_values`): a needless `.cpu()` is harmless,
+        device (`ScopeTracker.methods_returning_device_values`), as they do for an object of the
+        class built in the scope (`trainer.step(batch)`): a needless `.cpu()` is harmless,
         where a move that rested on them would be DF020's to make, at construction. A model
         parameter every caller moved runs on a device too (`_moved_model_parameters`)."""
         facts = self.scope_facts(node)
@@ -155,6 +160,9 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             facts.modules_on_device |= self._moved_model_parameters(scope, facts)
             if not facts.file_places_devices:  # (where it does, a parameter's `.numpy()` gets `.cpu()` already)
                 facts.device_parameters |= self._parameters_given_device_values_beside(scope)
+        elif isinstance(scope, cst.Module) and id(scope) not in self._narrowed:
+            self._narrowed.add(id(scope))
+            self.add_object_facts(facts, scope)
         return facts
 
     def _parameters_given_device_values_beside(self, function: cst.FunctionDef) -> set[str]:
@@ -217,6 +225,9 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return
         for append in self._device_appends(name, host_call):
             self._appended.setdefault(append, (name.value, callee))
+        comprehension = self._device_comprehension(name, host_call)
+        if comprehension is not None:
+            self._comprehended.setdefault(comprehension, (name.value, callee))
 
     def _plan_collector_appends(self, handed_value: cst.BaseExpression, host_call: cst.Call, handed: set[int], module: cst.Module) -> None:
         """`history["loss"].append(loss)` … `np.array(history["loss"])`, and the same kept by an object
@@ -304,6 +315,16 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         self.enclosing_scope(use).visit(appends)
         return [append for append in appends.calls if append.args and facts.is_device_value(append.args[0].value, loose=loose)]
 
+    def _device_comprehension(self, name: cst.Name, use: cst.CSTNode) -> cst.ListComp | None:
+        """`losses = [model(x).sum() for x in xs]` … `np.mean(losses)`: the list comprehension the
+        name holds where it is used, when each item it makes is surely on a device."""
+        facts = self._host_facts(use)
+        binding = facts._binding_before(name.value, self.line_of(use))
+        comprehension = binding.value if binding is not None else None
+        if not isinstance(comprehension, cst.ListComp) or binding.unpacked:
+            return None
+        return comprehension if facts.is_device_value(comprehension.elt) else None
+
     def _iterates_device_list(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
         """`[p.numpy() for p in preds]` where `preds` collects tensors that are on a device."""
         root = chain_root(receiver)
@@ -328,6 +349,21 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return False
         listed = receiver.args[0].value
         return isinstance(listed, cst.Name) and bool(self._device_appends(listed, receiver, loose=True))
+
+    def leave_ListComp(self, original_node: cst.ListComp, updated_node: cst.ListComp) -> cst.BaseExpression:
+        if original_node not in self._comprehended:
+            return updated_node
+        name, callee = self._comprehended[original_node]
+        value = original_node.elt
+        code = cst.Module([]).code_for_node(value)
+        detached = self._detached(value)
+        added = "".join(f".{method}()" for method in _missing_host_methods(value, detached))
+        if "cpu" in _method_chain(value) or not self.report(
+            value, f"`{name}` holds `{code}`, which may be on a GPU, and `{callee}` converts it with numpy",
+            fix_title=f"make it `{code}{added}`",
+        ):
+            return updated_node
+        return updated_node.with_changes(elt=_host_copy(updated_node.elt, detached))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if original_node in self._appended:
@@ -690,19 +726,6 @@ class _CollectorReads(cst.CSTVisitor):
                 self.skipped.add(id(func.value))
         elif "builtins.len" in self.qualified(func) and len(node.args) == 1:
             self.skipped.add(id(node.args[0].value))
-        elif self.qualified(func) & HOST_VALUE_READERS:
-            for arg in node.args:
-                self._skip_item_or_list(arg.value)
-        elif isinstance(func, cst.Attribute) and func.attr.value in ("item", "tolist") and not node.args:
-            self._skip_item_or_list(func.value, whole=False)
-
-    def _skip_item_or_list(self, value: cst.BaseExpression, whole: bool = True) -> None:
-        """`name` (with `whole`) or `name[i]`: a read that gives the same on the host."""
-        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 \
-                and isinstance(value.slice[0].slice, cst.Index):
-            self.skipped.add(id(value.value))
-        elif whole and isinstance(value, cst.Name):
-            self.skipped.add(id(value))
 
     def visit_Name(self, node: cst.Name) -> None:
         if not self.collector.on_instance and node.value == self.collector.root:
