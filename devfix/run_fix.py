@@ -118,13 +118,28 @@ def _changed_lines(before: str, after: str) -> set[int]:
 
 
 def choose_edit(result: RoundResult, texts: dict[Path, str], static: bool, tried: set) -> Edit | None:
-    """The static finding's fix at a line the error names, else an edit from the provenance."""
+    """The static finding's fix at a line the error names, else an edit from the provenance, else
+    a static finding's fix where a name the traceback reads was bound."""
     places = _places(result, texts)
     if static:
         edit = _static_edit(result, places, texts, tried)
         if edit is not None:
             return edit
-    return _provenance_edit(result, texts, tried)
+    edit = _provenance_edit(result, texts, tried)
+    if edit is None and static:  # last: a finding where a name the traceback's lines read was bound (`np.mean(losses)`)
+        edit = _static_edit(result, _bindings_read(result, texts), texts, tried)
+    return edit
+
+
+def _bindings_read(result: RoundResult, texts: dict[Path, str]) -> list[tuple[Path, int]]:
+    """The lines, before each line of the traceback, that bind a name that line reads
+    (`losses = [trainer.step(b) for b in loader]` for `np.mean(losses)`)."""
+    places = []
+    for frame in result.frames:
+        text = _text(frame.path, texts)
+        for name in names_read_on(text, frame.line) if text is not None else ():
+            places += [(frame.path, line) for line in binding_lines(text, name) if line < frame.line]
+    return list(dict.fromkeys(places))
 
 
 def _places(result: RoundResult, texts: dict[Path, str]) -> list[tuple[Path, int]]:
@@ -172,6 +187,17 @@ def lines_using(text: str, name: str, line: int) -> list[int]:
     ]
     scope = min(functions, key=lambda node: (node.end_lineno or 0) - node.lineno) if functions else tree
     return sorted({node.lineno for node in ast.walk(scope) if isinstance(node, ast.Name) and node.id == name})
+
+
+def names_read_on(text: str, line: int) -> list[str]:
+    """The names the statement starting on `line` reads, in order."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    statements = [node for node in ast.walk(tree) if isinstance(node, ast.stmt) and node.lineno == line]
+    names = [node.id for statement in statements[-1:] for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)]
+    return list(dict.fromkeys(names))
 
 
 def binding_lines(text: str, name: str) -> list[int]:

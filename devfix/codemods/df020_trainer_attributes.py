@@ -103,7 +103,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._argument_moves: dict[cst.FunctionDef, tuple[list[str], str]] = {}
-        self._unpacked_moves: dict[cst.SimpleStatementLine, tuple[list[str], str]] = {}  # `x, y = batch` of a parameter → moves after it
+        # `x, y = batch` of a parameter → the names to move after it, the device, where the first meets the model
+        self._unpacked_moves: dict[cst.SimpleStatementLine, tuple[list[str], str, cst.Name]] = {}
         self._attribute_moves: dict[cst.Assign, str] = {}
         self._loop_moves: dict[cst.For, tuple[list[str], str]] = {}
         self._factory_moves: dict[cst.Call, tuple[str, str]] = {}  # a factory → (the model it feeds, the device)
@@ -160,7 +161,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 unpacked_to_move = [name for name in names if name in finder.fed and name not in moved_here
                                     and self._fed_as_unpacked(method, name, statement, finder.fed_nodes[name])]
                 if unpacked_to_move and batch not in moved_here and self._given_loader_batches(facts, method_name, parameters, batch):
-                    self._unpacked_moves[statement] = (unpacked_to_move, device)
+                    self._unpacked_moves[statement] = (unpacked_to_move, device, finder.fed_nodes[unpacked_to_move[0]][0])
             for attribute in finder.used_attributes & set(state_attributes):
                 statement = state_attributes[attribute]
                 # the device must exist where the attribute is built (later in __init__)
@@ -485,9 +486,10 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         plan = self._unpacked_moves.get(original_node)
         if plan is None:
             return updated_node
-        names, device = plan
+        names, device, fed = plan
         listed = ", ".join(f"`{name}`" for name in names)
-        if not self.report(original_node, f"{listed} reach a model the class moved to a device, but are not moved themselves",
+        # reported where the batch meets the model: the line a device error's traceback names
+        if not self.report(fed, f"{listed} reach a model the class moved to a device, but are not moved where they are unpacked",
                            fix_title=f"move them to `{device}` where they are unpacked"):
             return updated_node
         return cst.FlattenSentinel([updated_node, *move_statements([BatchUse(name, is_dict=False) for name in names], device, "torch")])
