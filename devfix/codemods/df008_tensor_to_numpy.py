@@ -60,6 +60,7 @@ imports another array library with that method (TensorFlow, JAX, CuPy: `t.numpy(
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -354,16 +355,23 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         if original_node not in self._comprehended:
             return updated_node
         name, callee = self._comprehended[original_node]
-        value = original_node.elt
+        copied = self._reported_host_copy(
+            original_node.elt, updated_node.elt,
+            lambda code: f"`{name}` holds `{code}`, which may be on a GPU, and `{callee}` converts it with numpy",
+            lambda code, added: f"make it `{code}{added}`",
+        )
+        return updated_node if copied is None else updated_node.with_changes(elt=copied)
+
+    def _reported_host_copy(self, value: cst.BaseExpression, updated: cst.BaseExpression,
+                            message: Callable[[str], str], title: Callable[[str, str], str]) -> cst.BaseExpression | None:
+        """An item a list gets (appended, or made by a comprehension) brought to the host with what
+        it lacks of `.detach().cpu()`, once reported; None when it has `.cpu()` or the fix is off."""
         code = cst.Module([]).code_for_node(value)
         detached = self._detached(value)
         added = "".join(f".{method}()" for method in _missing_host_methods(value, detached))
-        if "cpu" in _method_chain(value) or not self.report(
-            value, f"`{name}` holds `{code}`, which may be on a GPU, and `{callee}` converts it with numpy",
-            fix_title=f"make it `{code}{added}`",
-        ):
-            return updated_node
-        return updated_node.with_changes(elt=_host_copy(updated_node.elt, detached))
+        if "cpu" in _method_chain(value) or not self.report(value, message(code), fix_title=title(code, added)):
+            return None
+        return _host_copy(updated, detached)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if original_node in self._appended:
@@ -417,17 +425,12 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
 
     def _fix_append(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         name, callee = self._appended[original]
-        value = original.args[0].value
-        code = cst.Module([]).code_for_node(value)
-        detached = self._detached(value)
-        added = "".join(f".{method}()" for method in _missing_host_methods(value, detached))
-        if "cpu" in _method_chain(value) or not self.report(
-            value, f"`{name}` collects `{code}`, which may be on a GPU, and `{callee}` converts it with numpy",
-            fix_title=f"collect `{code}{added}`",
-        ):
-            return updated
-        moved = _host_copy(updated.args[0].value, detached)
-        return updated.with_changes(args=[updated.args[0].with_changes(value=moved), *updated.args[1:]])
+        moved = self._reported_host_copy(
+            original.args[0].value, updated.args[0].value,
+            lambda code: f"`{name}` collects `{code}`, which may be on a GPU, and `{callee}` converts it with numpy",
+            lambda code, added: f"collect `{code}{added}`",
+        )
+        return updated if moved is None else updated.with_changes(args=[updated.args[0].with_changes(value=moved), *updated.args[1:]])
 
     def _fix_host_arguments(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         args = list(updated.args)
