@@ -27,6 +27,7 @@ class ScopeTracker:
         self._tensors: dict[int, set[str]] = {}
         self._file_places_devices: bool | None = None
         self._returns_device: dict[str, bool] = {}
+        self._returns_device_items: dict[tuple[str, int, int], bool] = {}  # (function, position, items) → `returns_device_item`
         self._object_modules: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
         self._device_methods: dict[int, set[str]] = {}
         self._cuda_types: frozenset[str] | None = None
@@ -235,18 +236,18 @@ class ScopeTracker:
         """`def predict(model, loader): ... return torch.cat(preds), torch.cat(labels)`: the file
         defines `name` once at the top level, no generator, and every `return` gives a tuple
         display of `items` values, the one at `position` proven on a device."""
-        key = f"{name}[{position}/{items}]"
-        if key not in self._returns_device:
-            self._returns_device[key] = False  # a recursive function ends here
+        key = (name, position, items)
+        if key not in self._returns_device_items:
+            self._returns_device_items[key] = False  # a recursive function ends here
             function = self._top_level_function(name)
             values = return_values(function) if function is not None and not is_generator(function) else []
-            self._returns_device[key] = bool(values) and all(
+            self._returns_device_items[key] = bool(values) and all(
                 isinstance(value, cst.Tuple) and len(value.elements) == items
                 and not isinstance(value.elements[position], cst.StarredElement)
                 and self.facts_of_returns(value).is_device_value(value.elements[position].value, through_functions=True)
                 for value in values
             )
-        return self._returns_device[key]
+        return self._returns_device_items[key]
 
     def _top_level_function(self, name: str) -> cst.FunctionDef | None:
         """The top-level function `name`, when the file defines it once there and binds it nowhere else there."""
