@@ -136,6 +136,22 @@ def is_self_attribute(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
+def parameters_device_owner(value: cst.BaseExpression | None) -> str | None:
+    """`m` of `next(m.parameters()).device` (or `next(iter(m.parameters())).device`): the name whose
+    parameters' device the expression reads."""
+    if not (isinstance(value, cst.Attribute) and value.attr.value == "device" and isinstance(value.value, cst.Call)):
+        return None
+    call = value.value
+    if not (isinstance(call.func, cst.Name) and call.func.value == "next" and len(call.args) == 1):
+        return None
+    inner = call.args[0].value
+    if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "iter" and len(inner.args) == 1:
+        inner = inner.args[0].value
+    if isinstance(inner, cst.Call) and not inner.args and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "parameters":
+        return inner.func.value.value if isinstance(inner.func.value, cst.Name) else None
+    return None
+
+
 def stores_of_self_attribute(class_def: cst.ClassDef, name: str) -> int:
     """How many statements of the class's methods store `self.<name>` (plain, tuple, annotated and
     augmented assignments, `setattr(self, "<name>", ...)`)."""

@@ -13,7 +13,10 @@ data also where a function of the file calls it so (`def predict(img): return ne
 when no function moves it, rebinds it globally or hands it to other code; so does a model handed to a
 function of the file that calls it with device data (`perturbation(images, net)`, where
 `perturbation` runs `net(image.to(device))`), directly or through other such functions, none of
-which moves or wraps it. A function that moves data to one of its own parameters or locals
+which moves or wraps it. Inside such a function, what a model the scope moved before the call
+returns is device data (`run_epoch(model, loader, criterion)` calling `criterion(model(x), y)`
+moves `criterion` where `model` went), and so is what it moves to that model's device
+(`device = next(model.parameters()).device`). A function that moves data to one of its own parameters or locals
 (`batch.to(on)`) names no device the caller can use: it does not count, unless that parameter is
 one the call gives a name or an attribute (`train(args, model, device, loader)` running
 `data.to(device)` names the caller's `device`). `torch.save(model, path)` and `print(model)` leave
@@ -44,7 +47,12 @@ from devfix.analysis.call_sites import argument_for, calls_of, file_functions
 from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.kinds import Kind
-from devfix.analysis.module_classes import builds_stateless_instance, is_literal, top_level_class
+from devfix.analysis.module_classes import (
+    builds_stateless_instance,
+    is_literal,
+    parameters_device_owner,
+    top_level_class,
+)
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import LOSS_TENSOR_KEYWORDS, PLACEMENT_KEEPING_CALLS
@@ -142,8 +150,9 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
             if received is None or depth > 2:
                 continue
             function, parameters = received
-            inner = collect([function.body], self.qualified, self.line_of)
-            aliases = self._parameter_devices(call, function, inner) if depth == 0 else {}
+            placed = self._placed_models(call, function, facts) if depth == 0 else {}
+            inner = collect([function.body], self.qualified, self.line_of, modules_on_device=placed)
+            aliases = {**self._parameter_devices(call, function, inner), **_devices_of_models(inner, placed)} if depth == 0 else {}
             local = set(parameter_names(function, stars=True)) | set(inner.bindings)
             if any(move.device is not None and _root(move.device) in local - aliases.keys() for move in inner.moved.values()):
                 continue
@@ -155,6 +164,24 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
                 nested = self._feeding_helpers(parameter, inner, depth + 1)
                 if finder.found or nested:
                     found.extend([inner, *nested])
+        return found
+
+    def _placed_models(self, call: cst.Call, function: cst.FunctionDef, facts: PlacementFacts) -> dict[str, str | None]:
+        """The function's parameters that `call` gives a name of its scope moved before it
+        (`run_epoch(model, loader, criterion)` after `model = Net().to(device)`), each with the code
+        of that move's device (None for `.cuda()`): inside, what they return is on that device."""
+        positional = [param.name.value for param in function.params.params]
+        line = self.line_of(call)
+        found: dict[str, str | None] = {}
+        for parameter in positional:
+            given = argument_for(call, parameter, positional)
+            if not isinstance(given, cst.Name):
+                continue
+            moves = [move for move in facts.moves.get(given.value, ()) if self.line_of(move.call) < line]
+            if not moves or any(self.line_of(moves[-1].call) < binding.line < line for binding in facts.bindings.get(given.value, ())):
+                continue  # never moved before the call, or bound again since
+            device = moves[-1].device
+            found[parameter] = cst.Module([]).code_for_node(device) if device is not None else None
         return found
 
     def _parameter_devices(self, call: cst.Call, function: cst.FunctionDef, inner: PlacementFacts) -> dict[str, str]:
@@ -275,6 +302,19 @@ def _root(expression: cst.BaseExpression) -> str | None:
     while isinstance(expression, (cst.Attribute, cst.Subscript, cst.Call)):
         expression = expression.value if not isinstance(expression, cst.Call) else expression.func
     return expression.value if isinstance(expression, cst.Name) else None
+
+
+def _devices_of_models(inner: PlacementFacts, placed: dict[str, str | None]) -> dict[str, str]:
+    """Locals of a helper bound once to the device of a model its caller moved
+    (`device = next(model.parameters()).device`), each with the code of that move's device."""
+    found = {}
+    for name, bindings in inner.bindings.items():
+        if len(bindings) != 1 or name in placed:
+            continue
+        owner = parameters_device_owner(bindings[0].value)
+        if owner is not None and placed.get(owner) is not None:
+            found[name] = placed[owner]
+    return found
 
 
 def _global_names(function: cst.FunctionDef) -> set[str]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.module_classes import class_facts
+from devfix.analysis.module_classes import class_facts, parameters_device_owner
 from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_device_property
@@ -58,7 +58,7 @@ class DeviceCapturedAtInit(ScopeTracker, DevfixRule):
         if use is None or "device" in facts.methods or len(use.assignments) != 1:
             return
         method, statement = use.assignments[0]
-        if method != "__init__" or not _reads_own_parameters_device(statement.value):
+        if method != "__init__" or parameters_device_owner(statement.value) != "self":
             return
         if self._device_assignments != 1 or not (use.read_in - {"__init__"}):
             return  # something else sets a `.device` (`moved.device = ...` in an overridden `to`)
@@ -84,22 +84,6 @@ class DeviceCapturedAtInit(ScopeTracker, DevfixRule):
         return bool(node.bases) and all(
             any(name.startswith("torch.nn.") for name in self.qualified(base.value)) for base in node.bases
         )
-
-
-def _reads_own_parameters_device(value: cst.BaseExpression) -> bool:
-    """`next(self.parameters()).device` or `next(iter(self.parameters())).device`."""
-    if not (isinstance(value, cst.Attribute) and value.attr.value == "device" and isinstance(value.value, cst.Call)):
-        return False
-    call = value.value
-    if not (isinstance(call.func, cst.Name) and call.func.value == "next" and len(call.args) == 1):
-        return False
-    inner = call.args[0].value
-    if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "iter" and len(inner.args) == 1:
-        inner = inner.args[0].value
-    return (
-        isinstance(inner, cst.Call) and not inner.args and isinstance(inner.func, cst.Attribute)
-        and inner.func.attr.value == "parameters" and isinstance(inner.func.value, cst.Name) and inner.func.value.value == "self"
-    )
 
 
 def _device_assignments(module: cst.Module) -> int:
