@@ -129,10 +129,10 @@ class ScopeTracker:
         """A legacy CUDA tensor type, or a choice of one made by CUDA's availability itself (a
         user's flag, `args.cuda and ...`, may choose the CPU on a machine with a GPU)."""
         if isinstance(value, cst.IfExp):
-            return self._tests_availability(value.test) and self._names_cuda_type(value.body)
+            return self.tests_availability(value.test) and self._names_cuda_type(value.body)
         return bool(self.qualified(value) & CUDA_TENSOR_TYPES)
 
-    def _tests_availability(self, test: cst.BaseExpression, depth: int = 0) -> bool:
+    def tests_availability(self, test: cst.BaseExpression, depth: int = 0) -> bool:
         """`torch.cuda.is_available()`, or a top-level name bound once to it (`cuda = True if
         torch.cuda.is_available() else False`)."""
         if isinstance(test, cst.Call):
@@ -141,8 +141,8 @@ class ScopeTracker:
             values = self.scope_facts(self.module).assignments.get(test.value, [])
             value = values[0] if len(values) == 1 else None
             if isinstance(value, cst.IfExp) and all(isinstance(side, cst.Name) and side.value in ("True", "False") for side in (value.body, value.orelse)):
-                return value.body.value == "True" and self._tests_availability(value.test, depth + 1)
-            return value is not None and self._tests_availability(value, depth + 1)
+                return value.body.value == "True" and self.tests_availability(value.test, depth + 1)
+            return value is not None and self.tests_availability(value, depth + 1)
         return False
 
     def object_modules(self, class_def: cst.ClassDef) -> tuple[frozenset[str], frozenset[str]]:

@@ -10,8 +10,13 @@ comparison, `torch.cat`/`where`/`F.*` arguments, a method of `x`, or indexing th
 — gets `device=x.device`, where `x` is a parameter or earlier local that is certainly a tensor. A
 factory call fed to a Module (`G(torch.randn(8, 2))`, `criterion(D(real), torch.ones(8, 1))`) goes
 with the Module's other inputs, or to the device the Module was moved to (a model parameter that
-every caller in the file passes moved: its own device, `next(model.parameters()).device`). The fix
-follows the tensor it meets, so it is right on every device.
+every caller in the file passes moved: its own device, `next(model.parameters()).device`); so does
+one given to a torch function beside such a Module's output (`F.cross_entropy(model(xb), yb)`
+with `yb = labels[index]`), unless another meeting names a device for it. A model moved under an
+`if` (`if use_gpu: model = model.to(device)`) is on the device the move names only where that test
+is the device's own choice (`device = torch.device("cuda" if use_gpu else "cpu")`, or both ask for
+CUDA's availability); elsewhere its inputs follow its parameters (`model(x.to(next(model.parameters()).device))`).
+The fix follows the tensor it meets, so it is right on every device.
 
 `torch.from_numpy(a)` and legacy CPU constructors (`torch.LongTensor(ids)`), which take no CUDA
 `device=`, get `.to(<device>)` instead. What a helper of the file returns when every `return`
@@ -115,7 +120,7 @@ import re
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, file_functions
-from devfix.analysis.cst_bindings import parameter_names, return_values
+from devfix.analysis.cst_bindings import names_in, parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_helpers import HelperSummary
 from devfix.analysis.host_made import HostContext, host_made
@@ -150,7 +155,7 @@ from devfix.analysis.torch_api import (
     is_source_wrapper,
     is_torch_tensor_function,
 )
-from devfix.analysis.torch_names import holds_state, keyword
+from devfix.analysis.torch_names import DEVICE_CONSTRUCTOR, holds_state, is_cuda_device_expression, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword, moved_to
 from devfix.findings import Safety
@@ -196,7 +201,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         finder = _Combinations(self, scope)
         for statement in statements:
             statement.visit(finder)
-        for call, device in finder.aligned.items():
+        for call, device in [*finder.aligned.items(), *finder.placed_by_fed_models().items()]:
             self._aligned.setdefault(call, device)
         self._moved_inputs.update(finder.moved_inputs)
         self._moved_bindings.update(finder.moved_bindings)
@@ -499,6 +504,9 @@ class _Combinations(cst.CSTVisitor):
         # what they return lives with their input; a Module class's own layers are DF016's
         self.object_modules = rule.object_modules(owner)[1] if owner is not None and not rule.is_module_classdef(owner) else frozenset()
         self.aligned: dict[cst.Call, str] = {}
+        # torch functions where no operand names a device (`F.cross_entropy(model(xb), Y)`): placed
+        # last, by the moved model (`placed_by_fed_models`)
+        self.unnamed_meetings: list[tuple[list[cst.BaseExpression], bool, cst.Call]] = []
         self.moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
         self.moved_bindings: dict[cst.BaseExpression, tuple[str, str]] = {}  # a binding's value → (origin, device)
         self.meeting: cst.CSTNode | None = None
@@ -603,6 +611,7 @@ class _Combinations(cst.CSTVisitor):
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)
+            self.unnamed_meetings.append((values, pointwise, node))
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value not in NOT_COMBINING_METHODS:
             reference = next(iter(self._references([node.func.value])), None)
             if reference is not None:
@@ -833,9 +842,35 @@ class _Combinations(cst.CSTVisitor):
         None for a torch.nn Module that holds no parameters (`bce = nn.BCELoss()`), whose
         `next(bce.parameters())` raises StopIteration."""
         code = device_code(move.device)
-        if code is not None:
+        conditions = self._conditions_around(move.call) - self._conditions_around(call)
+        if code is not None and all(self._chooses_the_device(condition.test, code, call) for condition in conditions):
             return code
         return f"next({module}.parameters()).device" if self._may_hold_parameters(module, call) else None
+
+    def _chooses_the_device(self, test: cst.BaseExpression, device: str, call: cst.Call) -> bool:
+        """`if use_gpu:` around `model.to(device)` where `device = torch.device("cuda" if use_gpu
+        else "cpu")` is the one device name bound (or both tests ask for CUDA's availability): the
+        device is the CPU exactly when the move is skipped."""
+        scopes = {id(facts): facts for facts in (self.facts, self.rule.scope_facts(self.rule.module))}
+        bindings = [binding.value for facts in scopes.values() for binding in facts.bindings.get(device, ())]
+        chosen = bindings[0] if len(bindings) == 1 else None
+        if isinstance(chosen, cst.Call) and chosen.args and DEVICE_CONSTRUCTOR in self.qualified(chosen.func):
+            chosen = chosen.args[0].value
+        if not isinstance(chosen, cst.IfExp) or not is_cuda_device_expression(chosen.body, self.qualified):
+            return False
+        same = cst.Module([]).code_for_node(test) == cst.Module([]).code_for_node(chosen.test)
+        return same or (self.rule.tests_availability(test) and self.rule.tests_availability(chosen.test))
+
+    def _conditions_around(self, node: cst.CSTNode) -> set[cst.If]:
+        """The `if` statements of the scope that `node` runs under: a model moved under `if
+        use_gpu:` is on the device the move names only where the same test holds."""
+        found: set[cst.If] = set()
+        current = self.rule.get_metadata(ParentProvider, node, None)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
+            if isinstance(current, cst.If):
+                found.add(current)
+            current = self.rule.get_metadata(ParentProvider, current, None)
+        return found
 
     def _may_hold_parameters(self, module: str, call: cst.Call) -> bool:
         """False when the value `module` holds at `call` was built by a torch.nn class known to hold
@@ -1058,13 +1093,44 @@ class _Combinations(cst.CSTVisitor):
                 for operand in operands:
                     self._align([call for call in self._fresh(operand, pointwise) if self._is_helper_call(call)], inputs[0])
                 return
+        if at is not None:
+            self.aligned.update(self._placed_with_a_fed_model(operands, pointwise, at))
+
+    def placed_by_fed_models(self) -> dict[cst.Call, str]:
+        """After the scope's visit: fresh operands of torch functions that nothing placed, where a
+        moved model whose output they meet was moved (a name made before that device exists, or
+        for a model moved under an `if`, moves where it is given: `labels.to(next(model.parameters()).device)`).
+        An operand that reads a name whose own factory was placed here (`critic(observations)`) is
+        left to the next pass, where that name says where (`observations.device`)."""
+        found: dict[cst.Call, str] = {}
+        for values, pointwise, node in self.unnamed_meetings:
+            if any(self._bound_to_a_placed_factory(name, node) for value in values for name in names_in(value)):
+                continue
+            device = self._device_of_a_fed_model(values, node)
+            if device is None or self._changed_in_place(values, node):
+                continue
+            for value in values:
+                fresh = [call for call in self._fresh(value, pointwise) if call not in self.aligned and call not in found]
+                if fresh and DEVICE_NAME.fullmatch(device) and all(self._device_defined_before(device, call) for call in fresh):
+                    found.update(dict.fromkeys(fresh, device))
+                elif fresh and isinstance(value, cst.Name):
+                    self._move_where_fed(node, value, [], device)
+        return found
+
+    def _bound_to_a_placed_factory(self, name: str, at: cst.CSTNode) -> bool:
+        binding = self.facts._binding_before(name, self.rule.line_of(at))
+        return binding is not None and binding.value in self.aligned
+
+    def _placed_with_a_fed_model(self, operands: list[cst.BaseExpression], pointwise: bool, at: cst.CSTNode) -> dict[cst.Call, str]:
+        """`model(x) * class_weights`: no name here says where, the moved model does, by a device
+        name bound before the factory (at the factory, `next(model.parameters()).device` may not
+        exist yet, or still be the CPU: the model moves later). The fresh operands not yet placed,
+        each with that device."""
         unplaced = [call for operand in operands for call in self._fresh(operand, pointwise) if call not in self.aligned]
-        device = self._device_of_a_fed_model(operands, at) if unplaced and at is not None else None
-        if device is not None and DEVICE_NAME.fullmatch(device) and not self._changed_in_place(operands, at):
-            # `model(x) * class_weights`: no name here says where, the moved model does, by a device
-            # name bound before the factory (at the factory, `next(model.parameters()).device` may
-            # not exist yet, or still be the CPU: the model moves later)
-            self.aligned.update({call: device for call in unplaced if self._device_defined_before(device, call)})
+        device = self._device_of_a_fed_model(operands, at) if unplaced else None
+        if device is None or not DEVICE_NAME.fullmatch(device) or self._changed_in_place(operands, at):
+            return {}
+        return {call: device for call in unplaced if self._device_defined_before(device, call)}
 
     def _moved_where_met(self, reference: str, at: cst.CSTNode, through_loop: bool = False) -> str | None:
         """`images = images.to(device)` heading the statements of a loop body, then `images + v`
