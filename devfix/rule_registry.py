@@ -95,7 +95,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
         "DF007", "df007_load_map_location", "LoadMapLocation", triggers=("load",), signals=frozenset({screen.LOAD_CALL}),
         in_tests=False, library_signal=screen.LOAD_INTO_STATE_DICT, findings_in="load_without_map_location",
     ),
-    RuleSpec("DF008", "df008_tensor_to_numpy", "TensorToNumpy", triggers=('numpy', 'np.', 'sklearn', 'plt', 'matplotlib', 'scipy', 'pandas', 'seaborn'), signals=frozenset({screen.HOST_SINK}), needs_all_signals=frozenset({screen.DEVICE_VALUE_TO_HOST}), findings_in="tensor_to_numpy"),
+    RuleSpec("DF008", "df008_tensor_to_numpy", "TensorToNumpy", signals=frozenset({screen.HOST_SINK}), needs_all_signals=frozenset({screen.DEVICE_VALUE_TO_HOST}), findings_in="tensor_to_numpy"),
     RuleSpec("DF009", "df009_legacy_constructor", "LegacyConstructor", triggers=('Tensor(', 'Tensor)', 'Tensor\n', 'Parameter('), signals=frozenset({screen.LEGACY_CONSTRUCTOR}), findings_in="legacy_constructor"),
     RuleSpec(  # a program that places nothing (nor do the modules it imports) runs its helpers' models on the CPU
         "DF010", "df010_helper_device", "HelperDevice", triggers=('for ', 'iter('), signals=frozenset({screen.LOADER_LOOP}),

@@ -121,6 +121,8 @@ class FileFacts:
             return self._factory_meets_tensor
         if signal == signals.DEVICE_VALUE_TO_HOST:
             return self._device_value_to_host
+        if signal == signals.HOST_SINK:  # a call of an imported function that hands its argument to numpy
+            return bool(self.imported_host_functions)
         if signal == signals.CALLED_CONSTRUCTION:  # `Layer(...)(x)` in a method: is `Layer` a Module class?
             return any(self._builds_a_module(call) for call in self._walk.constructions)
         if signal == signals.BUILT_AND_CALLED:  # `model = Net()` and `model(x)`: is `Net` a Module class?
@@ -298,8 +300,24 @@ class FileFacts:
     @cached_property
     def host_functions(self) -> dict[str, HostParameters]:
         """The file's top-level functions that hand a parameter whole to a host library
-        (`analysis.host_sinks.parameters_given_to_host`)."""
-        return parameters_given_to_host(self._tree, self.imports)
+        (`analysis.host_sinks.parameters_given_to_host`), and in a file that places values on
+        devices, the functions it imports from the project's modules and calls, that only hand
+        a parameter to one (`ProjectIndex.imported_host_parameters`: `accuracy(preds, labels)` of
+        `from metrics import accuracy`)."""
+        return {**self.imported_host_functions, **parameters_given_to_host(self._tree, self.imports)}
+
+    @cached_property
+    def imported_host_functions(self) -> dict[str, HostParameters]:
+        """The imported part of `host_functions`, by the name the file calls them."""
+        if not places_devices(self.text):
+            return {}
+        called = {node.func.id for node in ast.walk(self._tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        found = {}
+        for name in sorted(called & self.imports.names.keys()):
+            host = self._project.imported_host_parameters(self._path, self.imports.names[name])
+            if host is not None:
+                found[name] = host
+        return found
 
     @cached_property
     def numpy_arrays(self) -> frozenset[str]:

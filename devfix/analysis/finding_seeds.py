@@ -73,8 +73,9 @@ def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
                 return None
             host_names |= {alias.asname or alias.name for alias in node.names}
     arrays = facts.numpy_arrays if host_names else frozenset()  # `g_loss[i] = loss`: a store into a numpy array
-    found = {index for index, chunk in enumerate(chunks) if "numpy" in chunk.text or chunk.loads & (host_names | arrays)}
-    calls = [node for node in every_node(facts.tree) if isinstance(node, ast.Call)] if host_names else []
+    imported = facts.imported_host_functions.keys()  # `accuracy(preds, labels)` of a project module's function
+    found = {index for index, chunk in enumerate(chunks) if "numpy" in chunk.text or chunk.loads & (host_names | arrays | imported)}
+    calls = [node for node in every_node(facts.tree) if isinstance(node, ast.Call)] if host_names or imported else []
     host_args = [_without_key(arg) for call in calls if _root_name(call.func) in host_names or may_be_axes_call(call, facts.imports) for arg in call.args]
     handed = {arg.id for arg in host_args if isinstance(arg, ast.Name)}  # `losses`, `history["loss"]`
     kept = {arg.attr for arg in host_args if is_self_attribute(arg)}  # `self.losses`, `self.history["loss"]`

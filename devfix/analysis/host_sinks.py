@@ -103,6 +103,41 @@ def parameters_given_to_host(tree: ast.Module, imports: ImportTable) -> dict[str
     return found
 
 
+def parameters_only_given_to_host(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable) -> dict[str, bool]:
+    """The parameters of `function` whose every read, before the function binds the name again, is
+    a value a host library converts: an argument of its function (`np.asarray(preds)`, also in
+    `preds = np.asarray(preds)`) or the receiver of `.numpy()`; each with whether all those reads
+    are `.numpy()`. A caller holding a tensor on a device brings it to the host for such a
+    parameter, and the function never needs it where it was (`metrics.accuracy(preds, labels)`)."""
+    arguments = function.args
+    names = {argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+    nodes = list(scope_nodes(function.body, NESTED_SCOPES))
+    bindings = scope_bindings(nodes, augmented=True)
+    how: dict[int, str] = {}  # id of a read → "call" or "numpy"
+    for node in nodes:
+        if isinstance(node, ast.Call) and (values := _host_call_values(node, imports)) is not None:
+            how.update((id(value), "call") for value in values if isinstance(value, ast.Name))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "numpy" and not node.args:
+            how[id(node.func.value)] = "numpy"
+    reads: dict[str, list[str | None]] = {}
+    nested = [inner for node in nodes if isinstance(node, NESTED_SCOPES) for inner in ast.walk(node)]
+    for node in [*nodes, *nested]:
+        if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+            first = min((line for line, _ in bindings.get(node.id, ())), default=None)
+            if first is None or node.lineno <= first:
+                reads.setdefault(node.id, []).append(how.get(id(node)))
+    return {
+        name: all(way == "numpy" for way in found) for name, found in reads.items()
+        if all(found) and not any(line for line, _ in bindings.get(name, ()) if _bound_in_a_block(function, line))
+    }
+
+
+def _bound_in_a_block(function: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> bool:
+    """The binding at `line` is not a statement of the function's own body (a loop's, a branch's)."""
+    return not any(statement.lineno <= line <= (statement.end_lineno or statement.lineno)
+                   and isinstance(statement, (ast.Assign, ast.AnnAssign)) for statement in function.body)
+
+
 def device_value_may_reach_host(
     tree: ast.Module, imports: ImportTable, file_places_devices: bool, host_functions: dict[str, HostParameters] | None = None,
     arrays: frozenset[str] | None = None, given_device_values_beside: Callable[[str], bool] | None = None,

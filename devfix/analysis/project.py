@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 from devfix import python_parser
 from devfix.analysis.host_helpers import HelperSummary, function_in_text, summarise_in_text
-from devfix.analysis.importers import ForeignCall, calls_in_tree, neighbour_files
+from devfix.analysis.host_sinks import HostParameters, parameters_only_given_to_host
+from devfix.analysis.importers import ForeignCall, calls_in_tree, neighbour_files, passes_a_device_value
 from devfix.analysis.imports import BUILTIN_NAMES, ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_move
-from devfix.analysis.torch_api import places_devices
+from devfix.analysis.torch_api import HOST_LIBRARY_MODULES, places_devices
 from devfix.analysis.values import returned_kind
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 MODULE_BASE_SUFFIXES = ("LightningModule", "PreTrainedModel")
 MODULE_PACKAGES = ("torch.nn.", "torchmetrics.", "torchvision.models.")  # their classes are Modules
+HOST_TEXT_MARKERS = (*HOST_LIBRARY_MODULES, ".numpy(")  # a module without any of these hands nothing to numpy
 NOT_PROJECT_ROOTS = frozenset({"torch", "numpy", "torchvision", "transformers", "diffusers", "timm", "lightning", "pytorch_lightning"})
 NOT_MODULES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"}
 
@@ -54,6 +56,7 @@ class ProjectIndex:
         self._meetings: dict[tuple[str, str], FunctionMeetings | None] = {}  # → its parameters that meet
         self._returned_moves: dict[tuple[str, str], ReturnedMove | None] = {}  # → what it moves and gives back
         self._returned_modules: dict[tuple[str, str], bool] = {}  # → it gives back a Module it built, unplaced
+        self._host_parameters: dict[str, dict[str, HostReads]] = {}  # module file → its functions' parameters only handed to numpy
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -69,6 +72,7 @@ class ProjectIndex:
         self._meetings = {found: meetings for found, meetings in self._meetings.items() if found[0] != key}
         self._returned_moves = {found: move for found, move in self._returned_moves.items() if found[0] != key}
         self._returned_modules = {}  # its answers rest on the Module classes of other files too
+        self._host_parameters.pop(key, None)
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -155,6 +159,37 @@ class ProjectIndex:
             self._meetings[key] = meetings_in_text(self._text(Path(key[0])), key[1])
         self.consulted[key[0]] = True
         return self._meetings[key]
+
+    def imported_host_parameters(self, from_file: str, qualified_name: str) -> HostParameters | None:
+        """The top-level function `qualified_name` (`metrics.accuracy`) of a local module, with the
+        parameters it only hands to numpy (`host_sinks.parameters_only_given_to_host`) as `fed`,
+        but those DF008, run on that file, brings to the host there: read only by `.numpy()`, in
+        a file that places nothing on a device and never uses the function itself, every call of
+        which in the files beside it passes a value that may be on a device
+        (`FileFacts.device_values_beside`). None when none is left. Each module is read once per run."""
+        owner, _, function = qualified_name.rpartition(".")
+        root = owner.lstrip(".").split(".")[0]
+        if not owner or root in sys.stdlib_module_names or root in NOT_PROJECT_ROOTS:
+            return None
+        key = self._local_function(from_file, qualified_name)
+        if key is None:
+            return None
+        if key[0] not in self._host_parameters:
+            self._host_parameters[key[0]] = _host_parameters_of(self._text(Path(key[0])))
+        self.consulted[key[0]] = True
+        found = self._host_parameters[key[0]].get(function)
+        if found is None:
+            return None
+        positional, parameters, may_fix_itself = found
+        fed = frozenset(
+            parameter for parameter, numpy_only in parameters.items()
+            if not (numpy_only and may_fix_itself and self._given_device_values(key, positional.index(parameter) if parameter in positional else -1, parameter))
+        )
+        return HostParameters(positional, fed) if fed else None
+
+    def _given_device_values(self, key: tuple[str, str], position: int, parameter: str) -> bool:
+        calls = self.foreign_calls(*key)
+        return bool(calls) and all(passes_a_device_value(call, position, parameter) for call in calls)
 
     def _local_function(self, from_file: str, qualified_name: str) -> tuple[str, str] | None:
         """(module file, function name) of `utils.causal_mask` when `utils` is a file of the project."""
@@ -285,6 +320,34 @@ class ProjectIndex:
         if key not in self._files:
             self._files[key] = _read_facts(file, self._sources.get(key))
         return self._files[key]
+
+
+HostReads = tuple[list[str], dict[str, bool], bool]  # (positional parameters, those only handed to numpy, may fix itself)
+
+
+def _host_parameters_of(text: str) -> dict[str, HostReads]:
+    """For each top-level function of a module (defined once), the parameters it only hands to a
+    host library (`host_sinks.parameters_only_given_to_host`), when it has any; with whether DF008
+    may bring them to the host in that file: it places nothing on a device and never uses the
+    function itself."""
+    if not any(marker in text for marker in HOST_TEXT_MARKERS):
+        return {}
+    try:
+        tree = python_parser.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    imports = ImportTable.of(tree)
+    functions = [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    names = [function.name for function in functions]
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    places = places_devices(text)
+    found: dict[str, HostReads] = {}
+    for function in functions:
+        parameters = parameters_only_given_to_host(function, imports) if names.count(function.name) == 1 else {}
+        if parameters:
+            positional = [argument.arg for argument in [*function.args.posonlyargs, *function.args.args]]
+            found[function.name] = (positional, parameters, not places and function.name not in used)
+    return found
 
 
 def _read_facts(file: Path, text: str | None) -> FileClasses | None:

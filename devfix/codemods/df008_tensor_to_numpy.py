@@ -51,7 +51,10 @@ callers' values are tensors, so the host copy goes there, once for them all. A t
 of a helper module that never calls it itself, whose every call in the files beside it gives a value
 that may be on a device (`accuracy(out, y)` in `train.py`, `out = model(x)` of a moved model), gets
 the host copy in its own body instead (`pred.numpy()` → `pred.detach().cpu().numpy()`): the callers
-are in other files.
+are in other files. Where it does not, a caller of a function it imports from the project that only
+hands that parameter to numpy (`def accuracy(preds, labels): preds = np.asarray(preds)`, every read
+of it a host conversion, `FileFacts.imported_host_functions`) brings a device tensor over where it
+gives it: `accuracy(predicted.detach().cpu(), expected)`; other callers may pass lists or arrays.
 
 Refuses: `np.ones(out.shape)` (a size, not the tensor's values); `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
 cannot place on a device are left alone, and so is a function parameter's `.numpy()` in a file that
@@ -381,7 +384,24 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return self._fix_numpy_method(original_node, updated_node)
         if self.is_host_call(original_node):
             return self._fix_host_arguments(original_node, updated_node)
+        if isinstance(func, cst.Name):
+            return self._fix_helper_arguments(original_node, updated_node, func.value)
         return updated_node
+
+    def _fix_helper_arguments(self, original: cst.Call, updated: cst.Call, function: str) -> cst.BaseExpression:
+        """`accuracy(preds, golds)` of `from metrics import accuracy`, which only hands `preds` to
+        numpy (`FileFacts.imported_host_functions`): a device tensor given for it is brought to the
+        host here, where devfix knows it is one, unless the helper's own file gets the fix."""
+        host = self.facts.imported_host_functions.get(function) if self.facts is not None else None
+        if host is None:
+            return updated
+        fed = {id(value) for value in _fed_arguments(original, host)}
+        args, changed = list(updated.args), False
+        for index, arg in enumerate(original.args):
+            if id(arg.value) in fed and self._needs_host_copy(original, arg.value, function):
+                args[index] = args[index].with_changes(value=_host_copy(args[index].value, self._detached(arg.value)))
+                changed = True
+        return updated.with_changes(args=args) if changed else updated
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         """`g_loss[ind] = loss.data` into a numpy array: numpy converts the tensor as it stores it."""
@@ -490,17 +510,28 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         scope = self.enclosing_scope(node)
         if name is None or not isinstance(scope, cst.FunctionDef):
             return None
+        facts = self._host_facts(node)
+        # the bindings that may reach the read: those above it (`preds = np.asarray(preds)` reads
+        # the parameter itself), and in a loop every one
+        looped = self._in_a_loop(node, scope)
+        reaching = [binding for binding in facts.bindings.get(name, ()) if looped or binding.line < self.line_of(node)]
+        if name not in facts.parameters or not all(_follows(binding.value, name) for binding in reaching):
+            return None
         if (id(scope), name) not in self._given:
-            facts = self._host_facts(node)
             owner = self.class_of_method(scope)
-            rebound = [binding.value for binding in facts.bindings.get(name, ())]
-            if name not in facts.parameters or not all(_follows(value, name) for value in rebound):
-                self._given[(id(scope), name)] = None
-            elif owner is None:
+            if owner is None:
                 self._given[(id(scope), name)] = self.call_index().arguments_for(scope, name)
             else:
                 self._given[(id(scope), name)] = None if is_static_method(scope) else self.call_index().method_arguments_for(owner, scope, name)
         return self._given[(id(scope), name)]
+
+    def _in_a_loop(self, node: cst.CSTNode, scope: cst.FunctionDef) -> bool:
+        current = self.get_metadata(ParentProvider, node, None)
+        while current is not None and current is not scope:
+            if isinstance(current, (cst.For, cst.While)):
+                return True
+            current = self.get_metadata(ParentProvider, current, None)
+        return False
 
     def _detached(self, value: cst.BaseExpression) -> bool:
         """A name bound, where it is read, to a value that detaches (`pred = model(x).detach()`):
