@@ -625,8 +625,25 @@ class _Scope:
             latest = latest_binding(self.bindings, name, line)
             if latest is not None and latest[1] is not None and line <= (latest[1].end_lineno or 0):
                 latest = latest_binding(self.bindings, name, latest[0])  # read inside the statement that rebinds it
-            self._name_sources[key] = [] if latest is None or latest[1] is None else self._source_lines(latest[1], latest[0], through_helpers)
+            if latest is not None and latest[1] is None:
+                self._name_sources[key] = self._row_source_lines(name, latest[0], through_helpers)
+            else:
+                self._name_sources[key] = [] if latest is None else self._source_lines(latest[1], latest[0], through_helpers)
         return self._name_sources[key]
+
+    def _row_source_lines(self, name: str, line: int, through_helpers: bool) -> list[int]:
+        """DF004's `_row_sources`: `name` unpacked by the loop of `line` (`for tokens, score in
+        beams:`) from the rows of a list display of tuples bound before it."""
+        for loop in (node for node in self.nodes if isinstance(node, (ast.For, ast.AsyncFor)) and node.lineno == line):
+            if not (isinstance(loop.target, (ast.Tuple, ast.List)) and isinstance(loop.iter, ast.Name)):
+                continue
+            positions = [index for index, element in enumerate(loop.target.elts) if isinstance(element, ast.Name) and element.id == name]
+            rows = latest_binding(self.bindings, loop.iter.id, line)
+            if not positions or rows is None or not isinstance(rows[1], ast.List):
+                continue
+            items = [item.elts[positions[0]] for item in rows[1].elts if isinstance(item, ast.Tuple) and len(item.elts) > positions[0]]
+            return [found for item in items for found in self._source_lines(item, rows[0], through_helpers)]
+        return []
 
     def _helper_binding(self, name: ast.Name, line: int) -> int | None:
         """DF004's `mask = subsequent_mask(n)`: the line of the binding, when `name` is proven a

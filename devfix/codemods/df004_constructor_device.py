@@ -40,7 +40,9 @@ every caller moved (`def complete(model, tokenizer, prompt)`: `.to(next(model.pa
 the model's own device). Ids a generation loop grows with the
 model's output (`ids = torch.cat([ids, next_id], -1)`) move where they are made, when every other
 read takes a device tensor too (`analysis.token_ids`); a name rebound otherwise, or an encoding
-bound twice, is left alone.
+bound twice, is left alone. A name a loop unpacks from the rows of a list display of tuples bound
+before it (`for tokens, score in beams:` after `beams = [(torch.full((1, 1), sos), 0.0)]`, a beam
+search's start) is made where its item of every row is.
 
 So is a factory passed to a method of a model moved in the scope, of a class of the file, when
 that method hands the parameter to one of the class's layers, directly or through `self(...)` or
@@ -1305,6 +1307,18 @@ class _Combinations(cst.CSTVisitor):
             sources = [call for call in sources if not self._is_scalar(call)]
         return sources
 
+    def _row_sources(self, rows: str, position: int, line: int) -> list[cst.Call]:
+        """`for tokens, score in beams:` with `beams = [(torch.full((1, 1), sos), 0.0)]` bound before
+        the loop: the factories of the item at `position` of each tuple of that list display (what the
+        loop body binds to `beams` later is built from those rows)."""
+        binding = self.facts._binding_before(rows, line)
+        if binding is None or not isinstance(binding.value, cst.List):
+            return []
+        items = [element.value for element in binding.value.elements if isinstance(element, cst.Element)]
+        if not items or not all(isinstance(item, cst.Tuple) and len(item.elements) > position for item in items):
+            return []
+        return [call for item in items for call in self._sources(item.elements[position].value, binding.line)]
+
     def _sources(self, expression: cst.BaseExpression, before_line: int | None = None) -> list[cst.Call]:
         """The factory calls that an expression's value is built from."""
         if isinstance(expression, cst.Name):
@@ -1315,6 +1329,8 @@ class _Combinations(cst.CSTVisitor):
             if binding is not None and before_line is None and self._inside(expression, binding.value):
                 # `x = torch.cat(\n    (x, torch.tensor([n])))`: the statement that rebinds `x` reads the one before it
                 binding = self.facts._binding_before(expression.value, binding.line)
+            if binding is not None and binding.value is None and (expression.value, binding.line) in self.facts.unpacked_elements:
+                return self._row_sources(*self.facts.unpacked_elements[(expression.value, binding.line)], binding.line)
             if binding is None or binding.value is None:
                 return []
             move = self.facts.moved.get(expression.value)
