@@ -633,16 +633,20 @@ class _Scope:
 
     def _row_source_lines(self, name: str, line: int, through_helpers: bool) -> list[int]:
         """DF004's `_row_sources`: `name` unpacked by the loop of `line` (`for tokens, score in
-        beams:`) from the rows of a list display of tuples bound before it."""
+        beams:`) from the rows of a list display or comprehension of tuples (bound before it)."""
         for loop in (node for node in self.nodes if isinstance(node, (ast.For, ast.AsyncFor)) and node.lineno == line):
-            if not (isinstance(loop.target, (ast.Tuple, ast.List)) and isinstance(loop.iter, ast.Name)):
+            if not isinstance(loop.target, (ast.Tuple, ast.List)):
                 continue
             positions = [index for index, element in enumerate(loop.target.elts) if isinstance(element, ast.Name) and element.id == name]
-            rows = latest_binding(self.bindings, loop.iter.id, line)
-            if not positions or rows is None or not isinstance(rows[1], ast.List):
+            rows, at = loop.iter, line
+            if isinstance(rows, ast.Name):
+                bound = latest_binding(self.bindings, rows.id, line)
+                rows, at = (bound[1], bound[0]) if bound is not None else (None, line)
+            items = [rows.elt] if isinstance(rows, ast.ListComp) else rows.elts if isinstance(rows, ast.List) else []
+            if not positions or not items:
                 continue
-            items = [item.elts[positions[0]] for item in rows[1].elts if isinstance(item, ast.Tuple) and len(item.elts) > positions[0]]
-            return [found for item in items for found in self._source_lines(item, rows[0], through_helpers)]
+            items = [item.elts[positions[0]] for item in items if isinstance(item, ast.Tuple) and len(item.elts) > positions[0]]
+            return [found for item in items for found in self._source_lines(item, at, through_helpers)]
         return []
 
     def _helper_binding(self, name: ast.Name, line: int) -> int | None:
@@ -920,7 +924,8 @@ class _Scope:
             return any(self._has_sources(value) for value in values)
         if qualified is not None and qualified.startswith("torch."):
             tensor_function = (is_torch_tensor_function({qualified}) and qualified not in FACTORY_FUNCTIONS) or qualified in MEETING_FUNCTIONS
-            return tensor_function and self._both(values)
+            # `F.cross_entropy(model(xb), yb)`: DF004's `placed_by_fed_models` needs no reference
+            return tensor_function and (self._both(values) or self._meets_a_model_output(values))
         if isinstance(call.func, ast.Name) and call.func.id in self.imports.names and len(values) > 1:
             # `accuracy(model(x), labels)` of another file that compares them: DF004's `_meet_in_function`
             return self._both(values) and self.imported_meets(call.func.id)

@@ -66,8 +66,8 @@ class PlacementFacts:
     augmented: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `name += v`: (name, line) → v
     elements: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `for y in ys`: (y, line) → ys
     # `for tokens, score in beams`: (tokens, line) → (beams, 0), each a name the loop unpacks from a
-    # row of an iterated name, with its position in the row
-    unpacked_elements: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
+    # row of what it iterates (a name, a list display or a list comprehension), with its position
+    unpacked_elements: dict[tuple[str, int], tuple[cst.BaseExpression, int]] = field(default_factory=dict)
     dict_values: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `for k, v in d.items()`: (v, line) → d
     called: set[str] = field(default_factory=set)
     method_receivers: set[str] = field(default_factory=set)  # `model` of `model.generate(ids)`
@@ -379,10 +379,10 @@ class _Collector(cst.CSTVisitor):
         line = self.facts.line_of(node)
         for name, value in _loop_elements(node):
             self.facts.elements[(name, line)] = value
-        if isinstance(node.target, (cst.Tuple, cst.List)) and isinstance(node.iter, cst.Name):
+        if isinstance(node.target, (cst.Tuple, cst.List)) and isinstance(node.iter, (cst.Name, cst.List, cst.ListComp)):
             for position, element in enumerate(node.target.elements):
                 if isinstance(element.value, cst.Name):
-                    self.facts.unpacked_elements[(element.value.value, line)] = (node.iter.value, position)
+                    self.facts.unpacked_elements[(element.value.value, line)] = (node.iter, position)
         values = _dict_values_bound(node)
         if values is not None:
             self.facts.dict_values[(values[0], line)] = values[1]

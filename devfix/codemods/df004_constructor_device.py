@@ -40,9 +40,10 @@ every caller moved (`def complete(model, tokenizer, prompt)`: `.to(next(model.pa
 the model's own device). Ids a generation loop grows with the
 model's output (`ids = torch.cat([ids, next_id], -1)`) move where they are made, when every other
 read takes a device tensor too (`analysis.token_ids`); a name rebound otherwise, or an encoding
-bound twice, is left alone. A name a loop unpacks from the rows of a list display of tuples bound
-before it (`for tokens, score in beams:` after `beams = [(torch.full((1, 1), sos), 0.0)]`, a beam
-search's start) is made where its item of every row is.
+bound twice, is left alone. A name a loop unpacks from the rows of a list display or comprehension
+of tuples (bound before it: `for tokens, score in beams:` after `beams = [(torch.full((1, 1), sos),
+0.0)]`, a beam search's start; `for x, y in [(xs[i:i + 8], ys[i:i + 8]) for i in ...]`) is made where
+its item of every row is.
 
 So is a factory passed to a method of a model moved in the scope, of a class of the file, when
 that method hands the parameter to one of the class's layers, directly or through `self(...)` or
@@ -1307,17 +1308,23 @@ class _Combinations(cst.CSTVisitor):
             sources = [call for call in sources if not self._is_scalar(call)]
         return sources
 
-    def _row_sources(self, rows: str, position: int, line: int) -> list[cst.Call]:
+    def _row_sources(self, rows: cst.BaseExpression, position: int, line: int) -> list[cst.Call]:
         """`for tokens, score in beams:` with `beams = [(torch.full((1, 1), sos), 0.0)]` bound before
-        the loop: the factories of the item at `position` of each tuple of that list display (what the
-        loop body binds to `beams` later is built from those rows)."""
-        binding = self.facts._binding_before(rows, line)
-        if binding is None or not isinstance(binding.value, cst.List):
+        the loop (a beam search's start), or `for x, y in [(xs[i:i + 8], ys[i:i + 8]) for i in ...]`:
+        the factories of the item at `position` of each tuple of that list display or comprehension
+        (what the loop body binds to `beams` later is built from those rows)."""
+        if isinstance(rows, cst.Name):
+            binding = self.facts._binding_before(rows.value, line)
+            rows, line = (binding.value, binding.line) if binding is not None else (None, line)
+        if isinstance(rows, cst.ListComp):
+            items = [rows.elt]
+        elif isinstance(rows, cst.List):
+            items = [element.value for element in rows.elements if isinstance(element, cst.Element)]
+        else:
             return []
-        items = [element.value for element in binding.value.elements if isinstance(element, cst.Element)]
         if not items or not all(isinstance(item, cst.Tuple) and len(item.elements) > position for item in items):
             return []
-        return [call for item in items for call in self._sources(item.elements[position].value, binding.line)]
+        return [call for item in items for call in self._sources(item.elements[position].value, line)]
 
     def _sources(self, expression: cst.BaseExpression, before_line: int | None = None) -> list[cst.Call]:
         """The factory calls that an expression's value is built from."""
