@@ -311,9 +311,8 @@ class FileFacts:
         """The imported part of `host_functions`, by the name the file calls them."""
         if not places_devices(self.text):
             return {}
-        called = {node.func.id for node in ast.walk(self._tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
         found = {}
-        for name in sorted(called & self.imports.names.keys()):
+        for name in sorted(self._walk.called & self.imports.names.keys()):
             host = self._project.imported_host_parameters(self._path, self.imports.names[name])
             if host is not None:
                 found[name] = host
