@@ -846,11 +846,11 @@ class _Combinations(cst.CSTVisitor):
         `next(bce.parameters())` raises StopIteration."""
         code = device_code(move.device)
         conditions = self._conditions_around(move.call) - self._conditions_around(call)
-        if code is not None and all(self._chooses_the_device(condition.test, code, call) for condition in conditions):
+        if code is not None and all(self._chooses_the_device(condition.test, code) for condition in conditions):
             return code
         return f"next({module}.parameters()).device" if self._may_hold_parameters(module, call) else None
 
-    def _chooses_the_device(self, test: cst.BaseExpression, device: str, call: cst.Call) -> bool:
+    def _chooses_the_device(self, test: cst.BaseExpression, device: str) -> bool:
         """`if use_gpu:` around `model.to(device)` where `device = torch.device("cuda" if use_gpu
         else "cpu")` is the one device name bound (or both tests ask for CUDA's availability): the
         device is the CPU exactly when the move is skipped."""
