@@ -50,6 +50,17 @@ class ScopeTracker:
             current = self.get_metadata(ParentProvider, current)
         return current
 
+    def blocks_around(self, node: cst.CSTNode, kinds: tuple[type[cst.CSTNode], ...]) -> list[cst.CSTNode]:
+        """The statements of those `kinds` (`cst.If`, `cst.For`, ...) that `node` runs under, up to
+        its enclosing function or module."""
+        found = []
+        current = self.get_metadata(ParentProvider, node, None)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
+            if isinstance(current, kinds):
+                found.append(current)
+            current = self.get_metadata(ParentProvider, current, None)
+        return found
+
     def class_of_method(self, function: cst.FunctionDef) -> cst.ClassDef | None:
         """The class whose body defines `function`; None for a function of the module or of
         another function."""

@@ -845,7 +845,8 @@ class _Combinations(cst.CSTVisitor):
         None for a torch.nn Module that holds no parameters (`bce = nn.BCELoss()`), whose
         `next(bce.parameters())` raises StopIteration."""
         code = device_code(move.device)
-        conditions = self._conditions_around(move.call) - self._conditions_around(call)
+        # a model moved under `if use_gpu:` is on the device the move names only where that test holds
+        conditions = set(self.rule.blocks_around(move.call, (cst.If,))) - set(self.rule.blocks_around(call, (cst.If,)))
         if code is not None and all(self._chooses_the_device(condition.test, code) for condition in conditions):
             return code
         return f"next({module}.parameters()).device" if self._may_hold_parameters(module, call) else None
@@ -863,17 +864,6 @@ class _Combinations(cst.CSTVisitor):
             return False
         same = cst.Module([]).code_for_node(test) == cst.Module([]).code_for_node(chosen.test)
         return same or (self.rule.tests_availability(test) and self.rule.tests_availability(chosen.test))
-
-    def _conditions_around(self, node: cst.CSTNode) -> set[cst.If]:
-        """The `if` statements of the scope that `node` runs under: a model moved under `if
-        use_gpu:` is on the device the move names only where the same test holds."""
-        found: set[cst.If] = set()
-        current = self.rule.get_metadata(ParentProvider, node, None)
-        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
-            if isinstance(current, cst.If):
-                found.add(current)
-            current = self.rule.get_metadata(ParentProvider, current, None)
-        return found
 
     def _may_hold_parameters(self, module: str, call: cst.Call) -> bool:
         """False when the value `module` holds at `call` was built by a torch.nn class known to hold

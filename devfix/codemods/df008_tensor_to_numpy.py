@@ -513,7 +513,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         facts = self._host_facts(node)
         # the bindings that may reach the read: those above it (`preds = np.asarray(preds)` reads
         # the parameter itself), and in a loop every one
-        looped = self._in_a_loop(node, scope)
+        looped = bool(self.blocks_around(node, (cst.For, cst.While)))
         reaching = [binding for binding in facts.bindings.get(name, ()) if looped or binding.line < self.line_of(node)]
         if name not in facts.parameters or not all(_follows(binding.value, name) for binding in reaching):
             return None
@@ -524,14 +524,6 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             else:
                 self._given[(id(scope), name)] = None if is_static_method(scope) else self.call_index().method_arguments_for(owner, scope, name)
         return self._given[(id(scope), name)]
-
-    def _in_a_loop(self, node: cst.CSTNode, scope: cst.FunctionDef) -> bool:
-        current = self.get_metadata(ParentProvider, node, None)
-        while current is not None and current is not scope:
-            if isinstance(current, (cst.For, cst.While)):
-                return True
-            current = self.get_metadata(ParentProvider, current, None)
-        return False
 
     def _detached(self, value: cst.BaseExpression) -> bool:
         """A name bound, where it is read, to a value that detaches (`pred = model(x).detach()`):
