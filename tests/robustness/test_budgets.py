@@ -4,8 +4,11 @@ accepts: a file over its budget costs one `error:` line, the other files still g
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from devfix.budget import OverTimeBudget, run_deep
 from tests.robustness.test_bad_input import BUGGY, devfix
 
 
@@ -49,6 +52,22 @@ def test_deep_code_that_python_accepts_is_fixed(tmp_path, terms):
     completed = devfix("fix", "--no-cache", "deep.py", cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     assert "torch.zeros(3).to(device) + a + a" in (tmp_path / "deep.py").read_text()
+
+
+def test_time_spent_importing_is_not_the_files(tmp_path, monkeypatch):
+    """devfix loads its rules on first use in each process: a slow import (a busy machine) must not
+    put a small file over a budget meant for its analysis; the same wait spent analysing does."""
+    (tmp_path / "slow_to_import.py").write_text("import time\ntime.sleep(0.6)\nVALUE = 7\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def load() -> int:
+        import slow_to_import
+
+        return slow_to_import.VALUE
+
+    assert run_deep(load, 0.3) == 7
+    with pytest.raises(OverTimeBudget):
+        run_deep(lambda: time.sleep(0.6), 0.3)
 
 
 def test_budgets_are_validated(tmp_path):
