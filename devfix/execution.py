@@ -106,9 +106,10 @@ def _cuda_build() -> bool:
 
 
 def _start_fork(script: Path, machine: str, timeout: float, argv: list[str]) -> RunningProgram:
-    import torch  # noqa: F401  (imported once in the parent; children inherit it)
-
     import devfix.sim  # noqa: F401
+    from devfix.preload import preload_for
+
+    preload_for(script.resolve().parent)  # torch and the like, imported once here: the children inherit them
 
     read_end, write_end = os.pipe()
     output = tempfile.TemporaryFile()

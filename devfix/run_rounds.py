@@ -75,6 +75,9 @@ def run_round(program: Program, argv: list[str], texts: dict[Path, str], machine
         from devfix.gpu_round import run_in_fresh_interpreter
 
         return run_in_fresh_interpreter(program, argv, texts, timeout)
+    from devfix.preload import preload_for
+
+    preload_for(program.script.parent if program.script is not None else Path.cwd())  # once here, not in each child
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: run, report through the pipe, end without running the parent's cleanup
