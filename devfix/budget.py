@@ -12,6 +12,7 @@ so such a file ends in `MemoryError` instead of swapping the machine.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
 import sys
 import threading
@@ -24,7 +25,6 @@ T = TypeVar("T")
 STACK_BYTES = 128 * 1024 * 1024  # reserved, not committed; the deepest input CPython accepts uses under 48 MiB
 RECURSION_LIMIT = 60_000  # libcst uses up to ~12 frames per level of the deepest input CPython accepts
 GRACE_SECONDS = 10.0  # for the exception to surface from native code (libcst's parser) after the budget
-SLICE_SECONDS = 0.05  # how often the clock looks whether the analysis is loading devfix's own modules
 
 
 class OverTimeBudget(BaseException):
@@ -42,6 +42,7 @@ def run_deep(function: Callable[[], T], seconds: float | None = None) -> T:
     outcome: list = []
 
     def target() -> None:
+        _IMPORTS.reset()
         try:
             outcome.append((True, function()))
         except BaseException as error:  # noqa: BLE001 - handed to the caller's thread as it is
@@ -49,6 +50,8 @@ def run_deep(function: Callable[[], T], seconds: float | None = None) -> T:
 
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
+    if seconds is not None:
+        _IMPORTS.install()
     thread = _start_deep(target)
     _join_within(thread, seconds)
     if thread.is_alive():
@@ -70,24 +73,56 @@ def _join_within(thread: threading.Thread, seconds: float | None) -> None:
     if seconds is None:
         thread.join()
         return
-    counted = 0.0
-    while counted < seconds:
-        start = time.monotonic()
-        thread.join(min(SLICE_SECONDS, seconds - counted))
+    started = time.monotonic()
+    while True:
+        spent = time.monotonic() - started - _IMPORTS.seconds(thread.ident)
+        if spent >= seconds:
+            return
+        thread.join(seconds - spent)
         if not thread.is_alive():
             return
-        if not _importing(thread):
-            counted += time.monotonic() - start
 
 
-def _importing(thread: threading.Thread) -> bool:
-    """Whether `thread` is inside an import now (a frame of importlib's bootstrap on its stack)."""
-    frame = sys._current_frames().get(thread.ident)
-    while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
-            return True
-        frame = frame.f_back
-    return False
+class _ImportClock:
+    """Seconds each thread has spent in first-time imports, timed in importlib's `_find_and_load`
+    (which both `import` statements and `importlib.import_module` reach only for a module not
+    loaded yet): nested imports count once, an import under way counts up to now."""
+
+    def __init__(self) -> None:
+        self._done: dict[int, float] = {}
+        self._since: dict[int, float] = {}  # the outermost import under way in each thread
+        self._installed = False
+
+    def install(self) -> None:
+        """Wrap `_find_and_load` once per process (left alone where this CPython has none)."""
+        bootstrap = getattr(importlib, "_bootstrap", None)
+        original = getattr(bootstrap, "_find_and_load", None)
+        if self._installed or original is None:
+            return
+        self._installed = True
+
+        def find_and_load(name, import_):
+            ident = threading.get_ident()
+            if ident in self._since:
+                return original(name, import_)
+            self._since[ident] = time.monotonic()
+            try:
+                return original(name, import_)
+            finally:
+                self._done[ident] = self._done.get(ident, 0.0) + time.monotonic() - self._since.pop(ident)
+
+        bootstrap._find_and_load = find_and_load
+
+    def reset(self) -> None:
+        """For the calling thread, which starts an analysis (a thread's ident may be reused)."""
+        self._done.pop(threading.get_ident(), None)
+
+    def seconds(self, ident: int | None) -> float:
+        since = self._since.get(ident)
+        return self._done.get(ident, 0.0) + (time.monotonic() - since if since is not None else 0.0)
+
+
+_IMPORTS = _ImportClock()
 
 
 def _start_deep(target: Callable[[], None]) -> threading.Thread:
