@@ -54,6 +54,24 @@ class _Names(cst.CSTVisitor):
         self.names.add(node.value)
 
 
+def variables_in(node: cst.CSTNode) -> set[str]:
+    """The variables `node` reads or binds: its names, less attribute names (`x` and `model`, not
+    `size`, in `model(x.size(0))`) and keyword names."""
+    finder = _Variables()
+    node.visit(finder)
+    return finder.names
+
+
+class _Variables(_Names):
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+
 def return_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None]:
     """What each `return` of `function` returns (not those of functions nested in it)."""
     returns = _Returns()

@@ -18,7 +18,8 @@ The batches go to wherever the caller put the model: correct on a GPU, a no-op o
 never tied to a global device variable the helper cannot see. Only loops over something proven a
 DataLoader (as in DF002: for a helper module, by every call of the function in the files beside
 it, `evaluate(model, DataLoader(data))` in the script that imports it) and batch variables that
-meet the model or its outputs are moved.
+meet the model or its outputs are moved; the model is the callable given a value computed from
+the batch (`model(x)`, `model(add_bias(x))`, `model(x.float())`).
 
 Refuses: programs that place nothing on a device, nor do the project modules they import (their
 helpers' models run on the CPU wherever they run: the registry's `program_signal`), functions with
@@ -33,6 +34,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import file_functions
+from devfix.analysis.cst_bindings import variables_in
 from devfix.analysis.loaders import (
     batches_to_move,
     collate_places_batches,
@@ -167,6 +169,8 @@ class _FedOutputs(cst.CSTVisitor):
 
 
 def _calls_with(body: cst.CSTNode, callee: str, names: list[str]) -> bool:
+    """`callee` is called with a value computed from a batch variable (`model(x)`, `model(batch[0])`,
+    `model(add_bias(x))`, `model(x.float())`)."""
     finder = _CallFinder(callee, set(names))
     body.visit(finder)
     return finder.found
@@ -178,7 +182,4 @@ class _CallFinder(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value == self.callee:
-            for arg in node.args:
-                value = arg.value.value if isinstance(arg.value, cst.Subscript) else arg.value
-                if isinstance(value, cst.Name) and value.value in self.names:
-                    self.found = True
+            self.found |= any(variables_in(arg.value) & self.names for arg in node.args)
