@@ -13,7 +13,7 @@ from devfix.analysis.module_classes import is_module_class, is_self_attribute, s
 from devfix.analysis.placement import PlacementFacts, as_move, collect
 from devfix.analysis.tensors import tensor_names
 from devfix.analysis.torch_api import CUDA_TENSOR_TYPES, places_devices
-from devfix.analysis.torch_names import qualified_names
+from devfix.analysis.torch_names import DEVICE_CONSTRUCTOR, is_cuda_device_expression, qualified_names
 
 ScopeNode = cst.Module | cst.FunctionDef
 
@@ -155,6 +155,31 @@ class ScopeTracker:
                 return value.body.value == "True" and self.tests_availability(value.test, depth + 1)
             return value is not None and self.tests_availability(value, depth + 1)
         return False
+
+    def move_holds_where(self, move_call: cst.CSTNode, device: str | None, at: cst.CSTNode) -> bool:
+        """Whether a move (`model.to(device)`, or `model.cuda()` with `device` None) puts the model
+        on `device` (CUDA when it is there, for None) wherever `at` runs: the move is under no `if`
+        that `at` is not under, or each such test is the device's own choice (`test_chooses_device`;
+        for `.cuda()`, CUDA's availability). Under `if args.cuda:` with `--no-cuda` given, the model
+        stays on the CPU on a GPU machine."""
+        conditions = set(self.blocks_around(move_call, (cst.If,))) - set(self.blocks_around(at, (cst.If,)))
+        if device is None:
+            return all(self.tests_availability(condition.test) for condition in conditions)
+        return all(self.test_chooses_device(condition.test, device, at) for condition in conditions)
+
+    def test_chooses_device(self, test: cst.BaseExpression, device: str, at: cst.CSTNode) -> bool:
+        """`if use_gpu:` around `model.to(device)` where `device = torch.device("cuda" if use_gpu
+        else "cpu")` is the one device name bound (in the scope of `at` or the top level; or both
+        tests ask for CUDA's availability): the device is the CPU exactly when the move is skipped."""
+        scopes = {id(facts): facts for facts in (self.scope_facts(at), self.scope_facts(self.module))}
+        bindings = [binding.value for facts in scopes.values() for binding in facts.bindings.get(device, ())]
+        chosen = bindings[0] if len(bindings) == 1 else None
+        if isinstance(chosen, cst.Call) and chosen.args and DEVICE_CONSTRUCTOR in self.qualified(chosen.func):
+            chosen = chosen.args[0].value
+        if not isinstance(chosen, cst.IfExp) or not is_cuda_device_expression(chosen.body, self.qualified):
+            return False
+        same = cst.Module([]).code_for_node(test) == cst.Module([]).code_for_node(chosen.test)
+        return same or (self.tests_availability(test) and self.tests_availability(chosen.test))
 
     def object_modules(self, class_def: cst.ClassDef) -> tuple[frozenset[str], frozenset[str]]:
         """The attributes `__init__` binds to a Module it builds (`self.criterion = nn.MSELoss()`:

@@ -310,11 +310,11 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         here and never moved is on the CPU, like its data: consistent, so left alone. A model the
         top level moved counts in a function that runs only after the move (`analysis.entry_lines`)."""
         facts = self.scope_facts(node)
-        models = {name: device_code(move.device, literals=True) for name, move in facts.moved.items() if name in facts.called}
+        models = {name: self._moved_to(name, move, node) for name, move in facts.moved.items() if name in facts.called}
         top = self.scope_facts(self.module).moved
         local = set(facts.bindings) | self.scope_parameters(node)
         for name in sorted(self.top_level_models_moved_before(node)):  # `validate()` reading a model moved before it runs
-            device = device_code(top[name].device, literals=True)
+            device = self._moved_to(name, top[name], node)
             if device is None or device.split(".")[0] not in local:
                 models.setdefault(name, device)
         local_device = (self.scope_parameters(node) | set(facts.bindings)) & set(DEVICE_NAMES)
@@ -327,6 +327,16 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             if moves and call.func.value in self.scope_parameters(node):
                 models.setdefault(call.func.value, device_code(moves[0].device, literals=True))
         return models
+
+
+    def _moved_to(self, name: str, move, loop: cst.CSTNode) -> str | None:
+        """The device `move` put model `name` on where `loop` runs (None for `.cuda()`: the
+        preamble's device). Under `if args.cuda:` alone (`--no-cuda` keeps it on the CPU of a GPU
+        machine), the batches follow the model's own parameters."""
+        device = device_code(move.device, literals=True)
+        if self.move_holds_where(move.call, device_code(move.device), loop):
+            return device
+        return f"next({name}.parameters()).device"
 
 
 def _built_class(value: cst.BaseExpression | None) -> str | None:

@@ -158,7 +158,7 @@ from devfix.analysis.torch_api import (
     is_source_wrapper,
     is_torch_tensor_function,
 )
-from devfix.analysis.torch_names import DEVICE_CONSTRUCTOR, holds_state, is_cuda_device_expression, keyword
+from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword, moved_to
 from devfix.findings import Safety
@@ -845,25 +845,9 @@ class _Combinations(cst.CSTVisitor):
         None for a torch.nn Module that holds no parameters (`bce = nn.BCELoss()`), whose
         `next(bce.parameters())` raises StopIteration."""
         code = device_code(move.device)
-        # a model moved under `if use_gpu:` is on the device the move names only where that test holds
-        conditions = set(self.rule.blocks_around(move.call, (cst.If,))) - set(self.rule.blocks_around(call, (cst.If,)))
-        if code is not None and all(self._chooses_the_device(condition.test, code) for condition in conditions):
+        if code is not None and self.rule.move_holds_where(move.call, code, call):  # not under `if use_gpu:` alone
             return code
         return f"next({module}.parameters()).device" if self._may_hold_parameters(module, call) else None
-
-    def _chooses_the_device(self, test: cst.BaseExpression, device: str) -> bool:
-        """`if use_gpu:` around `model.to(device)` where `device = torch.device("cuda" if use_gpu
-        else "cpu")` is the one device name bound (or both tests ask for CUDA's availability): the
-        device is the CPU exactly when the move is skipped."""
-        scopes = {id(facts): facts for facts in (self.facts, self.rule.scope_facts(self.rule.module))}
-        bindings = [binding.value for facts in scopes.values() for binding in facts.bindings.get(device, ())]
-        chosen = bindings[0] if len(bindings) == 1 else None
-        if isinstance(chosen, cst.Call) and chosen.args and DEVICE_CONSTRUCTOR in self.qualified(chosen.func):
-            chosen = chosen.args[0].value
-        if not isinstance(chosen, cst.IfExp) or not is_cuda_device_expression(chosen.body, self.qualified):
-            return False
-        same = cst.Module([]).code_for_node(test) == cst.Module([]).code_for_node(chosen.test)
-        return same or (self.rule.tests_availability(test) and self.rule.tests_availability(chosen.test))
 
     def _may_hold_parameters(self, module: str, call: cst.Call) -> bool:
         """False when the value `module` holds at `call` was built by a torch.nn class known to hold
