@@ -407,6 +407,10 @@ class FileFacts:
         """The kind of the attribute `self.x` read at `line` and character `column`."""
         return self.values.attribute_reads.get((line, self.byte_column(line, column)), Kind.UNKNOWN)
 
+    def iterated_call_kind_at(self, line: int, column: int) -> Kind:
+        """The kind of the call a `for` statement iterates over at `line` and character `column`."""
+        return self.values.iterated_calls.get((line, self.byte_column(line, column)), Kind.UNKNOWN)
+
     def byte_column(self, line: int, column: int) -> int:
         """`ast` counts columns in UTF-8 bytes, libcst in characters."""
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""

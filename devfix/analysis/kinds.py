@@ -37,6 +37,7 @@ class Kind(enum.Enum):
     IMAGE_TRANSFORM = "torchvision transform that makes image tensors"  # `Compose([..., ToTensor()])`
     TENSOR_LOADER = "DataLoader of tensor batches"  # over a TensorDataset, default collate
     IMAGE_LOADER = "DataLoader of (image tensor, target) batches"  # over a torchvision dataset
+    BATCH_LIST = "list of (tensor, ...) batches"  # `[(x[i:i + n], y[i:i + n]) for i in range(0, len(x), n)]`
     TENSOR_LOADERS = "tuple of DataLoaders of tensor batches"  # `return DataLoader(train), DataLoader(val)`
     IMAGE_LOADERS = "tuple of DataLoaders of (image tensor, target) batches"
     UNKNOWN = "unknown"
@@ -44,6 +45,14 @@ class Kind(enum.Enum):
     @property
     def is_known_non_tensor(self) -> bool:
         return self not in (Kind.TENSOR, Kind.UNKNOWN)
+
+
+def _placed_here(node: ast.expr) -> bool:
+    """`x.to(device)`, `x.cuda()`, `torch.zeros(n, device=device)`: a value given its device where it is written."""
+    return isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda"))
+        or any(keyword.arg == "device" for keyword in node.keywords)
+    )
 
 
 def join(kinds: Iterable[Kind]) -> Kind:
@@ -96,7 +105,7 @@ NUMBER_CONSTANTS = frozenset({
 NUMPY_ROOTS = ("numpy.",)
 ITEM_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_TUPLE, Kind.IMAGE_DATASET: Kind.IMAGE_SAMPLE}
 LOADER_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_LOADER, Kind.IMAGE_DATASET: Kind.IMAGE_LOADER}
-BATCH_KINDS = {Kind.TENSOR_LOADER: Kind.TENSOR_TUPLE, Kind.IMAGE_LOADER: Kind.IMAGE_SAMPLE}
+BATCH_KINDS = {Kind.TENSOR_LOADER: Kind.TENSOR_TUPLE, Kind.IMAGE_LOADER: Kind.IMAGE_SAMPLE, Kind.BATCH_LIST: Kind.TENSOR_TUPLE}
 LOADER_TUPLES = {Kind.TENSOR_LOADER: Kind.TENSOR_LOADERS, Kind.IMAGE_LOADER: Kind.IMAGE_LOADERS}  # a tuple of one kind of loader
 KNOWN_LOADERS = frozenset(BATCH_KINDS)  # DataLoaders whose batches devfix knows
 DATALOADER_KINDS = KNOWN_LOADERS | frozenset(LOADER_TUPLES.values())  # those, and tuples of them
@@ -150,10 +159,23 @@ class Resolver:
     def _kind_JoinedStr(self, node: ast.JoinedStr, env: dict[str, Kind]) -> Kind:
         return Kind.STR
 
-    def _kind_List(self, node: ast.expr, env: dict[str, Kind]) -> Kind:
-        return Kind.LIST
+    def _kind_List(self, node: ast.List, env: dict[str, Kind]) -> Kind:
+        """A list; of batches when each item is a tuple display of tensors (`[(x, y), (x2, y2)]`)."""
+        batches = bool(node.elts) and all(self._tensor_tuple(element, env) for element in node.elts)
+        return Kind.BATCH_LIST if batches else Kind.LIST
 
-    _kind_ListComp = _kind_List
+    def _kind_ListComp(self, node: ast.ListComp, env: dict[str, Kind]) -> Kind:
+        """A list; of batches when its item is a tuple display of tensors, read with the
+        comprehension's own variables unknown (`[(x[i:i + n], y[i:i + n]) for i in ...]`)."""
+        own = {name.id for generator in node.generators for name in ast.walk(generator.target) if isinstance(name, ast.Name)}
+        inner = {name: kind for name, kind in env.items() if name not in own}
+        return Kind.BATCH_LIST if self._tensor_tuple(node.elt, inner) else Kind.LIST
+
+    def _tensor_tuple(self, node: ast.expr, env: dict[str, Kind]) -> bool:
+        """A tuple display of two or more items, each a tensor, none placed there (`x.to(device)`,
+        `device=`): rows like a DataLoader's batches, which the loop over them must move."""
+        return (isinstance(node, ast.Tuple) and len(node.elts) >= 2
+                and all(self.kind(element, env) is Kind.TENSOR and not _placed_here(element) for element in node.elts))
 
     def _kind_Tuple(self, node: ast.Tuple, env: dict[str, Kind]) -> Kind:
         """A tuple; of DataLoaders of one kind when each item is one (`train_loader, val_loader`)."""

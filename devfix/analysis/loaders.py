@@ -47,7 +47,7 @@ def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name | cst.Call | cst.Attrib
             annotated = node.annotation is not None and qualified_names(rule, node.annotation.annotation) & DATALOADER_NAMES
             if annotated or _callers_pass_loaders(rule, node):
                 return True
-    return not isinstance(loader, cst.Call) and rule.kind_of(loader) in KNOWN_LOADERS
+    return rule.kind_of(loader) in KNOWN_LOADERS
 
 
 def _built_as_a_loader(rule: cst.CSTVisitor, value: cst.BaseExpression) -> bool:

@@ -110,6 +110,7 @@ class Walk:
     tensor_candidates: list[ast.Name] = field(default_factory=list)  # names DF014 would accept if tensors
     bare_move_receivers: list[ast.Name] = field(default_factory=list)  # `x` in a statement `x.to(device)`
     built: set[str] = field(default_factory=set)  # names assigned from a call (`model = Net()`)
+    lists_tuples: bool = False  # a list display or comprehension of tuple displays (`_may_list_batches`)
     called: set[str] = field(default_factory=set)  # names called (`model(x)`)
     inits: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef]] = field(default_factory=list)
     # the other methods of classes, with a parameter named like a device (DF019's `create_grids(self, ng, device)`)
@@ -164,6 +165,8 @@ def walk(tree: ast.Module) -> Walk:
         if isinstance(node, ast.Global):
             found.declared_global.update(node.names)
             continue
+        if isinstance(node, (ast.ListComp, ast.List)) and not found.lists_tuples:
+            found.lists_tuples = _may_list_batches(node)
         if isinstance(node, WATCHED):
             found.nodes.append((node, place))
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -1019,13 +1022,20 @@ def _is_placing_call(node: ast.AST) -> bool:
 
 def _may_loop_over_a_loader(looped_over: set[str], found: Walk) -> bool:
     """What `analysis.loaders.is_dataloader` may accept: a parameter annotated as a DataLoader, or
-    any name in a file that builds a DataLoader (it may be bound to one, be given one by the
+    any name in a file that builds a DataLoader or a list of tuples (it may be bound to one, be given one by the
     callers of its function, or be proven one by the value analysis). Names bound by imported
     functions and parameters other files may give a loader are decided lazily, with the project
     (`_imported_calls_binding`, `_parameters_other_files_may_give`)."""
     if any(parameter in looped_over and _names_a_loader(annotation, found.imports) for parameter, annotation in found.annotations):
         return True
-    return any(isinstance(node, ast.Call) and _may_build_a_loader(node, found.imports) for node, _ in found.nodes)
+    return found.lists_tuples or any(isinstance(node, ast.Call) and _may_build_a_loader(node, found.imports) for node, _ in found.nodes)
+
+
+def _may_list_batches(node: ast.AST) -> bool:
+    """A list of tuple displays the value analysis may prove batches of tensors (`Kind.BATCH_LIST`):
+    `[(x[i:i + n], y[i:i + n]) for i in range(0, len(x), n)]`, `[(x1, y1), (x2, y2)]`."""
+    rows = [node.elt] if isinstance(node, ast.ListComp) else node.elts if isinstance(node, ast.List) else []
+    return bool(rows) and all(isinstance(row, ast.Tuple) and len(row.elts) >= 2 for row in rows)
 
 
 def _parameters_other_files_may_give(looped_over: set[str], found: Walk) -> list[tuple[str, int, str]]:

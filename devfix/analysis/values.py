@@ -50,6 +50,7 @@ class ValueFacts:
     reads: dict[tuple[int, int], Kind] = field(default_factory=dict)  # (line, byte column) of a Name
     read_names: dict[tuple[int, int], str] = field(default_factory=dict)
     attribute_reads: dict[tuple[int, int], Kind] = field(default_factory=dict)  # (line, byte column) of a read `self.x`
+    iterated_calls: dict[tuple[int, int], Kind] = field(default_factory=dict)  # `for x, y in make_batches(...)`: the call
     scalar_tensors: set[tuple[int, int]] = field(default_factory=set)  # `torch.tensor(<a Python number>)` calls
     call_sites: dict[str, list[list[Kind]]] = field(default_factory=dict)  # function → kinds of positional arguments
     escaped: set[str] = field(default_factory=set)  # functions used otherwise than called (callbacks)
@@ -79,6 +80,7 @@ def analyse_values(
         if inferred == resolver.parameter_kinds:
             break
         resolver.parameter_kinds = inferred
+        summaries.clear()  # what a function returns, read again with what its calls give it
         resolver.class_attributes = _class_attribute_kinds(tree, resolver)
         resolver.forward_output = _ForwardOutputs(tree, resolver, globals_env).kind  # read again with the new kinds
         facts = ValueFacts()
@@ -554,6 +556,8 @@ class _Walker:
 
     def _For(self, node: ast.For, env: Env) -> Env:
         self._record(node.iter, env)
+        if self.facts is not None and isinstance(node.iter, ast.Call):
+            self.facts.iterated_calls[(node.iter.lineno, node.iter.col_offset)] = self.resolver.kind(node.iter, env)
         zipped = self._zipped_kinds(node, env)
         if zipped is not None:
             return self._loop(node, env, lambda start: self._bound_parts(node.target, zipped, start))

@@ -105,12 +105,16 @@ class DevfixRule(cst.CSTTransformer):
 
     def kind_of(self, node: cst.CSTNode) -> Kind:
         """The kind (tensor, list, numpy array, ...) of the name `node`, or of the attribute
-        `self.x` in a method or `Config.x` of a class constant, where it is read."""
+        `self.x` in a method or `Config.x` of a class constant, where it is read, or of the call
+        a `for` statement iterates over."""
         if self.facts is None:
             return Kind.UNKNOWN
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
             start = self.get_metadata(PositionProvider, node).start
             return self.facts.attribute_kind_at(start.line, start.column)
+        if isinstance(node, cst.Call):  # only where a `for` statement iterates over it
+            start = self.get_metadata(PositionProvider, node).start
+            return self.facts.iterated_call_kind_at(start.line, start.column)
         if not isinstance(node, cst.Name):
             return Kind.UNKNOWN
         start = self.get_metadata(PositionProvider, node).start

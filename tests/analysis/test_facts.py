@@ -297,6 +297,20 @@ def test_a_tuple_of_loaders_unpacks_into_loaders():
     assert kinds_read(source, "first") == kinds_read(source, "second") == [Kind.UNKNOWN]
 
 
+def test_lists_of_tensor_tuples_are_batches_and_their_rows_unpack_into_tensors():
+    source = (
+        "import torch\n\n\n"
+        "def make_batches(x, y, n):\n    return [(x[i:i + n], y[i:i + n]) for i in range(0, len(x), n)]\n\n\n"
+        "def named(x):\n    return [(str(i), x[i]) for i in range(len(x))]\n\n\n"
+        "x, y = torch.ones(8, 2), torch.zeros(8)\nbatches = make_batches(x, y, 4)\npairs = [(x, y), (x, y)]\n"
+        "rows = named(x)\nprint(batches, pairs, rows)\nfor a, b in batches:\n    print(a, b)\n"
+    )
+    assert kinds_read(source, "batches") == [Kind.BATCH_LIST] * 2
+    assert kinds_read(source, "pairs") == [Kind.BATCH_LIST]
+    assert kinds_read(source, "rows") == [Kind.LIST]  # a string in each row
+    assert kinds_read(source, "a") == kinds_read(source, "b") == [Kind.TENSOR]
+
+
 def test_a_method_under_no_grad_takes_the_kinds_of_its_calls():
     source = (
         "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
