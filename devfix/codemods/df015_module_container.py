@@ -6,7 +6,12 @@
 Modules in a Python list or dict are not registered: `model.to(device)`, `model.parameters()` and
 `state_dict()` never see them, so they stay on the CPU (and are never trained). Lists become
 `nn.ModuleList`, string-keyed dicts `nn.ModuleDict`, lists of Parameters `nn.ParameterList`; an
-empty list filled by `.append(Module)` in `__init__` becomes an empty `nn.ModuleList()`.
+empty list filled by `.append(Module)` in `__init__` becomes an empty `nn.ModuleList()`. A dict
+comprehension becomes `nn.ModuleDict` when its keys are proven strings (`nn.ModuleDict` raises on
+any other): written there, or the keys of a dict of strings (the strings of a list) that every
+construction of the class in the file passes for the `__init__` parameter it iterates
+(`{name: nn.Linear(d, k) for name, k in tasks.items()}` with `Heads({"color": 3})`); else it is
+reported without a fix.
 
 Unsafe: the registered layers now appear in `parameters()` (an optimizer built from it trains
 them) and in `state_dict()` (old checkpoints lack their keys). That is usually the intent: the old
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.call_sites import constructor_values_for
 from devfix.analysis.module_classes import class_facts, nn_prefix
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state
@@ -38,7 +44,7 @@ class ModuleContainer(ScopeTracker, DevfixRule):
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
-        self._containers: dict[cst.Assign, tuple[str, str]] = {}
+        self._containers: dict[cst.Assign, tuple[str, str, bool]] = {}  # → attribute, container class, fix proven
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self.is_module_classdef(node):
@@ -50,9 +56,37 @@ class ModuleContainer(ScopeTracker, DevfixRule):
             if use.other_uses & (LIST_ONLY_METHODS | {"arithmetic", "augmented assignment"}):
                 continue
             statement = use.assignments[0][1]
+            if isinstance(statement.value, cst.DictComp):
+                if self._builds_module(statement.value.value) and holds_state(statement.value.value, self.qualified):
+                    self._containers[statement] = (name, "ModuleDict", self._string_keys(statement.value, node))
+                continue
             kind = self._container_kind(statement.value, use.appended)
             if kind is not None:
-                self._containers[statement] = (name, kind)
+                self._containers[statement] = (name, kind, True)
+
+    def _string_keys(self, comprehension: cst.DictComp, class_def: cst.ClassDef) -> bool:
+        """Every key of the comprehension is a string (`nn.ModuleDict` raises on any other): a
+        string written there, or the keys of a dict (or the items of a list) of strings that every
+        construction of the class in the file passes for the `__init__` parameter iterated
+        (`{name: nn.Linear(d, k) for name, k in tasks.items()}` with `Heads({"color": 3})`)."""
+        key = comprehension.key
+        if isinstance(key, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+            return True
+        loop = comprehension.for_in
+        if not isinstance(key, cst.Name) or loop.inner_for_in is not None or loop.ifs:
+            return False
+        target, iterated, keys_only = loop.target, loop.iter, True
+        if isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Attribute) and not iterated.args \
+                and iterated.func.attr.value in ("items", "keys"):
+            keys_only = iterated.func.attr.value == "keys"
+            iterated = iterated.func.value
+        elif not isinstance(target, cst.Name):
+            return False
+        named = target if keys_only else (target.elements[0].value if isinstance(target, cst.Tuple) and len(target.elements) == 2 else None)
+        if not (isinstance(named, cst.Name) and named.value == key.value and isinstance(iterated, cst.Name)):
+            return False
+        values = constructor_values_for(self.module, class_def, iterated.value)
+        return bool(values) and all(_string_keyed(value, sequence_too=keys_only and iterated is loop.iter) for value in values)
 
     def _container_kind(self, value: cst.BaseExpression, appended: list[cst.Call]) -> str | None:
         if isinstance(value, cst.List) and not value.elements:
@@ -88,10 +122,13 @@ class ModuleContainer(ScopeTracker, DevfixRule):
         plan = self._containers.get(original_node)
         if plan is None:
             return updated_node
-        name, kind = plan
+        name, kind, proven = plan
         prefix = nn_prefix(self.module)
         message = (f"`self.{name}` holds {'Parameters' if kind == 'ParameterList' else 'submodules'} in a plain "
                    f"{'dict' if kind == 'ModuleDict' else 'list'}: `.to(device)` and `parameters()` never see them")
+        if not proven:
+            self.report(original_node.value, message + f" (`{prefix or 'nn'}.ModuleDict` needs string keys)", fixable=False)
+            return updated_node
         if prefix is None:
             self.report(original_node.value, message, fixable=False)
             return updated_node
@@ -102,3 +139,13 @@ class ModuleContainer(ScopeTracker, DevfixRule):
         arguments = [] if empty else [cst.Arg(updated_node.value)]
         wrapped = cst.Call(func=cst.parse_expression(f"{prefix}.{kind}"), args=arguments)
         return updated_node.with_changes(value=wrapped)
+
+
+def _string_keyed(value: cst.BaseExpression, sequence_too: bool) -> bool:
+    """A dict display whose every key is a string written there; with `sequence_too`, also a list,
+    tuple or set display of strings (what `for name in names` iterates)."""
+    if isinstance(value, cst.Dict):
+        return all(isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) for element in value.elements)
+    if sequence_too and isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        return all(isinstance(element, cst.Element) and isinstance(element.value, cst.SimpleString) for element in value.elements)
+    return False

@@ -1,0 +1,49 @@
+"""DF015 on heads kept in a dict comprehension: `nn.ModuleDict` takes string keys only, so the
+wrap is made only where every key is proven a string; elsewhere the finding is reported unfixed."""
+
+from __future__ import annotations
+
+import pytest
+
+from devfix.codemods import ModuleContainer
+from tests.conftest import run_devfix
+
+SOURCE = """import torch.nn as nn
+
+
+class Heads(nn.Module):
+    def __init__(self, tasks):
+        super().__init__()
+        self.heads = {comprehension}
+
+
+model = Heads({given})
+"""
+
+
+@pytest.mark.parametrize(
+    ("comprehension", "given"),
+    [
+        ("{name: nn.Linear(4, k) for name, k in tasks.items()}", '{"color": 3, "shape": 5}'),
+        ("{name: nn.Linear(4, 2) for name in tasks}", '["color", "shape"]'),
+        ("{f'head{k}': nn.Linear(4, k) for k in tasks}", "[2, 3]"),
+    ],
+)
+def test_string_keys_make_a_module_dict(comprehension, given):
+    result = run_devfix(SOURCE.format(comprehension=comprehension, given=given), rules=[ModuleContainer])
+    assert f"self.heads = nn.ModuleDict({comprehension})" in result.fixed.decode()
+
+
+@pytest.mark.parametrize(
+    ("comprehension", "given"),
+    [
+        ("{k: nn.Linear(4, k) for k in tasks}", "[2, 3]"),  # int keys: ModuleDict raises
+        ("{name: nn.Linear(4, k) for name, k in tasks.items()}", "load_tasks()"),  # keys unknown
+        ("{name: nn.Linear(4, 2) for name in tasks.keys()}", '["color"]'),  # a list has no keys()
+    ],
+)
+def test_keys_not_proven_strings_are_reported_unfixed(comprehension, given):
+    source = SOURCE.format(comprehension=comprehension, given=given)
+    result = run_devfix(source, rules=[ModuleContainer])
+    assert result.fixed.decode() == source
+    assert [(finding.code, finding.fixable) for finding in result.findings] == [("DF015", False)]
