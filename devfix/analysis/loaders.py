@@ -47,7 +47,27 @@ def is_dataloader(rule: cst.CSTVisitor, loader: cst.Name | cst.Call | cst.Attrib
             annotated = node.annotation is not None and qualified_names(rule, node.annotation.annotation) & DATALOADER_NAMES
             if annotated or _callers_pass_loaders(rule, node):
                 return True
-    return rule.kind_of(loader) in KNOWN_LOADERS
+    kind = rule.kind_of(loader)
+    if kind is Kind.BATCH_LIST:
+        return _rows_left_on_host(rule, loader)
+    return kind in KNOWN_LOADERS
+
+
+def _rows_left_on_host(rule: cst.CSTVisitor, rows: cst.BaseExpression) -> bool:
+    """A list of tensor batches built in this scope from nothing placed on a device: a call of a
+    function of the file given no device value (`make_batches(inputs, targets, 16)`, not
+    `make_batches(x.to(device), y.to(device), 16)`), or a list written here, bound to the name
+    iterated. A list that came as a parameter may hold batches its caller already placed."""
+    facts = rule.scope_facts(rows)
+    value = rows
+    if isinstance(rows, cst.Name):
+        binding = facts._binding_before(rows.value, rule.line_of(rows))
+        value = binding.value if binding is not None and not binding.unpacked else None
+    if isinstance(value, cst.Call):
+        return isinstance(value.func, cst.Name) and not any(facts.is_device_value(arg.value) for arg in value.args)
+    written = [value.elt] if isinstance(value, cst.ListComp) else [row.value for row in value.elements] if isinstance(value, cst.List) else []
+    rows = [row for row in written if isinstance(row, cst.Tuple)]
+    return bool(rows) and len(rows) == len(written) and not any(facts.is_device_value(part.value) for row in rows for part in row.elements)
 
 
 def _built_as_a_loader(rule: cst.CSTVisitor, value: cst.BaseExpression) -> bool:
