@@ -217,6 +217,8 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.found.add(PLAIN_CLASS_TABLE)  # `class_sites`: the classes using tables (None: a top-level table, read anywhere)
     if screen.looped_over and _may_loop_over_a_loader(screen.looped_over, found):
         screen.found.add(LOADER_LOOP)
+    elif found.lists_tuples and _may_loop_over_listed_batches(screen.unpacking_loops, found):
+        screen.found.add(LOADER_LOOP)
     elif screen.looped_over:
         found.loader_calls = _imported_calls_binding(screen.looped_over, found)
         found.loader_parameters = _parameters_other_files_may_give(screen.looped_over, found)
@@ -257,6 +259,7 @@ class _Screen:
         self.stores: dict[tuple[int, str], int] = {}  # (class, attribute) → `self.<attribute> = ...` in its methods
         self.appended: set[tuple[int, str]] = set()  # (class, attribute) given a call's value with `.append`
         self.looped_over: set[str] = set()  # names a `for` iterates over
+        self.unpacking_loops: list[ast.expr] = []  # what a `for a, b in ...` iterates over, as written
         self.encoded = False  # a `return_tensors="pt"` call in the file
         self.factory_classes: dict[int, ast.ClassDef] = {}  # classes with a factory in a method but __init__
         self.held_values: dict[int, set[str]] = {}  # per class: `self.<attr>` that may hold a CPU tensor type
@@ -406,6 +409,8 @@ class _Screen:
     def node(self, node: ast.AST, place: _Place) -> None:
         found = self.found
         if isinstance(node, (ast.For, ast.AsyncFor)):
+            if isinstance(node.target, ast.Tuple):
+                self.unpacking_loops.append(node.iter)
             iterable = node.iter
             while isinstance(iterable, ast.Call) and iterable.args:  # enumerate(tqdm(loader)), as the rules unwrap
                 if _may_build_a_loader(iterable, self.imports):
@@ -1022,20 +1027,53 @@ def _is_placing_call(node: ast.AST) -> bool:
 
 def _may_loop_over_a_loader(looped_over: set[str], found: Walk) -> bool:
     """What `analysis.loaders.is_dataloader` may accept: a parameter annotated as a DataLoader, or
-    any name in a file that builds a DataLoader or a list of tuples (it may be bound to one, be given one by the
+    any name in a file that builds a DataLoader (it may be bound to one, be given one by the
     callers of its function, or be proven one by the value analysis). Names bound by imported
     functions and parameters other files may give a loader are decided lazily, with the project
     (`_imported_calls_binding`, `_parameters_other_files_may_give`)."""
     if any(parameter in looped_over and _names_a_loader(annotation, found.imports) for parameter, annotation in found.annotations):
         return True
-    return found.lists_tuples or any(isinstance(node, ast.Call) and _may_build_a_loader(node, found.imports) for node, _ in found.nodes)
+    return any(isinstance(node, ast.Call) and _may_build_a_loader(node, found.imports) for node, _ in found.nodes)
+
+
+def _may_loop_over_listed_batches(iterables: list[ast.expr], found: Walk) -> bool:
+    """A `for a, b in ...` over a list of tuple displays (`_may_list_batches`): written there, bound
+    to a name the loop reads, or returned by a top-level function of the file the loop calls (or
+    whose call the name is bound to): what the value analysis may prove a `Kind.BATCH_LIST`."""
+    if not iterables:
+        return False
+    listing = {function.name for function in found.tree.body if isinstance(function, FUNCTIONS) and _returns_listed_batches(function)}
+    listed = {
+        target.id for node, _ in found.nodes if isinstance(node, ast.Assign) and _may_list_batches(node.value)
+        for target in node.targets if isinstance(target, ast.Name)
+    } | {name for name, call in found.calls_assigned if isinstance(call.func, ast.Name) and call.func.id in listing}
+    return any(
+        _may_list_batches(iterable) or (isinstance(iterable, ast.Name) and iterable.id in listed)
+        or (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in listing)
+        for iterable in iterables
+    )
+
+
+def _returns_listed_batches(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A `return` of a list of tuple displays, written there or bound to the name returned."""
+    nodes = list(ast.walk(function))
+    listed = {target.id for node in nodes if isinstance(node, ast.Assign) and _may_list_batches(node.value)
+              for target in node.targets if isinstance(target, ast.Name)}
+    return any(
+        isinstance(node, ast.Return) and node.value is not None
+        and (_may_list_batches(node.value) or (isinstance(node.value, ast.Name) and node.value.id in listed))
+        for node in nodes
+    )
 
 
 def _may_list_batches(node: ast.AST) -> bool:
     """A list of tuple displays the value analysis may prove batches of tensors (`Kind.BATCH_LIST`):
-    `[(x[i:i + n], y[i:i + n]) for i in range(0, len(x), n)]`, `[(x1, y1), (x2, y2)]`."""
+    `[(x[i:i + n], y[i:i + n]) for i in range(0, len(x), n)]`, `[(x1, y1), (x2, y2)]`; no row holds a
+    literal (`[("conv", "stem"), ...]` is a table of names)."""
     rows = [node.elt] if isinstance(node, ast.ListComp) else node.elts if isinstance(node, ast.List) else []
-    return bool(rows) and all(isinstance(row, ast.Tuple) and len(row.elts) >= 2 for row in rows)
+    return bool(rows) and all(
+        isinstance(row, ast.Tuple) and len(row.elts) >= 2 and not any(isinstance(item, ast.Constant) for item in row.elts) for row in rows
+    )
 
 
 def _parameters_other_files_may_give(looped_over: set[str], found: Walk) -> list[tuple[str, int, str]]:

@@ -855,3 +855,18 @@ def test_df028_needs_every_instance_kept_on_the_host(program, expected):
         "    def forward(self, x):\n        return self.lin(x) + torch.zeros(4).to(DEVICE)\n\n\n" + program
     )
     assert ("DF028" in rules_that_may_apply(source)) is expected
+
+
+LISTED = "import torch\n\n\ndef make(x, y):\n    return [(x[i:i + 2], y[i:i + 2]) for i in range(0, len(x), 2)]\n\n\n"
+
+
+@pytest.mark.parametrize("loop, expected", [
+    ("for a, b in make(xs, ys):\n    print(a, b)\n", True),
+    ("batches = make(xs, ys)\nfor a, b in batches:\n    print(a, b)\n", True),
+    ("for a, b in [(xs, ys), (xs * 2, ys)]:\n    print(a, b)\n", True),
+    ("for a in make(xs, ys):\n    print(a)\n", False),  # the rows are not unpacked: no batch names
+    ("for a, b in [('conv', 'stem'), ('fc', 'head')]:\n    print(a, b)\n", False),  # a table of names
+    ("for a, b in zip(xs, ys):\n    print(a, b)\n", False),
+])
+def test_df002_may_loop_over_a_list_of_batches_the_file_builds(loop, expected):
+    assert ("DF002" in rules_that_may_apply(LISTED + loop)) is expected
