@@ -11,7 +11,7 @@ from collections import Counter
 
 import libcst as cst
 
-from devfix.analysis.cst_bindings import parameters
+from devfix.analysis.cst_bindings import VariablesOnly, parameters
 
 
 def file_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
@@ -238,7 +238,7 @@ def argument_for(call: cst.Call, parameter: str, positional: list[str]) -> cst.B
     return given[index].value if 0 <= index < len(given) else None
 
 
-class _Uses(cst.CSTVisitor):
+class _Uses(VariablesOnly):
     """Calls of a name, and how often the name appears at all (not as `super(Name, self)`, the
     Python 2 spelling of a class's own `super()`, nor as an attribute, `model.train()` inside
     `def train(...)`, nor as a keyword, `fit(train=True)`)."""
@@ -250,14 +250,6 @@ class _Uses(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names += node.value == self.name
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
-        return False
 
     def visit_Call(self, node: cst.Call) -> bool:
         if isinstance(node.func, cst.Name) and node.func.value == self.name:

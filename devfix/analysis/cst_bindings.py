@@ -62,7 +62,10 @@ def variables_in(node: cst.CSTNode) -> set[str]:
     return finder.names
 
 
-class _Variables(_Names):
+class VariablesOnly(cst.CSTVisitor):
+    """A visitor that meets only the names used as variables: not an attribute's name (`train` of
+    `model.train()`) nor a keyword's (`fit(train=True)`)."""
+
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         node.value.visit(self)
         return False
@@ -70,6 +73,10 @@ class _Variables(_Names):
     def visit_Arg(self, node: cst.Arg) -> bool:
         node.value.visit(self)
         return False
+
+
+class _Variables(VariablesOnly, _Names):
+    pass
 
 
 def return_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None]:
