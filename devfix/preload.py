@@ -22,8 +22,10 @@ MAX_SCANNED_BYTES = 1_000_000  # a program's own file past this is not read for 
 
 def preload_for(folder: Path) -> None:
     """Import, in this process, what the program whose files lie in `folder` would import."""
-    import torch
-
+    try:
+        import torch
+    except ImportError:  # the program meets it where it imports torch, and reports it
+        return
     if torch.version.cuda is None:
         import torch._dynamo  # noqa: F401
     for name in sorted(host_libraries_imported(folder.glob("*.py"))):
