@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import bisect
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from devfix.analysis.ast_nodes import (
@@ -1043,10 +1043,8 @@ def _may_loop_over_listed_batches(iterables: list[ast.expr], found: Walk) -> boo
     if not iterables:
         return False
     listing = {function.name for function in found.tree.body if isinstance(function, FUNCTIONS) and _returns_listed_batches(function)}
-    listed = {
-        target.id for node, _ in found.nodes if isinstance(node, ast.Assign) and _may_list_batches(node.value)
-        for target in node.targets if isinstance(target, ast.Name)
-    } | {name for name, call in found.calls_assigned if isinstance(call.func, ast.Name) and call.func.id in listing}
+    listed = _names_bound_to_listed_batches(node for node, _ in found.nodes)
+    listed |= {name for name, call in found.calls_assigned if isinstance(call.func, ast.Name) and call.func.id in listing}
     return any(
         _may_list_batches(iterable) or (isinstance(iterable, ast.Name) and iterable.id in listed)
         or (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id in listing)
@@ -1057,13 +1055,20 @@ def _may_loop_over_listed_batches(iterables: list[ast.expr], found: Walk) -> boo
 def _returns_listed_batches(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A `return` of a list of tuple displays, written there or bound to the name returned."""
     nodes = list(ast.walk(function))
-    listed = {target.id for node in nodes if isinstance(node, ast.Assign) and _may_list_batches(node.value)
-              for target in node.targets if isinstance(target, ast.Name)}
+    listed = _names_bound_to_listed_batches(nodes)
     return any(
         isinstance(node, ast.Return) and node.value is not None
         and (_may_list_batches(node.value) or (isinstance(node.value, ast.Name) and node.value.id in listed))
         for node in nodes
     )
+
+
+def _names_bound_to_listed_batches(nodes: Iterable[ast.AST]) -> set[str]:
+    """The names that assignments among `nodes` bind to a list of tuple displays."""
+    return {
+        target.id for node in nodes if isinstance(node, ast.Assign) and _may_list_batches(node.value)
+        for target in node.targets if isinstance(target, ast.Name)
+    }
 
 
 def _may_list_batches(node: ast.AST) -> bool:
