@@ -61,7 +61,7 @@ from devfix.analysis.loaders import (
 )
 from devfix.analysis.module_classes import top_level_class
 from devfix.analysis.packed_lengths import lengths_only_parameters
-from devfix.analysis.placement import as_move, collect, device_code
+from devfix.analysis.placement import Move, as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import DEVICE_NAMES, LIST_FILLERS, LIST_JOINS, PLACEMENT_KEEPING_METHODS
 from devfix.codemods.base import DevfixRule
@@ -328,8 +328,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
                 models.setdefault(call.func.value, device_code(moves[0].device, literals=True))
         return models
 
-
-    def _moved_to(self, name: str, move, loop: cst.CSTNode) -> str | None:
+    def _moved_to(self, name: str, move: Move, loop: cst.CSTNode) -> str | None:
         """The device `move` put model `name` on where `loop` runs (None for `.cuda()`: the
         preamble's device). Under `if args.cuda:` alone (`--no-cuda` keeps it on the CPU of a GPU
         machine), the batches follow the model's own parameters."""
