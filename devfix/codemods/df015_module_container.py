@@ -99,7 +99,7 @@ class ModuleContainer(ScopeTracker, DevfixRule):
         elif isinstance(value, cst.ListComp):
             items = [value.elt]
         elif isinstance(value, cst.Dict):
-            if not all(isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) for element in value.elements):
+            if not _string_keyed(value, sequence_too=False):
                 return None
             items = [element.value for element in value.elements]
             if items and all(self._builds_module(item) for item in items):
