@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from devfix import forking
+
 MACHINES = ("sim", "cpu", "collapsed", "cuda")
 RESULT_LINE = re.compile(r"^RESULT\s+(\S+)\s*$")
 DEFAULT_TIMEOUT = 120.0
@@ -113,7 +115,7 @@ def _start_fork(script: Path, machine: str, timeout: float, argv: list[str]) -> 
 
     read_end, write_end = os.pipe()
     output = tempfile.TemporaryFile()
-    pid = os.fork()
+    pid = forking.fork()
     if pid == 0:  # the child: never returns
         os.close(read_end)
         os.dup2(output.fileno(), 1)

@@ -22,6 +22,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+from devfix import forking
 from devfix.device_errors import is_device_error
 from devfix.program import Program
 from devfix.run_script import UserFrame, user_frames
@@ -79,7 +80,7 @@ def run_round(program: Program, argv: list[str], texts: dict[Path, str], machine
 
     preload_for(program.script.parent if program.script is not None else Path.cwd())  # once here, not in each child
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    pid = forking.fork()
     if pid == 0:  # the child: run, report through the pipe, end without running the parent's cleanup
         os.close(read_end)
         with os.fdopen(write_end, "wb") as pipe:
