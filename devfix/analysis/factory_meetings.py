@@ -773,6 +773,9 @@ class _Scope:
         if isinstance(node, ast.Call):
             if self._is_source_call(node):
                 return [node.lineno]
+            elements = _elements_kept(node)
+            if elements is not None:
+                return again(elements)  # DF004's `_elements_kept`: `tuple(s.detach() for s in state)`
             if through_helpers and isinstance(node.func, ast.Name) and (
                     (node.func.id in self.helpers and self._may_return_host_tensors(node.func.id))  # `x + positional_encoding(n, d)`
                     or (node.func.id not in self.helpers and self._is_helper(node.func.id))):  # `causal_mask(n)` of the project
@@ -957,6 +960,24 @@ class _Scope:
             not (source is reference and isinstance(source, ast.Name)) and self._alignable(source, reference)
             for source in sources for reference in references
         )
+
+
+def _elements_kept(call: ast.Call) -> ast.expr | None:
+    """DF004's `_elements_kept`: the iterated value of `tuple(s.detach() for s in state)`, a builtin
+    `tuple`/`list` of one generator whose items are its loop variable through tensor methods that
+    keep the device."""
+    if not (isinstance(call.func, ast.Name) and call.func.id in ("tuple", "list") and len(call.args) == 1 and not call.keywords):
+        return None
+    generator = call.args[0]
+    if not isinstance(generator, (ast.GeneratorExp, ast.ListComp)) or len(generator.generators) != 1:
+        return None
+    loop = generator.generators[0]
+    if loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name):
+        return None
+    item = generator.elt
+    while isinstance(item, ast.Call) and isinstance(item.func, ast.Attribute) and item.func.attr not in CHAIN_STOPS | NOT_SOURCE_METHODS:
+        item = item.func.value
+    return loop.iter if isinstance(item, ast.Name) and item.id == loop.target.id else None
 
 
 def _binds(nodes: list[ast.AST], name: str) -> bool:

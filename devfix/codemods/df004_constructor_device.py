@@ -72,6 +72,9 @@ it: `model(x.to(device), y.to(device))`. An update in place stays on its target'
 `hits = torch.zeros(1)` then `hits += (model(x).argmax(1) == y).sum()` → `torch.zeros(1,
 device=device)`. A torch.nn Module that holds no parameters (`nn.BCELoss()` moved with `.cuda()`)
 never names the device (`next(bce.parameters())` raises); the model whose output it is fed does.
+A container rebuilt from its items (`state = tuple(s.detach() for s in state)`, truncated backpropagation
+through an LSTM's `(h, c)`) holds what it was built from: `state = (torch.zeros(1, b, n), ...)` fed to a
+moved model gets `device=` where it is made.
 
 A helper of the file whose every `return` builds a CPU tensor (`mask = subsequent_mask(n)`, a name
 the value analysis proves a tensor) is moved where it is bound when it meets a tensor:
@@ -1329,6 +1332,9 @@ class _Combinations(cst.CSTVisitor):
         if is_factory_call(expression, self.qualified):
             return [] if keyword(expression, "device") is not None else [expression]
         if isinstance(expression, cst.Call):
+            elements = _elements_kept(expression)
+            if elements is not None:
+                return self._sources(elements, before_line)  # `state = tuple(s.detach() for s in state)`
             names = self.qualified(expression.func)
             if any(is_source_wrapper(name) for name in names):
                 return [call for arg in expression.args for call in self._sources(arg.value, before_line)]
@@ -1420,6 +1426,23 @@ def _class_held(value: cst.BaseExpression | None, line: int, facts: PlacementFac
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
         return value.func.value
     return None
+
+
+def _elements_kept(call: cst.Call) -> cst.BaseExpression | None:
+    """`tuple(s.detach() for s in state)` (truncated backpropagation through an LSTM's `(h, c)`):
+    a builtin `tuple`/`list` of one generator whose items are its loop variable or tensor methods of
+    it that keep the device: the new container holds what the iterated one held, which is returned."""
+    if not (isinstance(call.func, cst.Name) and call.func.value in ("tuple", "list") and len(call.args) == 1):
+        return None
+    generator = call.args[0].value
+    if not isinstance(generator, (cst.GeneratorExp, cst.ListComp)) or generator.for_in.inner_for_in is not None \
+            or generator.for_in.ifs or not isinstance(generator.for_in.target, cst.Name):
+        return None
+    item = generator.elt
+    while isinstance(item, cst.Call) and isinstance(item.func, cst.Attribute) \
+            and item.func.attr.value not in DEVICE_CHANGING_METHODS | HOST_VALUES | NON_TENSOR_METHODS:
+        item = item.func.value
+    return generator.for_in.iter if isinstance(item, cst.Name) and item.value == generator.for_in.target.value else None
 
 
 def _passed(call: cst.Call, parameters, positional: list[str]) -> dict[str, cst.BaseExpression]:
