@@ -1,5 +1,6 @@
-"""The hooks of `.pre-commit-hooks.yaml`, run by pre-commit itself on a temporary repository (it
-installs devfix from this checkout into its own environment, as a user's pre-commit would)."""
+"""The hooks of `.pre-commit-hooks.yaml`, run by pre-commit itself on a temporary repository whose
+`.pre-commit-config.yaml` names this checkout (pre-commit installs devfix from it into its own
+environment, as a user's pre-commit would; once per module, not once per run as `try-repo` does)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,24 +18,50 @@ BUGGY = "import torch\nx = torch.zeros(2).cuda()\n"
 CLEAN = 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\nx = torch.zeros(2, device=device)\n'
 
 
+def git(folder: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+                          cwd=folder, check=True, capture_output=True, text=True)
+    return done.stdout
+
+
 @pytest.fixture(scope="module")
-def pre_commit_home(tmp_path_factory):
+def hook_repository(tmp_path_factory) -> tuple[Path, str]:
+    """This checkout as it is, uncommitted changes included (as `pre-commit try-repo` takes it), at
+    one commit of a clone: pre-commit keys the environments it installs by repository and commit."""
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.fail("the pre-commit hooks are tested from a git checkout of devfix with git installed")
+    clone = tmp_path_factory.mktemp("hooks") / "devfix"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True, capture_output=True)
+    listed = git(REPO, "ls-files", "-z", "--modified", "--others", "--deleted", "--exclude-standard").split("\0")
+    for name in filter(None, listed):
+        source, target = REPO / name, clone / name
+        if source.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+        elif target.is_file():
+            target.unlink()
+    git(clone, "add", "-A")
+    git(clone, "commit", "-qm", "the checkout as it is", "--allow-empty")
+    return clone, git(clone, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory):
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
 @pytest.fixture
-def repository(tmp_path):
-    def git(*args: str) -> None:
-        subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=tmp_path, check=True, capture_output=True)
-
-    git("init", "-q")
+def repository(tmp_path, hook_repository):
+    clone, commit = hook_repository
+    (tmp_path / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {clone.as_uri()}\n    rev: {commit}\n    hooks:\n      - id: devfix\n      - id: devfix-fix\n"
+    )
+    git(tmp_path, "init", "-q")
     (tmp_path / "train.py").write_text(BUGGY)
     (tmp_path / "clean.py").write_text(CLEAN)
     (tmp_path / "notes.txt").write_text("x.cuda()\n")
-    git("add", ".")
-    git("commit", "-qm", "start")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "start")
     return tmp_path
 
 
@@ -41,7 +69,7 @@ def try_hook(hook: str, repository, home, *files: str) -> subprocess.CompletedPr
     env = {**os.environ, "PRE_COMMIT_HOME": str(home)}
     selection = ["--files", *files] if files else ["--all-files"]
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), hook, *selection],
+        [sys.executable, "-m", "pre_commit", "run", hook, *selection],
         cwd=repository, env=env, capture_output=True, text=True, timeout=600, check=False,
     )
 
