@@ -418,6 +418,7 @@ class _Scope:
         self.plain_method = receiver_kind is not None and receiver_kind is not Kind.MODULE  # DF004's object modules are a plain class's
         self.evidenced: set[str] = set()
         self.module_outputs: set[str] = set()
+        self.parameter_outputs: dict[str, str] = {}  # names bound to the output of a call of a parameter → the parameter
         self.moved: dict[str, list[int]] = {}  # names the scope moves (`x.to(device)`, `x = y.cuda()`) → lines
         self._name_sources: dict[tuple[str, int], list[int]] = {}
         self._host_helpers: dict[str, bool] = {}
@@ -703,6 +704,9 @@ class _Scope:
                 assignments.append((names, node.value))
                 if self._is_module_output(node.value):
                     self.module_outputs.update(names)  # `vectors = embedding(ids)`, `preds = model(x).argmax(1)`
+                elif isinstance(called := _call_of_chain(node.value), ast.Call) and isinstance(called.func, ast.Name) \
+                        and called.func.id in self.parameter_names:
+                    self.parameter_outputs.update(dict.fromkeys(names, called.func.id))  # `pred = model(x).argmax(1)`, `model` given
         changed = True
         while changed:  # `sim = z1 @ z2.T / tau`: what is computed from tensors is a tensor
             changed = False
@@ -847,6 +851,8 @@ class _Scope:
             return False
         if node.id in self.module_outputs:
             return True
+        if node.id in self.parameter_outputs and self.parameter_outputs[node.id] in self.models:
+            return True  # DF004's `_holds_module_output` of a model every caller moved (asked last: it may read other files)
         return (kind is Kind.TENSOR or node.id in self.evidenced) and node.id not in self.vetoed
 
     def _holds_a_factory_call(self, node: ast.Name) -> bool:
@@ -905,9 +911,10 @@ class _Scope:
             )
         if isinstance(node, ast.Call):
             return self._call_meets(node)
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            # `correct += (preds == y).sum()`: DF004 names the device the value was last moved to
-            target = ast.copy_location(ast.Name(node.target.id, ast.Load()), node.target)
+        updated = node.target.value if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript) else getattr(node, "target", None)
+        if isinstance(node, ast.AugAssign) and isinstance(updated, ast.Name):
+            # `correct += (preds == y).sum()`, `correct[c] += ...`: DF004 names the device the value was last moved to
+            target = ast.copy_location(ast.Name(updated.id, ast.Load()), updated)
             return (self._has_sources(target) and self._may_reference(node.value)) or (
                 self._has_sources(node.value) and self._may_reference(target))
         return False

@@ -535,17 +535,19 @@ class _Combinations(cst.CSTVisitor):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         """`correct += (model(x).argmax(1) == y).sum()`: an update in place stays on its target's
         device, so a target made on the CPU must be made where the value is (a 0-dim CPU target is
-        no exception); a fresh value added to a device target is placed as in `a + b`."""
+        no exception); a fresh value added to a device target is placed as in `a + b`. So does an
+        item's (`correct[c] += (pred[y == c] == c).sum()`): it is updated in its tensor."""
         self.meeting = node
-        if not isinstance(node.target, cst.Name):
+        target = node.target.value if isinstance(node.target, cst.Subscript) else node.target
+        if not isinstance(target, cst.Name):
             return
         reference = next(iter(self._references([node.value])), None)
         if reference is not None:
-            for source in self._fresh(node.target):
+            for source in self._fresh(target):
                 device = self._device_at(reference, node, source)
                 if device is not None:
                     self.aligned.setdefault(source, device)
-        target = next(iter(self._references([node.target])), None)
+        target = next(iter(self._references([target])), None)
         if target is not None:
             self._align(self._fresh(node.value, pointwise=True), target)
 
@@ -1210,11 +1212,20 @@ class _Combinations(cst.CSTVisitor):
                 # `out = model(data)` with `model.cuda()` under `if args.cuda:` before the call and
                 # `data` moved only after it: the model's own device is where `out` will be
                 return self._moved_to(value.func.value, move, call)
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and not from_source:
+        called = without_tensor_methods(value)  # `model(x)` of `pred = model(x).argmax(1)`
+        if isinstance(called, cst.Call) and isinstance(called.func, cst.Name) and not (from_source and self._made_here(source, bindings[0].line)):
             # `preds = model(images.to(device))` in `def get_all_preds(model, loader)`, bound after
-            # `all_preds = torch.tensor([])`: every caller passes a moved model, and `preds` is its output
-            return self._device_of_a_moved_argument(value.func.value)
+            # `all_preds = torch.tensor([])` (or with `device` bound after it): every caller passes a
+            # moved model, and `preds` is its output (an input made here is placed by this rule first)
+            return self._device_of_a_moved_argument(called.func.value)
         return None
+
+    def _made_here(self, name: str, line: int) -> bool:
+        """`name`, read on `line`, holds a tensor a factory of this scope made (`z = torch.randn(n, k)`,
+        given a `device=` by this rule or not)."""
+        binding = self.facts._binding_before(name, line)
+        value = binding.value if binding is not None else None
+        return value is not None and (is_factory_call(without_tensor_methods(value), self.qualified) or bool(self._sources(value, binding.line)))
 
     def _reference(self, expression: cst.BaseExpression, proven: bool = False) -> str | None:
         """A known tensor name inside `expression` (`x0` in `alpha_bar.sqrt() * x0`, `ids[:, 1:]`)."""
