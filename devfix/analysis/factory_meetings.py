@@ -916,7 +916,7 @@ class _Scope:
             # `correct += (preds == y).sum()`, `correct[c] += ...`: DF004 names the device the value was last moved to
             target = ast.copy_location(ast.Name(updated.id, ast.Load()), updated)
             return (self._has_sources(target) and self._may_reference(node.value)) or (
-                self._has_sources(node.value) and self._may_reference(target))
+                updated is node.target and self._has_sources(node.value) and self._may_reference(target))  # not into an item
         return False
 
     def _call_meets(self, call: ast.Call) -> bool:

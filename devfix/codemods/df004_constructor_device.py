@@ -535,10 +535,13 @@ class _Combinations(cst.CSTVisitor):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         """`correct += (model(x).argmax(1) == y).sum()`: an update in place stays on its target's
         device, so a target made on the CPU must be made where the value is (a 0-dim CPU target is
-        no exception); a fresh value added to a device target is placed as in `a + b`. So does an
-        item's (`correct[c] += (pred[y == c] == c).sum()`): it is updated in its tensor."""
+        no exception); a fresh value added to a device target is placed as in `a + b`. A tensor made
+        here whose item is updated so (`correct[c] += (pred[y == c] == c).sum()`) is made where the
+        value is too; a fresh value added to an item of a tensor that is not made here is left as it
+        is (`output[i] += torch.from_numpy(row)` in a collate function fills a CPU batch)."""
         self.meeting = node
-        target = node.target.value if isinstance(node.target, cst.Subscript) else node.target
+        item = isinstance(node.target, cst.Subscript)
+        target = node.target.value if item else node.target
         if not isinstance(target, cst.Name):
             return
         reference = next(iter(self._references([node.value])), None)
@@ -547,7 +550,7 @@ class _Combinations(cst.CSTVisitor):
                 device = self._device_at(reference, node, source)
                 if device is not None:
                     self.aligned.setdefault(source, device)
-        target = next(iter(self._references([target])), None)
+        target = None if item else next(iter(self._references([target])), None)
         if target is not None:
             self._align(self._fresh(node.value, pointwise=True), target)
 
