@@ -18,7 +18,10 @@ import os
 def fork() -> int:
     """`os.fork()`: 0 in the child, the child's pid in the parent."""
     gc.freeze()
-    pid = os.fork()
-    if pid != 0:
-        gc.unfreeze()
-    return pid
+    pid = -1
+    try:
+        pid = os.fork()
+        return pid
+    finally:
+        if pid != 0:  # the parent, also when the fork failed
+            gc.unfreeze()

@@ -911,9 +911,11 @@ class _Scope:
             )
         if isinstance(node, ast.Call):
             return self._call_meets(node)
-        updated = node.target.value if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript) else getattr(node, "target", None)
-        if isinstance(node, ast.AugAssign) and isinstance(updated, ast.Name):
+        if isinstance(node, ast.AugAssign):
             # `correct += (preds == y).sum()`, `correct[c] += ...`: DF004 names the device the value was last moved to
+            updated = node.target.value if isinstance(node.target, ast.Subscript) else node.target
+            if not isinstance(updated, ast.Name):
+                return False
             target = ast.copy_location(ast.Name(updated.id, ast.Load()), updated)
             return (self._has_sources(target) and self._may_reference(node.value)) or (
                 updated is node.target and self._has_sources(node.value) and self._may_reference(target))  # not into an item
