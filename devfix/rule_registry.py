@@ -106,7 +106,10 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF013", "df013_runtime_placement", "RuntimePlacement", triggers=('jit.trace', 'device_map'), signals=frozenset({screen.RUNTIME_PLACEMENT})),
     RuleSpec("DF014", "df014_tensor_attribute_buffer", "TensorAttributeBuffer", triggers=('class ',), signals=frozenset({screen.MODULE_TENSOR_ATTRIBUTE}), findings_in="tensor_attribute"),
     RuleSpec("DF015", "df015_module_container", "ModuleContainer", triggers=('class ',), signals=frozenset({screen.MODULE_CONTAINER}), findings_in="module_container"),
-    RuleSpec("DF016", "df016_method_tensor_device", "MethodTensorDevice", triggers=('class ',), signals=frozenset({screen.UNPLACED_FACTORY_IN_METHOD}), findings_in="method_tensor_device"),
+    RuleSpec(  # as DF004: a program that places nothing (nor do the modules it imports) runs its Modules on the CPU
+        "DF016", "df016_method_tensor_device", "MethodTensorDevice", triggers=('class ',), signals=frozenset({screen.UNPLACED_FACTORY_IN_METHOD}),
+        program_signal=screen.RUNS_ON_A_DEVICE, findings_in="method_tensor_device",
+    ),
     RuleSpec("DF017", "df017_copy_before_move", "CopyBeforeMove", triggers=('deepcopy',), signals=frozenset({screen.COPY_OF_MOVED}), moves_values=True),
     RuleSpec("DF018", "df018_module_in_forward", "ModuleInForward", triggers=('class ',), signals=frozenset({screen.CALLED_CONSTRUCTION})),
     RuleSpec("DF019", "df019_device_argument_layer", "DeviceArgumentLayer", triggers=('class ',), signals=frozenset({screen.DEVICE_ARGUMENT_LAYER}), findings_in="device_argument_layer"),
