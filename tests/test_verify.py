@@ -1,4 +1,5 @@
-"""Every fixture is proven by execution under simulated CUDA; broken fixes are caught."""
+"""Every fixture is proven by execution under simulated CUDA, and a safe fix keeps the state_dict
+keys of the program's models (old checkpoints keep loading); broken fixes are caught."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import shutil
 
 import pytest
 
+from devfix.codemods import rule_by_code
+from devfix.findings import Safety
 from devfix.fixture_cases import FixtureCase, discover_cases
 from devfix.verify import verify_case
 from tests.cli_runner import invoke_devfix
@@ -22,6 +25,20 @@ def test_fixture_is_proven_by_execution(case):
     report = verify_case(case, "sim")
     assert report.ok, "\n".join(report.failures)
     assert _files_of(case.directory) == files, "a program of the case wrote beside itself (its runs overlap: use tempfile.mkdtemp())"
+    if not case.is_clean and rule_by_code(case.rule_code).SAFETY is Safety.SAFE:
+        # the proof's own runs: before.py with devices collapsed onto the CPU, after.py on the CPU
+        before, after = report.outcomes["before (meant)"].state_dict_keys, report.outcomes["after (CPU)"].state_dict_keys
+        for name in set(before) & set(after):
+            assert before[name] == after[name], f"the safe fix changed the state_dict keys of `{name}`"
+
+
+def test_unsafe_container_fix_says_it_adds_keys():
+    """DF015's `nn.ModuleList` adds the heads' parameters to the state_dict: it is an unsafe fix."""
+    case = next(case for case in CASES if case.name == "DF015-module-container/list-comprehension-heads")
+    report = verify_case(case, "sim")
+    assert report.outcomes["before (meant)"].state_dict_keys["model"] == []
+    assert report.outcomes["after (CPU)"].state_dict_keys["model"] == ["heads.0.bias", "heads.0.weight", "heads.1.bias", "heads.1.weight"]
+    assert rule_by_code("DF015").SAFETY is Safety.UNSAFE
 
 
 def _files_of(directory):
