@@ -3,8 +3,9 @@
 Machines: "sim" (simulated CUDA on the CPU build), "cpu" (CUDA unavailable), "collapsed" (every
 device mapped to the CPU: the numbers the program means), "cuda" (real GPU). On a CPU-only build
 the parent imports torch once (and what else every child would import again: `preload`) and forks
-a child per program (fresh user modules, the program's own cwd and argv, a timeout); real CUDA runs use a fresh interpreter, since CUDA does not survive fork,
-and so do the CPU-only and collapsed machines on a CUDA build (there the GPU is hidden from them).
+a child per program (fresh user modules, the program's own cwd and argv, a timeout); real CUDA runs
+use a fresh interpreter, since CUDA does not survive fork, and so do the CPU-only and collapsed
+machines on a CUDA build (there the GPU is hidden from them).
 Every run starts from the same random state; real CUDA runs without TF32.
 """
 

@@ -541,16 +541,16 @@ class _Combinations(cst.CSTVisitor):
         is (`output[i] += torch.from_numpy(row)` in a collate function fills a CPU batch)."""
         self.meeting = node
         item = isinstance(node.target, cst.Subscript)
-        target = node.target.value if item else node.target
-        if not isinstance(target, cst.Name):
+        updated = node.target.value if item else node.target
+        if not isinstance(updated, cst.Name):
             return
         reference = next(iter(self._references([node.value])), None)
         if reference is not None:
-            for source in self._fresh(target):
+            for source in self._fresh(updated):
                 device = self._device_at(reference, node, source)
                 if device is not None:
                     self.aligned.setdefault(source, device)
-        target = None if item else next(iter(self._references([target])), None)
+        target = None if item else next(iter(self._references([updated])), None)
         if target is not None:
             self._align(self._fresh(node.value, pointwise=True), target)
 
@@ -1454,7 +1454,7 @@ def _elements_kept(call: cst.Call) -> cst.BaseExpression | None:
         return None
     item = generator.elt
     while isinstance(item, cst.Call) and isinstance(item.func, cst.Attribute) \
-            and item.func.attr.value not in DEVICE_CHANGING_METHODS | HOST_VALUES | NON_TENSOR_METHODS:
+            and item.func.attr.value not in CHAIN_STOPS | HOST_VALUES:
         item = item.func.value
     return generator.for_in.iter if isinstance(item, cst.Name) and item.value == generator.for_in.target.value else None
 
