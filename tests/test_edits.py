@@ -1,11 +1,11 @@
-"""codemods.edits: an argument added to a call keeps the call's own layout."""
+"""codemods.edits: an argument added to a call keeps the call's own layout; containers move item by item."""
 
 from __future__ import annotations
 
 import libcst as cst
 import pytest
 
-from devfix.codemods.edits import add_keyword
+from devfix.codemods.edits import add_keyword, items_moved_to
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -19,3 +19,15 @@ from devfix.codemods.edits import add_keyword
 def test_add_keyword_keeps_the_calls_layout(source, expected):
     call = cst.parse_expression(source)
     assert cst.Module([]).code_for_node(add_keyword(call, "map_location", '"cpu"')) == expected
+
+
+@pytest.mark.parametrize("device, kind, expected", [
+    ("device", "tuple", "tuple(value.to(device) for value in state)"),
+    ("device", "dict", "{key: value.to(device) for key, value in state.items()}"),
+    # the loop's names never hide a name the device is read from
+    ("value.device", "tuple", "tuple(tensor.to(value.device) for tensor in state)"),
+    ("key[0].device", "dict", "{field: value.to(key[0].device) for field, value in state.items()}"),
+])
+def test_items_moved_to_reads_the_device_it_was_given(device, kind, expected):
+    moved = items_moved_to(cst.Name("state"), device, kind)
+    assert cst.Module([]).code_for_node(moved) == expected

@@ -471,11 +471,14 @@ class _Scope:
         ) or any(isinstance(arg, ast.Call) and self._is_source_call(arg) for _, arg in method_arguments)
 
     def _given_host_values(self, call: ast.Call) -> bool:
-        """An argument is a local that may be made on the host, or a method of one (`model(sample.unsqueeze(0))`)."""
+        """An argument is a local that may be made on the host, or a method of one (`model(sample.unsqueeze(0))`),
+        one unpacked (`model(**batch)`), or an item of a tuple or list display (`lstm(x, (h, c))`)."""
+        unpacked = [keyword.value for keyword in call.keywords if keyword.arg is None]
+        items = [item for arg in call.args if isinstance(arg, (ast.Tuple, ast.List)) for item in arg.elts]  # `lstm(x, (h, c))`
         return any(
             (isinstance(arg, ast.Name) and self._may_be_bound_on_the_host(arg.id, call.lineno, 0))
             or ((root := _method_receiver(arg)) is not None and self._may_be_bound_on_the_host(root.id, call.lineno, 0))
-            for arg in call.args
+            for arg in [*call.args, *unpacked, *items]
         )
 
     def _methods_of(self, name: str, line: int) -> frozenset[str]:

@@ -375,10 +375,11 @@ class FileFacts:
 
     def _imported_host_helper(self, name: str) -> bool:
         """`from utils import causal_mask`: a function of the project that returns CPU tensors, or
-        a tuple of them (`x, y = load_split(rows)`)."""
+        a tuple or dict of them (`x, y = load_split(rows)`, `batch = encode(rows)`)."""
         if name not in self._imported_helpers:
             summary = self._project.imported_helper(self._path, self.imports.names[name])
-            self._imported_helpers[name] = summary is not None and (summary.returns_host_tensors or summary.host_tuple_size > 0)
+            self._imported_helpers[name] = summary is not None and (
+                summary.returns_host_tensors or summary.host_tuple_size > 0 or summary.returns_host_dicts)
         return self._imported_helpers[name]
 
     @cached_property

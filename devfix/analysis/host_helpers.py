@@ -33,6 +33,7 @@ class HelperSummary:
     may_return_a_scalar: bool  # `torch.tensor(v)` of no list, or a whole reduction: 0-dim, allowed beside CUDA tensors
     returns_tensors: bool = False  # every return is made by torch (not a numpy array, a list, a number)
     host_tuple_size: int = 0  # every return is a tuple of this many tensors made on the host (`return x, y`)
+    returns_host_dicts: bool = False  # every return is a dict display of host tensors (`return {"input_ids": ids}`)
 
 
 def summarise(
@@ -48,7 +49,7 @@ def summarise(
     tensors = bool(returns) and all(value is not None and judge.makes_a_tensor(value, value.lineno, 0) for value in returns)
     host = tensors and all(judge.host_made(value, value.lineno, 0) for value in returns)
     scalar = any(_may_be_zero_dim(node, imports) for value in returns if value is not None for node in ast.walk(value))
-    return HelperSummary(host, scalar, tensors, _host_tuple_size(returns, judge))
+    return HelperSummary(host, scalar, tensors, _host_tuple_size(returns, judge), _returns_host_dicts(returns, judge))
 
 
 def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr | None]:
@@ -66,6 +67,17 @@ def _host_tuple_size(returns: list[ast.expr | None], judge: _Judge) -> int:
         for value in returns for element in value.elts
     )
     return sizes.pop() if proven else 0
+
+
+def _returns_host_dicts(returns: list[ast.expr | None], judge: _Judge) -> bool:
+    """Every `return` is a dict display whose keys are strings and whose values are tensors made on
+    the host (`return {"input_ids": ids, "attention_mask": mask}`): each value has `.to()`."""
+    return bool(returns) and all(
+        isinstance(value, ast.Dict) and value.keys
+        and all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in value.keys)
+        and all(judge.makes_a_tensor(item, value.lineno, 0) and judge.host_made(item, value.lineno, 0) for item in value.values)
+        for value in returns
+    )
 
 
 @dataclass(frozen=True)

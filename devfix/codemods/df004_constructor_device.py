@@ -68,13 +68,19 @@ move (`analysis.entry_lines`): a warm-up probe run before it keeps its CPU input
 Names unpacked from a sampler or loader, of the file or of another file of the project, whose every
 `return` is a tuple of tensors made on the host (`x, y = get_batch(split)` slicing a module-level
 tensor, `analysis.host_helpers`) are moved where they meet a moved model, its output or a loss of
-it: `model(x.to(device), y.to(device))`. An update in place stays on its target's device:
-`hits = torch.zeros(1)` then `hits += (model(x).argmax(1) == y).sum()` → `torch.zeros(1,
-device=device)`. A torch.nn Module that holds no parameters (`nn.BCELoss()` moved with `.cuda()`)
-never names the device (`next(bce.parameters())` raises); the model whose output it is fed does.
-A container rebuilt from its items (`state = tuple(s.detach() for s in state)`, truncated backpropagation
-through an LSTM's `(h, c)`) holds what it was built from: `state = (torch.zeros(1, b, n), ...)` fed to a
-moved model gets `device=` where it is made.
+it: `model(x.to(device), y.to(device))`, also inside a tuple display (`lstm(x, (h, c))` after `h, c
+= init_state(n)`). Such a helper's tuple kept whole (`state = init_state(n)`, then `lstm(x,
+state)`), or a dict display of host tensors it returns (`batch = encode(rows)`, then
+`model(**batch)`), has no `.to()`: it moves item by item where it is fed, `lstm(x,
+tuple(value.to(device) for value in state))`, `model(**{key: value.to(device) for key, value in
+batch.items()})`, when the name holds nothing else in the scope (a loop's `out, state = lstm(x,
+state)` gives it back on the device). An update in place stays on its target's device: `hits =
+torch.zeros(1)` then `hits += (model(x).argmax(1) == y).sum()` → `torch.zeros(1, device=device)`. A
+torch.nn Module that holds no parameters (`nn.BCELoss()` moved with `.cuda()`) never names the
+device (`next(bce.parameters())` raises); the model whose output it is fed does. A container rebuilt
+from its items (`state = tuple(s.detach() for s in state)`, truncated backpropagation through an
+LSTM's `(h, c)`) holds what it was built from: `state = (torch.zeros(1, b, n), ...)` fed to a moved
+model gets `device=` where it is made.
 
 A helper of the file whose every `return` builds a CPU tensor (`mask = subsequent_mask(n)`, a name
 the value analysis proves a tensor) is moved where it is bound when it meets a tensor:
@@ -163,7 +169,7 @@ from devfix.analysis.torch_api import (
 )
 from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.edits import add_keyword, moved_to
+from devfix.codemods.edits import add_keyword, items_moved_to, moved_to
 from devfix.findings import Safety
 
 HOST_VALUES = frozenset({"tolist", "item", "numpy"})  # methods whose result is no tensor
@@ -185,6 +191,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._aligned: dict[cst.Call, str] = {}
         # an argument, or an operand name (`preds == labels`) → (where it comes from, the device)
         self._moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
+        self._moved_containers: dict[cst.Arg, str] = {}  # "tuple" or "dict": moved item by item
         self._moved_bindings: dict[cst.BaseExpression, tuple[str, str]] = {}  # `ids = tokenizer.encode(...)` grown in a loop
         self._helper_verdicts: dict[str, bool] = {}
         self._device_names: frozenset[str] | None = None
@@ -210,6 +217,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         for call, device in [*finder.aligned.items(), *finder.placed_by_fed_models().items()]:
             self._aligned.setdefault(call, device)
         self._moved_inputs.update(finder.moved_inputs)
+        self._moved_containers.update(finder.moved_containers)
         self._moved_bindings.update(finder.moved_bindings)
 
     def returns_cpu_tensors(self, function: str) -> bool:
@@ -238,11 +246,22 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     def cpu_tensor_tuple_size(self, function: str) -> int:
         """n when `function` (of this file, or imported from the project) returns a tuple of n
         tensors made on the host at every `return` (`return x, y` of `get_batch()`), else 0."""
-        if self._definition(function) is not None:
-            summary = self.facts.local_helper(function) if self.facts is not None else None
-        else:
-            summary = self._imported_helper(function)
+        summary = self._helper_summary(function)
         return summary.host_tuple_size if summary is not None else 0
+
+    def cpu_tensor_container(self, function: str) -> str | None:
+        """"tuple" or "dict" when every `return` of `function` (of this file, or imported from the
+        project) is a tuple display (`return h, c`) or a dict display (`return {"input_ids": ids}`)
+        of tensors made on the host; else None. Neither container has `.to()`."""
+        summary = self._helper_summary(function)
+        if summary is None:
+            return None
+        return "tuple" if summary.host_tuple_size else "dict" if summary.returns_host_dicts else None
+
+    def _helper_summary(self, function: str) -> HelperSummary | None:
+        if self._definition(function) is not None:
+            return self.facts.local_helper(function) if self.facts is not None else None
+        return self._imported_helper(function)
 
     def host_context(self, facts: PlacementFacts) -> HostContext:
         return HostContext(facts, self.qualified, self.returns_cpu_tensors, self._device_callables(), self.kind_of)
@@ -402,6 +421,9 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         planned = self._moved_inputs.get(original_node)
         if planned is None or not self._report_input(original_node.value, planned):
             return updated_node
+        container = self._moved_containers.get(original_node)
+        if container is not None:
+            return updated_node.with_changes(value=items_moved_to(updated_node.value, planned[1], container))
         return updated_node.with_changes(value=moved_to(updated_node.value, planned[1]))
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
@@ -514,6 +536,7 @@ class _Combinations(cst.CSTVisitor):
         # last, by the moved model (`placed_by_fed_models`)
         self.unnamed_meetings: list[tuple[list[cst.BaseExpression], bool, cst.Call]] = []
         self.moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
+        self.moved_containers: dict[cst.Arg, str] = {}  # of those, the tuples and dicts moved item by item
         self.moved_bindings: dict[cst.BaseExpression, tuple[str, str]] = {}  # a binding's value → (origin, device)
         self.meeting: cst.CSTNode | None = None
 
@@ -816,7 +839,10 @@ class _Combinations(cst.CSTVisitor):
             return
         lengths = self._lengths_for(call)
         for arg in call.args:
-            if arg.value in lengths:
+            if arg.value in lengths or self._feed_host_container(call, arg, moved_to):
+                continue
+            if isinstance(arg.value, (cst.Tuple, cst.List)) and not arg.star:  # `lstm(x, (h, c))`, `h, c = init_state(n)`
+                self._feed_unpacked_items(call, arg.value, moved_to)
                 continue
             fed = arg.value.value if isinstance(arg.value, cst.Subscript) else _method_receiver(arg.value) or arg.value  # `ids`, `ids[i]`, `x.unsqueeze(0)`
             if arg.keyword is not None or arg.star or not isinstance(fed, cst.Name) or fed.value in self.facts.moved:
@@ -834,6 +860,41 @@ class _Combinations(cst.CSTVisitor):
             elif value is not None and not self._factory_sources(fed) and self._made_on_the_host(fed, value, binding.line):
                 # (values built from factories of this scope are placed where they are created)
                 self.moved_inputs[arg] = ("a tensor made on the CPU", moved_to)
+
+    def _feed_unpacked_items(self, call: cst.Call, display: cst.Tuple | cst.List, device: str) -> None:
+        """`h, c = init_state(4, 24)` then `lstm(x, (h, c))`: each name of the display unpacked from a
+        helper whose every `return` is a tuple of tensors made on the host moves where it is written."""
+        line = self.rule.line_of(call)
+        for element in display.elements:
+            item = element.value
+            if isinstance(element, cst.StarredElement) or not isinstance(item, cst.Name) or item.value in self.facts.moved:
+                continue
+            binding = self.facts._binding_before(item.value, line)
+            bound = binding.value if binding is not None else None
+            if isinstance(bound, cst.Call) and isinstance(bound.func, cst.Name) and binding.unpacked \
+                    and self.rule.cpu_tensor_tuple_size(bound.func.value) == binding.unpacked:
+                self.moved_inputs.setdefault(item, (f"`{bound.func.value}(...)`, which returns CPU tensors", device))
+
+    def _feed_host_container(self, call: cst.Call, arg: cst.Arg, device: str) -> bool:
+        """`state = init_state(4, 24)` then `lstm(x, state)`, or `batch = encode(rows)` then
+        `model(**batch)`: a tuple or dict of tensors a helper made on the host (`cpu_tensor_container`)
+        moves item by item where it is fed. Only when the name holds nothing else there: its other
+        bindings in the scope are the call itself (`out, state = lstm(x, state)` in a loop)."""
+        if arg.keyword is not None or arg.star == "*" or not isinstance(arg.value, cst.Name) or arg.value.value in self.facts.moved:
+            return False
+        name = arg.value.value
+        binding = self.facts._binding_before(name, self.rule.line_of(call))
+        value = binding.value if binding is not None and not binding.unpacked else None
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+            return False
+        container = self.rule.cpu_tensor_container(value.func.value)
+        if container is None or (arg.star == "**" and container != "dict"):
+            return False
+        if any(other is not binding and other.value is not call for other in self.facts.bindings.get(name, ())):
+            return False
+        self.moved_inputs[arg] = (f"`{value.func.value}(...)`, which returns a {container} of CPU tensors", device)
+        self.moved_containers[arg] = container
+        return True
 
     def _move_of(self, module: str, call: cst.Call) -> Move | None:
         """The move of `module` that acted on the value the name holds at `call`; for a model of the

@@ -1,8 +1,11 @@
 """Small libcst edits several rules make: add a keyword, call methods on an expression, put
 statements into a block (a function's or a loop's body), register a buffer, give a Module class a
-method after `__init__` (a `device` property). Built here once so every rule formats them alike."""
+method after `__init__` (a `device` property), move a tuple or dict of tensors item by item. Built
+here once so every rule formats them alike."""
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
@@ -69,6 +72,19 @@ def add_method_after_init(class_node: cst.ClassDef, code: str) -> cst.ClassDef:
 def moved_to(value: cst.BaseExpression, device: str) -> cst.Call:
     """`value` → `value.to(<device>)`, the device given as code (`device`, `x.device`)."""
     return cst.Call(func=cst.Attribute(value=value, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(device))])
+
+
+def items_moved_to(container: cst.BaseExpression, device: str, kind: str) -> cst.BaseExpression:
+    """A tuple or dict of tensors, which has no `.to()`, moved item by item:
+    `tuple(value.to(device) for value in state)`, `{key: value.to(device) for key, value in batch.items()}`
+    (names the device code reads are not taken for the loop's)."""
+    taken = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", device))
+    value = next(name for name in ("value", "tensor", "item_") if name not in taken)
+    key = next(name for name in ("key", "field", "key_") if name not in taken)
+    code = cst.Module([]).code_for_node(container)
+    if kind == "dict":
+        return cst.parse_expression(f"{{{key}: {value}.to({device}) for {key}, {value} in {code}.items()}}")
+    return cst.parse_expression(f"tuple({value}.to({device}) for {value} in {code})")
 
 
 def parenthesized(value: cst.BaseExpression) -> cst.BaseExpression:

@@ -165,6 +165,53 @@ def test_a_list_filled_by_append_is_judged_item_by_item(function: str, size: int
     assert summarise(definition, ImportTable.of(tree), module_scope(tree, set())).host_tuple_size == size
 
 
+FIELDS_MODULE = '''import torch
+
+
+def encode(rows):
+    ids = torch.zeros(len(rows), 4, dtype=torch.long)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(row)
+    return {"input_ids": ids, "attention_mask": (ids != 0).long()}
+
+
+def encode_with_lengths(rows):
+    return {"input_ids": torch.tensor(rows), "lengths": [len(row) for row in rows]}
+
+
+def encode_placed(rows, device):
+    return {"input_ids": torch.tensor(rows, device=device)}
+
+
+def encode_merged(rows, extra):
+    return {"input_ids": torch.tensor(rows), **extra}
+
+
+def encode_given(ids):
+    return {"input_ids": ids}
+
+
+def encode_empty(rows):
+    return {}
+'''
+
+
+@pytest.mark.parametrize(("function", "proven"), [
+    ("encode", True),  # every field a tensor made on the host
+    ("encode_with_lengths", False),  # a list field has no `.to()`
+    ("encode_placed", False),  # made on the caller's device
+    ("encode_merged", False),  # `**extra`: fields the caller gives
+    ("encode_given", False),  # a parameter, maybe on a device
+    ("encode_empty", False),  # nothing to move
+])
+def test_a_dict_of_host_tensors_is_proven_field_by_field(function: str, proven: bool) -> None:
+    tree = ast.parse(FIELDS_MODULE)
+    definition = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == function)
+    summary = summarise(definition, ImportTable.of(tree), module_scope(tree, set()))
+    assert summary.returns_host_dicts is proven
+    assert summary.host_tuple_size == 0 and not summary.returns_host_tensors
+
+
 def test_methods_returning_host_copies():
     source = (
         "class A:\n"
