@@ -177,7 +177,12 @@ PLACEMENT_KEEPING_METHODS = frozenset({
 })
 # what a tensor method gives that is no longer where the tensor is: a CPU copy, Python values, sizes
 LEAVING_PLACEMENT_METHODS = frozenset({"cpu", "numpy", "item", "tolist", "size", "dim", "numel"})
-NOT_COMBINING_METHODS = frozenset({"to", "type_as", "copy_", "view_as", "expand_as", "new_tensor", "new_zeros", "new_ones", "new_full", "new_empty", "split", "tensor_split"})
+# methods whose arguments are sizes and dimensions: `seq_range.expand(batch_size, max_len)` combines
+# no tensor with `max_len`, which may be a number (`target.size(1)`) for some caller
+SHAPE_METHODS = frozenset({"expand", "view", "reshape", "repeat", "tile", "permute", "transpose", "unsqueeze", "squeeze",
+                           "flatten", "unflatten", "narrow", "unfold"})
+NOT_COMBINING_METHODS = frozenset({"to", "type_as", "copy_", "view_as", "expand_as", "new_tensor", "new_zeros", "new_ones", "new_full",
+                                   "new_empty", "split", "tensor_split"}) | SHAPE_METHODS
 VARIABLE_WRAPPERS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})  # `Variable(t)` is `t` today
 # joined: `torch.cat([torch.arange(n, 2 * n), torch.arange(n)])` is where its parts are
 JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
