@@ -58,7 +58,8 @@ gives it: `accuracy(predicted.detach().cpu(), expected)`; other callers may pass
 
 Refuses: `np.ones(out.shape)` (a size, not the tensor's values); `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
 cannot place on a device are left alone, and so is a function parameter's `.numpy()` in a file that
-imports another array library with that method (TensorFlow, JAX, CuPy: `t.numpy()` may be theirs).
+imports another array library with that method (TensorFlow, JAX, CuPy: `t.numpy()` may be theirs),
+or in a test file (its helpers are given what fixtures and parametrizations make).
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ from devfix.analysis.axes import AxesNames
 from devfix.analysis.call_sites import argument_for, file_functions, instance_calls, passed_arguments
 from devfix.analysis.cst_bindings import is_static_method
 from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.facts import FileRole
 from devfix.analysis.host_sinks import HostParameters
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import is_self_attribute
@@ -431,9 +433,11 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _fix_numpy_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         receiver = original.func.value
         chain = _method_chain(receiver)
-        # a parameter's `.numpy()` may be a torch tensor's, unless another array library is imported
+        # a parameter's `.numpy()` may be a torch tensor's on a device, unless another array library
+        # is imported; in a test file the callers are fixtures and parametrizations devfix does not see
         other_arrays = self.facts is not None and self.facts.imports.imports_any(OTHER_ARRAY_LIBRARIES)
-        on_device = self._host_facts(original).is_device_value(receiver, loose=True, tensor_parameters=not other_arrays)
+        in_a_test = self.facts is not None and self.facts.role is FileRole.TEST
+        on_device = self._host_facts(original).is_device_value(receiver, loose=True, tensor_parameters=not (other_arrays or in_a_test))
         if "cpu" in chain or not (on_device or self._joins_device_list(chain_root(receiver)) or self._iterates_device_list(receiver, original)):
             return updated
         code = cst.Module([]).code_for_node(receiver)

@@ -22,6 +22,14 @@ def test_a_parameters_numpy_is_left_alone_where_tensorflow_arrays_may_be_meant()
     assert result.fixed.decode() == source and not result.findings
 
 
+def test_a_parameters_numpy_is_left_alone_in_a_test_file():
+    """A test's helpers are given what fixtures and parametrizations make, which devfix does not see
+    (ignite's `_test(y_pred, y, batch_size, device="cpu")` is given `torch.rand(...)`)."""
+    source = "import torch\n\n\n" + HELPER
+    result = run_devfix(source, path="test_weights.py", rules=[TensorToNumpy])
+    assert result.fixed.decode() == source and not result.findings
+
+
 COLLECTED = """import numpy as np
 import torch
 import torch.nn as nn
