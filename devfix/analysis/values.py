@@ -325,10 +325,23 @@ def _tensor_layers(tree: ast.Module, resolver: Resolver) -> frozenset[tuple[str,
 
 
 def _unbound_parameter_kinds(method: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, resolver: Resolver) -> Env:
-    """The inferred kinds of a method's parameters (after `self`) that its body never rebinds."""
+    """The inferred kinds of a method's parameters (after `self`) that its body never rebinds; where
+    the calls tell nothing, a parameter annotated as a Python number is one (`num_components: int =
+    50`, kept as `self.num_components`: `torch.tensor(self.num_components)` is 0-dim). Only refusals
+    rest on a number (no tensor method, no alignment), so a caller that breaks the annotation costs a
+    missed fix, never a wrong one."""
     stored = {name.id for name in every_node(method) if isinstance(name, ast.Name) and not isinstance(name.ctx, ast.Load)}
     passed = resolver.parameter_kinds.get(f"{class_name}.{method.name}", ())
-    return {argument.arg: kind for argument, kind in zip(method.args.args[1:], passed) if argument.arg not in stored}
+    kinds = {argument.arg: kind for argument, kind in zip(method.args.args[1:], passed) if argument.arg not in stored}
+    for argument in [*method.args.args[1:], *method.args.kwonlyargs]:
+        if argument.arg not in stored and kinds.get(argument.arg, Kind.UNKNOWN) is Kind.UNKNOWN and _annotated_number(argument.annotation):
+            kinds[argument.arg] = Kind.SCALAR
+    return kinds
+
+
+def _annotated_number(annotation: ast.expr | None) -> bool:
+    """`int`, `float` or `bool` (not `Optional[int]`, not a string annotation)."""
+    return isinstance(annotation, ast.Name) and annotation.id in ("int", "float", "bool")
 
 
 class _ForwardOutputs:
