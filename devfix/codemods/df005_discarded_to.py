@@ -7,6 +7,11 @@
 acts on a bare statement whose receiver is a name the value analysis proves to hold a tensor
 (assigned from a torch call, a tensor computation or a tensor-annotated parameter).
 
+A move to a device is not assigned where the tensor is then given to a callable of the scope that
+nothing moves (`D = Discriminator(conv_dim)`, `x.cuda()`, `D(x)`, a GPU unit test of Udacity's
+face-generation project): the thrown-away copy is what keeps the program running, and the moved
+tensor would meet the CPU model. It is reported without a fix.
+
 Refuses: receivers that may be Modules (a bare `model.to(device)` is correct and stays) or whose
 type devfix cannot prove (a name only used like a tensor, `.device`, `.dtype`: Modules have those too); attributes such as `self.table.to(device)` are reported without a fix
 (reassigning a Parameter attribute raises, and a buffer is the better fix).
@@ -18,6 +23,7 @@ import libcst as cst
 
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import Kind
+from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
@@ -51,11 +57,35 @@ class DiscardedTo(ScopeTracker, DevfixRule):
         if not (isinstance(receiver, cst.Name) and self.kind_of(receiver) is Kind.TENSOR):
             return updated_node
         name = receiver.value
+        if as_move(call, self.qualified) is not None and (host := self._given_to_an_unmoved_callable(name, original_node)):
+            self.report(call, f"`{name}.{method}(...)` returns a moved copy that is thrown away, but `{name}` is then given "
+                        f"to `{host}`, which nothing moves: assigning the copy would split them across devices", fixable=False)
+            return updated_node
         if not self.report(call, f"`{name}.{method}(...)` returns a moved copy that is thrown away: `{name}` does not move",
                            fix_title=f"assign it back to `{name}`"):
             return updated_node
         assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=updated_node.body[0].value)
         return updated_node.with_changes(body=[assign])
+
+    def _given_to_an_unmoved_callable(self, name: str, statement: cst.SimpleStatementLine) -> str | None:
+        """The callee of a later call in the scope given `name` (as it is at `statement`) by position,
+        when the scope binds that callee to a call's result (`D = Discriminator(conv_dim)`) and moves it
+        nowhere, neither by a move nor with `device=`."""
+        facts = self.scope_facts(statement)
+        line = self.line_of(statement)
+        held = facts._binding_before(name, line)
+        finder = _CallsGiven(name)
+        self.enclosing_scope(statement).visit(finder)
+        for call in finder.calls:
+            callee, at = call.func.value, self.line_of(call)
+            if at <= line or facts._binding_before(name, at) is not held or callee in facts.moved:
+                continue
+            bound = facts._binding_before(callee, at)
+            value = bound.value if bound is not None else None
+            if isinstance(value, cst.Call) and not facts.is_device_value(value) and not any(
+                    arg.keyword is not None and arg.keyword.value == "device" for arg in value.args):
+                return callee
+        return None
 
     def _is_tensor_attribute(self, receiver: cst.Attribute, statement: cst.CSTNode) -> bool:
         """`self.x.to(...)` where the class assigns `self.x` from a torch factory call."""
@@ -69,6 +99,26 @@ class DiscardedTo(ScopeTracker, DevfixRule):
         finder = _AttributeAssignments(receiver.attr.value, self.qualified)
         current.visit(finder)
         return finder.assigned_a_tensor and not finder.assigned_a_parameter
+
+
+class _CallsGiven(cst.CSTVisitor):
+    """Calls of a plain name (`D(x)`) given `name` by position, outside nested functions."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.calls = name, []
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.depth += 1
+        return self.depth == 1  # the scope itself, when it is a function
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.depth -= 1
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and any(
+                arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name) and arg.value.value == self.name for arg in node.args):
+            self.calls.append(node)
 
 
 class _AttributeAssignments(cst.CSTVisitor):
