@@ -56,7 +56,9 @@ hands that parameter to numpy (`def accuracy(preds, labels): preds = np.asarray(
 of it a host conversion, `FileFacts.imported_host_functions`) brings a device tensor over where it
 gives it: `accuracy(predicted.detach().cpu(), expected)`; other callers may pass lists or arrays.
 
-Refuses: `np.ones(out.shape)` (a size, not the tensor's values); `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
+Refuses: `np.ones(out.shape)` (a size, not the tensor's values); one branch of a conditional
+expression whose other branch brings the same value over (`t.numpy() if not train_on_gpu else
+t.cpu().numpy()`: the code already converts by where `t` is); `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
 cannot place on a device are left alone, and so is a function parameter's `.numpy()` in a file that
 imports another array library with that method (TensorFlow, JAX, CuPy: `t.numpy()` may be theirs),
 or in a test file (its helpers are given what fixtures and parametrizations make).
@@ -440,12 +442,30 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         on_device = self._host_facts(original).is_device_value(receiver, loose=True, tensor_parameters=not (other_arrays or in_a_test))
         if "cpu" in chain or not (on_device or self._joins_device_list(chain_root(receiver)) or self._iterates_device_list(receiver, original)):
             return updated
+        if self._other_branch_brings_it_over(original, receiver):
+            return updated
         code = cst.Module([]).code_for_node(receiver)
         missing = _missing_host_methods(receiver, self._detached(receiver))
         added = "".join(f".{method}()" for method in missing)
         if not self.report(original, f"`{code}.numpy()` fails when `{code}` is on a GPU", fix_title=f"call `{added}` first"):
             return updated
         return updated.with_changes(func=updated.func.with_changes(value=call_methods(updated.func.value, *missing)))
+
+    def _other_branch_brings_it_over(self, call: cst.Call, receiver: cst.BaseExpression) -> bool:
+        """`np.squeeze(t.numpy()) if not train_on_gpu else np.squeeze(t.cpu().numpy())`: the code already
+        picks the conversion by where `t` is (Udacity's notebooks); the other branch of the conditional
+        expression brings the same value over with `.cpu()`."""
+        code = cst.Module([]).code_for_node(receiver)
+        child, current = call, self.get_metadata(ParentProvider, call, None)
+        while current is not None and not isinstance(current, (cst.BaseStatement, cst.BaseSmallStatement)):
+            if isinstance(current, cst.IfExp) and child is not current.test:
+                other = current.orelse if child is current.body else current.body
+                finder = _HostCopies(code)
+                other.visit(finder)
+                if finder.found:
+                    return True
+            child, current = current, self.get_metadata(ParentProvider, current, None)
+        return False
 
     def _fix_append(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         name, callee = self._appended[original]
@@ -815,3 +835,14 @@ def _method_chain(expression: cst.BaseExpression) -> set[str]:
             expression = expression.value
         else:
             return names
+
+
+class _HostCopies(cst.CSTVisitor):
+    """Some `<code>.cpu()` call in the visited expression."""
+
+    def __init__(self, code: str) -> None:
+        self.code, self.found = code, False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "cpu" and cst.Module([]).code_for_node(node.func.value) == self.code:
+            self.found = True

@@ -239,3 +239,29 @@ def test_a_helper_every_caller_in_another_file_gives_a_model_output_brings_it_to
 def test_a_helper_whose_callers_may_give_host_values_is_left_alone(tmp_path, given, extra):
     fixed = _metrics_fixed(tmp_path, given, extra)
     assert fixed == METRICS.format(extra=extra)
+
+
+BRANCHES = """import numpy as np
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+train_on_gpu = torch.cuda.is_available()
+model = torch.nn.Linear(3, 2).to(device)
+output = model(torch.randn(4, 3).to(device))
+_, preds_tensor = torch.max(output, 1)
+preds = {conversion}
+"""
+
+
+@pytest.mark.parametrize(("conversion", "fixed"), [
+    # Udacity's notebooks: the code already picks the conversion by where the tensor is
+    ("np.squeeze(preds_tensor.numpy()) if not train_on_gpu else np.squeeze(preds_tensor.cpu().numpy())", None),
+    ("preds_tensor.cpu().numpy() if train_on_gpu else preds_tensor.numpy()", None),
+    # the other branch brings another value over: this one still needs it
+    ("preds_tensor.numpy() if not train_on_gpu else output.cpu().numpy()",
+     "preds_tensor.detach().cpu().numpy() if not train_on_gpu else output.cpu().numpy()"),
+])
+def test_a_branch_whose_other_branch_brings_the_value_over_is_left_alone(conversion, fixed):
+    source = BRANCHES.format(conversion=conversion)
+    result = run_devfix(source, rules=[TensorToNumpy])
+    assert result.fixed.decode() == (source if fixed is None else BRANCHES.format(conversion=fixed))
