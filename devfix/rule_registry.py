@@ -102,7 +102,10 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
         moves_values=True, program_signal=screen.RUNS_ON_A_DEVICE,
     ),
     RuleSpec("DF011", "df011_loss_weight_device", "LossWeightDevice", triggers=('weight=',), signals=frozenset({screen.LOSS_WEIGHT})),
-    RuleSpec("DF012", "df012_lookup_table_device", "LookupTableDevice", triggers=('class ', 'def ', '['), signals=frozenset({screen.PLAIN_CLASS_TABLE}), findings_in="lookup_table"),
+    RuleSpec(  # as DF004: in a program that places nothing (nor do the modules it imports) no index is on a device
+        "DF012", "df012_lookup_table_device", "LookupTableDevice", triggers=('class ', 'def ', '['), signals=frozenset({screen.PLAIN_CLASS_TABLE}),
+        program_signal=screen.RUNS_ON_A_DEVICE, findings_in="lookup_table",
+    ),
     RuleSpec("DF013", "df013_runtime_placement", "RuntimePlacement", triggers=('jit.trace', 'device_map'), signals=frozenset({screen.RUNTIME_PLACEMENT})),
     RuleSpec("DF014", "df014_tensor_attribute_buffer", "TensorAttributeBuffer", triggers=('class ',), signals=frozenset({screen.MODULE_TENSOR_ATTRIBUTE}), findings_in="tensor_attribute"),
     RuleSpec("DF015", "df015_module_container", "ModuleContainer", triggers=('class ',), signals=frozenset({screen.MODULE_CONTAINER}), findings_in="module_container"),

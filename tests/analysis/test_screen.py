@@ -665,8 +665,10 @@ def test_df003_needs_device_data_in_the_scope_that_builds_and_calls():
 
 
 @pytest.mark.parametrize("source, expected", [
-    # a table of the top level, built by torch, handed to a function of the file
-    ("import torch\nbetas = torch.linspace(0, 1, 5)\n\n\ndef extract(a, t):\n    return a[t]\n\n\nout = extract(betas.sqrt(), t)\n", True),
+    # a table of the top level, built by torch, handed to a function of the file (in a program that places its index)
+    ("import torch\nbetas = torch.linspace(0, 1, 5)\n\n\ndef extract(a, t):\n    return a[t]\n\n\nt = torch.arange(2).cuda()\nout = extract(betas.sqrt(), t)\n", True),
+    # the same program on the CPU from start to end: no index is on a device
+    ("import torch\nbetas = torch.linspace(0, 1, 5)\n\n\ndef extract(a, t):\n    return a[t]\n\n\nt = torch.arange(2)\nout = extract(betas.sqrt(), t)\n", False),
     # placed where it is built: aligned already
     ("import torch\nbetas = torch.linspace(0, 1, 5, device=d)\n\n\ndef extract(a, t):\n    return a[t]\n\n\nout = extract(betas, t)\n", False),
     # bound twice: which one reaches the call?

@@ -16,15 +16,26 @@ def fix(source: str):
     return run_devfix(source, rules=[LookupTableDevice])
 
 
+PLACES = "\n\ndevice = torch.device('cuda')"  # a program that places something (else it runs on the CPU)
+
+
 def test_an_argument_without_tensor_evidence_gets_a_diagnostic_but_no_fix():
-    result = fix(NORMALIZER + "\n\nnormalize = Normalizer([0.5], [0.2])\nprint(normalize(3.0))\n")
+    result = fix(NORMALIZER + PLACES + "\nnormalize = Normalizer([0.5], [0.2])\nprint(normalize(3.0))\n")
     assert result.fixed == result.source  # `x` may be a float: `x.device` would not exist
     assert [finding.fixable for finding in result.findings] == [False, False]
 
 
 def test_a_tensor_passed_at_every_call_is_evidence():
-    source = NORMALIZER + "\n\nnormalize = Normalizer([0.5], [0.2])\nprint(normalize(torch.ones(2)))\n"
+    source = NORMALIZER + PLACES + "\nnormalize = Normalizer([0.5], [0.2])\nprint(normalize(torch.ones(2)))\n"
     assert "(x - self.mean.to(x.device)) / self.std.to(x.device)" in fix(source).fixed.decode()
+
+
+def test_a_program_that_places_nothing_is_left_alone():
+    """Dive-into-DL's linear regression from scratch: `features.index_select(0, j)` with `j =
+    torch.LongTensor(...)`, on the CPU from start to end: no index is on a device."""
+    source = NORMALIZER + "\n\nnormalize = Normalizer([0.5], [0.2])\nprint(normalize(torch.ones(2)))\n"
+    result = fix(source)
+    assert result.fixed == result.source and not result.findings
 
 
 def test_one_call_with_a_number_is_enough_to_refuse():
