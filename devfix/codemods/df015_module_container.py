@@ -17,7 +17,9 @@ Unsafe: the registered layers now appear in `parameters()` (an optimizer built f
 them) and in `state_dict()` (old checkpoints lack their keys). That is usually the intent: the old
 model silently never trained them.
 
-Refuses: lists mixing Modules with other values, containers used with `+`/`*` or sorted, assigned
+Refuses: containers nothing reads (no method of the class, nothing else in the file: their
+layers never run, so where they are matters to nothing; d2l's demo of a list beside a ModuleList
+prints the difference on purpose), lists mixing Modules with other values, containers used with `+`/`*` or sorted, assigned
 outside `__init__`, or set with `object.__setattr__` (deliberately unregistered).
 """
 
@@ -56,6 +58,8 @@ class ModuleContainer(ScopeTracker, DevfixRule):
             if use.other_uses & (LIST_ONLY_METHODS | {"arithmetic", "augmented assignment"}):
                 continue
             statement = use.assignments[0][1]
+            if not use.read_in - {"__init__"} and not self._read_elsewhere(name, node.name.value):
+                continue  # its layers never run: where they are matters to nothing (d2l's list-versus-ModuleList demo)
             if isinstance(statement.value, cst.DictComp):
                 if self._builds_module(statement.value.value) and holds_state(statement.value.value, self.qualified):
                     self._containers[statement] = (name, "ModuleDict", self._string_keys(statement.value, node))
@@ -63,6 +67,13 @@ class ModuleContainer(ScopeTracker, DevfixRule):
             kind = self._container_kind(statement.value, use.appended)
             if kind is not None:
                 self._containers[statement] = (name, kind, True)
+
+    def _read_elsewhere(self, name: str, class_name: str) -> bool:
+        """Some `<value>.<name>` of the file outside the class (`net.heads[0](x)`) other than
+        `self.<name>` of an unrelated class, or `self.<name>` in a subclass of the file."""
+        finder = _AttributeReads(name, class_name)
+        self.module.visit(finder)
+        return finder.found
 
     def _string_keys(self, comprehension: cst.DictComp, class_def: cst.ClassDef) -> bool:
         """Every key of the comprehension is a string (`nn.ModuleDict` raises on any other): a
@@ -149,3 +160,25 @@ def _string_keyed(value: cst.BaseExpression, sequence_too: bool) -> bool:
     if sequence_too and isinstance(value, (cst.List, cst.Tuple, cst.Set)):
         return all(isinstance(element, cst.Element) and isinstance(element.value, cst.SimpleString) for element in value.elements)
     return False
+
+
+class _AttributeReads(cst.CSTVisitor):
+    """`<value>.<name>` read from an instance (not `self`), or `self.<name>` in a class whose bases
+    name `class_name`."""
+
+    def __init__(self, name: str, class_name: str) -> None:
+        self.name, self.class_name, self.found = name, class_name, False
+        self.subclass: list[bool] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.subclass.append(any(cst.Module([]).code_for_node(base.value).split(".")[-1] == self.class_name for base in node.bases))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.subclass.pop()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value != self.name:
+            return
+        on_self = isinstance(node.value, cst.Name) and node.value.value == "self"
+        if not on_self or (self.subclass and self.subclass[-1]):
+            self.found = True

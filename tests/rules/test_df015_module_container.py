@@ -16,6 +16,9 @@ class Heads(nn.Module):
         super().__init__()
         self.heads = {comprehension}
 
+    def forward(self, x):
+        return {{name: head(x) for name, head in self.heads.items()}}
+
 
 model = Heads({given})
 """
@@ -47,3 +50,38 @@ def test_keys_not_proven_strings_are_reported_unfixed(comprehension, given):
     result = run_devfix(source, rules=[ModuleContainer])
     assert result.fixed.decode() == source
     assert [(finding.code, finding.fixable) for finding in result.findings] == [("DF015", False)]
+
+
+DEMO = """import torch.nn as nn
+
+
+class ModuleListHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linears = nn.ModuleList([nn.Linear(10, 10)])
+
+    def forward(self, x):
+        return self.linears[0](x)
+
+
+class ListHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linears = [nn.Linear(10, 10)]
+{reads}
+
+print(len(list(ListHeads().parameters())))
+"""
+
+
+@pytest.mark.parametrize(("reads", "fixed"), [
+    ("", False),  # d2l's demo: the list is never read, only the parameters it lacks are printed
+    ("\n    def forward(self, x):\n        return self.linears[0](x)\n", True),  # read by the class itself
+    ("\n\nclass Deeper(ListHeads):\n    def forward(self, x):\n        return self.linears[0](x)\n", True),  # by a subclass
+    ("\n\nprint(ListHeads().linears[0])\n", True),  # from an instance
+])
+def test_a_container_nothing_reads_is_left_alone(reads, fixed):
+    source = DEMO.format(reads=reads)
+    result = run_devfix(source, rules=[ModuleContainer])
+    list_heads = result.fixed.decode().split("class ListHeads")[1]
+    assert ("self.linears = nn.ModuleList([nn.Linear(10, 10)])" in list_heads) is fixed
