@@ -36,6 +36,8 @@ def process_notebook(
     applied = tuple(_placed(finding, notebook) for finding in result.applied)
     if not result.changed:
         return FileResult(path, source, source, tuple(_placed(finding, notebook) for finding in result.findings), applied, rule_crashes=result.rule_crashes)
+    if not notebook.keeps_its_cells(result.fixed.decode("utf-8")):
+        raise RuleProducedInvalidCode(f"{path}: a fix would move code from one cell into another; file left untouched")
     fixed_text = notebook.with_program(result.fixed.decode("utf-8"))
     _ensure_notebook(fixed_text, path)
     fixed = Notebook(fixed_text)

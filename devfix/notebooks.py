@@ -95,6 +95,11 @@ class Notebook:
             text = text[:start] + replacement + text[end:]
         return text
 
+    def keeps_its_cells(self, fixed: str) -> bool:
+        """The fixed program still starts each cell where a cell marker stands alone on its line: an
+        edit that moved a marker (into an indented block, or away) would move code between cells."""
+        return _segments(fixed).keys() == _segments(self.program).keys()
+
     def cell_sources(self) -> dict[int, str]:
         return {cell.number: cell.source for cell in self.cells if cell.python}
 

@@ -159,3 +159,28 @@ def test_add_ignore_reports_a_notebook_line_that_cannot_take_a_comment_by_its_ce
     assert result.exit_code == 2
     assert "nb.ipynb:cell 2:1: the line ends inside a string" in result.stderr
     assert (project / "nb.ipynb").read_text() == source
+
+
+def test_guards_of_calls_in_consecutive_cells_stay_in_their_cells(tmp_path, monkeypatch):
+    """Dive-into-DL's GPU chapter: `torch.cuda.current_device()` and `torch.cuda.get_device_name(0)`
+    in two cells. One `if` around both moved the second cell's code into the first and left the
+    second as it was (run twice, once unguarded)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nb.ipynb").write_text(notebook("import torch", "torch.cuda.current_device()", "torch.cuda.get_device_name(0)"))
+    assert invoke_devfix(["fix", "nb.ipynb"]).exit_code == 0
+    sources = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_text())["cells"]]
+    assert sources == [
+        "import torch",
+        "if torch.cuda.is_available():\n    torch.cuda.current_device()",
+        "if torch.cuda.is_available():\n    torch.cuda.get_device_name(0)",
+    ]
+
+
+def test_a_fixed_program_that_moved_a_cell_marker_keeps_no_cells():
+    """The engine's last check before it writes a notebook back: an edit that indents (or drops) a
+    cell's marker would move code from one cell into another."""
+    document = Notebook(notebook("import torch", "a = 1", "b = 2"))
+    assert document.keeps_its_cells(document.program)
+    indented = document.program.replace("# devfix: cell 3", "    # devfix: cell 3")
+    assert not document.keeps_its_cells(indented)
+    assert not document.keeps_its_cells(document.program.replace("# devfix: cell 2\n", ""))
