@@ -71,7 +71,7 @@ class FileFacts:
         self.imports = self._walk.imports
         self.classes = _class_kinds(tree, self.imports, path, project)
         self.role = _role(tree, path, self.imports, self.classes)
-        self.framework = _framework(self.imports)
+        self.framework = _framework(self.imports, self._walk)
         self.text = source
         self.lines = tuple(source.splitlines())
         self._path, self._project = path, project or ProjectIndex()
@@ -504,10 +504,20 @@ def _is_setup_call(call: ast.Call) -> bool:
     return name.startswith(("filterwarnings", "simplefilter", "setLevel", "register", "add_", "update", "append", "extend"))
 
 
-def _framework(imports: ImportTable) -> str | None:
+def _framework(imports: ImportTable, found: screen.Walk) -> str | None:
+    """The framework that places the file's models: imported, or called by its full name
+    (`torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])` after `import torch`)."""
     for prefix in PLACEMENT_FRAMEWORKS:
         if imports.imports_any((prefix,)):
             return prefix
+    if not imports.imports_any(("torch",)):
+        return None
+    for node, _ in found.nodes:
+        qualified = imports.qualify(node.func) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+        if qualified is not None and qualified.startswith("torch."):
+            named = [prefix for prefix in PLACEMENT_FRAMEWORKS if qualified == prefix or qualified.startswith(prefix + ".")]
+            if named:
+                return named[0]
     return None
 
 

@@ -45,6 +45,11 @@ def test_test_files_and_package_inits_by_name():
         ("import torch_xla.core.xla_model as xm", "torch_xla"),
         ("from torch.distributed import rpc\nimport torch.distributed.rpc", "torch.distributed.rpc"),
         ("import torch", None),
+        # called by its full name (pytorch-handbook's DDP chapter): DDP places the replica on its rank's GPU
+        ("import torch\nmodel = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])",
+         "torch.nn.parallel.DistributedDataParallel"),
+        ("import torch\ntorch.distributed.init_process_group(backend='nccl')", "torch.distributed"),
+        ("import torch\nmodel = torch.nn.parallel.data_parallel(model, x)", None),
     ],
 )
 def test_frameworks_that_own_placement(imports, framework):
