@@ -12,7 +12,8 @@ nothing moves (`D = Discriminator(conv_dim)`, `x.cuda()`, `D(x)`, a GPU unit tes
 face-generation project): the thrown-away copy is what keeps the program running, and the moved
 tensor would meet the CPU model. It is reported without a fix.
 
-Refuses: receivers that may be Modules (a bare `model.to(device)` is correct and stays) or whose
+Refuses: a tensor the scope only inspects afterwards, until it is bound again (`tensor.cuda(0)`,
+then `tensor.is_cuda  # False`: pytorch-book's lesson on what `.cuda()` returns), receivers that may be Modules (a bare `model.to(device)` is correct and stays) or whose
 type devfix cannot prove (a name only used like a tensor, `.device`, `.dtype`: Modules have those too); attributes such as `self.table.to(device)` are reported without a fix
 (reassigning a Parameter attribute raises, and a buffer is the better fix).
 """
@@ -29,6 +30,7 @@ from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
 MOVE_METHODS = frozenset({"to", "cuda", "cpu"})
+PLACEMENT_ATTRIBUTES = frozenset({"is_cuda", "is_cpu", "device", "get_device"})  # where a tensor is, nothing computed
 
 
 class DiscardedTo(ScopeTracker, DevfixRule):
@@ -57,6 +59,8 @@ class DiscardedTo(ScopeTracker, DevfixRule):
         if not (isinstance(receiver, cst.Name) and self.kind_of(receiver) is Kind.TENSOR):
             return updated_node
         name = receiver.value
+        if self._only_inspected_after(name, original_node):
+            return updated_node  # `tensor.cuda(0)`, then `tensor.is_cuda  # False`: a lesson on what `.cuda()` returns
         if as_move(call, self.qualified) is not None and (host := self._given_to_an_unmoved_callable(name, original_node)):
             self.report(call, f"`{name}.{method}(...)` returns a moved copy that is thrown away, but `{name}` is then given "
                         f"to `{host}`, which nothing moves: assigning the copy would split them across devices", fixable=False)
@@ -66,6 +70,17 @@ class DiscardedTo(ScopeTracker, DevfixRule):
             return updated_node
         assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=updated_node.body[0].value)
         return updated_node.with_changes(body=[assign])
+
+    def _only_inspected_after(self, name: str, statement: cst.SimpleStatementLine) -> bool:
+        """Until `name` is bound again, the scope reads it only for where it is (`tensor.is_cuda`,
+        `tensor.device`), if at all: the thrown-away copy changes no computation."""
+        facts = self.scope_facts(statement)
+        line = self.line_of(statement)
+        rebound = min((binding.line for binding in facts.bindings.get(name, ()) if binding.line > line), default=None)
+        finder = _Reads(name)
+        self.enclosing_scope(statement).visit(finder)
+        later = [(read, parent) for read, parent in finder.reads if self.line_of(read) > line and (rebound is None or self.line_of(read) < rebound)]
+        return all(isinstance(parent, cst.Attribute) and parent.attr.value in PLACEMENT_ATTRIBUTES for _, parent in later)
 
     def _given_to_an_unmoved_callable(self, name: str, statement: cst.SimpleStatementLine) -> str | None:
         """The callee of a later call in the scope given `name` (as it is at `statement`) by position,
@@ -99,6 +114,26 @@ class DiscardedTo(ScopeTracker, DevfixRule):
         finder = _AttributeAssignments(receiver.attr.value, self.qualified)
         current.visit(finder)
         return finder.assigned_a_tensor and not finder.assigned_a_parameter
+
+
+class _Reads(cst.CSTVisitor):
+    """Each `name` read outside nested functions, with the node around it (`tensor.is_cuda`: the Attribute)."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.reads = name, []
+        self.parents: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Name) and node.value == self.name and self.parents:
+            parent = self.parents[-1]
+            if not (isinstance(parent, cst.Attribute) and parent.attr is node):  # `x.name` is no read of `name`
+                self.reads.append((node, parent))
+        nested = isinstance(node, cst.FunctionDef) and any(isinstance(outer, cst.FunctionDef) for outer in self.parents)
+        self.parents.append(node)
+        return not nested  # the scope's own body, not the functions defined in it
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.parents.pop()
 
 
 class _CallsGiven(cst.CSTVisitor):

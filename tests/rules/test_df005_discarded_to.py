@@ -43,3 +43,23 @@ def test_a_copy_thrown_away_before_a_model_nothing_moves_is_reported_not_assigne
 def test_a_copy_thrown_away_before_a_moved_model_is_assigned(placed):
     result = run_devfix(UNIT_TEST.format(placed=placed), rules=[DiscardedTo])
     assert "        x = x.cuda()\n" in result.fixed.decode()
+
+
+LESSON = '''import torch
+
+tensor = torch.zeros(3, 4)
+# `.cuda()` returns a new tensor on the GPU; the original stays where it was
+tensor.cuda(0)
+{after}
+'''
+
+
+@pytest.mark.parametrize(("after", "fixed"), [
+    ("print(tensor.is_cuda)  # False", False),  # pytorch-book's lesson on what `.cuda()` returns: only where it is is read
+    ("print(tensor.device)\ntensor = tensor.cuda()\nprint(tensor.sum())", False),  # bound again before it is computed with
+    ("print(tensor.sum())", True),  # computed with: the copy was meant to be used
+])
+def test_a_copy_thrown_away_before_the_tensor_is_only_inspected_is_left_alone(after, fixed):
+    result = run_devfix(LESSON.format(after=after), rules=[DiscardedTo])
+    assert ("tensor = tensor.cuda(0)\n" in result.fixed.decode()) is fixed
+    assert bool(result.applied) is fixed and not result.findings

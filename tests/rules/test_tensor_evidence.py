@@ -23,7 +23,7 @@ def test_a_module_given_to_torch_jit_is_not_a_tensor():
 
 
 def test_tensors_given_to_torch_ops_still_count():
-    source = "import torch\n\ndef f(a, b):\n    c = torch.cat([a, b])\n    a.to(c.device)\n    return c\n"
+    source = "import torch\n\ndef f(a, b):\n    c = torch.cat([a, b])\n    a.to(c.device)\n    return c * a.sum()\n"
     assert "a = a.to(c.device)" in run_devfix(source, rules=[DiscardedTo]).fixed.decode()
 
 
