@@ -107,7 +107,10 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
         program_signal=screen.RUNS_ON_A_DEVICE, findings_in="lookup_table",
     ),
     RuleSpec("DF013", "df013_runtime_placement", "RuntimePlacement", triggers=('jit.trace', 'device_map'), signals=frozenset({screen.RUNTIME_PLACEMENT})),
-    RuleSpec("DF014", "df014_tensor_attribute_buffer", "TensorAttributeBuffer", triggers=('class ',), signals=frozenset({screen.MODULE_TENSOR_ATTRIBUTE}), findings_in="tensor_attribute"),
+    RuleSpec(  # as DF016: a program that places nothing (nor do the modules it imports) runs its Modules on the CPU
+        "DF014", "df014_tensor_attribute_buffer", "TensorAttributeBuffer", triggers=('class ',), signals=frozenset({screen.MODULE_TENSOR_ATTRIBUTE}),
+        program_signal=screen.RUNS_ON_A_DEVICE, findings_in="tensor_attribute",
+    ),
     RuleSpec("DF015", "df015_module_container", "ModuleContainer", triggers=('class ',), signals=frozenset({screen.MODULE_CONTAINER}), findings_in="module_container"),
     RuleSpec(  # as DF004: a program that places nothing (nor do the modules it imports) runs its Modules on the CPU
         "DF016", "df016_method_tensor_device", "MethodTensorDevice", triggers=('class ',), signals=frozenset({screen.UNPLACED_FACTORY_IN_METHOD}),

@@ -16,7 +16,9 @@ a call of a method of the class, or of a function of the file, that returns one:
 `torch.randn(size) * sigma`) in `__init__` (after `super().__init__()`)
 of a class known to be an `nn.Module`, when another method reads `self.x`.
 
-Refuses: attributes that every other method moves where it reads them (`self.pos.to(x.device,
+Refuses: trained tensors (made with `requires_grad=True`, given `requires_grad` later, or handed to
+a `torch.optim` optimizer: a buffer's `.to()` copy would never be updated; an `nn.Parameter` is what
+they need), attributes that every other method moves where it reads them (`self.pos.to(x.device,
 dtype=x.dtype)`, `.to(x)`, `.cuda()`: the code is right as it is), complex tables (`torch.polar`:
 `.half()` would drop their imaginary part, and DDP broadcasts buffers), tensors placed with a
 device the constructor receives (`torch.randn(n, device=device)`:
@@ -67,7 +69,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         tensors = self.scope_tensors(init.body)
         moves_as_a_whole = holds_parameters(facts, self.qualified)
         for name, statement in stored_once_in_init(facts, self.line_of):
-            if self._moved_where_read(name, facts.methods):
+            if self._moved_where_read(name, facts.methods) or self._trained(name, statement.value, node):
                 continue
             value = statement.value
             if any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(value)):
@@ -79,6 +81,19 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
                 continue  # `torch.polar(...)`: `.half()` would drop its imaginary part, and DDP broadcasts buffers
             if made and not _placed_by_argument(value, init):
                 self._buffers[statement] = (name, moves_as_a_whole)
+
+    def _trained(self, name: str, value: cst.BaseExpression, class_node: cst.ClassDef) -> bool:
+        """The tensor is trained: made with `requires_grad=True`, or the class sets `requires_grad` on
+        `self.<name>` or hands it to a `torch.optim` optimizer (minimalRL's SAC: `self.log_alpha =
+        torch.tensor(np.log(init_alpha))`, `self.log_alpha.requires_grad = True`, `optim.Adam([self.log_alpha])`).
+        A buffer is no place for it (`.to()` would give the module a copy the optimizer never updates)."""
+        if isinstance(value, cst.Call) and any(
+                arg.keyword is not None and arg.keyword.value == "requires_grad" and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+                for arg in value.args):
+            return True
+        finder = _Training(name, self.qualified)
+        class_node.visit(finder)
+        return finder.found
 
     def _may_be_complex(self, value: cst.BaseExpression, methods: dict[str, cst.FunctionDef]) -> bool:
         """The value, or the method or function of the file it calls, makes a complex tensor
@@ -204,3 +219,34 @@ def _self_attributes(method: cst.FunctionDef, name: str) -> list[cst.Attribute]:
 
     method.visit(Finder())
     return found
+
+
+class _Training(cst.CSTVisitor):
+    """`self.<name>.requires_grad = ...`, `self.<name>.requires_grad_()`, or `self.<name>` in the
+    arguments of a `torch.optim` constructor."""
+
+    def __init__(self, name: str, qualified) -> None:
+        self.name, self.qualified, self.found = name, qualified, False
+
+    def _is_attribute(self, node: cst.CSTNode) -> bool:
+        return (isinstance(node, cst.Attribute) and node.attr.value == self.name and isinstance(node.value, cst.Name)
+                and node.value.value == "self")
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in ("requires_grad", "requires_grad_") and self._is_attribute(node.value):
+            self.found = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if any(name.startswith("torch.optim.") for name in self.qualified(node.func)):
+            finder = _AttributeFound(self._is_attribute)
+            for arg in node.args:
+                arg.value.visit(finder)
+            self.found = self.found or finder.found
+
+
+class _AttributeFound(cst.CSTVisitor):
+    def __init__(self, matches) -> None:
+        self.matches, self.found = matches, False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.found = self.found or self.matches(node)

@@ -50,3 +50,28 @@ def test_a_table_read_without_a_move_is_reported(read):
 @pytest.mark.parametrize("value", ["rotary_table(4, 8)", "torch.polar(torch.ones(4), torch.zeros(4))", "torch.randn(4, dtype=torch.cfloat)"])
 def test_a_complex_table_is_left_alone(value):
     assert findings(value, "self.table.real[0, :4]") == []
+
+
+@pytest.mark.parametrize("value", [
+    "torch.zeros(4, requires_grad=True)",
+    # minimalRL's SAC: the entropy temperature is trained by an optimizer of its own
+    "torch.zeros(4)\n        self.table.requires_grad = True",
+    "torch.zeros(4)\n        self.table_optimizer = torch.optim.Adam([self.table], lr=0.01)",
+    "torch.zeros(4)\n        self.table.requires_grad_()",
+])
+def test_a_trained_tensor_is_no_buffer(value):
+    """A buffer's `.to()` copy is not what the optimizer updates: such a tensor needs `nn.Parameter`."""
+    assert findings(value, "self.table") == []
+
+
+def test_a_tensor_made_without_gradients_is_still_a_buffer():
+    assert findings("torch.zeros(4, requires_grad=False)", "self.table") == ["DF014"]
+
+
+@pytest.mark.parametrize(("program", "found"), [
+    ("model = Model()\nprint(model(torch.ones(4)))\n", []),  # on the CPU from start to end (minimalRL's V-trace)
+    ("model = Model().to('cuda')\nprint(model(torch.ones(4, device='cuda')))\n", ["DF014"]),
+])
+def test_a_program_that_places_nothing_keeps_its_tensor_attributes(program, found):
+    source = MODULE.replace("VALUE", "torch.randn(4)").replace("READ", "self.table") + "\n\n" + program
+    assert [finding.code for finding in run_devfix(source, fix=False, rules=[TensorAttributeBuffer]).findings] == found
