@@ -278,6 +278,7 @@ CUDA_ONLY_FUNCTIONS = frozenset({
         "synchronize", "current_device", "get_device_name", "get_device_properties", "get_device_capability",
         "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_accumulated_memory_stats", "mem_get_info",
         "memory_summary", "ipc_collect", "init", "get_rng_state", "Event", "Stream",
+        "set_per_process_memory_fraction", "current_stream", "default_stream", "memory_snapshot", "CUDAGraph",
     )
 })
 

@@ -127,8 +127,12 @@ class CudaOnlyCall(DevfixRule):
     def _unchecked(self, call: cst.Call) -> UncheckedCudaCall | None:
         if self.facts is None:
             return None
-        start = self.get_metadata(PositionProvider, call).start
-        return self.facts.cuda_only_calls.get((start.line, self.facts.byte_column(start.line, start.column)))
+        position = self.get_metadata(PositionProvider, call)
+        start, end = position.start, position.end
+        found = self.facts.cuda_only_calls.get((start.line, self.facts.byte_column(start.line, start.column)))
+        # `torch.cuda.current_stream().synchronize()` starts where its receiver does: the call must end there too
+        ends_there = found is not None and (found.call.end_lineno, found.call.end_col_offset) == (end.line, self.facts.byte_column(end.line, end.column))
+        return found if ends_there else None
 
     def _statement(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
         statement = self.statement_of(node)

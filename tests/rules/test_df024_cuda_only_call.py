@@ -110,3 +110,14 @@ def test_pinning_a_computed_value_is_reported_without_a_fix():
 def test_pinning_in_a_library_module_is_left_alone():
     result = run("def stage(x):\n    return x.pin_memory()\n")
     assert result.fixed == result.source and not result.findings
+
+
+@pytest.mark.parametrize(("call", "guarded"), [
+    # each raises on a CPU-only build ("Torch not compiled with CUDA enabled", or a dummy class)
+    ("torch.cuda.set_per_process_memory_fraction(0.5)", True), ("torch.cuda.memory_snapshot()", True),
+    ("torch.cuda.current_stream().synchronize()", False), ("torch.cuda.default_stream().wait_stream(side)", False),
+])
+def test_other_calls_that_need_cuda(call, guarded):
+    result = run("def run(device, side=None):\n    " + call + "\n" + MAIN)
+    assert (f"    if torch.cuda.is_available():\n        {call}\n" in result.fixed.decode()) is guarded
+    assert guarded or [(finding.code, finding.fixable) for finding in result.findings] == [("DF024", False)]  # once, not per call of the chain
