@@ -184,3 +184,19 @@ def test_a_fixed_program_that_moved_a_cell_marker_keeps_no_cells():
     indented = document.program.replace("# devfix: cell 3", "    # devfix: cell 3")
     assert not document.keeps_its_cells(indented)
     assert not document.keeps_its_cells(document.program.replace("# devfix: cell 2\n", ""))
+
+
+def test_a_statement_that_starts_a_cell_is_not_removed(tmp_path, monkeypatch):
+    """DF022 moves the model where it is built and removes the later move; a cell that holds only
+    that move keeps it (a no-op now) rather than losing its marker and every fix of the notebook."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nb.ipynb").write_text(notebook(
+        "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')",
+        "model = torch.nn.Linear(3, 2)\noptimizer = torch.optim.Adam(model.parameters())\n"
+        "optimizer.load_state_dict(optimizer.state_dict())",
+        "model.to(device)",
+    ))
+    result = invoke_devfix(["fix", "--unsafe-fixes", "nb.ipynb"])
+    assert result.exit_code == 0, result.output
+    sources = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_text())["cells"]]
+    assert sources[1].startswith("model = torch.nn.Linear(3, 2).to(device)\n") and sources[2] == "model.to(device)"

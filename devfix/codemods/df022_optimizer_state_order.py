@@ -13,7 +13,8 @@ parameter is on *at that moment*; `torch.optim.Adagrad` creates its state (`sum`
 built, so building it is enough. Moved afterwards, the parameters go to the GPU and the state
 stays on the CPU: the first `optimizer.step()` raises "Expected all tensors to be on the same
 device". Moving the model right after it is built (before the optimizer exists) is the order
-PyTorch documents; the later move is then removed.
+PyTorch documents; the later move is then removed (kept where it starts a notebook cell: its
+marker goes with it, and moving again is a no-op).
 
 Applies when, in one block of one function (or of the top level), a model bound once by a
 construction is given to a `torch.optim` optimizer, that optimizer loads a state dict, and only
@@ -38,6 +39,7 @@ from devfix.analysis.placement import Move, as_move
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import EAGER_STATE_OPTIMIZERS
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import starts_a_cell
 from devfix.findings import Safety
 
 OPTIMIZERS = "torch.optim."
@@ -80,7 +82,8 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
                 continue
             if self.report(statement, message, fix_title=f"move `{name}` right after it is built"):
                 self._moved_at_construction[construction] = move.call
-                self._removed.add(statement)
+                if not starts_a_cell(statement):  # a notebook cell's first statement stays: moving again there is a no-op
+                    self._removed.add(statement)
 
     def _since_bound(self, name: str, move: cst.SimpleStatementLine, earlier: list[cst.SimpleStatementLine]) -> list[cst.SimpleStatementLine]:
         """The lines of `earlier` after the name's latest binding before the move."""

@@ -34,8 +34,8 @@ import libcst as cst
 from devfix.analysis.cst_metadata import PositionProvider
 from devfix.analysis.cuda_only_calls import PIN_KEYWORD, PIN_METHOD, UncheckedCudaCall
 from devfix.codemods.base import DevfixRule
+from devfix.codemods.edits import starts_a_cell
 from devfix.findings import Safety
-from devfix.notebooks import MARKER_LINE
 
 
 class CudaOnlyCall(DevfixRule):
@@ -115,7 +115,7 @@ class CudaOnlyCall(DevfixRule):
         cell starts: the cells run one by one)."""
         merged: list[cst.BaseStatement] = []
         for statement in statements:
-            if id(statement) in self._guards and merged and id(merged[-1]) in self._guards and not _starts_a_cell(statement):
+            if id(statement) in self._guards and merged and id(merged[-1]) in self._guards and not starts_a_cell(statement):
                 inner = statement.body.body[0].with_changes(leading_lines=statement.leading_lines)
                 previous = merged[-1]
                 merged[-1] = previous.with_changes(body=previous.body.with_changes(body=[*previous.body.body, inner]))
@@ -145,11 +145,6 @@ class _Calls(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.found.append(node)
-
-
-def _starts_a_cell(statement: cst.BaseStatement) -> bool:
-    """The statement is the first of a notebook cell: the program has its cell marker above it."""
-    return any(line.comment is not None and MARKER_LINE.match(line.comment.value) for line in statement.leading_lines)
 
 
 def _read_without_effect(node: cst.BaseExpression) -> bool:

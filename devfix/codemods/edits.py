@@ -9,6 +9,8 @@ import re
 
 import libcst as cst
 
+from devfix.notebooks import MARKER_LINE
+
 
 def add_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
     """`f(a, b)` → `f(a, b, name=value)`, keeping a trailing comma style if there was one."""
@@ -121,3 +123,10 @@ def insert_in_body(node: cst.FunctionDef | cst.For, index: int, statements: list
     """Put `statements` at `index` of the indented body of a `def` or a `for` loop."""
     body = list(node.body.body)
     return node.with_changes(body=node.body.with_changes(body=[*body[:index], *statements, *body[index:]]))
+
+
+def starts_a_cell(statement: cst.BaseStatement) -> bool:
+    """The statement is the first of a notebook cell: the notebook's program has the cell's marker
+    above it (`devfix.notebooks`). An edit must not merge it into the statement before, nor remove
+    it with its marker."""
+    return any(line.comment is not None and MARKER_LINE.match(line.comment.value) for line in statement.leading_lines)
