@@ -14,8 +14,10 @@ from libcst.metadata import Assignment, ScopeProvider
 from devfix.analysis.call_sites import arguments_for, is_only_defined
 from devfix.analysis.cst_bindings import names_in, parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.dataset_items import non_tensor_positions
 from devfix.analysis.device_scope import assigning_statement
 from devfix.analysis.kinds import KNOWN_LOADERS, Kind
+from devfix.analysis.module_classes import top_level_class
 from devfix.analysis.packed_lengths import packed_lengths
 from devfix.analysis.parameter_meetings import parameters_meet
 from devfix.analysis.placement import PlacementFacts, as_move
@@ -263,6 +265,38 @@ def _dataset_places_items(rule: cst.CSTVisitor, built: cst.Call) -> bool:
                 if isinstance(item, cst.FunctionDef) and item.name.value == "__getitem__":
                     item.body.visit(finder)
     return finder.found
+
+
+def non_tensor_positions_of(rule: cst.CSTVisitor, loader: cst.BaseExpression) -> frozenset[int]:
+    """The positions of the loader's batches that hold no tensor, strings or lists
+    (`analysis.dataset_items`): of a DataLoader built here or bound once to a name, or of any the
+    file's calls give a parameter."""
+    if isinstance(loader, cst.Call):
+        built = [loader]
+    elif isinstance(loader, cst.Name):
+        bound = _built_with(rule, loader)
+        built = [bound] if bound is not None else [
+            value if isinstance(value, cst.Call) else _built_with(rule, value)
+            for value in _given_for(rule, loader) if isinstance(value, (cst.Call, cst.Name))
+        ]
+    else:
+        return frozenset()
+    return frozenset(position for call in built for position in non_tensor_positions(_dataset_class(rule, call)))
+
+
+def _dataset_class(rule: cst.CSTVisitor, built: cst.Call | None) -> cst.ClassDef | None:
+    """The class of the file whose instance the DataLoader call `built` loads with the default
+    collate (`DataLoader(Captions(...), batch_size=4)`): what its `__getitem__` returns is what the
+    batches hold, collated."""
+    if built is None or keyword(built, "collate_fn") is not None:
+        return None
+    given = built.args[0] if built.args and built.args[0].keyword is None else keyword(built, "dataset")
+    dataset = given.value if given is not None else None
+    if isinstance(dataset, cst.Name):
+        dataset = _built_with(rule, dataset)
+    if not (isinstance(dataset, cst.Call) and isinstance(dataset.func, cst.Name)):
+        return None
+    return top_level_class(rule.module, dataset.func.value)
 
 
 def _built_with(rule: cst.CSTVisitor, loader: cst.Name) -> cst.Call | None:

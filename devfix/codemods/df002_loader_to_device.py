@@ -30,7 +30,9 @@ such as `netD.zero_grad()`) are moved right after they are taken. A batch the bo
 casts (`images = images.reshape(-1, 784)`) is moved at the top of the body, before that.
 
 Refuses: batches already moved in the body, batches that are only printed, stored or handed to
-unknown functions (lists of paths or strings), batches indexed by a variable or unpacked into a
+unknown functions (lists of paths or strings), the positions a Dataset class of the file gives as
+strings or lists (`for images, captions in loader` over a `__getitem__` returning `self.images[i],
+self.captions[i]`: `default_collate` makes the captions a tuple of strings, `analysis.dataset_items`), batches indexed by a variable or unpacked into a
 call (`batch[i]`, `model(*batch)`: which elements are tensors?), one-line loop bodies (for whole
 batches), loaders whose `collate_fn` (a function of the file) already moves what it builds, and files
 where a framework places batches (accelerate's `prepare`, Lightning, XLA, RPC).
@@ -45,6 +47,7 @@ import libcst as cst
 from devfix.analysis.call_sites import argument_for, file_functions
 from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.dataset_items import index_of, non_tensor_names
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.loaders import (
     BatchMoves,
@@ -54,6 +57,7 @@ from devfix.analysis.loaders import (
     is_dataloader,
     move_statements,
     names_meeting_devices,
+    non_tensor_positions_of,
     taken_loader,
     target_names,
     unpacked_batch,
@@ -135,8 +139,10 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         names = target_names(assign.targets[0].target)
         if loader is None or not names or not is_dataloader(self, loader) or collate_places_batches(self, loader):
             return None
+        positions = non_tensor_positions_of(self, loader)  # `images, captions = next(iter(loader))`: captions stay
+        names = [name for position, name in enumerate(names) if position not in positions]
         following = self._following(node)
-        if not following:
+        if not names or not following:
             return None
         rest = cst.IndentedBlock(body=following)
         models = self._models_in(node, rest)
@@ -172,7 +178,10 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         models = self._models_in(node, node.body)
         if not models:
             return None
+        positions = non_tensor_positions_of(self, loader) if loader is not None else frozenset()
+        non_tensors = non_tensor_names(node, target, positions)
         names, start = unpacked_batch(node, names, self.qualified)
+        names = [name for name in names if name not in non_tensors]  # `for images, captions in loader`: a tuple of strings
         body = node.body
         if start:  # `x, y = batch` first: analyse what follows the unpacking
             body = body.with_changes(body=body.body[start:])
@@ -180,6 +189,8 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         callables = self.batch_callables(node, models)
         moves = batches_to_move(body, names, callables, models, body_facts, self.qualified, file_functions(self.module),
                                 self._packed_by_models(node, body, models))
+        if positions:  # `model(batch[0], batch[1])` with captions at 1: only the tensors move
+            moves = BatchMoves(moves.uses, [subscript for subscript in moves.indexed if index_of(subscript) not in positions], moves.ambiguous)
         if not moves.ambiguous:
             moved = {use.name for use in moves.uses} | set(body_facts.moved)
             collected = [BatchUse(name, False) for name in self._collected_then_met(node, body, names, moved, callables, models)]

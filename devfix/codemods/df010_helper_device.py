@@ -22,7 +22,9 @@ meet the model or its outputs are moved; the model is the callable given a value
 the batch (`model(x)`, `model(add_bias(x))`, `model(x.float())`).
 
 Refuses: programs that place nothing on a device, nor do the project modules they import (their
-helpers' models run on the CPU wherever they run: the registry's `program_signal`), functions with
+helpers' models run on the CPU wherever they run: the registry's `program_signal`), the positions of
+the batches that some loader given holds as strings or lists (captions of a Dataset class of the
+file, `analysis.dataset_items`), functions with
 a device parameter or local (DF002 uses it), models that are not
 parameters of the function, several such models given the batch that none of the others feeds
 (which one holds the device is not known), batches already moved, dict or positional batches it
@@ -35,12 +37,14 @@ import libcst as cst
 
 from devfix.analysis.call_sites import file_functions
 from devfix.analysis.cst_bindings import variables_in
+from devfix.analysis.dataset_items import non_tensor_names
 from devfix.analysis.loaders import (
     batches_to_move,
     collate_places_batches,
     is_dataloader,
     loops_of,
     move_statements,
+    non_tensor_positions_of,
     taken_batches,
     taken_loader,
     target_names,
@@ -75,7 +79,9 @@ class HelperDevice(ScopeTracker, DevfixRule):
             loader, target = unwrap_loader(loop, self.qualified)
             if not isinstance(loop.body, cst.IndentedBlock):
                 continue
+            non_tensors = non_tensor_names(loop, target, non_tensor_positions_of(self, loader)) if loader is not None else set()
             names, start = unpacked_batch(loop, target_names(target), self.qualified)  # `x, y = batch` first
+            names = [name for name in names if name not in non_tensors]  # captions of the dataset: a tuple of strings
             body = loop.body.with_changes(body=loop.body.body[start:])
             if plan := self._plan(loop, loader, names, body, parameters):
                 self._loops[loop] = (*plan, start)
@@ -83,7 +89,9 @@ class HelperDevice(ScopeTracker, DevfixRule):
         for statement, following in taken_batches(node):
             assign = statement.body[0]
             loader = taken_loader(self, assign.value, statement)
-            if following and (plan := self._plan(statement, loader, target_names(assign.targets[0].target), cst.IndentedBlock(body=following), parameters)):
+            positions = non_tensor_positions_of(self, loader) if loader is not None else frozenset()
+            names = [name for position, name in enumerate(target_names(assign.targets[0].target)) if position not in positions]
+            if following and (plan := self._plan(statement, loader, names, cst.IndentedBlock(body=following), parameters)):
                 self._taken[statement] = plan
                 self._functions.setdefault(node, plan[0])
 

@@ -58,7 +58,8 @@ A tensor `__init__` makes on the host once and keeps (`self.class_weights = torc
 that output), is created on the model's device: `device=self.device`.
 
 Refuses: arguments or batches already moved in the method, arguments only used elsewhere, batches
-not proven tensors, loops over anything not proven a DataLoader, Module classes.
+not proven tensors, unpacked names at the positions the loaders' Dataset class of the file gives as
+strings or lists (captions, `analysis.dataset_items`), loops over anything not proven a DataLoader, Module classes.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ from devfix.analysis.loaders import (
     is_dataloader,
     loops_of,
     move_statements,
+    non_tensor_positions_of,
     target_names,
     unwrap_loader,
 )
@@ -160,7 +162,11 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             for statement, (batch, names) in _unpacked_parameters(method, parameters).items():
                 unpacked_to_move = [name for name in names if name in finder.fed and name not in moved_here
                                     and self._fed_as_unpacked(method, name, statement, finder.fed_nodes[name])]
-                if unpacked_to_move and batch not in moved_here and self._given_loader_batches(facts, method_name, parameters, batch):
+                given = unpacked_to_move and batch not in moved_here
+                non_tensors = self._given_loader_batches(facts, method_name, parameters, batch) if given else None
+                # positions the loaders' datasets give as strings or lists (captions) stay as they are
+                unpacked_to_move = [name for name in unpacked_to_move if non_tensors is not None and names.index(name) not in non_tensors]
+                if unpacked_to_move:
                     self._unpacked_moves[statement] = (unpacked_to_move, device, finder.fed_nodes[unpacked_to_move[0]][0])
             for attribute in finder.used_attributes & set(state_attributes):
                 statement = state_attributes[attribute]
@@ -178,20 +184,26 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             for node in fed for binding in bindings
         )
 
-    def _given_loader_batches(self, facts, method_name: str, parameters: list[str], batch: str) -> bool:
+    def _given_loader_batches(self, facts, method_name: str, parameters: list[str], batch: str) -> frozenset[int] | None:
         """Every call of the method (`self.<method>(...)` in the class, `trainer.<method>(...)` on
         an instance) passes for `batch` the batch of a loop over a proven DataLoader, on the CPU
-        (`[self.train_step(batch) for batch in loader]`), and some call does."""
+        (`[self.train_step(batch) for batch in loader]`), and some call does: the positions of those
+        batches that hold strings (`analysis.dataset_items`); None when not so."""
         calls = [call for method in facts.methods.values() for call in _self_calls(method, method_name)]
         calls += [call for instance, called, call in self._moved_from_outside.calls if called == method_name and instance in self._instances]
-        return bool(calls) and all(
-            isinstance(value := argument_for(call, batch, parameters), cst.Name) and self._loader_batch_at(call, value.value)
-            for call in calls
-        )
+        found: set[int] = set()
+        for call in calls:
+            value = argument_for(call, batch, parameters)
+            positions = self._loader_batch_at(call, value.value) if isinstance(value, cst.Name) else None
+            if positions is None:
+                return None
+            found |= positions
+        return frozenset(found) if calls else None
 
-    def _loader_batch_at(self, node: cst.CSTNode, name: str) -> bool:
+    def _loader_batch_at(self, node: cst.CSTNode, name: str) -> frozenset[int] | None:
         """`name` at `node` is the batch of the loop (or comprehension) around it, over a proven
-        DataLoader whose `collate_fn` does not place batches, and nothing rebinds it in the loop."""
+        DataLoader whose `collate_fn` does not place batches, and nothing rebinds it in the loop:
+        the positions of its batches that hold strings; None when not so."""
         child, parent = node, self.get_metadata(ParentProvider, node, None)
         while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
             loops = []
@@ -207,9 +219,11 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 if name in target_names(target):
                     rebound = isinstance(loop, cst.For) and any(
                         self.line_of(loop) < binding.line <= self.line_of(node) for binding in self.scope_facts(loop).bindings.get(name, ()))
-                    return loader is not None and not rebound and is_dataloader(self, loader) and not collate_places_batches(self, loader)
+                    if loader is None or rebound or not is_dataloader(self, loader) or collate_places_batches(self, loader):
+                        return None
+                    return non_tensor_positions_of(self, loader)
             child, parent = parent, self.get_metadata(ParentProvider, parent, None)
-        return False
+        return None
 
     def _fed_as_unpacked(self, method: cst.FunctionDef, name: str, unpacking: cst.SimpleStatementLine, fed: list[cst.Name]) -> bool:
         """`name`, unpacked from a parameter by `unpacking`, is fed as unpacked there (or as a
