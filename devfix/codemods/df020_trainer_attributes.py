@@ -57,7 +57,8 @@ A tensor `__init__` makes on the host once and keeps (`self.class_weights = torc
 (`F.cross_entropy(self.model(x), y, weight=self.class_weights)`, also through a local bound to
 that output), is created on the model's device: `device=self.device`.
 
-Refuses: arguments or batches already moved in the method, arguments only used elsewhere, batches
+Refuses: arguments or batches already moved in the method, arguments only used elsewhere, arguments
+some call gives as something the value analysis proves no tensor (a list of captions), batches
 not proven tensors, unpacked names at the positions the loaders' Dataset class of the file gives as
 strings or lists (captions, `analysis.dataset_items`), loops over anything not proven a DataLoader, Module classes.
 """
@@ -156,7 +157,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             moved_here = self.scope_facts(method.body).moved
             moved_by_callers = self._moved_by_every_caller(facts, method_name, parameters)
             to_move = [name for name in parameters if name in finder.fed and name not in set(moved_here) | moved_by_callers
-                       and self._fed_as_given(method, name, finder.fed_nodes[name])]
+                       and self._fed_as_given(method, name, finder.fed_nodes[name])
+                       and not any(self.kind_of(node).is_known_non_tensor for node in finder.fed_nodes[name])]
             if to_move:
                 self._argument_moves[method] = (to_move, device)
             for statement, (batch, names) in _unpacked_parameters(method, parameters).items():
