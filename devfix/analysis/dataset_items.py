@@ -16,11 +16,36 @@ apart into) that hold such positions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from devfix.analysis.cst_bindings import return_values
 
 STRING_METHODS = frozenset({"format", "join", "strip", "lower", "upper", "replace", "lstrip", "rstrip"})
+
+
+def non_tensor_positions_of_rows(dataset: cst.BaseExpression | None, bound: Callable[[cst.Name], cst.BaseExpression | None]) -> frozenset[int]:
+    """For a dataset that is a list of rows: `list(zip(texts, labels))` (positions of the lists
+    zipped), or a list display of tuple displays (`[("good movie", 1), ...]`), the positions that
+    collate into no tensor. `bound` gives the value a name of the scope is bound to once (or None)."""
+    judge = _NonTensors(None, None, None)
+    resolve = lambda value: bound(value) if isinstance(value, cst.Name) else value  # noqa: E731
+    if isinstance(dataset, cst.Call) and isinstance(dataset.func, cst.Name) and dataset.func.value == "list" and len(dataset.args) == 1:
+        dataset = dataset.args[0].value
+    if isinstance(dataset, cst.Call) and isinstance(dataset.func, cst.Name) and dataset.func.value == "zip" \
+            and all(arg.keyword is None and not arg.star for arg in dataset.args):
+        return frozenset(
+            position for position, arg in enumerate(dataset.args)
+            if (items := _displayed_items(resolve(arg.value))) and all(judge.collates_to_no_tensor(item) for item in items)
+        )
+    rows = _displayed_items(resolve(dataset))
+    if not rows or not all(isinstance(row, cst.Tuple) for row in rows) or len({len(row.elements) for row in rows}) != 1:
+        return frozenset()
+    return frozenset(
+        position for position in range(len(rows[0].elements))
+        if all(judge.collates_to_no_tensor(row.elements[position].value) for row in rows)
+    )
 
 
 def non_tensor_positions(dataset_class: cst.ClassDef | None) -> frozenset[int]:
@@ -78,9 +103,10 @@ def non_tensor_names(loop: cst.For, target: cst.BaseExpression, positions: froze
 
 
 class _NonTensors:
-    def __init__(self, dataset_class: cst.ClassDef, init: cst.FunctionDef | None, getitem: cst.FunctionDef) -> None:
-        self.attributes = _stored_once(dataset_class, init)  # `self.texts` → the value `__init__` binds it to
-        self.locals = _bound_once(getitem)
+    def __init__(self, dataset_class: cst.ClassDef | None, init: cst.FunctionDef | None, getitem: cst.FunctionDef | None) -> None:
+        # `self.texts` → the value `__init__` binds it to; the names `__getitem__` binds once
+        self.attributes = _stored_once(dataset_class, init) if dataset_class is not None else {}
+        self.locals = _bound_once(getitem) if getitem is not None else {}
 
     def collates_to_no_tensor(self, value: cst.BaseExpression, depth: int = 0) -> bool:
         """A string, or a list (of anything): `default_collate` gives back strings and lists."""

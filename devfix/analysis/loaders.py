@@ -14,7 +14,7 @@ from libcst.metadata import Assignment, ScopeProvider
 from devfix.analysis.call_sites import arguments_for, is_only_defined
 from devfix.analysis.cst_bindings import names_in, parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
-from devfix.analysis.dataset_items import non_tensor_positions
+from devfix.analysis.dataset_items import non_tensor_positions, non_tensor_positions_of_rows
 from devfix.analysis.device_scope import assigning_statement
 from devfix.analysis.kinds import KNOWN_LOADERS, Kind
 from devfix.analysis.module_classes import top_level_class
@@ -281,32 +281,37 @@ def non_tensor_positions_of(rule: cst.CSTVisitor, loader: cst.BaseExpression) ->
         ]
     else:
         return frozenset()
-    return frozenset(position for call in built for position in non_tensor_positions(_dataset_class(rule, call)))
+    return frozenset(position for call in built for position in _dataset_non_tensors(rule, call))
 
 
-def _dataset_class(rule: cst.CSTVisitor, built: cst.Call | None) -> cst.ClassDef | None:
-    """The class of the file whose instance the DataLoader call `built` loads with the default
-    collate (`DataLoader(Captions(...), batch_size=4)`): what its `__getitem__` returns is what the
-    batches hold, collated."""
+def _dataset_non_tensors(rule: cst.CSTVisitor, built: cst.Call | None) -> frozenset[int]:
+    """What the DataLoader call `built` loads with the default collate: an instance of a class of
+    the file (`DataLoader(Captions(...), batch_size=4)`, its `__getitem__`), or a list of rows
+    (`DataLoader(list(zip(texts, labels)))`): the positions of its items that collate into no tensor."""
     if built is None or keyword(built, "collate_fn") is not None:
-        return None
+        return frozenset()
     given = built.args[0] if built.args and built.args[0].keyword is None else keyword(built, "dataset")
     dataset = given.value if given is not None else None
     if isinstance(dataset, cst.Name):
-        dataset = _built_with(rule, dataset)
-    if not (isinstance(dataset, cst.Call) and isinstance(dataset.func, cst.Name)):
+        dataset = _bound_value(rule, dataset)
+    if isinstance(dataset, cst.Call) and isinstance(dataset.func, cst.Name) and dataset.func.value not in ("list", "zip"):
+        return non_tensor_positions(top_level_class(rule.module, dataset.func.value))
+    return non_tensor_positions_of_rows(dataset, lambda name: _bound_value(rule, name))
+
+
+def _bound_value(rule: cst.CSTVisitor, name: cst.Name) -> cst.BaseExpression | None:
+    """The value a name is bound to by its only binding in the scope (a plain assignment)."""
+    scope = rule.get_metadata(ScopeProvider, name, None)
+    assignments = [a for a in scope[name.value] if isinstance(a, Assignment)] if scope is not None else []
+    if len(assignments) != 1 or not isinstance(assignments[0].node, cst.Name):
         return None
-    return top_level_class(rule.module, dataset.func.value)
+    statement = assigning_statement(rule, assignments[0].node)
+    return statement.value if statement is not None else None
 
 
 def _built_with(rule: cst.CSTVisitor, loader: cst.Name) -> cst.Call | None:
     """The `DataLoader(...)` call a name was bound to (its only binding in the scope)."""
-    scope = rule.get_metadata(ScopeProvider, loader, None)
-    assignments = [a for a in scope[loader.value] if isinstance(a, Assignment)] if scope is not None else []
-    if len(assignments) != 1 or not isinstance(assignments[0].node, cst.Name):
-        return None
-    statement = assigning_statement(rule, assignments[0].node)
-    value = statement.value if statement is not None else None
+    value = _bound_value(rule, loader)
     return value if isinstance(value, cst.Call) else None
 
 

@@ -30,9 +30,10 @@ such as `netD.zero_grad()`) are moved right after they are taken. A batch the bo
 casts (`images = images.reshape(-1, 784)`) is moved at the top of the body, before that.
 
 Refuses: batches already moved in the body, batches that are only printed, stored or handed to
-unknown functions (lists of paths or strings), the positions a Dataset class of the file gives as
-strings or lists (`for images, captions in loader` over a `__getitem__` returning `self.images[i],
-self.captions[i]`: `default_collate` makes the captions a tuple of strings, `analysis.dataset_items`), batches indexed by a variable or unpacked into a
+unknown functions (lists of paths or strings), the positions a Dataset class of the file, or a list of
+rows (`list(zip(texts, labels))`), gives as strings or lists (`for images, captions in loader` over a
+`__getitem__` returning `self.images[i], self.captions[i]`: `default_collate` makes the captions a
+tuple of strings, `analysis.dataset_items`), batches indexed by a variable or unpacked into a
 call (`batch[i]`, `model(*batch)`: which elements are tensors?), one-line loop bodies (for whole
 batches), loaders whose `collate_fn` (a function of the file) already moves what it builds, and files
 where a framework places batches (accelerate's `prepare`, Lightning, XLA, RPC).

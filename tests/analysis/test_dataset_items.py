@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from devfix.analysis.dataset_items import non_tensor_names, non_tensor_positions
+from devfix.analysis.dataset_items import non_tensor_names, non_tensor_positions, non_tensor_positions_of_rows
 
 DATASET = '''class Items:
     def __init__(self, n, names):
@@ -53,3 +53,23 @@ def test_positions_collated_into_no_tensor(body, expected):
 def test_the_loop_names_holding_those_positions(loop, expected):
     statement = cst.parse_module(loop).body[0]
     assert non_tensor_names(statement, statement.target, frozenset({1})) == expected
+
+
+ROWS = {
+    "texts": cst.parse_expression('["good movie", "bad plot"]'),
+    "labels": cst.parse_expression("[1, 0]"),
+    "boxes": cst.parse_expression("[[0, 0, 1, 1], [1, 1, 2, 2]]"),
+}
+
+
+@pytest.mark.parametrize(("dataset", "expected"), [
+    ("list(zip(texts, labels))", {0}),  # a tuple of strings, a tensor of the labels
+    ("list(zip(labels, boxes))", {1}),
+    ("list(zip(texts, unknown))", {0}),
+    ('[("good movie", 1), ("bad plot", 0)]', {0}),
+    ('[("good movie", 1), (review, 0)]', set()),  # one row not proven
+    ("features", set()),  # nothing known
+])
+def test_positions_of_a_list_of_rows(dataset, expected):
+    resolve = lambda name: ROWS.get(name.value)  # noqa: E731
+    assert non_tensor_positions_of_rows(cst.parse_expression(dataset), resolve) == frozenset(expected)
