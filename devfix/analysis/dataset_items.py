@@ -9,9 +9,10 @@ holds no tensor when every `return` of `__getitem__` is a tuple display of one l
 there is proven a string or a list: a string literal or f-string, a `str(...)`/`.format(...)`/
 `.join(...)` call, a list display or comprehension, a name of `__getitem__` bound once to such a
 value, or an item of a `self.<attr>` that `__init__` binds once to a list display or comprehension
-of such values (and nothing else in the class stores). Only a proof counts: anything else may be
-a tensor. `non_tensor_names` finds the loop variables (or the names a loop body takes the batch
-apart into) that hold such positions.
+of such values (and nothing else in the class stores). The same holds for a dataset that is a list
+of rows (`list(zip(texts, labels))`, a list display of tuples) and for what a `collate_fn` of the
+file returns. Only a proof counts: anything else may be a tensor. `non_tensor_names` finds the loop
+variables (or the names a loop body takes the batch apart into) that hold such positions.
 """
 
 from __future__ import annotations
@@ -57,13 +58,23 @@ def non_tensor_positions(dataset_class: cst.ClassDef | None) -> frozenset[int]:
     getitem = methods.get("__getitem__")
     if getitem is None:
         return frozenset()
-    returned = return_values(getitem)
+    return _positions_returned(getitem, _NonTensors(dataset_class, methods.get("__init__"), getitem))
+
+
+def non_tensor_positions_of_collate(collate: cst.FunctionDef | None) -> frozenset[int]:
+    """For a `collate_fn` of the file, the positions of the batches it builds that hold no tensor
+    (`return [torch.tensor(t) for t, _ in batch], torch.tensor(labels)`: a list of tensors first)."""
+    return _positions_returned(collate, _NonTensors(None, None, collate)) if collate is not None else frozenset()
+
+
+def _positions_returned(function: cst.FunctionDef, judge: _NonTensors) -> frozenset[int]:
+    """The positions where every `return` of `function`, a tuple display of one length, gives no tensor."""
+    returned = return_values(function)
     if not returned or not all(isinstance(value, cst.Tuple) for value in returned):
         return frozenset()
     sizes = {len(value.elements) for value in returned}
     if len(sizes) != 1:
         return frozenset()
-    judge = _NonTensors(dataset_class, methods.get("__init__"), getitem)
     return frozenset(
         position for position in range(sizes.pop())
         if all(judge.collates_to_no_tensor(value.elements[position].value) for value in returned)

@@ -11,10 +11,14 @@ from types import MappingProxyType
 import libcst as cst
 from libcst.metadata import Assignment, ScopeProvider
 
-from devfix.analysis.call_sites import arguments_for, is_only_defined
+from devfix.analysis.call_sites import arguments_for, file_functions, is_only_defined
 from devfix.analysis.cst_bindings import names_in, parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
-from devfix.analysis.dataset_items import non_tensor_positions, non_tensor_positions_of_rows
+from devfix.analysis.dataset_items import (
+    non_tensor_positions,
+    non_tensor_positions_of_collate,
+    non_tensor_positions_of_rows,
+)
 from devfix.analysis.device_scope import assigning_statement
 from devfix.analysis.kinds import KNOWN_LOADERS, Kind
 from devfix.analysis.module_classes import top_level_class
@@ -287,9 +291,14 @@ def non_tensor_positions_of(rule: cst.CSTVisitor, loader: cst.BaseExpression) ->
 def _dataset_non_tensors(rule: cst.CSTVisitor, built: cst.Call | None) -> frozenset[int]:
     """What the DataLoader call `built` loads with the default collate: an instance of a class of
     the file (`DataLoader(Captions(...), batch_size=4)`, its `__getitem__`), or a list of rows
-    (`DataLoader(list(zip(texts, labels)))`): the positions of its items that collate into no tensor."""
-    if built is None or keyword(built, "collate_fn") is not None:
+    (`DataLoader(list(zip(texts, labels)))`): the positions of its items that collate into no tensor;
+    with a `collate_fn` of the file, the positions of what it returns that are no tensor."""
+    if built is None:
         return frozenset()
+    collate = keyword(built, "collate_fn")
+    if collate is not None:  # a function of the file: what it returns
+        function = file_functions(rule.module).get(collate.value.value) if isinstance(collate.value, cst.Name) else None
+        return non_tensor_positions_of_collate(function)
     given = built.args[0] if built.args and built.args[0].keyword is None else keyword(built, "dataset")
     dataset = given.value if given is not None else None
     if isinstance(dataset, cst.Name):

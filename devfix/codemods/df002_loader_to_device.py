@@ -30,8 +30,8 @@ such as `netD.zero_grad()`) are moved right after they are taken. A batch the bo
 casts (`images = images.reshape(-1, 784)`) is moved at the top of the body, before that.
 
 Refuses: batches already moved in the body, batches that are only printed, stored or handed to
-unknown functions (lists of paths or strings), the positions a Dataset class of the file, or a list of
-rows (`list(zip(texts, labels))`), gives as strings or lists (`for images, captions in loader` over a
+unknown functions (lists of paths or strings), the positions a Dataset class of the file, a list of
+rows (`list(zip(texts, labels))`) or a `collate_fn` of the file gives as strings or lists (`for images, captions in loader` over a
 `__getitem__` returning `self.images[i], self.captions[i]`: `default_collate` makes the captions a
 tuple of strings, `analysis.dataset_items`), batches indexed by a variable or unpacked into a
 call (`batch[i]`, `model(*batch)`: which elements are tensors?), one-line loop bodies (for whole

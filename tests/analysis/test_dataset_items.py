@@ -5,7 +5,12 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from devfix.analysis.dataset_items import non_tensor_names, non_tensor_positions, non_tensor_positions_of_rows
+from devfix.analysis.dataset_items import (
+    non_tensor_names,
+    non_tensor_positions,
+    non_tensor_positions_of_collate,
+    non_tensor_positions_of_rows,
+)
 
 DATASET = '''class Items:
     def __init__(self, n, names):
@@ -73,3 +78,14 @@ ROWS = {
 def test_positions_of_a_list_of_rows(dataset, expected):
     resolve = lambda name: ROWS.get(name.value)  # noqa: E731
     assert non_tensor_positions_of_rows(cst.parse_expression(dataset), resolve) == frozenset(expected)
+
+
+@pytest.mark.parametrize(("returned", "expected"), [
+    ("return [torch.tensor(t) for t, _ in batch], torch.tensor(labels)", {0}),
+    ("sequences = [torch.tensor(t) for t, _ in batch]\n    return sequences, torch.tensor(labels)", {0}),
+    ("return torch.stack(images), [name for _, name in batch]", {1}),
+    ("return pad_sequence(sequences), labels", set()),  # not proven either way
+])
+def test_positions_a_collate_function_returns_as_no_tensor(returned, expected):
+    function = cst.parse_module(f"def collate(batch):\n    {returned}\n").body[0]
+    assert non_tensor_positions_of_collate(function) == frozenset(expected)
