@@ -192,13 +192,15 @@ def _with_dependents(chunks: list[Chunk], changed: set[int]) -> set[int]:
 
 
 def _slice(chunks: list[Chunk], new: set[int]) -> list[int]:
-    """The new chunks, every simple statement, and the definitions the new chunks use (transitively)."""
+    """The new chunks, every simple statement, and the definitions they use (transitively): a
+    simple statement's too (`loader = DataLoader(Captions(12))`: what the class's `__getitem__`
+    returns decides which batch variables a method of a new chunk may move)."""
     selected = set(new) | {index for index, chunk in enumerate(chunks) if chunk.simple}
     binders: dict[str, list[int]] = {}
     for index, chunk in enumerate(chunks):
         for name in chunk.binds:
             binders.setdefault(name, []).append(index)
-    pending = list(new)
+    pending = list(selected)
     while pending:
         for name in chunks[pending.pop()].loads:
             for index in binders.get(name, ()):
