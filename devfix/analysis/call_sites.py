@@ -47,11 +47,16 @@ def passed_arguments(scope: cst.CSTNode, function: cst.FunctionDef) -> list[dict
     scope.visit(uses)
     if not uses.calls or uses.names != len(uses.calls) + 1:
         return None
+    return _passed_at(uses.calls, function)
+
+
+def _passed_at(calls: list[cst.Call], function: cst.FunctionDef) -> list[dict[str, cst.BaseExpression]] | None:
+    """What each call passes for each parameter of `function` it gives; None when one unpacks."""
     params = function.params
     positional = [param.name.value for param in (*params.posonly_params, *params.params)]
     names = positional + [param.name.value for param in params.kwonly_params]
     found = []
-    for call in uses.calls:
+    for call in calls:
         if any(arg.star for arg in call.args):
             return None
         found.append({name: value for name in names if (value := argument_for(call, name, positional)) is not None})
@@ -82,6 +87,16 @@ class CallIndex:
             return None
         params = function.params
         return _given(calls, parameter, [param.name.value for param in (*params.posonly_params, *params.params)])
+
+    def passed_arguments(self, function: cst.FunctionDef) -> list[dict[str, cst.BaseExpression]] | None:
+        """As the module's `passed_arguments` for a top-level function, from the one walk (DF008 asks
+        it of every function whose parameter meets numpy: a walk each was quadratic in the file)."""
+        if function not in self.module.body:
+            return None
+        calls = self.name_calls.get(function.name.value, [])
+        if not calls or self.name_uses[function.name.value] != len(calls) + 1:  # + the `def` itself
+            return None
+        return _passed_at(calls, function)
 
     def method_arguments_for(
         self, class_def: cst.ClassDef, method: cst.FunctionDef, parameter: str,

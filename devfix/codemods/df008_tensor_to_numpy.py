@@ -211,7 +211,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         outer = None if function in self.module.body else self.enclosing_scope(self.get_metadata(ParentProvider, function))
         if outer is not None and not isinstance(outer, cst.FunctionDef):
             return frozenset()  # a method, or a function of a class body: called as an attribute
-        passed = passed_arguments(self.module if outer is None else outer, function)
+        passed = self.call_index().passed_arguments(function) if outer is None else passed_arguments(outer, function)
         functions = file_functions(self.module)
         outer_callbacks = self._callback_parameters(outer) if outer is not None else frozenset()
         found = frozenset(
