@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from devfix.analysis.cst_bindings import return_values
+from devfix.analysis.cst_bindings import bound_names, return_values
 
 STRING_METHODS = frozenset({"format", "join", "strip", "lower", "upper", "replace", "lstrip", "rstrip"})
 
@@ -212,11 +212,11 @@ def _bound_once(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
                     counts[target.target.value] = counts.get(target.target.value, 0) + 1
                     values[target.target.value] = node.value
                 else:
-                    for name in _names(target.target):
+                    for name in bound_names(target.target):
                         counts[name] = counts.get(name, 0) + 2  # unpacked: not followed
 
         def visit_For(self, node: cst.For) -> None:
-            for name in _names(node.target):
+            for name in bound_names(node.target):
                 counts[name] = counts.get(name, 0) + 2
 
     function.body.visit(Finder())
@@ -232,10 +232,3 @@ def _flat_names(target: cst.BaseExpression) -> list[str]:
         return [element.value.value for element in target.elements]
     return []
 
-
-def _names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _names(element.value)]
-    return []

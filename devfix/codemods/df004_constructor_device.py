@@ -869,11 +869,9 @@ class _Combinations(cst.CSTVisitor):
             item = element.value
             if isinstance(element, cst.StarredElement) or not isinstance(item, cst.Name) or item.value in self.facts.moved:
                 continue
-            binding = self.facts._binding_before(item.value, line)
-            bound = binding.value if binding is not None else None
-            if isinstance(bound, cst.Call) and isinstance(bound.func, cst.Name) and binding.unpacked \
-                    and self.rule.cpu_tensor_tuple_size(bound.func.value) == binding.unpacked:
-                self.moved_inputs.setdefault(item, (f"`{bound.func.value}(...)`, which returns CPU tensors", device))
+            helper = self._host_helper_unpacked(item.value, line)
+            if helper is not None:
+                self.moved_inputs.setdefault(item, (f"`{helper}(...)`, which returns CPU tensors", device))
 
     def _feed_host_container(self, call: cst.Call, arg: cst.Arg, device: str) -> bool:
         """`state = init_state(4, 24)` then `lstm(x, state)`, or `batch = encode(rows)` then
@@ -951,11 +949,19 @@ class _Combinations(cst.CSTVisitor):
             value = without_tensor_methods(whole)  # `y` of `y.reshape(-1)`: the move goes after the reshape
             if not isinstance(value, cst.Name) or value.value in self.facts.moved:
                 continue
-            binding = self.facts._binding_before(value.value, line)
-            bound = binding.value if binding is not None else None
-            if isinstance(bound, cst.Call) and isinstance(bound.func, cst.Name) and binding.unpacked \
-                    and self.rule.cpu_tensor_tuple_size(bound.func.value) == binding.unpacked:
-                self.moved_inputs.setdefault(key, (f"`{bound.func.value}(...)`, which returns CPU tensors", device))
+            helper = self._host_helper_unpacked(value.value, line)
+            if helper is not None:
+                self.moved_inputs.setdefault(key, (f"`{helper}(...)`, which returns CPU tensors", device))
+
+    def _host_helper_unpacked(self, name: str, line: int) -> str | None:
+        """The helper `name` is unpacked from where `line` reads it (`x, y = get_batch(split)`), when
+        every `return` of the helper is a tuple of that many tensors made on the host."""
+        binding = self.facts._binding_before(name, line)
+        bound = binding.value if binding is not None else None
+        if isinstance(bound, cst.Call) and isinstance(bound.func, cst.Name) and binding.unpacked \
+                and self.rule.cpu_tensor_tuple_size(bound.func.value) == binding.unpacked:
+            return bound.func.value
+        return None
 
     def _device_of_a_fed_model(self, values: list[cst.BaseExpression], call: cst.CSTNode) -> str | None:
         """`bce(D(x), torch.zeros(8, 1))` for a loss that holds no parameters: where the model whose
