@@ -12,7 +12,9 @@ the module's own device through a `device` property derived from its parameters,
 once (a stored `self.device = ...` would go stale after `.to()`); an existing property or a
 framework's live `self.device` (Lightning, transformers) is reused. A class deriving from another
 class of the project gets `next(self.parameters()).device` instead: its base might assign
-`self.device`, which a read-only property would break. `torch.from_numpy(a)` and the legacy CPU
+`self.device`, which a read-only property would break; so does every class of a file that sets a
+`device` attribute anywhere (`enc.device = device` after the encoder is built, a subclass's
+`self.device = device`). `torch.from_numpy(a)` and the legacy CPU
 constructors (`torch.BoolTensor(rows)`) get `.to(x.device)` (they accept no CUDA `device=`). A tensor made of a parameter's data (`state =
 torch.from_numpy(state)`, `torch.tensor(x)`) takes the module's device: that parameter is an array,
 a list or a number where the call reads it, though the name later holds the tensor fed to a submodule.
@@ -95,6 +97,9 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         self._storing_device: set[cst.ClassDef] = set()  # classes that assign `self.device`
         self._without_property: set[cst.ClassDef] = set()  # classes whose `self.device` must be added
         self._property_users: set[cst.ClassDef] = set()  # ... and that an applied fix now relies on
+        # `enc.device = device` (or a subclass's `self.device = ...`) in the file: a read-only
+        # `device` property would make it raise
+        self._devices_set_from_outside = _sets_a_device_attribute(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self.is_module_classdef(node):
@@ -138,7 +143,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                 if reference is None or self._converts(call, reference):
                     if stored_device or not (live_device or has_state):
                         reference = ""  # reported without a fix
-                    elif live_device or direct_subclass:
+                    elif live_device or (direct_subclass and not self._devices_set_from_outside):
                         reference = "self"
                         if not live_device:
                             self._without_property.add(node)
@@ -504,3 +509,25 @@ def _is_value_method(call: cst.Call, qualified) -> bool:
     qualifies a method of a local name too, `forward.<locals>.x.view`, so a qualified name alone
     does not tell.)"""
     return isinstance(call.func, cst.Attribute) and not any(name.startswith("torch.") for name in qualified(call.func))
+
+
+def _sets_a_device_attribute(module: cst.Module) -> bool:
+    """Some `<object>.device = ...` in the file (`enc.device = device` after the encoder is built, a
+    subclass's `self.device = device`), or `setattr(<object>, "device", ...)`."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            nonlocal found
+            target = node.target
+            if isinstance(target, cst.Attribute) and target.attr.value == "device":
+                found = True
+
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            if isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) >= 2 \
+                    and isinstance(node.args[1].value, cst.SimpleString) and node.args[1].value.evaluated_value == "device":
+                found = True
+
+    module.visit(Finder())
+    return found
