@@ -20,6 +20,8 @@ type devfix cannot prove (a name only used like a tensor, `.device`, `.dtype`: M
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from devfix.analysis.cst_metadata import ParentProvider
@@ -59,9 +61,11 @@ class DiscardedTo(ScopeTracker, DevfixRule):
         if not (isinstance(receiver, cst.Name) and self.kind_of(receiver) is Kind.TENSOR):
             return updated_node
         name = receiver.value
-        if self._only_inspected_after(name, original_node):
+        reads = _Reads(name)
+        self.enclosing_scope(original_node).visit(reads)  # one walk for both questions below
+        if self._only_inspected_after(name, original_node, reads.reads):
             return updated_node  # `tensor.cuda(0)`, then `tensor.is_cuda  # False`: a lesson on what `.cuda()` returns
-        if as_move(call, self.qualified) is not None and (host := self._given_to_an_unmoved_callable(name, original_node)):
+        if as_move(call, self.qualified) is not None and (host := self._given_to_an_unmoved_callable(name, original_node, reads.reads)):
             self.report(call, f"`{name}.{method}(...)` returns a moved copy that is thrown away, but `{name}` is then given "
                         f"to `{host}`, which nothing moves: assigning the copy would split them across devices", fixable=False)
             return updated_node
@@ -71,27 +75,25 @@ class DiscardedTo(ScopeTracker, DevfixRule):
         assign = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=updated_node.body[0].value)
         return updated_node.with_changes(body=[assign])
 
-    def _only_inspected_after(self, name: str, statement: cst.SimpleStatementLine) -> bool:
-        """Until `name` is bound again, the scope reads it only for where it is (`tensor.is_cuda`,
-        `tensor.device`), if at all: the thrown-away copy changes no computation."""
+    def _only_inspected_after(self, name: str, statement: cst.SimpleStatementLine, reads: list[_Read]) -> bool:
+        """Until `name` is bound again, the scope reads it (`reads`) only for where it is
+        (`tensor.is_cuda`, `tensor.device`), if at all: the thrown-away copy changes no computation."""
         facts = self.scope_facts(statement)
         line = self.line_of(statement)
         rebound = min((binding.line for binding in facts.bindings.get(name, ()) if binding.line > line), default=None)
-        finder = _Reads(name)
-        self.enclosing_scope(statement).visit(finder)
-        later = [(read, parent) for read, parent in finder.reads if self.line_of(read) > line and (rebound is None or self.line_of(read) < rebound)]
-        return all(isinstance(parent, cst.Attribute) and parent.attr.value in PLACEMENT_ATTRIBUTES for _, parent in later)
+        later = [read for read in reads if self.line_of(read.name) > line and (rebound is None or self.line_of(read.name) < rebound)]
+        return all(isinstance(read.parent, cst.Attribute) and read.parent.attr.value in PLACEMENT_ATTRIBUTES for read in later)
 
-    def _given_to_an_unmoved_callable(self, name: str, statement: cst.SimpleStatementLine) -> str | None:
-        """The callee of a later call in the scope given `name` (as it is at `statement`) by position,
-        when the scope binds that callee to a call's result (`D = Discriminator(conv_dim)`) and moves it
-        nowhere, neither by a move nor with `device=`."""
+    def _given_to_an_unmoved_callable(self, name: str, statement: cst.SimpleStatementLine, reads: list[_Read]) -> str | None:
+        """The callee of a later call in the scope given `name` (as it is at `statement`) by position
+        (one of `reads`), when the scope binds that callee to a call's result (`D = Discriminator(conv_dim)`)
+        and moves it nowhere, neither by a move nor with `device=`."""
         facts = self.scope_facts(statement)
         line = self.line_of(statement)
         held = facts._binding_before(name, line)
-        finder = _CallsGiven(name)
-        self.enclosing_scope(statement).visit(finder)
-        for call in finder.calls:
+        calls = [read.grandparent for read in reads if isinstance(read.parent, cst.Arg) and read.parent.keyword is None
+                 and not read.parent.star and isinstance(read.grandparent, cst.Call) and isinstance(read.grandparent.func, cst.Name)]
+        for call in calls:
             callee, at = call.func.value, self.line_of(call)
             if at <= line or facts._binding_before(name, at) is not held or callee in facts.moved:
                 continue
@@ -116,8 +118,17 @@ class DiscardedTo(ScopeTracker, DevfixRule):
         return finder.assigned_a_tensor and not finder.assigned_a_parameter
 
 
+@dataclass(frozen=True)
+class _Read:
+    """A read of a name, with the nodes around it (`tensor.is_cuda`: the Attribute; `D(x)`: the Arg, then the Call)."""
+
+    name: cst.Name
+    parent: cst.CSTNode
+    grandparent: cst.CSTNode | None
+
+
 class _Reads(cst.CSTVisitor):
-    """Each `name` read outside nested functions, with the node around it (`tensor.is_cuda`: the Attribute)."""
+    """Each `name` read outside nested functions (`_Read`)."""
 
     def __init__(self, name: str) -> None:
         self.name, self.reads = name, []
@@ -127,33 +138,13 @@ class _Reads(cst.CSTVisitor):
         if isinstance(node, cst.Name) and node.value == self.name and self.parents:
             parent = self.parents[-1]
             if not (isinstance(parent, cst.Attribute) and parent.attr is node):  # `x.name` is no read of `name`
-                self.reads.append((node, parent))
+                self.reads.append(_Read(node, parent, self.parents[-2] if len(self.parents) > 1 else None))
         nested = isinstance(node, cst.FunctionDef) and any(isinstance(outer, cst.FunctionDef) for outer in self.parents)
         self.parents.append(node)
         return not nested  # the scope's own body, not the functions defined in it
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.parents.pop()
-
-
-class _CallsGiven(cst.CSTVisitor):
-    """Calls of a plain name (`D(x)`) given `name` by position, outside nested functions."""
-
-    def __init__(self, name: str) -> None:
-        self.name, self.calls = name, []
-        self.depth = 0
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.depth += 1
-        return self.depth == 1  # the scope itself, when it is a function
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.depth -= 1
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and any(
-                arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name) and arg.value.value == self.name for arg in node.args):
-            self.calls.append(node)
 
 
 class _AttributeAssignments(cst.CSTVisitor):
