@@ -51,6 +51,7 @@ def collapsed_devices() -> Iterator[None]:
         stack.enter_context(mock.patch("torch.cuda.get_device_name", lambda device=None: "collapsed CUDA device"))
         stack.enter_context(mock.patch("torch.cuda.get_device_capability", lambda device=None: (9, 0)))
         stack.enter_context(mock.patch("torch.cuda.reset_peak_memory_stats", lambda device=None: None))
+        stack.enter_context(mock.patch("torch.cuda.set_per_process_memory_fraction", lambda fraction, device=None: None))
         stack.enter_context(mock.patch("torch.load", load))
         # An optimizer's step asks whether a CUDA graph is being captured as soon as CUDA looks
         # available, and the question starts CUDA: on a GPU machine, whose GPU this machine hides,

@@ -51,6 +51,7 @@ def patched_torch(state):
         "torch.cuda.max_memory_allocated": lambda device=None: 0,
         "torch.cuda.memory_reserved": lambda device=None: 0,
         "torch.cuda.reset_peak_memory_stats": lambda device=None: None,
+        "torch.cuda.set_per_process_memory_fraction": lambda fraction, device=None: None,
         "torch.accelerator.is_available": lambda: True,
         "torch.accelerator.device_count": lambda: state.device_count,
         "torch.accelerator.current_accelerator": lambda check_available=False: torch.device("cuda"),
