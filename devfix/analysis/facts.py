@@ -231,10 +231,11 @@ class FileFacts:
 
     @cached_property
     def _built_and_called(self) -> bool:
-        return any(
-            self._builds_a_module(call) or isinstance(call.func, ast.Name) and self.returns_built_module(call.func.id)
-            for call in screen.built_once_and_called(self._walk, self.classes)
-        )
+        return any(self._builds_a_module_here(call) for call in screen.built_once_and_called(self._walk, self.classes))
+
+    def _builds_a_module_here(self, call: ast.Call) -> bool:
+        """`Net(...)`, or `build_model(...)` of a function that hands back a Module it built."""
+        return self._builds_a_module(call) or isinstance(call.func, ast.Name) and self.returns_built_module(call.func.id)
 
     def _builds_a_module(self, call: ast.Call) -> bool:
         """`Net(...)` where `Net` is a Module class: of this file, or as the run's files tell; and
@@ -357,7 +358,7 @@ class FileFacts:
             function = _defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
             self._returned_modules[name] = False  # a function that calls itself ends here
             if function is not None:
-                self._returned_modules[name] = returns_built_module(function, self.imports, self._builds_a_module)
+                self._returned_modules[name] = returns_built_module(function, self.imports, self._builds_a_module_here)
             elif name in self.imports.names:  # `from models import build_model`: a function of the project
                 self._returned_modules[name] = self._project.imported_returns_built_module(self._path, self.imports.names[name])
         return self._returned_modules[name]

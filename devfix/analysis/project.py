@@ -125,10 +125,12 @@ class ProjectIndex:
     def imported_returns_built_module(self, from_file: str, qualified_name: str) -> bool:
         """The top-level function `qualified_name` (`models.build_model`) of a local module hands back
         a Module it built and left on the host (`analysis.returned_modules`): `return Net(n)`,
-        with `Net` a Module class of that file or of what it imports."""
+        with `Net` a Module class of that file or of what it imports, or `return make_net(n)` with
+        `make_net` another such function of that file."""
         key = self._local_function(from_file, qualified_name)
-        if key is None:
-            return False
+        return key is not None and self._returns_built_module(key)
+
+    def _returns_built_module(self, key: tuple[str, str]) -> bool:
         if key not in self._returned_modules:
             self._returned_modules[key] = False  # a function that calls itself ends here
             found = function_in_text(self._text(Path(key[0])), key[1])
@@ -138,7 +140,8 @@ class ProjectIndex:
 
                 def builds_module(call: ast.Call) -> bool:
                     if isinstance(call.func, ast.Name) and call.func.id not in imports.names:
-                        return self._local_class(file, call.func.id, set()) is True  # a class the file defines
+                        local = call.func.id  # a class the file defines, or a function that returns one
+                        return self._local_class(file, local, set()) is True or self._returns_built_module((key[0], local))
                     qualified = imports.qualify(call.func)
                     return qualified is not None and self._is_module(file, qualified, set()) is True
 

@@ -4,8 +4,9 @@ Net(); model.fc = nn.Linear(8, n); return model`.
 `model = get_model(4)` then holds a Module on the CPU as surely as `model = Net()` does, and the
 rules that follow a Module built in a scope (DF003 moves one called with device data; a Module's
 output follows its input) see it one call away (`ScopeTracker.scope_modules`). Proven, never
-guessed: every `return` gives a construction of a Module class, or a name the function binds only
-to such constructions; the function places nothing (no `.to()`, `.cuda()` or `device=` anywhere in
+guessed: every `return` gives a construction of a Module class (or a call of another such function
+of the module, `teacher = make_net(64)`: never a name the function binds), or a name the function
+binds only to such constructions; the function places nothing (no `.to()`, `.cuda()` or `device=` anywhere in
 it), and the name is only read for its attributes, given new ones and asked to run its methods
 (`model.fc = ...`, `model.apply(init)`, `model.fc.in_features`): never handed to other code, which
 might move or wrap it. The body ends with its last `return` (nothing falls off its end and gives
@@ -34,12 +35,20 @@ def returns_built_module(
     if _places(function, imports):
         return False
     bindings = scope_bindings(nodes)
+    arguments = function.args
+    given = (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg)
+    local = set(bindings) | {argument.arg for argument in given if argument is not None}
+
+    def builds(value: ast.expr) -> bool:  # a class or function of the module, not a name the function binds
+        called = value.func if isinstance(value, ast.Call) else None
+        return called is not None and not (isinstance(called, ast.Name) and called.id in local) and builds_module(value)
+
     for value in returns:
-        if isinstance(value, ast.Call) and builds_module(value):
+        if builds(value):
             continue
         if not isinstance(value, ast.Name) or not bindings.get(value.id):
             return False
-        if not all(isinstance(bound, ast.Call) and builds_module(bound) for _, bound in bindings[value.id]):
+        if not all(builds(bound) for _, bound in bindings[value.id]):
             return False
         if not _only_used_in_place(value.id, function, returns):
             return False

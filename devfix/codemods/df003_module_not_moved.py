@@ -7,8 +7,8 @@
 
 The move is added right after construction (before any optimizer is built from its parameters),
 to the device the data was moved to. A model a function of the file builds and hands back without
-placing it (`model = get_model(4)`, `analysis.returned_modules`) is built at that call:
-`get_model(4).to(device)`. A model built at the top level counts as called with device
+placing it (`model = get_model(4)`, `analysis.returned_modules`; also one built by another such
+function, `load_teacher()` returning `make_net(64)`) is built at that call: `get_model(4).to(device)`. A model built at the top level counts as called with device
 data also where a function of the file calls it so (`def predict(img): return net(img.to(device))`),
 when no function moves it, rebinds it globally or hands it to other code; so does a model handed to a
 function of the file that calls it with device data (`perturbation(images, net)`, where
