@@ -26,6 +26,8 @@ DEVICE_ERROR_PATTERNS = (
     r"Expected condition, x and y to be on the same device",
     r"expected \w+ and \w+ to be on the same device",  # real CUDA's `masked_fill`: "expected self and mask ..."
     r"CUDA error: invalid device ordinal",
+    r"Cannot re-initialize CUDA in forked subprocess",  # CUDA used in a DataLoader worker forked after the program used it
+    r"CUDA error: initialization error",  # the same, reported by the driver
 )
 _DEVICE_ERROR = re.compile("|".join(DEVICE_ERROR_PATTERNS))
 

@@ -297,7 +297,18 @@ def _error_report(error: BaseException, script: Path) -> dict:
     frames = traceback.extract_tb(error.__traceback__)
     user = [frame for frame in frames if Path(frame.filename).resolve().is_relative_to(script.parent)]
     location = f"{Path(user[-1].filename).name}:{user[-1].lineno}" if user else ""
-    return {"ok": False, "error_type": type(error).__name__, "error_message": str(error).split("\n")[0][:500], "location": location}
+    return {"ok": False, "error_type": type(error).__name__, "error_message": _summary(str(error))[:500], "location": location}
+
+
+def _summary(message: str) -> str:
+    """The message's first line; for an error a DataLoader worker raised ("Caught RuntimeError in
+    DataLoader worker process 0." over the worker's traceback), with the worker's own last line."""
+    lines = [line for line in message.split("\n") if line.strip()]
+    if not lines:
+        return ""
+    if lines[0].startswith("Caught ") and "worker" in lines[0] and len(lines) > 1:
+        return f"{lines[0]} {lines[-1].strip()}"
+    return lines[0]
 
 
 def _outcome(machine: str, report: dict, tail: str) -> ProgramOutcome:

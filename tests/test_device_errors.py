@@ -16,6 +16,10 @@ from devfix.device_errors import is_device_error
     ("TypeError", "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."),
     # what `masked_fill` raised on an H200 (torch 2.11, CUDA 13); the simulator says "Expected all tensors ..."
     ("RuntimeError", "expected self and mask to be on the same device, but got mask on cpu and self on cuda:0"),
+    # a DataLoader worker forked after the program used the GPU, as the loader re-raises it (DF029)
+    ("RuntimeError", "Caught RuntimeError in DataLoader worker process 0.\nOriginal Traceback (most recent call last):\n"
+                     "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, "
+                     "you must use the 'spawn' start method"),
 ])
 def test_device_errors(error_type, message):
     assert is_device_error(error_type, message)

@@ -27,12 +27,22 @@ NUMPY_MESSAGE = "can't convert {device} device type tensor to numpy. Use Tensor.
 CPU_RESULTS = frozenset({"_pack_padded_sequence", "_pad_packed_sequence"})  # their second output is CPU by design
 
 
+BAD_FORK_MESSAGE = (
+    "Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method"
+)
+
+
 @dataclass
 class SimulatedState:
     device_count: int = 1
     current: int = 0
+    started: bool = False  # the program has placed something on a GPU: CUDA is initialised
+    in_bad_fork: bool = False  # a process forked after that (a DataLoader worker): CUDA cannot start again
 
     def normalize(self, device: torch.device) -> torch.device:
+        if self.in_bad_fork:
+            raise RuntimeError(BAD_FORK_MESSAGE)
+        self.started = True
         index = self.current if device.index is None else device.index
         if index >= self.device_count:
             raise RuntimeError("CUDA error: invalid device ordinal\nCUDA kernel errors might be asynchronously reported at some other API call")

@@ -387,3 +387,26 @@ def test_legacy_cuda_constructors_build_on_the_simulated_gpu(cuda):
     assert drawn.device.type == "cuda" and drawn.dtype == torch.float32 and torch.equal(drawn.cpu(), torch.ones(2, 3))
     assert torch.cuda.LongTensor([1, 2]).dtype == torch.int64
     assert torch.ones(1).type(torch.cuda.FloatTensor).device.type == "cuda"
+
+
+class _MovedItems(torch.utils.data.Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return torch.full((2,), float(i)).to("cuda")
+
+
+def test_a_worker_forked_after_the_program_used_the_gpu_cannot_use_cuda(cuda):
+    items = DataLoader(_MovedItems(), batch_size=2, num_workers=1)
+    assert [batch.sum().item() for batch in DataLoader(_MovedItems(), batch_size=2)] == [2.0, 10.0]  # no workers
+    with pytest.raises(RuntimeError, match="Cannot re-initialize CUDA in forked subprocess"):
+        list(items)  # the batches above placed tensors on the GPU before the workers forked
+
+
+def test_a_worker_forked_before_any_gpu_use_may_place_items(cuda):
+    pid = os.fork()
+    if pid == 0:  # the child: CUDA was never used before the fork
+        os._exit(0 if torch.ones(1).to("cuda").is_cuda else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
