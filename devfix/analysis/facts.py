@@ -46,6 +46,7 @@ from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_move
 from devfix.analysis.torch_api import places_devices, places_on_several_gpus
 from devfix.analysis.values import ValueFacts, analyse_values
+from devfix.analysis.worker_placements import places_items_in_workers
 
 PLACEMENT_FRAMEWORKS = (
     "accelerate", "lightning", "pytorch_lightning", "lightning_fabric", "torch_xla", "deepspeed",
@@ -133,6 +134,8 @@ class FileFacts:
             return bool(self.cpu_generator_draws)
         if signal == signals.PROGRAM_DEVICE_IN_HOST_MODULE:
             return bool(self.program_devices_in_host_classes)
+        if signal == signals.LOADER_WORKER_DEVICE:
+            return places_items_in_workers(self._tree, self.imports)
         if signal == signals.LOADER_LOOP:  # a loader of another file: returned by its function, or given by its calls
             return any(self._project.imported_kind(self._path, name) in DATALOADER_KINDS for name in self._walk.loader_calls) or any(
                 self.given_loaders_beside(function, position, parameter) for function, position, parameter in self._walk.loader_parameters

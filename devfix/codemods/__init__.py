@@ -31,6 +31,7 @@ from devfix.codemods.df025_generator_device import GeneratorDevice
 from devfix.codemods.df026_layer_replaced_after_move import LayerReplacedAfterMove
 from devfix.codemods.df027_distribution_attribute import DistributionAttribute
 from devfix.codemods.df028_program_device_in_module import ProgramDeviceInModule
+from devfix.codemods.df029_loader_worker_device import LoaderWorkerDevice
 from devfix.rule_registry import UnknownRuleCode, select_specs, spec_by_code
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
@@ -62,6 +63,7 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     LayerReplacedAfterMove,
     DistributionAttribute,
     ProgramDeviceInModule,
+    LoaderWorkerDevice,
 )
 __all__ = ["ALL_RULES", "UnknownRuleCode", "rule_by_code", "select_rules"]
 

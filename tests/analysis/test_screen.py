@@ -872,3 +872,17 @@ LISTED = "import torch\n\n\ndef make(x, y):\n    return [(x[i:i + 2], y[i:i + 2]
 ])
 def test_df002_may_loop_over_a_list_of_batches_the_file_builds(loop, expected):
     assert ("DF002" in rules_that_may_apply(LISTED + loop)) is expected
+
+
+@pytest.mark.parametrize("getitem, loader, expected", [
+    ("return self.x[i].to(device)", "DataLoader(Points(), num_workers=2)", True),
+    ("return self.x[i].to(device)", "DataLoader(Points(), num_workers=0)", False),  # no workers
+    ("return self.x[i].to(device)", "DataLoader(Points(), num_workers=2, multiprocessing_context='spawn')", False),
+    ("return self.x[i]", "DataLoader(Points(), num_workers=2)", False),  # nothing placed in the workers
+])
+def test_df029_needs_a_getitem_that_places_and_a_loader_with_workers(getitem, loader, expected):
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\ndevice = 'cuda'\n\n\n"
+        f"class Points(Dataset):\n    def __getitem__(self, i):\n        {getitem}\n\n\nloader = {loader}\n"
+    )
+    assert ("DF029" in rules_that_may_apply(source)) is expected

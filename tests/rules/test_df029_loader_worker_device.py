@@ -1,0 +1,99 @@
+"""DF029's refusals and reports that a fixture cannot show (a report-only finding fails on a GPU
+before and after; a refusal leaves correct code as it is)."""
+
+from __future__ import annotations
+
+import pytest
+
+from devfix.codemods import LoaderWorkerDevice
+from tests.conftest import run_devfix
+
+DATASET = """import torch
+from torch.utils.data import DataLoader, Dataset
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Points(Dataset):
+    def __init__(self):
+        self.x = torch.randn(12, 3)
+        self.y = torch.randint(0, 2, (12,))
+
+    def __len__(self):
+        return 12
+
+    def __getitem__(self, i):
+{getitem}
+
+"""
+MOVED = "        return self.x[i].to(device), self.y[i].to(device)"
+MAIN = """dataset = Points()
+loader = DataLoader(dataset, batch_size=4, num_workers=2)
+model = torch.nn.Linear(3, 2).to(device)
+for x, y in loader:
+    print(model(x).argmax(1) == y)
+"""
+
+
+def check(main: str = MAIN, getitem: str = MOVED):
+    return run_devfix(DATASET.format(getitem=getitem) + main, path="train.py", rules=[LoaderWorkerDevice])
+
+
+def test_the_items_stay_on_the_cpu_and_the_loop_moves_each_batch():
+    result = check()
+    fixed = result.fixed.decode()
+    assert "        return self.x[i], self.y[i]\n" in fixed
+    assert "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n    print(" in fixed
+    assert [finding.code for finding in result.applied] == ["DF029"]
+
+
+def test_a_loop_that_moves_the_batch_itself_gets_no_second_move():
+    main = MAIN.replace("    print(", "    x, y = x.to(device), y.to(device)\n    print(")
+    fixed = check(main).fixed.decode()
+    assert "        return self.x[i], self.y[i]\n" in fixed
+    assert fixed.count("x, y = x.to(device), y.to(device)") == 1
+
+
+@pytest.mark.parametrize("main", [
+    MAIN.replace("num_workers=2", "num_workers=0"),  # read in the main process: a GPU-resident dataset is fine
+    MAIN.replace(", num_workers=2", ""),
+    MAIN.replace("num_workers=2", "num_workers=2, multiprocessing_context=\"spawn\""),
+])
+def test_loaders_without_forked_workers_are_left_alone(main):
+    result = check(main)
+    assert not result.findings and result.fixed.decode() == DATASET.format(getitem=MOVED) + main
+
+
+@pytest.mark.parametrize("main, getitem", [
+    (MAIN, "        x = self.x[i]\n        if torch.cuda.is_available():\n            x = x.cuda()\n        return x, self.y[i]"),
+    (MAIN, "        return self.x[i] + torch.zeros(3, device=device), self.y[i]"),  # a placement the return does not make
+    (MAIN, "        x = self.x[i].to(device)\n        return x * 2, self.y[i]"),  # the method computes with the move
+    (MAIN.replace("num_workers=2", "num_workers=2, collate_fn=lambda rows: rows"), MOVED),  # may regroup the items
+    (MAIN + "print(dataset[0])\n", MOVED),  # an item read in the main process would leave the device
+    (MAIN.replace("for x, y in loader:", "for batch in loader:\n    x, y = batch"), MOVED),  # not unpacked in the loop
+    (MAIN + "total = sum(model(x).sum() for x, _ in loader)\n", MOVED),  # a comprehension, not a loop
+    (MAIN + "\n\ndef evaluate(device, batches):\n    for x, y in batches:\n        print(x.to(device))\n\n\nevaluate(\"cpu\", loader)\n",
+     MOVED),  # a loop whose scope names another `device`
+    (MAIN + "\n\ndef count(batches):\n    for x, y in batches:\n        print(x)\n\n\ncount(loader)\ncount([(1, 2)])\n",
+     MOVED),  # a function also given batches of something else
+])
+def test_a_placement_or_a_reader_it_cannot_follow_is_reported_without_a_fix(main, getitem):
+    source = DATASET.format(getitem=getitem) + main
+    result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
+    assert [finding.code for finding in result.findings] == ["DF029"]
+    assert not result.applied and result.fixed.decode() == source
+
+
+def test_a_loader_handed_to_a_function_is_followed_into_its_loops():
+    main = MAIN + "\n\ndef epoch(net, batches):\n    for step, (x, y) in enumerate(batches):\n        print(net(x), y)\n\n\nepoch(model, loader)\n"
+    fixed = check(main).fixed.decode()
+    assert "for step, (x, y) in enumerate(batches):\n        x, y = x.to(device), y.to(device)\n" in fixed
+    assert "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n" in fixed
+
+
+def test_a_class_named_otherwise_than_built_keeps_its_moves():
+    main = MAIN + "print(isinstance(dataset, Points))\n"
+    source = DATASET.format(getitem=MOVED) + main
+    result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
+    assert [finding.code for finding in result.findings] == ["DF029"]
+    assert not result.applied and result.fixed.decode() == source
