@@ -1,6 +1,7 @@
-"""Does a Dataset class of the file place items on a device in `__getitem__`, while a DataLoader
-of the file runs it in worker processes (DF029)? The `ast` screen's answer: a superset of where
-the rule finds anything, cheap enough for every file that mentions `num_workers`."""
+"""Does code that DataLoader workers run place values on a device (DF029)? A Dataset class of the
+file whose `__getitem__` places items, or a function of the file given as a `collate_fn`, while a
+DataLoader of the file has workers. The `ast` screen's answer: a superset of where the rule finds
+anything, cheap enough for every file that mentions `num_workers`."""
 
 from __future__ import annotations
 
@@ -12,27 +13,35 @@ from devfix.analysis.torch_api import DATALOADER_NAMES
 
 
 def places_items_in_workers(tree: ast.Module, imports: ImportTable) -> bool:
-    return _loader_with_workers(tree, imports) and any(
-        _getitem_places(node, imports) for node in tree.body if isinstance(node, ast.ClassDef)
-    )
+    collates = _collates_of_loaders_with_workers(tree, imports)
+    if collates is None:
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            if any(isinstance(item, ast.FunctionDef) and item.name == "__getitem__" and _places(item, imports) for item in node.body):
+                return True
+        elif isinstance(node, ast.FunctionDef) and node.name in collates and _places(node, imports):
+            return True
+    return False
 
 
-def _loader_with_workers(tree: ast.Module, imports: ImportTable) -> bool:
+def _collates_of_loaders_with_workers(tree: ast.Module, imports: ImportTable) -> set[str] | None:
+    """The names given as `collate_fn` to DataLoaders with workers; None when there is no such loader."""
+    found: set[str] | None = None
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and imports.qualify(node.func) in DATALOADER_NAMES:
             keywords = {keyword.arg: keyword.value for keyword in node.keywords}
             workers = keywords.get("num_workers")
-            if workers is not None and "multiprocessing_context" not in keywords \
-                    and not (isinstance(workers, ast.Constant) and workers.value == 0):
-                return True
-    return False
+            if workers is None or "multiprocessing_context" in keywords or isinstance(workers, ast.Constant) and workers.value == 0:
+                continue
+            found = found or set()
+            if isinstance(keywords.get("collate_fn"), ast.Name):
+                found.add(keywords["collate_fn"].id)
+    return found
 
 
-def _getitem_places(class_def: ast.ClassDef, imports: ImportTable) -> bool:
-    for item in class_def.body:
-        if isinstance(item, ast.FunctionDef) and item.name == "__getitem__":
-            return any(
-                isinstance(node, ast.Call) and (is_move(node, imports) or any(keyword.arg == "device" for keyword in node.keywords))
-                for node in ast.walk(item)
-            )
-    return False
+def _places(function: ast.FunctionDef, imports: ImportTable) -> bool:
+    return any(
+        isinstance(node, ast.Call) and (is_move(node, imports) or any(keyword.arg == "device" for keyword in node.keywords))
+        for node in ast.walk(function)
+    )

@@ -1,5 +1,5 @@
-"""DF029 loader-worker-device: a Dataset moves its items to the GPU in `__getitem__`, which the
-DataLoader runs in worker processes.
+"""DF029 loader-worker-device: a Dataset moves its items to the GPU in `__getitem__` (or a
+`collate_fn` moves its batches), which the DataLoader runs in worker processes.
 
     Before:  def __getitem__(self, i):
                  return self.x[i].to(device), self.y[i].to(device)
@@ -23,20 +23,24 @@ program starts). Batches hold the same values.
 
 Applies when the items are moved where `__getitem__` returns them (`return x.to(device), y`, or
 a name bound once to such a move and read only there), to a module-level name, a string or with
-`.cuda()`; the dataset is built once, by a class of this file that nothing else builds, names or
-indexes; and each loader over it is bound to a name that only `for` loops (also under `enumerate`
-or a progress bar) and `len()` read, each unpacking the batch into one name per item.
+`.cuda()`; the class only ever builds datasets that go straight to a DataLoader (and `len()`),
+nothing else names it and no item is read in the main process (for a `collate_fn`: a function of
+the file only ever given as one); and each loader is bound to a name that only `for` loops (also
+under `enumerate`, a progress bar, or in a function of the file every call hands such a loader)
+and `len()` read, each unpacking the batch into one name per item.
 
-Refuses, and reports without a fix: any other placement in `__getitem__` (`torch.zeros(..., device=...)`,
-`self.device`, a move the method computes with), a `collate_fn` (it may regroup the items), a
-loader or dataset handed on or read otherwise. Left alone: loaders without workers
-(`num_workers=0`, the default: a dataset that keeps its tensors on the GPU and is read in the main
-process is a legitimate design), and loaders given a `multiprocessing_context`.
+Refuses, and reports without a fix: any other placement in `__getitem__`
+(`torch.zeros(..., device=...)`, `self.device`, a move the method computes with), a `collate_fn`
+beside a `__getitem__` that places items (it may regroup them), a loader or dataset handed on or
+read otherwise. Left alone: loaders without workers (`num_workers=0`, the default: a dataset that
+keeps its tensors on the GPU and is read in the main process is a legitimate design), and loaders
+given a `multiprocessing_context`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
@@ -75,29 +79,37 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         node.visit(index)
         self._index = index
         loaders_by_class: dict[str, list[cst.Call]] = {}
+        loaders_by_collate: dict[str, list[cst.Call]] = {}
         for loader in index.calls:
             if not self.qualified(loader.func) & DATALOADER_NAMES or not _has_workers(loader):
                 continue
+            collate = keyword(loader, "collate_fn")
+            if collate is not None and isinstance(collate.value, cst.Name) and collate.value.value in index.functions:
+                loaders_by_collate.setdefault(collate.value.value, []).append(loader)
             built = self._dataset_construction(loader)
             if built is not None and isinstance(built.func, cst.Name):
                 loaders_by_class.setdefault(built.func.value, []).append(loader)
         for class_name, loaders in loaders_by_class.items():
-            self._plan_class(node, class_name, loaders)
+            class_def = _top_level_class(node, class_name)
+            getitem = _method(class_def, "__getitem__") if class_def is not None else None
+            if getitem is not None:
+                self._plan_producer(f"`{class_name}.__getitem__` places items", getitem, loaders, partial(self._dataset_loaders, class_def))
+        for function_name, loaders in loaders_by_collate.items():
+            function = index.functions[function_name]
+            self._plan_producer(f"`{function_name}` places batches", function, loaders, partial(self._collate_loaders, function))
 
-    def _plan_class(self, module: cst.Module, class_name: str, loaders: list[cst.Call]) -> None:
-        class_def = _top_level_class(module, class_name)
-        getitem = _method(class_def, "__getitem__") if class_def is not None else None
-        if getitem is None:
-            return
+    def _plan_producer(self, what: str, producer: cst.FunctionDef, loaders: list[cst.Call], loader_names) -> None:
+        """Report the placements of `producer` (a `__getitem__` or a `collate_fn`), and plan the fix
+        when `loader_names()` gives every loader it serves."""
         placements = _Placements(self.qualified)
-        getitem.body.visit(placements)
+        producer.body.visit(placements)
         if not placements.found:
             return
         first = placements.found[0]
         workers = cst.Module([]).code_for_node(keyword(loaders[0], "num_workers").value)
-        message = (f"`{class_name}.__getitem__` places items on a device, and DataLoader workers run it "
-                   f"(num_workers={workers}): CUDA cannot start in a worker forked after the program used it")
-        plan = self._plan(class_def, getitem, placements)
+        message = (f"{what} on a device, and DataLoader workers run it (num_workers={workers}): "
+                   "CUDA cannot start in a worker forked after the program used it")
+        plan = self._plan(producer, placements, loader_names)
         if plan is None:
             self.report(first, message, fixable=False)
             return
@@ -105,21 +117,15 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
             self._dropped |= plan.dropped
             self._loop_moves.update(plan.loop_moves)
 
-    def _plan(self, class_def: cst.ClassDef, getitem: cst.FunctionDef, placements: _Placements) -> _Plan | None:
-        moved = self._returned_moves(getitem, placements)
+    def _plan(self, producer: cst.FunctionDef, placements: _Placements, loader_names) -> _Plan | None:
+        moved = self._returned_moves(producer, placements)
         if moved is None:
             return None
         arity, devices = moved
         plan = _Plan(dropped={id(call) for call in placements.found})
-        constructions = self._constructions(class_def)
-        if not constructions:
-            return None  # the class named otherwise than built
-        loaders = []
-        for construction in constructions:
-            loader_name = self._only_loader_of(construction)
-            if loader_name is None:
-                return None
-            loaders.append(loader_name)
+        loaders = loader_names()
+        if not loaders:
+            return None
         references = [self._references(loader) for loader in loaders]
         if any(found is None for found in references):
             return None
@@ -131,6 +137,26 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
             if statement is not _MOVED_ALREADY:
                 plan.loop_moves[id(loop)] = statement
         return plan
+
+    def _dataset_loaders(self, class_def: cst.ClassDef) -> list[cst.Name] | None:
+        """The names of the loaders over every dataset the class builds (no `collate_fn`: it may
+        regroup the items)."""
+        constructions = self._constructions(class_def)
+        if not constructions:
+            return None  # the class named otherwise than built
+        names = [self._only_loader_of(construction) for construction in constructions]
+        return None if None in names else names
+
+    def _collate_loaders(self, function: cst.FunctionDef) -> list[cst.Name] | None:
+        """The names of the loaders the function collates for, when it is only ever given as a
+        loader's `collate_fn` (and its batches are that function's tuples)."""
+        names = []
+        for node in self._references(function.name) or [None]:
+            loader = self._index.collate_of.get(id(node))
+            if loader is None or keyword(loader, "multiprocessing_context") is not None or self._items_placed(loader):
+                return None
+            names.append(self._index.assigned_to.get(id(loader)))
+        return None if None in names else names
 
     def _returned_moves(self, getitem: cst.FunctionDef, placements: _Placements) -> tuple[int, dict[int, str]] | None:
         """(how many items `__getitem__` returns, the device code of each moved position) when every
@@ -224,7 +250,7 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         scope = self.get_metadata(ScopeProvider, target, None)
         assignments = list(scope.assignments[target.value]) if scope is not None else []
         node = assignments[0].node if len(assignments) == 1 else None
-        if node is not target and not (isinstance(node, cst.Param) and node.name is target):
+        if node is not target and not (isinstance(node, (cst.Param, cst.FunctionDef)) and node.name is target):
             return None
         return [access.node for access in assignments[0].references]
 
@@ -318,6 +344,17 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         body = list(updated_node.body.body)
         return updated_node.with_changes(body=updated_node.body.with_changes(body=[statement, *body]))
 
+    def _items_placed(self, loader: cst.Call) -> bool:
+        """The loader's dataset is built by a class of the file whose `__getitem__` places items."""
+        built = self._dataset_construction(loader)
+        class_def = _top_level_class(self.module, built.func.value) if built is not None and isinstance(built.func, cst.Name) else None
+        getitem = _method(class_def, "__getitem__") if class_def is not None else None
+        if getitem is None:
+            return False
+        placements = _Placements(self.qualified)
+        getitem.body.visit(placements)
+        return bool(placements.found)
+
     def _dataset_construction(self, loader: cst.Call) -> cst.Call | None:
         given = loader.args[0] if loader.args and loader.args[0].keyword is None else keyword(loader, "dataset")
         dataset = given.value if given is not None else None
@@ -355,6 +392,7 @@ class _Index(cst.CSTVisitor):
         self.len_arguments: set[int] = set()
         self.loop_over: dict[int, cst.For] = {}  # id of the iterated name (under enumerate, tqdm) → the loop
         self.argument_of: dict[int, cst.Call] = {}  # id of any argument → its call
+        self.collate_of: dict[int, cst.Call] = {}  # id of a `collate_fn=` value → its call
         self.functions: dict[str, cst.FunctionDef] = {}  # the top-level functions defined once
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -372,6 +410,9 @@ class _Index(cst.CSTVisitor):
             self.loader_of_argument[id(given.value)] = node
         for arg in node.args:
             self.argument_of[id(arg.value)] = node
+        collate = keyword(node, "collate_fn")
+        if collate is not None:
+            self.collate_of[id(collate.value)] = node
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):

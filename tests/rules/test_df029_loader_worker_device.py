@@ -97,3 +97,46 @@ def test_a_class_named_otherwise_than_built_keeps_its_moves():
     result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
     assert [finding.code for finding in result.findings] == ["DF029"]
     assert not result.applied and result.fixed.decode() == source
+
+
+COLLATE = """import torch
+from torch.utils.data import DataLoader
+
+device = "cuda"
+
+
+def stack(rows):
+    return torch.stack([x for x, _ in rows]).to(device), torch.tensor([y for _, y in rows]).to(device)
+
+
+rows = [(torch.randn(3), i % 2) for i in range(8)]
+loader = DataLoader(rows, batch_size=4, collate_fn=stack, num_workers=2)
+for x, y in loader:
+    print(x.sum(), y)
+"""
+
+
+def test_a_collate_function_hands_back_host_batches_that_the_loop_moves():
+    result = run_devfix(COLLATE, path="train.py", rules=[LoaderWorkerDevice])
+    fixed = result.fixed.decode()
+    assert "    return torch.stack([x for x, _ in rows]), torch.tensor([y for _, y in rows])\n" in fixed
+    assert "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n" in fixed
+
+
+@pytest.mark.parametrize("source", [
+    COLLATE + "print(stack(rows))\n",  # called in the main process too
+    COLLATE.replace("num_workers=2)", "num_workers=2)\nother = DataLoader(rows, collate_fn=stack)\nprint(next(iter(other)))"),
+])
+def test_a_collate_function_used_otherwise_keeps_its_moves(source):
+    result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
+    assert [finding.code for finding in result.findings] == ["DF029"]
+    assert not result.applied and result.fixed.decode() == source
+
+
+def test_a_collate_function_over_items_placed_by_getitem_keeps_its_moves():
+    main = "def stack(rows):\n    return torch.stack([x for x, _ in rows]).to(device), torch.stack([y for _, y in rows])\n\n\n" + \
+        MAIN.replace("num_workers=2", "num_workers=2, collate_fn=stack")
+    source = DATASET.format(getitem=MOVED) + main
+    result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
+    assert [finding.code for finding in result.findings] == ["DF029", "DF029"]
+    assert not result.applied and result.fixed.decode() == source
