@@ -684,7 +684,8 @@ class _Walker:
         if self.facts is None:
             return
         reads = self.facts.reads
-        local: set[str] = set()  # comprehension and lambda variables: unknown
+        local: set[str] = set()  # comprehension and lambda variables: unknown ...
+        items: dict[int, Kind] = {}  # ... but in a comprehension `for w in W` over tensors, each `w` read (by id) is a tensor
         callees: set[int] = set()  # `f` of `f(...)`: a call, not a use of `f` as a value
         stack = [node]
         while stack:
@@ -693,6 +694,7 @@ class _Walker:
                 continue
             if isinstance(current, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
                 local |= {name.id for generator in current.generators for name in every_node(generator.target) if isinstance(name, ast.Name)}
+                self._comprehension_items(current, env, items)
             elif isinstance(current, ast.Lambda):
                 local |= {argument.arg for argument in every_node(current.args) if isinstance(argument, ast.arg)}
             elif isinstance(current, ast.NamedExpr):
@@ -700,18 +702,18 @@ class _Walker:
             if isinstance(current, ast.Call) and self._makes_a_scalar_tensor(current, env, local):
                 self.facts.scalar_tensors.add((current.lineno, current.col_offset))
             if isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id in self.resolver.instances.names:
-                self._note_call(current, env, local, self.resolver.instances.names[current.func.id] + "()")  # its `forward`
+                self._note_call(current, env, local, items, self.resolver.instances.names[current.func.id] + "()")  # its `forward`
                 callees.add(id(current.func))
             elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) and _is_self(current.func.value) \
                     and (self.class_name, current.func.attr) in self.resolver.instances.layers:
                 held = self.resolver.instances.layers[(self.class_name, current.func.attr)]
-                self._note_call(current, env, local, held + "()")  # `self.time_mlp(t)`: its first module's `forward`
+                self._note_call(current, env, local, items, held + "()")  # `self.time_mlp(t)`: its first module's `forward`
                 callees.add(id(current.func))
             elif isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id not in env:
-                self._note_call(current, env, local, current.func.id)
+                self._note_call(current, env, local, items, current.func.id)
                 callees.add(id(current.func))
             elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) and current.func.attr in self.resolver.method_names:
-                self._note_call(current, env, local, "." + current.func.attr)
+                self._note_call(current, env, local, items, "." + current.func.attr)
                 callees.add(id(current.func))
             elif isinstance(current, ast.Name) and id(current) not in callees and current.id in self.resolver.imports.defined:
                 if current.id not in env:
@@ -723,19 +725,50 @@ class _Walker:
             ):
                 self.facts.attribute_reads[(current.lineno, current.col_offset)] = self.resolver.kind(current, env)
             if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
-                kind = Kind.UNKNOWN if current.id in local else env.get(current.id, Kind.UNKNOWN)
+                kind = items.get(id(current), Kind.UNKNOWN) if current.id in local else env.get(current.id, Kind.UNKNOWN)
                 reads[(current.lineno, current.col_offset)] = kind
                 self.facts.read_names[(current.lineno, current.col_offset)] = current.id
             stack.extend(children(current))
 
-    def _note_call(self, call: ast.Call, env: Env, local: set[str], name: str) -> None:
+    def _note_call(self, call: ast.Call, env: Env, local: set[str], items: dict[int, Kind], name: str) -> None:
         """The kinds a call of one of the file's functions (or of a method, `.name`) passes by
         position (keywords, `*args`: the call is not understood, so nothing is inferred for it)."""
         if call.keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
             self.facts.escaped.add(name)
             return
-        kinds = [Kind.UNKNOWN if isinstance(arg, ast.Name) and arg.id in local else self.resolver.kind(arg, env) for arg in call.args]
+        kinds = [
+            items.get(id(arg), Kind.UNKNOWN) if isinstance(arg, ast.Name) and arg.id in local else self.resolver.kind(arg, env)
+            for arg in call.args
+        ]
         self.facts.call_sites.setdefault(name, []).append(kinds)
+
+    def _comprehension_items(self, comprehension: ast.expr, env: Env, items: dict[int, Kind]) -> None:
+        """The kind of each read of the variable of a comprehension's first `for` (a single name,
+        over an iterable of the enclosing scope) inside the comprehension: an item of a tensor or of
+        a list of tensors is a tensor, as for a `for` statement."""
+        generator = comprehension.generators[0]
+        if not isinstance(generator.target, ast.Name):
+            return
+        kind = self._element_kinds(generator.iter, env)
+        if kind is Kind.UNKNOWN:
+            return
+        name = generator.target.id
+        inner = [comprehension.elt] if not isinstance(comprehension, ast.DictComp) else [comprehension.key, comprehension.value]
+        inner += [*generator.ifs, *(part for later in comprehension.generators[1:] for part in (later.iter, *later.ifs))]
+        rebound = any(isinstance(node, ast.Name) and node.id == name for later in comprehension.generators[1:] for node in every_node(later.target))
+        if rebound:
+            return
+        stack = list(inner)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.Lambda)) and any(
+                isinstance(bound, (ast.Name, ast.arg)) and getattr(bound, "id", getattr(bound, "arg", None)) == name
+                for bound in every_node(node.args if isinstance(node, ast.Lambda) else ast.Tuple([g.target for g in node.generators]))
+            ):
+                continue  # a nested scope that binds the name again
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                items.setdefault(id(node), kind)
+            stack.extend(children(node))
 
     def _makes_a_scalar_tensor(self, call: ast.Call, env: Env, local: set[str]) -> bool:
         """`torch.tensor(x)` of one Python number: 0-dim, allowed next to CUDA tensors in arithmetic."""
