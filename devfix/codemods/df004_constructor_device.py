@@ -844,6 +844,10 @@ class _Combinations(cst.CSTVisitor):
             if isinstance(arg.value, (cst.Tuple, cst.List)) and not arg.star:  # `lstm(x, (h, c))`, `h, c = init_state(n)`
                 self._feed_unpacked_items(call, arg.value, moved_to)
                 continue
+            made = arg.value
+            if not arg.star and isinstance(made, cst.Call) and isinstance(made.func, cst.Name) and self.rule.returns_cpu_tensors(made.func.value):
+                self.moved_inputs[arg] = (f"`{made.func.value}(...)`, a CPU tensor", moved_to)  # `lm(ids, mask=causal_mask(7))`
+                continue
             fed = arg.value.value if isinstance(arg.value, cst.Subscript) else _method_receiver(arg.value) or arg.value  # `ids`, `ids[i]`, `x.unsqueeze(0)`
             if arg.keyword is not None or arg.star or not isinstance(fed, cst.Name) or fed.value in self.facts.moved:
                 continue
