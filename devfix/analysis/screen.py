@@ -671,6 +671,10 @@ class _Screen:
         if isinstance(value, ast.Name):
             settled = self._settled_parameter_kind(value.id, init)
             return None if settled is None else settled is Kind.TENSOR
+        if isinstance(value, ast.List):  # `self.anchors = [torch.tensor(...), ...]`: each item a tensor
+            return bool(value.elts) and all(
+                not isinstance(item, (ast.Starred, ast.Name)) and self._may_be_tensor(item, init) is True for item in value.elts
+            )
         if isinstance(value, ast.Call) and is_self_attribute(value.func):
             return self._method_returns_tensors(value.func.attr, init)
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):

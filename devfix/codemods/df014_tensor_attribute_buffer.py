@@ -14,7 +14,11 @@ Applies to a single `self.x = <torch computation>` (a legacy `torch.Tensor(ancho
 a call of a method of the class, or of a function of the file, that returns one:
 `self.build_table()` returning `torch.from_numpy(table).float()`, `sample_b(sigma, size)` returning
 `torch.randn(size) * sigma`) in `__init__` (after `super().__init__()`)
-of a class known to be an `nn.Module`, when another method reads `self.x`.
+of a class known to be an `nn.Module`, when another method reads `self.x`. A list display of such
+tensors (`self.anchors = [torch.tensor([10., 13.]), torch.tensor([16., 30.])]`) becomes one buffer
+per item (`anchors_0`, `anchors_1`) and `anchors` a property that lists them, so reads, `len()`
+and loops see the same list on the Module's device; only when nothing in the file changes the
+list (item stores, `append`, another `.anchors = ...`) and the buffers' names are free.
 
 Refuses: trained tensors (made with `requires_grad=True`, given `requires_grad` later, or handed to
 a `torch.optim` optimizer: a buffer's `.to()` copy would never be updated; an `nn.Parameter` is what
@@ -30,6 +34,8 @@ classes that are not Modules (see DF012).
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
@@ -43,10 +49,12 @@ from devfix.analysis.tensors import is_tensor_expression
 from devfix.analysis.torch_api import COMPLEX_MAKERS
 from devfix.analysis.torch_names import is_cuda_device_expression
 from devfix.codemods.base import DevfixRule
-from devfix.codemods.edits import register_buffer
+from devfix.codemods.edits import add_method_after_init, register_buffer
 from devfix.findings import Safety
 
 NOT_BUFFERS = ("torch.nn.",)
+LIST_ITEM_PLACING = ("device=", ".to(", ".cuda(", "requires_grad")
+LIST_CHANGING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "__setitem__"})
 
 
 class TensorAttributeBuffer(ScopeTracker, DevfixRule):
@@ -58,6 +66,8 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._buffers: dict[cst.Assign, tuple[str, bool]] = {}  # statement → (attribute, drop a `.cuda()`)
+        self._lists: dict[cst.Assign, tuple[str, int]] = {}  # `self.x = [t0, t1]` → (attribute, items)
+        self._properties: dict[int, list[str]] = {}  # id of a class → the list properties its fixes add
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self.is_module_classdef(node):
@@ -72,6 +82,10 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             if self._moved_where_read(name, facts.methods) or self._trained(name, statement.value, node):
                 continue
             value = statement.value
+            if isinstance(value, cst.List):
+                if self._tensor_list(value, tensors, name, node, facts.methods):
+                    self._lists[statement] = (name, len(value.elements))
+                continue
             if any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(value)):
                 continue
             if isinstance(value, cst.Name) and self.kind_of(value) is not Kind.TENSOR:
@@ -81,6 +95,30 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
                 continue  # `torch.polar(...)`: `.half()` would drop its imaginary part, and DDP broadcasts buffers
             if made and not _placed_by_argument(value, init):
                 self._buffers[statement] = (name, moves_as_a_whole)
+
+    def _tensor_list(self, value: cst.List, tensors: set[str], name: str, class_node: cst.ClassDef,
+                     methods: dict[str, cst.FunctionDef]) -> bool:
+        """`self.anchors = [torch.tensor([10., 13.]), torch.tensor([16., 30.])]`: a list display of
+        tensors made here without a device or a trained flag, which nothing in the file changes
+        (item stores, `append`, a new list), in a class with no other member of that name and no
+        attribute named like the buffers (`anchors_0`)."""
+        items = [element.value for element in value.elements]
+        if not items or not all(isinstance(element, cst.Element) for element in value.elements):
+            return False
+        for item in items:
+            code = cst.Module([]).code_for_node(item)
+            if not is_tensor_expression(item, tensors, self.qualified) or any(placing in code for placing in LIST_ITEM_PLACING):
+                return False
+            if any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(item)) or self._may_be_complex(item, methods):
+                return False
+        if any(isinstance(member, (cst.FunctionDef, cst.ClassDef)) and member.name.value == name for member in class_node.body.body):
+            return False
+        text = self.module.code
+        if any(re.search(rf"\b{name}_{index}\b", text) for index in range(len(items))):
+            return False  # the name of a buffer it would register is taken
+        changes = _ListChanges(name)
+        self.module.visit(changes)
+        return changes.stores == 1 and not changes.changed
 
     def _trained(self, name: str, value: cst.BaseExpression, class_node: cst.ClassDef) -> bool:
         """The tensor is trained: made with `requires_grad=True`, or the class sets `requires_grad` on
@@ -170,7 +208,9 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
-    ) -> cst.SimpleStatementLine:
+    ) -> cst.BaseStatement | cst.FlattenSentinel:
+        if len(original_node.body) == 1 and original_node.body[0] in self._lists:
+            return self._list_as_buffers(original_node, updated_node)
         if len(original_node.body) != 1 or original_node.body[0] not in self._buffers:
             return updated_node
         name, drop_cuda = self._buffers[original_node.body[0]]
@@ -181,6 +221,34 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         if drop_cuda:
             value = self._without_cuda_placement(value)
         return updated_node.with_changes(body=[cst.Expr(register_buffer(name, value))])
+
+    def _list_as_buffers(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.BaseStatement | cst.FlattenSentinel:
+        """Each item becomes a non-persistent buffer `<name>_<i>`; the class gets a property `<name>`
+        that lists them (reads, `len()` and loops see the same list, on the Module's device)."""
+        name, count = self._lists[original_node.body[0]]
+        if not self.report(original_node.body[0], f"`self.{name}` is a list of plain tensors: `.to(device)` leaves them on the CPU",
+                           fix_title=f"register the tensors as non-persistent buffers and make `{name}` a property that lists them"):
+            return updated_node
+        items = [element.value for element in updated_node.body[0].value.elements]
+        lines = [cst.SimpleStatementLine([cst.Expr(register_buffer(f"{name}_{index}", item))]) for index, item in enumerate(items)]
+        lines[0] = lines[0].with_changes(leading_lines=updated_node.leading_lines)
+        class_node = self._class_of_statement(original_node)
+        self._properties.setdefault(id(class_node), []).append(
+            f"@property\ndef {name}(self):\n    return [{', '.join(f'self.{name}_{index}' for index in range(count))}]\n"
+        )
+        return cst.FlattenSentinel(lines)
+
+    def _class_of_statement(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        while node is not None and not isinstance(node, cst.ClassDef):
+            node = self.get_metadata(ParentProvider, node, None)
+        return node
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        for code in reversed(self._properties.get(id(original_node), [])):
+            updated_node = add_method_after_init(updated_node, code)
+        return updated_node
 
     def _without_cuda_placement(self, value: cst.BaseExpression) -> cst.BaseExpression:
         """`t.cuda()` or `t.to("cuda")` → `t`: the buffer follows the Module's own `.to()`."""
@@ -250,3 +318,44 @@ class _AttributeFound(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.found = self.found or self.matches(node)
+
+
+class _ListChanges(cst.CSTVisitor):
+    """Over the file: how many statements store `<anything>.<name> = ...`, and whether anything
+    changes such a list in place (`x.name[i] = ...`, `x.name += ...`, `x.name.append(...)`, `del`)."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.stores, self.changed = name, 0, False
+
+    def _named(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Attribute) and node.attr.value == self.name
+
+    def _store(self, target: cst.BaseExpression) -> None:
+        if self._named(target):
+            self.stores += 1
+        elif isinstance(target, cst.Subscript) and self._named(target.value):
+            self.changed = True
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._store(element.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._store(target.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._store(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.changed = self.changed or self._named(node.target) or isinstance(node.target, cst.Subscript) and self._named(node.target.value)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self.changed = True if self.name in cst.Module([]).code_for_node(node.target) else self.changed
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in LIST_CHANGING_METHODS and self._named(func.value):
+            self.changed = True
+        if isinstance(func, cst.Name) and func.value == "setattr" and len(node.args) >= 2 \
+                and isinstance(node.args[1].value, cst.SimpleString) and node.args[1].value.evaluated_value == self.name:
+            self.stores += 1

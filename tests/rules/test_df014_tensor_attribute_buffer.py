@@ -75,3 +75,46 @@ def test_a_tensor_made_without_gradients_is_still_a_buffer():
 def test_a_program_that_places_nothing_keeps_its_tensor_attributes(program, found):
     source = MODULE.replace("VALUE", "torch.randn(4)").replace("READ", "self.table") + "\n\n" + program
     assert [finding.code for finding in run_devfix(source, fix=False, rules=[TensorAttributeBuffer]).findings] == found
+
+
+LIST_HEAD = """import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 2, 1)
+        self.anchors = {anchors}
+
+    def forward(self, x):
+        return self.conv(x).mean((2, 3)) * self.anchors[0]
+{more}
+
+head = Head().to("cuda")
+"""
+
+
+def test_a_list_of_tensors_becomes_buffers_and_a_property_that_lists_them():
+    source = LIST_HEAD.format(anchors="[torch.tensor([1.0, 2.0]), torch.ones(2) * 3]", more="")
+    fixed = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
+    assert 'self.register_buffer("anchors_0", torch.tensor([1.0, 2.0]), persistent=False)\n' \
+           '        self.register_buffer("anchors_1", torch.ones(2) * 3, persistent=False)\n' in fixed
+    assert "    @property\n    def anchors(self):\n        return [self.anchors_0, self.anchors_1]\n" in fixed
+
+
+@pytest.mark.parametrize("anchors, more", [
+    ("[torch.tensor([1.0, 2.0]), torch.ones(2)]", "\n    def grow(self):\n        self.anchors.append(torch.ones(2))\n"),
+    ("[torch.tensor([1.0, 2.0]), torch.ones(2)]", "\n    def reset(self, x):\n        self.anchors[0] = x\n"),
+    ("[torch.tensor([1.0, 2.0]), torch.ones(2)]", "\n\nclass Wide(Head):\n    def __init__(self):\n        super().__init__()\n"
+                                                  "        self.anchors = [torch.ones(2)]\n"),  # a subclass stores its own list
+    ("[torch.tensor([1.0, 2.0]), torch.ones(2)]", "\n    def anchors_0(self):\n        return 0\n"),  # the buffer's name is taken
+    ("[torch.tensor([1.0, 2.0]), torch.ones(2, requires_grad=True)]", ""),  # trained
+    ("[torch.tensor([1.0, 2.0]), torch.ones(2).cuda()]", ""),  # placed by hand
+    ("[torch.tensor([1.0, 2.0]), 3.0]", ""),  # not all tensors
+    ("[]", ""),
+])
+def test_a_list_that_changes_or_holds_other_things_is_left_alone(anchors, more):
+    source = LIST_HEAD.format(anchors=anchors, more=more)
+    result = run_devfix(source, rules=[TensorAttributeBuffer])
+    assert result.fixed.decode() == source and not result.findings
