@@ -103,6 +103,16 @@ class DevfixRule(cst.CSTTransformer):
         self.findings.append(Finding(self.CODE, message, start, end, fix_safety, fix_title, apply))
         return apply
 
+    def fix_asked_elsewhere(self, node: cst.CSTNode) -> bool:
+        """One fix is asked for (`policy.only`, an editor's quick fix) and not at `node`: what the rule
+        would find there is neither applied nor reported (that pass's findings are not kept), so
+        its analysis can be skipped."""
+        only = self.policy.only
+        if only is None:
+            return False
+        start = self.get_metadata(PositionProvider, node).start
+        return only != (self.CODE, Position(start.line, start.column + 1))
+
     def kind_of(self, node: cst.CSTNode) -> Kind:
         """The kind (tensor, list, numpy array, ...) of the name `node`, or of the attribute
         `self.x` in a method or `Config.x` of a class constant, where it is read, or of the call

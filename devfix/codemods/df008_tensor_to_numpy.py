@@ -433,6 +433,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         return dtype is None or not (self.qualified(dtype) & OBJECT_DTYPES or _string(dtype) in OBJECT_DTYPES)
 
     def _fix_numpy_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if self.fix_asked_elsewhere(original):
+            return updated
         receiver = original.func.value
         chain = _method_chain(receiver)
         # a parameter's `.numpy()` may be a torch tensor's on a device, unless another array library

@@ -79,6 +79,8 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         tensors = self.scope_tensors(init.body)
         moves_as_a_whole = holds_parameters(facts, self.qualified)
         for name, statement in stored_once_in_init(facts, self.line_of):
+            if self.fix_asked_elsewhere(statement):
+                continue
             if self._moved_where_read(name, facts.methods) or self._trained(name, statement.value, node):
                 continue
             value = statement.value
