@@ -58,8 +58,8 @@ _MOVED_ALREADY = cst.SimpleStatementLine([cst.Pass()])  # a loop that needs no n
 
 @dataclass
 class _Plan:
-    """The edits of one dataset class: moves to drop in `__getitem__` and statements to put at the
-    top of the loops over its loaders."""
+    """The edits for one `__getitem__` or `collate_fn`: the moves to drop there and the statements
+    to put at the top of the loops over its loaders."""
 
     dropped: set[int] = field(default_factory=set)  # ids of `.to(...)`/`.cuda()` calls
     loop_moves: dict[int, cst.SimpleStatementLine] = field(default_factory=dict)  # id of a `for` → its new first statement
