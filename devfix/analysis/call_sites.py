@@ -350,11 +350,11 @@ class _Bindings(cst.CSTVisitor):
             if isinstance(target.target, cst.Name):
                 self.values.setdefault(target.target.value, []).append(node.value)
             else:
-                for name in _names(target.target):
+                for name in bound_names(target.target):
                     self.values.setdefault(name, []).append(None)
 
     def visit_For(self, node: cst.For) -> None:
-        for name in _names(node.target):
+        for name in bound_names(node.target):
             self.values.setdefault(name, []).append(None)
 
 
@@ -398,9 +398,10 @@ def _moves_itself(value: cst.BaseExpression | None, name: str) -> bool:
         and isinstance(value.func.value, cst.Name) and value.func.value.value == name
 
 
-def _names(target: cst.BaseExpression) -> list[str]:
+def bound_names(target: cst.BaseExpression) -> list[str]:
+    """Every name an assignment or `for` target binds, nested tuples and lists included."""
     if isinstance(target, cst.Name):
         return [target.value]
     if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _names(element.value)]
+        return [name for element in target.elements for name in bound_names(element.value)]
     return []

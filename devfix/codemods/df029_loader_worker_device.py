@@ -45,7 +45,9 @@ from functools import partial
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
+from devfix.analysis.call_sites import bound_names
 from devfix.analysis.loaders import target_names, unwrap_loader
+from devfix.analysis.module_classes import top_level_class
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import DATALOADER_NAMES
@@ -90,7 +92,7 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
             if built is not None and isinstance(built.func, cst.Name):
                 loaders_by_class.setdefault(built.func.value, []).append(loader)
         for class_name, loaders in loaders_by_class.items():
-            class_def = _top_level_class(node, class_name)
+            class_def = top_level_class(node, class_name)
             getitem = _method(class_def, "__getitem__") if class_def is not None else None
             if getitem is not None:
                 self._plan_producer(f"`{class_name}.__getitem__` places items", getitem, loaders, partial(self._dataset_loaders, class_def))
@@ -347,7 +349,7 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
     def _items_placed(self, loader: cst.Call) -> bool:
         """The loader's dataset is built by a class of the file whose `__getitem__` places items."""
         built = self._dataset_construction(loader)
-        class_def = _top_level_class(self.module, built.func.value) if built is not None and isinstance(built.func, cst.Name) else None
+        class_def = top_level_class(self.module, built.func.value) if built is not None and isinstance(built.func, cst.Name) else None
         getitem = _method(class_def, "__getitem__") if class_def is not None else None
         if getitem is None:
             return False
@@ -445,11 +447,6 @@ class _Placements(cst.CSTVisitor):
             self.found.append(node)
 
 
-def _top_level_class(module: cst.Module, name: str) -> cst.ClassDef | None:
-    found = [statement for statement in module.body if isinstance(statement, cst.ClassDef) and statement.name.value == name]
-    return found[0] if len(found) == 1 else None
-
-
 def _method(class_def: cst.ClassDef, name: str) -> cst.FunctionDef | None:
     found = [item for item in class_def.body.body if isinstance(item, cst.FunctionDef) and item.name.value == name]
     return found[0] if len(found) == 1 else None
@@ -467,23 +464,16 @@ def _bound_once(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
     for node in _walk(function.body):
         if isinstance(node, cst.Assign):
             for target in node.targets:
-                for name in _names(target.target):
+                for name in bound_names(target.target):
                     values.setdefault(name, []).append(node.value if isinstance(target.target, cst.Name) and len(node.targets) == 1 else None)
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-            for name in _names(node.target):
+            for name in bound_names(node.target):
                 values.setdefault(name, []).append(None)
         elif isinstance(node, (cst.For, cst.CompFor)):
-            for name in _names(node.target):
+            for name in bound_names(node.target):
                 values.setdefault(name, []).append(None)
     return {name: found[0] for name, found in values.items() if len(found) == 1 and found[0] is not None}
 
-
-def _names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _names(element.value)]
-    return []
 
 
 def _reads(function: cst.FunctionDef, name: str) -> int:
