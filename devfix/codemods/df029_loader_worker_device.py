@@ -325,12 +325,14 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         return moved
 
     def _shadows_device(self, loop: cst.For, devices: dict[int, str]) -> bool:
-        """A device name the loop's scope binds itself (a parameter `device`): not the module's."""
+        """A device name that the loop's scope, or a function around it, binds itself (a parameter
+        `device`): there it is not the module's."""
         scope = self.get_metadata(ScopeProvider, loop, None)
         if scope is None or isinstance(scope, GlobalScope):
             return False
         for device in devices.values():
-            if device.startswith(".to(") and device[4:-1].isidentifier() and device[4:-1] in scope.assignments:
+            name = device[4:-1]
+            if device.startswith(".to(") and name.isidentifier() and any(not isinstance(seen.scope, GlobalScope) for seen in scope[name]):
                 return True
         return False
 

@@ -140,3 +140,13 @@ def test_a_collate_function_over_items_placed_by_getitem_keeps_its_moves():
     result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
     assert [finding.code for finding in result.findings] == ["DF029", "DF029"]
     assert not result.applied and result.fixed.decode() == source
+
+
+def test_a_loop_inside_a_function_whose_enclosing_function_names_another_device_keeps_the_moves():
+    main = MAIN.replace("for x, y in loader:\n    print(model(x).argmax(1) == y)\n", "") + (
+        "\n\ndef evaluate(device):\n    def run():\n        for x, y in loader:\n            print(x.to(device), y)\n\n    run()\n\n\nevaluate(\"cpu\")\n"
+    )
+    source = DATASET.format(getitem=MOVED) + main
+    result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
+    assert [finding.code for finding in result.findings] == ["DF029"]
+    assert not result.applied and result.fixed.decode() == source
