@@ -27,7 +27,9 @@ a name bound once to such a move and read only there), to a module-level name, a
 nothing else names it and no item is read in the main process (for a `collate_fn`: a function of
 the file only ever given as one); and each loader is bound to a name that only `for` loops (also
 under `enumerate`, a progress bar, or in a function of the file every call hands such a loader)
-and `len()` read, each unpacking the batch into one name per item.
+and `len()` read, each unpacking the batch into one name per item. A loop that moves the batch
+itself already gets no second move; a loop whose scope names another `device` (a parameter) is
+moved only when every call gives that parameter the module's `device`.
 
 Refuses, and reports without a fix: any other placement in `__getitem__`
 (`torch.zeros(..., device=...)`, `self.device`, a move the method computes with), a `collate_fn`
@@ -46,6 +48,7 @@ import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
 from devfix.analysis.call_sites import bound_names
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.loaders import target_names, unwrap_loader
 from devfix.analysis.module_classes import top_level_class
 from devfix.analysis.placement import as_move
@@ -299,10 +302,10 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         if arity == 1 and not isinstance(target, cst.Name) or arity > 1 and (not isinstance(target, (cst.Tuple, cst.List)) or len(names) != arity):
             return None
         moved = [(names[position], device) for position, device in sorted(devices.items())]
+        if {name for name, _ in moved} <= self._moved_in_body(loop):
+            return _MOVED_ALREADY  # the loop moves the batch itself as well (to a device of its own choosing)
         if self._shadows_device(loop, devices):
             return None
-        if {name for name, _ in moved} <= self._moved_in_body(loop):
-            return _MOVED_ALREADY  # the loop moves the batch itself as well
         targets = ", ".join(name for name, _ in moved)
         values = ", ".join(f"{name}{device}" for name, device in moved)
         return cst.parse_statement(f"{targets} = {values}\n")
@@ -325,16 +328,29 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         return moved
 
     def _shadows_device(self, loop: cst.For, devices: dict[int, str]) -> bool:
-        """A device name that the loop's scope, or a function around it, binds itself (a parameter
-        `device`): there it is not the module's."""
+        """A device name that the loop's scope, or a function around it, binds itself: there it is
+        not the module's, unless it is a parameter of a top-level function that every call gives
+        the module's name (`train(model, device, loader)`)."""
         scope = self.get_metadata(ScopeProvider, loop, None)
         if scope is None or isinstance(scope, GlobalScope):
             return False
         for device in devices.values():
             name = device[4:-1]
-            if device.startswith(".to(") and name.isidentifier() and any(not isinstance(seen.scope, GlobalScope) for seen in scope[name]):
+            if device.startswith(".to(") and name.isidentifier() and any(
+                not isinstance(seen.scope, GlobalScope) and not self._given_the_module_name(seen.node, name) for seen in scope[name]
+            ):
                 return True
         return False
+
+    def _given_the_module_name(self, bound: cst.CSTNode, name: str) -> bool:
+        """`bound` is the parameter `name` of a top-level function of the file, and every call of
+        the function passes the module-level `name` for it."""
+        function = self.get_metadata(ParentProvider, self.get_metadata(ParentProvider, bound, None), None) \
+            if isinstance(bound, cst.Param) else None
+        if not isinstance(function, cst.FunctionDef) or self._index.functions.get(function.name.value) is not function:
+            return False
+        given = self.call_index().arguments_for(function, name)
+        return bool(given) and all(isinstance(value, cst.Name) and value.value == name and self._global_only(value) for _, value in given)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self._dropped:

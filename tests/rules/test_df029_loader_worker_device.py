@@ -150,3 +150,17 @@ def test_a_loop_inside_a_function_whose_enclosing_function_names_another_device_
     result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
     assert [finding.code for finding in result.findings] == ["DF029"]
     assert not result.applied and result.fixed.decode() == source
+
+
+@pytest.mark.parametrize("call, fixed", [
+    ("train(model, device, loader)", True),  # the module's own device, by the same name
+    ("train(model, torch.device(\"cpu\"), loader)", False),
+])
+def test_a_train_function_given_the_module_device_as_a_parameter(call, fixed):
+    main = MAIN.replace("for x, y in loader:\n    print(model(x).argmax(1) == y)\n", "") + (
+        f"\n\ndef train(net, device, batches):\n    for x, y in batches:\n        print(net(x.to(device)), y)\n\n\n{call}\n"
+    )
+    source = DATASET.format(getitem=MOVED) + main
+    result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
+    assert [finding.code for finding in (*result.applied, *result.findings)] == ["DF029"]
+    assert ("    for x, y in batches:\n        x, y = x.to(device), y.to(device)\n" in result.fixed.decode()) is fixed
