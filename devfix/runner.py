@@ -95,6 +95,8 @@ def process_source(source: bytes, job: Job) -> FileResult:
             end_process_soon()  # its analysis goes on in native code: this worker must not take more files
         return skipped(f"analysis took over {job.file_timeout:g} s (`file-timeout` in the devfix configuration)")
     except MemoryError:
+        if in_worker():
+            end_process_soon()  # its heap stays near the cap: the next file could not even start its analysis thread
         limit = f" than {job.file_memory_limit} MiB (`file-memory-limit` in the devfix configuration)" if in_worker() and job.file_memory_limit else ""
         return skipped(f"analysis needed more memory{limit}")
     except RecursionError:
