@@ -307,7 +307,8 @@ def _summary(message: str) -> str:
     if not lines:
         return ""
     if lines[0].startswith("Caught ") and "worker" in lines[0] and len(lines) > 1:
-        return f"{lines[0]} {lines[-1].strip()}"
+        raised = [line.strip() for line in lines[1:] if re.match(r"\w+(Error|Exception): ", line)]
+        return f"{lines[0]} {raised[-1] if raised else lines[-1].strip()}"
     return lines[0]
 
 

@@ -268,7 +268,62 @@ def _dataset_places_items(rule: cst.CSTVisitor, built: cst.Call) -> bool:
             for item in node.body.body:
                 if isinstance(item, cst.FunctionDef) and item.name.value == "__getitem__":
                     item.body.visit(finder)
+            if resident_tensors(node, rule.qualified):
+                return True  # `self.X = torch.tensor(X).to(device)` in `__init__`, read by `__getitem__`
     return finder.found
+
+
+def resident_tensors(dataset_class: cst.ClassDef, qualified) -> list[tuple[str, cst.Call]]:
+    """(attribute, move) for each `self.<attribute> = <value>` of the class's `__init__` whose value
+    moves (`torch.tensor(X).to(device)`) and that its `__getitem__` reads: a dataset whose items
+    are already on the device."""
+    methods = {item.name.value: item for item in dataset_class.body.body if isinstance(item, cst.FunctionDef)}
+    if "__init__" not in methods or "__getitem__" not in methods:
+        return []
+    read = _SelfReads()
+    methods["__getitem__"].body.visit(read)
+    stores = _SelfStores(qualified)
+    methods["__init__"].body.visit(stores)
+    return [(name, move) for name, move in stores.moved if name in read.names]
+
+
+class _SelfReads(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            self.names.add(node.attr.value)
+
+
+class _SelfStores(cst.CSTVisitor):
+    """`self.<name> = <value>` (one target) whose value holds a move: (name, the move's call)."""
+
+    def __init__(self, qualified) -> None:
+        self.qualified = qualified
+        self.moved: list[tuple[str, cst.Call]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
+            return
+        moves = _MoveCalls(self.qualified)
+        node.value.visit(moves)
+        if moves.calls:
+            self.moved.append((target.attr.value, moves.calls[0]))
+
+
+class _MoveCalls(cst.CSTVisitor):
+    def __init__(self, qualified) -> None:
+        self.qualified, self.calls = qualified, []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        move = as_move(node, self.qualified)
+        if move is not None and move.call is node:
+            self.calls.append(node)
 
 
 def non_tensor_positions_of(rule: cst.CSTVisitor, loader: cst.BaseExpression) -> frozenset[int]:

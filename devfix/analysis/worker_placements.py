@@ -1,6 +1,6 @@
 """Does code that DataLoader workers run place values on a device (DF029)? A Dataset class of the
-file whose `__getitem__` places items, or a function of the file given as a `collate_fn`, while a
-DataLoader of the file has workers. The `ast` screen's answer: a superset of where the rule finds
+file whose `__getitem__` places items (or reads tensors its `__init__` placed), or a function of
+the file given as a `collate_fn`, while a DataLoader of the file has workers. The `ast` screen's answer: a superset of where the rule finds
 anything, cheap enough for every file that mentions `num_workers`."""
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ def places_items_in_workers(tree: ast.Module, imports: ImportTable) -> bool:
         return False
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
-            if any(isinstance(item, ast.FunctionDef) and item.name == "__getitem__" and _places(item, imports) for item in node.body):
-                return True
+            methods = {item.name: item for item in node.body if isinstance(item, ast.FunctionDef)}
+            if "__getitem__" in methods and any(_places(methods[name], imports) for name in ("__getitem__", "__init__") if name in methods):
+                return True  # items placed where they are read, or the tensors they are read from placed when built
         elif isinstance(node, ast.FunctionDef) and node.name in collates and _places(node, imports):
             return True
     return False

@@ -31,6 +31,13 @@ and `len()` read, each unpacking the batch into one name per item. A loop that m
 itself already gets no second move; a loop whose scope names another `device` (a parameter) is
 moved only when every call gives that parameter the module's `device`.
 
+A dataset that keeps its tensors on the device (`self.X = torch.tensor(X).to(device)` in
+`__init__`, read by `__getitem__`) fails the same way ("CUDA error: initialization error": a
+worker cannot touch CUDA memory either); its loaders with workers read it in the main process
+instead (`num_workers=0`), which is what that design means, unless they are given options that
+need workers or run in them (`persistent_workers`, `prefetch_factor`, `worker_init_fn`,
+`timeout`, `pin_memory`).
+
 Refuses, and reports without a fix: any other placement in `__getitem__`
 (`torch.zeros(..., device=...)`, `self.device`, a move the method computes with), a `collate_fn`
 beside a `__getitem__` that places items (it may regroup them), a loader or dataset handed on or
@@ -49,7 +56,7 @@ from libcst.metadata import GlobalScope, ScopeProvider
 
 from devfix.analysis.call_sites import bound_names
 from devfix.analysis.cst_metadata import ParentProvider
-from devfix.analysis.loaders import target_names, unwrap_loader
+from devfix.analysis.loaders import resident_tensors, target_names, unwrap_loader
 from devfix.analysis.module_classes import top_level_class
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
@@ -58,6 +65,7 @@ from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
+WORKER_OPTIONS = ("persistent_workers", "prefetch_factor", "worker_init_fn", "timeout", "pin_memory")
 _MOVED_ALREADY = cst.SimpleStatementLine([cst.Pass()])  # a loop that needs no new statement
 
 
@@ -80,6 +88,7 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         super().visit_Module(node)
         self._dropped: set[int] = set()
         self._loop_moves: dict[int, cst.SimpleStatementLine] = {}
+        self._without_workers: set[int] = set()  # ids of DataLoader calls to read in the main process
         index = _Index()
         node.visit(index)
         self._index = index
@@ -99,6 +108,7 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
             getitem = _method(class_def, "__getitem__") if class_def is not None else None
             if getitem is not None:
                 self._plan_producer(f"`{class_name}.__getitem__` places items", getitem, loaders, partial(self._dataset_loaders, class_def))
+                self._plan_resident(class_name, class_def, loaders)
         for function_name, loaders in loaders_by_collate.items():
             function = index.functions[function_name]
             self._plan_producer(f"`{function_name}` places batches", function, loaders, partial(self._collate_loaders, function))
@@ -352,9 +362,31 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         given = self.call_index().arguments_for(function, name)
         return bool(given) and all(isinstance(value, cst.Name) and value.value == name and self._global_only(value) for _, value in given)
 
+    def _plan_resident(self, class_name: str, class_def: cst.ClassDef, loaders: list[cst.Call]) -> None:
+        """A dataset that keeps its tensors on the device (`self.X = torch.tensor(X).to(device)` in
+        `__init__`) and whose `__getitem__` reads them: workers cannot touch CUDA memory either. Read
+        in the main process (`num_workers=0`), the GPU-resident design works as meant."""
+        resident = resident_tensors(class_def, self.qualified)
+        if not resident or self._dropped & {id(call) for _, call in resident}:
+            return
+        name, first = resident[0]
+        workers = cst.Module([]).code_for_node(keyword(loaders[0], "num_workers").value)
+        message = (f"`{class_name}` keeps its tensors on a device (`self.{name}`), and DataLoader workers read them "
+                   f"(num_workers={workers}): CUDA cannot be used in a worker forked after the program used it")
+        if any(keyword(loader, option) is not None for loader in loaders for option in WORKER_OPTIONS):
+            self.report(first, message, fixable=False)  # options that need workers, or that a worker runs
+            return
+        if self.report(first, message, fix_title="read the dataset in the main process (`num_workers=0`)"):
+            self._without_workers |= {id(loader) for loader in loaders}
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self._dropped:
             return updated_node.func.value
+        if id(original_node) in self._without_workers:
+            return updated_node.with_changes(args=[
+                arg.with_changes(value=cst.Integer("0")) if arg.keyword is not None and arg.keyword.value == "num_workers" else arg
+                for arg in updated_node.args
+            ])
         return updated_node
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:

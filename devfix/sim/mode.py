@@ -27,6 +27,9 @@ NUMPY_MESSAGE = "can't convert {device} device type tensor to numpy. Use Tensor.
 CPU_RESULTS = frozenset({"_pack_padded_sequence", "_pad_packed_sequence"})  # their second output is CPU by design
 
 
+BAD_FORK_DRIVER_MESSAGE = (
+    "CUDA error: initialization error\nCUDA kernel errors might be asynchronously reported at some other API call"
+)
 BAD_FORK_MESSAGE = (
     "Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method"
 )
@@ -85,6 +88,8 @@ class SimulatedCudaMode(TorchFunctionMode):
 
         inner_args = map_structure(unwrap_and_collect, args)
         inner_kwargs = map_structure(unwrap_and_collect, kwargs) if kwargs else kwargs
+        if outer_of and self.state.in_bad_fork:
+            raise RuntimeError(BAD_FORK_DRIVER_MESSAGE)  # GPU memory touched in a worker forked after CUDA started
         if not outer_of and target is None:
             result = func(*args, **kwargs)  # nothing simulated is involved: plain CPU work
             if name in provenance.JOINING and provenance.called_by_user_code() and provenance.inherit_any(result, tensors):

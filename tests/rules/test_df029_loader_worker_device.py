@@ -164,3 +164,20 @@ def test_a_train_function_given_the_module_device_as_a_parameter(call, fixed):
     result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
     assert [finding.code for finding in (*result.applied, *result.findings)] == ["DF029"]
     assert ("    for x, y in batches:\n        x, y = x.to(device), y.to(device)\n" in result.fixed.decode()) is fixed
+
+
+RESIDENT = DATASET.replace("torch.randn(12, 3)", "torch.randn(12, 3).to(device)")
+PLAIN_GETITEM = "        return self.x[i], self.y[i]"
+
+
+def test_a_dataset_kept_on_the_device_is_read_in_the_main_process():
+    result = run_devfix(RESIDENT.format(getitem=PLAIN_GETITEM) + MAIN, path="train.py", rules=[LoaderWorkerDevice])
+    assert "loader = DataLoader(dataset, batch_size=4, num_workers=0)\n" in result.fixed.decode()
+
+
+@pytest.mark.parametrize("option", ["persistent_workers=True", "prefetch_factor=4", "worker_init_fn=print", "pin_memory=True", "timeout=5"])
+def test_a_loader_with_options_for_its_workers_keeps_them(option):
+    source = RESIDENT.format(getitem=PLAIN_GETITEM) + MAIN.replace("num_workers=2", f"num_workers=2, {option}")
+    result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
+    assert [finding.code for finding in result.findings] == ["DF029"]
+    assert not result.applied and result.fixed.decode() == source
