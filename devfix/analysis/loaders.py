@@ -310,20 +310,10 @@ class _SelfStores(cst.CSTVisitor):
         target = node.targets[0].target if len(node.targets) == 1 else None
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
             return
-        moves = _MoveCalls(self.qualified)
+        moves = _Moves(self.qualified)
         node.value.visit(moves)
         if moves.calls:
             self.moved.append((target.attr.value, moves.calls[0]))
-
-
-class _MoveCalls(cst.CSTVisitor):
-    def __init__(self, qualified) -> None:
-        self.qualified, self.calls = qualified, []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        move = as_move(node, self.qualified)
-        if move is not None and move.call is node:
-            self.calls.append(node)
 
 
 def non_tensor_positions_of(rule: cst.CSTVisitor, loader: cst.BaseExpression) -> frozenset[int]:
@@ -387,12 +377,18 @@ def calls_a_move(value: cst.CSTNode, qualified) -> bool:
 
 
 class _Moves(cst.CSTVisitor):
+    """The moves under a node: `found` any, `calls` the `.to(...)`/`.cuda()` calls themselves."""
+
     def __init__(self, qualified) -> None:
         self.qualified, self.found = qualified, False
+        self.calls: list[cst.Call] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        if as_move(node, self.qualified) is not None:
+        move = as_move(node, self.qualified)
+        if move is not None:
             self.found = True
+            if move.call is node:
+                self.calls.append(node)
 
 
 def unwrap_loader(
