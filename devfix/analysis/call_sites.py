@@ -11,7 +11,7 @@ from collections import Counter
 
 import libcst as cst
 
-from devfix.analysis.cst_bindings import VariablesOnly, parameters
+from devfix.analysis.cst_bindings import VariablesOnly, bound_names, parameters
 
 
 def file_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
@@ -396,12 +396,3 @@ def _moves_itself(value: cst.BaseExpression | None, name: str) -> bool:
     """`model.to(device)`, `model.cuda()` assigned back to `model`."""
     return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda") \
         and isinstance(value.func.value, cst.Name) and value.func.value.value == name
-
-
-def bound_names(target: cst.BaseExpression) -> list[str]:
-    """Every name an assignment or `for` target binds, nested tuples and lists included."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in bound_names(element.value)]
-    return []

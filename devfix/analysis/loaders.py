@@ -21,7 +21,7 @@ from devfix.analysis.dataset_items import (
 )
 from devfix.analysis.device_scope import assigning_statement
 from devfix.analysis.kinds import KNOWN_LOADERS, Kind
-from devfix.analysis.module_classes import top_level_class
+from devfix.analysis.module_classes import class_facts, top_level_class
 from devfix.analysis.packed_lengths import packed_lengths
 from devfix.analysis.parameter_meetings import parameters_meet
 from devfix.analysis.placement import PlacementFacts, as_move
@@ -268,52 +268,29 @@ def _dataset_places_items(rule: cst.CSTVisitor, built: cst.Call) -> bool:
             for item in node.body.body:
                 if isinstance(item, cst.FunctionDef) and item.name.value == "__getitem__":
                     item.body.visit(finder)
-            if resident_tensors(node, rule.qualified):
+            if resident_tensors(node, rule.qualified, rule.line_of):
                 return True  # `self.X = torch.tensor(X).to(device)` in `__init__`, read by `__getitem__`
     return finder.found
 
 
-def resident_tensors(dataset_class: cst.ClassDef, qualified) -> list[tuple[str, cst.Call]]:
+def resident_tensors(dataset_class: cst.ClassDef, qualified, line_of) -> list[tuple[str, cst.Call]]:
     """(attribute, move) for each `self.<attribute> = <value>` of the class's `__init__` whose value
     moves (`torch.tensor(X).to(device)`) and that its `__getitem__` reads: a dataset whose items
     are already on the device."""
-    methods = {item.name.value: item for item in dataset_class.body.body if isinstance(item, cst.FunctionDef)}
-    if "__init__" not in methods or "__getitem__" not in methods:
+    facts = class_facts(dataset_class, line_of)
+    if "__init__" not in facts.methods or "__getitem__" not in facts.methods:
         return []
-    read = _SelfReads()
-    methods["__getitem__"].body.visit(read)
-    stores = _SelfStores(qualified)
-    methods["__init__"].body.visit(stores)
-    return [(name, move) for name, move in stores.moved if name in read.names]
-
-
-class _SelfReads(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if isinstance(node.value, cst.Name) and node.value.value == "self":
-            self.names.add(node.attr.value)
-
-
-class _SelfStores(cst.CSTVisitor):
-    """`self.<name> = <value>` (one target) whose value holds a move: (name, the move's call)."""
-
-    def __init__(self, qualified) -> None:
-        self.qualified = qualified
-        self.moved: list[tuple[str, cst.Call]] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        target = node.targets[0].target if len(node.targets) == 1 else None
-        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
-            return
-        moves = _Moves(self.qualified)
-        node.value.visit(moves)
-        if moves.calls:
-            self.moved.append((target.attr.value, moves.calls[0]))
+    found = []
+    for name, use in facts.attributes.items():
+        if "__getitem__" not in use.read_in:
+            continue
+        for method, statement in use.assignments:
+            if method == "__init__" and len(statement.targets) == 1:
+                moves = _Moves(qualified)
+                statement.value.visit(moves)
+                if moves.calls:
+                    found.append((name, moves.calls[0]))
+    return found
 
 
 def non_tensor_positions_of(rule: cst.CSTVisitor, loader: cst.BaseExpression) -> frozenset[int]:

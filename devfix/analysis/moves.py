@@ -25,6 +25,14 @@ def is_move(node: ast.AST, imports: ImportTable) -> bool:
     return not _is_dtype(device, imports)
 
 
+def places_anything(node: ast.AST, imports: ImportTable) -> bool:
+    """A move, or a call given `device=`, anywhere in `node` (a function: does it place anything?)."""
+    return any(
+        isinstance(inner, ast.Call) and (is_move(inner, imports) or any(keyword.arg == "device" for keyword in inner.keywords))
+        for inner in ast.walk(node)
+    )
+
+
 def is_cast(node: ast.AST, imports: ImportTable) -> bool:
     """`x.to(torch.float16)`, `x.to(dtype=...)`, `x.to(dtype)` for a name bound only to dtypes,
     `x.type(torch.float16)`: a copy that stays where `x` is (`analysis.imports` resolves the

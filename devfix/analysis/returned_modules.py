@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from devfix.analysis.ast_nodes import scope_bindings, scope_nodes
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.moves import is_move
+from devfix.analysis.moves import places_anything
 
 
 def returns_built_module(
@@ -32,7 +32,7 @@ def returns_built_module(
     returns = [node.value for node in nodes if isinstance(node, ast.Return)]
     if not returns or any(value is None for value in returns) or not isinstance(function.body[-1], (ast.Return, ast.Raise)):
         return False  # a bare `return`, or the end of the body reached: None
-    if _places(function, imports):
+    if places_anything(function, imports):
         return False
     bindings = scope_bindings(nodes)
     arguments = function.args
@@ -53,14 +53,6 @@ def returns_built_module(
         if not _only_used_in_place(value.id, function, returns):
             return False
     return True
-
-
-def _places(function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable) -> bool:
-    """A move, or a call given `device=`, anywhere in the function."""
-    return any(
-        isinstance(node, ast.Call) and (is_move(node, imports) or any(keyword.arg == "device" for keyword in node.keywords))
-        for node in ast.walk(function)
-    )
 
 
 def _only_used_in_place(name: str, function: ast.FunctionDef | ast.AsyncFunctionDef, returns: list[ast.expr]) -> bool:

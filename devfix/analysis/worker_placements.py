@@ -1,14 +1,15 @@
 """Does code that DataLoader workers run place values on a device (DF029)? A Dataset class of the
 file whose `__getitem__` places items (or reads tensors its `__init__` placed), or a function of
-the file given as a `collate_fn`, while a DataLoader of the file has workers. The `ast` screen's answer: a superset of where the rule finds
-anything, cheap enough for every file that mentions `num_workers`."""
+the file given as a `collate_fn`, while a DataLoader of the file has workers. The `ast` screen's
+answer: a superset of where the rule finds anything, cheap enough for every file that mentions
+`num_workers`."""
 
 from __future__ import annotations
 
 import ast
 
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.moves import is_move
+from devfix.analysis.moves import places_anything
 from devfix.analysis.torch_api import DATALOADER_NAMES
 
 
@@ -19,9 +20,9 @@ def places_items_in_workers(tree: ast.Module, imports: ImportTable) -> bool:
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             methods = {item.name: item for item in node.body if isinstance(item, ast.FunctionDef)}
-            if "__getitem__" in methods and any(_places(methods[name], imports) for name in ("__getitem__", "__init__") if name in methods):
+            if "__getitem__" in methods and any(places_anything(methods[name], imports) for name in ("__getitem__", "__init__") if name in methods):
                 return True  # items placed where they are read, or the tensors they are read from placed when built
-        elif isinstance(node, ast.FunctionDef) and node.name in collates and _places(node, imports):
+        elif isinstance(node, ast.FunctionDef) and node.name in collates and places_anything(node, imports):
             return True
     return False
 
@@ -39,10 +40,3 @@ def _collates_of_loaders_with_workers(tree: ast.Module, imports: ImportTable) ->
             if isinstance(keywords.get("collate_fn"), ast.Name):
                 found.add(keywords["collate_fn"].id)
     return found
-
-
-def _places(function: ast.FunctionDef, imports: ImportTable) -> bool:
-    return any(
-        isinstance(node, ast.Call) and (is_move(node, imports) or any(keyword.arg == "device" for keyword in node.keywords))
-        for node in ast.walk(function)
-    )

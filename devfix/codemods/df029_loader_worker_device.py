@@ -54,7 +54,7 @@ from functools import partial
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
-from devfix.analysis.call_sites import bound_names
+from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.loaders import resident_tensors, target_names, unwrap_loader
 from devfix.analysis.module_classes import top_level_class
@@ -366,7 +366,7 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         """A dataset that keeps its tensors on the device (`self.X = torch.tensor(X).to(device)` in
         `__init__`) and whose `__getitem__` reads them: workers cannot touch CUDA memory either. Read
         in the main process (`num_workers=0`), the GPU-resident design works as meant."""
-        resident = resident_tensors(class_def, self.qualified)
+        resident = resident_tensors(class_def, self.qualified, self.line_of)
         if not resident or self._dropped & {id(call) for _, call in resident}:
             return
         name, first = resident[0]
