@@ -115,7 +115,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
                 return False
         if any(isinstance(member, (cst.FunctionDef, cst.ClassDef)) and member.name.value == name for member in class_node.body.body):
             return False
-        text = self.module.code
+        text = self.facts.text if self.facts is not None else self.module.code  # the file's text, without a codegen pass
         if any(re.search(rf"\b{name}_{index}\b", text) for index in range(len(items))):
             return False  # the name of a buffer it would register is taken
         changes = _ListChanges(name)
