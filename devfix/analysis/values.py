@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from devfix.analysis.ast_nodes import children, every_node, parameters
+from devfix.analysis.ast_nodes import bound_names, children, every_node, parameters
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import BATCH_KINDS, ITEM_KINDS, Kind, Resolver, join
 from devfix.analysis.module_instances import called_instances
@@ -755,17 +755,19 @@ class _Walker:
         name = generator.target.id
         inner = [comprehension.elt] if not isinstance(comprehension, ast.DictComp) else [comprehension.key, comprehension.value]
         inner += [*generator.ifs, *(part for later in comprehension.generators[1:] for part in (later.iter, *later.ifs))]
-        rebound = any(isinstance(node, ast.Name) and node.id == name for later in comprehension.generators[1:] for node in every_node(later.target))
-        if rebound:
-            return
+        if any(name in bound_names(later.target) for later in comprehension.generators[1:]):
+            return  # bound again by a later `for` of the same comprehension
         stack = list(inner)
         while stack:
             node = stack.pop()
-            if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.Lambda)) and any(
-                isinstance(bound, (ast.Name, ast.arg)) and getattr(bound, "id", getattr(bound, "arg", None)) == name
-                for bound in every_node(node.args if isinstance(node, ast.Lambda) else ast.Tuple([g.target for g in node.generators]))
-            ):
+            if isinstance(node, ast.Lambda) and name in {
+                argument.arg for argument in (*parameters(node), node.args.vararg, node.args.kwarg) if argument is not None
+            }:
                 continue  # a nested scope that binds the name again
+            if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) and any(
+                name in bound_names(nested.target) for nested in node.generators
+            ):
+                continue
             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
                 items.setdefault(id(node), kind)
             stack.extend(children(node))

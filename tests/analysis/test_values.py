@@ -42,3 +42,18 @@ def _scalar_tensor_made(source: str) -> bool:
 ])
 def test_a_count_kept_from_an_argument_annotated_as_a_number_makes_a_zero_dim_tensor(annotation, construction, scalar):
     assert _scalar_tensor_made(MIXTURE.format(annotation=annotation, construction=construction)) is scalar
+
+
+@pytest.mark.parametrize(("comprehension", "kind"), [
+    ("[helper(w) for w in W]", Kind.TENSOR),  # an item of a tensor is a tensor
+    ("[helper(w) for w in W for w in range(2)]", Kind.UNKNOWN),  # bound again by a later `for`
+    ("[(lambda w: helper(w))(1) for w in W]", Kind.UNKNOWN),  # the lambda's own `w`
+    ("[(lambda *w: helper(w))(1) for w in W]", Kind.UNKNOWN),
+    ("[[helper(w) for w in row] for w in W]", Kind.UNKNOWN),  # a nested comprehension's own `w` (items of an unknown `row`)
+    ("[helper(w) for w in names]", Kind.UNKNOWN),  # items of something not proven tensors
+])
+def test_a_comprehension_variable_over_a_tensor_is_a_tensor_where_the_comprehension_reads_it(comprehension, kind):
+    source = f"import torch\n\n\ndef helper(w):\n    return w\n\n\nW = torch.randn(3, 2, 2)\nout = {comprehension}\n"
+    tree = ast.parse(source)
+    facts = analyse_values(tree, ImportTable.of(tree), {}, set())
+    assert [kinds[0] for kinds in facts.call_sites["helper"]] == [kind]
