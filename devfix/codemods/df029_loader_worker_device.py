@@ -22,8 +22,9 @@ PyTorch advises; `multiprocessing_context="spawn"` works around it but changes h
 program starts). Batches hold the same values.
 
 Applies when the items are moved where `__getitem__` returns them (`return x.to(device), y`, or
-a name bound once to such a move and read only there), to a module-level name, a string or with
-`.cuda()`; the class only ever builds datasets that go straight to a DataLoader (and `len()`),
+a name bound once to such a move and read only there), to a module-level name (or an attribute
+of one: `args.device`), a string or with `.cuda()`, or to the device the dataset keeps from its
+constructor (`self.device = device`, every construction giving the same such name); the class only ever builds datasets that go straight to a DataLoader (and `len()`),
 nothing else names it and no item is read in the main process (for a `collate_fn`: a function of
 the file only ever given as one); and each loader is bound to a name that only `for` loops (also
 under `enumerate`, a progress bar, or in a function of the file every call hands such a loader)
@@ -54,10 +55,11 @@ from functools import partial
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
+from devfix.analysis.call_sites import constructor_values_for
 from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.loaders import resident_tensors, target_names, unwrap_loader
-from devfix.analysis.module_classes import top_level_class
+from devfix.analysis.module_classes import class_facts, top_level_class
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import DATALOADER_NAMES
@@ -107,15 +109,18 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
             class_def = top_level_class(node, class_name)
             getitem = _method(class_def, "__getitem__") if class_def is not None else None
             if getitem is not None:
-                self._plan_producer(f"`{class_name}.__getitem__` places items", getitem, loaders, partial(self._dataset_loaders, class_def))
+                self._plan_producer(f"`{class_name}.__getitem__` places items", getitem, loaders,
+                                    partial(self._dataset_loaders, class_def), class_def)
                 self._plan_resident(class_name, class_def, loaders)
         for function_name, loaders in loaders_by_collate.items():
             function = index.functions[function_name]
             self._plan_producer(f"`{function_name}` places batches", function, loaders, partial(self._collate_loaders, function))
 
-    def _plan_producer(self, what: str, producer: cst.FunctionDef, loaders: list[cst.Call], loader_names) -> None:
-        """Report the placements of `producer` (a `__getitem__` or a `collate_fn`), and plan the fix
-        when `loader_names()` gives every loader it serves."""
+    def _plan_producer(
+        self, what: str, producer: cst.FunctionDef, loaders: list[cst.Call], loader_names, class_def: cst.ClassDef | None = None,
+    ) -> None:
+        """Report the placements of `producer` (a `__getitem__` of `class_def`, or a `collate_fn`),
+        and plan the fix when `loader_names()` gives every loader it serves."""
         placements = _Placements(self.qualified)
         producer.body.visit(placements)
         if not placements.found:
@@ -124,7 +129,7 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         workers = cst.Module([]).code_for_node(keyword(loaders[0], "num_workers").value)
         message = (f"{what} on a device, and DataLoader workers run it (num_workers={workers}): "
                    "CUDA cannot start in a worker forked after the program used it")
-        plan = self._plan(producer, placements, loader_names)
+        plan = self._plan(producer, placements, loader_names, class_def)
         if plan is None:
             self.report(first, message, fixable=False)
             return
@@ -132,8 +137,8 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
             self._dropped |= plan.dropped
             self._loop_moves.update(plan.loop_moves)
 
-    def _plan(self, producer: cst.FunctionDef, placements: _Placements, loader_names) -> _Plan | None:
-        moved = self._returned_moves(producer, placements)
+    def _plan(self, producer: cst.FunctionDef, placements: _Placements, loader_names, class_def: cst.ClassDef | None) -> _Plan | None:
+        moved = self._returned_moves(producer, placements, class_def)
         if moved is None:
             return None
         arity, devices = moved
@@ -173,7 +178,9 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
             names.append(self._index.assigned_to.get(id(loader)))
         return None if None in names else names
 
-    def _returned_moves(self, getitem: cst.FunctionDef, placements: _Placements) -> tuple[int, dict[int, str]] | None:
+    def _returned_moves(
+        self, getitem: cst.FunctionDef, placements: _Placements, class_def: cst.ClassDef | None,
+    ) -> tuple[int, dict[int, str]] | None:
         """(how many items `__getitem__` returns, the device code of each moved position) when every
         placement in it is a move of a returned item; None otherwise."""
         statements = getitem.body.body
@@ -195,7 +202,7 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
             move = as_move(item, self.qualified)
             if move is None:
                 continue
-            device = self._device_code(move.call)
+            device = self._device_code(move.call, class_def)
             if device is None:
                 return None
             devices[position] = device
@@ -204,20 +211,49 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
             return None
         return len(items), devices
 
-    def _device_code(self, call: cst.Call) -> str | None:
+    def _device_code(self, call: cst.Call, class_def: cst.ClassDef | None) -> str | None:
         """The move's method and argument as the loop can repeat them: `.cuda()`, `.to("cuda")`,
-        `.to(device)` with `device` a module-level name."""
+        `.to(device)` with `device` a module-level name, also when the dataset keeps it
+        (`.to(self.device)`, `self.device = device` in `__init__`, every construction given it)."""
         method = call.func.attr.value
         if method == "cuda":
             return ".cuda()" if not call.args else None
         if len(call.args) != 1 or call.args[0].keyword is not None and call.args[0].keyword.value != "device":
             return None
         device = call.args[0].value
+        if isinstance(device, cst.Attribute) and isinstance(device.value, cst.Name) and device.value.value == "self":
+            given = self._constructions_device(class_def, device) if class_def is not None else None
+            codes = {self._repeatable(value) for value in given or []}
+            return codes.pop() if len(codes) == 1 else None
+        return self._repeatable(device)
+
+    def _repeatable(self, device: cst.BaseExpression) -> str | None:
+        """`.to(<device>)` when a loop of the file can name the same device: a string, or a
+        module-level name (or an attribute of one: `args.device`)."""
         if isinstance(device, cst.SimpleString):
             return f".to({device.value})"
-        if isinstance(device, cst.Name) and self._global_only(device):
-            return f".to({device.value})"
+        root = device
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name) and self._global_only(root):
+            return f".to({cst.Module([]).code_for_node(device)})"
         return None
+
+    def _constructions_device(self, class_def: cst.ClassDef, attribute: cst.Attribute) -> list[cst.BaseExpression] | None:
+        """What each construction of the class gives the `__init__` parameter that `self.<attr>`
+        only ever holds (`self.device = device`)."""
+        use = class_facts(class_def, self.line_of).attributes.get(attribute.attr.value)
+        if use is None or len(use.assignments) != 1 or use.other_uses & {"augmented assignment"}:
+            return None
+        method, statement = use.assignments[0]
+        value = statement.value
+        if method != "__init__" or len(statement.targets) != 1 or not isinstance(value, cst.Name):
+            return None
+        scope = self.get_metadata(ScopeProvider, value, None)
+        bindings = list(scope[value.value]) if scope is not None else []
+        if len(bindings) != 1 or not isinstance(bindings[0].node, cst.Param):
+            return None  # not the parameter, or rebound before it is kept
+        return constructor_values_for(self.module, class_def, value.value)
 
     def _global_only(self, name: cst.Name) -> bool:
         scope = self.get_metadata(ScopeProvider, name, None)
@@ -345,7 +381,7 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         if scope is None or isinstance(scope, GlobalScope):
             return False
         for device in devices.values():
-            name = device[4:-1]
+            name = device[4:-1].split(".")[0]  # the name `args.device` is read from
             if device.startswith(".to(") and name.isidentifier() and any(
                 not isinstance(seen.scope, GlobalScope) and not self._given_the_module_name(seen.node, name) for seen in scope[name]
             ):

@@ -181,3 +181,39 @@ def test_a_loader_with_options_for_its_workers_keeps_them(option):
     result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
     assert [finding.code for finding in result.findings] == ["DF029"]
     assert not result.applied and result.fixed.decode() == source
+
+
+KEPT_DEVICE = DATASET.replace("    def __init__(self):\n", "    def __init__(self, device):\n        self.device = device\n")
+MOVED_TO_KEPT = "        return self.x[i].to(self.device), self.y[i].to(self.device)"
+
+
+@pytest.mark.parametrize("given, moved", [
+    ("Points(device)", "device"),
+    ("Points(device=device)", "device"),
+    ("Points(\"cuda\")", "\"cuda\""),
+    ("Points(args.device)", "args.device"),  # an attribute of a module-level name
+])
+def test_a_device_the_dataset_keeps_from_its_constructor_is_the_loops_device(given, moved):
+    main = "args = type(\"Args\", (), {\"device\": device})\n" + MAIN.replace("Points()", given)
+    result = run_devfix(KEPT_DEVICE.format(getitem=MOVED_TO_KEPT) + main, path="train.py", rules=[LoaderWorkerDevice])
+    fixed = result.fixed.decode()
+    assert "        return self.x[i], self.y[i]\n" in fixed
+    assert f"for x, y in loader:\n    x, y = x.to({moved}), y.to({moved})\n" in fixed
+
+
+@pytest.mark.parametrize("dataset, main", [
+    (KEPT_DEVICE, MAIN.replace("Points()", "Points(device)") + "other = DataLoader(Points(\"cpu\"), num_workers=2)\nprint(len(other))\n"),
+    (KEPT_DEVICE, "def main(device):\n" + "".join(f"    {line}\n" for line in MAIN.replace("Points()", "Points(device)").splitlines())
+     + "\n\nmain(device)\n"),  # the function's own `device`
+    (KEPT_DEVICE.replace("        self.device = device\n", "        device = torch.device(device)\n        self.device = device\n"),
+     MAIN.replace("Points()", "Points(device)")),  # not the parameter as given
+    (KEPT_DEVICE.replace("        self.device = device\n", "        self.device = device\n        self.device = \"cpu\"\n"),
+     MAIN.replace("Points()", "Points(device)")),  # rebound
+    (KEPT_DEVICE.replace("    def __init__(self, device):\n", "    def __init__(self, device):\n        device = device\n"),
+     MAIN.replace("Points()", "Points(device)")),
+])
+def test_a_kept_device_the_constructions_do_not_name_alike_keeps_the_moves(dataset, main):
+    source = dataset.format(getitem=MOVED_TO_KEPT) + main
+    result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
+    assert [finding.code for finding in result.findings] == ["DF029"]
+    assert not result.applied and result.fixed.decode() == source
