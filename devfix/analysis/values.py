@@ -44,6 +44,26 @@ SEQUENCE_INPUTS = frozenset({
 
 
 @dataclass
+class PassedKinds:
+    """The kinds one call passes: by position, and by keyword (`self.q_sample(x0, t, noise=noise)`)."""
+
+    positional: list[Kind]
+    keywords: dict[str, Kind] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        return len(self.positional) + len(self.keywords)
+
+    def given(self, names: list[str]) -> list[Kind] | None:
+        """The kind passed to each parameter of `names` (unknown where nothing is); None when a
+        keyword names none of them or one the positions already gave: the call does not fit."""
+        if any(name not in names[len(self.positional):] for name in self.keywords):
+            return None
+        return [self.positional[index] if index < len(self.positional) else self.keywords.get(name, Kind.UNKNOWN)
+                for index, name in enumerate(names)]
+
+
+@dataclass
 class ValueFacts:
     """Kinds of names where they are read, and the 0-dim tensors made of Python numbers."""
 
@@ -52,7 +72,7 @@ class ValueFacts:
     attribute_reads: dict[tuple[int, int], Kind] = field(default_factory=dict)  # (line, byte column) of a read `self.x`
     iterated_calls: dict[tuple[int, int], Kind] = field(default_factory=dict)  # `for x, y in make_batches(...)`: the call
     scalar_tensors: set[tuple[int, int]] = field(default_factory=set)  # `torch.tensor(<a Python number>)` calls
-    call_sites: dict[str, list[list[Kind]]] = field(default_factory=dict)  # function → kinds of positional arguments
+    call_sites: dict[str, list[PassedKinds]] = field(default_factory=dict)  # function → what each call passes
     escaped: set[str] = field(default_factory=set)  # functions used otherwise than called (callbacks)
 
 
@@ -119,11 +139,19 @@ def _resolver(
     return resolver, summaries
 
 
-def _joined_kinds(calls: list[list[Kind]], count: int) -> list[Kind] | None:
-    """The join, parameter by parameter, of what `calls` pass by position to `count` parameters (a
-    call that gives fewer leaves the rest unknown); None when nothing is known."""
-    kinds = [join(call[index] if index < len(call) else Kind.UNKNOWN for call in calls) for index in range(count)]
+def _joined_kinds(calls: list[PassedKinds], names: list[str]) -> list[Kind] | None:
+    """The join, parameter by parameter, of what `calls` pass to the parameters `names` (a call
+    that gives nothing to one leaves it unknown); None when nothing is known or a call does not fit."""
+    given = [call.given(names) for call in calls]
+    if any(kinds is None for kinds in given):
+        return None
+    kinds = [join(passed[index] for passed in given) for index in range(len(names))]
     return kinds if any(kind is not Kind.UNKNOWN for kind in kinds) else None
+
+
+def _fits(call: PassedKinds, function: ast.FunctionDef | ast.AsyncFunctionDef, names: list[str]) -> bool:
+    """The call gives at least the parameters without a default, and only parameters of `names`."""
+    return len(names) - len(function.args.defaults) <= call.count <= len(names) and call.given(names) is not None
 
 
 def _parameter_kinds_from_calls(functions, call_sites, escaped) -> dict[str, list[Kind]]:
@@ -134,8 +162,7 @@ def _parameter_kinds_from_calls(functions, call_sites, escaped) -> dict[str, lis
         function = functions.get(name)
         if function is None or name in escaped or function.args.vararg or function.args.posonlyargs:
             continue
-        count = len(function.args.args)
-        kinds = _joined_kinds(calls, count)
+        kinds = _joined_kinds(calls, [argument.arg for argument in function.args.args])
         if kinds is not None:
             inferred[name] = kinds
     return inferred
@@ -176,12 +203,11 @@ def _method_parameter_kinds_from_calls(methods, call_sites, escaped) -> dict[str
     used as a value."""
     inferred = {}
     for (class_name, name), function in methods.items():
-        count = len(function.args.args) - (0 if _is_static(function) else 1)
-        required = count - len(function.args.defaults)
-        calls = [call for call in call_sites.get("." + name, ()) if required <= len(call) <= count]
+        names = [argument.arg for argument in function.args.args][0 if _is_static(function) else 1:]
+        calls = [call for call in call_sites.get("." + name, ()) if _fits(call, function, names)]
         if not calls or "." + name in escaped:
             continue
-        kinds = _joined_kinds(calls, count)
+        kinds = _joined_kinds(calls, names)
         if kinds is not None:
             inferred[f"{class_name}.{name}"] = kinds
     return inferred
@@ -199,11 +225,11 @@ def _constructor_parameter_kinds(tree: ast.Module, call_sites, escaped) -> dict[
         init = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
         if init is None or node.name in derived or node.name in escaped or init.args.vararg or init.args.posonlyargs:
             continue
-        count = len(init.args.args) - 1
-        calls = [call for call in call_sites.get(node.name, ()) if count - len(init.args.defaults) <= len(call) <= count]
+        names = [argument.arg for argument in init.args.args][1:]
+        calls = [call for call in call_sites.get(node.name, ()) if _fits(call, init, names)]
         if not calls or len(calls) != len(call_sites.get(node.name, ())):
             continue
-        kinds = _joined_kinds(calls, count)
+        kinds = _joined_kinds(calls, names)
         if kinds is not None:
             inferred[f"{node.name}.__init__"] = kinds
     return inferred
@@ -222,10 +248,10 @@ def _forward_parameter_kinds(tree: ast.Module, instances, call_sites, escaped) -
         calls = call_sites.get(key, [])
         if forward is None or forward.args.vararg or forward.args.posonlyargs or key in escaped or not calls:
             continue
-        count = len(forward.args.args) - 1
-        if not all(count - len(forward.args.defaults) <= len(call) <= count for call in calls):
+        names = [argument.arg for argument in forward.args.args][1:]
+        if not all(_fits(call, forward, names) for call in calls):
             continue
-        kinds = _joined_kinds(calls, count)
+        kinds = _joined_kinds(calls, names)
         if kinds is not None:
             inferred[f"{node.name}.forward"] = kinds
     return inferred
@@ -731,16 +757,18 @@ class _Walker:
             stack.extend(children(current))
 
     def _note_call(self, call: ast.Call, env: Env, local: set[str], items: dict[int, Kind], name: str) -> None:
-        """The kinds a call of one of the file's functions (or of a method, `.name`) passes by
-        position (keywords, `*args`: the call is not understood, so nothing is inferred for it)."""
-        if call.keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
+        """The kinds a call of one of the file's functions (or of a method, `.name`) passes, by
+        position and by keyword (`*args`, `**kwargs`: the call is not understood, so nothing is
+        inferred for it)."""
+        if any(keyword.arg is None for keyword in call.keywords) or any(isinstance(arg, ast.Starred) for arg in call.args):
             self.facts.escaped.add(name)
             return
-        kinds = [
-            items.get(id(arg), Kind.UNKNOWN) if isinstance(arg, ast.Name) and arg.id in local else self.resolver.kind(arg, env)
-            for arg in call.args
-        ]
-        self.facts.call_sites.setdefault(name, []).append(kinds)
+
+        def kind(value: ast.expr) -> Kind:
+            return items.get(id(value), Kind.UNKNOWN) if isinstance(value, ast.Name) and value.id in local else self.resolver.kind(value, env)
+
+        passed = PassedKinds([kind(arg) for arg in call.args], {keyword.arg: kind(keyword.value) for keyword in call.keywords})
+        self.facts.call_sites.setdefault(name, []).append(passed)
 
     def _comprehension_items(self, comprehension: ast.expr, env: Env, items: dict[int, Kind]) -> None:
         """The kind of each read of the variable of a comprehension's first `for` (a single name,

@@ -56,4 +56,43 @@ def test_a_comprehension_variable_over_a_tensor_is_a_tensor_where_the_comprehens
     source = f"import torch\n\n\ndef helper(w):\n    return w\n\n\nW = torch.randn(3, 2, 2)\nout = {comprehension}\n"
     tree = ast.parse(source)
     facts = analyse_values(tree, ImportTable.of(tree), {}, set())
-    assert [kinds[0] for kinds in facts.call_sites["helper"]] == [kind]
+    assert [passed.positional[0] for passed in facts.call_sites["helper"]] == [kind]
+
+
+SCHEDULE = '''import torch
+
+
+def extract(table, t, x):
+    return table[t]
+
+
+class Diffusion:
+    def __init__(self):
+        self.table = torch.linspace(0.1, 0.9, 10)
+
+    def q_sample(self, x0, t, noise=None):
+        return extract(self.table, t, x0) * x0
+
+    def loss(self, x0, t):
+        return self.q_sample({call})
+
+
+diffusion = Diffusion()
+print(diffusion.loss(torch.randn(4, 2), torch.randint(0, 10, (4,))))
+'''
+
+
+@pytest.mark.parametrize(("call", "kind"), [
+    ("x0, t", Kind.TENSOR),
+    ("x0, t, noise=x0", Kind.TENSOR),  # a keyword for a parameter
+    ("x0=x0, t=t", Kind.TENSOR),
+    ("x0, t=3", Kind.SCALAR),
+    ("x0, **{'t': t}", Kind.UNKNOWN),  # `**`: not understood
+    ("x0, t, scale=2", Kind.UNKNOWN),  # no such parameter: not a call of this method
+])
+def test_a_method_parameter_takes_the_kind_its_calls_give_by_position_or_keyword(call, kind):
+    source = SCHEDULE.format(call=call)
+    tree = ast.parse(source)
+    facts = analyse_values(tree, ImportTable.of(tree), {}, set())
+    line = source.splitlines().index("    return table[t]") + 1
+    assert facts.reads[(line, 17)] == kind

@@ -80,11 +80,13 @@ def conditional(calls: str, extra: str = "") -> str:
 
 def test_a_top_level_table_indexed_in_forward_follows_the_tensor_every_call_gives():
     assert "codes.to(y.device)[y]" in conditional("print(model(x, y))\nprint(model(x * 2, y + 1))")
+    assert "codes.to(y.device)[y]" in conditional("print(model(x, y=y))")  # by keyword
 
 
 def test_forward_is_left_alone_when_someone_else_may_call_it():
     assert "codes[y]" in conditional("print(model(x, 1))")  # a number for `y` at one call
-    assert "codes[y]" in conditional("print(model(x, y=y))")  # by keyword: not understood
+    assert "codes[y]" in conditional("print(model(x, **{\"y\": y}))")  # `**`: not understood
+    assert "codes[y]" in conditional("print(model(x, y))\nprint(model(x, y=2))")  # a number by keyword
     assert "codes[y]" in conditional("print(model(x, y))\nprint(model.forward(x, 2))")
     assert "codes[y]" in conditional("print(model(x, y))\nrun(model)")  # handed on: `run` may pass a number
     assert "codes[y]" in conditional("print(model(x, y))\nother = Conditional()\nprint(other(x, 2))")
