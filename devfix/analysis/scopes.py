@@ -347,18 +347,23 @@ class ScopeTracker:
         scope = self.enclosing_scope(node)
         if id(scope) not in self._modules:
             facts = self.scope_facts(node)
-            local = set(facts.bindings) | self.scope_parameters(node)  # a local `get_model` is some other callable
             self._modules[id(scope)] = {
                 name: values[0]
                 for name, values in facts.assignments.items()
-                if len(values) == 1 and isinstance(values[0], cst.Call)
-                and (self.builds_module(values[0]) or self._returns_built_module(values[0], local))
+                if len(values) == 1 and isinstance(values[0], cst.Call) and self.makes_module(values[0], node)
             }
         return self._modules[id(scope)]
 
-    def _returns_built_module(self, call: cst.Call, local: set[str]) -> bool:
+    def makes_module(self, call: cst.Call, at: cst.CSTNode) -> bool:
+        """`call`, in the scope of `at`, builds an nn.Module, or calls a function of the file that
+        hands back one it built and left on the host (`get_model(4)`; a local `get_model` is some
+        other callable)."""
+        if self.builds_module(call):
+            return True
         func = call.func
-        return isinstance(func, cst.Name) and func.value not in local and self.facts is not None and self.facts.returns_built_module(func.value)
+        if not isinstance(func, cst.Name) or self.facts is None or func.value in self.scope_parameters(at):
+            return False
+        return func.value not in self.scope_facts(at).bindings and self.facts.returns_built_module(func.value)
 
     def scope_tensors(self, node: cst.CSTNode) -> set[str]:
         """Names in this scope that certainly hold tensors (see analysis.tensors)."""

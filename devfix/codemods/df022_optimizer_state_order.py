@@ -16,8 +16,9 @@ device". Moving the model right after it is built (before the optimizer exists) 
 PyTorch documents; the later move is then removed (kept where it starts a notebook cell: its
 marker goes with it, and moving again is a no-op).
 
-Applies when, in one block of one function (or of the top level), a model bound once by a
-construction is given to a `torch.optim` optimizer, that optimizer loads a state dict, and only
+Applies when, in one block of one function (or of the top level), a model bound by a
+construction (or by a call of a function of the file that returns a Module it built and left on
+the host, `model = make_model()`) is given to a `torch.optim` optimizer, that optimizer loads a state dict, and only
 then a statement moves the model (`model.to(device)`, `model.cuda()`, `model = model.to(device)`).
 
 Leaves alone a model already moved before the state was loaded (the later move only repeats it).
@@ -137,7 +138,7 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
         it over, and a device that already exists there."""
         bindings = [binding for binding in self.scope_facts(move).bindings.get(name, []) if binding.line < self.line_of(move)]
         latest = max(bindings, key=lambda binding: binding.line) if bindings else None
-        if latest is None or not isinstance(latest.value, cst.Call) or not self.builds_module(latest.value):
+        if latest is None or not isinstance(latest.value, cst.Call) or not self.makes_module(latest.value, move):
             return None  # built before the move (the move may rebind it: `net = net.cuda()`); earlier bindings are other objects
         built = latest.value
         line = next((line for line in earlier if isinstance(line.body[0], cst.Assign) and line.body[0].value is built), None)

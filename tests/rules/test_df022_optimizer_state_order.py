@@ -100,3 +100,23 @@ def test_an_adagrad_built_before_the_move_is_state_made_before_it():
     assert "model = nn.Linear(2, 2).to('cuda')\n" in result.fixed.decode()
     lazy = fix("model = nn.Linear(2, 2)\noptimizer = torch.optim.Adam(model.parameters())\nmodel.to('cuda')\n")
     assert not lazy.findings and lazy.fixed == lazy.source
+
+
+RESUMED = "model = {built}\noptimizer = torch.optim.Adam(model.parameters())\noptimizer.load_state_dict(state)\nmodel.to('cuda')\n"
+
+
+def test_a_model_from_a_helper_that_builds_it_on_the_host_is_moved_where_it_is_made():
+    helper = "def make(n):\n    return nn.Linear(n, 2)\n\n\n"
+    result = fix(helper + RESUMED.format(built="make(2)"))
+    assert result.fixed.decode().startswith(HEAD + helper + "model = make(2).to('cuda')\n")
+    assert "\nmodel.to('cuda')\n" not in result.fixed.decode()
+
+
+def test_a_model_from_a_callable_it_cannot_see_build_a_host_module_is_reported_without_a_fix():
+    for source in [
+        "def make(n):\n    return nn.Linear(n, 2).to('cuda')\n\n\n" + RESUMED.format(built="make(2)"),  # placed by the helper
+        "make = lambda n: nn.Linear(n, 2)\n" + RESUMED.format(built="make(2)"),  # not a function of the file
+        RESUMED.format(built="load_model()"),
+    ]:
+        result = fix(source)
+        assert not result.applied and result.fixed == result.source
