@@ -15,7 +15,8 @@ and so does each such item of a list or tuple they are fed (`np.array([acc * 100
 A list that collects such tensors (`losses.append(loss)`) and is then handed to numpy
 (`np.mean(losses)`), or to a function of the file that hands that parameter whole to one
 (`f1_score(all_labels, all_preds)` running `np.asarray(y_pred)` before it rebinds it,
-`analysis.host_sinks.parameters_given_to_host`), gets each tensor brought to the host as it is
+`analysis.host_sinks.parameters_given_to_host`; also one imported from the project, the script
+importing no numpy itself: `summarize(losses)` of `utils.py`), gets each tensor brought to the host as it is
 appended, unless the scope reads the list otherwise too (`torch.cat(preds) == labels` needs its
 tensors where they are); reads that give the same on the host (`float(losses[-1])`) do not count.
 The same holds for a list kept in a dict display (`history["loss"].append(loss)` or
@@ -73,7 +74,7 @@ import libcst as cst
 
 from devfix.analysis.axes import AxesNames
 from devfix.analysis.call_sites import argument_for, file_functions, instance_calls, passed_arguments
-from devfix.analysis.cst_bindings import is_static_method
+from devfix.analysis.cst_bindings import is_static_method, parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.facts import FileRole
 from devfix.analysis.host_sinks import HostParameters
@@ -118,7 +119,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         self._axes: dict[int, AxesNames] = {}  # each scope's matplotlib Axes, as asked for
         self._given: dict[tuple[int, str], list[tuple[cst.Call, cst.BaseExpression]] | None] = {}  # `_arguments_given`
         self._plots = self.facts is None or self.facts.imports.imports_any(("matplotlib",))
-        if self.facts is not None and not self.facts.imports.imports_any(HOST_LIBRARY_MODULES):
+        if self.facts is not None and not self.facts.imports.imports_any(HOST_LIBRARY_MODULES) and not self.facts.host_functions:
             return  # no name can reach a host library's function: the search would walk the tree for nothing
         finder = _HostCallsOnNames(self)
         node.visit(finder)
@@ -227,8 +228,9 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         each is brought to the host as it is appended; not when the scope reads the list otherwise
         too (`torch.cat(preds) == labels` keeps needing them where they are)."""
         callee = cst.Module([]).code_for_node(host_call.func)
-        reads = _OtherReads(name.value, handed, self.qualified)
-        self.enclosing_scope(host_call).visit(reads)
+        scope = self.enclosing_scope(host_call)
+        reads = _OtherReads(name.value, handed, self.qualified, scope)
+        scope.visit(reads)
         if reads.found:
             return
         for append in self._device_appends(name, host_call):
@@ -643,10 +645,15 @@ class _OtherReads(cst.CSTVisitor):
     handing it to the host (`handed`: those names' nodes), taking its `len`, binding it, or
     reading a value the same on the host (`float(name[-1])`, `name[i].item()`, `print(name)`)."""
 
-    def __init__(self, name: str, handed: set[int], qualified: QualifiedNames) -> None:
-        self.name, self.handed, self.qualified = name, handed, qualified
+    def __init__(self, name: str, handed: set[int], qualified: QualifiedNames, scope: cst.CSTNode) -> None:
+        self.name, self.handed, self.qualified, self.scope = name, handed, qualified, scope
         self.skipped: set[int] = set()
         self.found = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        """A function of the scope with a parameter of that name reads its own value (`def
+        summarize(losses): np.array(losses)`), not the list."""
+        return node is self.scope or self.name not in parameter_names(node, stars=True)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         return False  # `preds = []`, `preds, labels = [], []`

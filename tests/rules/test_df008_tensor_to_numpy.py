@@ -65,6 +65,18 @@ def test_a_list_the_scope_also_reads_on_the_device_keeps_its_tensors():
     assert collected(use) == COLLECTED.format(use=use)
 
 
+def test_a_helper_whose_parameter_has_the_lists_name_reads_its_own_value():
+    source = COLLECTED.replace("def summary(values):\n    return float(np.asarray(values).mean())",
+                               "def summary(preds):\n    return float(np.asarray(preds).mean())")
+    fixed = run_devfix(source.format(use="print(summary(preds))"), rules=[TensorToNumpy]).fixed.decode()
+    assert "preds.append(model(torch.randn(4, 3).to(device)).argmax(1).detach().cpu())" in fixed
+
+
+def test_a_function_that_reads_the_global_list_on_the_device_keeps_its_tensors():
+    use = "print(summary(preds))\n\n\ndef agree(labels):\n    return torch.cat(preds) == labels\n"
+    assert collected(use) == COLLECTED.format(use=use)
+
+
 STORED = """import numpy as np
 import torch
 
