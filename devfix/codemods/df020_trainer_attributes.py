@@ -14,7 +14,8 @@
 
 Batches of a DataLoader loop in a method are moved the same way, at the top of the loop body, when
 the analysis proves them tensors (`for x, y in loader` over a `TensorDataset`) and they meet the
-model, or a loss attribute together with the model's output.
+model, or a loss attribute together with the model's output (also through a tensor method:
+`self.criterion(output, labels.float())` after `output, h = self.model(inputs, h)`).
 
 A factory without `device=` given to the moved model (`self.generator(torch.randn(n, 2))`), or
 to a method of it that hands the parameter to its layers (`self.model.decode(torch.randn(n, 2))`,
@@ -716,8 +717,8 @@ class _Feeds(cst.CSTVisitor):
         return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self._is_model_call(node.value):
-            self.outputs.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+        if self._is_model_call(node.value):  # `logits = self.model(x)`, `output, h = self.model(x, h)`
+            self.outputs.update(name for t in node.targets for name in target_names(t.target))
 
     def visit_Call(self, node: cst.Call) -> None:
         if is_torch_tensor_function(self.rule.qualified(node.func)) and not is_factory_call(node, self.rule.qualified):
@@ -735,7 +736,7 @@ class _Feeds(cst.CSTVisitor):
         meets_model = attribute in self.models or any(self._is_model_call(v) or self._is_output(v) for v in values)
         if meets_model:
             self.used_attributes.add(attribute)
-            for value in values:
+            for value in map(without_tensor_methods, values):  # `labels` of `labels.float()` too
                 if isinstance(value, cst.Name) and value.value not in self.outputs:
                     self.fed_nodes.setdefault(value.value, []).append(value)
 
@@ -753,7 +754,7 @@ class _Feeds(cst.CSTVisitor):
         """Names the analysis proves tensors, among values one of which is the model's output."""
         if not any(self._is_model_call(v) or self._is_output(v) for v in values):
             return
-        for value in values:
+        for value in map(without_tensor_methods, values):
             if isinstance(value, cst.Name) and value.value not in self.outputs and self.rule.kind_of(value) is Kind.TENSOR:
                 self.fed_nodes.setdefault(value.value, []).append(value)
 
