@@ -71,6 +71,7 @@ class PlacementFacts:
     dict_values: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `for k, v in d.items()`: (v, line) → d
     called: set[str] = field(default_factory=set)
     method_receivers: set[str] = field(default_factory=set)  # `model` of `model.generate(ids)`
+    hosted: set[str] = field(default_factory=set)  # `model` of `model.cpu()`, `model.to("cpu")`: a Module goes to the host
     modules_on_device: set[str] = field(default_factory=set)
     device_globals: set[str] = field(default_factory=set)  # top-level names bound once to a device value, read here
     device_parameters: set[str] = field(default_factory=set)  # parameters every caller may give a device value (loose only)
@@ -396,6 +397,8 @@ class _Collector(cst.CSTVisitor):
             self.facts.called.add(node.func.value)
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             self.facts.method_receivers.add(node.func.value.value)
+            if node.func.attr.value == "cpu" and not node.args or _to_the_host(node, self.facts.qualified):
+                self.facts.hosted.add(node.func.value.value)
         move = as_move(node, self.facts.qualified)
         if move is not None and isinstance(move.receiver, cst.Name):
             self.facts.moved.setdefault(move.receiver.value, move)

@@ -396,6 +396,8 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         return self._moved_model_parameters[key]
 
     def _callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
+        if parameter in self.scope_facts(function).hosted:
+            return False  # `model.cpu()` in the function: it runs the model on the host (there, at least)
         passed = self.call_index().arguments_for(function, parameter)
         if passed is None:
             return self._moved_beside(function, parameter)

@@ -187,9 +187,10 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _moved_model_parameters(self, function: cst.FunctionDef, facts: PlacementFacts) -> set[str]:
         """The parameters a top-level function calls (`out = model(x)`) that every call of it in
         the file gives a name its scope moved before the call (`confusion(model, batches)` after
-        `model = Net().to(device)`): what they return may be on a device."""
+        `model = Net().to(device)`): what they return may be on a device. Not one the function
+        brings to the host itself (`model.cpu()`)."""
         found = set()
-        for name in sorted(facts.parameters & facts.called - set(facts.bindings)):
+        for name in sorted(facts.parameters & facts.called - set(facts.bindings) - facts.hosted):
             passed = self.call_index().arguments_for(function, name) if self.class_of_method(function) is None else None
             if passed and all(self._moved_before(value, call) for call, value in passed):
                 found.add(name)
