@@ -22,6 +22,7 @@ from devfix.analysis import screen, signals
 from devfix.analysis.ast_nodes import children, every_node
 from devfix.analysis.cuda_only_calls import UncheckedCudaCall, unchecked_cuda_only_calls
 from devfix.analysis.entry_lines import top_level_entry_lines
+from devfix.analysis.expected_errors import expected_error_blocks
 from devfix.analysis.factory_meetings import meeting_scopes
 from devfix.analysis.generator_draws import CpuGeneratorDraw, cpu_generator_draws
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
@@ -89,6 +90,15 @@ class FileFacts:
     def import_statements(self) -> list[ast.Import | ast.ImportFrom]:
         """Every import statement of the file, at any depth."""
         return self._walk.import_statements
+
+    @cached_property
+    def expected_error_blocks(self) -> tuple[tuple[int, int], ...]:
+        """Lines of `with pytest.raises(...)` or `with self.assertRaises(...)` blocks (`analysis.expected_errors`)."""
+        return expected_error_blocks(self._tree, self.imports) if "aises" in self.text else ()
+
+    def expects_an_error(self, line: int) -> bool:
+        """The line is in a block that checks that an error is raised: nothing there is to align."""
+        return any(first <= line <= last for first, last in self.expected_error_blocks)
 
     @cached_property
     def signals(self) -> frozenset[str]:
