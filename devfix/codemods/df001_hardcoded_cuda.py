@@ -16,7 +16,10 @@ torch.cuda.is_available() else torch.FloatTensor`, and a block's default, `with 
 Refuses (leaves the code alone): code under a test that already checks for CUDA or a GPU flag
 (`if torch.cuda.is_available():`, `x.cuda() if use_gpu else x`); explicit multi-GPU or
 distributed placement (`"cuda:1"`, `.cuda(rank)`, `f"cuda:{rank}"`, `device_ids=`,
-`init_process_group`, `LOCAL_RANK`); MPS and CPU fallbacks; `map_location="cpu"`. A function
+`init_process_group`, `LOCAL_RANK`); MPS and CPU fallbacks; `map_location="cpu"`. A `device="cuda"`
+given to another library's function (`summary(model, size, device="cuda")` of torchsummary,
+which asserts "cuda" or "cpu") is reported without a fix: only torch's own callables, the
+project's Module classes and the file's functions and classes are known to take any device. A function
 parameter that defaults to `"cuda"` (`def build(width, device="cuda")`) is fixed in a program
 when the function places with it and some call of it in the file relies on the default. Inside an
 `nn.Module` class a method that hands a parameter straight to a submodule (`forward(self, x)`
@@ -188,7 +191,11 @@ class HardcodedCuda(DevfixRule):
             arg = keyword(original, keyword_name)
             if arg is None or not is_cuda_device_expression(arg.value, self._qualified):
                 continue
-            device = self._device_name(arg.value, f"`{keyword_name}={_code(arg.value)}` hard-codes the GPU: the program fails without one")
+            message = f"`{keyword_name}={_code(arg.value)}` hard-codes the GPU: the program fails without one"
+            if not self._takes_a_torch_device(original):
+                self.report(arg.value, message + f" (`{_code(original.func)}` may accept only that string)", fixable=False)
+                return updated
+            device = self._device_name(arg.value, message)
             if device is None:
                 return updated
             args = [
@@ -231,6 +238,20 @@ class HardcodedCuda(DevfixRule):
             for arg in updated.args
         ]
         return updated.with_changes(args=args)
+
+    def _takes_a_torch_device(self, call: cst.Call) -> bool:
+        """A callable known to take a `torch.device` (or a device string of any form) for `device=`:
+        torch's own (`torch.zeros`, `nn.Linear`, `torch.load`), a Module class of the project, or
+        a function or class of this file. Another library's may accept only some strings
+        (torchsummary's `summary(model, size, device="cuda")` asserts "cuda" or "cpu")."""
+        names = self._qualified(call.func)
+        filename = self.context.filename or "<memory>"
+        if any(name.startswith("torch.") or self.project.is_module_class(filename, name) is True for name in names):
+            return True
+        return isinstance(call.func, cst.Name) and any(
+            isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.name.value == call.func.value
+            for statement in self.module.body
+        )
 
     def _device_name(self, node: cst.CSTNode, message: str) -> str | None:
         """Report at `node`; the device name to write when the fix is to be applied."""

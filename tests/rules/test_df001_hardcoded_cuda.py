@@ -179,3 +179,31 @@ def test_a_device_the_function_checks_for_availability_afterwards_is_left_alone(
 def test_without_that_check_the_hard_coded_device_chooses_at_run_time():
     fixed = fix(GET_DEVICE.format(check=""))
     assert '        device = "cuda" if torch.cuda.is_available() else "cpu"\n' in fixed
+
+
+SUMMARY = """import torch
+import torch.nn as nn
+from torchsummary import summary
+
+
+class Net(nn.Module):
+    def __init__(self, device="cpu"):
+        super().__init__()
+        self.fc = nn.Linear(2, 2, device=device)
+
+
+{call}
+"""
+
+
+def test_a_device_string_given_to_another_librarys_function_is_reported_without_a_fix():
+    """torchsummary's `summary` asserts its `device` is "cuda" or "cpu": a `torch.device` breaks it."""
+    source = SUMMARY.format(call='summary(Net(), input_size=(2,), device="cuda")')
+    result = run_devfix(source, rules=[HardcodedCuda])
+    assert result.fixed.decode() == source
+    assert [(finding.code, finding.fix_safety) for finding in result.findings] == [("DF001", None)]
+
+
+def test_a_device_string_given_to_torch_or_the_files_own_classes_is_fixed():
+    fixed = fix(SUMMARY.format(call='model = Net(device="cuda")\nx = torch.zeros(3, device="cuda")'))
+    assert "model = Net(device=device)\nx = torch.zeros(3, device=device)" in fixed
