@@ -86,6 +86,7 @@ class PlacementFacts:
     host_copy_methods: frozenset[str] = frozenset()  # methods of the file's classes that return host copies
     file_places_devices: bool = False  # the file moves things to devices somewhere
     returns_device: Callable[[str], bool] | None = None  # is a top-level function of the file one whose every return is on a device
+    returns_host: Callable[[str], bool] | None = None  # … one whose every return is a tensor made on the host
     # … one whose every return is a tuple of that many items, the item at that position on a device
     returns_device_item: Callable[[str, int, int], bool] | None = None
 
@@ -178,6 +179,9 @@ class PlacementFacts:
             if (isinstance(callee, cst.Attribute) and callee.attr.value == "type" and len(expression.args) == 1
                     and isinstance(expression.args[0].value, cst.Name) and expression.args[0].value.value in self.cuda_tensor_types):
                 return True  # `imgs.type(Tensor)`
+            if (isinstance(callee, cst.Name) and self.returns_host is not None and callee.value not in self.bindings
+                    and callee.value not in self.parameters and self.returns_host(callee.value)):
+                return False  # `make_adjacency(n)` of the file makes its tensor on the host, whatever it is given
             if isinstance(callee, cst.Name) and (loose or callee.value in self.passthrough):
                 return any(self._feeds_device(arg.value, before_line, again) for arg in expression.args)  # model(x) follows x
             if (
@@ -281,7 +285,7 @@ def _to_the_host(call: cst.Call, qualified: QualifiedNames) -> bool:
     if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
         return False
     device = _to_argument(call)
-    return device is not None and _is_cpu_literal(device)
+    return device is not None and _is_cpu_literal(device, qualified)
 
 
 def _to_argument(call: cst.Call) -> cst.BaseExpression | None:
@@ -328,7 +332,7 @@ def as_move(node: cst.CSTNode, qualified: QualifiedNames) -> Move | None:
     if method != "to":
         return None
     device = _to_argument(node)
-    if device is None or _is_dtype(device, qualified) or _is_cpu_literal(device):
+    if device is None or _is_dtype(device, qualified) or _is_cpu_literal(device, qualified):
         return None
     if is_cuda_device_expression(device, qualified):
         return Move(node.func.value, None, node)
@@ -463,7 +467,7 @@ ITERABLES = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)  # `ys`, `self.ys
 def _placed_by_factory(call: cst.Call, qualified: QualifiedNames) -> bool:
     """`torch.randn(3, device=device)`: created on a device unless the device is the CPU literal."""
     device = keyword(call, "device")
-    if device is None or _is_cpu_literal(device.value) or _is_dtype(device.value, qualified):
+    if device is None or _is_cpu_literal(device.value, qualified) or _is_dtype(device.value, qualified):
         return False
     return any(name.startswith("torch.") for name in qualified(call.func))
 
@@ -472,5 +476,8 @@ def _is_dtype(node: cst.BaseExpression, qualified: QualifiedNames) -> bool:
     return any(name.startswith("torch.") and name.rsplit(".", 1)[1] in TORCH_DTYPES for name in qualified(node))
 
 
-def _is_cpu_literal(node: cst.BaseExpression) -> bool:
+def _is_cpu_literal(node: cst.BaseExpression, qualified: QualifiedNames) -> bool:
+    """`"cpu"`, or `torch.device("cpu")`."""
+    if isinstance(node, cst.Call) and len(node.args) == 1 and node.args[0].keyword is None and "torch.device" in qualified(node.func):
+        node = node.args[0].value
     return isinstance(node, cst.SimpleString) and node.evaluated_value in CPU_LITERALS

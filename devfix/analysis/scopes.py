@@ -27,6 +27,7 @@ class ScopeTracker:
         self._tensors: dict[int, set[str]] = {}
         self._file_places_devices: bool | None = None
         self._returns_device: dict[str, bool] = {}
+        self._returns_host: dict[str, bool] = {}
         self._returns_device_items: dict[tuple[str, int, int], bool] = {}  # (function, position, items) → `returns_device_item`
         self._object_modules: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
         self._device_methods: dict[int, set[str]] = {}
@@ -80,6 +81,7 @@ class ScopeTracker:
             if self.facts is not None:
                 facts.add_returned_moves(self.facts.returned_move, top_level=isinstance(scope, cst.Module))
             facts.returns_device = self.returns_device_value
+            facts.returns_host = self.returns_host_tensors
             facts.returns_device_item = self.returns_device_item
             facts.cuda_tensor_types = self.cuda_tensor_types() - (set(facts.bindings) if isinstance(scope, cst.FunctionDef) else set())
             if isinstance(scope, cst.FunctionDef):
@@ -267,6 +269,15 @@ class ScopeTracker:
             self._returns_device[name] = False  # a recursive function ends here
             self._returns_device[name] = self._every_return_on_device(name)
         return self._returns_device[name]
+
+    def returns_host_tensors(self, name: str) -> bool:
+        """`def make_adjacency(n): ... return torch.from_numpy(a).float()`: the file defines `name`
+        once at the top level and every `return` gives a tensor made on the host, whatever the
+        caller passes (`analysis.host_helpers`)."""
+        if name not in self._returns_host:
+            summary = self.facts.local_helper(name) if self.facts is not None else None
+            self._returns_host[name] = summary is not None and summary.returns_host_tensors
+        return self._returns_host[name]
 
     def returns_device_item(self, name: str, position: int, items: int) -> bool:
         """`def predict(model, loader): ... return torch.cat(preds), torch.cat(labels)`: the file

@@ -277,3 +277,37 @@ def test_a_branch_whose_other_branch_brings_the_value_over_is_left_alone(convers
     source = BRANCHES.format(conversion=conversion)
     result = run_devfix(source, rules=[TensorToNumpy])
     assert result.fixed.decode() == (source if fixed is None else BRANCHES.format(conversion=fixed))
+
+
+HOSTED = """import numpy as np
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 4).to(device)
+
+
+def adjacency(n):
+    return torch.from_numpy(np.ones((n, n))).float()
+
+
+def show(n):
+    out = model(torch.randn(2, 4).to(device))
+    {line}
+"""
+
+
+@pytest.mark.parametrize("line", [
+    "return out.to(torch.device('cpu')).detach().numpy()",  # already on the host
+    "return out.detach().to(torch.device('cpu')).reshape(-1).numpy()",
+    "return adjacency(n).numpy()",  # a function of the file that makes its tensor on the host
+    "a = adjacency(n)\n    return a.numpy()",
+])
+def test_a_value_proven_on_the_host_gets_no_host_copy(line):
+    source = HOSTED.format(line=line)
+    result = run_devfix(source, rules=[TensorToNumpy])
+    assert not result.findings and result.fixed.decode() == source
+
+
+def test_a_device_output_still_gets_its_host_copy():
+    fixed = run_devfix(HOSTED.format(line="return out.numpy()"), rules=[TensorToNumpy]).fixed.decode()
+    assert "return out.detach().cpu().numpy()" in fixed
