@@ -20,7 +20,10 @@ model silently never trained them.
 Refuses: containers nothing reads (no method of the class, nothing else in the file: their
 layers never run, so where they are matters to nothing; d2l's demo of a list beside a ModuleList
 prints the difference on purpose), lists mixing Modules with other values, containers used with `+`/`*` or sorted, assigned
-outside `__init__`, or set with `object.__setattr__` (deliberately unregistered).
+outside `__init__`, or set with `object.__setattr__` (deliberately unregistered), and the containers of a
+class that registers modules itself (`self.add_module(str(i), layer)` for each item of `self.layers`,
+`register_module`, `setattr(self, ...)`: a ModuleList would register them twice, under new
+state-dict keys that pretrained checkpoints lack).
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ class ModuleContainer(ScopeTracker, DevfixRule):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self.is_module_classdef(node):
             return
+        if _registers_modules_itself(node):
+            return  # `self.add_module(str(i), layer)` over the list's items: they are registered already
         facts = class_facts(node, self.line_of)
         for name, use in facts.attributes.items():
             if len(use.assignments) != 1 or use.assignments[0][0] != "__init__":
@@ -150,6 +155,26 @@ class ModuleContainer(ScopeTracker, DevfixRule):
         arguments = [] if empty else [cst.Arg(updated_node.value)]
         wrapped = cst.Call(func=cst.parse_expression(f"{prefix}.{kind}"), args=arguments)
         return updated_node.with_changes(value=wrapped)
+
+
+def _registers_modules_itself(class_def: cst.ClassDef) -> bool:
+    """The class calls `self.add_module(...)`, `self.register_module(...)` or `setattr(self, ...)`."""
+
+    class Registration(cst.CSTVisitor):
+        found = False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                    and func.attr.value in ("add_module", "register_module"):
+                self.found = True
+            elif isinstance(func, cst.Name) and func.value == "setattr" and node.args \
+                    and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "self":
+                self.found = True
+
+    registration = Registration()
+    class_def.body.visit(registration)
+    return registration.found
 
 
 def _string_keyed(value: cst.BaseExpression, sequence_too: bool) -> bool:

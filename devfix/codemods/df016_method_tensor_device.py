@@ -35,7 +35,9 @@ A tensor type the class holds counts as a factory when it is proven a CPU one (p
 replaces): `self.Tensor(input.size())` gets `.to(input.device)`, as it takes no `device=`; a target
 the method caches in `self.<attr>` and reads back is followed.
 
-Refuses: tensors that already have `device=` or a CPU `generator=`, tensors used only on the host
+Refuses: tensors that already have `device=` or a CPU `generator=`, static and class methods
+without a tensor input (`self` is no name there), a method's result only ever used as indices
+(`table[index.view(-1)]`: CPU indices may index a table on any device), tensors used only on the host
 (lengths handed to `torch.nn.utils.rnn`, `pack_padded_sequence(emb, lengths)`, stay on the CPU),
 methods the file calls only inside `__init__` (they run while a module is built, before any move),
 `torch.tensor(<a Python number>)` in arithmetic (a 0-dim CPU tensor may meet a CUDA one),
@@ -51,7 +53,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_values_for
-from devfix.analysis.cst_bindings import parameters
+from devfix.analysis.cst_bindings import is_static_method, parameters
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import (
@@ -67,7 +69,7 @@ from devfix.analysis.self_calls import (
     results_joining_inputs,
     self_calls,
 )
-from devfix.analysis.tensors import is_factory_call, is_whole_reduction
+from devfix.analysis.tensors import is_factory_call, is_whole_reduction, without_tensor_methods
 from devfix.analysis.torch_api import (
     CPU_TENSOR_TYPES,
     DATA_CONVERTERS,
@@ -140,6 +142,8 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                     continue
             for call in finder.calls:
                 reference = finder.reference
+                if (reference is None or self._converts(call, reference)) and is_static_method(method):
+                    continue  # a static or class method: no module of its own to take a device from (its callers place)
                 if reference is None or self._converts(call, reference):
                     if stored_device or not (live_device or has_state):
                         reference = ""  # reported without a fix
@@ -462,12 +466,13 @@ def _targets_and_values(node: cst.Assign) -> list[tuple[list[cst.BaseExpression]
 
 def _only_indexes_with(class_node: cst.ClassDef, method: str) -> bool:
     """Is every use of `self.<method>(...)` in the class an index (`self.pos[:, self.method()]`, or
-    a name bound to it and only read as one)? CPU indices may index tensors on any device. (Names
-    are counted class-wide: a name used otherwise anywhere makes the answer no.)"""
+    a name bound to it and only read as one, also through a tensor method: `table[index.view(-1)]`)?
+    CPU indices may index tensors on any device. (Names are counted per method: a name used
+    otherwise anywhere in that method makes the answer no.)"""
     uses = _IndexUses(method)
     class_node.body.visit(uses)
     indexing = uses.direct_indexing + sum(
-        count for name, count in uses.bound.items() if uses.reads.get(name, 0) - count == uses.index_reads.get(name, 0)
+        count for key, count in uses.bound.items() if uses.reads.get(key, 0) - count == uses.index_reads.get(key, 0)
     )
     return uses.calls > 0 and indexing == uses.calls
 
@@ -477,9 +482,16 @@ class _IndexUses(cst.CSTVisitor):
         self.method = method
         self.calls = 0  # `self.<method>(...)` calls
         self.direct_indexing = 0  # of them, those written as an index
-        self.bound: dict[str, int] = {}  # name → calls bound to it (`index = self.<method>(...)`)
-        self.reads: dict[str, int] = {}  # name → occurrences (bindings included)
-        self.index_reads: dict[str, int] = {}  # name → occurrences as an index
+        self._scopes: list[int] = [0]  # the functions around the node (names are their own in each)
+        self.bound: dict[tuple[int, str], int] = {}  # (scope, name) → calls bound to it (`index = self.<method>(...)`)
+        self.reads: dict[tuple[int, str], int] = {}  # (scope, name) → occurrences (bindings included)
+        self.index_reads: dict[tuple[int, str], int] = {}  # (scope, name) → occurrences as an index
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scopes.append(id(node))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._scopes.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._is_call(node):
@@ -487,18 +499,20 @@ class _IndexUses(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and self._is_call(node.value):
-            name = node.targets[0].target.value
-            self.bound[name] = self.bound.get(name, 0) + 1
+            key = (self._scopes[-1], node.targets[0].target.value)
+            self.bound[key] = self.bound.get(key, 0) + 1
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
-        index = node.slice.value if isinstance(node.slice, cst.Index) else None
+        index = without_tensor_methods(node.slice.value) if isinstance(node.slice, cst.Index) else None
         if self._is_call(index):
             self.direct_indexing += 1
         elif isinstance(index, cst.Name):
-            self.index_reads[index.value] = self.index_reads.get(index.value, 0) + 1
+            key = (self._scopes[-1], index.value)
+            self.index_reads[key] = self.index_reads.get(key, 0) + 1
 
     def visit_Name(self, node: cst.Name) -> None:
-        self.reads[node.value] = self.reads.get(node.value, 0) + 1
+        key = (self._scopes[-1], node.value)
+        self.reads[key] = self.reads.get(key, 0) + 1
 
     def _is_call(self, node: cst.CSTNode | None) -> bool:
         return isinstance(node, cst.Call) and is_self_attribute(node.func) and node.func.attr.value == self.method

@@ -85,3 +85,37 @@ def test_a_container_nothing_reads_is_left_alone(reads, fixed):
     result = run_devfix(source, rules=[ModuleContainer])
     list_heads = result.fixed.decode().split("class ListHeads")[1]
     assert ("self.linears = nn.ModuleList([nn.Linear(10, 10)])" in list_heads) is fixed
+
+
+POOLING = """import torch.nn as nn
+
+
+class PoolingBlock(nn.Module):
+    def __init__(self, scale, channels):
+        super().__init__()
+        self.layers = [nn.AdaptiveAvgPool2d(scale), nn.Conv2d(channels, channels, 1)]
+{registration}
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+block = PoolingBlock(2, 4)
+"""
+
+
+def test_a_list_whose_items_the_class_registers_itself_stays_a_list():
+    """beit's pyramid pooling block keeps `self.layers` to iterate what `add_module` registered: a
+    ModuleList would register each layer twice, under keys pretrained checkpoints lack."""
+    for registration in ["        for i, layer in enumerate(self.layers):\n            self.add_module(str(i), layer)",
+                         "        for i, layer in enumerate(self.layers):\n            setattr(self, f'layer{i}', layer)"]:
+        source = POOLING.format(registration=registration)
+        result = run_devfix(source, rules=[ModuleContainer])
+        assert result.fixed.decode() == source and not result.findings
+
+
+def test_a_list_of_unregistered_layers_becomes_a_module_list():
+    fixed = run_devfix(POOLING.format(registration=""), rules=[ModuleContainer]).fixed.decode()
+    assert "self.layers = nn.ModuleList([nn.AdaptiveAvgPool2d(scale), nn.Conv2d(channels, channels, 1)])" in fixed

@@ -147,3 +147,49 @@ def test_a_result_read_on_the_host_or_already_moved_needs_nothing():
     result = stateless("x + self.table(x.size(1)).to(x.device) + self.table(2).shape[0]")
     assert result.fixed.decode() == STATELESS.format(use="x + self.table(x.size(1)).to(x.device) + self.table(2).shape[0]")
     assert not result.findings
+
+
+RELATIVE = """import torch
+import torch.nn as nn
+
+
+class RelativePositionBias(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.table = nn.Parameter(torch.zeros(2 * size - 1, 4))
+
+    {decorator}def positions(self, size):
+        index = torch.zeros(size, size, dtype=torch.long)
+        index[:] = torch.arange(size).view(-1, 1) - torch.arange(size).view(1, -1) + size - 1
+        return index
+
+    def forward(self, size):
+        index = self.positions(size)
+        return self.table[index.view(-1)]{more}
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+bias = RelativePositionBias(3).to(device)
+print(bias(3).shape)
+"""
+
+
+def test_cpu_indices_a_method_returns_for_indexing_are_left_alone():
+    """beit's `generate_relative_position_index`: CPU indices may index a table on any device
+    (`table[index.view(-1)]` too), and the method's own `index` local is no use of the result."""
+    source = RELATIVE.format(decorator="", more="")
+    result = run_devfix(source, rules=[MethodTensorDevice])
+    assert result.fixed.decode() == source and not result.findings
+
+
+def test_a_static_method_gets_no_self_device():
+    """mega's `@staticmethod get_sinusoid_embeddings`: `self.device` is no name there."""
+    source = RELATIVE.format(decorator="@staticmethod\n    ", more=" + self.positions(size).float().sum()").replace(
+        "def positions(self, size)", "def positions(size)")
+    result = run_devfix(source, rules=[MethodTensorDevice])
+    assert "self.device" not in result.fixed.decode() and "next(self.parameters())" not in result.fixed.decode()
+
+
+def test_an_index_also_used_otherwise_follows_the_module():
+    fixed = run_devfix(RELATIVE.format(decorator="", more=" + self.positions(size).float().sum()"), rules=[MethodTensorDevice]).fixed.decode()
+    assert "index = torch.zeros(size, size, dtype=torch.long, device=self.device)" in fixed
