@@ -60,8 +60,9 @@ def is_cuda_device_expression(node: cst.BaseExpression, qualified: QualifiedName
 
 def torch_alias(module: cst.Module) -> str | None:
     """The local name bound to the `torch` package by a top-level `import torch [as T]` (or
-    `import torch.optim`, which binds `torch` as well)."""
-    for statement in module.body:
+    `import torch.optim`, which binds `torch` as well), also one under a top-level `if` or `try`
+    (`if is_torch_available(): import torch`: a file that must import without torch)."""
+    for statement in _module_level(module.body):
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Import):
@@ -71,6 +72,22 @@ def torch_alias(module: cst.Module) -> str | None:
                     if any(dotted_head(alias.name) == "torch" and alias.asname is None for alias in small.names):
                         return "torch"  # `import torch.utils.data` binds `torch` too
     return None
+
+
+_BLOCKS = (cst.If, cst.Else, cst.Try, cst.TryStar, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.With)
+
+
+def _module_level(statements):
+    """The statements that run at import: those of the module's body and of the blocks of its
+    `if`, `try` and `with` statements (not of functions or classes)."""
+    for statement in statements:
+        yield statement
+        if not isinstance(statement, _BLOCKS):
+            continue
+        yield from _module_level(statement.body.body if isinstance(statement.body, cst.IndentedBlock) else [])
+        for part in (getattr(statement, "orelse", None), *getattr(statement, "handlers", ()), getattr(statement, "finalbody", None)):
+            if part is not None:
+                yield from _module_level([part])
 
 
 def dotted_head(name: cst.BaseExpression) -> str | None:
