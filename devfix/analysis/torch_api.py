@@ -215,6 +215,14 @@ GRADIENT_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"
 # torch functions of other objects whose tensors must meet on one device: `kl_divergence(q, prior)`
 # of two distributions (where their parameters are, `is_source_wrapper`), and the gradient functions
 MEETING_FUNCTIONS = GRADIENT_FUNCTIONS | frozenset({"torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"})
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+# torch functions whose one tensor operand is the first: the rest are counts, sizes, dims
+# (`torch.multinomial(torch.ones(v), max_len)`: `max_len` may be a 0-dim tensor, it meets nothing)
+FIRST_OPERAND_ONLY = frozenset({
+    "multinomial", "topk", "kthvalue", "narrow", "chunk", "split", "tensor_split", "roll", "flip", "tile", "tril", "triu",
+    "diagonal", "cumsum", "cumprod", "argmax", "argmin", "argsort", "sort", "softmax", "log_softmax", "flatten", "squeeze",
+    "unsqueeze", "transpose", "permute", "reshape", "movedim",
+})
 
 
 def is_torch_tensor_function(names: set[str]) -> bool:

@@ -42,14 +42,19 @@ from devfix.analysis.cst_bindings import names_in
 from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, module_input
-from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES, GUARD_WORDS, places_on_several_gpus
+from devfix.analysis.torch_api import (
+    DEVICE_CONSTRUCTOR,
+    DEVICE_NAMES,
+    GUARD_WORDS,
+    PARAMETER_CLASSES,
+    places_on_several_gpus,
+)
 from devfix.analysis.torch_names import is_cuda_device_expression, is_cuda_literal, keyword, qualified_names
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
 DEVICE_KEYWORDS = ("device", "map_location")
 DEFAULT_PLACEMENT_SETTERS = frozenset({"torch.set_default_device", "torch.set_default_tensor_type"})
-PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
 class HardcodedCuda(DevfixRule):

@@ -157,6 +157,7 @@ from devfix.analysis.torch_api import (
     DEVICE_CHANGING_METHODS,
     ENCODING_TENSOR_FIELDS,
     FACTORY_FUNCTIONS,
+    FIRST_OPERAND_ONLY,
     HOST_SIDE_PREFIXES,
     LEGACY_DTYPES,
     MEETING_FUNCTIONS,
@@ -645,6 +646,8 @@ class _Combinations(cst.CSTVisitor):
             # `autograd.grad(d_out, x, grad_outputs=torch.ones(d_out.size()))`, `kl_divergence(q, prior)`
             self._meet(values, pointwise=False)
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
+            if any(name.rsplit(".", 1)[1] in FIRST_OPERAND_ONLY for name in names):
+                values = values[:1]  # `torch.multinomial(weights, n)`: the rest are counts and dims
             pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
             self._meet(values, pointwise=pointwise)
             self.unnamed_meetings.append((values, pointwise, node))

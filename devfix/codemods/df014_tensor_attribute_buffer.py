@@ -46,7 +46,7 @@ from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, stored_once_in_init
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
-from devfix.analysis.torch_api import COMPLEX_MAKERS
+from devfix.analysis.torch_api import COMPLEX_MAKERS, PARAMETER_CLASSES
 from devfix.analysis.torch_names import is_cuda_device_expression
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_method_after_init, register_buffer
@@ -189,9 +189,20 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         function = self._called_function(value, methods)
         if function is None or function.name.value == "__init__" or is_generator(function):
             return False
+        if self._makes_parameters(function):
+            return False  # patchtst's `_init_pe` returns `nn.Parameter(...)`: trained, or loaded from checkpoints
         returned = return_values(function)
         tensors = self.scope_tensors(function.body)
         return bool(returned) and all(item is not None and is_tensor_expression(item, tensors, self.qualified) for item in returned)
+
+    def _makes_parameters(self, function: cst.FunctionDef) -> bool:
+        """The function builds an `nn.Parameter` (or says it returns one)."""
+        annotation = function.returns.annotation if function.returns is not None else None
+        if annotation is not None and self.qualified(annotation) & PARAMETER_CLASSES:
+            return True
+        calls = _Calls()
+        function.body.visit(calls)
+        return any(self.qualified(call.func) & PARAMETER_CLASSES for call in calls.found)
 
     def _called_function(self, value: cst.BaseExpression, methods: dict[str, cst.FunctionDef]) -> cst.FunctionDef | None:
         """The method of the class (`self.build_table()`) or the function of the file
@@ -267,6 +278,14 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not self.qualified(value.func):
             value = value.func.value
         return self.qualified(value.func) if isinstance(value, cst.Call) else set()
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found.append(node)
 
 
 def _placed_by_argument(value: cst.BaseExpression, init: cst.FunctionDef) -> bool:

@@ -33,12 +33,12 @@ import libcst as cst
 from devfix.analysis.call_sites import constructor_values_for
 from devfix.analysis.module_classes import class_facts, nn_prefix
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.torch_api import PARAMETER_CLASSES
 from devfix.analysis.torch_names import holds_state
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
 LIST_ONLY_METHODS = frozenset({"sort", "copy", "index", "count", "remove", "reverse", "clear"})
-PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
 class ModuleContainer(ScopeTracker, DevfixRule):

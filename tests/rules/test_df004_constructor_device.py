@@ -451,3 +451,22 @@ def test_an_image_a_torchvision_transform_made_follows_a_model_a_loader_moved_to
 def test_a_model_a_loader_moved_to_a_device_the_caller_rebinds_is_not_taken_for_moved():
     source = LOADER + "def main(device):\n    m = load_model()\n    return predict(m, 'a.png')\n"
     assert fixed(source) == source
+
+
+def test_a_count_given_to_multinomial_is_no_tensor_to_meet():
+    """vilt's `torch.multinomial(torch.ones(v).float(), max_image_length)`: the count may be an int
+    or a 0-dim tensor; the weights meet nothing (`max_image_length.device` would raise on an int)."""
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Embeddings(nn.Module):\n"
+        "    def visual_embed(self, x_mask, max_image_length=200):\n"
+        "        x_h = x_mask[:, 0].sum(dim=1)[:, 0]\n"
+        "        x_w = x_mask[:, 0].sum(dim=2)[:, 0]\n"
+        "        patch_index = torch.stack([x_h, x_w], dim=-1).to(device=x_mask.device)\n"
+        "        if max_image_length < 0 or not isinstance(max_image_length, int):\n"
+        "            effective_resolution = x_h * x_w\n"
+        "            max_image_length = effective_resolution.max()\n"
+        "        select = [torch.multinomial(torch.ones(v).float(), max_image_length) for v in (5, 3)]\n"
+        "        return select, patch_index\n"
+    )
+    result = run_devfix(source, path="vision.py", rules=[ConstructorDevice])
+    assert result.fixed.decode() == source

@@ -118,3 +118,44 @@ def test_a_list_that_changes_or_holds_other_things_is_left_alone(anchors, more):
     source = LIST_HEAD.format(anchors=anchors, more=more)
     result = run_devfix(source, rules=[TensorAttributeBuffer])
     assert result.fixed.decode() == source and not result.findings
+
+
+POSITIONS = """import math
+
+import torch
+import torch.nn as nn
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, num_patches, d_model, learned):
+        super().__init__()
+        self.position_enc = self._init_pe(num_patches, d_model, learned)
+
+    @staticmethod
+    def _init_pe(num_patches, d_model, learned){annotation}:
+        if learned:
+            return {learned}
+        position_enc = torch.zeros(num_patches, d_model)
+        position_enc[:, 0::2] = torch.sin(torch.arange(num_patches).unsqueeze(1) / 10000 ** (torch.arange(0, d_model, 2) / d_model))
+        return {fixed}
+
+    def forward(self, x):
+        return x + self.position_enc
+"""
+
+
+@pytest.mark.parametrize(("annotation", "learned", "fixed"), [
+    ("", "nn.Parameter(torch.randn(num_patches, d_model))", "nn.Parameter(position_enc, requires_grad=False)"),
+    (" -> nn.Parameter", "torch.randn(num_patches, d_model)", "position_enc"),  # it says what it returns
+])
+def test_a_method_that_builds_parameters_is_no_table_for_a_buffer(annotation, learned, fixed):
+    """patchtst's `_init_pe` returns `nn.Parameter`s: a buffer would never be trained nor loaded."""
+    source = POSITIONS.format(annotation=annotation, learned=learned, fixed=fixed)
+    result = run_devfix(source, rules=[TensorAttributeBuffer])
+    assert result.fixed.decode() == source and not result.findings
+
+
+def test_a_method_that_builds_plain_tensors_makes_a_buffer():
+    source = POSITIONS.format(annotation="", learned="torch.randn(num_patches, d_model)", fixed="position_enc")
+    fixed = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
+    assert 'self.register_buffer("position_enc", self._init_pe(num_patches, d_model, learned), persistent=False)' in fixed
