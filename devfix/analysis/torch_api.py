@@ -265,6 +265,8 @@ TENSOR_ENCODERS = frozenset({"encode", "apply_chat_template"})  # a tokenizer's 
 LIST_FILLERS = frozenset({"append", "extend"})  # `xs.append(t)`, `xs.extend(t)`: the list then holds t's device tensors
 LIST_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"})  # one tensor of a list's
 OTHER_ARRAY_LIBRARIES = ("tensorflow", "jax", "cupy", "mxnet")  # their arrays have `.numpy()` too
+# `if self.framework == "tf":` (transformers' pipelines): the branch holds another library's arrays
+OTHER_FRAMEWORK_LITERALS = frozenset({"tf", "tensorflow", "jax", "flax"})
 # numpy arrays made by shape: an item stored into one is converted (`g_loss[i] = loss` calls
 # `loss.__array__`), unless the array holds objects (`dtype=object` keeps the tensor itself)
 NUMPY_ARRAYS_BY_SHAPE = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full"})

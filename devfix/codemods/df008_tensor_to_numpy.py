@@ -12,6 +12,9 @@ data methods of the Axes a scope makes (`fig, ax = plt.subplots()` … `ax.imsho
 and so does each such item of a list or tuple they are fed (`np.array([acc * 100, loss])` →
 `np.array([(acc * 100).detach().cpu(), loss.detach().cpu()])`).
 
+Under `if self.framework == "tf":` (or "jax", "flax") the arrays are another library's, whose
+tensors have `.numpy()` but no `.detach()`: left alone (transformers' pipelines).
+
 A list that collects such tensors (`losses.append(loss)`) and is then handed to numpy
 (`np.mean(losses)`), or to a function of the file that hands that parameter whole to one
 (`f1_score(all_labels, all_preds)` running `np.asarray(y_pred)` before it rebinds it,
@@ -93,6 +96,7 @@ from devfix.analysis.torch_api import (
     NUMPY_ARRAYS_BY_SHAPE,
     OBJECT_DTYPES,
     OTHER_ARRAY_LIBRARIES,
+    OTHER_FRAMEWORK_LITERALS,
     RESHAPING_METHODS,
 )
 from devfix.analysis.torch_names import QualifiedNames
@@ -447,7 +451,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         on_device = self._host_facts(original).is_device_value(receiver, loose=True, tensor_parameters=not (other_arrays or in_a_test))
         if "cpu" in chain or not (on_device or self._joins_device_list(chain_root(receiver)) or self._iterates_device_list(receiver, original)):
             return updated
-        if self._other_branch_brings_it_over(original, receiver):
+        if self._other_branch_brings_it_over(original, receiver) or self._in_another_frameworks_branch(original):
             return updated
         code = cst.Module([]).code_for_node(receiver)
         missing = _missing_host_methods(receiver, self._detached(receiver))
@@ -455,6 +459,16 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         if not self.report(original, f"`{code}.numpy()` fails when `{code}` is on a GPU", fix_title=f"call `{added}` first"):
             return updated
         return updated.with_changes(func=updated.func.with_changes(value=call_methods(updated.func.value, *missing)))
+
+    def _in_another_frameworks_branch(self, call: cst.Call) -> bool:
+        """Under `if self.framework == "tf":` (or "jax", "flax"): the arrays there are another
+        library's, whose tensors have `.numpy()` but no `.detach()` (transformers' pipelines)."""
+        child, current = call, self.get_metadata(ParentProvider, call, None)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
+            if isinstance(current, cst.If) and child is current.body and _compares_to(current.test, OTHER_FRAMEWORK_LITERALS):
+                return True
+            child, current = current, self.get_metadata(ParentProvider, current, None)
+        return False
 
     def _other_branch_brings_it_over(self, call: cst.Call, receiver: cst.BaseExpression) -> bool:
         """`np.squeeze(t.numpy()) if not train_on_gpu else np.squeeze(t.cpu().numpy())`: the code already
@@ -596,6 +610,18 @@ def _parameter_read(value: cst.BaseExpression) -> str | None:
 
 def _string(node: cst.BaseExpression) -> str | None:
     return node.evaluated_value if isinstance(node, cst.SimpleString) else None
+
+
+def _compares_to(test: cst.BaseExpression, literals: frozenset[str]) -> bool:
+    """`framework == "tf"` (also within `and`/`or`): an equality with one of those strings."""
+    if isinstance(test, cst.BooleanOperation):
+        return _compares_to(test.left, literals) or _compares_to(test.right, literals)
+    if not isinstance(test, cst.Comparison):
+        return False
+    operands = [test.left, *(item.comparator for item in test.comparisons)]
+    return any(isinstance(item.operator, cst.Equal) for item in test.comparisons) and any(
+        isinstance(operand, cst.SimpleString) and operand.evaluated_value in literals for operand in operands
+    )
 
 
 def _missing_host_methods(value: cst.BaseExpression, detached: bool = False) -> list[str]:

@@ -311,3 +311,34 @@ def test_a_value_proven_on_the_host_gets_no_host_copy(line):
 def test_a_device_output_still_gets_its_host_copy():
     fixed = run_devfix(HOSTED.format(line="return out.numpy()"), rules=[TensorToNumpy]).fixed.decode()
     assert "return out.detach().cpu().numpy()" in fixed
+
+
+PIPELINE = """import torch
+
+
+class FeatureExtraction:
+    def __init__(self, framework):
+        self.framework = framework
+
+    def postprocess(self, outputs):
+        if self.framework == "pt":
+            return outputs.tolist()
+        {branch}
+            return outputs.numpy().tolist()
+
+
+model = torch.nn.Linear(2, 2).to(torch.device("cuda"))
+"""
+
+
+def test_a_branch_for_another_frameworks_arrays_keeps_its_numpy_call():
+    """transformers' pipelines: under `elif self.framework == "tf":` the outputs are TensorFlow's,
+    which have `.numpy()` but no `.detach()`."""
+    source = PIPELINE.format(branch='elif self.framework == "tf":')
+    result = run_devfix(source, rules=[TensorToNumpy])
+    assert result.fixed.decode() == source and not result.findings
+
+
+def test_a_branch_for_torch_still_brings_the_tensor_over():
+    fixed = run_devfix(PIPELINE.format(branch='elif self.framework == "pt-gpu":'), rules=[TensorToNumpy]).fixed.decode()
+    assert "return outputs.detach().cpu().numpy().tolist()" in fixed
