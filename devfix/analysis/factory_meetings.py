@@ -363,6 +363,11 @@ def _method_receiver(value: ast.expr) -> ast.Name | None:
     return value if isinstance(value, ast.Name) else None
 
 
+def _called_object(func: ast.expr) -> ast.expr:
+    """`model` of `model(x)` and of `model.step(x)`."""
+    return func.value if isinstance(func, ast.Attribute) else func
+
+
 def _call_of_chain(value: ast.expr) -> ast.expr:
     """`model(x)` of `model(x).argmax(1)`: what a chain of tensor methods starts from."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Call):
@@ -707,9 +712,10 @@ class _Scope:
                 assignments.append((names, node.value))
                 if self._is_module_output(node.value):
                     self.module_outputs.update(names)  # `vectors = embedding(ids)`, `preds = model(x).argmax(1)`
-                elif isinstance(called := _call_of_chain(node.value), ast.Call) and isinstance(called.func, ast.Name) \
-                        and called.func.id in self.parameter_names:
-                    self.parameter_outputs.update(dict.fromkeys(names, called.func.id))  # `pred = model(x).argmax(1)`, `model` given
+                elif isinstance(called := _call_of_chain(node.value), ast.Call) and isinstance(model := _called_object(called.func), ast.Name) \
+                        and model.id in self.parameter_names:
+                    # `pred = model(x).argmax(1)`, `logp = decoder.step(h)`: `model`, `decoder` given
+                    self.parameter_outputs.update(dict.fromkeys(names, model.id))
         changed = True
         while changed:  # `sim = z1 @ z2.T / tau`: what is computed from tensors is a tensor
             changed = False
@@ -899,6 +905,8 @@ class _Scope:
     def _alignable(self, fresh: ast.AST, reference: ast.AST) -> bool:
         """DF004 aligns a factory `fresh` is built from with a reference name in `reference`."""
         names = self._reference_names(reference)
+        if any(name in self.parameter_outputs and self.parameter_outputs[name] in self.models for name in names):
+            return True  # what a model every caller moved returns: on its device, named from the function's start
         return bool(names) and any(self._device_known(name, line) for line in self._source_lines(fresh) for name in names)
 
     def _meets(self, node: ast.AST) -> bool:

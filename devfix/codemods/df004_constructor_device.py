@@ -24,7 +24,10 @@ builds a CPU tensor (`ids = encode(texts)`) moves where it is fed to a Module th
 `model(ids.to(device))`, so the helper's other callers keep their CPU tensors; when the model is a
 parameter (`def predict(model, rows)`) whose every caller in the file passes a moved model (or,
 for a helper module that never calls it itself, every call in the files beside it,
-`analysis.importers`), to the model's own device, `next(model.parameters()).device`. So does a local the
+`analysis.importers`), to the model's own device, `next(model.parameters()).device`; a fresh tensor
+that meets what such a model returns, called or through a method of its Module class of the file
+(`scores = torch.zeros(beam)` beside `logp = decoder.step(tokens, h)` in a beam search), is made
+there. So does a local the
 value analysis proves to be a tensor, built from nothing that may be on a device
 (`img = transform(image).unsqueeze(0)`, then `model(img)` → `model(img.to(device))`, where
 `transform` is a function of the file, or a torchvision `Compose([..., ToTensor()])`, or what it
@@ -138,7 +141,7 @@ from devfix.analysis.host_helpers import HelperSummary
 from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models, parameters_given_with_models
-from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attributes
+from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attributes, top_level_class
 from devfix.analysis.parameter_meetings import FunctionMeetings, meeting_pairs
 from devfix.analysis.placement import Move, PlacementFacts, as_move, device_code, is_cast
 from devfix.analysis.scopes import ScopeTracker
@@ -1189,9 +1192,40 @@ class _Combinations(cst.CSTVisitor):
         each with that device."""
         unplaced = [call for operand in operands for call in self._fresh(operand, pointwise) if call not in self.aligned]
         device = self._device_of_a_fed_model(operands, at) if unplaced else None
-        if device is None or not DEVICE_NAME.fullmatch(device) or self._changed_in_place(operands, at):
-            return {}
-        return {call: device for call in unplaced if self._device_defined_before(device, call)}
+        if device is not None and DEVICE_NAME.fullmatch(device) and not self._changed_in_place(operands, at):
+            return {call: device for call in unplaced if self._device_defined_before(device, call)}
+        device = self._device_of_a_given_models_output(operands, at) if unplaced else None
+        return {call: device for call in unplaced} if device is not None else {}
+
+    def _device_of_a_given_models_output(self, operands: list[cst.BaseExpression], at: cst.CSTNode) -> str | None:
+        """`scores.unsqueeze(1) + logp` in `def beam_search(decoder, ...)`, with `logp, h =
+        decoder.step(tokens, h)`: what a model every caller moved returns, called here by name or
+        through a method, is on that model's device, which exists from the function's start:
+        `next(decoder.parameters()).device`."""
+        for operand in operands:
+            root = without_tensor_methods(operand)
+            if not isinstance(root, cst.Name):
+                continue
+            binding = self.facts._binding_before(root.value, self.rule.line_of(at))
+            call = binding.value if binding is not None else None
+            model = call.func if isinstance(call, cst.Call) else None
+            if isinstance(model, cst.Attribute):  # a method of the file's Module class, not another library's (`encode`)
+                method, model = model.attr.value, model.value
+                if not isinstance(model, cst.Name) or not self._defines_method(model.value, method, binding.line):
+                    continue
+            if isinstance(model, cst.Name) and model.value not in self.facts.bindings:
+                device = self._device_of_a_moved_argument(model.value)
+                if device is not None:
+                    return device
+        return None
+
+    def _defines_method(self, model: str, method: str, line: int) -> bool:
+        """The one class of the file every caller gives `model` is a Module class defining `method`."""
+        class_name = self._class_of(model, line)
+        class_def = top_level_class(self.rule.module, class_name) if class_name is not None else None
+        return class_def is not None and self.rule.is_module_classdef(class_def) and any(
+            isinstance(item, cst.FunctionDef) and item.name.value == method for item in class_def.body.body
+        )
 
     def _moved_where_met(self, reference: str, at: cst.CSTNode, through_loop: bool = False) -> str | None:
         """`images = images.to(device)` heading the statements of a loop body, then `images + v`

@@ -470,3 +470,41 @@ def test_a_count_given_to_multinomial_is_no_tensor_to_meet():
     )
     result = run_devfix(source, path="vision.py", rules=[ConstructorDevice])
     assert result.fixed.decode() == source
+
+
+BEAM = """import torch
+from torch import nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(4, 6)
+
+    def step(self, h):
+        return self.out(h).log_softmax(-1)
+
+
+def search(decoder, h, beam=3):
+    scores = torch.zeros(beam)
+    logp = decoder.{method}(h)
+    return scores.unsqueeze(1) + logp
+
+
+decoder = {built}.to(device)
+print(search(decoder, torch.zeros(3, 4, device=device)))
+"""
+
+
+@pytest.mark.parametrize(("method", "built", "fixed"), [
+    ("step", "Decoder()", True),  # a method of the file's Module class
+    ("encode", "Encoder()", False),  # another class's method may give anything (an array, a list)
+])
+def test_a_fresh_tensor_beside_what_a_given_models_method_returns(method, built, fixed):
+    source = BEAM.format(method=method, built=built)
+    if method == "encode":
+        source = source.replace("class Decoder(nn.Module):", "from library import Encoder\n\n\nclass Decoder(nn.Module):")
+    result = run_devfix(source, rules=[ConstructorDevice])
+    assert ("torch.zeros(beam, device=next(decoder.parameters()).device)" in result.fixed.decode()) is fixed
