@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from devfix.analysis.project import ProjectIndex
+from devfix.analysis.torch_api import LIST_FILLERS
 from devfix.codemods import ALL_RULES
 from devfix.engine import process
 from devfix.fix_policy import FixPolicy
@@ -201,7 +202,8 @@ def names_read_on(text: str, line: int) -> list[str]:
 
 
 def binding_lines(text: str, name: str) -> list[int]:
-    """The lines of the statements that assign `name` anywhere in the file."""
+    """The lines of the statements that assign `name` anywhere in the file, or fill the list it
+    holds (`losses.append(loss)`: what `np.array(losses)` then reads was made there)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -211,7 +213,10 @@ def binding_lines(text: str, name: str) -> list[int]:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)) else []
         if any(isinstance(leaf, ast.Name) and leaf.id == name for target in targets for leaf in ast.walk(target)):
             lines.append(node.lineno)
-    return lines
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LIST_FILLERS \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name:
+            lines.append(node.lineno)
+    return sorted(set(lines))
 
 
 def _text(path: Path, texts: dict[Path, str]) -> str | None:
