@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from devfix import python_parser
+from devfix.analysis.device_parameters import takes_any_device
 from devfix.analysis.host_helpers import HelperSummary, function_in_text, summarise_in_text
 from devfix.analysis.host_sinks import HostParameters, parameters_only_given_to_host
 from devfix.analysis.importers import ForeignCall, calls_in_tree, neighbour_files, passes_a_device_value
@@ -218,6 +219,17 @@ class ProjectIndex:
             self._returned_kinds[key] = found if found in DATALOADER_KINDS else Kind.UNKNOWN
         self.consulted[str(target)] = True
         return self._returned_kinds[key]
+
+    def imported_takes_any_device(self, from_file: str, qualified_name: str, parameter: str) -> bool:
+        """The top-level function `qualified_name` of a local module uses `parameter` as a device
+        (`analysis.device_parameters`): `evaluate(model, loader, device="cuda")` of `evaluate.py`."""
+        key = self._local_function(from_file, qualified_name)
+        parsed = self._parsed(Path(key[0])) if key is not None else None
+        if parsed is None:
+            return False
+        self.consulted[key[0]] = True
+        found = [node for node in parsed[0].body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == key[1]]
+        return len(found) == 1 and takes_any_device(found[0], parameter)
 
     def _parsed(self, file: Path) -> tuple[ast.Module, ImportTable] | None:
         """The file's tree and imports, None when it does not parse; not kept (see

@@ -35,11 +35,14 @@ scope it reports without a fix. Test files are not checked (`rule_registry`): a 
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_bindings import names_in
 from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
+from devfix.analysis.device_parameters import takes_any_device
 from devfix.analysis.device_scope import device_for
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, module_input
 from devfix.analysis.torch_api import (
@@ -197,7 +200,7 @@ class HardcodedCuda(DevfixRule):
             if arg is None or not is_cuda_device_expression(arg.value, self._qualified):
                 continue
             message = f"`{keyword_name}={_code(arg.value)}` hard-codes the GPU: the program fails without one"
-            if not self._takes_a_torch_device(original):
+            if not self._takes_a_torch_device(original, keyword_name):
                 self.report(arg.value, message + f" (`{_code(original.func)}` may accept only that string)", fixable=False)
                 return updated
             device = self._device_name(arg.value, message)
@@ -244,19 +247,29 @@ class HardcodedCuda(DevfixRule):
         ]
         return updated.with_changes(args=args)
 
-    def _takes_a_torch_device(self, call: cst.Call) -> bool:
+    def _takes_a_torch_device(self, call: cst.Call, parameter: str) -> bool:
         """A callable known to take a `torch.device` (or a device string of any form) for `device=`:
-        torch's own (`torch.zeros`, `nn.Linear`, `torch.load`), a Module class of the project, or
-        a function or class of this file. Another library's may accept only some strings
-        (torchsummary's `summary(model, size, device="cuda")` asserts "cuda" or "cpu")."""
+        torch's own (`torch.zeros`, `nn.Linear`, `torch.load`), a Module class of the project, or a
+        function (or a class's `__init__`) of this file or of a module of the project that uses the
+        parameter as a device, never as a string (`analysis.device_parameters`). Another library's may
+        accept only some strings (torchsummary's `summary(model, size, device="cuda")` asserts "cuda"
+        or "cpu")."""
         names = self._qualified(call.func)
         filename = self.context.filename or "<memory>"
         if any(name.startswith("torch.") or self.project.is_module_class(filename, name) is True for name in names):
             return True
-        return isinstance(call.func, cst.Name) and any(
-            isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.name.value == call.func.value
-            for statement in self.module.body
-        )
+        if not isinstance(call.func, cst.Name):
+            return False
+        name = call.func.value
+        if self.facts is None:  # no analysis (a bare libcst pass): the file's own callables, as written
+            return any(isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.name.value == name for statement in self.module.body)
+        defined = [node for node in self.facts.tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name]
+        if len(defined) == 1 and isinstance(defined[0], ast.ClassDef):
+            defined = [item for item in defined[0].body if isinstance(item, ast.FunctionDef) and item.name == "__init__"]
+        if defined:
+            return len(defined) == 1 and takes_any_device(defined[0], parameter)
+        imported = self.facts.imports.names.get(name)
+        return imported is not None and self.project.imported_takes_any_device(filename, imported, parameter)
 
     def _device_name(self, node: cst.CSTNode, message: str) -> str | None:
         """Report at `node`; the device name to write when the fix is to be applied."""

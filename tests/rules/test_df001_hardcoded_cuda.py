@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from devfix.codemods import HardcodedCuda
 from tests.conftest import run_devfix
 
@@ -207,3 +209,20 @@ def test_a_device_string_given_to_another_librarys_function_is_reported_without_
 def test_a_device_string_given_to_torch_or_the_files_own_classes_is_fixed():
     fixed = fix(SUMMARY.format(call='model = Net(device="cuda")\nx = torch.zeros(3, device="cuda")'))
     assert "model = Net(device=device)\nx = torch.zeros(3, device=device)" in fixed
+
+
+@pytest.mark.parametrize(("helper", "fixed"), [
+    ("def evaluate(model, device):\n    return model.to(device)\n", True),  # used as a device
+    ("def evaluate(model, device):\n    if device == 'cuda':\n        model = model.half()\n    return model.to(device)\n", False),
+    ("def evaluate(model, device):\n    return model.to(device) if device.startswith('cuda') else model\n", False),
+])
+def test_a_project_function_given_a_device_string_takes_the_device_only_where_it_uses_one(tmp_path, helper, fixed):
+    """FastChat's `load_model(..., device="cuda")` compares `device == "cuda"`: a `torch.device`
+    never equals it. The bundled example's `evaluate(model, loader, device="cuda")` moves with it."""
+    (tmp_path / "helpers.py").write_text("import torch\n\n\n" + helper)
+    main = tmp_path / "main.py"
+    source = "import torch\n\nfrom helpers import evaluate\n\nmodel = evaluate(torch.nn.Linear(2, 2), device=\"cuda\")\n"
+    main.write_text(source)
+    result = run_devfix(source, path=str(main), rules=[HardcodedCuda])
+    assert ("evaluate(torch.nn.Linear(2, 2), device=device)" in result.fixed.decode()) is fixed
+    assert [finding.code for finding in result.findings + result.applied] == ["DF001"]
