@@ -19,7 +19,9 @@ distributed placement (`"cuda:1"`, `.cuda(rank)`, `f"cuda:{rank}"`, `device_ids=
 `init_process_group`, `LOCAL_RANK`); MPS and CPU fallbacks; `map_location="cpu"`. A `device="cuda"`
 given to another library's function (`summary(model, size, device="cuda")` of torchsummary,
 which asserts "cuda" or "cpu") is reported without a fix: only torch's own callables, the
-project's Module classes and the file's functions and classes are known to take any device. A function
+project's Module classes, and the functions (and classes' `__init__`) of the file or of the
+project's modules that use the parameter as a device, never compare or format it (FastChat's
+`load_model` tests `device == "cuda"`), are known to take any device. A function
 parameter that defaults to `"cuda"` (`def build(width, device="cuda")`) is fixed in a program
 when the function places with it and some call of it in the file relies on the default. Inside an
 `nn.Module` class a method that hands a parameter straight to a submodule (`forward(self, x)`
