@@ -1,6 +1,6 @@
 """What a libcst function binds by itself: its parameters, and the names an assignment target
 binds (the libcst twins of `ast_nodes.parameters` and `ast_nodes.bound_names`); what it returns;
-and the names a piece of code mentions."""
+and the names a piece of code mentions and the calls it makes."""
 
 from __future__ import annotations
 
@@ -44,6 +44,21 @@ def names_in(node: cst.CSTNode) -> set[str]:
     finder = _Names()
     node.visit(finder)
     return finder.names
+
+
+def calls_in(node: cst.CSTNode) -> list[cst.Call]:
+    """Every call under `node`, itself included, outermost first (nested functions too)."""
+    finder = _Calls()
+    node.visit(finder)
+    return finder.calls
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
 
 
 class _Names(cst.CSTVisitor):

@@ -135,7 +135,7 @@ import re
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, file_functions
-from devfix.analysis.cst_bindings import names_in, parameter_names, return_values
+from devfix.analysis.cst_bindings import calls_in, names_in, parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_helpers import HelperSummary
 from devfix.analysis.host_made import HostContext, host_made
@@ -297,11 +297,8 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         if definition is None:
             summary = self._imported_helper(function)
             return summary is None or summary.may_return_a_scalar
-        finder = _Calls()
-        for value in return_values(definition) if definition is not None else []:
-            if value is not None:
-                value.visit(finder)
-        return any(self._may_be_zero_dim(call) for call in finder.calls)
+        values = [value for value in return_values(definition) if value is not None]
+        return any(self._may_be_zero_dim(call) for value in values for call in calls_in(value))
 
     def _may_be_zero_dim(self, call: cst.Call) -> bool:
         if self.qualified(call.func) & DATA_FACTORIES:
@@ -1639,11 +1636,3 @@ class _CudaReferences(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if any(name.startswith("torch.cuda.") for name in self.qualified(node)):
             self.found = True
-
-
-class _Calls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.calls: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)

@@ -40,7 +40,7 @@ import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
 from devfix.analysis.call_sites import file_functions
-from devfix.analysis.cst_bindings import is_generator, return_values
+from devfix.analysis.cst_bindings import calls_in, is_generator, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, stored_once_in_init
@@ -200,9 +200,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         annotation = function.returns.annotation if function.returns is not None else None
         if annotation is not None and self.qualified(annotation) & PARAMETER_CLASSES:
             return True
-        calls = _Calls()
-        function.body.visit(calls)
-        return any(self.qualified(call.func) & PARAMETER_CLASSES for call in calls.found)
+        return any(self.qualified(call.func) & PARAMETER_CLASSES for call in calls_in(function.body))
 
     def _called_function(self, value: cst.BaseExpression, methods: dict[str, cst.FunctionDef]) -> cst.FunctionDef | None:
         """The method of the class (`self.build_table()`) or the function of the file
@@ -278,14 +276,6 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not self.qualified(value.func):
             value = value.func.value
         return self.qualified(value.func) if isinstance(value, cst.Call) else set()
-
-
-class _Calls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.found.append(node)
 
 
 def _placed_by_argument(value: cst.BaseExpression, init: cst.FunctionDef) -> bool:

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from devfix.analysis.cst_bindings import calls_in
 from devfix.analysis.cst_metadata import PositionProvider
 from devfix.analysis.cuda_only_calls import PIN_KEYWORD, PIN_METHOD, UncheckedCudaCall
 from devfix.codemods.base import DevfixRule
@@ -66,12 +67,11 @@ class CudaOnlyCall(DevfixRule):
     ) -> cst.BaseStatement:
         if len(original_node.body) != 1 or not isinstance(original_node.body[0], cst.Expr):
             return updated_node
-        calls = _Calls()
-        original_node.visit(calls)
-        found = [unchecked for call in calls.found if (unchecked := self._unchecked(call)) is not None]
+        calls = calls_in(original_node)
+        found = [unchecked for call in calls if (unchecked := self._unchecked(call)) is not None]
         if not found or not all(unchecked.guardable for unchecked in found):
             return updated_node
-        first = next(call for call in calls.found if self._unchecked(call) is found[0])
+        first = next(call for call in calls if self._unchecked(call) is found[0])
         if not self.report(first, _message(found[0]), fix_title="run it only when CUDA is available"):
             return updated_node
         test = cst.parse_expression(f"{self.torch_name()}.cuda.is_available()")
@@ -137,14 +137,6 @@ class CudaOnlyCall(DevfixRule):
     def _statement(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
         statement = self.statement_of(node)
         return statement if isinstance(statement, cst.SimpleStatementLine) else None
-
-
-class _Calls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.found.append(node)
 
 
 def _read_without_effect(node: cst.BaseExpression) -> bool:

@@ -561,7 +561,6 @@ def _bound_once(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
     return {name: found[0] for name, found in values.items() if len(found) == 1 and found[0] is not None}
 
 
-
 def _reads(function: cst.FunctionDef, name: str) -> int:
     """How many times the method's body mentions `name` outside the left side of an assignment."""
     stored = {id(target.target) for node in _walk(function.body) if isinstance(node, cst.Assign) for target in node.targets}
