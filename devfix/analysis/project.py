@@ -58,6 +58,7 @@ class ProjectIndex:
         self._returned_moves: dict[tuple[str, str], ReturnedMove | None] = {}  # → what it moves and gives back
         self._returned_modules: dict[tuple[str, str], bool] = {}  # → it gives back a Module it built, unplaced
         self._host_parameters: dict[str, dict[str, HostReads]] = {}  # module file → its functions' parameters only handed to numpy
+        self._device_takers: dict[tuple[str, str, str], bool] = {}  # (module file, function, parameter) → it takes any device
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -74,6 +75,7 @@ class ProjectIndex:
         self._returned_moves = {found: move for found, move in self._returned_moves.items() if found[0] != key}
         self._returned_modules = {}  # its answers rest on the Module classes of other files too
         self._host_parameters.pop(key, None)
+        self._device_takers = {found: takes for found, takes in self._device_takers.items() if found[0] != key}
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -224,12 +226,16 @@ class ProjectIndex:
         """The top-level function `qualified_name` of a local module uses `parameter` as a device
         (`analysis.device_parameters`): `evaluate(model, loader, device="cuda")` of `evaluate.py`."""
         key = self._local_function(from_file, qualified_name)
-        parsed = self._parsed(Path(key[0])) if key is not None else None
-        if parsed is None:
+        if key is None:
             return False
         self.consulted[key[0]] = True
-        found = [node for node in parsed[0].body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == key[1]]
-        return len(found) == 1 and takes_any_device(found[0], parameter)
+        asked = (*key, parameter)
+        if asked not in self._device_takers:  # one parse per module function asked, not one per call
+            parsed = self._parsed(Path(key[0]))
+            found = [node for node in parsed[0].body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == key[1]] \
+                if parsed is not None else []
+            self._device_takers[asked] = len(found) == 1 and takes_any_device(found[0], parameter)
+        return self._device_takers[asked]
 
     def _parsed(self, file: Path) -> tuple[ast.Module, ImportTable] | None:
         """The file's tree and imports, None when it does not parse; not kept (see
