@@ -412,7 +412,8 @@ class FileFacts:
 
     def _analyse_values(self, tree: ast.Module) -> ValueFacts:
         imported = lambda qualified: self._project.imported_kind(self._path, qualified)  # noqa: E731
-        return analyse_values(tree, self.imports, self.classes, self._walk.declared_global, imported)
+        constructed = lambda class_name: self._project.constructed_kinds(self._path, class_name)  # noqa: E731
+        return analyse_values(tree, self.imports, self.classes, self._walk.declared_global, imported, constructed)
 
     def kind_at(self, line: int, column: int) -> Kind:
         """The kind of the name read at `line` and character `column` (0-based), as libcst counts."""

@@ -23,7 +23,7 @@ from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_move
 from devfix.analysis.torch_api import HOST_LIBRARY_MODULES, places_devices
-from devfix.analysis.values import returned_kind
+from devfix.analysis.values import PassedKinds, passed_to, returned_kind
 
 if TYPE_CHECKING:
     from devfix.analysis.parameter_meetings import FunctionMeetings  # libcst: imported only when asked
@@ -54,6 +54,7 @@ class ProjectIndex:
         self._module_files: dict[tuple[str, str], tuple[dict[str, bool], Path | None]] = {}  # (directory, module) → where found
         self._foreign_calls: dict[tuple[str, str], tuple[list[str], list[ForeignCall] | None]] = {}  # (file, function) → (read, calls)
         self._returned_kinds: dict[tuple[str, str], Kind] = {}  # (module file, function) → what it returns
+        self._passed: dict[tuple[str, str, str], list[PassedKinds] | None] = {}  # (caller, module file, class) → its calls there
         self._meetings: dict[tuple[str, str], FunctionMeetings | None] = {}  # → its parameters that meet
         self._returned_moves: dict[tuple[str, str], ReturnedMove | None] = {}  # → what it moves and gives back
         self._returned_modules: dict[tuple[str, str], bool] = {}  # → it gives back a Module it built, unplaced
@@ -71,6 +72,7 @@ class ProjectIndex:
         self._module_files = {}  # a file new to the run may now be found
         self._foreign_calls = {}
         self._returned_kinds = {}
+        self._passed = {}
         self._meetings = {found: meetings for found, meetings in self._meetings.items() if found[0] != key}
         self._returned_moves = {found: move for found, move in self._returned_moves.items() if found[0] != key}
         self._returned_modules = {}  # its answers rest on the Module classes of other files too
@@ -221,6 +223,30 @@ class ProjectIndex:
             self._returned_kinds[key] = found if found in DATALOADER_KINDS else Kind.UNKNOWN
         self.consulted[str(target)] = True
         return self._returned_kinds[key]
+
+    def constructed_kinds(self, from_file: str, class_name: str) -> list[PassedKinds] | None:
+        """What each construction of the top-level class `class_name` of `from_file` in the files
+        beside it passes, as the value analysis of the file that holds it sees it (`Trainer(model,
+        DataLoader(TensorDataset(x, y)))` in `main.py`); None when there is none, or when some file
+        uses the class otherwise than calling it by the name it imports (`trainer.Trainer(...)`)."""
+        calls = self.foreign_calls(from_file, class_name)
+        if not calls:
+            return None
+        target = Path(from_file).resolve()
+        passed: list[PassedKinds] = []
+        for caller in sorted({call.file for call in calls}):
+            key = (caller, str(target), class_name)
+            if key not in self._passed:
+                parsed = self._parsed(Path(caller))
+                names = {local for local, qualified in parsed[1].names.items() if qualified.rpartition(".")[2] == class_name
+                         and self._module_file(Path(caller), qualified.rpartition(".")[0]) == target} if parsed is not None else set()
+                imported = lambda qualified, caller=caller: self.imported_kind(caller, qualified)  # noqa: E731
+                self._passed[key] = passed_to(*parsed, names, imported) if names else None
+            found = self._passed[key]
+            if found is None or len(found) != sum(call.file == caller for call in calls):
+                return None
+            passed += found
+        return passed
 
     def imported_takes_any_device(self, from_file: str, qualified_name: str, parameter: str) -> bool:
         """The top-level function `qualified_name` of a local module uses `parameter` as a device

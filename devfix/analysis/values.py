@@ -81,9 +81,10 @@ INFERENCE_ROUNDS = 3  # a parameter's kind can come from a caller's parameter (q
 
 def analyse_values(
     tree: ast.Module, imports: ImportTable, module_classes: dict[str, Kind], declared_global: set[str],
-    imported: Callable[[str], Kind] | None = None,
+    imported: Callable[[str], Kind] | None = None, constructed: Callable[[str], list[PassedKinds] | None] | None = None,
 ) -> ValueFacts:
-    """`imported`: the kind a function of another file of the project returns (`ProjectIndex`)."""
+    """`imported`: the kind a function of another file of the project returns; `constructed`: what
+    the constructions of a class of the file in the files beside it pass (`ProjectIndex`)."""
     facts = ValueFacts()
     methods = _inferable_methods(tree, imports)
     resolver, summaries = _resolver(tree, imports, module_classes, declared_global, imported, frozenset(name for _, name in methods))
@@ -95,7 +96,7 @@ def analyse_values(
     for _ in range(INFERENCE_ROUNDS):  # read the file again, knowing what its functions are called with
         inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped)
         inferred.update(_method_parameter_kinds_from_calls(methods, facts.call_sites, facts.escaped))
-        inferred.update(_constructor_parameter_kinds(tree, facts.call_sites, facts.escaped))
+        inferred.update(_constructor_parameter_kinds(tree, facts.call_sites, facts.escaped, constructed))
         inferred.update(_forward_parameter_kinds(tree, resolver.instances, facts.call_sites, facts.escaped))
         if inferred == resolver.parameter_kinds:
             break
@@ -115,6 +116,19 @@ def returned_kind(tree: ast.Module, imports: ImportTable, name: str) -> Kind:
         return Kind.UNKNOWN
     declared_global = {global_name for node in ast.walk(tree) if isinstance(node, ast.Global) for global_name in node.names}
     return _resolver(tree, imports, {}, declared_global, class_attributes=False)[1].get(name)
+
+
+def passed_to(
+    tree: ast.Module, imports: ImportTable, names: set[str], imported: Callable[[str], Kind] | None = None,
+) -> list[PassedKinds] | None:
+    """What each call of the names `names` (a class another file defines, as this file imports it)
+    passes, by the value analysis of this file; None when one of them is used otherwise than called
+    or a call unpacks (`Trainer(*args)`)."""
+    declared_global = {global_name for node in ast.walk(tree) if isinstance(node, ast.Global) for global_name in node.names}
+    facts = analyse_values(tree, imports, {}, declared_global, imported)
+    if names & facts.escaped:
+        return None
+    return [passed for name in sorted(names) for passed in facts.call_sites.get(name, ())]
 
 
 def _resolver(
@@ -213,11 +227,13 @@ def _method_parameter_kinds_from_calls(methods, call_sites, escaped) -> dict[str
     return inferred
 
 
-def _constructor_parameter_kinds(tree: ast.Module, call_sites, escaped) -> dict[str, list[Kind]]:
+def _constructor_parameter_kinds(tree: ast.Module, call_sites, escaped, constructed=None) -> dict[str, list[Kind]]:
     """`Class.__init__` → the kinds of its parameters after `self`: the join over every call of the
     class in the file (`Trainer(model, DataLoader(data), device)`), for a top-level class that no
     class of the file derives from (a subclass calls `super().__init__` with its own arguments)
-    and whose name is only called."""
+    and whose name is only called. A plain class the file never names, whose methods loop over what
+    `__init__` keeps of a parameter (`for x, y in self.loader`), takes what its constructions in the
+    files beside it pass (`constructed`; `Trainer(model, loader)` in `main.py`)."""
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
     derived = {base.id for node in classes for base in node.bases if isinstance(base, ast.Name)}
     inferred = {}
@@ -226,13 +242,41 @@ def _constructor_parameter_kinds(tree: ast.Module, call_sites, escaped) -> dict[
         if init is None or node.name in derived or node.name in escaped or init.args.vararg or init.args.posonlyargs:
             continue
         names = [argument.arg for argument in init.args.args][1:]
-        calls = [call for call in call_sites.get(node.name, ()) if _fits(call, init, names)]
-        if not calls or len(calls) != len(call_sites.get(node.name, ())):
+        sites = call_sites.get(node.name)
+        if sites is None and constructed is not None and _loops_over_kept_parameters(node, init):
+            sites = constructed(node.name)
+        calls = [call for call in sites or () if _fits(call, init, names)]
+        if not calls or len(calls) != len(sites):
             continue
         kinds = _joined_kinds(calls, names)
         if kinds is not None:
             inferred[f"{node.name}.__init__"] = kinds
     return inferred
+
+
+def _loops_over_kept_parameters(node: ast.ClassDef, init: ast.FunctionDef) -> bool:
+    """A plain class (no base) whose methods iterate over an attribute `__init__` binds to one of its
+    parameters (`self.loader = loader`, `for x, y in self.loader`): only then is asking the other
+    files what its constructions pass worth it."""
+    if node.bases or node.keywords:
+        return False
+    parameters = {argument.arg for argument in init.args.args[1:]}
+    kept = {
+        target.attr for statement in init.body if isinstance(statement, ast.Assign)
+        and isinstance(statement.value, ast.Name) and statement.value.id in parameters
+        for target in statement.targets if isinstance(target, ast.Attribute) and _is_self(target.value)
+    }
+    return any(
+        isinstance(loop, (ast.For, ast.AsyncFor)) and _iterated_attribute(loop.iter) in kept
+        for method in node.body if isinstance(method, ast.FunctionDef) and method is not init for loop in every_node(method)
+    )
+
+
+def _iterated_attribute(iterable: ast.expr) -> str | None:
+    """`x` of `self.x`, also inside `enumerate(...)`/`tqdm(...)` (first arguments, as the rules unwrap)."""
+    while isinstance(iterable, ast.Call) and iterable.args:
+        iterable = iterable.args[0]
+    return iterable.attr if isinstance(iterable, ast.Attribute) and _is_self(iterable.value) else None
 
 
 def _forward_parameter_kinds(tree: ast.Module, instances, call_sites, escaped) -> dict[str, list[Kind]]:

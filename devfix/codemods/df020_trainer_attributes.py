@@ -15,7 +15,10 @@
 Batches of a DataLoader loop in a method are moved the same way, at the top of the loop body, when
 the analysis proves them tensors (`for x, y in loader` over a `TensorDataset`) and they meet the
 model, or a loss attribute together with the model's output (also through a tensor method:
-`self.criterion(output, labels.float())` after `output, h = self.model(inputs, h)`).
+`self.criterion(output, labels.float())` after `output, h = self.model(inputs, h)`). A loader the
+class keeps from its constructor (`self.loader = loader`) is what the constructions give: those of
+the file, or, for a class the file only defines, those of the files beside it (`Trainer(model,
+DataLoader(TensorDataset(x, y)))` in `main.py`; `ProjectIndex.constructed_kinds`).
 
 A factory without `device=` given to the moved model (`self.generator(torch.randn(n, 2))`), or
 to a method of it that hands the parameter to its layers (`self.model.decode(torch.randn(n, 2))`,

@@ -3,6 +3,8 @@ what a fixture cannot show in one program."""
 
 from __future__ import annotations
 
+import pytest
+
 from devfix.codemods import TrainerAttributes
 from tests.conftest import run_devfix
 
@@ -108,3 +110,34 @@ def test_an_image_a_kept_torchvision_transform_makes_moves_to_a_model_moved_in_a
     )
     fixed = run_devfix(source, rules=[TrainerAttributes]).fixed.decode()
     assert "        return self.model(x.to(self.device)).argmax(1).item()\n" in fixed
+
+
+TRAINER_FILE = (
+    "import torch\n\n\nclass Trainer:\n    def __init__(self, model, loader):\n"
+    "        self.device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "        self.model = model.to(self.device)\n        self.loader = loader\n\n"
+    "    def epoch(self):\n        for x, y in self.loader:\n            loss = (self.model(x) - y).pow(2).mean()\n"
+)
+MOVED_BATCH = "            x, y = x.to(self.device), y.to(self.device)\n"
+
+
+@pytest.mark.parametrize(("main", "moved"), [
+    # what `main.py` hands the trainer is a loader of tensor batches: the loop's batches move
+    ("loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)))\nTrainer(nn.Linear(2, 1), loader).epoch()\n", True),
+    ("Trainer(nn.Linear(2, 1), loader=DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)))).epoch()\n", True),
+    # a loader over a dataset devfix does not know (its items may be strings): left alone
+    ("loader = DataLoader(make_dataset())\nTrainer(nn.Linear(2, 1), loader).epoch()\n", False),
+    # one construction gives a list of strings
+    ("Trainer(nn.Linear(2, 1), DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)))).epoch()\n"
+     "Trainer(nn.Linear(2, 1), ['a', 'b']).epoch()\n", False),
+    # the class handed on, not only called: who constructs it with what is unknown
+    ("make = Trainer\nmake(nn.Linear(2, 1), DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)))).epoch()\n", False),
+])
+def test_a_trainer_class_looping_over_the_loader_another_file_constructs_it_with(tmp_path, main, moved):
+    (tmp_path / "main.py").write_text(
+        "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+        "from data import make_dataset\nfrom trainer import Trainer\n\n" + main
+    )
+    result = run_devfix(TRAINER_FILE, path=str(tmp_path / "trainer.py"), rules=[TrainerAttributes])
+    loop = "        for x, y in self.loader:\n"
+    assert result.fixed.decode() == (TRAINER_FILE.replace(loop, loop + MOVED_BATCH) if moved else TRAINER_FILE)
