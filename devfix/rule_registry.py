@@ -121,7 +121,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF019", "df019_device_argument_layer", "DeviceArgumentLayer", triggers=('class ',), signals=frozenset({screen.DEVICE_ARGUMENT_LAYER}), findings_in="device_argument_layer"),
     RuleSpec("DF020", "df020_trainer_attributes", "TrainerAttributes", triggers=('self.',), signals=frozenset({screen.PLAIN_CLASS_MOVE}), moves_values=True),
     RuleSpec("DF021", "df021_data_parallel_placement", "DataParallelPlacement", triggers=('DataParallel',), signals=frozenset({screen.DATA_PARALLEL})),
-    RuleSpec("DF022", "df022_optimizer_state_order", "OptimizerStateOrder", triggers=('load_state_dict', 'Adagrad'), signals=frozenset({screen.OPTIMIZER_LOADED_BEFORE_MOVE})),
+    RuleSpec("DF022", "df022_optimizer_state_order", "OptimizerStateOrder", triggers=('load_state_dict', 'Adagrad', '.clone(', 'deepcopy'), signals=frozenset({screen.OPTIMIZER_LOADED_BEFORE_MOVE})),
     RuleSpec("DF023", "df023_device_captured_at_init", "DeviceCapturedAtInit", triggers=('.device',), signals=frozenset({screen.DEVICE_CAPTURED_AT_INIT})),
     RuleSpec("DF024", "df024_cuda_only_call", "CudaOnlyCall", triggers=('cuda', 'pin_memory'), signals=frozenset({screen.CUDA_ONLY_CALL}), in_tests=False, findings_in="cuda_only_call"),
     RuleSpec("DF025", "df025_generator_device", "GeneratorDevice", triggers=('Generator',), signals=frozenset({screen.CPU_GENERATOR_DRAW}), findings_in="cpu_generator_draw"),

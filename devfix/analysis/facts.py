@@ -42,6 +42,7 @@ from devfix.analysis.importers import (
 )
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
+from devfix.analysis.parameter_copies import classes_copying_parameters
 from devfix.analysis.project import ProjectIndex
 from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_move
@@ -225,6 +226,13 @@ class FileFacts:
         modules = {name for name, kind in self.classes.items() if kind is Kind.MODULE}
         found = program_devices_in_host_classes(self._tree, modules, self.imports.qualify) if modules else {}
         return {class_name: names for class_name, names in found.items() if self._project.foreign_calls(self._path, class_name) == []}
+
+    @cached_property
+    def parameter_copying_classes(self) -> dict[str, tuple[int, str]]:
+        """Plain classes of the file that copy the parameters of the model they are given and later
+        blend the copies with a model's (an EMA): class → (position, name) of that parameter
+        (`analysis.parameter_copies`)."""
+        return classes_copying_parameters(self._tree, self.imports) if "class " in self.text else {}
 
     @cached_property
     def cpu_generator_draws(self) -> dict[tuple[int, int], CpuGeneratorDraw]:

@@ -32,6 +32,7 @@ from devfix.analysis.imports import ImportTable, cast_argument
 from devfix.analysis.kinds import Kind
 from devfix.analysis.method_factories import attributes_given_values, class_feeds_fresh_tensors
 from devfix.analysis.moves import is_move
+from devfix.analysis.parameter_copies import classes_copying_parameters
 from devfix.analysis.signals import (
     ALL_SIGNALS,
     BARE_MOVE,
@@ -600,8 +601,22 @@ class _Screen:
             target for target, call in self.walked.calls_assigned if (self.imports.qualify(call.func) or "").startswith("torch.optim.")
         }
         eager = [call.lineno for _, call in self.walked.calls_assigned if self.imports.qualify(call.func) in EAGER_STATE_OPTIMIZERS]
-        first_load = min([line for receiver, line in self.state_loads if receiver in optimizers] + eager, default=None)
+        copies = self._parameter_copies() if self.moves else []
+        first_load = min([line for receiver, line in self.state_loads if receiver in optimizers] + eager + copies, default=None)
         return first_load is not None and any(first_load < line and moved in self.walked.built for moved, line in self.moves)
+
+    def _parameter_copies(self) -> list[int]:
+        """Lines of `ema = EMA(model)` where the file's class copies the parameters it is given
+        (`analysis.parameter_copies`), asked only when the file builds a plain class of its own."""
+        called: dict[str, int] = {}
+        for _, call in self.walked.calls_assigned:
+            if isinstance(call.func, ast.Name):
+                called[call.func.id] = min(call.lineno, called.get(call.func.id, call.lineno))
+        tree = self.walked.tree
+        if not any(isinstance(node, ast.ClassDef) and not node.bases and node.name in called for node in tree.body):
+            return []
+        return [called[name] for name in classes_copying_parameters(tree, self.imports) if name in called]
+
     def _self_assignment(self, value: ast.expr, place: _Place, attributes: set[str], single_target: bool) -> None:
         owner = self.owner_kind(place)
         if owner is Kind.OBJECT or place.class_node not in self.walked.tree.body:  # PLAIN_CLASS_TABLE: `tables_in_use`

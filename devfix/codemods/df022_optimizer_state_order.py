@@ -21,6 +21,12 @@ construction (or by a call of a function of the file that returns a Module it bu
 the host, `model = make_model()`) is given to a `torch.optim` optimizer, that optimizer loads a state dict, and only
 then a statement moves the model (`model.to(device)`, `model.cuda()`, `model = model.to(device)`).
 
+The same goes for an object of a class of the file that copies the model's parameters when it is
+built and later blends the copies with the parameters (an EMA: `ema = EMA(model)` keeping
+`p.detach().clone()` of each, `analysis.parameter_copies`): built before the move, its copies stay
+on the CPU and its first update mixes devices; the model moves right after it is built, before
+the class copies it. A class that names a device or moves anything itself is left alone.
+
 Leaves alone a model already moved before the state was loaded (the later move only repeats it).
 Only the model's latest binding before the move counts: a `model` trained, saved or resumed
 earlier under the same name is another object, and its optimizer another optimizer.
@@ -50,7 +56,7 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
     CODE = "DF022"
     NAME = "optimizer-state-order"
     SAFETY = Safety.UNSAFE
-    DESCRIPTION = "Optimizer state loaded before the model moved: move the model first"
+    DESCRIPTION = "Optimizer state (or an EMA's copy) made before the model moved: move the model first"
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -71,13 +77,19 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
             name, move = moved
             since = self._since_bound(name, statement, lines[:index])  # an earlier `model` is another object
             optimizers = self._optimizers_of(name, since)
-            loaded = [line for line in since if _loads_state(line.body[0], optimizers) or self._builds_eager_state(line.body[0], name)]
+            copies = [line for line in since if self._copies_parameters(line.body[0], name)]
+            loaded = [line for line in since if _loads_state(line.body[0], optimizers) or self._builds_eager_state(line.body[0], name)
+                      or line in copies]
             if not loaded or self._placed_before(name, block, since[0], loaded[0]):
                 continue
-            what = "optimizer state was loaded" if _loads_state(loaded[0].body[0], optimizers) else \
-                "the optimizer made its state (Adagrad makes it when it is built)"
-            message = f"{what} before `{name}` moved, so it stays on the old device and the first `step()` fails"
-            construction = self._construction(name, block, lines[:index], statement)
+            if loaded[0] in copies:
+                message = (f"`{_called(loaded[0])}` copies the parameters of `{name}` before `{name}` moved, so the copies stay on "
+                           "the old device and blending them with the parameters fails")
+            else:
+                what = "optimizer state was loaded" if _loads_state(loaded[0].body[0], optimizers) else \
+                    "the optimizer made its state (Adagrad makes it when it is built)"
+                message = f"{what} before `{name}` moved, so it stays on the old device and the first `step()` fails"
+            construction = self._construction(name, block, lines[:index], statement, copies)
             if construction is None:
                 self.report(statement, message + "; move the model right after it is built", fixable=False)
                 continue
@@ -118,6 +130,22 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
         value = small.value if isinstance(small, cst.Assign) else None
         return isinstance(value, cst.Call) and bool(self.qualified(value.func) & EAGER_STATE_OPTIMIZERS) and model in names_in(value)
 
+    def _copies_parameters(self, small: cst.BaseSmallStatement, model: str) -> bool:
+        """`ema = EMA(model)` of a class of the file that copies the parameters of the model it is
+        given and later blends the copies with a model's (`analysis.parameter_copies`)."""
+        value = small.value if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
+        if self.facts is None or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+            return False
+        copying = self.facts.parameter_copying_classes.get(value.func.value)
+        if copying is None or any(arg.star for arg in value.args):
+            return False
+        position, parameter = copying
+        positional = [arg for arg in value.args if arg.keyword is None]
+        given = next((arg.value for arg in value.args if arg.keyword is not None and arg.keyword.value == parameter), None)
+        if given is None and position < len(positional):
+            given = positional[position].value
+        return isinstance(given, cst.Name) and given.value == model
+
     def _optimizers_of(self, model: str, earlier: list[cst.SimpleStatementLine]) -> set[str]:
         """Names bound to a `torch.optim` optimizer built from the model's parameters."""
         found = set()
@@ -132,10 +160,11 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
         return found
 
     def _construction(self, name: str, block: list[cst.BaseStatement], earlier: list[cst.SimpleStatementLine],
-                      move: cst.SimpleStatementLine) -> cst.Assign | None:
+                      move: cst.SimpleStatementLine, copies: list[cst.SimpleStatementLine]) -> cst.Assign | None:
         """The `name = Net(...)` line the move can join: the model's latest binding before the move, in
         this block, with nothing in between (nested code included) that calls the model or hands
-        it over, and a device that already exists there."""
+        it over but to the classes that copy its parameters (`copies`: what must see it moved), and a
+        device that already exists there."""
         bindings = [binding for binding in self.scope_facts(move).bindings.get(name, []) if binding.line < self.line_of(move)]
         latest = max(bindings, key=lambda binding: binding.line) if bindings else None
         if latest is None or not isinstance(latest.value, cst.Call) or not self.makes_module(latest.value, move):
@@ -146,7 +175,7 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
             return None
         construction = line.body[0]
         between = block[_index_of(block, line) + 1:_index_of(block, move)]
-        if any(_uses_whole(statement, name) for statement in between):
+        if any(_uses_whole(statement, name) for statement in between if statement not in copies):
             return None
         moved = _moved_model(move.body[0], self.qualified)
         device = moved[1].device if moved is not None else None
@@ -186,6 +215,11 @@ def _moved_model(small: cst.BaseSmallStatement, qualified) -> tuple[str, Move] |
     if isinstance(small, cst.Assign) and small.targets[0].target.value != move.receiver.value:
         return None
     return move.receiver.value, move
+
+
+def _called(line: cst.SimpleStatementLine) -> str:
+    """`EMA(model)` of `ema = EMA(model)`."""
+    return cst.Module([]).code_for_node(line.body[0].value)
 
 
 def _loads_state(small: cst.BaseSmallStatement, optimizers: set[str]) -> bool:

@@ -120,3 +120,44 @@ def test_a_model_from_a_callable_it_cannot_see_build_a_host_module_is_reported_w
     ]:
         result = fix(source)
         assert not result.applied and result.fixed == result.source
+
+
+EMA = (
+    "import copy\n\n\nclass EMA:\n    def __init__(self, model, decay=0.9):\n        self.decay = decay\n"
+    "        self.shadow = {copy}\n\n    def update(self, model):\n{update}\n\n\n"
+)
+CLONED = "{name: p.detach().clone() for name, p in model.named_parameters()}"
+BLENDED = "        for name, p in model.named_parameters():\n            self.shadow[name].mul_(self.decay).add_(p, alpha=0.1)"
+BUILT_THEN_MOVED = "model = nn.Linear(2, 2)\nema = {call}\nmodel.to('cuda')\n"
+
+
+def test_a_class_that_copies_the_parameters_it_is_given_sees_the_model_moved_first():
+    for call in ["EMA(model)", "EMA(model, 0.5)", "EMA(decay=0.5, model=model)"]:
+        source = EMA.format(copy=CLONED, update=BLENDED) + BUILT_THEN_MOVED.format(call=call)
+        result = fix(source)
+        moved_first = source.replace(BUILT_THEN_MOVED.format(call=call), f"model = nn.Linear(2, 2).to('cuda')\nema = {call}\n")
+        assert result.fixed.decode() == HEAD + moved_first, call
+    deep = EMA.format(copy="copy.deepcopy(model)", update=(
+        "        for e, p in zip(self.shadow.parameters(), model.parameters()):\n            e.mul_(self.decay).add_(p, alpha=0.1)"))
+    assert "model = nn.Linear(2, 2).to('cuda')\n" in fix(deep + BUILT_THEN_MOVED.format(call="EMA(model)")).fixed.decode()
+
+
+def test_copies_kept_where_the_class_wants_them_or_never_blended_are_left_alone():
+    cases = [
+        EMA.format(copy=CLONED.replace(".clone()", ".clone().cpu()"), update=BLENDED),  # kept on the host on purpose
+        EMA.format(copy=CLONED, update=BLENDED.replace("add_(p,", "add_(p.to(self.shadow[name].device),")),  # moves itself
+        EMA.format(copy=CLONED, update="        torch.save(self.shadow, 'ema.pt')"),  # never meets the parameters
+        EMA.format(copy="{}", update=BLENDED),  # copies nothing when built
+        EMA.format(copy=CLONED, update=BLENDED).replace("class EMA:", "class EMA(Base):"),  # a base may do anything
+    ]
+    for ema in cases:
+        source = ema + BUILT_THEN_MOVED.format(call="EMA(model)")
+        result = fix(source)
+        assert not result.findings and result.fixed.decode() == HEAD + source, ema
+    moved_first = EMA.format(copy=CLONED, update=BLENDED) + "model = nn.Linear(2, 2)\nmodel.to('cuda')\nema = EMA(model)\n"
+    assert not fix(moved_first).findings
+    other_model = EMA.format(copy=CLONED, update=BLENDED) + "model = nn.Linear(2, 2)\nema = EMA(teacher)\nmodel.to('cuda')\n"
+    assert not fix(other_model).findings
+    used_between = EMA.format(copy=CLONED, update=BLENDED) + "model = nn.Linear(2, 2)\nema = EMA(model)\nprint(model(x))\nmodel.to('cuda')\n"
+    result = fix(used_between)
+    assert [finding.fixable for finding in result.findings] == [False] and result.fixed.decode() == HEAD + used_between

@@ -1,0 +1,137 @@
+"""Plain classes that keep copies of a model's parameters, made when they are built (an EMA).
+
+`ema = EMA(model)` copies each parameter (`p.detach().clone()`, `copy.deepcopy(model)`) where the
+model is at that moment; a model moved afterwards (`model.to(device)`) leaves the copies behind,
+and the method that blends them with the parameters (`self.shadow[name].mul_(d).add_(p)`) then
+mixes devices. DF022 moves the model first, as it does for optimizer state.
+
+Proven from the class's code, never from its name: a top-level class with no base, whose
+`__init__` keeps on `self` copies of what a parameter's `parameters()`, `named_parameters()`,
+`state_dict()` or `buffers()` give (or a `copy.deepcopy` of the parameter), and another of whose
+methods reads those attributes inside a loop over some model's parameters (where the blending
+happens). A class that names a device or moves anything (`.to()`, `.cpu()`, `.cuda()`) may keep its
+copies on the host on purpose, and is left out.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from devfix.analysis.ast_nodes import every_node, parameters
+from devfix.analysis.imports import ImportTable
+
+PARAMETER_SOURCES = frozenset({"parameters", "named_parameters", "state_dict", "buffers", "named_buffers"})
+PLACING_METHODS = frozenset({"to", "cpu", "cuda"})
+DEEPCOPY = frozenset({"copy.deepcopy"})
+
+
+def classes_copying_parameters(tree: ast.Module, imports: ImportTable) -> dict[str, tuple[int, str]]:
+    """Class name → (position after `self`, name) of the `__init__` parameter whose tensors the
+    class copies and later blends with a model's parameters."""
+    found = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.bases or node.keywords or _places(node):
+            continue
+        methods = [item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        inits = [method for method in methods if method.name == "__init__"]
+        if len(inits) != 1:
+            continue
+        init = inits[0]
+        given = [argument.arg for argument in parameters(init)[1:]]
+        for position, name in enumerate(given):
+            kept = _kept_copies(init, name, imports)
+            if kept and any(_blends(method, kept) for method in methods if method is not init):
+                found[node.name] = (position, name)
+                break
+    return found
+
+
+def _places(class_node: ast.ClassDef) -> bool:
+    """The class moves something or names a device: its copies may be where it wants them."""
+    for node in every_node(class_node):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PLACING_METHODS:
+            return True
+        if isinstance(node, ast.Name) and "device" in node.id or isinstance(node, ast.Attribute) and "device" in node.attr:
+            return True
+        if isinstance(node, ast.keyword) and node.arg == "device":
+            return True
+    return False
+
+
+def _kept_copies(init: ast.FunctionDef | ast.AsyncFunctionDef, parameter: str, imports: ImportTable) -> set[str]:
+    """The `self` attributes `__init__` stores copies of the parameter's tensors in."""
+    aliases = {parameter} | {
+        target.attr for statement in init.body if isinstance(statement, ast.Assign)
+        and isinstance(statement.value, ast.Name) and statement.value.id == parameter
+        for target in statement.targets if _is_self_attribute(target)
+    }
+    kept: set[str] = set()
+    for statement in every_node(init):
+        if isinstance(statement, ast.Assign):
+            targets = [_stored_attribute(target) for target in statement.targets]
+            if any(targets) and _copies(statement.value, aliases, imports):
+                kept.update(target for target in targets if target)
+        elif isinstance(statement, (ast.For, ast.AsyncFor)) and _reads_tensors_of(statement.iter, aliases):
+            for inner in every_node(statement):
+                if isinstance(inner, ast.Assign) and _is_clone(inner.value):
+                    kept.update(target for target in map(_stored_attribute, inner.targets) if target)
+    return kept
+
+
+def _copies(value: ast.expr, aliases: set[str], imports: ImportTable) -> bool:
+    """`copy.deepcopy(model)`, or a comprehension over the model's tensors that clones them."""
+    if isinstance(value, ast.Call) and imports.qualify(value.func) in DEEPCOPY and value.args:
+        return _root(value.args[0]) in aliases
+    if isinstance(value, (ast.DictComp, ast.ListComp)):
+        element = value.value if isinstance(value, ast.DictComp) else value.elt
+        return _reads_tensors_of(value.generators[0].iter, aliases) and _is_clone(element)
+    return False
+
+
+def _reads_tensors_of(iterable: ast.expr, aliases: set[str]) -> bool:
+    """`model.named_parameters()`, `model.state_dict().items()`, `self.model.parameters()`."""
+    if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr in ("items", "values"):
+        iterable = iterable.func.value
+    return (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and iterable.func.attr in PARAMETER_SOURCES
+            and _root(iterable.func.value) in aliases)
+
+
+def _is_clone(value: ast.expr) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "clone"
+
+
+def _blends(method: ast.FunctionDef | ast.AsyncFunctionDef, kept: set[str]) -> bool:
+    """The method reads a kept attribute in a loop (or comprehension) over a model's tensors, not
+    over the copies' own alone (`zip(self.ema.parameters(), model.parameters())` counts)."""
+    for loop in every_node(method):
+        if isinstance(loop, (ast.For, ast.AsyncFor)):
+            iterables, body = [loop.iter], loop.body
+        elif isinstance(loop, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            iterables = [generator.iter for generator in loop.generators]
+            body = [loop.key, loop.value] if isinstance(loop, ast.DictComp) else [loop.elt]
+        else:
+            continue
+        iterated = [node for iterable in iterables for node in every_node(iterable) if isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute) and node.func.attr in PARAMETER_SOURCES
+                    and _stored_attribute(node.func.value) not in kept]
+        if iterated and any(_stored_attribute(node) in kept for part in [*iterables, *body] for node in every_node(part)):
+            return True
+    return False
+
+
+def _stored_attribute(node: ast.AST) -> str | None:
+    """`x` of `self.x` or of `self.x[key]`."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return node.attr if _is_self_attribute(node) else None
+
+
+def _is_self_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _root(node: ast.expr) -> str | None:
+    """`model` of `model`, `x` of `self.x` (a kept alias of the parameter)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if _is_self_attribute(node) else None
