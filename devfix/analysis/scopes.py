@@ -62,6 +62,19 @@ class ScopeTracker:
             current = self.get_metadata(ParentProvider, current, None)
         return found
 
+    def runs_without_cuda(self, node: cst.CSTNode) -> bool:
+        """`node` runs only where CUDA is not available: in the `else` (or an `elif`) of `if
+        torch.cuda.is_available():`, in its function or module, in a file that names no other
+        accelerator (`mps`, `xpu`) the no-CUDA path might pick. Everything there is on the CPU."""
+        if self.facts is not None and any(other in self.facts.text for other in ("mps", "xpu")):
+            return False
+        child, current = node, self.get_metadata(ParentProvider, node, None)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
+            if isinstance(current, cst.If) and child is current.orelse and self.tests_availability(current.test):
+                return True
+            child, current = current, self.get_metadata(ParentProvider, current, None)
+        return False
+
     def class_of_method(self, function: cst.FunctionDef) -> cst.ClassDef | None:
         """The class whose body defines `function`; None for a function of the module or of
         another function."""

@@ -115,7 +115,8 @@ A factory that writes into a CUDA-only legacy tensor (`torch.arange(0, n, out=to
 Tacotron's length mask) is made with that type's dtype where the tensor it meets lives instead:
 `torch.arange(0, n, dtype=torch.int64, device=lengths.device)`.
 
-Refuses: calls that already have `device=` or write into another `out=` tensor,
+Refuses: calls that already have `device=` or write into another `out=` tensor, calls in the `else`
+of `if torch.cuda.is_available():` (that branch runs on the CPU only, in a file naming no `mps`),
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
 literals such as `torch.tensor(0.0)` in pointwise ops (allowed next to CUDA tensors), tensors
 handed to `torch.nn.utils.rnn` (lengths must stay on the CPU), values only used on the host, a
@@ -452,7 +453,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         device = self._aligned.get(original_node)
-        if device is None:
+        if device is None or self.runs_without_cuda(original_node):
             return updated_node
         factory = cst.Module([]).code_for_node(original_node.func)
         if keyword(original_node, "out") is not None:

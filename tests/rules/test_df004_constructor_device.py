@@ -508,3 +508,14 @@ def test_a_fresh_tensor_beside_what_a_given_models_method_returns(method, built,
         source = source.replace("class Decoder(nn.Module):", "from library import Encoder\n\n\nclass Decoder(nn.Module):")
     result = run_devfix(source, rules=[ConstructorDevice])
     assert ("torch.zeros(beam, device=next(decoder.parameters()).device)" in result.fixed.decode()) is fixed
+
+
+def test_a_factory_in_the_else_of_a_cuda_test_is_on_the_cpu_with_everything_else():
+    source = (
+        "import torch\nimport torch.nn as nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model = nn.Linear(2, 2).to(device)\nfor n in range(3):\n    if torch.cuda.is_available():\n"
+        "        x = torch.randn(n, 2, device='cuda')\n    else:\n        x = torch.randn(n, 2)\n"
+        "    y = torch.randn(n, 2)\n    print(model(x) + model(y))\n"
+    )
+    fixed = run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
+    assert fixed == source.replace("    y = torch.randn(n, 2)\n", "    y = torch.randn(n, 2, device=device)\n")

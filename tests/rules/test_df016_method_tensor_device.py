@@ -193,3 +193,33 @@ def test_a_static_method_gets_no_self_device():
 def test_an_index_also_used_otherwise_follows_the_module():
     fixed = run_devfix(RELATIVE.format(decorator="", more=" + self.positions(size).float().sum()"), rules=[MethodTensorDevice]).fixed.decode()
     assert "index = torch.zeros(size, size, dtype=torch.long, device=self.device)" in fixed
+
+
+INIT_HIDDEN = """import torch
+import torch.nn as nn
+
+
+class CharRNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(4, 8)
+
+    def init_hidden(self):
+        if torch.cuda.is_available():
+            hidden = torch.zeros(1, 1, 8).cuda()
+        else:
+            hidden = {cpu_branch}
+        return hidden
+
+    def forward(self, x):
+        return self.gru(x, self.init_hidden())
+"""
+
+
+def test_a_factory_in_the_branch_that_runs_only_without_cuda_is_left_alone():
+    source = INIT_HIDDEN.format(cpu_branch="torch.zeros(1, 1, 8)")
+    result = run_devfix(source, rules=[MethodTensorDevice])
+    assert not result.findings and result.fixed.decode() == source
+    # a file that may pick another accelerator without CUDA: the branch may run on `mps`
+    other = source.replace("return self.gru(x, self.init_hidden())", "return self.gru(x.to('mps'), self.init_hidden())")
+    assert "torch.zeros(1, 1, 8, device=self.device)" in run_devfix(other, rules=[MethodTensorDevice]).fixed.decode()
