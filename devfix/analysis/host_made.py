@@ -1,6 +1,7 @@
 """Is a value built on the host? A proof from one scope's bindings, for rules that move what a
 model on a device is fed: literals, numpy values, CPU factories of the scope, `.cpu()` copies, and
-arithmetic and tensor methods of those, never a parameter, a loop variable or anything moved."""
+arithmetic and tensor methods of those, never a parameter (but one proven a Python number), a loop
+variable or anything moved."""
 
 from __future__ import annotations
 
@@ -49,6 +50,8 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
         if value.value in host_names:
             return True
         binding = where.facts._binding_before(value.value, line)
+        if binding is None and where.kind_of is not None and where.kind_of(value) is Kind.SCALAR:
+            return True  # a parameter the value analysis proves a Python number (`scale: float`)
         if binding is None or isinstance(binding.value, (cst.List, cst.Tuple, cst.Dict)):
             return False  # a container bound to a name may be filled later (`masks.append(mask)`)
         if isinstance(binding.value, cst.ListComp) and (

@@ -519,3 +519,15 @@ def test_a_factory_in_the_else_of_a_cuda_test_is_on_the_cpu_with_everything_else
     )
     fixed = run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
     assert fixed == source.replace("    y = torch.randn(n, 2)\n", "    y = torch.randn(n, 2, device=device)\n")
+
+
+def test_a_tensor_made_from_host_factories_and_parameters_annotated_as_numbers_is_on_the_host():
+    source = (
+        "import torch\n\n\ndef indices(n: int, scale: float, width: int):\n    x = torch.linspace(1, n, n)\n"
+        "    left = torch.floor(x / scale - width / 2)\n    return left.view(n, 1) + torch.linspace(0, width - 1, width).view(1, width)\n\n\n"
+        "def place(x, device):\n    return x.to(device)\n"
+    )
+    result = run_devfix(source, rules=[ConstructorDevice])
+    assert not result.findings and result.fixed.decode() == source
+    unannotated = source.replace("scale: float", "scale")  # `scale` may be a tensor anywhere
+    assert "torch.linspace(0, width - 1, width, device=left.device)" in run_devfix(unannotated, rules=[ConstructorDevice]).fixed.decode()
