@@ -228,6 +228,15 @@ class FileFacts:
         return {class_name: names for class_name, names in found.items() if self._project.foreign_calls(self._path, class_name) == []}
 
     @cached_property
+    def sets_a_default_device(self) -> bool:
+        """The file sets a global default device other than the CPU (`torch.set_default_device(device)`,
+        `torch.set_default_tensor_type('torch.cuda.FloatTensor')`): its factories without `device=`
+        are made there already, and aligning them changes nothing."""
+        if "set_default_" not in self.text:
+            return False
+        return any(isinstance(node, ast.Call) and _sets_a_device_default(node, self.imports) for node in ast.walk(self._tree))
+
+    @cached_property
     def parameter_copying_classes(self) -> dict[str, tuple[int, str]]:
         """Plain classes of the file that copy the parameters of the model they are given and later
         blend the copies with a model's (an EMA): class → (position, name) of that parameter
@@ -464,6 +473,22 @@ def analyse_file(source: str, path: str, project: ProjectIndex | None = None, wh
         if whole_facts is not None:
             facts.role, facts.framework = whole_facts.role, whole_facts.framework
     return facts
+
+
+def _sets_a_device_default(call: ast.Call, imports: ImportTable) -> bool:
+    """`torch.set_default_device(x)` with `x` no CPU literal, or `torch.set_default_tensor_type(t)`
+    with a CUDA type (`torch.cuda.FloatTensor`, `'torch.cuda.FloatTensor'`, or a choice of one)."""
+    setter = imports.qualify(call.func)
+    given = call.args[0] if call.args else None
+    if given is None or setter not in ("torch.set_default_device", "torch.set_default_tensor_type"):
+        return False
+    if setter == "torch.set_default_device":
+        return not (isinstance(given, ast.Constant) and given.value == "cpu")
+    return any(
+        isinstance(node, ast.Constant) and isinstance(node.value, str) and "cuda" in node.value
+        or isinstance(node, ast.Attribute) and node.attr == "cuda"
+        for node in ast.walk(given)
+    )
 
 
 def _defined_once(body: list[ast.stmt], kinds: tuple[type, ...], name: str):

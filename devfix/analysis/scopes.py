@@ -12,7 +12,7 @@ from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.module_classes import is_module_class, is_self_attribute, stores_of_self_attribute, top_level_class
 from devfix.analysis.placement import PlacementFacts, as_move, collect
 from devfix.analysis.tensors import tensor_names
-from devfix.analysis.torch_api import CUDA_TENSOR_TYPES, places_devices
+from devfix.analysis.torch_api import CUDA_TENSOR_TYPES, DEFAULT_DEVICE_FACTORIES, places_devices
 from devfix.analysis.torch_names import DEVICE_CONSTRUCTOR, is_cuda_device_expression, qualified_names
 
 ScopeNode = cst.Module | cst.FunctionDef
@@ -61,6 +61,13 @@ class ScopeTracker:
                 found.append(current)
             current = self.get_metadata(ParentProvider, current, None)
         return found
+
+    def made_where_everything_is(self, call: cst.Call) -> bool:
+        """A factory that needs no `device=`: it runs only without CUDA (`runs_without_cuda`), or
+        the file sets a global default device that places it (`FileFacts.sets_a_default_device`)."""
+        if self.facts is not None and self.facts.sets_a_default_device and self.qualified(call.func) & DEFAULT_DEVICE_FACTORIES:
+            return True
+        return self.runs_without_cuda(call)
 
     def runs_without_cuda(self, node: cst.CSTNode) -> bool:
         """`node` runs only where CUDA is not available: in the `else` (or an `elif`) of `if

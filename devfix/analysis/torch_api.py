@@ -108,6 +108,7 @@ FACTORY_FUNCTIONS = frozenset(
         "linspace", "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices",
     )
 ) | {"torch.nn.Transformer.generate_square_subsequent_mask"}  # a static method with `device=` (torch 2.1+)
+DEFAULT_DEVICE_FACTORIES = FACTORY_FUNCTIONS | {"torch.Tensor"}  # what a global default device places
 # the last part of the name of a torch callable that makes a tensor where `device=` says, the CPU by
 # default (`torch.zeros`, `torch.FloatTensor`, `nn.Transformer.generate_square_subsequent_mask`):
 # the screens' test for a factory a method calls

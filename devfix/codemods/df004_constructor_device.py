@@ -117,6 +117,7 @@ Tacotron's length mask) is made with that type's dtype where the tensor it meets
 
 Refuses: calls that already have `device=` or write into another `out=` tensor, calls in the `else`
 of `if torch.cuda.is_available():` (that branch runs on the CPU only, in a file naming no `mps`),
+factories in a file that sets a global default device (`torch.set_default_device(device)` places them),
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
 literals such as `torch.tensor(0.0)` in pointwise ops (allowed next to CUDA tensors), tensors
 handed to `torch.nn.utils.rnn` (lengths must stay on the CPU), values only used on the host, a
@@ -453,7 +454,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         device = self._aligned.get(original_node)
-        if device is None or self.runs_without_cuda(original_node):
+        if device is None or self.made_where_everything_is(original_node):
             return updated_node
         factory = cst.Module([]).code_for_node(original_node.func)
         if keyword(original_node, "out") is not None:

@@ -36,7 +36,8 @@ replaces): `self.Tensor(input.size())` gets `.to(input.device)`, as it takes no 
 the method caches in `self.<attr>` and reads back is followed.
 
 Refuses: tensors that already have `device=` or a CPU `generator=`, tensors made in the `else` of
-`if torch.cuda.is_available():` (that branch runs on the CPU only), static and class methods
+`if torch.cuda.is_available():` (that branch runs on the CPU only) or in a file that sets a global
+default device (`torch.set_default_tensor_type('torch.cuda.FloatTensor')` places them), static and class methods
 without a tensor input (`self` is no name there), a method's result only ever used as indices
 (`table[index.view(-1)]`: CPU indices may index a table on any device), tensors used only on the host
 (lengths handed to `torch.nn.utils.rnn`, `pack_padded_sequence(emb, lengths)`, stay on the CPU),
@@ -173,7 +174,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         if original_node in self._joined_results:
             return self._move_joined_result(original_node, updated_node)
         reference = self._targets.get(original_node)
-        if reference is None or self.runs_without_cuda(original_node):
+        if reference is None or self.made_where_everything_is(original_node):
             return updated_node
         code = cst.Module([]).code_for_node(original_node.func)
         message = f"`{code}(...)` builds a CPU tensor inside a Module method and feeds it to the module"

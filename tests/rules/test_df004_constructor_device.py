@@ -521,6 +521,24 @@ def test_a_factory_in_the_else_of_a_cuda_test_is_on_the_cpu_with_everything_else
     assert fixed == source.replace("    y = torch.randn(n, 2)\n", "    y = torch.randn(n, 2, device=device)\n")
 
 
+@pytest.mark.parametrize("setter", [
+    "torch.set_default_device(device)", "torch.set_default_tensor_type('torch.cuda.FloatTensor')",
+    "torch.set_default_tensor_type(torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor)",
+])
+def test_factories_under_a_global_default_device_are_made_there(setter):
+    source = (
+        "import numpy as np\nimport torch\nimport torch.nn as nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        f"{setter}\nmodel = nn.Linear(2, 2).to(device)\nfor n in range(3):\n    y = torch.randn(n, 2)\n"
+        "    z = torch.Tensor(np.ones((n, 2)))\n    w = torch.from_numpy(np.ones((n, 2), dtype=np.float32))\n"
+        "    print(model(y) + model(z) + model(w))\n"
+    )
+    fixed = run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
+    # `torch.from_numpy` shares the array's memory: no default places it
+    assert fixed == source.replace("dtype=np.float32))\n", "dtype=np.float32)).to(device)\n")
+    cpu_default = run_devfix(source.replace(setter, "torch.set_default_device('cpu')"), rules=[ConstructorDevice]).fixed.decode()
+    assert "torch.randn(n, 2, device=device)" in cpu_default
+
+
 def test_a_tensor_made_from_host_factories_and_parameters_annotated_as_numbers_is_on_the_host():
     source = (
         "import torch\n\n\ndef indices(n: int, scale: float, width: int):\n    x = torch.linspace(1, n, n)\n"

@@ -223,3 +223,14 @@ def test_a_factory_in_the_branch_that_runs_only_without_cuda_is_left_alone():
     # a file that may pick another accelerator without CUDA: the branch may run on `mps`
     other = source.replace("return self.gru(x, self.init_hidden())", "return self.gru(x.to('mps'), self.init_hidden())")
     assert "torch.zeros(1, 1, 8, device=self.device)" in run_devfix(other, rules=[MethodTensorDevice]).fixed.decode()
+
+
+def test_a_factory_under_a_global_default_device_is_made_there():
+    source = INIT_HIDDEN.format(cpu_branch="torch.zeros(1, 1, 8)").replace(
+        "        if torch.cuda.is_available():\n            hidden = torch.zeros(1, 1, 8).cuda()\n        else:\n            hidden = torch.zeros(1, 1, 8)\n",
+        "        hidden = torch.zeros(1, 1, 8)\n",
+    ) + "\n\nif __name__ == '__main__':\n    torch.set_default_tensor_type('torch.cuda.FloatTensor')\n    CharRNN().cuda()\n"
+    result = run_devfix(source, rules=[MethodTensorDevice])
+    assert "hidden = torch.zeros(1, 1, 8)\n" in source and not result.findings and result.fixed.decode() == source
+    without = source.replace("    torch.set_default_tensor_type('torch.cuda.FloatTensor')\n", "    pass\n")
+    assert "torch.zeros(1, 1, 8, device=self.device)" in run_devfix(without, rules=[MethodTensorDevice]).fixed.decode()
