@@ -27,6 +27,7 @@ ANNOTATION_KINDS = {
     "builtins.dict": Kind.DICT, "typing.Dict": Kind.DICT, "builtins.tuple": Kind.TUPLE, "typing.Tuple": Kind.TUPLE,
     "numpy.ndarray": Kind.NDARRAY, "torch.nn.Module": Kind.MODULE, "torch.device": Kind.DEVICE,
 }
+DATASET_NAMES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"})
 GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad"})
 LOOP_LIMIT = 4
 SIMPLE_STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
@@ -149,6 +150,9 @@ def _resolver(
         resolver.class_attributes = _class_attribute_kinds(tree, resolver)
         resolver.class_constants = _class_constant_kinds(tree, resolver)
         resolver.tensor_layers = _tensor_layers(tree, resolver)
+        datasets = _tensor_datasets(tree, resolver)
+        if datasets:
+            resolver.classes = {**resolver.classes, **dict.fromkeys(datasets, Kind.TENSOR_DATASET)}
     summaries.globals_env = _global_kinds(tree, resolver, declared_global)
     return resolver, summaries
 
@@ -326,6 +330,27 @@ def _class_attribute_kinds(tree: ast.Module, resolver: Resolver) -> dict[tuple[s
     return {key: join(values) for key, values in kinds.items()}
 
 
+def _tensor_datasets(tree: ast.Module, resolver: Resolver) -> set[str]:
+    """Top-level `torch.utils.data.Dataset` classes whose `__getitem__` returns, at every `return`, a
+    tuple display of one length whose items are all proven tensors (`return x.unsqueeze(-1), y` after
+    `x = torch.tensor(...)`, `y = torch.tensor(...)`): their items are what a TensorDataset's are, and
+    a DataLoader over them, collated by default, gives batches of tensors. A number or an array
+    among the items would be a tensor only once collated, so it proves nothing."""
+    found = set()
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or not any(resolver.imports.qualify(base) in DATASET_NAMES for base in node.bases):
+            continue
+        getitems = [item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__getitem__"]
+        if len(getitems) != 1:
+            continue
+        walker = _Walker(resolver.for_class(node.name), None, node.name)
+        walker.method_result(getitems[0], {})
+        items = walker.returned_items
+        if items and all(kinds is not None and len(kinds) == len(items[0]) and all(kind is Kind.TENSOR for kind in kinds) for kinds in items):
+            found.add(node.name)
+    return found
+
+
 def _class_constant_kinds(tree: ast.Module, resolver: Resolver) -> dict[tuple[str, str], Kind]:
     """`Config.weights` where the top-level class `Config` (defined once, never rebound) binds
     `weights = torch.tensor(...)` once in its body, and nothing in the file stores `Config.weights`
@@ -478,6 +503,7 @@ class _Walker:
         self.facts = facts
         self.class_name = class_name
         self.returned: list[Kind] = []
+        self.returned_items: list[tuple[Kind, ...] | None] = []  # per `return`: its tuple display's item kinds
 
     def block(self, statements: list[ast.stmt], env: Env, outer: Env | None = None) -> Env:
         if outer is not None:
@@ -736,6 +762,8 @@ class _Walker:
     def _Return(self, node: ast.Return, env: Env) -> Env:
         self._record(node, env)
         self.returned.append(self.resolver.kind(node.value, env))
+        items = node.value.elts if isinstance(node.value, ast.Tuple) and not any(isinstance(item, ast.Starred) for item in node.value.elts) else None
+        self.returned_items.append(tuple(self.resolver.kind(item, env) for item in items) if items else None)
         return env
 
     def _Global(self, node: ast.Global, env: Env) -> Env:

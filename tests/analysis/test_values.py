@@ -96,3 +96,42 @@ def test_a_method_parameter_takes_the_kind_its_calls_give_by_position_or_keyword
     facts = analyse_values(tree, ImportTable.of(tree), {}, set())
     line = source.splitlines().index("    return table[t]") + 1
     assert facts.reads[(line, 17)] == kind
+
+
+WINDOWS = '''import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Windows({base}):
+    def __init__(self, series):
+        self.series = series
+
+    def __len__(self):
+        return len(self.series) - 8
+
+    def __getitem__(self, i):
+        x = torch.tensor(self.series[i:i + 8], dtype=torch.float32)
+{item}
+
+
+loader = DataLoader(Windows(np.zeros(40)), batch_size=4)
+print(loader)
+'''
+
+
+@pytest.mark.parametrize(("base", "item", "kind"), [
+    ("Dataset", "        return x.unsqueeze(-1), torch.tensor(self.series[i + 8])", Kind.TENSOR_LOADER),
+    ("Dataset", "        if i == 0:\n            return x, x\n        return x, x + 1", Kind.TENSOR_LOADER),
+    ("Dataset", "        return x, self.series[i + 8]", Kind.OBJECT),  # an array item: a tensor only once collated
+    ("Dataset", "        return x, 'label'", Kind.OBJECT),  # a string stays a string
+    ("Dataset", "        if i == 0:\n            return x,\n        return x, x", Kind.OBJECT),  # two lengths
+    ("Dataset", "        return {'x': x}", Kind.OBJECT),  # a dict batch
+    ("object", "        return x, x", Kind.OBJECT),  # no Dataset: nothing says a DataLoader can load it
+])
+def test_a_loader_over_a_dataset_class_whose_items_are_tensors_gives_tensor_batches(base, item, kind):
+    source = WINDOWS.format(base=base, item=item)
+    tree = ast.parse(source)
+    facts = analyse_values(tree, ImportTable.of(tree), {}, set())
+    line = source.splitlines().index("print(loader)") + 1
+    assert facts.reads[(line, 6)] == kind
