@@ -118,13 +118,16 @@ def dict_values_bound(loop: ast.For | ast.AsyncFor) -> tuple[str, ast.expr] | No
 
 def loop_elements(nodes: Iterable[ast.AST]) -> dict[str, list[tuple[int, ast.expr]]]:
     """Names a loop of one scope binds to elements of a value, with the loop's line and that value
-    (an element lives where the value does): `y` → `ys` for `for y in ys`; `t` → `ys.view(-1)` and
-    `p` → `preds` for `for t, p in zip(ys.view(-1), preds)`. As `analysis.placement` records them."""
+    (an element lives where the value does): `y` → `ys` for `for y in ys` (or `for i, y in
+    enumerate(ys)`); `t` → `ys.view(-1)` and `p` → `preds` for `for t, p in zip(ys.view(-1), preds)`. As `analysis.placement` records them."""
     found: dict[str, list[tuple[int, ast.expr]]] = {}
     for loop in nodes:
         if not isinstance(loop, (ast.For, ast.AsyncFor)):
             continue
         iterable, target = loop.iter, loop.target
+        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate"
+                and isinstance(target, ast.Tuple) and len(target.elts) == 2 and iterable.args and not isinstance(iterable.args[0], ast.Starred)):
+            iterable, target = iterable.args[0], target.elts[1]  # `for i, img in enumerate(samples)`
         if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "zip" and not iterable.keywords
                 and isinstance(target, ast.Tuple) and len(target.elts) == len(iterable.args)):
             pairs = list(zip(target.elts, iterable.args))

@@ -413,10 +413,12 @@ class _Scope:
                 return True  # `[p.numpy() for p in preds]`
             if binding is not None and binding[1] is None and (value.id, binding[0]) in self.dict_values:
                 return self._may_be_on_device(self.dict_values[(value.id, binding[0])], with_parameters, binding[0])
-            if with_parameters and binding is not None and binding[1] is None and any(
+            if binding is not None and binding[1] is None and any(
                 line == binding[0] and self._may_be_on_device(iterated, with_parameters, line) for line, iterated in self.elements.get(value.id, ())
             ):
-                return True  # `for s in scores: s.numpy()`, `scores` filled with device values
+                # `for s in scores: s.numpy()`, `scores` filled with device values; `for img in samples:
+                # ax.imshow(img)` (the rule asks, for a host library, that `samples` be proven a tensor)
+                return True
             return binding is not None and binding[1] is not None and self._may_be_on_device(binding[1], with_parameters, binding[0])
         if is_self_attribute(value) and value.attr in self.instance_collectors:
             return True  # `np.mean(self.losses)`: what the methods append is the rule's to follow

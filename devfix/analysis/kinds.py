@@ -125,6 +125,7 @@ class Resolver:
         self.class_attributes: dict[tuple[str, str], Kind] = {}  # (class, attribute) → kind of `self.attribute`
         self.class_constants: dict[tuple[str, str], Kind] = {}  # (class, attribute) → kind of `Class.attribute`
         self.tensor_layers: frozenset[tuple[str, str]] = frozenset()  # (class, attribute) holding `nn.Linear(...)` and the like
+        self.tensor_layer_names: frozenset[str] = frozenset()  # module-level names holding one (`G = nn.Sequential(...)`)
         self.class_name: str | None = None  # the class whose methods are being read
         self.parameter_kinds: dict[str, list[Kind]] = {}  # function or Class.method → kinds its calls pass by position
         self.method_names: frozenset[str] = frozenset()  # methods whose calls are noted (`.step(...)`)
@@ -137,6 +138,7 @@ class Resolver:
         resolver = Resolver(self.imports, self.classes, self.functions)
         resolver.class_attributes, resolver.class_name = self.class_attributes, class_name
         resolver.class_constants, resolver.tensor_layers = self.class_constants, self.tensor_layers
+        resolver.tensor_layer_names = self.tensor_layer_names
         resolver.parameter_kinds, resolver.method_names = self.parameter_kinds, self.method_names
         resolver.imported = self.imported
         resolver.instances = self.instances
@@ -284,6 +286,8 @@ class Resolver:
             return Kind.TENSOR  # `transform(image)`, `self.transform(image)` of a `Compose([..., ToTensor()])`
         if is_self_attribute(node.func) and (self.class_name, node.func.attr) in self.tensor_layers:
             return Kind.TENSOR  # `self.emb(ids)` of `self.emb = nn.Embedding(...)`
+        if isinstance(node.func, ast.Name) and node.func.id in self.tensor_layer_names:
+            return Kind.TENSOR  # `G(z)` of `G = nn.Sequential(nn.Linear(8, 64), nn.Tanh())`
         held = self._instance_called(node.func)
         if held is not None:
             return self.forward_output(held)  # `self.pos(h)` of a `PositionalEncoding` of the file: what its `forward` returns

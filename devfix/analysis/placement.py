@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for
+from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import is_self_attribute
 from devfix.analysis.returned_moves import ReturnedMove
 from devfix.analysis.tensors import is_factory_call
@@ -89,7 +90,11 @@ class PlacementFacts:
     returns_host: Callable[[str], bool] | None = None  # … one whose every return is a tensor made on the host
     # … one whose every return is a tuple of that many items, the item at that position on a device
     returns_device_item: Callable[[str, int, int], bool] | None = None
+    kind_of: Callable[[cst.CSTNode], Kind] | None = None  # the value analysis's kind of a name where it is read
 
+
+    def _proven_tensor(self, value: cst.BaseExpression) -> bool:
+        return isinstance(value, cst.Name) and self.kind_of is not None and self.kind_of(value) is Kind.TENSOR
 
     def add_returned_moves(self, returned_move: Callable[[str], ReturnedMove | None], top_level: bool = False) -> None:
         """`model = build_model(device)` where the file's function gives back what it moved
@@ -153,8 +158,11 @@ class PlacementFacts:
                 return any(binding.line < at < line and again(value, at) for at, value in self.appended.get(expression.value, ()))
             if binding is not None and binding.value is None and (expression.value, binding.line) in self.dict_values:
                 return again(self.dict_values[(expression.value, binding.line)], binding.line)  # a value of a device dict
-            if loose and binding is not None and binding.value is None and (expression.value, binding.line) in self.elements:
-                return again(self.elements[(expression.value, binding.line)], binding.line)  # `for s in scores` of device values
+            iterated = self.elements.get((expression.value, binding.line)) if binding is not None and binding.value is None else None
+            if iterated is not None and (loose or self._proven_tensor(iterated)):
+                # `for s in scores` of device values; strictly, only the rows of a tensor are surely tensors
+                # (`for img in samples`; the items of a dict are its keys)
+                return again(iterated, binding.line)
             if binding is not None and (expression.value, binding.line) in self.augmented:
                 # `total += loss`: on a device when `loss` is, or when `total` already was
                 added = self.augmented[(expression.value, binding.line)]
@@ -439,6 +447,10 @@ class _Collector(cst.CSTVisitor):
 def _loop_elements(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:
     """The names a loop binds to elements of a value, each with that value (`ast_nodes.loop_elements`)."""
     iterable, target = loop.iter, loop.target
+    if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate"
+            and isinstance(target, cst.Tuple) and len(target.elements) == 2 and iterable.args and iterable.args[0].keyword is None
+            and not iterable.args[0].star):  # `for i, img in enumerate(samples)`: `img` is an element of `samples`
+        iterable, target = iterable.args[0].value, target.elements[1].value
     if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "zip"
             and isinstance(target, cst.Tuple) and len(target.elements) == len(iterable.args)
             and all(arg.keyword is None and not arg.star for arg in iterable.args)):

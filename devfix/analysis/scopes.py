@@ -103,6 +103,7 @@ class ScopeTracker:
             facts.returns_device = self.returns_device_value
             facts.returns_host = self.returns_host_tensors
             facts.returns_device_item = self.returns_device_item
+            facts.kind_of = self.kind_of  # a DevfixRule's (every ScopeTracker is one)
             facts.cuda_tensor_types = self.cuda_tensor_types() - (set(facts.bindings) if isinstance(scope, cst.FunctionDef) else set())
             if isinstance(scope, cst.FunctionDef):
                 self._add_globals_on_device(facts)

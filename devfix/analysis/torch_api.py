@@ -280,6 +280,18 @@ TENSOR_OUTPUT_LAYERS = frozenset({
     "RNNCell", "GRUCell", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
     "BatchNorm3d", "PReLU",
 })
+# torch.nn layers without parameters that take one tensor and give one tensor (their output is where
+# their input is): with TENSOR_OUTPUT_LAYERS, what an `nn.Sequential` of them gives is one tensor
+# (pooling layers asked for `return_indices=True` give a tuple: not these)
+TENSOR_TO_TENSOR_LAYERS = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "Hardtanh",
+    "Hardswish", "Hardsigmoid", "Softplus", "Softsign", "Softmax", "LogSoftmax", "Threshold", "Dropout", "Dropout1d",
+    "Dropout2d", "Dropout3d", "AlphaDropout", "Flatten", "Unflatten", "Identity", "MaxPool1d", "MaxPool2d", "MaxPool3d",
+    "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Upsample", "PixelShuffle", "PixelUnshuffle",
+    "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad2d",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
+})
 # `torch.cuda` functions that need CUDA to run: without it they raise "Torch not compiled with
 # CUDA enabled" (those that answer on any machine, `is_available`, `memory_allocated`,
 # `manual_seed`, `empty_cache`, are not here); `set_device` belongs to multi-GPU code (DF001's

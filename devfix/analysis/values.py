@@ -17,7 +17,7 @@ from devfix.analysis.ast_nodes import bound_names, children, every_node, paramet
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import BATCH_KINDS, ITEM_KINDS, Kind, Resolver, join
 from devfix.analysis.module_instances import called_instances
-from devfix.analysis.torch_api import TENSOR_OUTPUT_LAYERS
+from devfix.analysis.torch_api import TENSOR_OUTPUT_LAYERS, TENSOR_TO_TENSOR_LAYERS
 
 Env = dict[str, Kind]
 ANNOTATION_KINDS = {
@@ -150,6 +150,7 @@ def _resolver(
         resolver.class_attributes = _class_attribute_kinds(tree, resolver)
         resolver.class_constants = _class_constant_kinds(tree, resolver)
         resolver.tensor_layers = _tensor_layers(tree, resolver)
+        resolver.tensor_layer_names = _tensor_layer_names(tree, resolver)
         datasets = _tensor_datasets(tree, resolver)
         if datasets:
             resolver.classes = {**resolver.classes, **dict.fromkeys(datasets, Kind.TENSOR_DATASET)}
@@ -413,10 +414,48 @@ def _tensor_layers(tree: ast.Module, resolver: Resolver) -> frozenset[tuple[str,
                 for target in targets:
                     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
                         value = assignment.value if isinstance(assignment, ast.Assign) and len(assignment.targets) == 1 else None
-                        qualified = resolver.imports.qualify(value.func) if isinstance(value, ast.Call) else None
-                        layer = qualified is not None and qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1] in TENSOR_OUTPUT_LAYERS
-                        stores.setdefault((node.name, target.attr), []).append(layer)
+                        stores.setdefault((node.name, target.attr), []).append(value is not None and _builds_a_tensor_layer(value, resolver.imports))
     return frozenset(key for key, layers in stores.items() if all(layers))
+
+
+def _tensor_layer_names(tree: ast.Module, resolver: Resolver) -> frozenset[str]:
+    """Module-level names bound once, and bound nowhere else in the file (no local, parameter or
+    loop variable of that name), to a torch.nn layer whose output is one tensor, or to an
+    `nn.Sequential` of such layers (`G = nn.Sequential(nn.Linear(8, 64), nn.Tanh()).to(device)`):
+    `G(z)` is a tensor."""
+    stores: dict[str, int] = {}
+    for node in ast.walk(tree):
+        name = node.id if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) else node.arg if isinstance(node, ast.arg) else None
+        if name is not None:
+            stores[name] = stores.get(name, 0) + 1
+    found = set()
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            name = statement.targets[0].id
+            if stores.get(name) == 1 and _builds_a_tensor_layer(statement.value, resolver.imports):
+                found.add(name)
+    return frozenset(found)
+
+
+LAYER_KEEPING_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "float", "double", "half", "requires_grad_"})
+
+
+def _builds_a_tensor_layer(value: ast.expr, imports: ImportTable, depth: int = 0) -> bool:
+    """`nn.Linear(...)` (a layer of TENSOR_OUTPUT_LAYERS or TENSOR_TO_TENSOR_LAYERS), moved or put in a
+    mode (`.to(device)`, `.eval()`), or an `nn.Sequential` of such layers: called on a tensor, it gives
+    one tensor."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in LAYER_KEEPING_METHODS:
+        value = value.func.value
+    qualified = imports.qualify(value.func) if isinstance(value, ast.Call) else None
+    if qualified is None or not qualified.startswith("torch.nn.") or depth > 4:
+        return False
+    layer = qualified.rsplit(".", 1)[-1]
+    if layer == "Sequential":
+        return bool(value.args) and not value.keywords and all(
+            not isinstance(item, ast.Starred) and _builds_a_tensor_layer(item, imports, depth + 1) for item in value.args)
+    if any(keyword.arg == "return_indices" for keyword in value.keywords):
+        return False
+    return layer in TENSOR_OUTPUT_LAYERS or (depth > 0 and layer in TENSOR_TO_TENSOR_LAYERS)
 
 
 def _unbound_parameter_kinds(method: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str, resolver: Resolver) -> Env:

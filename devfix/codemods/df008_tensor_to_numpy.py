@@ -10,7 +10,10 @@ computed from moved values, or the output of a moved model). `np.array(t)`/`np.a
 other `numpy`, `matplotlib` and `sklearn` calls fed such a tensor get `t.detach().cpu()`, as do the
 data methods of the Axes a scope makes (`fig, ax = plt.subplots()` … `ax.imshow(t)`, `analysis.axes`),
 and so does each such item of a list or tuple they are fed (`np.array([acc * 100, loss])` →
-`np.array([(acc * 100).detach().cpu(), loss.detach().cpu()])`).
+`np.array([(acc * 100).detach().cpu(), loss.detach().cpu()])`), and each row of a device tensor a
+loop takes (`for ax, img in zip(axes, samples): ax.imshow(img)`, also under `enumerate`, `samples`
+proven a tensor: the output of a torch.nn layer or of an `nn.Sequential` of them; a dict would give
+its keys).
 
 Under `if self.framework == "tf":` (or "jax", "flax") the arrays are another library's, whose
 tensors have `.numpy()` but no `.detach()`: left alone (transformers' pipelines).
@@ -21,7 +24,8 @@ A list that collects such tensors (`losses.append(loss)`) and is then handed to 
 `analysis.host_sinks.parameters_given_to_host`; also one imported from the project, the script
 importing no numpy itself: `summarize(losses)` of `utils.py`), gets each tensor brought to the host as it is
 appended, unless the scope reads the list otherwise too (`torch.cat(preds) == labels` needs its
-tensors where they are); reads that give the same on the host (`float(losses[-1])`) do not count.
+tensors where they are); reads that give the same on the host (`float(losses[-1])`, `sum(e.item()
+for e in errors)`) do not count.
 The same holds for a list kept in a dict display (`history["loss"].append(loss)` or
 `history[phase].append(loss)` … `plt.plot(history["loss"])`:
 every item of the display starts as `[]`) and one an object keeps (`self.losses.append(loss)` in
@@ -697,6 +701,16 @@ class _OtherReads(cst.CSTVisitor):
         elif isinstance(func, cst.Attribute) and func.attr.value in ("item", "tolist") and not node.args:
             self._skip_item_or_list(func.value, whole=False)
 
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        """`sum(e.item() for e in name)`: each item read only as a value the same on the host."""
+        for_in = node.for_in
+        iterated, target = for_in.iter, for_in.target
+        if isinstance(iterated, cst.Name) and iterated.value == self.name and isinstance(target, cst.Name) \
+                and for_in.inner_for_in is None and not for_in.ifs and _reads_only_values(node.elt, target.value, self.qualified):
+            self.skipped.add(id(iterated))
+
+    visit_ListComp = visit_GeneratorExp
+
     def _skip_item_or_list(self, value: cst.BaseExpression, whole: bool = True) -> None:
         """`name` (with `whole`) or `name[i]`: a read that gives the same on the host."""
         if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 \
@@ -708,6 +722,28 @@ class _OtherReads(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.name and id(node) not in self.handed and id(node) not in self.skipped:
             self.found = True
+
+
+def _reads_only_values(expression: cst.BaseExpression, name: str, qualified: QualifiedNames) -> bool:
+    """Every read of `name` in `expression` gives a value the same on the host: `name.item()`,
+    `float(name)` (`HOST_VALUE_READERS`)."""
+    reads: list[cst.Name] = []
+    host: set[int] = set()
+
+    class Reads(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name:
+                reads.append(node)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("item", "tolist") and not node.args:
+                host.add(id(func.value))
+            elif qualified(func) & HOST_VALUE_READERS and node.args:
+                host.add(id(node.args[0].value))
+
+    expression.visit(Reads())
+    return bool(reads) and all(id(read) in host for read in reads)
 
 
 @dataclass(frozen=True)

@@ -342,3 +342,45 @@ def test_a_branch_for_another_frameworks_arrays_keeps_its_numpy_call():
 def test_a_branch_for_torch_still_brings_the_tensor_over():
     fixed = run_devfix(PIPELINE.format(branch='elif self.framework == "pt-gpu":'), rules=[TensorToNumpy]).fixed.decode()
     assert "return outputs.detach().cpu().numpy().tolist()" in fixed
+
+
+@pytest.mark.parametrize(("use", "fixed"), [
+    ("print(summary(preds), sum(p.item() for p in preds))", True),  # each item read as a value the same on the host
+    ("print(summary(preds), [float(p) for p in preds])", True),
+    ("print(summary(preds), sum(p.sum() for p in preds))", False),  # a tensor sum: on the device
+    ("print(summary(preds), [p.item() for p in preds if p.sum() > 0])", False),  # the condition reads the tensor too
+])
+def test_a_comprehension_reading_each_item_only_as_a_host_value_is_no_device_read(use, fixed):
+    assert ("preds.append(model(torch.randn(4, 3).to(device)).argmax(1).detach().cpu())" in collected(use)) is fixed
+
+
+PLOTTED = """import matplotlib.pyplot as plt
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda")
+{model}
+with torch.no_grad():
+    samples = G(torch.randn(4, 8, device=device))
+fig, axes = plt.subplots(1, 4)
+for {loop}:
+    ax.imshow(img)
+"""
+
+
+@pytest.mark.parametrize(("model", "loop", "fixed"), [
+    ("G = nn.Sequential(nn.Linear(8, 64), nn.Tanh()).to(device)", "ax, img in zip(axes, samples)", True),
+    ("G = nn.Sequential(nn.Linear(8, 64), nn.Tanh()).to(device)", "i, img in enumerate(samples)", True),
+    ("G = nn.Linear(8, 64).to(device)", "ax, img in zip(axes, samples)", True),
+    # an LSTM gives a tuple, a Module of unknown code may give a dict: the loop's items may be no tensors
+    ("G = nn.Sequential(nn.LSTM(8, 64)).to(device)", "ax, img in zip(axes, samples)", False),
+    ("G = make_generator().to(device)", "ax, img in zip(axes, samples)", False),
+    # the name is bound again in a function: which `G` a call reads is not one thing
+    ("G = nn.Linear(8, 64).to(device)\n\n\ndef other(G):\n    return G\n\n", "ax, img in zip(axes, samples)", False),
+])
+def test_the_rows_of_a_tensor_a_layer_gives_are_brought_to_the_host_for_matplotlib(model, loop, fixed):
+    source = PLOTTED.format(model=model, loop=loop)
+    if "enumerate" in loop:
+        source = source.replace("    ax.imshow(img)", "    axes[i].imshow(img)")
+    result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
+    assert ("imshow(img.detach().cpu())" in result) is fixed
