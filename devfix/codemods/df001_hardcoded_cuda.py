@@ -12,6 +12,9 @@ hard-coded `device = "cuda"` variable becomes `"cuda" if torch.cuda.is_available
 so does a global default: `torch.set_default_device("cuda")`, and
 `torch.set_default_tensor_type(torch.cuda.FloatTensor)` → `torch.cuda.FloatTensor if
 torch.cuda.is_available() else torch.FloatTensor`, and a block's default, `with torch.device("cuda"):`.
+A `torch.load` hook that moves every storage (`map_location=lambda storage, loc: storage.cuda(0)`)
+becomes the device itself, `map_location=device`: storages take no positional device, so
+`storage.to(device)` would raise.
 
 Refuses (leaves the code alone): code under a test that already checks for CUDA or a GPU flag
 (`if torch.cuda.is_available():`, `x.cuda() if use_gpu else x`); explicit multi-GPU or
@@ -170,6 +173,8 @@ class HardcodedCuda(DevfixRule):
             return updated  # a torch namespace, not a value being moved
         if isinstance(receiver, cst.Call) and qualified_names(self, receiver.func) & PARAMETER_CLASSES:
             return updated  # `nn.Parameter(t).cuda()` is DF009's: the move belongs inside
+        if self._loading_hook(original) is not None:
+            return updated  # `map_location=lambda storage, loc: storage.cuda()`: a storage, `leave_Arg` replaces the hook
         device = self._device_name(original, "`.cuda()` hard-codes the GPU: the program fails without one")
         if device is None:
             return updated
@@ -178,6 +183,32 @@ class HardcodedCuda(DevfixRule):
         if kept:
             args[0] = args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")), args=args)
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        """`map_location=lambda storage, loc: storage.cuda()` → `map_location=device`: the hook is
+        given storages, whose `.to()` takes no positional device; `torch.load` maps to a device itself."""
+        hook = original_node.value
+        if not (original_node.keyword is not None and original_node.keyword.value == "map_location" and isinstance(hook, cst.Lambda)):
+            return updated_node
+        body = hook.body
+        if self._multi_gpu_file or not isinstance(body, cst.Call) or self._loading_hook(body) is not original_node \
+                or not self._is_plain_cuda_call(body) or self._guarded(original_node):
+            return updated_node
+        device = self._device_name(original_node, "`map_location` loads every storage onto the GPU with `.cuda()`: the program fails without one")
+        return updated_node.with_changes(value=cst.parse_expression(device)) if device is not None else updated_node
+
+    def _loading_hook(self, call: cst.Call) -> cst.Arg | None:
+        """The `map_location=` argument when `call` is `storage.cuda(...)`, the whole body of a lambda
+        given there and called on its first parameter (`lambda storage, loc: storage.cuda()`)."""
+        hook = self.get_metadata(ParentProvider, call, None)
+        if not (isinstance(hook, cst.Lambda) and hook.body is call and isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda"):
+            return None
+        params = hook.params.params
+        if not params or not isinstance(call.func.value, cst.Name) or call.func.value.value != params[0].name.value:
+            return None
+        argument = self.get_metadata(ParentProvider, hook, None)
+        keyword = argument.keyword if isinstance(argument, cst.Arg) else None
+        return argument if keyword is not None and keyword.value == "map_location" else None
 
     def _fix_to_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         for index, arg in enumerate(original.args):

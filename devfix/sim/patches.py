@@ -62,6 +62,7 @@ def patched_torch(state):
         "torch.nn.Parameter.__new__": staticmethod(new_parameter(torch.nn.Parameter.__new__)),
         "torch.save": serialization.save(torch.save),
         "torch.load": serialization.load(torch.load),
+        "torch.UntypedStorage.cuda": serialization.storage_cuda,
         "torch.set_default_device": _refuse_cuda_default(torch.set_default_device),
         "torch.autograd.Variable": _variable(torch.autograd.Variable),
         "torch.autograd.variable.Variable": _variable(torch.autograd.Variable),

@@ -2,7 +2,8 @@
 storages (location "cuda:N"), and CUDA storages load back onto the simulated GPU.
 
 A checkpoint written under simulation therefore fails to load on a CPU-only run without
-`map_location`, with PyTorch's own "Attempting to deserialize object on a CUDA device" error.
+`map_location`, with PyTorch's own "Attempting to deserialize object on a CUDA device" error. A
+`map_location` hook that moves each storage with `storage.cuda()` loads onto the simulated GPU.
 """
 
 from __future__ import annotations
@@ -57,6 +58,16 @@ def _restore(storage, location: str):
             f"Attempting to deserialize object on CUDA device {index} but torch.cuda.device_count() is "
             f"{_active_state.device_count}. Please use torch.load with map_location to map your storages to an existing device."
         )
+    _loaded[storage.data_ptr()] = torch.device("cuda", index)
+    return storage
+
+
+def storage_cuda(storage, device=None, non_blocking=False, **kwargs):
+    """`storage.cuda(i)` in a `map_location` hook (`lambda storage, loc: storage.cuda(0)`): the storage
+    stays where it is and the tensors `torch.load` builds on it load onto the simulated GPU `i`."""
+    index = torch.device("cuda", device).index if isinstance(device, int) else torch.device(device or "cuda").index or 0
+    if _active_state is not None and index >= _active_state.device_count:
+        raise RuntimeError("CUDA error: invalid device ordinal")
     _loaded[storage.data_ptr()] = torch.device("cuda", index)
     return storage
 

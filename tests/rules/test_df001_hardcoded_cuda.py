@@ -226,3 +226,20 @@ def test_a_project_function_given_a_device_string_takes_the_device_only_where_it
     result = run_devfix(source, path=str(main), rules=[HardcodedCuda])
     assert ("evaluate(torch.nn.Linear(2, 2), device=device)" in result.fixed.decode()) is fixed
     assert [finding.code for finding in result.findings + result.applied] == ["DF001"]
+
+
+@pytest.mark.parametrize(("hook", "fixed"), [
+    ("lambda storage, loc: storage.cuda()", "device"),
+    ("lambda storage, loc: storage.cuda(0)", "device"),
+    ("lambda s, l: s.cuda(non_blocking=True)", "device"),
+    ("lambda storage, loc: storage.cuda(args.gpu)", None),  # another GPU named: multi-GPU code's own choice
+    ("lambda storage, loc: storage", None),  # already the CPU
+])
+def test_a_map_location_hook_that_moves_storages_gives_way_to_the_device(hook, fixed):
+    source = f"import torch\n\nstate = torch.load('net.pt', map_location={hook})\n"
+    result = run_devfix(source, rules=[HardcodedCuda]).fixed.decode()
+    if fixed is None:
+        assert result == source
+    else:
+        assert result.endswith("state = torch.load('net.pt', map_location=device)\n")
+        assert 'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")' in result

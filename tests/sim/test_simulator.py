@@ -309,6 +309,8 @@ def test_save_and_load_with_every_map_location(cuda):
         ("cpu", "cpu", "cpu"),
         ("cuda", "cuda", "cuda"),  # a device map_location moves every storage, CPU ones too
         (torch.device("cuda:0"), "cuda", "cuda"),
+        (lambda storage, location: storage.cuda(0), "cuda", "cuda"),  # a hook that moves each storage
+        (lambda storage, location: storage, "cpu", "cpu"),
         ({"cuda:0": "cpu"}, "cpu", "cpu"),
     ]
     for map_location, expected_w, expected_c in cases:
