@@ -1149,14 +1149,20 @@ def _names_a_loader(name: ast.expr, imports: ImportTable) -> bool:
 
 
 def _moves_into_attribute_in_init(move: ast.Call, place: _Place) -> bool:
-    """`self.model = model.to(device)` or `self.model.to(device)` directly in `__init__`: the
-    moves DF020 starts from."""
+    """`self.model = model.to(device)` or `self.model.to(device)` directly in `__init__`, or a
+    model attribute moved in place in another method (`self.model.to(self.device)` or `self.model =
+    self.model.to(self.device)` at the top of `fit`): the moves DF020 starts from."""
     parent = place.parent
-    if place.method is None or place.method.name != "__init__":
+    if place.method is None:
         return False
     if isinstance(parent, ast.Expr) and parent.value is move:
         return isinstance(move.func, ast.Attribute) and is_self_attribute(move.func.value)
-    return isinstance(parent, ast.Assign) and parent.value is move and any(is_self_attribute(target) for target in parent.targets)
+    if not (isinstance(parent, ast.Assign) and parent.value is move):
+        return False
+    if place.method.name == "__init__":
+        return any(is_self_attribute(target) for target in parent.targets)
+    receiver = move.func.value if isinstance(move.func, ast.Attribute) else None  # `self.model = self.model.to(device)`
+    return is_self_attribute(receiver) and any(is_self_attribute(target) and target.attr == receiver.attr for target in parent.targets)
 
 
 def _moves_an_instance_attribute(move: ast.Call, place: _Place) -> bool:

@@ -43,7 +43,9 @@ there from numpy; `analysis.sampled_batches`).
 
 Applies to classes that are not `nn.Module`s (those are moved as a whole; Lightning moves batches
 itself) when `__init__` moves a model attribute: `self.model = model.to(device)`, or a Module it
-builds or is given, then moved in place (`self.model.to(self.device)`). Method arguments fed to
+builds or is given, then moved in place (`self.model.to(self.device)`). A model a method moves in
+place itself, in a statement of its own body (`self.model.to(self.device)` at the top of `fit`),
+has the batches of that method's later loops moved (other methods may run before the move). Method arguments fed to
 that model, or to a loss together with its output, are moved at the top of the method, to the
 model's device: `self.device` when the class keeps one, else `next(self.model.parameters()).device`; names the
 method first unpacks from a parameter (`inputs, targets = batch`) and feeds are moved right after
@@ -89,7 +91,7 @@ from devfix.analysis.loaders import (
 from devfix.analysis.method_inputs import MethodInputs
 from devfix.analysis.module_classes import class_facts, is_self_attribute
 from devfix.analysis.output_meetings import OutputMeetings
-from devfix.analysis.placement import as_move, collect
+from devfix.analysis.placement import Move, as_move, collect
 from devfix.analysis.sampled_batches import host_unpacked_names
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root, is_factory_call, without_tensor_methods
@@ -138,6 +140,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             instance for instance, attribute in self._moved_from_outside.moves if attribute in self._outside_models
         }
         if not models:
+            self._plan_models_moved_in_methods(facts)
             return
         model = sorted(models)[0]
         device, ready_line = self._device_expression(facts, model)
@@ -450,6 +453,53 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                     moved.add(name)
         return moved
 
+    def _plan_models_moved_in_methods(self, facts) -> None:
+        """A Module attribute that a method itself moves in place, in a statement of its body's own
+        (`self.model.to(self.device)` at the top of `fit`), when `__init__` moves no model: the loops
+        after that statement in the method feed it on that device. Other methods may run before the
+        move, so only that method's later loops are planned."""
+        for method_name, method in facts.methods.items():
+            if method_name == "__init__":
+                continue
+            for statement in method.body.body if isinstance(method.body, cst.IndentedBlock) else ():
+                moved = self._attribute_moved_by(facts, statement)
+                if moved is None:
+                    continue
+                model, move = moved
+                kept = move.device.attr.value if isinstance(move.device, cst.Attribute) and is_self_attribute(move.device) else None
+                stored = facts.attributes.get(kept) if kept is not None else None
+                in_init = stored is not None and [method for method, _ in stored.assignments] == ["__init__"]
+                device = f"self.{kept}" if in_init else f"next(self.{model}.parameters()).device"
+                callables = {model} | self._module_attributes(facts)
+                for loop in loops_of(method):
+                    if self.line_of(loop) > self.line_of(statement):
+                        batches = self._batches_to_move(loop, callables, {model})
+                        if batches:
+                            self._loop_moves.setdefault(loop, (batches, device))
+
+    def _attribute_moved_by(self, facts, statement: cst.BaseStatement) -> tuple[str, Move] | None:
+        """(attribute, move) for `self.model.to(device)` or `self.model = self.model.to(device)` as a
+        whole statement, of an attribute `__init__` alone binds, to a Module it builds or is given."""
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if isinstance(small, cst.Expr):
+            move = as_move(small.value, self.qualified)
+        elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+            move = as_move(small.value, self.qualified)
+            target = small.targets[0].target
+            if move is not None and not (is_self_attribute(target) and is_self_attribute(move.receiver)
+                                         and target.attr.value == move.receiver.attr.value):
+                move = None
+        else:
+            move = None
+        if move is None or not is_self_attribute(move.receiver):
+            return None
+        name = move.receiver.attr.value
+        use = facts.attributes.get(name)
+        if use is None or any(method != "__init__" and not _moves_itself(assigned, name, self.qualified) for method, assigned in use.assignments):
+            return None  # bound to something else in another method
+        built = [assigned for method, assigned in use.assignments if method == "__init__"]
+        return (name, move) if len(built) == 1 and self._holds_a_module(facts, built[0].value) else None
+
     def _holds_a_module(self, facts, value: cst.BaseExpression) -> bool:
         """`__init__` builds a Module into the attribute (`Net()`) or stores one of its parameters."""
         init = facts.methods.get("__init__")
@@ -613,6 +663,12 @@ class _InstanceAttributeMoves(cst.CSTVisitor):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.instances.setdefault(node.value.func.value, set()).add(target.target.value)
+
+
+def _moves_itself(statement: cst.Assign, name: str, qualified) -> bool:
+    """`self.<name> = self.<name>.to(device)`."""
+    move = as_move(statement.value, qualified)
+    return move is not None and is_self_attribute(move.receiver) and move.receiver.attr.value == name
 
 
 def _unpacked_parameters(method: cst.FunctionDef, parameters: list[str]) -> dict[cst.SimpleStatementLine, tuple[str, list[str]]]:

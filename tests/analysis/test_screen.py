@@ -368,14 +368,18 @@ def test_df016_df014_df015_skip_classes_proven_not_modules(tmp_path):
 
 @pytest.mark.parametrize("source, expected", [
     ("import torch\n\n\nclass Trainer:\n    def __init__(self, model, device):\n        self.model = model.to(device)\n", True),
+    # moved in place by a method of its own: that method's later loops feed it on the device
     (("import torch\n\n\nclass Trainer:\n    def __init__(self, model):\n        self.model = model\n\n"
-      "    def place(self, device):\n        self.model = self.model.to(device)\n"), False),
+      "    def place(self, device):\n        self.model = self.model.to(device)\n"), True),
+    # a copy of the attribute moved into another name in a method: nothing the object keeps moved
+    (("import torch\n\n\nclass Trainer:\n    def __init__(self, model):\n        self.model = model\n\n"
+      "    def place(self, device):\n        self.other = self.model.to(device)\n"), False),
     # moved in place by the code holding the object
     ("import torch\n\n\nclass Agent:\n    def __init__(self, q):\n        self.q = q\n\n\nagent = Agent(q)\nagent.q.to(device)\n", True),
     # a copy of the attribute moved: the object's model stays where it was
     ("import torch\n\n\nclass Agent:\n    def __init__(self, q):\n        self.q = q\n\n\nagent = Agent(q)\nq2 = agent.q.to(device)\n", False),
 ])
-def test_df020_needs_a_model_moved_into_an_attribute_in_init(source, expected):
+def test_df020_needs_a_model_attribute_moved_in_place(source, expected):
     assert ("DF020" in rules_that_may_apply(source)) is expected
 
 

@@ -141,3 +141,37 @@ def test_a_trainer_class_looping_over_the_loader_another_file_constructs_it_with
     result = run_devfix(TRAINER_FILE, path=str(tmp_path / "trainer.py"), rules=[TrainerAttributes])
     loop = "        for x, y in self.loader:\n"
     assert result.fixed.decode() == (TRAINER_FILE.replace(loop, loop + MOVED_BATCH) if moved else TRAINER_FILE)
+
+
+FITTING = (
+    "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+    "class Trainer:\n    def __init__(self, model, loader, device):\n        self.model = model\n"
+    "        self.loader = loader\n        self.device = device\n\n"
+    "    def evaluate(self):\n        for x, y in self.loader:\n            print(self.model(x))\n\n"
+    "    def fit(self):\n{before}        self.model.to(self.device)\n        for x, y in self.loader:\n"
+    "            loss = (self.model(x) - y).pow(2).mean()\n\n\n"
+    "loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)))\n"
+    "Trainer(nn.Linear(2, 1), loader, torch.device('cuda')).fit()\n"
+)
+FIT_LOOP = "        for x, y in self.loader:\n            loss"
+
+
+@pytest.mark.parametrize("before", [
+    "",
+    "        for x, y in self.loader:\n            print(self.model(x))\n",  # a loop before the move feeds the model where it was
+])
+def test_a_model_a_method_moves_itself_is_fed_on_the_device_after_the_move(before):
+    source = FITTING.format(before=before)
+    fixed = run_devfix(source, rules=[TrainerAttributes]).fixed.decode()
+    assert fixed == source.replace(FIT_LOOP, FIT_LOOP.replace("\n", "\n            x, y = x.to(self.device), y.to(self.device)\n", 1))
+    # `evaluate` may run before `fit`: its loop is left alone, as is the loop before the move
+    assert fixed.count("x.to(self.device)") == 1
+
+
+@pytest.mark.parametrize("change", [
+    ("        self.model.to(self.device)\n", "        if self.device.type == 'cuda':\n            self.model.to(self.device)\n"),  # maybe moved
+    ("    def evaluate(self):\n", "    def reset(self):\n        self.model = nn.Linear(2, 1)\n\n    def evaluate(self):\n"),  # another model
+])
+def test_a_model_a_method_may_not_move_or_may_replace_is_left_alone(change):
+    source = FITTING.format(before="").replace(*change)
+    assert run_devfix(source, rules=[TrainerAttributes]).fixed.decode() == source
