@@ -41,7 +41,7 @@ from devfix.analysis.importers import (
     passes_a_moved_name,
 )
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.kinds import DATALOADER_KINDS, Kind
+from devfix.analysis.kinds import DATALOADER_KINDS, ITEM_ASSIGNABLE, Kind
 from devfix.analysis.parameter_copies import classes_copying_parameters
 from devfix.analysis.project import ProjectIndex
 from devfix.analysis.returned_modules import returns_built_module
@@ -124,7 +124,9 @@ class FileFacts:
         if signal == signals.MODULE_TENSOR_ATTRIBUTE:  # `self.x = x` in __init__: is `x` a tensor?
             return self._any_tensor(self._walk.tensor_candidates)
         if signal == signals.BARE_MOVE:  # `x.to(device)` as a statement: is `x` a tensor (not a Module)?
-            return self._any_tensor(self._walk.bare_move_receivers)
+            reads = self.values.reads if self._walk.bare_item_moves else {}
+            return self._any_tensor(self._walk.bare_move_receivers) or any(
+                reads.get((name.lineno, name.col_offset)) in ITEM_ASSIGNABLE for name in self._walk.bare_item_moves)
         if signal == signals.PLACES_DEVICES:
             return places_devices(self.text)
         if signal == signals.RUNS_ON_A_DEVICE:

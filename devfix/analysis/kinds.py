@@ -107,6 +107,7 @@ ITEM_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_TUPLE, Kind.IMAGE_DATASET: Kind.I
 LOADER_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_LOADER, Kind.IMAGE_DATASET: Kind.IMAGE_LOADER}
 BATCH_KINDS = {Kind.TENSOR_LOADER: Kind.TENSOR_TUPLE, Kind.IMAGE_LOADER: Kind.IMAGE_SAMPLE, Kind.BATCH_LIST: Kind.TENSOR_TUPLE}
 LOADER_TUPLES = {Kind.TENSOR_LOADER: Kind.TENSOR_LOADERS, Kind.IMAGE_LOADER: Kind.IMAGE_LOADERS}  # a tuple of one kind of loader
+ITEM_ASSIGNABLE = frozenset({Kind.DICT, Kind.LIST})  # `batch[key] = value` works on these
 KNOWN_LOADERS = frozenset(BATCH_KINDS)  # DataLoaders whose batches devfix knows
 DATALOADER_KINDS = KNOWN_LOADERS | frozenset(LOADER_TUPLES.values())  # those, and tuples of them
 IMAGE_TO_TENSOR = frozenset({

@@ -110,6 +110,7 @@ class Walk:
     declared_global: set[str] = field(default_factory=set)  # `global x` somewhere in a function
     tensor_candidates: list[ast.Name] = field(default_factory=list)  # names DF014 would accept if tensors
     bare_move_receivers: list[ast.Name] = field(default_factory=list)  # `x` in a statement `x.to(device)`
+    bare_item_moves: list[ast.Name] = field(default_factory=list)  # `batch` in a statement `batch[key].to(device)`
     built: set[str] = field(default_factory=set)  # names assigned from a call (`model = Net()`)
     lists_tuples: bool = False  # a list display or comprehension of tuple displays (`_may_list_batches`)
     called: set[str] = field(default_factory=set)  # names called (`model(x)`)
@@ -428,6 +429,8 @@ class _Screen:
                 receiver = node.value.func.value
                 if isinstance(receiver, ast.Name):
                     self.walked.bare_move_receivers.append(receiver)  # DF005 needs it proven a tensor
+                elif isinstance(receiver, ast.Subscript) and isinstance(receiver.value, ast.Name):
+                    self.walked.bare_item_moves.append(receiver.value)  # … or a dict or list, for an item
                 elif is_self_attribute(receiver) and receiver.attr in self._torch_attributes(place.class_node):
                     found.add(BARE_MOVE)  # `self.mean.to(device)` of a tensor the class makes
         elif isinstance(node, ast.Call):

@@ -7,6 +7,10 @@
 acts on a bare statement whose receiver is a name the value analysis proves to hold a tensor
 (assigned from a torch call, a tensor computation or a tensor-annotated parameter).
 
+An item of a name the value analysis proves a dict or a list (`batch[key].to(device)`, one index)
+is assigned back the same way, `batch[key] = batch[key].to(device)`; a Module item, moved in place,
+is then only assigned itself. A tuple, a slice or a container of unknown kind is left alone.
+
 A move to a device is not assigned where the tensor is then given to a callable of the scope that
 nothing moves (`D = Discriminator(conv_dim)`, `x.cuda()`, `D(x)`, a GPU unit test of Udacity's
 face-generation project): the thrown-away copy is what keeps the program running, and the moved
@@ -25,7 +29,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from devfix.analysis.cst_metadata import ParentProvider
-from devfix.analysis.kinds import Kind
+from devfix.analysis.kinds import ITEM_ASSIGNABLE, Kind
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule
@@ -56,6 +60,13 @@ class DiscardedTo(ScopeTracker, DevfixRule):
             self.report(call, f"`{code}.{method}(...)` returns a moved copy that is thrown away; register the "
                         "tensor as a buffer or assign the result", fixable=False)
             return updated_node
+        if isinstance(receiver, cst.Subscript) and self._item_of_a_container(receiver):
+            code = cst.Module([]).code_for_node(receiver)
+            if not self.report(call, f"`{code}.{method}(...)` returns a moved copy that is thrown away: the item does not move",
+                               fix_title=f"assign it back to `{code}`"):
+                return updated_node
+            assign = cst.Assign(targets=[cst.AssignTarget(updated_node.body[0].value.func.value)], value=updated_node.body[0].value)
+            return updated_node.with_changes(body=[assign])
         # proven a tensor: a name only used like one (`.device`, `.dtype`) may be a Module, whose
         # `.to()` works in place
         if not (isinstance(receiver, cst.Name) and self.kind_of(receiver) is Kind.TENSOR):
@@ -103,6 +114,12 @@ class DiscardedTo(ScopeTracker, DevfixRule):
                     arg.keyword is not None and arg.keyword.value == "device" for arg in value.args):
                 return callee
         return None
+
+    def _item_of_a_container(self, receiver: cst.Subscript) -> bool:
+        """`batch[key]` (one index, no slice) of a name the value analysis proves a dict or a list:
+        the item can be assigned back (a Module item moved in place is assigned itself, harmlessly)."""
+        index = receiver.slice[0].slice if len(receiver.slice) == 1 else None
+        return isinstance(index, cst.Index) and isinstance(receiver.value, cst.Name) and self.kind_of(receiver.value) in ITEM_ASSIGNABLE
 
     def _is_tensor_attribute(self, receiver: cst.Attribute, statement: cst.CSTNode) -> bool:
         """`self.x.to(...)` where the class assigns `self.x` from a torch factory call."""

@@ -63,3 +63,18 @@ def test_a_copy_thrown_away_before_the_tensor_is_only_inspected_is_left_alone(af
     result = run_devfix(LESSON.format(after=after), rules=[DiscardedTo])
     assert ("tensor = tensor.cuda(0)\n" in result.fixed.decode()) is fixed
     assert bool(result.applied) is fixed and not result.findings
+
+
+@pytest.mark.parametrize(("container", "item", "fixed"), [
+    ("{'x': torch.randn(2, 3), 'y': torch.randn(2)}", "batch[key]", True),
+    ("[torch.randn(2, 3), torch.randn(2)]", "batch[0]", True),
+    ("(torch.randn(2, 3), torch.randn(2))", "batch[0]", False),  # a tuple takes no item assignment
+    ("make_batch()", "batch[key]", False),  # what the container is is unknown
+    ("[torch.randn(2, 3), torch.randn(2)]", "batch[0:1]", False),  # a slice is a new list
+])
+def test_an_item_of_a_dict_or_list_moved_and_thrown_away_is_assigned_back(container, item, fixed):
+    source = (
+        f"import torch\n\ndevice = torch.device('cuda')\nbatch = {container}\nkey = 'x'\n{item}.to(device)\nprint(batch)\n"
+    )
+    result = run_devfix(source, rules=[DiscardedTo]).fixed.decode()
+    assert result == (source.replace(f"\n{item}.to(device)\n", f"\n{item} = {item}.to(device)\n") if fixed else source)
