@@ -31,3 +31,8 @@ def test_add_keyword_keeps_the_calls_layout(source, expected):
 def test_items_moved_to_reads_the_device_it_was_given(device, kind, expected):
     moved = items_moved_to(cst.Name("state"), device, kind)
     assert cst.Module([]).code_for_node(moved) == expected
+
+
+def test_add_keyword_gives_a_keyword_already_there_its_new_value():
+    call = cst.parse_expression("torch.zeros(3, device=None, dtype=torch.long)")
+    assert cst.Module([]).code_for_node(add_keyword(call, "device", "x.device")) == "torch.zeros(3, device=x.device, dtype=torch.long)"

@@ -495,7 +495,8 @@ def fed_values(call: ast.Call, host: HostParameters) -> list[ast.expr]:
 
 def _placed_by_keyword(call: ast.Call, imports: ImportTable) -> bool:
     device = next((keyword.value for keyword in call.keywords if keyword.arg == "device"), None)
-    return device is not None and not _is_cpu_literal(device) and not _is_dtype(device, imports)
+    default = isinstance(device, ast.Constant) and device.value is None  # `device=None`: the default device
+    return device is not None and not default and not _is_cpu_literal(device) and not _is_dtype(device, imports)
 
 
 def _is_dtype(node: ast.expr, imports: ImportTable) -> bool:

@@ -477,9 +477,11 @@ ITERABLES = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)  # `ys`, `self.ys
 
 
 def _placed_by_factory(call: cst.Call, qualified: QualifiedNames) -> bool:
-    """`torch.randn(3, device=device)`: created on a device unless the device is the CPU literal."""
+    """`torch.randn(3, device=device)`: created on a device unless the device is the CPU literal or
+    `None` (the default device: a tutorial's `torch.tensor(data, device=None)`)."""
     device = keyword(call, "device")
-    if device is None or _is_cpu_literal(device.value, qualified) or _is_dtype(device.value, qualified):
+    if device is None or _is_cpu_literal(device.value, qualified) or _is_dtype(device.value, qualified) \
+            or (isinstance(device.value, cst.Name) and device.value.value == "None"):
         return False
     return any(name.startswith("torch.") for name in qualified(call.func))
 

@@ -1449,11 +1449,11 @@ class _Combinations(cst.CSTVisitor):
                 return [binding.value]  # `mask = subsequent_mask(n)`: a helper of the file returns a CPU tensor
             return self._sources(binding.value, binding.line)  # names in a value: before its line
         if isinstance(expression, cst.Call) and self.qualified(expression.func) & MOVED_AFTER:
-            return [] if keyword(expression, "device") is not None else [expression]
+            return [] if _names_a_device(expression) else [expression]
         if self._is_helper_call(expression):
             return [expression]  # `x + positional_encoding(n, d)`: a helper of the file returns a CPU tensor
         if is_factory_call(expression, self.qualified):
-            return [] if keyword(expression, "device") is not None else [expression]
+            return [] if _names_a_device(expression) else [expression]
         if isinstance(expression, cst.Call):
             elements = _elements_kept(expression)
             if elements is not None:
@@ -1587,8 +1587,14 @@ def _is_encoding_call(value: cst.BaseExpression | None) -> bool:
     return tensors is not None and isinstance(tensors.value, cst.SimpleString) and tensors.value.evaluated_value == "pt"
 
 
+def _names_a_device(call: cst.Call) -> bool:
+    """`device=` given, and not `device=None` (the default device: the CPU, as without it)."""
+    device = keyword(call, "device")
+    return device is not None and not (isinstance(device.value, cst.Name) and device.value.value == "None")
+
+
 def _builds_cpu_tensor(value: cst.BaseExpression | None, qualified) -> bool:
-    if not isinstance(value, cst.Call) or keyword(value, "device") is not None:
+    if not isinstance(value, cst.Call) or _names_a_device(value):
         return False
     return bool(qualified(value.func) & (FACTORY_FUNCTIONS | MOVED_AFTER))
 

@@ -13,7 +13,13 @@ from devfix.notebooks import MARKER_LINE
 
 
 def add_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
-    """`f(a, b)` → `f(a, b, name=value)`, keeping a trailing comma style if there was one."""
+    """`f(a, b)` → `f(a, b, name=value)`, keeping a trailing comma style if there was one; a call
+    that already gives `name` (`device=None`) gets the new value there instead."""
+    given = next((index for index, arg in enumerate(call.args) if arg.keyword is not None and arg.keyword.value == name), None)
+    if given is not None:
+        args = list(call.args)
+        args[given] = args[given].with_changes(value=cst.parse_expression(value))
+        return call.with_changes(args=args)
     new_arg = cst.Arg(
         value=cst.parse_expression(value),
         keyword=cst.Name(name),

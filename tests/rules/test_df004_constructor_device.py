@@ -549,3 +549,11 @@ def test_a_tensor_made_from_host_factories_and_parameters_annotated_as_numbers_i
     assert not result.findings and result.fixed.decode() == source
     unannotated = source.replace("scale: float", "scale")  # `scale` may be a tensor anywhere
     assert "torch.linspace(0, width - 1, width, device=left.device)" in run_devfix(unannotated, rules=[ConstructorDevice]).fixed.decode()
+
+
+def test_a_factory_given_device_none_is_made_on_the_default_device():
+    head = "import torch\nimport torch.nn as nn\n\ndevice = torch.device('cuda')\nmodel = nn.Linear(3, 3).to(device)\n"
+    made = "a = torch.tensor([1.0, 2.0, 3.0], device=None)\nb = torch.tensor([1, 2, 3], dtype=torch.long)\nprint(a * b)\n"
+    assert run_devfix(head + made, rules=[ConstructorDevice]).fixed.decode() == head + made  # both on the CPU
+    met = "x = torch.randn(2, 3, device=device)\nbias = torch.zeros(3, device=None)\nprint(model(x) + bias)\n"
+    assert "bias = torch.zeros(3, device=x.device)\n" in run_devfix(head + met, rules=[ConstructorDevice]).fixed.decode()
