@@ -12,7 +12,7 @@ is built on the CPU and
 the move names, else (`.cuda()`) the model's own device, `next(model.parameters()).device`.
 
 Refuses: layers that hold no parameters (`nn.ReLU()`, `nn.Identity()`), layers built with `device=`
-or moved where they are built, a model moved again after the replacement (`model.to(device)`
+or moved where they are built (also every layer with parameters of an `nn.Sequential` head), a model moved again after the replacement (`model.to(device)`
 moves the new layer too) or whose new layer is moved later (`model.fc.to(device)`), and a model
 whose last move in the scope does not reach the name as it is here (rebound in between).
 """
@@ -44,6 +44,8 @@ class LayerReplacedAfterMove(ScopeTracker, DevfixRule):
             return updated_node
         if not self.builds_module(value) or not holds_state(value, self.qualified) or keyword(value, "device") is not None:
             return updated_node
+        if self._items_placed(value):
+            return updated_node  # `nn.Sequential(nn.Dropout(0.2), nn.Linear(1280, 3).to(device))`: placed where it is built
         owner, attribute = target.value.value, target.attr.value
         facts = self.scope_facts(original_node)
         line = self.line_of(original_node)
@@ -57,6 +59,15 @@ class LayerReplacedAfterMove(ScopeTracker, DevfixRule):
                            "the layer's parameters stay on the CPU", fix_title=f"move the new layer to `{device}`"):
             return updated_node
         return updated_node.with_changes(value=moved_to(updated_node.value, device))
+
+    def _items_placed(self, value: cst.Call) -> bool:
+        """An `nn.Sequential(...)` whose every item holding parameters is moved or given `device=`
+        where it is built."""
+        if "torch.nn.Sequential" not in self.qualified(value.func) or not value.args:
+            return False
+        holding = [arg.value for arg in value.args if holds_state(arg.value, self.qualified)]
+        return all(as_move(item, self.qualified) is not None or (isinstance(item, cst.Call) and keyword(item, "device") is not None)
+                   for item in holding)
 
     def _moved_later(self, node: cst.CSTNode, owner: str, attribute: str, line: int) -> bool:
         """`model.fc.to(device)` (or `model.fc = model.fc.to(device)`) after `line` in the scope."""

@@ -36,3 +36,11 @@ def test_a_layer_given_after_the_move_follows_the_model(move, device):
 def test_layers_already_placed_or_of_another_model_are_left_alone(body):
     result = run(body)
     assert result.fixed == result.source and not result.findings
+
+
+def test_a_sequential_head_whose_layers_with_parameters_are_moved_where_built_is_left_alone():
+    head = "import torch\nimport torch.nn as nn\n\ndevice = torch.device('cuda')\nmodel = nn.Sequential(nn.Linear(4, 8)).to(device)\n"
+    placed = "model.classifier = nn.Sequential(\n    nn.Dropout(p=0.2),\n    nn.Linear(8, 3).to(device))\n"
+    assert run_devfix(head + placed, rules=[LayerReplacedAfterMove]).fixed.decode() == head + placed
+    partly = "model.classifier = nn.Sequential(nn.Linear(8, 8).to(device), nn.Linear(8, 3))\n"
+    assert run_devfix(head + partly, rules=[LayerReplacedAfterMove]).fixed.decode() == head + partly.replace("))\n", ")).to(device)\n")
