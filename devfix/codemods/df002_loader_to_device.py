@@ -319,10 +319,18 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         """Callables in this scope that run on a device → the device expression they were moved to
         (None for `.cuda()`/CUDA literals). With a device variable in scope, called parameters
         (`def evaluate(model, loader, device)`) count too: the caller placed them. A Module built
-        here and never moved is on the CPU, like its data: consistent, so left alone. A model the
-        top level moved counts in a function that runs only after the move (`analysis.entry_lines`)."""
+        here and never moved is on the CPU, like its data: consistent, so left alone; so is one whose
+        move comes after the loop, or acts on another value of its name. A model the top level moved
+        counts in a function that runs only after the move (`analysis.entry_lines`)."""
         facts = self.scope_facts(node)
-        models = {name: self._moved_to(name, move, node) for name, move in facts.moved.items() if name in facts.called}
+        line = self.line_of(node)
+        models = {}
+        for name in sorted(facts.moved.keys() & facts.called):
+            # the move must act on what the name holds at the loop, before it: a notebook's test cell
+            # `model = MyModel()` feeding a batch above the cell that builds and moves the real model
+            move = facts.moved_at(name, line)
+            if move is not None and self.line_of(move.call) < line:
+                models[name] = self._moved_to(name, move, node)
         top = self.scope_facts(self.module).moved
         local = set(facts.bindings) | self.scope_parameters(node)
         for name in sorted(self.top_level_models_moved_before(node)):  # `validate()` reading a model moved before it runs
