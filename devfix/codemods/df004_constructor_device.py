@@ -120,7 +120,8 @@ of `if torch.cuda.is_available():` (that branch runs on the CPU only, in a file 
 factories in a file that sets a global default device (`torch.set_default_device(device)` places them),
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
 literals such as `torch.tensor(0.0)` in pointwise ops (allowed next to CUDA tensors), tensors
-handed to `torch.nn.utils.rnn` (lengths must stay on the CPU), values only used on the host, a
+handed to `torch.nn.utils.rnn` (lengths must stay on the CPU), the lengths given to a CTC loss
+(`nn.CTCLoss` takes them on either device, warp-ctc's on the CPU), values only used on the host, a
 model name read before it was rebound to the model that is moved (`model = Net()` trained on the
 CPU, then `model = Net()` again and `model.to(device)`: the first one stays on the CPU), and
 programs that place nothing on a device, nor do the modules of the project they import (they run
@@ -184,6 +185,11 @@ HOST_VALUES = frozenset({"tolist", "item", "numpy"})  # methods whose result is 
 EXPRESSION_ROOTS = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z0-9_]*")  # names not after a dot: what an expression reads
 DEVICE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # `device`, `args.device`: no call in it
 NOT_TENSOR_LITERALS = (cst.SimpleString, cst.FormattedString, cst.List, cst.Dict, cst.Tuple, cst.Integer, cst.Float, cst.ListComp, type(None))
+
+
+CTC_LOSS_CLASSES = frozenset({"torch.nn.CTCLoss", "torch.nn.modules.loss.CTCLoss"})
+CTC_LOSS_FUNCTIONS = frozenset({"torch.nn.functional.ctc_loss", "torch.ctc_loss"})
+CTC_LENGTH_KEYWORDS = frozenset({"input_lengths", "target_lengths"})
 
 
 class ConstructorDevice(ScopeTracker, DevfixRule):
@@ -615,7 +621,7 @@ class _Combinations(cst.CSTVisitor):
         names = self.qualified(node.func)
         if any(name.startswith(HOST_SIDE_PREFIXES) for name in names):
             return
-        values = [arg.value for arg in node.args]
+        values = [arg.value for arg in node.args if arg.value not in self._ctc_lengths(node)]
         values += [element.value for value in values if isinstance(value, (cst.List, cst.Tuple)) for element in value.elements]
         if (isinstance(node.func, cst.Name) and node.func.value in self.modules) or (
                 is_torch_tensor_function(names) and not is_factory_call(node, self.qualified)):
@@ -803,6 +809,27 @@ class _Combinations(cst.CSTVisitor):
             return None
         move = self._move_of(value.func.value, value)
         return device_code(move.device) if move is not None else None
+
+    def _ctc_lengths(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """The length arguments of a CTC loss (`criterion(log_probs, targets, input_lengths,
+        target_lengths)`, `F.ctc_loss(...)`): PyTorch takes them on the CPU or on the device, and
+        other CTC implementations (warp-ctc) want them on the CPU; they stay where they are made. The
+        callee is a CTC loss when a binding of its name in the scope builds `nn.CTCLoss`, or, for a
+        parameter, a value a caller in the file gives it does."""
+        if not (self.qualified(call.func) & CTC_LOSS_FUNCTIONS or self._may_be_ctc_loss(call.func)):
+            return []
+        positional = [arg.value for arg in call.args if arg.keyword is None][2:4]
+        return positional + [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in CTC_LENGTH_KEYWORDS]
+
+    def _may_be_ctc_loss(self, callee: cst.BaseExpression) -> bool:
+        if not isinstance(callee, cst.Name):
+            return False
+        values = [binding.value for binding in self.facts.bindings.get(callee.value, ())]
+        if callee.value in self.parameters and isinstance(self.scope, cst.FunctionDef) and not values:
+            for caller, value in self.rule.call_index().arguments_for(self.scope, callee.value) or ():
+                bound = self.rule.scope_facts(caller).bindings.get(value.value, ()) if isinstance(value, cst.Name) else ()
+                values += [value, *(binding.value for binding in bound)]
+        return any(self.qualified(_built(value).func) & CTC_LOSS_CLASSES for value in values if isinstance(_built(value), cst.Call))
 
     def _lengths_for(self, call: cst.Call) -> list[cst.BaseExpression]:
         """The arguments of `model(...)`, for a model of a class of the file, that its `forward`
@@ -1536,6 +1563,13 @@ class _Combinations(cst.CSTVisitor):
             return reaching is not None and not isinstance(reaching.value, NOT_TENSOR_LITERALS)
         return reference in self.parameters or bool(earlier)
 
+
+
+def _built(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """`nn.CTCLoss()` of `nn.CTCLoss().to(device)`: what a chain of moves started from."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
+        value = value.func.value
+    return value
 
 
 def _class_held(value: cst.BaseExpression | None, line: int, facts: PlacementFacts, depth: int = 0) -> str | None:

@@ -557,3 +557,24 @@ def test_a_factory_given_device_none_is_made_on_the_default_device():
     assert run_devfix(head + made, rules=[ConstructorDevice]).fixed.decode() == head + made  # both on the CPU
     met = "x = torch.randn(2, 3, device=device)\nbias = torch.zeros(3, device=None)\nprint(model(x) + bias)\n"
     assert "bias = torch.zeros(3, device=x.device)\n" in run_devfix(head + met, rules=[ConstructorDevice]).fixed.decode()
+
+
+CTC = (
+    "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\ndevice = torch.device('cuda')\n"
+    "model = nn.Linear(4, 5).to(device)\n{criterion}\n\n\ndef step(criterion, x, targets, lengths):\n"
+    "    log_probs = model(x).log_softmax(2)\n    preds_size = torch.IntTensor([log_probs.size(0)] * log_probs.size(1))\n"
+    "    return {loss}\n\n\nprint(step(criterion, torch.randn(6, 2, 4, device=device), torch.randint(1, 5, (2, 3)), torch.tensor([3, 3])))\n"
+)
+
+
+@pytest.mark.parametrize(("criterion", "loss"), [
+    ("criterion = nn.CTCLoss(zero_infinity=True).to(device)", "criterion(log_probs, targets, preds_size, lengths)"),
+    ("criterion = nn.CTCLoss()", "criterion(log_probs, targets, input_lengths=preds_size, target_lengths=lengths)"),
+    ("criterion = None", "F.ctc_loss(log_probs, targets, preds_size, lengths)"),
+])
+def test_the_lengths_given_to_a_ctc_loss_stay_where_they_are_made(criterion, loss):
+    # PyTorch takes them on either device; warp-ctc's loss, often swapped in, wants them on the CPU
+    source = CTC.format(criterion=criterion, loss=loss)
+    assert "    preds_size = torch.IntTensor([log_probs.size(0)] * log_probs.size(1))\n" in run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
+    other = CTC.format(criterion="criterion = nn.MSELoss()", loss="criterion(log_probs.sum(2).float(), preds_size.float())")
+    assert "torch.IntTensor([log_probs.size(0)] * log_probs.size(1)).to(" in run_devfix(other, rules=[ConstructorDevice]).fixed.decode()
