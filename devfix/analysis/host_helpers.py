@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from devfix import python_parser
 from devfix.analysis.ast_nodes import FUNCTIONS, Binding, latest_binding, scope_bindings, scope_nodes
 from devfix.analysis.imports import ImportTable
+from devfix.analysis.kinds import makes_no_tensor
 from devfix.analysis.moves import is_cast
 from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, FACTORY_FUNCTIONS, MOVED_AFTER, WHOLE_REDUCTIONS
 
@@ -160,8 +161,8 @@ class _Judge:
             if value.func.attr in DEVICE_CHANGING_METHODS:
                 return False
             return again(value.func.value) and all(again(argument) for argument in value.args)
-        if not qualified.startswith("torch."):
-            return False  # a call of something else: not followed
+        if not qualified.startswith("torch.") or makes_no_tensor(qualified):
+            return False  # a call of something else (`torch.device("cpu")` is no tensor): not followed
         arguments = [argument for argument in value.args if not isinstance(argument, ast.Starred)]
         return bool(arguments) and all(again(argument) for argument in arguments)
 
@@ -204,7 +205,7 @@ class _Judge:
             return False
         qualified = self.imports.qualify(value.func) or ""
         if qualified.startswith("torch."):
-            return True
+            return not makes_no_tensor(qualified)
         if isinstance(value.func, ast.Attribute) and not qualified.startswith("numpy."):
             return value.func.attr not in HOST_METHODS and again(value.func.value)  # `mask.bool()`, not `.numpy()`
         return False

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from devfix.analysis.cst_bindings import bound_names
-from devfix.analysis.kinds import Kind
+from devfix.analysis.kinds import Kind, makes_no_tensor
 from devfix.analysis.placement import PlacementFacts, is_cast
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_api import CPU_TENSOR_TYPES, DEVICE_CHANGING_METHODS, MOVED_AFTER, is_library_constant
@@ -73,6 +73,8 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
     if callee is not None and (callee in where.facts.moved or callee in where.device_callables):
         return False  # `generator(z)` of a moved model; `Tensor(...)` where `Tensor = torch.cuda.FloatTensor if cuda else ...`
     names = where.qualified(value.func)
+    if any(makes_no_tensor(name) for name in names):
+        return False  # `torch.device("cpu")`, `torch.cuda.current_device()`: no tensor to place
     if is_factory_call(value, where.qualified) or names & MOVED_AFTER:
         return keyword(value, "device") is None
     if any(name.startswith(("numpy.", "torchvision.datasets.", "PIL.")) for name in names):

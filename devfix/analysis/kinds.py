@@ -71,6 +71,18 @@ NON_TENSOR_TORCH = {
 }
 NON_TENSOR_PREFIXES = ("set_", "get_", "is_", "use_", "are_", "_")  # torch.set_num_threads(4), torch.is_tensor(x)
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+NON_TENSOR_NAMESPACES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.optim.", "torch.jit.")
+
+
+def makes_no_tensor(qualified: str) -> bool:
+    """A torch callable whose result is surely no tensor: `torch.device(...)`, `torch.is_tensor(x)`,
+    `torch.cuda.device_count()`, a class of `torch.optim`... (a `torch.utils.data` dataset holds
+    tensors: not one of these)."""
+    parts = qualified.split(".")
+    return (qualified in NON_TENSOR_TORCH or qualified.startswith(NON_TENSOR_NAMESPACES)
+            or (len(parts) == 2 and parts[0] == "torch" and parts[1].startswith(NON_TENSOR_PREFIXES)))
+
+
 LEGACY_TENSOR_CLASSES = {"Tensor", "FloatTensor", "LongTensor", "DoubleTensor", "IntTensor", "BoolTensor", "ByteTensor", "HalfTensor"}
 BUILTIN_KINDS = {
     "list": Kind.LIST, "sorted": Kind.LIST, "dict": Kind.DICT, "tuple": Kind.TUPLE, "set": Kind.SET, "str": Kind.STR,

@@ -223,3 +223,13 @@ def test_methods_returning_host_copies():
         "    def both(self, x):\n        return x\n"  # another class's `both` returns what it is given
     )
     assert host_copy_methods(ast.parse(source)) == {"predict", "scores"}
+
+
+def test_a_function_that_returns_a_torch_device_returns_no_tensor():
+    source = (
+        "import torch\n\n\ndef try_gpu():\n    if torch.cuda.is_available():\n        device = torch.device('cuda:0')\n"
+        "    else:\n        device = torch.device('cpu')\n    return device\n"
+    )
+    tree = ast.parse(source)
+    summary = summarise(tree.body[1], ImportTable.of(tree))
+    assert not summary.returns_tensors and not summary.returns_host_tensors

@@ -578,3 +578,18 @@ def test_the_lengths_given_to_a_ctc_loss_stay_where_they_are_made(criterion, los
     assert "    preds_size = torch.IntTensor([log_probs.size(0)] * log_probs.size(1))\n" in run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
     other = CTC.format(criterion="criterion = nn.MSELoss()", loss="criterion(log_probs.sum(2).float(), preds_size.float())")
     assert "torch.IntTensor([log_probs.size(0)] * log_probs.size(1)).to(" in run_devfix(other, rules=[ConstructorDevice]).fixed.decode()
+
+
+def test_a_helper_that_returns_a_torch_device_gives_no_tensor_to_place():
+    # d2l's `try_gpu()`, handed to a training function with the model: `device = try_gpu().to(net.device)`
+    # would call `.to` on a torch.device
+    source = (
+        "import torch\nimport torch.nn as nn\n\nnet = nn.Sequential(nn.Linear(2, 2))\n\n\n"
+        "def try_gpu():\n    if torch.cuda.is_available():\n        device = torch.device('cuda:0')\n"
+        "    else:\n        device = torch.device('cpu')\n    return device\n\n\ndevice = try_gpu()\n\n\n"
+        "def train(net, data, device):\n    net.to(device)\n    total = torch.tensor([0.0], device=device)\n"
+        "    for X, y in data:\n        X, y = X.to(device), y.to(device)\n        total += (net(X) - y).sum()\n    return total\n\n\n"
+        "net = net.to(device)\nprint(train(net, [(torch.randn(3, 2), torch.randn(3, 2))], device))\n"
+    )
+    result = run_devfix(source, rules=[ConstructorDevice])
+    assert not result.findings and result.fixed.decode() == source
