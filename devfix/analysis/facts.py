@@ -255,11 +255,15 @@ class FileFacts:
 
     @cached_property
     def _runs_on_a_device(self) -> bool:
-        """The file, or a module of the project it imports, places something on a device: else a
-        program runs on the CPU wherever it runs, and aligning its values changes nothing."""
+        """The file, or a module of the project it imports, places something on a device, or the files
+        beside it give one of its functions a moved model to call (`plot_predictions(rnn, 2)` after
+        `rnn = RNN().to(device)`): else a program runs on the CPU wherever it runs, and aligning its
+        values changes nothing."""
         if places_devices(self.text):
             return True
-        return any(self._project.imported_module_places_devices(self._path, name) for name in set(self.imports.names.values()))
+        if any(self._project.imported_module_places_devices(self._path, name) for name in set(self.imports.names.values())):
+            return True
+        return any(self.models_moved_beside(*called) for called in _called_parameters(self._tree))
 
     @cached_property
     def _built_and_called(self) -> bool:
@@ -475,6 +479,19 @@ def analyse_file(source: str, path: str, project: ProjectIndex | None = None, wh
         if whole_facts is not None:
             facts.role, facts.framework = whole_facts.role, whole_facts.framework
     return facts
+
+
+def _called_parameters(tree: ast.Module) -> list[tuple[str, int, str]]:
+    """(function, position, parameter) for each positional parameter a top-level function calls
+    (`model(X)` in `def plot_predictions(model, n)`)."""
+    found = []
+    for function in tree.body:
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        positional = [argument.arg for argument in [*function.args.posonlyargs, *function.args.args]]
+        called = {node.func.id for node in ast.walk(function) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        found += [(function.name, position, name) for position, name in enumerate(positional) if name in called]
+    return found
 
 
 def _sets_a_device_default(call: ast.Call, imports: ImportTable) -> bool:

@@ -593,3 +593,18 @@ def test_a_helper_that_returns_a_torch_device_gives_no_tensor_to_place():
     )
     result = run_devfix(source, rules=[ConstructorDevice])
     assert not result.findings and result.fixed.decode() == source
+
+
+@pytest.mark.parametrize(("built", "moved"), [
+    ("model = nn.Linear(3, 2).to(device)", True),
+    ("model = nn.Linear(3, 2)", False),  # every caller keeps the model on the CPU: the helper's batch too
+])
+def test_a_helper_module_that_places_nothing_follows_the_models_its_callers_move(tmp_path, built, moved):
+    (tmp_path / "main.py").write_text(
+        "import torch\nimport torch.nn as nn\n\nfrom helpers import show\n\n"
+        f"device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n{built}\nprint(show(model, 4))\n"
+    )
+    source = "import numpy as np\nimport torch\n\nnp.random.seed(0)\n\n\ndef show(model, n):\n    x = torch.from_numpy(np.ones((n, 3), dtype=np.float32))\n    return model(x)\n"
+    fixed = run_devfix(source, path=str(tmp_path / "helpers.py"), rules=[ConstructorDevice]).fixed.decode()
+    moved_source = source.replace("dtype=np.float32))\n", "dtype=np.float32)).to(next(model.parameters()).device)\n")
+    assert fixed == (moved_source if moved else source)
