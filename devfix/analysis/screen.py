@@ -491,13 +491,14 @@ class _Screen:
             elif isinstance(node.args[0], ast.Call) and _may_build_a_loader(node.args[0], self.imports):
                 found.add(LOADER_LOOP)
         if name in PLACEMENT_KEEPING_METHODS and owner is not None and owner is not Kind.MODULE \
-                and _moves_into_attribute_in_init(node, place) and is_move(node, self.imports):
+                and _moves_into_attribute_in_init(node, place) and is_move(node, self.imports) and not self._moves_a_tensor_attribute(node, place):
             found.add(PLAIN_CLASS_MOVE)  # `self.model = model.to(device).eval()`
         if name in ("to", "cuda"):
             found.add(MOVE_CALL)
             if isinstance(node.func.value, ast.Name):
                 self.moved.add(node.func.value.id)
-            if owner is not None and owner is not Kind.MODULE and _moves_into_attribute_in_init(node, place) and is_move(node, self.imports):
+            if owner is not None and owner is not Kind.MODULE and _moves_into_attribute_in_init(node, place) and is_move(node, self.imports) \
+                    and not self._moves_a_tensor_attribute(node, place):
                 found.add(PLAIN_CLASS_MOVE)
             elif _moves_an_instance_attribute(node, place) and is_move(node, self.imports):
                 found.add(PLAIN_CLASS_MOVE)  # `agent.q_net.to(device)`: a plain class's model moved from outside
@@ -543,6 +544,26 @@ class _Screen:
         """"torch.cuda" for `torch.cuda.FloatTensor` and the like, "torch" for `torch.LongTensor`."""
         owner, _, type_name = (self.imports.qualify(func) or "").rpartition(".")
         return owner if type_name in LEGACY_DTYPES and owner in ("torch", "torch.cuda") else None
+
+    def _moves_a_tensor_attribute(self, move: ast.Call, place: _Place) -> bool:
+        """A move in a method other than `__init__` of an attribute `__init__` does not bind only to
+        parameters or to calls of something else than torch functions (a scheduler's
+        `self.alphas_cumprod = self.alphas_cumprod.to(device)`): no model DF020 follows there."""
+        if place.method is None or place.method.name == "__init__":
+            return False
+        receiver = move.func.value if isinstance(move.func, ast.Attribute) else None
+        while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):  # `.to(device).eval()`
+            receiver = receiver.func.value
+        if not is_self_attribute(receiver) or place.class_node is None:
+            return True
+        init = next((item for item in place.class_node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+        bound = [node.value for node in every_node(init) if isinstance(node, ast.Assign)
+                 and any(is_self_attribute(target) and target.attr == receiver.attr for target in node.targets)] if init is not None else []
+        return not bound or not all(isinstance(value, ast.Name) or isinstance(value, ast.Call) and self._may_build_a_model(value) for value in bound)
+
+    def _may_build_a_model(self, call: ast.Call) -> bool:
+        qualified = self.imports.qualify(call.func) or ""
+        return not qualified.startswith("torch.") or (qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper())
 
     def _torch_attributes(self, class_node: ast.ClassDef | None) -> set[str]:
         """Attributes the class assigns from a torch call that is not `torch.nn.*` (DF005's tensors)."""

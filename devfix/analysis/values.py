@@ -423,18 +423,19 @@ def _tensor_layer_names(tree: ast.Module, resolver: Resolver) -> frozenset[str]:
     loop variable of that name), to a torch.nn layer whose output is one tensor, or to an
     `nn.Sequential` of such layers (`G = nn.Sequential(nn.Linear(8, 64), nn.Tanh()).to(device)`):
     `G(z)` is a tensor."""
+    candidates = {
+        statement.targets[0].id for statement in tree.body
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+        and isinstance(statement.value, ast.Call) and _builds_a_tensor_layer(statement.value, resolver.imports)
+    }
+    if not candidates:
+        return frozenset()  # most files: no walk
     stores: dict[str, int] = {}
     for node in ast.walk(tree):
         name = node.id if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) else node.arg if isinstance(node, ast.arg) else None
-        if name is not None:
+        if name in candidates:
             stores[name] = stores.get(name, 0) + 1
-    found = set()
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-            name = statement.targets[0].id
-            if stores.get(name) == 1 and _builds_a_tensor_layer(statement.value, resolver.imports):
-                found.add(name)
-    return frozenset(found)
+    return frozenset(name for name in candidates if stores.get(name) == 1)
 
 
 LAYER_KEEPING_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "float", "double", "half", "requires_grad_"})
