@@ -1575,8 +1575,7 @@ def _built(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
 def _class_held(value: cst.BaseExpression | None, line: int, facts: PlacementFacts, depth: int = 0) -> str | None:
     """The class of the file `value` holds where `line` reads it, by the bindings of its scope
     (`facts`): `model.to(device)` after `model = LSTM(...)` → `LSTM`."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
-        value = value.func.value
+    value = _built(value)
     if isinstance(value, cst.Name) and depth < 5:
         binding = facts._binding_before(value.value, line)
         return _class_held(binding.value, binding.line, facts, depth + 1) if binding is not None else None
