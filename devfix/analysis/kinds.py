@@ -33,6 +33,7 @@ class Kind(enum.Enum):
     TENSOR_TUPLE = "tuple of tensors"  # a TensorDataset's item
     IMAGE_SAMPLE = "(image tensor, target) sample"  # an item of a torchvision dataset made with ToTensor
     TENSOR_DATASET = "TensorDataset"
+    COLLATED_DATASET = "Dataset whose items collate into tensors"  # tensors beside numbers or arrays
     IMAGE_DATASET = "torchvision dataset of image tensors"
     IMAGE_TRANSFORM = "torchvision transform that makes image tensors"  # `Compose([..., ToTensor()])`
     TENSOR_LOADER = "DataLoader of tensor batches"  # over a TensorDataset, default collate
@@ -116,7 +117,7 @@ NUMBER_CONSTANTS = frozenset({
 })
 NUMPY_ROOTS = ("numpy.",)
 ITEM_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_TUPLE, Kind.IMAGE_DATASET: Kind.IMAGE_SAMPLE}
-LOADER_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_LOADER, Kind.IMAGE_DATASET: Kind.IMAGE_LOADER}
+LOADER_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_LOADER, Kind.COLLATED_DATASET: Kind.TENSOR_LOADER, Kind.IMAGE_DATASET: Kind.IMAGE_LOADER}
 BATCH_KINDS = {Kind.TENSOR_LOADER: Kind.TENSOR_TUPLE, Kind.IMAGE_LOADER: Kind.IMAGE_SAMPLE, Kind.BATCH_LIST: Kind.TENSOR_TUPLE}
 LOADER_TUPLES = {Kind.TENSOR_LOADER: Kind.TENSOR_LOADERS, Kind.IMAGE_LOADER: Kind.IMAGE_LOADERS}  # a tuple of one kind of loader
 ITEM_ASSIGNABLE = frozenset({Kind.DICT, Kind.LIST})  # `batch[key] = value` works on these

@@ -28,6 +28,7 @@ ANNOTATION_KINDS = {
     "numpy.ndarray": Kind.NDARRAY, "torch.nn.Module": Kind.MODULE, "torch.device": Kind.DEVICE,
 }
 DATASET_NAMES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"})
+COLLATED_TO_TENSORS = frozenset({Kind.TENSOR, Kind.SCALAR, Kind.NDARRAY})  # what `default_collate` stacks into tensors
 GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad"})
 LOOP_LIMIT = 4
 SIMPLE_STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
@@ -104,6 +105,7 @@ def analyse_values(
         resolver.parameter_kinds = inferred
         summaries.clear()  # what a function returns, read again with what its calls give it
         resolver.class_attributes = _class_attribute_kinds(tree, resolver)
+        resolver.classes = {**resolver.classes, **_tensor_datasets(tree, resolver)}  # `self.y` of a given array
         resolver.forward_output = _ForwardOutputs(tree, resolver, globals_env).kind  # read again with the new kinds
         facts = ValueFacts()
         _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
@@ -153,7 +155,7 @@ def _resolver(
         resolver.tensor_layer_names = _tensor_layer_names(tree, resolver)
         datasets = _tensor_datasets(tree, resolver)
         if datasets:
-            resolver.classes = {**resolver.classes, **dict.fromkeys(datasets, Kind.TENSOR_DATASET)}
+            resolver.classes = {**resolver.classes, **datasets}
     summaries.globals_env = _global_kinds(tree, resolver, declared_global)
     return resolver, summaries
 
@@ -331,13 +333,14 @@ def _class_attribute_kinds(tree: ast.Module, resolver: Resolver) -> dict[tuple[s
     return {key: join(values) for key, values in kinds.items()}
 
 
-def _tensor_datasets(tree: ast.Module, resolver: Resolver) -> set[str]:
+def _tensor_datasets(tree: ast.Module, resolver: Resolver) -> dict[str, Kind]:
     """Top-level `torch.utils.data.Dataset` classes whose `__getitem__` returns, at every `return`, a
-    tuple display of one length whose items are all proven tensors (`return x.unsqueeze(-1), y` after
-    `x = torch.tensor(...)`, `y = torch.tensor(...)`): their items are what a TensorDataset's are, and
-    a DataLoader over them, collated by default, gives batches of tensors. A number or an array
-    among the items would be a tensor only once collated, so it proves nothing."""
-    found = set()
+    tuple display of one length of values `default_collate` makes tensors of: a TENSOR_DATASET when
+    all are proven tensors (`return x.unsqueeze(-1), y` after `x = torch.tensor(...)`: its items are
+    what a TensorDataset's are), a COLLATED_DATASET when some are numbers or numpy arrays (`return
+    torch.from_numpy(self.X[i]), int(self.y[i])`: only its batches are all tensors). Either way a
+    DataLoader over it, collated by default, gives batches of tensors."""
+    found = {}
     for node in tree.body:
         if not isinstance(node, ast.ClassDef) or not any(resolver.imports.qualify(base) in DATASET_NAMES for base in node.bases):
             continue
@@ -347,8 +350,13 @@ def _tensor_datasets(tree: ast.Module, resolver: Resolver) -> set[str]:
         walker = _Walker(resolver.for_class(node.name), None, node.name)
         walker.method_result(getitems[0], {})
         items = walker.returned_items
-        if items and all(kinds is not None and len(kinds) == len(items[0]) and all(kind is Kind.TENSOR for kind in kinds) for kinds in items):
-            found.add(node.name)
+        if not items or any(kinds is None or len(kinds) != len(items[0]) for kinds in items):
+            continue
+        kinds = {kind for returned in items for kind in returned}
+        if kinds == {Kind.TENSOR}:
+            found[node.name] = Kind.TENSOR_DATASET
+        elif Kind.TENSOR in kinds and kinds <= COLLATED_TO_TENSORS:
+            found[node.name] = Kind.COLLATED_DATASET
     return found
 
 

@@ -14,7 +14,8 @@
 
 Batches of a DataLoader loop in a method are moved the same way, at the top of the loop body, when
 the analysis proves them tensors (`for x, y in loader` over a `TensorDataset`, or over a Dataset
-class of the file whose `__getitem__` returns a tuple of tensors) and they meet the
+class of the file whose `__getitem__` returns a tuple of tensors, numbers and numpy arrays with at
+least one tensor: the default collate stacks them all into tensors) and they meet the
 model, or a loss attribute together with the model's output (also through a tensor method:
 `self.criterion(output, labels.float())` after `output, h = self.model(inputs, h)`). A loader the
 class keeps from its constructor (`self.loader = loader`) is what the constructions give: those of

@@ -123,7 +123,9 @@ print(loader)
 @pytest.mark.parametrize(("base", "item", "kind"), [
     ("Dataset", "        return x.unsqueeze(-1), torch.tensor(self.series[i + 8])", Kind.TENSOR_LOADER),
     ("Dataset", "        if i == 0:\n            return x, x\n        return x, x + 1", Kind.TENSOR_LOADER),
-    ("Dataset", "        return x, self.series[i + 8]", Kind.OBJECT),  # an array item: a tensor only once collated
+    ("Dataset", "        return x, self.series[i + 8]", Kind.TENSOR_LOADER),  # an array item: a tensor once collated
+    ("Dataset", "        return x, int(self.series[i + 8] > 0)", Kind.TENSOR_LOADER),  # a number: the same
+    ("Dataset", "        return self.series[i], int(self.series[i + 8] > 0)", Kind.OBJECT),  # no tensor at all: not proven a dataset of ours
     ("Dataset", "        return x, 'label'", Kind.OBJECT),  # a string stays a string
     ("Dataset", "        if i == 0:\n            return x,\n        return x, x", Kind.OBJECT),  # two lengths
     ("Dataset", "        return {'x': x}", Kind.OBJECT),  # a dict batch
