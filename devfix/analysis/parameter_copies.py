@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 
-from devfix.analysis.ast_nodes import every_node, parameters
+from devfix.analysis.ast_nodes import every_node, is_self_attribute, parameters
 from devfix.analysis.imports import ImportTable
 
 PARAMETER_SOURCES = frozenset({"parameters", "named_parameters", "state_dict", "buffers", "named_buffers"})
@@ -63,7 +63,7 @@ def _kept_copies(init: ast.FunctionDef | ast.AsyncFunctionDef, parameter: str, i
     aliases = {parameter} | {
         target.attr for statement in init.body if isinstance(statement, ast.Assign)
         and isinstance(statement.value, ast.Name) and statement.value.id == parameter
-        for target in statement.targets if _is_self_attribute(target)
+        for target in statement.targets if is_self_attribute(target)
     }
     kept: set[str] = set()
     for statement in every_node(init):
@@ -123,15 +123,11 @@ def _stored_attribute(node: ast.AST) -> str | None:
     """`x` of `self.x` or of `self.x[key]`."""
     if isinstance(node, ast.Subscript):
         node = node.value
-    return node.attr if _is_self_attribute(node) else None
-
-
-def _is_self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+    return node.attr if is_self_attribute(node) else None
 
 
 def _root(node: ast.expr) -> str | None:
     """`model` of `model`, `x` of `self.x` (a kept alias of the parameter)."""
     if isinstance(node, ast.Name):
         return node.id
-    return node.attr if _is_self_attribute(node) else None
+    return node.attr if is_self_attribute(node) else None
