@@ -484,12 +484,9 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
         if isinstance(small, cst.Expr):
             move = as_move(small.value, self.qualified)
-        elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+        elif isinstance(small, cst.Assign) and len(small.targets) == 1 and is_self_attribute(small.targets[0].target) \
+                and _moves_itself(small, small.targets[0].target.attr.value, self.qualified):
             move = as_move(small.value, self.qualified)
-            target = small.targets[0].target
-            if move is not None and not (is_self_attribute(target) and is_self_attribute(move.receiver)
-                                         and target.attr.value == move.receiver.attr.value):
-                move = None
         else:
             move = None
         if move is None or not is_self_attribute(move.receiver):
