@@ -159,10 +159,10 @@ class PlacementFacts:
             if binding is not None and binding.value is None and (expression.value, binding.line) in self.dict_values:
                 return again(self.dict_values[(expression.value, binding.line)], binding.line)  # a value of a device dict
             iterated = self.elements.get((expression.value, binding.line)) if binding is not None and binding.value is None else None
-            if iterated is not None and (loose or self._proven_tensor(iterated)):
-                # `for s in scores` of device values; strictly, only the rows of a tensor are surely tensors
-                # (`for img in samples`; the items of a dict are its keys)
-                return again(iterated, binding.line)
+            if iterated is not None and loose:
+                return again(iterated, binding.line)  # `for s in scores` of device values
+            if iterated is not None and again(iterated, binding.line) and self._proven_tensor(iterated):
+                return True  # strictly, only the rows of a tensor are surely tensors (`for img in samples`; a dict gives its keys)
             if binding is not None and (expression.value, binding.line) in self.augmented:
                 # `total += loss`: on a device when `loss` is, or when `total` already was
                 added = self.augmented[(expression.value, binding.line)]
