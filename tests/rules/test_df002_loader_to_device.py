@@ -225,13 +225,12 @@ NOTEBOOK = (
     "loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))))\n"
     "{probe}"
     "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = nn.Linear(4, 2)\nmodel = model.to(device)\n"
-    "for x, y in loader:\n    loss = nn.functional.cross_entropy(model(x), y)\n"
+    "for x, y in loader:\n    x = x.to(device)\n    y = y.to(device)\n    loss = nn.functional.cross_entropy(model(x), y)\n"
 )
 
 
 def test_a_loop_that_runs_before_the_model_is_built_and_moved_is_left_alone():
     # a notebook's probe cell: a fresh CPU model tried on one batch, above the cell that moves the real one
-    probe = "model = nn.Linear(4, 2)\nfor x, y in loader:\n    print(model(x).shape)\n    break\n\n"
-    fixed = run_devfix(NOTEBOOK.format(probe=probe), rules=[LoaderToDevice]).fixed.decode()
-    assert fixed == NOTEBOOK.format(probe=probe).replace(
-        "for x, y in loader:\n    loss", "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n    loss")
+    probe = "model = nn.Linear(4, 2)\nfor x, y in loader:\n    out = model(x)\n    print(out.shape)\n    break\n\n"
+    result = run_devfix(NOTEBOOK.format(probe=probe), rules=[LoaderToDevice])
+    assert not result.findings and result.fixed.decode() == NOTEBOOK.format(probe=probe)
