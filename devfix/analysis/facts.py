@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import re
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import PurePath
@@ -49,6 +50,9 @@ from devfix.analysis.returned_moves import ReturnedMove, returned_move
 from devfix.analysis.torch_api import places_devices, places_on_several_gpus
 from devfix.analysis.values import ValueFacts, analyse_values
 from devfix.analysis.worker_placements import places_items_in_workers
+
+# `mps` or `xpu` not joined to a letter or digit on either side (`no_mps`, `"mps:0"`, `.xpu.`)
+_OTHER_ACCELERATOR = re.compile(r"(?<![A-Za-z0-9])(?:mps|xpu)(?![A-Za-z0-9])")
 
 PLACEMENT_FRAMEWORKS = (
     "accelerate", "lightning", "pytorch_lightning", "lightning_fabric", "torch_xla", "deepspeed",
@@ -237,6 +241,13 @@ class FileFacts:
         if "set_default_" not in self.text:
             return False
         return any(isinstance(node, ast.Call) and _sets_a_device_default(node, self.imports) for node in ast.walk(self._tree))
+
+    @cached_property
+    def names_another_accelerator(self) -> bool:
+        """The file names an accelerator other than CUDA (`"mps"`, `torch.backends.mps`, `args.no_mps`,
+        `torch.xpu`) as a word of its own, not inside another (`samples`, `json.dumps`): a path
+        taken without CUDA may run there."""
+        return _OTHER_ACCELERATOR.search(self.text) is not None
 
     @cached_property
     def parameter_copying_classes(self) -> dict[str, tuple[int, str]]:

@@ -73,7 +73,7 @@ class ScopeTracker:
         """`node` runs only where CUDA is not available: in the `else` (or an `elif`) of `if
         torch.cuda.is_available():`, in its function or module, in a file that names no other
         accelerator (`mps`, `xpu`) the no-CUDA path might pick. Everything there is on the CPU."""
-        if self.facts is not None and any(other in self.facts.text for other in ("mps", "xpu")):
+        if self.facts is not None and self.facts.names_another_accelerator:
             return False
         child, current = node, self.get_metadata(ParentProvider, node, None)
         while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):

@@ -521,6 +521,22 @@ def test_a_factory_in_the_else_of_a_cuda_test_is_on_the_cpu_with_everything_else
     assert fixed == source.replace("    y = torch.randn(n, 2)\n", "    y = torch.randn(n, 2, device=device)\n")
 
 
+@pytest.mark.parametrize("line, other_accelerator", [
+    ("samples = json.dumps([1, 2])", False),
+    ("use_mps = torch.backends.mps.is_available()", True),
+    ("parser.add_argument('--no-mps')  # args.no_mps", True),
+    ("target = 'xpu:0'", True),
+])
+def test_the_else_of_a_cuda_test_may_pick_another_accelerator_only_where_the_file_names_one(line, other_accelerator):
+    source = (
+        f"import torch\n\n{line}\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model = torch.nn.Linear(2, 2).to(device)\nif torch.cuda.is_available():\n"
+        "    x = torch.randn(3, 2, device='cuda')\nelse:\n    x = torch.randn(3, 2)\nprint(model(x))\n"
+    )
+    fixed = run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
+    assert ("x = torch.randn(3, 2, device=device)" in fixed) is other_accelerator
+
+
 @pytest.mark.parametrize("setter", [
     "torch.set_default_device(device)", "torch.set_default_tensor_type('torch.cuda.FloatTensor')",
     "torch.set_default_tensor_type(torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor)",
