@@ -814,14 +814,16 @@ class _Combinations(cst.CSTVisitor):
         """The length arguments of a CTC loss (`criterion(log_probs, targets, input_lengths,
         target_lengths)`, `F.ctc_loss(...)`): PyTorch takes them on the CPU or on the device, and
         other CTC implementations (warp-ctc) want them on the CPU; they stay where they are made. The
-        callee is a CTC loss when a binding of its name in the scope builds `nn.CTCLoss`, or, for a
-        parameter, a value a caller in the file gives it does."""
+        callee is a CTC loss when it builds `nn.CTCLoss` itself, when a binding of its name in the scope
+        does, or, for a parameter, when a value a caller in the file gives it does."""
         if not (self.qualified(call.func) & CTC_LOSS_FUNCTIONS or self._may_be_ctc_loss(call.func)):
             return []
         positional = [arg.value for arg in call.args if arg.keyword is None][2:4]
         return positional + [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value in CTC_LENGTH_KEYWORDS]
 
     def _may_be_ctc_loss(self, callee: cst.BaseExpression) -> bool:
+        if isinstance(_built(callee), cst.Call):  # `nn.CTCLoss()(log_probs, ...)`
+            return bool(self.qualified(_built(callee).func) & CTC_LOSS_CLASSES)
         if not isinstance(callee, cst.Name):
             return False
         values = [binding.value for binding in self.facts.bindings.get(callee.value, ())]
