@@ -4,7 +4,9 @@ submodule call, meet a submodule's output, or be returned?
 The screen asks it so that a class where no factory's value goes anywhere needs no libcst tree.
 It over-approximates `codemods.df016_method_tensor_device` (tested in `tests/analysis/test_screen.py`):
 the order of statements is ignored, every `self.<attr> = <call>` of `__init__` may be a submodule,
-and every returned factory counts (the rule returns only from methods without tensor inputs).
+and every returned factory counts (the rule returns only from methods without tensor inputs), with the
+methods of its named values where the class calls the method (the rule: where a caller feeds the result
+to a submodule).
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ def class_feeds_fresh_tensors(class_node: ast.ClassDef, imports: ImportTable) ->
     submodules = _called_attributes(init) if init is not None else set()
     held_values = attributes_given_values(init) if init is not None else set()
     feeding = {method.name for method in methods if method.name != "__init__" and _passes_a_name_to(method, submodules)}
-    return any(_Method(method, submodules, imports, feeding, held_values).feeds() for method in methods if method.name != "__init__")
+    called = {node.func.attr for node in ast.walk(class_node) if isinstance(node, ast.Call) and is_self_attribute(node.func)}
+    return any(_Method(method, submodules, imports, feeding, held_values, method.name in called).feeds()
+               for method in methods if method.name != "__init__")
 
 
 def _passes_a_name_to(method: ast.FunctionDef | ast.AsyncFunctionDef, submodules: set[str]) -> bool:
@@ -73,9 +77,11 @@ def _called_attributes(init: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]
 class _Method:
     def __init__(
         self, method: ast.FunctionDef | ast.AsyncFunctionDef, submodules: set[str], imports: ImportTable, feeding: set[str],
-        held_values: set[str] = frozenset(),
+        held_values: set[str] = frozenset(), called_by_the_class: bool = False,
     ) -> None:
         self.submodules, self.imports, self.feeding, self.held_values = submodules, imports, feeding, held_values
+        # a result the class's own calls may hand to a submodule: the rule follows methods of its named values
+        self.returns_named = called_by_the_class
         self.nodes = list(scope_nodes(method.body, FUNCTIONS))
         self.fresh: set[str] = set()  # names that may hold a factory's tensor
         self.fresh_for_returns: set[str] = set()  # the same, without methods of named values (as DF016 returns)
@@ -86,7 +92,7 @@ class _Method:
             return False
         self._bind_names()
         for node in self.nodes:
-            if isinstance(node, ast.Return) and node.value is not None and self._fed(node.value, named=False):
+            if isinstance(node, ast.Return) and node.value is not None and self._fed(node.value, named=self.returns_named):
                 return True
             if isinstance(node, ast.Call) and self._is_submodule_call(node) and any(self._fed(value) for value in _arguments(node)):
                 return True
@@ -142,6 +148,10 @@ class _Method:
             return False
         if isinstance(value, ast.BinOp):
             return again(value.left) or again(value.right)
+        if isinstance(value, ast.Compare):  # `torch.triu(torch.ones(n, n)) == 1`
+            return any(again(operand) for operand in (value.left, *value.comparators))
+        if isinstance(value, ast.UnaryOp):
+            return again(value.operand)
         if isinstance(value, ast.IfExp):
             return again(value.body) or again(value.orelse)
         if isinstance(value, (ast.Subscript, ast.Starred)):

@@ -351,7 +351,8 @@ class _FedToSubmodules(cst.CSTVisitor):
     def visit_Return(self, node: cst.Return) -> None:
         counts = self.returns_count if self.reference is None else self.result_fed
         if node.value is not None and counts:
-            self._feed(node.value, named=False)
+            # a result a caller hands to a submodule is an input there, not an index: follow its methods
+            self._feed(node.value, named=self.result_fed)
 
     def _feed(self, value: cst.BaseExpression, pointwise: bool = False, named: bool = True) -> None:
         """`pointwise`: arithmetic, where a 0-dim CPU tensor (`torch.tensor(1.0)`) may meet a CUDA one.
@@ -391,6 +392,10 @@ class _FedToSubmodules(cst.CSTVisitor):
                 return [call for arg in value.args for call in again(arg.value)]
         if isinstance(value, cst.BinaryOperation):
             return again(value.left) + again(value.right)
+        if isinstance(value, cst.Comparison):  # `torch.triu(torch.ones(n, n)) == 1`: a mask
+            return again(value.left) + [call for target in value.comparisons for call in again(target.comparator)]
+        if isinstance(value, cst.UnaryOperation):  # `~mask`, `-scores`
+            return again(value.expression)
         if isinstance(value, cst.IfExp):
             return again(value.body) + again(value.orelse)
         if isinstance(value, cst.Subscript):
