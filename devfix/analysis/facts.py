@@ -26,6 +26,7 @@ from devfix.analysis.entry_lines import top_level_entry_lines
 from devfix.analysis.expected_errors import expected_error_blocks
 from devfix.analysis.factory_meetings import meeting_scopes
 from devfix.analysis.generator_draws import CpuGeneratorDraw, cpu_generator_draws
+from devfix.analysis.gpu_flags import hardcoded_gpu_flags
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
 from devfix.analysis.host_instances import program_devices_in_host_classes
 from devfix.analysis.host_sinks import (
@@ -109,6 +110,8 @@ class FileFacts:
     def signals(self) -> frozenset[str]:
         """The code shapes rules look for (`analysis.screen`), but for a lazy one (`has_signal`)."""
         found = screen.signals(self._walk, self.classes)
+        if self.hardcoded_gpu_flags:
+            found |= {signals.HARDCODED_CUDA}
         if signals.HARDCODED_CUDA in found and self.several_gpus:
             found -= {signals.HARDCODED_CUDA}  # several GPUs on purpose: DF001 leaves the file alone
         return found
@@ -241,6 +244,14 @@ class FileFacts:
         if "set_default_" not in self.text:
             return False
         return any(isinstance(node, ast.Call) and _sets_a_device_default(node, self.imports) for node in ast.walk(self._tree))
+
+    @cached_property
+    def hardcoded_gpu_flags(self) -> dict[int, str]:
+        """Lines of `use_cuda = True` where that flag is bound once and guards CUDA-only code
+        (`analysis.gpu_flags`): DF001 makes it `torch.cuda.is_available()`."""
+        if "True" not in self.text or "cuda" not in self.text:  # CUDA-only code always names it
+            return {}
+        return hardcoded_gpu_flags(self._tree, self.text, self.imports)
 
     @cached_property
     def names_another_accelerator(self) -> bool:

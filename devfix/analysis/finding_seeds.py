@@ -40,10 +40,12 @@ class Seeds:
 
 
 def hardcoded_cuda(chunks: list[Chunk], facts: FileFacts) -> Seeds:
-    """DF001 reports `.cuda()`, a CUDA literal (`"cuda"`, `"cuda:0"`, `torch.cuda.FloatTensor`)
-    or a call of `torch.set_default_*`. It reads the module's device variables by name (to reuse
+    """DF001 reports `.cuda()`, a CUDA literal (`"cuda"`, `"cuda:0"`, `torch.cuda.FloatTensor`),
+    a call of `torch.set_default_*`, or a GPU flag hard-coded to `True`. It reads the module's device variables by name (to reuse
     one, or to name its preamble so as not to shadow one)."""
-    return Seeds(_spelling(chunks, facts, ("cuda", "set_default_"), ("set_default_",)), _device_variables(chunks, facts))
+    starts = [chunk.start for chunk in chunks]
+    flags = {_chunk_index(starts, line) for line in facts.hardcoded_gpu_flags}  # `use_cuda = True`
+    return Seeds(_spelling(chunks, facts, ("cuda", "set_default_"), ("set_default_",)) | flags, _device_variables(chunks, facts))
 
 
 def discarded_move(chunks: list[Chunk], facts: FileFacts) -> Seeds:

@@ -12,6 +12,9 @@ hard-coded `device = "cuda"` variable becomes `"cuda" if torch.cuda.is_available
 so does a global default: `torch.set_default_device("cuda")`, and
 `torch.set_default_tensor_type(torch.cuda.FloatTensor)` → `torch.cuda.FloatTensor if
 torch.cuda.is_available() else torch.FloatTensor`, and a block's default, `with torch.device("cuda"):`.
+A GPU flag hard-coded to `True` (`use_cuda = True`, bound once in the file, then `if use_cuda:
+model = model.cuda()`) becomes `torch.cuda.is_available()` (`analysis.gpu_flags`): the guarded code
+stays, and runs only where it can.
 A `torch.load` hook that moves every storage (`map_location=lambda storage, loc: storage.cuda(0)`)
 becomes the device itself, `map_location=device`: storages take no positional device, so
 `storage.to(device)` would raise.
@@ -92,6 +95,8 @@ class HardcodedCuda(DevfixRule):
         if self._multi_gpu_file or len(original_node.targets) != 1 or self._guarded(original_node):
             return updated_node
         target = original_node.targets[0].target
+        if isinstance(target, cst.Name) and self._is_gpu_flag(original_node, target.value):
+            return self._fix_gpu_flag(original_node, updated_node, target.value)
         if not (isinstance(target, cst.Name) and target.value in DEVICE_NAMES) or self._checked_later(original_node, target.value):
             return updated_node
         literal, path = self._device_literal(original_node.value)
@@ -109,6 +114,24 @@ class HardcodedCuda(DevfixRule):
             return updated_node.with_changes(value=conditional)
         call = updated_node.value
         return updated_node.with_changes(value=call.with_changes(args=[call.args[0].with_changes(value=conditional)]))
+
+    def _is_gpu_flag(self, assignment: cst.Assign, name: str) -> bool:
+        """`use_cuda = True`, bound once, guarding CUDA-only code (`analysis.gpu_flags`)."""
+        if self.facts is None or not (isinstance(assignment.value, cst.Name) and assignment.value.value == "True"):
+            return False
+        return self.facts.hardcoded_gpu_flags.get(self.get_metadata(PositionProvider, assignment).start.line) == name
+
+    def _fix_gpu_flag(self, original_node: cst.Assign, updated_node: cst.Assign, name: str) -> cst.Assign:
+        """The flag becomes `torch.cuda.is_available()`: `True` on a GPU machine as before, and the
+        CPU path its author wrote elsewhere."""
+        apply = self.report(
+            original_node.value,
+            f"`{name}` is hard-coded to True and guards CUDA-only code: the program fails without a GPU",
+            fix_title="set it only when CUDA is available",
+        )
+        if not apply:
+            return updated_node
+        return updated_node.with_changes(value=cst.parse_expression(f"{self.torch_name()}.cuda.is_available()"))
 
     def leave_WithItem(self, original_node: cst.WithItem, updated_node: cst.WithItem) -> cst.WithItem:
         """`with torch.device("cuda"):` makes CUDA the default device of the block: it too chooses

@@ -66,8 +66,11 @@ def test_a_device_name_that_may_be_a_device_or_both_names_taken_report_without_f
 
 
 def test_gpu_flag_guard_is_respected():
+    # the `.cuda()` the flag guards stays; the flag, a constant True, asks for CUDA (see below)
     source = "import torch\nuse_gpu = True\nx = torch.ones(1)\nif use_gpu:\n    x = x.cuda()\n"
-    assert fix(source) == source
+    assert fix(source) == source.replace("use_gpu = True", "use_gpu = torch.cuda.is_available()")
+    flag_from_outside = "import sys\nimport torch\nuse_gpu = '--gpu' in sys.argv\nx = torch.ones(1)\nif use_gpu:\n    x = x.cuda()\n"
+    assert fix(flag_from_outside) == flag_from_outside
 
 
 def test_preamble_goes_after_a_late_torch_import():
@@ -243,3 +246,33 @@ def test_a_map_location_hook_that_moves_storages_gives_way_to_the_device(hook, f
     else:
         assert result.endswith("state = torch.load('net.pt', map_location=device)\n")
         assert 'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")' in result
+
+
+GPU_FLAG = (
+    "import torch\nfrom torch import nn\n\n{flag}\nmodel = nn.Linear(3, 1)\n"
+    "if {test}:\n    model = model.cuda()\nx = torch.randn(2, 3)\nx = x.cuda() if {test} else x\nprint(model(x))\n"
+)
+
+
+@pytest.mark.parametrize("name", ["use_cuda", "gpu", "CUDA"])
+def test_a_gpu_flag_hard_coded_to_true_is_set_where_cuda_is_available(name):
+    source = GPU_FLAG.format(flag=f"{name} = True", test=name)
+    assert fix(source) == source.replace(f"{name} = True", f"{name} = torch.cuda.is_available()")
+
+
+@pytest.mark.parametrize("flag, test", [
+    ("use_cuda = True\nuse_cuda = use_cuda and torch.cuda.is_available()", "use_cuda"),  # bound twice
+    ("use_cuda = True", "use_cuda and torch.cuda.is_available()"),  # the test asks itself
+    ("use_cuda = False", "use_cuda"),  # the CPU path runs anyway
+    ("use_cuda = True\n\n\ndef train(use_cuda=False):\n    return use_cuda", "use_cuda"),  # a parameter too
+    ("use_cuda = True\nfor use_cuda in (True, False):\n    pass", "use_cuda"),  # a loop rebinds it
+    ("use_cuda = True\nnames = ['cuda:1']", "use_cuda"),  # several GPUs on purpose
+])
+def test_a_flag_that_is_not_proven_a_constant_true_is_left_alone(flag, test):
+    source = GPU_FLAG.format(flag=flag, test=test)
+    assert fix(source) == source
+
+
+def test_a_true_flag_that_guards_no_cuda_code_is_left_alone():
+    source = "import torch\n\nverbose = True\nx = torch.ones(2)\nif verbose:\n    print(x.cpu())\n"
+    assert fix(source) == source
