@@ -196,6 +196,11 @@ class FileFacts:
         after `logits = model(x)` of a moved model)."""
         return self._every_call_beside(function, lambda call: passes_a_device_value(call, position, parameter))
 
+    def used_only_here(self, name: str) -> bool:
+        """No file beside this one calls or imports the file's top-level function or class `name`:
+        its calls in the file are all there are."""
+        return self._project.foreign_calls(self._path, name) == []
+
     def _every_call_beside(self, function: str, passes: Callable[[ForeignCall], bool]) -> bool:
         """The file's `function` has calls in the files beside it, known all, and each `passes`."""
         calls = self._project.foreign_calls(self._path, function)

@@ -64,7 +64,9 @@ hands that parameter to numpy (`def accuracy(preds, labels): preds = np.asarray(
 of it a host conversion, `FileFacts.imported_host_functions`) brings a device tensor over where it
 gives it: `accuracy(predicted.detach().cpu(), expected)`; other callers may pass lists or arrays.
 
-Refuses: `np.ones(out.shape)` (a size, not the tensor's values); one branch of a conditional
+Refuses: `np.ones(out.shape)` (a size, not the tensor's values); a parameter's `.numpy()` in a
+helper whose every call, all in the file, gives a value not on a device (the CIFAR tutorial's
+`imshow(make_grid(images))` of a loader's batch shown before training); one branch of a conditional
 expression whose other branch brings the same value over (`t.numpy() if not train_on_gpu else
 t.cpu().numpy()`: the code already converts by where `t` is); `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
 cannot place on a device are left alone, and so is a function parameter's `.numpy()` in a file that
@@ -455,6 +457,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         on_device = self._host_facts(original).is_device_value(receiver, loose=True, tensor_parameters=not (other_arrays or in_a_test))
         if "cpu" in chain or not (on_device or self._joins_device_list(chain_root(receiver)) or self._iterates_device_list(receiver, original)):
             return updated
+        if self._callers_give_host_values(receiver, original):
+            return updated
         if self._other_branch_brings_it_over(original, receiver) or self._in_another_frameworks_branch(original):
             return updated
         code = cst.Module([]).code_for_node(receiver)
@@ -548,6 +552,22 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         suits each where it meets the host library."""
         given = self._arguments_given(_parameter_read(value), call)
         return bool(given) and all(self._host_facts(argument).is_device_value(argument, through_functions=True) for _, argument in given)
+
+    def _callers_give_host_values(self, receiver: cst.BaseExpression, node: cst.CSTNode) -> bool:
+        """`def imshow(img): npimg = img.numpy()` whose every call, all in this file, gives a value
+        not on a device (`imshow(make_grid(images))` of a loader's CPU batch, before any move): a
+        parameter may hold a device tensor only as a guess, and its callers answer it."""
+        function = self.enclosing_scope(node)
+        given = self._arguments_given(_parameter_read(receiver), node)
+        if not given or not isinstance(function, cst.FunctionDef) or self.facts is None:
+            return False
+        owner = self.class_of_method(function)
+        if not self.facts.used_only_here((owner or function).name.value):
+            return False
+        return not any(
+            self._host_facts(argument).is_device_value(argument, loose=True, tensor_parameters=True, through_functions=True)
+            for _, argument in given
+        )
 
     def _arguments_given(self, name: str | None, node: cst.CSTNode) -> list[tuple[cst.Call, cst.BaseExpression]] | None:
         """What every call of the function around `node` in the file (one at least; for a method,

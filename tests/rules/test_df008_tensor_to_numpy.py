@@ -384,3 +384,24 @@ def test_the_rows_of_a_tensor_a_layer_gives_are_brought_to_the_host_for_matplotl
         source = source.replace("    ax.imshow(img)", "    axes[i].imshow(img)")
     result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
     assert ("imshow(img.detach().cpu())" in result) is fixed
+
+
+IMSHOW = (
+    "import matplotlib.pyplot as plt\nimport torch\nfrom torch import nn\n\n"
+    "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "model = nn.Conv2d(3, 3, 1).to(device)\n\n\ndef imshow(img):\n    img = img / 2 + 0.5\n    plt.imshow(img.numpy()[0])\n\n\n"
+    "images = torch.rand(2, 3, 4, 4)\n{calls}images = images.to(device)\nout = model(images)\n"
+)
+
+
+@pytest.mark.parametrize("calls, fixed", [
+    ("imshow(images[0])\n", False),  # the loader's CPU batch, before the move
+    ("imshow(torch.cat(list(images), dim=2))\nimshow(images[1])\n", False),
+    ("imshow(model(images.to(device))[0].detach())\n", True),  # a moved model's output
+    ("imshow(images[0])\nimshow(model(images.to(device))[0].detach())\n", True),  # one caller is enough
+])
+def test_a_helper_parameter_brought_to_the_host_only_where_a_caller_may_give_a_device_value(calls, fixed):
+    source = IMSHOW.format(calls=calls)
+    result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
+    assert ("plt.imshow(img.detach().cpu().numpy()[0])" in result) is fixed
+    assert fixed or result == source
