@@ -149,6 +149,11 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         callables = set(models) | set(state_attributes) | self._module_attributes(facts)
         self._host_unpacked |= host_unpacked_names(facts, self._file_classes(), self._host_tuple_size, self.line_of,
                                                    lambda method: self.scope_facts(method.body).bindings)
+        metrics = {name for name, statement in state_attributes.items() if builds_a_metric(statement.value, self.qualified)}
+        finders = {method_name: _Feeds(callables, set(models), self, metrics) for method_name in facts.methods if method_name != "__init__"}
+        for method_name, finder in finders.items():
+            facts.methods[method_name].body.visit(finder)
+        self._fed_in = {method_name: finder.fed for method_name, finder in finders.items()}
         for method_name, method in facts.methods.items():
             if method_name == "__init__":
                 continue
@@ -159,9 +164,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 batches = self._batches_to_move(loop, callables, set(models))
                 if batches:
                     self._loop_moves[loop] = (batches, device)
-            metrics = {name for name, statement in state_attributes.items() if builds_a_metric(statement.value, self.qualified)}
-            finder = _Feeds(callables, set(models), self, metrics)
-            method.body.visit(finder)
+            finder = finders[method_name]
             parameters = [param.name.value for param in method.params.params[1:]]
             moved_here = self.scope_facts(method.body).moved
             moved_by_callers = self._moved_by_every_caller(facts, method_name, parameters)
@@ -418,20 +421,33 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
     def _moved_by_every_caller(self, facts, method_name: str, parameters: list[str]) -> set[str]:
         """Parameters that every `self.<method>(...)` call in the class, and every call of the
         method on a name holding an instance of the class (`agent.learn(...)`), passes already
-        moved (`source = source.to(self.gpu_id)` then `self._run_batch(source, targets)`)."""
-        calls = [(method.body, call) for method in facts.methods.values() for call in _self_calls(method, method_name)]
-        calls += [(call, call) for instance, called, call in self._moved_from_outside.calls
+        moved (`source = source.to(self.gpu_id)` then `self._run_batch(source, targets)`), or, from a
+        method of the class, a name that method feeds to the model itself (a SAC agent's `update`
+        giving `self.evaluate(bn_s)` the `bn_s` of `self.value_net(bn_s)`): where that caller's value
+        is, the method's is."""
+        calls = [(method.body, call, self._fed_in.get(name, set())) for name, method in facts.methods.items()
+                 for call in _self_calls(method, method_name)]
+        calls += [(call, call, set()) for instance, called, call in self._moved_from_outside.calls
                   if called == method_name and instance in self._calling_instances]  # `agent.learn(s.to(device))`
         if not calls:
             return set()
         moved = set(parameters)
-        for scope, call in calls:
+        for scope, call, fed_there in calls:
             caller_facts = self.scope_facts(scope)
             positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
             passed = dict(zip(parameters, positional))
             passed.update({arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None})
-            moved &= {name for name, value in passed.items() if caller_facts.is_device_value(value)}
+            moved &= {name for name, value in passed.items()
+                      if caller_facts.is_device_value(value) or self._fed_as_placed(value, call, caller_facts, fed_there)}
         return moved
+
+    def _fed_as_placed(self, value: cst.BaseExpression, call: cst.Call, caller_facts, fed_there: set[str]) -> bool:
+        """A name the calling method feeds to the model as it is: not one made on the host, which
+        the rule moves only where it is fed (`self.q(rows.to(self.device))`)."""
+        if not (isinstance(value, cst.Name) and value.value in fed_there):
+            return False
+        where = HostContext(caller_facts, self.qualified, self._host_tensor_helper, kind_of=self.kind_of)
+        return not self._host_made_local(value, self.line_of(call), caller_facts, where)
 
     def _moved_models(self, facts) -> set[str]:
         """Attributes `__init__` assigns from a move (`self.model = model.to(device)`), or builds as
