@@ -48,7 +48,9 @@ builds or is given, then moved in place (`self.model.to(self.device)`). A model 
 place itself, in a statement of its own body (`self.model.to(self.device)` at the top of `fit`),
 has the batches of that method's later loops moved (other methods may run before the move). Method arguments fed to
 that model, or to a loss together with its output, are moved at the top of the method, to the
-model's device: `self.device` when the class keeps one, else `next(self.model.parameters()).device`; names the
+model's device: `self.device` when the class keeps one, else `next(self.model.parameters()).device`
+(not those every caller gives moved, or, from a method of the class, gives a name it feeds the model
+itself as it is: a SAC agent's `self.evaluate(bn_s)` beside `self.value_net(bn_s)`); names the
 method first unpacks from a parameter (`inputs, targets = batch`) and feeds are moved right after
 the unpacking, when every call gives it the batch of a loop over a proven DataLoader
 (`[self.train_step(batch) for batch in loader]`). Module attributes holding
