@@ -177,7 +177,7 @@ def test_a_model_a_method_may_not_move_or_may_replace_is_left_alone(change):
     assert run_devfix(source, rules=[TrainerAttributes]).fixed.decode() == source
 
 
-AGENT = (
+SAMPLING_AGENT = (
     "import numpy as np\nimport torch\nimport torch.nn as nn\n\n"
     "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
     "class Agent:\n    def __init__(self, memory):\n        self.memory = memory\n"
@@ -186,15 +186,15 @@ AGENT = (
     "    def update(self):\n        batch = self.memory.sample()\n        q = self.q(batch)\n        return q.sum() + self.value(batch).sum()\n"
     "{act}"
 )
-ACT = (
+HOST_ACT = (
     "\n    def act(self, obs):\n        rows = torch.from_numpy(obs).float()\n        q = self.q(rows)\n"
     "        return q.sum() + self.value(rows).sum()\n"
 )
 
 
-@pytest.mark.parametrize("act, moved", [("", False), (ACT, True)])
+@pytest.mark.parametrize("act, moved", [("", False), (HOST_ACT, True)])
 def test_a_method_given_what_its_caller_feeds_the_model_itself_is_left_as_the_caller(act, moved):
     # `update` feeds `batch` (of an object devfix cannot see into) to the model as it is: where it
     # is, `value`'s `state` is; `act`'s rows are made on the host and moved only where fed
-    result = run_devfix(AGENT.format(act=act), rules=[TrainerAttributes]).fixed.decode()
+    result = run_devfix(SAMPLING_AGENT.format(act=act), rules=[TrainerAttributes]).fixed.decode()
     assert ("state = state.to(" in result) is moved
