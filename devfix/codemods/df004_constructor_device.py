@@ -121,7 +121,9 @@ factories in a file that sets a global default device (`torch.set_default_device
 `*_like`/`new_*`/legacy constructors (already correct, or DF009's), 0-dim
 literals such as `torch.tensor(0.0)` in pointwise ops (allowed next to CUDA tensors), tensors
 handed to `torch.nn.utils.rnn` (lengths must stay on the CPU), the lengths given to a CTC loss
-(`nn.CTCLoss` takes them on either device, warp-ctc's on the CPU), values only used on the host, a
+(`nn.CTCLoss` takes them on either device, warp-ctc's on the CPU), an integer tensor made from sizes
+(`torch.IntTensor([spect.size(3)])`) given to a model whose `forward` devfix cannot read (it may pack
+them, or bring them back with `.cpu()`), values only used on the host, a
 model name read before it was rebound to the model that is moved (`model = Net()` trained on the
 CPU, then `model = Net()` again and `model.to(device)`: the first one stays on the CPU), and
 programs that place nothing on a device, nor do the modules of the project they import (they run
@@ -159,6 +161,7 @@ from devfix.analysis.tensors import (
 from devfix.analysis.token_ids import grows, reads_take_device_tensors
 from devfix.analysis.torch_api import (
     CHAIN_STOPS,
+    DATA_CONVERTERS,
     DATA_FACTORIES,
     DEVICE_CHANGING_METHODS,
     ENCODING_TENSOR_FIELDS,
@@ -190,6 +193,7 @@ NOT_TENSOR_LITERALS = (cst.SimpleString, cst.FormattedString, cst.List, cst.Dict
 CTC_LOSS_CLASSES = frozenset({"torch.nn.CTCLoss", "torch.nn.modules.loss.CTCLoss"})
 CTC_LOSS_FUNCTIONS = frozenset({"torch.nn.functional.ctc_loss", "torch.ctc_loss"})
 CTC_LENGTH_KEYWORDS = frozenset({"input_lengths", "target_lengths"})
+INTEGER_CASTS = frozenset({"int", "long", "short"})
 
 
 class ConstructorDevice(ScopeTracker, DevfixRule):
@@ -844,11 +848,21 @@ class _Combinations(cst.CSTVisitor):
         else:
             classes = {self._class_of(name, self.rule.line_of(call))}
         kept: list[cst.BaseExpression] = []
-        for class_name in classes:
-            inputs = self.rule.method_inputs(class_name)
+        for class_name in classes or {None}:  # no caller known: no class either
+            inputs = self.rule.method_inputs(class_name) if class_name is not None else None
             if inputs is not None:
                 kept += _passed(call, inputs.kept_on_the_host("forward"), inputs.positional("forward")).values()
+            else:  # a `forward` devfix cannot read may pack lengths (or bring them back with `.cpu()`)
+                kept += [arg.value for arg in call.args[1:] if self._holds_sizes(arg.value, self.rule.line_of(call))]
         return kept
+
+    def _holds_sizes(self, value: cst.BaseExpression, line: int) -> bool:
+        """An integer tensor made from sizes (`torch.IntTensor([spect.size(3)])`, `torch.tensor([len(s)
+        for s in seqs])`), or a name bound to one: lengths, by how they are made."""
+        if isinstance(value, cst.Name):
+            binding = self.facts._binding_before(value.value, line)
+            value = binding.value if binding is not None and not binding.unpacked else None
+        return value is not None and _made_from_sizes(value, self.qualified)
 
     def _class_of(self, name: str, line: int) -> str | None:
         """The class of the file `name` holds where `line` reads it: `m = model.to(device)` after
@@ -1565,6 +1579,30 @@ class _Combinations(cst.CSTVisitor):
             return reaching is not None and not isinstance(reaching.value, NOT_TENSOR_LITERALS)
         return reference in self.parameters or bool(earlier)
 
+
+
+def _made_from_sizes(value: cst.BaseExpression, qualified) -> bool:
+    """`torch.IntTensor([x.size(3)]).int()`, `torch.tensor([len(s) for s in seqs])`, `torch.LongTensor([n] * b)`
+    of `n = x.shape[1]` aside: a factory, under integer casts, whose data is a display or comprehension of
+    sizes (`.size(...)`, `.shape[...]`, `len(...)`)."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in INTEGER_CASTS and not value.args:
+        value = value.func.value
+    if not (isinstance(value, cst.Call) and qualified(value.func) & DATA_CONVERTERS and value.args and value.args[0].keyword is None):
+        return False
+    data = value.args[0].value
+    if isinstance(data, cst.BinaryOperation) and isinstance(data.operator, cst.Multiply):
+        data = data.left  # `[T] * batch`
+    if isinstance(data, (cst.List, cst.Tuple)):
+        return bool(data.elements) and all(_reads_a_size(element.value) for element in data.elements)
+    return isinstance(data, (cst.ListComp, cst.GeneratorExp)) and _reads_a_size(data.elt)
+
+
+def _reads_a_size(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Attribute):
+        return value.value.attr.value == "shape"  # `x.shape[1]`
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        return value.func.attr.value == "size"  # `x.size(3)`
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "len"
 
 
 def _built(value: cst.BaseExpression | None) -> cst.BaseExpression | None:

@@ -624,3 +624,31 @@ def test_a_helper_module_that_places_nothing_follows_the_models_its_callers_move
     fixed = run_devfix(source, path=str(tmp_path / "helpers.py"), rules=[ConstructorDevice]).fixed.decode()
     moved_source = source.replace("dtype=np.float32))\n", "dtype=np.float32)).to(next(model.parameters()).device)\n")
     assert fixed == (moved_source if moved else source)
+
+
+
+SIZES_TO_A_MODEL = (
+    "import torch\nfrom torch import nn\n{model_import}\n{model_class}\n"
+    "def run(model, chunks, device):\n    outs = []\n    for spect in chunks:\n        spect = spect.to(device)\n"
+    "        sizes = torch.IntTensor([spect.size(1)]).int()\n        outs.append(model(spect, sizes))\n    return outs\n\n\n"
+    "def main(use_cuda):\n    device = torch.device('cuda' if use_cuda else 'cpu')\n    model = {model}\n"
+    "    return run(model=model, chunks=[torch.randn(2, 5, 3)], device=device)\n"
+)
+MASKING_MODEL = (
+    "\n\nclass Masked(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 1)\n\n"
+    "    def forward(self, x, lengths):\n        mask = torch.arange(x.size(1), device=x.device)[None] < lengths[:, None]\n"
+    "        return self.fc(x) * mask[..., None]\n\n"
+)
+
+
+@pytest.mark.parametrize("model_import, model_class, model, moved", [
+    ("from speech import load_model", "", "load_model(device=device)", False),  # a forward devfix cannot read
+    ("", MASKING_MODEL, "Masked().to(device)", True),  # read: it masks with the lengths on the input's device
+])
+def test_lengths_made_from_sizes_follow_a_model_only_where_its_forward_is_read(model_import, model_class, model, moved):
+    # deepspeech.pytorch's `run_transcribe`: `input_sizes = torch.IntTensor([spect.size(3)]).int()`
+    # for a model whose `forward` starts with `lengths = lengths.cpu().int()`, in another file
+    source = SIZES_TO_A_MODEL.format(model_import=model_import, model_class=model_class, model=model)
+    fixed = run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
+    assert ("torch.IntTensor([spect.size(1)]).to(spect.device).int()" in fixed) is moved
+    assert moved or fixed == source
