@@ -47,6 +47,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import arguments_for
+from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
@@ -186,9 +187,32 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
             tensor_index = isinstance(index, cst.Name) and self._index_is_a_tensor(anchor, index)
             return (what, index.value) if what is not None and tensor_index else None
         if getattr(self, "_tables", None) and _is_self_attribute(table) and table.attr.value in self._tables:
+            if self._stored_into(anchor) or self._made_from_own_tables(anchor, index):
+                return None
             reference = self._reference(anchor, index)
             return None if reference is None else (f"a CPU tensor of {self._holder(table.attr.value)}", reference)
         return None
+
+    def _stored_into(self, subscript: cst.CSTNode) -> bool:
+        """`self.i[mask] = value`, `self.counts[y] += 1`: a write, which `.to()` would send into a copy."""
+        parent = self.get_metadata(ParentProvider, subscript, None)
+        return isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is subscript)
+
+    def _made_from_own_tables(self, anchor: cst.CSTNode, index: cst.BaseExpression, depth: int = 0) -> bool:
+        """The index is computed from the object's own tables (DensePose's `mask = i_old == i + 1`
+        of `i_old = self.i.clone()`, then `self.u[mask]`): it lives where they do."""
+        if depth > 4:
+            return False
+        finder = _SelfAttributes()
+        index.visit(finder)
+        if finder.attributes & self._tables:
+            return True
+        facts, line = self.scope_facts(anchor), self.line_of(anchor)
+        for name in finder.names:
+            binding = facts._binding_before(name, line)
+            if binding is not None and binding.value is not None and self._made_from_own_tables(binding.value, binding.value, depth + 1):
+                return True
+        return False
 
     def _handed_table(self, anchor: cst.CSTNode, name: str, index: cst.BaseExpression) -> str | None:
         """How a message names the CPU table `name` read at `anchor` with `index`: a parameter every
@@ -640,6 +664,23 @@ def _placed(value: cst.BaseExpression) -> bool:
     finder = _PlacementFinder()
     value.visit(finder)
     return finder.found
+
+
+class _SelfAttributes(cst.CSTVisitor):
+    """The `self.<attr>` an expression reads, and its other names."""
+
+    def __init__(self) -> None:
+        self.attributes: set[str] = set()
+        self.names: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if _is_self_attribute(node):
+            self.attributes.add(node.attr.value)
+            return False
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
 
 
 class _PlacementFinder(cst.CSTVisitor):

@@ -217,3 +217,22 @@ def test_a_torch_function_reading_a_top_level_table_by_device_indices_aligns_the
     assert "F.embedding(ids, weight=TABLE.to(ids.device)) * torch.gather(SCALE.to(ids.device), 0, ids)" in fixed
     host = source.replace("print(lookup(torch.arange(3).cuda()))", "print(lookup([1, 2]))")
     assert fix(host).fixed == fix(host).source  # a list of indices: no tensor to align with
+
+
+POINTS = (
+    "import torch\n\n\nclass Points:\n    def __init__(self, labels, u):\n"
+    "        self.i = torch.as_tensor(labels)\n        self.u = torch.as_tensor(u)\n\n"
+    "    def scaled(self, t: torch.Tensor):\n{body}" + PLACES + "\n"
+)
+
+
+def test_an_index_made_from_the_objects_own_tables_and_writes_into_them_are_left_alone():
+    # DensePose's `_flip_iuv_semantics`: `mask = i_old == k` of `i_old = self.i.clone()`, then
+    # `self.i[mask] = ...` and `self.u[mask] * 255`: the mask is where the tables are, and `.to()`
+    # in front of a write would write into a copy
+    body = ("        i_old = self.i.clone()\n        mask = i_old == 1\n        self.i[mask] = 2\n"
+            "        self.u[t] += 1\n        return (self.u[mask] * 255).long()\n")
+    result = fix(POINTS.format(body=body))
+    assert result.fixed == result.source
+    read = "        return self.u[t] * 2\n"  # the caller's tensor index still aligns the table
+    assert "self.u.to(t.device)[t]" in fix(POINTS.format(body=read)).fixed.decode()
