@@ -1394,6 +1394,9 @@ class _Combinations(cst.CSTVisitor):
             operands = [expression.left, *(item.comparator for item in expression.comparisons)]
             return next((found for operand in operands if (found := self._reference(operand, proven))), None)
         if isinstance(expression, cst.Subscript):
+            root = expression.value
+            if _read_by_key(expression) and isinstance(root, cst.Name) and self._holds_a_whole_output(root):
+                return None  # `losses[name]` of what a Module returned: a dict of tensors has no `.device`
             return self._reference(expression.value, proven)
         if isinstance(expression, cst.UnaryOperation) and not isinstance(expression.operator, cst.Not):  # `-dists`
             return self._reference(expression.expression, proven)
@@ -1415,6 +1418,15 @@ class _Combinations(cst.CSTVisitor):
         ):  # D(real) lives with real, for a model moved here or one every caller moved
             return next((ref for arg in expression.args if (ref := self._reference(arg.value, proven))), None)
         return None
+
+    def _holds_a_whole_output(self, name: cst.Name) -> bool:
+        """`name` holds what a Module call returned, as returned (`_, losses = roi_heads(...)`, not
+        `model(x).argmax(1)`), and nothing proves it a tensor: it may be a dict or a list."""
+        if name.value in self.tensors or self.rule.kind_of(name) is Kind.TENSOR or not self._holds_module_output(name):
+            return False
+        binding = self.facts._binding_before(name.value, self.rule.line_of(name))
+        value = binding.value if binding is not None else None
+        return isinstance(value, cst.Call) and not isinstance(value.func, cst.Attribute)
 
     def _bound_off_device(self, name: cst.Name) -> bool:
         """The binding that reaches this read holds nothing on a device to align with: a tensor
@@ -1579,6 +1591,14 @@ class _Combinations(cst.CSTVisitor):
             return reaching is not None and not isinstance(reaching.value, NOT_TENSOR_LITERALS)
         return reference in self.parameters or bool(earlier)
 
+
+
+def _read_by_key(subscript: cst.Subscript) -> bool:
+    """`losses[name]`, `outputs["logits"]`: one index, a name or a string, as a dict is read (a
+    tensor's `x[i]` looks the same: the caller asks for proof that the value is one)."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return False
+    return isinstance(subscript.slice[0].slice.value, (cst.Name, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
 
 def _made_from_sizes(value: cst.BaseExpression, qualified) -> bool:

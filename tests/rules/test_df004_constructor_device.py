@@ -652,3 +652,15 @@ def test_lengths_made_from_sizes_follow_a_model_only_where_its_forward_is_read(m
     fixed = run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
     assert ("torch.IntTensor([spect.size(1)]).to(spect.device).int()" in fixed) is moved
     assert moved or fixed == source
+
+
+def test_a_value_read_by_key_from_a_module_output_is_no_device_reference():
+    # detectron2's test_roi_heads: `_, detector_losses = roi_heads(...)` is a dict of losses;
+    # `device=detector_losses.device` raised AttributeError
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Heads(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 1)\n\n    def forward(self, x):\n        return x, {'loss_cls': self.fc(x).mean()}\n\n\n"
+        "def check(images):\n    heads = Heads()\n    _, losses = heads(images)\n    expected = {'loss_cls': 4.5}\n"
+        "    return all(torch.allclose(losses[name], torch.tensor(expected.get(name, 0.0))) for name in losses.keys())\n"
+    )
+    assert run_devfix(source, rules=[ConstructorDevice]).fixed.decode() == source
