@@ -73,6 +73,7 @@ class PlacementFacts:
     called: set[str] = field(default_factory=set)
     method_receivers: set[str] = field(default_factory=set)  # `model` of `model.generate(ids)`
     hosted: set[str] = field(default_factory=set)  # `model` of `model.cpu()`, `model.to("cpu")`: a Module goes to the host
+    hosted_at: dict[str, list[int]] = field(default_factory=dict)  # … and the lines of those calls
     modules_on_device: set[str] = field(default_factory=set)
     device_globals: set[str] = field(default_factory=set)  # top-level names bound once to a device value, read here
     device_parameters: set[str] = field(default_factory=set)  # parameters every caller may give a device value (loose only)
@@ -280,6 +281,11 @@ class PlacementFacts:
                 return move
         return None
 
+    def brought_back_between(self, name: str, first: int, last: int) -> bool:
+        """`model.cpu()` (or `model_cpu = model.cpu()`: a Module moves in place) on a line after
+        `first` and before `last`: the model the name holds is on the host again."""
+        return any(first < line < last for line in self.hosted_at.get(name, ()))
+
     def _binding_before(self, name: str, line: int) -> Binding | None:
         earlier = [binding for binding in self.bindings.get(name, ()) if binding.line < line]
         return max(earlier, key=lambda binding: binding.line) if earlier else None
@@ -411,6 +417,7 @@ class _Collector(cst.CSTVisitor):
             self.facts.method_receivers.add(node.func.value.value)
             if node.func.attr.value == "cpu" and not node.args or _to_the_host(node, self.facts.qualified):
                 self.facts.hosted.add(node.func.value.value)
+                self.facts.hosted_at.setdefault(node.func.value.value, []).append(self.facts.line_of(node))
         move = as_move(node, self.facts.qualified)
         if move is not None and isinstance(move.receiver, cst.Name):
             self.facts.moved.setdefault(move.receiver.value, move)

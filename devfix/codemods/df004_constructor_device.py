@@ -417,9 +417,10 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         for call, value in passed:
             if not isinstance(value, cst.Name):
                 return False
-            move = self.scope_facts(call).moved.get(value.value)
-            if move is None or self.line_of(move.call) >= self.line_of(call):
-                return False
+            caller = self.scope_facts(call)
+            move, line = caller.moved.get(value.value), self.line_of(call)
+            if move is None or self.line_of(move.call) >= line or caller.brought_back_between(value.value, self.line_of(move.call), line):
+                return False  # not moved yet, or `model.to('cpu')` since (Raschka's ch15 before `sample(model, ...)`)
         return True
 
     def _moved_beside(self, function: cst.FunctionDef, parameter: str) -> bool:
@@ -952,9 +953,13 @@ class _Combinations(cst.CSTVisitor):
         """The move of `module` that acted on the value the name holds at `call`; for a model of the
         top level, its move there when the device it names is no local name of this function."""
         if module not in self.global_models:
-            move = self.facts.moved_at(module, self.rule.line_of(call))
-            # `z = net(torch.randn(2, 6))` then `net.to(device)`: the call ran the model on the CPU
-            return move if move is not None and self.rule.line_of(move.call) <= self.rule.line_of(call) else None
+            line = self.rule.line_of(call)
+            move = self.facts.moved_at(module, line)
+            # `z = net(torch.randn(2, 6))` then `net.to(device)`: the call ran the model on the CPU;
+            # `model_cpu = model.cpu()` between the move and the call brought it back
+            if move is None or self.rule.line_of(move.call) > line or self.facts.brought_back_between(module, self.rule.line_of(move.call), line):
+                return None
+            return move
         move = self.rule.scope_facts(self.rule.module).moved.get(module)
         device = device_code(move.device) if move is not None else None
         root = device.split(".")[0] if device is not None else None

@@ -664,3 +664,29 @@ def test_a_value_read_by_key_from_a_module_output_is_no_device_reference():
         "    return all(torch.allclose(losses[name], torch.tensor(expected.get(name, 0.0))) for name in losses.keys())\n"
     )
     assert run_devfix(source, rules=[ConstructorDevice]).fixed.decode() == source
+
+
+@pytest.mark.parametrize("between, moved", [("model_cpu = model.cpu()\n", False), ("model.to('cpu')\n", False), ("", True)])
+def test_a_model_brought_back_to_the_cpu_in_place_takes_host_inputs(between, moved):
+    # Raschka's ch14: `model = model.to(device)`, training, then `model_cpu = model.cpu()` (in
+    # place: a Module's `.cpu()` returns itself) and `model(img.unsqueeze(0))` of dataset images
+    source = (
+        "import torch\nfrom torch import nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model = nn.Linear(4, 2)\nmodel = model.to(device)\nprint(model(torch.randn(3, 4).to(device)))\n"
+        f"{between}for i in range(3):\n    img = torch.from_numpy(torch.randn(4).numpy())\n    pred = model(img.unsqueeze(0))\n"
+    )
+    fixed = run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
+    assert (fixed != source) is moved
+
+
+@pytest.mark.parametrize("between, moved", [("model.to('cpu')\n", False), ("", True)])
+def test_a_function_given_a_model_brought_back_to_the_cpu_takes_host_inputs(between, moved):
+    # Raschka's ch15: `model.to('cpu')`, then `sample(model, starting_str='The island')`
+    source = (
+        "import torch\nfrom torch import nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        "def sample(model, ids):\n    encoded = torch.tensor(ids)\n    return model(encoded)\n\n\n"
+        "model = nn.Embedding(5, 2)\nmodel = model.to(device)\n"
+        f"{between}print(sample(model, [1, 2]))\n"
+    )
+    fixed = run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
+    assert ("torch.tensor(ids, device=next(model.parameters()).device)" in fixed) is moved
