@@ -619,15 +619,19 @@ class _Screen:
 
     def moves_after_optimizer_load(self) -> bool:
         """DF022: a name bound to a call moved after a `torch.optim` optimizer's `load_state_dict`
+        (or one unpacked from a call of a function of the file: `model, optimizer = build()`)
         or after an Adagrad is built
         (anywhere in the file here; in one block for the rule)."""
         optimizers = {
             target for target, call in self.walked.calls_assigned if (self.imports.qualify(call.func) or "").startswith("torch.optim.")
         }
+        # `model, optimizer = build()` of a function of the file (the rule asks what it returns)
+        functions = {node.name for node in self.walked.tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        unpacked = {target for target, call in self.walked.calls_unpacked if isinstance(call.func, ast.Name) and call.func.id in functions}
         eager = [call.lineno for _, call in self.walked.calls_assigned if self.imports.qualify(call.func) in EAGER_STATE_OPTIMIZERS]
         copies = self._parameter_copies() if self.moves else []
-        first_load = min([line for receiver, line in self.state_loads if receiver in optimizers] + eager + copies, default=None)
-        return first_load is not None and any(first_load < line and moved in self.walked.built for moved, line in self.moves)
+        first_load = min([line for receiver, line in self.state_loads if receiver in optimizers | unpacked] + eager + copies, default=None)
+        return first_load is not None and any(first_load < line and moved in self.walked.built | unpacked for moved, line in self.moves)
 
     def _parameter_copies(self) -> list[int]:
         """Lines of `ema = EMA(model)` where the file's class copies the parameters it is given

@@ -30,10 +30,14 @@ the class copies it. A class that names a device or moves anything itself is lef
 Leaves alone a model already moved before the state was loaded (the later move only repeats it).
 Only the model's latest binding before the move counts: a `model` trained, saved or resumed
 earlier under the same name is another object, and its optimizer another optimizer.
-Refuses (reports without a fix) when the move cannot go to the construction: the model's latest
-binding is not a construction, the device is chosen after the model is built, or the model is
-called or handed to other code in between (a CPU forward pass, `wrap(model)`): moving it earlier
-would change what that code sees. Optimizers devfix cannot see built with `torch.optim` (a
+Where the move cannot go to the construction (a CPU forward pass in between, or a model and its
+optimizer that a function of the file builds and returns, `model, optimizer = build()`), it goes
+right before the optimizer's `load_state_dict` instead: a Module moves in place, so the optimizer
+keeps the same parameters, and loads its state onto their device.
+Refuses (reports without a fix) when neither place works: the model's latest binding is no
+construction nor such a helper's result (`wrap(model)` may return an object whose `.to()` copies),
+the device is chosen after the load, or the model is called or handed to other code between the
+load and the move: moving it earlier would change what that code sees. Optimizers devfix cannot see built with `torch.optim` (a
 `build_optimizer(model)` helper) are not judged by their names.
 """
 
@@ -61,6 +65,7 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._moved_at_construction: dict[cst.Assign, cst.Call] = {}  # construction → the move to append
+        self._moved_before_load: dict[cst.SimpleStatementLine, cst.SimpleStatementLine] = {}  # load → the move to put first
         self._removed: set[cst.SimpleStatementLine] = set()
         finder = _Blocks()
         node.visit(finder)
@@ -90,6 +95,13 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
                     "the optimizer made its state (Adagrad makes it when it is built)"
                 message = f"{what} before `{name}` moved, so it stays on the old device and the first `step()` fails"
             construction = self._construction(name, block, lines[:index], statement, copies)
+            if construction is None and loaded[0] not in copies and self._may_move_before(name, block, loaded[0], statement, copies):
+                # built by a helper (`model, optimizer = build()`): the move goes before the load instead
+                if self.report(statement, message, fix_title=f"move `{name}` before the optimizer loads its state"):
+                    self._moved_before_load[loaded[0]] = statement
+                    if not starts_a_cell(statement):
+                        self._removed.add(statement)
+                continue
             if construction is None:
                 self.report(statement, message + "; move the model right after it is built", fixable=False)
                 continue
@@ -146,11 +158,33 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
             given = positional[position].value
         return isinstance(given, cst.Name) and given.value == model
 
+    def _may_move_before(self, name: str, block: list[cst.BaseStatement], load: cst.SimpleStatementLine,
+                         move: cst.SimpleStatementLine, copies: list[cst.SimpleStatementLine]) -> bool:
+        """A Module moves in place, so its move may go right before the optimizer's
+        `load_state_dict` when the name holds one (a construction, or what a function of the file
+        returns with the optimizer of its parameters), nothing between the load and the move runs
+        the model or hands it over, and the device already exists at the load."""
+        if load not in block or _index_of(block, load) > _index_of(block, move):
+            return False
+        bindings = [binding for binding in self.scope_facts(move).bindings.get(name, []) if binding.line < self.line_of(move)]
+        latest = max(bindings, key=lambda binding: binding.line) if bindings else None
+        built = latest is not None and isinstance(latest.value, cst.Call) and (
+            self.makes_module(latest.value, move) or (latest.unpacked > 0 and isinstance(latest.value.func, cst.Name)))
+        if not built:  # a Module, which `.to()` moves in place (another object's may return a copy)
+            return False
+        between = block[_index_of(block, load) + 1:_index_of(block, move)]
+        if any(_uses_whole(statement, name) for statement in between):
+            return False
+        moved = _moved_model(move.body[0], self.qualified)
+        return moved is not None and self._exists_at(moved[1].device, load)
+
     def _optimizers_of(self, model: str, earlier: list[cst.SimpleStatementLine]) -> set[str]:
-        """Names bound to a `torch.optim` optimizer built from the model's parameters."""
+        """Names bound to a `torch.optim` optimizer built from the model's parameters, also by a
+        function of the file that builds both and returns them (`model, optimizer = build()`)."""
         found = set()
         for line in earlier:
             small = line.body[0]
+            found |= self._returned_optimizers(small, model)
             if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
                 continue
             value = small.value
@@ -158,6 +192,50 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
                     and model in names_in(value):
                 found.add(small.targets[0].target.value)
         return found
+
+    def _returned_optimizers(self, small: cst.BaseSmallStatement, model: str) -> set[str]:
+        """`model, optimizer = build()`: a function of the file whose every `return` is a tuple that
+        holds, where the caller unpacks `optimizer`, a name bound there to a `torch.optim` optimizer
+        built from the parameters of the name it returns where the caller unpacks `model`."""
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Tuple)
+                and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Name)):
+            return set()
+        targets = [element.value.value if isinstance(element.value, cst.Name) else None for element in small.targets[0].target.elements]
+        function = next((statement for statement in self.module.body
+                         if isinstance(statement, cst.FunctionDef) and statement.name.value == small.value.func.value), None)
+        if model not in targets or function is None:
+            return set()
+        returns = self._returned_tuples(function, len(targets))
+        if not returns:
+            return set()
+        facts = self.scope_facts(function.body)
+        found = set()
+        for position, target in enumerate(targets):
+            if target is None or target == model:
+                continue
+            if all(self._optimizer_of_returned(facts, items[position], items[targets.index(model)], line) for items, line in returns):
+                found.add(target)
+        return found
+
+    def _returned_tuples(self, function: cst.FunctionDef, size: int) -> list[tuple[list[cst.BaseExpression], int]]:
+        """The items of each `return a, b` of the function (not of functions inside it), with its
+        line; empty unless every `return` gives a tuple display of `size` items."""
+        finder = _Returns()
+        function.body.visit(finder)
+        found = []
+        for node in finder.returns:
+            if not (isinstance(node.value, cst.Tuple) and len(node.value.elements) == size):
+                return []
+            found.append(([element.value for element in node.value.elements], self.line_of(node)))
+        return found
+
+    def _optimizer_of_returned(self, facts, item: cst.BaseExpression, model: cst.BaseExpression, line: int) -> bool:
+        if not (isinstance(item, cst.Name) and isinstance(model, cst.Name)):
+            return False
+        binding = facts._binding_before(item.value, line)
+        value = binding.value if binding is not None else None
+        return isinstance(value, cst.Call) and any(name.startswith(OPTIMIZERS) for name in self.qualified(value.func)) \
+            and model.value in names_in(value)
 
     def _construction(self, name: str, block: list[cst.BaseStatement], earlier: list[cst.SimpleStatementLine],
                       move: cst.SimpleStatementLine, copies: list[cst.SimpleStatementLine]) -> cst.Assign | None:
@@ -181,7 +259,7 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
         device = moved[1].device if moved is not None else None
         return construction if self._exists_at(device, construction) else None
 
-    def _exists_at(self, device: cst.BaseExpression | None, construction: cst.Assign) -> bool:
+    def _exists_at(self, device: cst.BaseExpression | None, construction: cst.CSTNode) -> bool:
         """`.cuda()`, a literal, or a name (`device`, `args.device`) bound only before the construction."""
         if device is None or isinstance(device, cst.SimpleString):
             return True
@@ -201,6 +279,9 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
         return updated_node.with_changes(value=move.with_changes(func=move.func.with_changes(value=updated_node.value)))
 
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine):
+        move = self._moved_before_load.get(original_node)
+        if move is not None:  # the move, without the comments above it, right before the load
+            return cst.FlattenSentinel([move.with_changes(leading_lines=()), updated_node])
         return cst.RemoveFromParent() if original_node in self._removed else updated_node
 
 
@@ -254,6 +335,25 @@ def _uses_whole(line: cst.BaseStatement, name: str) -> bool:
 
     line.visit(Finder())
     return found
+
+
+class _Returns(cst.CSTVisitor):
+    """The `return` statements of one function body, not of the functions and classes inside it."""
+
+    def __init__(self) -> None:
+        self.returns: list[cst.Return] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.returns.append(node)
 
 
 class _Blocks(cst.CSTVisitor):

@@ -45,13 +45,31 @@ def test_device_chosen_after_the_construction_is_reported_without_a_fix():
     assert not finding.fixable and result.fixed == result.source
 
 
-def test_a_forward_pass_in_between_keeps_the_order():
+def test_a_forward_pass_after_the_construction_sends_the_move_before_the_load_instead():
+    # the warm-up pass keeps running on the CPU; the Module moves in place before its state loads
     result = fix(
         "model = nn.Linear(2, 2)\nwith torch.no_grad():\n    warm = model(torch.zeros(1, 2))\n"
         "optimizer = torch.optim.Adam(model.parameters())\noptimizer.load_state_dict(state)\nmodel.to('cuda')\n"
     )
-    (finding,) = result.findings
-    assert not finding.fixable and result.fixed == result.source
+    assert result.fixed.decode() == HEAD + (
+        "model = nn.Linear(2, 2)\nwith torch.no_grad():\n    warm = model(torch.zeros(1, 2))\n"
+        "optimizer = torch.optim.Adam(model.parameters())\nmodel.to('cuda')\noptimizer.load_state_dict(state)\n"
+    )
+
+
+def test_a_model_and_optimizer_a_helper_builds_move_before_the_load():
+    helper = "def build():\n    net = nn.Linear(2, 2)\n    opt = torch.optim.Adam(net.parameters())\n    return net, opt\n\n\n"
+    result = fix(
+        helper + "model, optimizer = build()\nmodel.load_state_dict(ckpt['model'])\n"
+        "optimizer.load_state_dict(ckpt['optim'])\nmodel.to('cuda')\nprint(model(torch.zeros(1, 2)))\n"
+    )
+    assert result.fixed.decode() == HEAD + helper + (
+        "model, optimizer = build()\nmodel.load_state_dict(ckpt['model'])\nmodel.to('cuda')\n"
+        "optimizer.load_state_dict(ckpt['optim'])\nprint(model(torch.zeros(1, 2)))\n"
+    )
+    # the model run between the load and the move: the order stays, reported
+    ran = fix(helper + "model, optimizer = build()\noptimizer.load_state_dict(ckpt['optim'])\nprint(model(x))\nmodel.to('cuda')\n")
+    assert [finding.fixable for finding in ran.findings] == [False] and ran.fixed == ran.source
 
 
 def test_the_latest_construction_takes_the_move_when_the_name_was_bound_before():
