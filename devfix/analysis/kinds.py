@@ -143,6 +143,7 @@ class Resolver:
         self.class_name: str | None = None  # the class whose methods are being read
         self.parameter_kinds: dict[str, list[Kind]] = {}  # function or Class.method → kinds its calls pass by position
         self.method_names: frozenset[str] = frozenset()  # methods whose calls are noted (`.step(...)`)
+        self.watched_calls: frozenset[str] = frozenset()  # calls through a module whose kinds are noted (`training.Trainer`)
         self.imported: Callable[[str], Kind] = lambda qualified: Kind.UNKNOWN  # a function of another file of the project
         self.instances = Instances()  # names and layers that only hold an instance of a Module class of the file
         self.forward_output: Callable[[str], Kind] = lambda class_name: Kind.UNKNOWN  # what a Module class's `forward` returns
@@ -154,6 +155,7 @@ class Resolver:
         resolver.class_constants, resolver.tensor_layers = self.class_constants, self.tensor_layers
         resolver.tensor_layer_names = self.tensor_layer_names
         resolver.parameter_kinds, resolver.method_names = self.parameter_kinds, self.method_names
+        resolver.watched_calls = self.watched_calls
         resolver.imported = self.imported
         resolver.instances = self.instances
         resolver.forward_output = self.forward_output

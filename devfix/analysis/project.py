@@ -227,8 +227,8 @@ class ProjectIndex:
     def constructed_kinds(self, from_file: str, class_name: str) -> list[PassedKinds] | None:
         """What each construction of the top-level class `class_name` of `from_file` in the files
         beside it passes, as the value analysis of the file that holds it sees it (`Trainer(model,
-        DataLoader(TensorDataset(x, y)))` in `main.py`); None when there is none, or when some file
-        uses the class otherwise than calling it by the name it imports (`trainer.Trainer(...)`)."""
+        DataLoader(TensorDataset(x, y)))` in `main.py`, or `training.Trainer(...)` through its
+        module); None when there is none, or when some file uses the class otherwise than calling it."""
         calls = self.foreign_calls(from_file, class_name)
         if not calls:
             return None
@@ -238,8 +238,11 @@ class ProjectIndex:
             key = (caller, str(target), class_name)
             if key not in self._passed:
                 parsed = self._parsed(Path(caller))
-                names = {local for local, qualified in parsed[1].names.items() if qualified.rpartition(".")[2] == class_name
-                         and self._module_file(Path(caller), qualified.rpartition(".")[0]) == target} if parsed is not None else set()
+                imported_names = parsed[1].names.items() if parsed is not None else ()
+                names = {local for local, qualified in imported_names if qualified.rpartition(".")[2] == class_name
+                         and self._module_file(Path(caller), qualified.rpartition(".")[0]) == target}
+                names |= {f"{local}.{class_name}" for local, qualified in imported_names  # `import trainer as training`
+                          if self._module_file(Path(caller), qualified) == target}
                 imported = lambda qualified, caller=caller: self.imported_kind(caller, qualified)  # noqa: E731
                 self._passed[key] = passed_to(*parsed, names, imported) if names else None
             found = self._passed[key]

@@ -84,12 +84,15 @@ INFERENCE_ROUNDS = 3  # a parameter's kind can come from a caller's parameter (q
 def analyse_values(
     tree: ast.Module, imports: ImportTable, module_classes: dict[str, Kind], declared_global: set[str],
     imported: Callable[[str], Kind] | None = None, constructed: Callable[[str], list[PassedKinds] | None] | None = None,
+    watched_calls: frozenset[str] = frozenset(),
 ) -> ValueFacts:
     """`imported`: the kind a function of another file of the project returns; `constructed`: what
-    the constructions of a class of the file in the files beside it pass (`ProjectIndex`)."""
+    the constructions of a class of the file in the files beside it pass (`ProjectIndex`);
+    `watched_calls`: calls through an imported module (`training.Trainer`) whose passed kinds to note."""
     facts = ValueFacts()
     methods = _inferable_methods(tree, imports)
     resolver, summaries = _resolver(tree, imports, module_classes, declared_global, imported, frozenset(name for _, name in methods))
+    resolver.watched_calls = watched_calls
     functions, globals_env = summaries.functions, summaries.globals_env
     modules = {name for name, kind in module_classes.items() if kind is Kind.MODULE}
     resolver.instances = called_instances(tree, modules, imports.qualify)  # `model(x, lengths)` gives `Pool.forward` its kinds
@@ -124,11 +127,11 @@ def returned_kind(tree: ast.Module, imports: ImportTable, name: str) -> Kind:
 def passed_to(
     tree: ast.Module, imports: ImportTable, names: set[str], imported: Callable[[str], Kind] | None = None,
 ) -> list[PassedKinds] | None:
-    """What each call of the names `names` (a class another file defines, as this file imports it)
-    passes, by the value analysis of this file; None when one of them is used otherwise than called
-    or a call unpacks (`Trainer(*args)`)."""
+    """What each call of the names `names` (a class another file defines, as this file imports it:
+    `Trainer`, or `training.Trainer` through its module) passes, by the value analysis of this
+    file; None when one of them is used otherwise than called or a call unpacks (`Trainer(*args)`)."""
     declared_global = {global_name for node in ast.walk(tree) if isinstance(node, ast.Global) for global_name in node.names}
-    facts = analyse_values(tree, imports, {}, declared_global, imported)
+    facts = analyse_values(tree, imports, {}, declared_global, imported, watched_calls=frozenset(name for name in names if "." in name))
     if names & facts.escaped:
         return None
     return [passed for name in sorted(names) for passed in facts.call_sites.get(name, ())]
@@ -158,6 +161,14 @@ def _resolver(
             resolver.classes = {**resolver.classes, **datasets}
     summaries.globals_env = _global_kinds(tree, resolver, declared_global)
     return resolver, summaries
+
+
+def _watched(func: ast.expr, watched: frozenset[str], env: Env) -> str | None:
+    """`module.Name` of a call when it is one of `watched` and `module` is no local value."""
+    if not watched or not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)) or func.value.id in env:
+        return None
+    dotted = f"{func.value.id}.{func.attr}"
+    return dotted if dotted in watched else None
 
 
 def _joined_kinds(calls: list[PassedKinds], names: list[str]) -> list[Kind] | None:
@@ -857,6 +868,9 @@ class _Walker:
                 callees.add(id(current.func))
             elif isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id not in env:
                 self._note_call(current, env, local, items, current.func.id)
+                callees.add(id(current.func))
+            elif isinstance(current, ast.Call) and (dotted := _watched(current.func, self.resolver.watched_calls, env)) is not None:
+                self._note_call(current, env, local, items, dotted)  # `training.Trainer(model, loader)`
                 callees.add(id(current.func))
             elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) and current.func.attr in self.resolver.method_names:
                 self._note_call(current, env, local, items, "." + current.func.attr)
