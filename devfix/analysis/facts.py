@@ -266,7 +266,7 @@ class FileFacts:
         return _OTHER_ACCELERATOR.search(self.text) is not None
 
     @cached_property
-    def parameter_copying_classes(self) -> dict[str, tuple[int, str]]:
+    def parameter_copying_classes(self) -> dict[str, tuple[int, str, str | None]]:
         """Plain classes of the file that copy the parameters of the model they are given and later
         blend the copies with a model's (an EMA): class → (position, name) of that parameter
         (`analysis.parameter_copies`)."""

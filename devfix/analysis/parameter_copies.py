@@ -1,4 +1,5 @@
-"""Plain classes that keep copies of a model's parameters, made when they are built (an EMA).
+"""Plain classes that keep copies of a model's parameters, made when they are built (an EMA), or by
+a method called after (`ema.register()`).
 
 `ema = EMA(model)` copies each parameter (`p.detach().clone()`, `copy.deepcopy(model)`) where the
 model is at that moment; a model moved afterwards (`model.to(device)`) leaves the copies behind,
@@ -25,9 +26,11 @@ PLACING_METHODS = frozenset({"to", "cpu", "cuda"})
 DEEPCOPY = frozenset({"copy.deepcopy"})
 
 
-def classes_copying_parameters(tree: ast.Module, imports: ImportTable) -> dict[str, tuple[int, str]]:
+def classes_copying_parameters(tree: ast.Module, imports: ImportTable) -> dict[str, tuple[int, str, str | None]]:
     """Class name → (position after `self`, name) of the `__init__` parameter whose tensors the
-    class copies and later blends with a model's parameters."""
+    class copies and later blends with a model's parameters, and the method that makes the copies:
+    None for `__init__` itself, else one that takes no argument and copies the model `__init__`
+    kept (the common EMA's `register()`: `self.shadow[name] = param.data.clone()`)."""
     found = {}
     for node in tree.body:
         if not isinstance(node, ast.ClassDef) or node.bases or node.keywords or _places(node):
@@ -39,9 +42,15 @@ def classes_copying_parameters(tree: ast.Module, imports: ImportTable) -> dict[s
         init = inits[0]
         given = [argument.arg for argument in parameters(init)[1:]]
         for position, name in enumerate(given):
-            kept = _kept_copies(init, name, imports)
-            if kept and any(_blends(method, kept) for method in methods if method is not init):
-                found[node.name] = (position, name)
+            attributes = _kept_attributes(init, name)
+            kept = _kept_copies(init, {name} | attributes, imports)
+            copier = None
+            if not kept and attributes:  # made later, by a method of no argument (`ema.register()`)
+                copier = next((method for method in methods if method is not init and len(parameters(method)) == 1
+                               and _kept_copies(method, attributes, imports)), None)
+                kept = _kept_copies(copier, attributes, imports) if copier is not None else set()
+            if kept and any(_blends(method, kept) for method in methods if method is not init and method is not copier):
+                found[node.name] = (position, name, copier.name if copier is not None else None)
                 break
     return found
 
@@ -58,15 +67,19 @@ def _places(class_node: ast.ClassDef) -> bool:
     return False
 
 
-def _kept_copies(init: ast.FunctionDef | ast.AsyncFunctionDef, parameter: str, imports: ImportTable) -> set[str]:
-    """The `self` attributes `__init__` stores copies of the parameter's tensors in."""
-    aliases = {parameter} | {
+def _kept_attributes(init: ast.FunctionDef | ast.AsyncFunctionDef, parameter: str) -> set[str]:
+    """The `self` attributes `__init__` keeps the parameter in (`self.model = model`)."""
+    return {
         target.attr for statement in init.body if isinstance(statement, ast.Assign)
         and isinstance(statement.value, ast.Name) and statement.value.id == parameter
         for target in statement.targets if is_self_attribute(target)
     }
+
+
+def _kept_copies(function: ast.FunctionDef | ast.AsyncFunctionDef, aliases: set[str], imports: ImportTable) -> set[str]:
+    """The `self` attributes the function stores copies of the tensors of `aliases` in."""
     kept: set[str] = set()
-    for statement in every_node(init):
+    for statement in every_node(function):
         if isinstance(statement, ast.Assign):
             targets = [_stored_attribute(target) for target in statement.targets]
             if any(targets) and _copies(statement.value, aliases, imports):

@@ -23,9 +23,9 @@ then a statement moves the model (`model.to(device)`, `model.cuda()`, `model = m
 
 The same goes for an object of a class of the file that copies the model's parameters when it is
 built and later blends the copies with the parameters (an EMA: `ema = EMA(model)` keeping
-`p.detach().clone()` of each, `analysis.parameter_copies`): built before the move, its copies stay
-on the CPU and its first update mixes devices; the model moves right after it is built, before
-the class copies it. A class that names a device or moves anything itself is left alone.
+`p.detach().clone()` of each, `analysis.parameter_copies`), or copies them when a method of no
+argument is called (`ema.register()`): made before the move, its copies stay on the CPU and its
+first update mixes devices; the model moves right after it is built, before the class copies it. A class that names a device or moves anything itself is left alone.
 
 Leaves alone a model already moved before the state was loaded (the later move only repeats it).
 Only the model's latest binding before the move counts: a `model` trained, saved or resumed
@@ -82,9 +82,13 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
             name, move = moved
             since = self._since_bound(name, statement, lines[:index])  # an earlier `model` is another object
             optimizers = self._optimizers_of(name, since)
-            copies = [line for line in since if self._copies_parameters(line.body[0], name)]
+            copiers = {line: self._copies_parameters(line.body[0], name) for line in since}
+            handed = [line for line, method in copiers.items() if method]  # `ema = EMA(model)` whose copies `ema.register()` makes
+            registered = [line for line in since if _calls_a_copier(line.body[0], handed, copiers)]
+            copies = [line for line, method in copiers.items() if method is True] + registered
             loaded = [line for line in since if _loads_state(line.body[0], optimizers) or self._builds_eager_state(line.body[0], name)
                       or line in copies]
+            copies += handed  # what hands the model to such a class is no use of it either
             if not loaded or self._placed_before(name, block, since[0], loaded[0]):
                 continue
             if loaded[0] in copies:
@@ -142,21 +146,27 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
         value = small.value if isinstance(small, cst.Assign) else None
         return isinstance(value, cst.Call) and bool(self.qualified(value.func) & EAGER_STATE_OPTIMIZERS) and model in names_in(value)
 
-    def _copies_parameters(self, small: cst.BaseSmallStatement, model: str) -> bool:
+    def _copies_parameters(self, small: cst.BaseSmallStatement, model: str) -> bool | str:
         """`ema = EMA(model)` of a class of the file that copies the parameters of the model it is
-        given and later blends the copies with a model's (`analysis.parameter_copies`)."""
+        given and later blends the copies with a model's (`analysis.parameter_copies`): True when
+        building it copies them, the name of the method that does (`register`) when that method
+        makes the copies later, False for anything else."""
         value = small.value if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
         if self.facts is None or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
             return False
         copying = self.facts.parameter_copying_classes.get(value.func.value)
         if copying is None or any(arg.star for arg in value.args):
             return False
-        position, parameter = copying
+        position, parameter, method = copying
+        if method is not None and not isinstance(small.targets[0].target, cst.Name):
+            return False
         positional = [arg for arg in value.args if arg.keyword is None]
         given = next((arg.value for arg in value.args if arg.keyword is not None and arg.keyword.value == parameter), None)
         if given is None and position < len(positional):
             given = positional[position].value
-        return isinstance(given, cst.Name) and given.value == model
+        if not (isinstance(given, cst.Name) and given.value == model):
+            return False
+        return method if method is not None else True
 
     def _may_move_before(self, name: str, block: list[cst.BaseStatement], load: cst.SimpleStatementLine,
                          move: cst.SimpleStatementLine, copies: list[cst.SimpleStatementLine]) -> bool:
@@ -296,6 +306,17 @@ def _moved_model(small: cst.BaseSmallStatement, qualified) -> tuple[str, Move] |
     if isinstance(small, cst.Assign) and small.targets[0].target.value != move.receiver.value:
         return None
     return move.receiver.value, move
+
+
+def _calls_a_copier(small: cst.BaseSmallStatement, handed: list[cst.SimpleStatementLine], copiers: dict) -> bool:
+    """`ema.register()` as a statement, `ema` bound by one of the `handed` lines to a class whose
+    method of that name copies the model's parameters."""
+    if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Attribute)):
+        return False
+    receiver = small.value.func.value
+    return isinstance(receiver, cst.Name) and any(
+        line.body[0].targets[0].target.value == receiver.value and copiers[line] == small.value.func.attr.value for line in handed
+    )
 
 
 def _called(line: cst.SimpleStatementLine) -> str:

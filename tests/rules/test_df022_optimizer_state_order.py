@@ -179,3 +179,25 @@ def test_copies_kept_where_the_class_wants_them_or_never_blended_are_left_alone(
     used_between = EMA.format(copy=CLONED, update=BLENDED) + "model = nn.Linear(2, 2)\nema = EMA(model)\nprint(model(x))\nmodel.to('cuda')\n"
     result = fix(used_between)
     assert [finding.fixable for finding in result.findings] == [False] and result.fixed.decode() == HEAD + used_between
+
+
+REGISTERING_EMA = (
+    "class EMA:\n    def __init__(self, model, decay):\n        self.model = model\n        self.decay = decay\n"
+    "        self.shadow = {}\n\n    def register(self):\n        for name, param in self.model.named_parameters():\n"
+    "            if param.requires_grad:\n                self.shadow[name] = param.data.clone()\n\n"
+    "    def update(self):\n        for name, param in self.model.named_parameters():\n"
+    "            self.shadow[name] = (1.0 - self.decay) * param.data + self.decay * self.shadow[name]\n\n\n"
+)
+
+
+def test_an_ema_that_copies_the_parameters_when_registered_sees_the_model_moved_first():
+    # the common EMA snippet: `ema = EMA(model, 0.999)`, `ema.register()`, then `model.to(device)`
+    late = REGISTERING_EMA + "model = nn.Linear(2, 2)\nema = EMA(model, 0.9)\nema.register()\nmodel.to('cuda')\n"
+    assert fix(late).fixed.decode() == HEAD + late.replace(
+        "model = nn.Linear(2, 2)\n", "model = nn.Linear(2, 2).to('cuda')\n").replace("model.to('cuda')\n", "")
+    # registered after the move: the copies are made on the device
+    registered_after = REGISTERING_EMA + "model = nn.Linear(2, 2)\nema = EMA(model, 0.9)\nmodel.to('cuda')\nema.register()\n"
+    assert not fix(registered_after).findings
+    # a `register` that takes what it copies is another method
+    given = late.replace("def register(self):", "def register(self, other):").replace("ema.register()", "ema.register(model)")
+    assert not fix(given).findings
