@@ -148,6 +148,8 @@ class _Method:
             return False
         if isinstance(value, ast.BinOp):
             return again(value.left) or again(value.right)
+        if isinstance(value, (ast.List, ast.Tuple)):  # `torch.stack([xs, ys], -1)`
+            return any(again(element) for element in value.elts)
         if isinstance(value, ast.Compare):  # `torch.triu(torch.ones(n, n)) == 1`
             return any(again(operand) for operand in (value.left, *value.comparators))
         if isinstance(value, ast.UnaryOp):
@@ -200,7 +202,9 @@ def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr | None
     if not isinstance(target, ast.Tuple):
         return []
     names = [element.value if isinstance(element, ast.Starred) else element for element in target.elts]
-    values = value.elts if isinstance(value, ast.Tuple) and len(value.elts) == len(names) else [None] * len(names)
+    # `ys, xs = torch.meshgrid(...)`: a call's parts may each be what the whole is (any call, to over-approximate)
+    values = value.elts if isinstance(value, ast.Tuple) and len(value.elts) == len(names) else \
+        [value] * len(names) if isinstance(value, ast.Call) else [None] * len(names)
     return [(name.id, item) for name, item in zip(names, values) if isinstance(name, ast.Name)]
 
 

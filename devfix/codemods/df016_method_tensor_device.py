@@ -301,7 +301,7 @@ class _FedToSubmodules(cst.CSTVisitor):
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         """After the value was visited (`state = self.cell(x, state)` feeds the old `state`)."""
-        for names, values in _targets_and_values(original_node):
+        for names, values in _targets_and_values(original_node, self.rule.qualified):
             for name, value in zip(names, values):
                 key = _binding_key(name)
                 if key is not None:
@@ -392,6 +392,8 @@ class _FedToSubmodules(cst.CSTVisitor):
                 return [call for arg in value.args for call in again(arg.value)]
         if isinstance(value, cst.BinaryOperation):
             return again(value.left) + again(value.right)
+        if isinstance(value, (cst.List, cst.Tuple)):  # `torch.stack([xs, ys], -1)`
+            return [call for element in value.elements for call in again(element.value)]
         if isinstance(value, cst.Comparison):  # `torch.triu(torch.ones(n, n)) == 1`: a mask
             return again(value.left) + [call for target in value.comparisons for call in again(target.comparator)]
         if isinstance(value, cst.UnaryOperation):  # `~mask`, `-scores`
@@ -459,14 +461,18 @@ def _binding_key(target: cst.BaseExpression) -> str | None:
     return None
 
 
-def _targets_and_values(node: cst.Assign) -> list[tuple[list[cst.BaseExpression], list[cst.BaseExpression]]]:
-    """Per target of `node`: the names (or attributes) it binds, and the value of each when it can be told apart."""
+def _targets_and_values(node: cst.Assign, qualified=None) -> list[tuple[list[cst.BaseExpression], list[cst.BaseExpression]]]:
+    """Per target of `node`: the names (or attributes) it binds, and the value of each when it can be
+    told apart (with `qualified`, each part of what a torch function returns is that whole value)."""
     pairs = []
     for target in node.targets:
         names = [target.target] if isinstance(target.target, (cst.Name, cst.Attribute)) else (
             [e.value for e in target.target.elements] if isinstance(target.target, cst.Tuple) else [])
         values = [node.value] if len(names) == 1 else (
             [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) and len(node.value.elements) == len(names) else [])
+        if not values and names and qualified is not None and isinstance(node.value, cst.Call) and any(
+                name.startswith("torch.") for name in qualified(node.value.func)):
+            values = [node.value] * len(names)  # `ys, xs = torch.meshgrid(...)`: each part is where the inputs are
         pairs.append((names, values))
     return pairs
 
