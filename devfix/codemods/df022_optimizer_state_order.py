@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.cst_bindings import names_in
+from devfix.analysis.cst_bindings import names_in, return_values
 from devfix.analysis.placement import Move, as_move
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import EAGER_STATE_OPTIMIZERS
@@ -230,13 +230,11 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
     def _returned_tuples(self, function: cst.FunctionDef, size: int) -> list[tuple[list[cst.BaseExpression], int]]:
         """The items of each `return a, b` of the function (not of functions inside it), with its
         line; empty unless every `return` gives a tuple display of `size` items."""
-        finder = _Returns()
-        function.body.visit(finder)
         found = []
-        for node in finder.returns:
-            if not (isinstance(node.value, cst.Tuple) and len(node.value.elements) == size):
+        for value in return_values(function):
+            if not (isinstance(value, cst.Tuple) and len(value.elements) == size):
                 return []
-            found.append(([element.value for element in node.value.elements], self.line_of(node)))
+            found.append(([element.value for element in value.elements], self.line_of(value)))
         return found
 
     def _optimizer_of_returned(self, facts, item: cst.BaseExpression, model: cst.BaseExpression, line: int) -> bool:
@@ -356,25 +354,6 @@ def _uses_whole(line: cst.BaseStatement, name: str) -> bool:
 
     line.visit(Finder())
     return found
-
-
-class _Returns(cst.CSTVisitor):
-    """The `return` statements of one function body, not of the functions and classes inside it."""
-
-    def __init__(self) -> None:
-        self.returns: list[cst.Return] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.returns.append(node)
 
 
 class _Blocks(cst.CSTVisitor):
