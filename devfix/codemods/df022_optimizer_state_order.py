@@ -25,7 +25,8 @@ The same goes for an object of a class of the file that copies the model's param
 built and later blends the copies with the parameters (an EMA: `ema = EMA(model)` keeping
 `p.detach().clone()` of each, `analysis.parameter_copies`), or copies them when a method of no
 argument is called (`ema.register()`): made before the move, its copies stay on the CPU and its
-first update mixes devices; the model moves right after it is built, before the class copies it. A class that names a device or moves anything itself is left alone.
+first update mixes devices; the model moves right after it is built, before the class copies it.
+A class that names a device or moves anything itself is left alone.
 
 Leaves alone a model already moved before the state was loaded (the later move only repeats it).
 Only the model's latest binding before the move counts: a `model` trained, saved or resumed
@@ -37,8 +38,8 @@ keeps the same parameters, and loads its state onto their device.
 Refuses (reports without a fix) when neither place works: the model's latest binding is no
 construction nor such a helper's result (`wrap(model)` may return an object whose `.to()` copies),
 the device is chosen after the load, or the model is called or handed to other code between the
-load and the move: moving it earlier would change what that code sees. Optimizers devfix cannot see built with `torch.optim` (a
-`build_optimizer(model)` helper) are not judged by their names.
+load and the move: moving it earlier would change what that code sees. Optimizers devfix cannot
+see built with `torch.optim` (a `build_optimizer(model)` helper) are not judged by their names.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
                     "the optimizer made its state (Adagrad makes it when it is built)"
                 message = f"{what} before `{name}` moved, so it stays on the old device and the first `step()` fails"
             construction = self._construction(name, block, lines[:index], statement, copies)
-            if construction is None and loaded[0] not in copies and self._may_move_before(name, block, loaded[0], statement, copies):
+            if construction is None and loaded[0] not in copies and self._may_move_before(name, block, loaded[0], statement):
                 # built by a helper (`model, optimizer = build()`): the move goes before the load instead
                 if self.report(statement, message, fix_title=f"move `{name}` before the optimizer loads its state"):
                     self._moved_before_load[loaded[0]] = statement
@@ -169,7 +170,7 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
         return method if method is not None else True
 
     def _may_move_before(self, name: str, block: list[cst.BaseStatement], load: cst.SimpleStatementLine,
-                         move: cst.SimpleStatementLine, copies: list[cst.SimpleStatementLine]) -> bool:
+                         move: cst.SimpleStatementLine) -> bool:
         """A Module moves in place, so its move may go right before the optimizer's
         `load_state_dict` when the name holds one (a construction, or what a function of the file
         returns with the optimizer of its parameters), nothing between the load and the move runs
