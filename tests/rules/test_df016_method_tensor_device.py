@@ -3,6 +3,8 @@ CPU type that no construction in the file replaces proves the targets are made o
 
 from __future__ import annotations
 
+import pytest
+
 from devfix.codemods import MethodTensorDevice
 from tests.conftest import run_devfix
 
@@ -234,3 +236,34 @@ def test_a_factory_under_a_global_default_device_is_made_there():
     assert "hidden = torch.zeros(1, 1, 8)\n" in source and not result.findings and result.fixed.decode() == source
     without = source.replace("    torch.set_default_tensor_type('torch.cuda.FloatTensor')\n", "    pass\n")
     assert "torch.zeros(1, 1, 8, device=self.device)" in run_devfix(without, rules=[MethodTensorDevice]).fixed.decode()
+
+
+CHAR_TAGGER = """import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.char = nn.Embedding(26, 4)
+        self.lstm = nn.LSTM(8, 8)
+
+    def forward(self, x, word):
+        char = torch.FloatTensor()
+        for letters in word:
+            ids = torch.LongTensor(letters)
+            part = self.char(ids.cuda() if torch.cuda.is_available() else ids).sum(0, keepdim=True)
+            char = torch.cat((char, part.cpu().data), 0)
+        {move}
+        return self.lstm(torch.cat((x, char), 1).unsqueeze(1))
+"""
+
+
+@pytest.mark.parametrize("move, fixed", [
+    ("if torch.cuda.is_available():\n            char = char.cuda()", False),  # pytorch-beginner's seq-lstm
+    ("if x.is_cuda:\n            char = char.cuda()", True),  # not a CUDA test: the other path may meet a GPU input
+])
+def test_a_tensor_moved_under_a_cuda_test_is_placed_where_cuda_runs(move, fixed):
+    source = CHAR_TAGGER.format(move=move)
+    result = run_devfix(source, rules=[MethodTensorDevice])
+    assert (result.fixed != result.source) is fixed
