@@ -275,11 +275,19 @@ class ScopeTracker:
         top = self.scope_facts(self.module)
         local = set(facts.bindings) | facts.parameters | facts.passthrough
         once = {name for name, bindings in top.bindings.items() if len(bindings) == 1 and name not in local}
-        facts.modules_on_device |= {name for name in top.moved if name not in local and len(top.bindings.get(name, ())) <= 1}
+        facts.modules_on_device |= {name for name in top.moved if name not in local and len(self._other_values(top, name)) <= 1}
         facts.device_globals |= {
             name for name in once
             if (value := top.bindings[name][0].value) is not None and top.is_device_value(value, before_line=top.bindings[name][0].line)
         }
+
+    def _other_values(self, top: PlacementFacts, name: str) -> list:
+        """The top level's bindings of `name` but those that move the model it holds in place
+        (`model = model.to(device)`, `.eval()` after it: the same Module, `torchvision`'s
+        `model = models.resnet18(...)` then `model = model.to(device)` is one model)."""
+        return [binding for binding in top.bindings.get(name, ())
+                if not ((move := as_move(binding.value, self.qualified)) is not None
+                        and isinstance(move.receiver, cst.Name) and move.receiver.value == name)]
 
     def returns_device_value(self, name: str) -> bool:
         """`def predict(model, images): ... return model(images.to(device)).softmax(1)`: the file

@@ -690,3 +690,17 @@ def test_a_function_given_a_model_brought_back_to_the_cpu_takes_host_inputs(betw
     )
     fixed = run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
     assert ("torch.tensor(ids, device=next(model.parameters()).device)" in fixed) is moved
+
+
+@pytest.mark.parametrize("rebound, moved", [
+    ("model = model.to(device)\n", True),  # the same Module, moved in place
+    ("model = model.to(device)\nmodel = nn.Linear(4, 2)\n", False),  # a new model, left on the CPU
+])
+def test_a_global_model_rebound_only_to_its_own_move_is_one_moved_model(rebound, moved):
+    source = (
+        "import numpy as np\nimport torch\nfrom torch import nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        f"model = nn.Linear(4, 2)\n{rebound}\n\ndef predict(row):\n    x = torch.from_numpy(row)\n    return model(x)\n\n\n"
+        "print(predict(np.ones(4, dtype=np.float32)))\n"
+    )
+    fixed = run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
+    assert ("torch.from_numpy(row).to(device)" in fixed) is moved
