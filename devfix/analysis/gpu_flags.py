@@ -81,11 +81,22 @@ def _asks_availability(term: ast.expr, imports: ImportTable) -> bool:
 
 
 def _needs_cuda(node: ast.AST, imports: ImportTable) -> bool:
+    """`.cuda()`, a CUDA literal where a device stands (`.to("cuda")`, `device="cuda"`,
+    `torch.device("cuda")`, `device = "cuda"`; not a message that says "cuda"), a CUDA tensor type,
+    or a `torch.cuda` call that needs CUDA."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cuda":
         return not (imports.qualify(node.func) or "").startswith("torch.")  # `x.cuda()`, not a module named so
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value in CUDA_LITERALS
+    if isinstance(node, ast.Call):
+        placing = (isinstance(node.func, ast.Attribute) and node.func.attr == "to") or imports.qualify(node.func) == "torch.device"
+        given = [*node.args[:1]] if placing else []
+        return any(_is_cuda_literal(value) for value in [*given, *(keyword.value for keyword in node.keywords if keyword.arg == "device")])
+    if isinstance(node, ast.Assign):
+        return _is_cuda_literal(node.value)
     if isinstance(node, ast.Attribute):
         qualified = imports.qualify(node) or ""
         return (qualified.startswith("torch.cuda.") and qualified.endswith("Tensor")) or qualified in CUDA_ONLY_FUNCTIONS
     return False
+
+
+def _is_cuda_literal(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and isinstance(value.value, str) and value.value in CUDA_LITERALS

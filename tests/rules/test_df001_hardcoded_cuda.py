@@ -276,3 +276,13 @@ def test_a_flag_that_is_not_proven_a_constant_true_is_left_alone(flag, test):
 def test_a_true_flag_that_guards_no_cuda_code_is_left_alone():
     source = "import torch\n\nverbose = True\nx = torch.ones(2)\nif verbose:\n    print(x.cpu())\n"
     assert fix(source) == source
+
+
+@pytest.mark.parametrize("branch, flagged", [
+    ("    print('cuda')\n", False),  # a message, not a device
+    ("    device = 'cuda'\n", True),
+    ("    x = torch.zeros(2, device='cuda')\n", True),
+])
+def test_a_true_flag_guards_cuda_only_where_the_literal_stands_for_a_device(branch, flagged):
+    source = f"import torch\n\nverbose = True\nif verbose:\n{branch}"
+    assert (fix(source) != source) is flagged
