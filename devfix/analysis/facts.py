@@ -268,8 +268,8 @@ class FileFacts:
     @cached_property
     def parameter_copying_classes(self) -> dict[str, tuple[int, str, str | None]]:
         """Plain classes of the file that copy the parameters of the model they are given and later
-        blend the copies with a model's (an EMA): class → (position, name) of that parameter
-        (`analysis.parameter_copies`)."""
+        blend the copies with a model's (an EMA): class → (position, name) of that parameter, and
+        the method that makes the copies (None: `__init__`) (`analysis.parameter_copies`)."""
         return classes_copying_parameters(self._tree, self.imports) if "class " in self.text else {}
 
     @cached_property

@@ -73,11 +73,9 @@ class ScopeTracker:
         """`node` runs only where CUDA is not available: in the `else` (or an `elif`) of `if
         torch.cuda.is_available():`, in its function or module, in a file that names no other
         accelerator (`mps`, `xpu`) the no-CUDA path might pick. Everything there is on the CPU."""
-        if self.facts is not None and self.facts.names_another_accelerator:
-            return False
         child, current = node, self.get_metadata(ParentProvider, node, None)
         while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
-            if isinstance(current, cst.If) and child is current.orelse and self.tests_availability(current.test):
+            if isinstance(current, cst.If) and child is current.orelse and self.fails_only_without_cuda(current.test):
                 return True
             child, current = current, self.get_metadata(ParentProvider, current, None)
         return False
@@ -165,6 +163,11 @@ class ScopeTracker:
         if isinstance(value, cst.IfExp):
             return self.tests_availability(value.test) and self._names_cuda_type(value.body)
         return bool(self.qualified(value) & CUDA_TENSOR_TYPES)
+
+    def fails_only_without_cuda(self, test: cst.BaseExpression) -> bool:
+        """`torch.cuda.is_available()` (`tests_availability`) in a file that names no other
+        accelerator: where it fails, the program runs on the CPU alone."""
+        return self.tests_availability(test) and not (self.facts is not None and self.facts.names_another_accelerator)
 
     def tests_availability(self, test: cst.BaseExpression, depth: int = 0) -> bool:
         """`torch.cuda.is_available()`, or a top-level name bound once to it (`cuda = True if

@@ -285,7 +285,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         before = self._bindings()
         node.body.visit(self)
         after_body = self._bindings()
-        if self._only_with_cuda(node.test):
+        if self.rule.fails_only_without_cuda(node.test):
             return False  # the body's bindings hold from here on
         self.fresh, self.fresh_for_returns = before
         if node.orelse is not None:
@@ -294,11 +294,6 @@ class _FedToSubmodules(cst.CSTVisitor):
             for name, sources in other.items():
                 current[name] = current.get(name, []) + [call for call in sources if call not in current.get(name, [])]
         return False
-
-    def _only_with_cuda(self, test: cst.BaseExpression) -> bool:
-        """`torch.cuda.is_available()` in a file that names no other accelerator: when it fails,
-        the program runs on the CPU alone."""
-        return self.rule.tests_availability(test) and not (self.rule.facts is not None and self.rule.facts.names_another_accelerator)
 
     def _bindings(self) -> tuple[dict[str, list[cst.Call]], dict[str, list[cst.Call]]]:
         return ({name: list(calls) for name, calls in self.fresh.items()},
@@ -409,7 +404,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         if isinstance(value, cst.UnaryOperation):  # `~mask`, `-scores`
             return again(value.expression)
         if isinstance(value, cst.IfExp):
-            if self._only_with_cuda(value.test):
+            if self.rule.fails_only_without_cuda(value.test):
                 return again(value.body)  # `ids.cuda() if torch.cuda.is_available() else ids`: the CPU path meets no GPU
             return again(value.body) + again(value.orelse)
         if isinstance(value, cst.Subscript):

@@ -307,7 +307,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         tensor built on the host (`analysis.host_made`), fed to a moved model, is moved where it is
         fed (what the model's `forward` hands to `torch.nn.utils.rnn` as lengths stays); so is an
         argument a device-less constructor starts (`torch.FloatTensor(state).unsqueeze(0)`)."""
-        where = HostContext(placement, self.qualified, self._host_tensor_helper, kind_of=self.kind_of)
+        where = self._host_context(placement)
         for arg in call.args:
             value = arg.value
             if arg.keyword is not None or arg.star or value in lengths:
@@ -318,6 +318,10 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 continue
             if isinstance(value, cst.Name) and self._host_made_local(value, self.line_of(call), placement, where):
                 self._input_moves[arg] = (model, device)
+
+    def _host_context(self, placement) -> HostContext:
+        """What `host_made` asks of a scope: its placement facts, and the file's host-tensor helpers."""
+        return HostContext(placement, self.qualified, self._host_tensor_helper, kind_of=self.kind_of)
 
     def _host_tensor_helper(self, name: str) -> bool:
         """A top-level function of the file whose every `return` is a tensor made on the host
@@ -332,7 +336,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         meetings = OutputMeetings(models)
         method.body.visit(meetings)
         placement = self.scope_facts(method.body)
-        where = HostContext(placement, self.qualified, self._host_tensor_helper, kind_of=self.kind_of)
+        where = self._host_context(placement)
         for name, model in meetings.met.items():
             if self._host_made_local(name, self.line_of(name), placement, where, pointwise=True):
                 self._meeting_moves[name] = (model, self._device_expression(facts, model)[0])
@@ -448,7 +452,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         the rule moves only where it is fed (`self.q(rows.to(self.device))`)."""
         if not (isinstance(value, cst.Name) and value.value in fed_there):
             return False
-        where = HostContext(caller_facts, self.qualified, self._host_tensor_helper, kind_of=self.kind_of)
+        where = self._host_context(caller_facts)
         return not self._host_made_local(value, self.line_of(call), caller_facts, where)
 
     def _moved_models(self, facts) -> set[str]:
