@@ -33,7 +33,9 @@ _DEVICE_ERROR = re.compile("|".join(DEVICE_ERROR_PATTERNS))
 
 
 def is_device_error(error_type: str, message: str) -> bool:
-    """`error_type` is the exception's class name; only runtime, type and assertion errors count."""
-    if error_type not in ("RuntimeError", "TypeError", "AssertionError", "ValueError"):
+    """`error_type` is the exception's class name; only runtime, type, assertion and value errors
+    count (and `AcceleratorError`, the RuntimeError that CUDA builds of torch >= 2.8 raise for driver
+    errors)."""
+    if error_type not in ("RuntimeError", "AcceleratorError", "TypeError", "AssertionError", "ValueError"):
         return False
     return _DEVICE_ERROR.search(message) is not None

@@ -302,12 +302,13 @@ def _error_report(error: BaseException, script: Path) -> dict:
 
 def _summary(message: str) -> str:
     """The message's first line; for an error a DataLoader worker raised ("Caught RuntimeError in
-    DataLoader worker process 0." over the worker's traceback), with the worker's own last line."""
+    DataLoader worker process 0." over the worker's traceback), with the line naming what the worker
+    raised (`torch.AcceleratorError: CUDA error: ...` is followed by CUDA's advice lines)."""
     lines = [line for line in message.split("\n") if line.strip()]
     if not lines:
         return ""
     if lines[0].startswith("Caught ") and "worker" in lines[0] and len(lines) > 1:
-        raised = [line.strip() for line in lines[1:] if re.match(r"\w+(Error|Exception): ", line)]
+        raised = [line.strip() for line in lines[1:] if re.match(r"[\w.]+(Error|Exception): ", line)]
         return f"{lines[0]} {raised[-1] if raised else lines[-1].strip()}"
     return lines[0]
 

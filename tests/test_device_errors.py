@@ -5,6 +5,23 @@ from __future__ import annotations
 import pytest
 
 from devfix.device_errors import is_device_error
+from devfix.execution import _summary
+
+# what a DataLoader worker forked after the program used the GPU re-raised on an H200 (torch 2.11,
+# CUDA 13): the worker's own error line is followed by CUDA's advice lines
+REAL_WORKER_ERROR = (
+    "Caught AcceleratorError in DataLoader worker process 0.\n"
+    "Original Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3/site-packages/torch/utils/data/_utils/worker.py", line 349, in _worker_loop\n'
+    "    data = fetcher.fetch(index)\n"
+    '  File "before.py", line 17, in __getitem__\n'
+    "    return self.table[index] * 2\n"
+    "torch.AcceleratorError: CUDA error: initialization error\n"
+    "Search for `cudaErrorInitializationError' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
+)
 
 
 @pytest.mark.parametrize("error_type, message", [
@@ -23,6 +40,12 @@ from devfix.device_errors import is_device_error
 ])
 def test_device_errors(error_type, message):
     assert is_device_error(error_type, message)
+
+
+def test_a_real_gpus_worker_error_is_summarised_by_the_line_naming_it_and_counts():
+    summary = _summary(REAL_WORKER_ERROR)
+    assert summary == "Caught AcceleratorError in DataLoader worker process 0. torch.AcceleratorError: CUDA error: initialization error"
+    assert is_device_error("AcceleratorError", summary)
 
 
 @pytest.mark.parametrize("error_type, message", [
