@@ -3,11 +3,12 @@
 Only calls whose tensors sit on different devices get here. Pointwise (TensorIterator) ops let
 0-dim CPU tensors join CUDA tensors; indexing lets CPU indices into CUDA tensors; convolutions,
 RNNs and `pack_padded_sequence` have their own texts; `ctc_loss` follows its log-probabilities;
-everything else demands one device.
+`multi_head_attention_forward` drops a mask it is told is causal; everything else demands one device.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 import torch
@@ -44,6 +45,25 @@ def is_pointwise(name: str) -> bool:
                 tags |= set(getattr(packet, overload).tags)
         _POINTWISE_CACHE[base] = torch.Tag.pointwise in tags
     return _POINTWISE_CACHE[base]
+
+
+def dropped_argument(name: str, func: Callable, args: tuple, kwargs: dict) -> object:
+    """An argument the function throws away before any kernel sees it, so its device never meets the
+    others'. `multi_head_attention_forward` drops `attn_mask` when it is told the mask is causal
+    (`is_causal`, which nn.TransformerEncoder sets when it finds the mask causal), no key padding
+    mask merges into it and no weights are asked for: SDPA gets the causal flag instead. A CPU causal
+    mask given to a Transformer on a GPU runs on real CUDA (an H200, torch 2.11)."""
+    if name != "multi_head_attention_forward":
+        return None
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return None
+    bound.apply_defaults()
+    given = bound.arguments
+    if given.get("is_causal") and given.get("key_padding_mask") is None and not given.get("need_weights"):
+        return given.get("attn_mask")
+    return None
 
 
 def check_devices(name: str, tensors: list[tuple[torch.Tensor, torch.device]], args: tuple = ()) -> torch.device | None:

@@ -88,6 +88,11 @@ class SimulatedCudaMode(TorchFunctionMode):
 
         inner_args = map_structure(unwrap_and_collect, args)
         inner_kwargs = map_structure(unwrap_and_collect, kwargs) if kwargs else kwargs
+        dropped = device_rules.dropped_argument(name, func, args, kwargs)
+        if isinstance(dropped, torch.Tensor):
+            tensors = [tensor for tensor in tensors if tensor is not dropped]
+            if isinstance(dropped, SimCudaTensor):
+                outer_of.pop(id(dropped._inner), None)
         if outer_of and self.state.in_bad_fork:
             raise RuntimeError(BAD_FORK_DRIVER_MESSAGE)  # GPU memory touched in a worker forked after CUDA started
         if not outer_of and target is None:

@@ -198,6 +198,24 @@ def test_ctc_loss_takes_targets_and_lengths_from_the_cpu(cuda):
     assert torch.equal(loss.cpu(), on_the_cpu)
 
 
+def test_a_causal_mask_the_attention_drops_may_stay_on_the_cpu(cuda):
+    """As on an H200 (torch 2.11): nn.TransformerEncoder finds a CPU mask causal and tells the
+    attention, which hands SDPA the causal flag and never reads the mask. A mask it does read (here
+    merged with a key padding mask on the GPU) must be on the GPU."""
+    torch.manual_seed(0)
+    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True), 1).to("cuda")
+    tokens = torch.randn(2, 5, 8, device="cuda")
+    causal = nn.Transformer.generate_square_subsequent_mask(5)
+    assert encoder(tokens, mask=causal).device.type == "cuda"
+    assert torch.equal(encoder(tokens, mask=causal).cpu(), encoder(tokens, mask=causal.to("cuda")).cpu())
+    padding = torch.tensor([[False] * 5, [False] * 4 + [True]], device="cuda")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        encoder(tokens, mask=causal, src_key_padding_mask=padding)
+    attention = nn.MultiheadAttention(8, 2, batch_first=True).to("cuda")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        attention(tokens, tokens, tokens, attn_mask=causal)  # need_weights: the mask is read
+
+
 def test_pinned_memory_works_on_the_simulated_gpu(cuda):
     """A CPU build has no pinned-memory allocator; a machine with a GPU has one."""
     buffer = torch.zeros(3, pin_memory=True)
