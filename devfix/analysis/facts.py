@@ -25,6 +25,7 @@ from devfix.analysis.cuda_only_calls import UncheckedCudaCall, unchecked_cuda_on
 from devfix.analysis.entry_lines import top_level_entry_lines
 from devfix.analysis.expected_errors import expected_error_blocks
 from devfix.analysis.factory_meetings import meeting_scopes
+from devfix.analysis.forward_lengths import SUBMODULE_DEPTH, Packing, forward_packing_parameters
 from devfix.analysis.generator_draws import CpuGeneratorDraw, cpu_generator_draws
 from devfix.analysis.gpu_flags import hardcoded_gpu_flags
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
@@ -86,6 +87,7 @@ class FileFacts:
         self._imported_helpers: dict[str, bool] = {}  # `_imported_host_helper`'s answers
         self._returned_moves: dict[str, ReturnedMove | None] = {}
         self._returned_modules: dict[str, bool] = {}
+        self._packing: dict[str, Packing | None] = {}  # `forward_packing`'s answers
 
     @property
     def tree(self) -> ast.Module:
@@ -195,6 +197,29 @@ class FileFacts:
         value that may be on a device (`importers.passes_a_device_value`: `accuracy(logits, y)`
         after `logits = model(x)` of a moved model)."""
         return self._every_call_beside(function, lambda call: passes_a_device_value(call, position, parameter))
+
+    def forward_packing(self, class_name: str) -> Packing | None:
+        """For the Module class `class_name` of this file, or imported from a file of the project:
+        its `forward`'s positional parameters and those it only packs as lengths, through its
+        submodules (`analysis.forward_lengths`); None when devfix cannot find it."""
+        if class_name not in self._packing:
+            if any(isinstance(node, ast.ClassDef) and node.name == class_name for node in self._tree.body):
+                found = forward_packing_parameters(self._tree, self.imports, class_name, self._imported_packing)
+            else:
+                found = self._imported_packing(class_name, SUBMODULE_DEPTH)
+            self._packing[class_name] = found
+        return self._packing[class_name]
+
+    def packing_classes(self) -> list[str]:
+        """The classes of this file and those it imports from the project whose `forward` only packs
+        some parameter: the candidates for a model a function is given."""
+        names = [node.name for node in self._tree.body if isinstance(node, ast.ClassDef)]
+        names += [name for name, qualified in self.imports.names.items() if "." in qualified and name not in names]
+        return [name for name in names if (found := self.forward_packing(name)) is not None and found[1]]
+
+    def _imported_packing(self, name: str, hops: int) -> Packing | None:
+        qualified = self.imports.names.get(name)
+        return self._project.imported_packing_parameters(self._path, qualified) if qualified and hops >= 0 else None
 
     def used_only_here(self, name: str) -> bool:
         """No file beside this one calls or imports the file's top-level function or class `name`:

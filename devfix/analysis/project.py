@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from devfix import python_parser
 from devfix.analysis.device_parameters import takes_any_device
+from devfix.analysis.forward_lengths import SUBMODULE_DEPTH, Packing, forward_packing_parameters
 from devfix.analysis.host_helpers import HelperSummary, function_in_text, summarise_in_text
 from devfix.analysis.host_sinks import HostParameters, parameters_only_given_to_host
 from devfix.analysis.importers import ForeignCall, calls_in_tree, neighbour_files, passes_a_device_value
@@ -60,6 +61,7 @@ class ProjectIndex:
         self._returned_modules: dict[tuple[str, str], bool] = {}  # → it gives back a Module it built, unplaced
         self._host_parameters: dict[str, dict[str, HostReads]] = {}  # module file → its functions' parameters only handed to numpy
         self._device_takers: dict[tuple[str, str, str], bool] = {}  # (module file, function, parameter) → it takes any device
+        self._packing: dict[tuple[str, str], Packing | None] = {}  # (module file, class) → its forward's packed-only parameters
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -78,6 +80,7 @@ class ProjectIndex:
         self._returned_modules = {}  # its answers rest on the Module classes of other files too
         self._host_parameters.pop(key, None)
         self._device_takers = {found: takes for found, takes in self._device_takers.items() if found[0] != key}
+        self._packing = {}  # its answers follow submodules into other files
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -250,6 +253,32 @@ class ProjectIndex:
                 return None
             passed += found
         return passed
+
+    def imported_packing_parameters(self, from_file: str, qualified_name: str) -> Packing | None:
+        """For the Module class `qualified_name` (`model.Classifier`) of a local module: its
+        `forward`'s positional parameters and those it only packs as lengths, through its submodules
+        (`analysis.forward_lengths`); None when it is no class of a file of the project."""
+        owner, _, class_name = qualified_name.rpartition(".")
+        target = self._module_file(Path(from_file).resolve(), owner) if owner else None
+        return self._packing_parameters(target, class_name) if target is not None else None
+
+    def _packing_parameters(self, file: Path, class_name: str, depth: int = SUBMODULE_DEPTH) -> Packing | None:
+        key = (str(file), class_name)
+        if key not in self._packing:
+            self._packing[key] = None  # a class reached again through its own submodules packs nothing more
+            parsed = self._parsed(file)
+            if parsed is not None:
+                tree, imports = parsed
+
+                def resolve(name: str, hops: int) -> Packing | None:
+                    qualified = imports.names.get(name, "")
+                    owner, _, imported_class = qualified.rpartition(".")
+                    target = self._module_file(file, owner) if owner else None
+                    return self._packing_parameters(target, imported_class, hops) if target is not None else None
+
+                self._packing[key] = forward_packing_parameters(tree, imports, class_name, resolve, depth)
+        self.consulted[str(file)] = True
+        return self._packing[key]
 
     def imported_takes_any_device(self, from_file: str, qualified_name: str, parameter: str) -> bool:
         """The top-level function `qualified_name` of a local module uses `parameter` as a device

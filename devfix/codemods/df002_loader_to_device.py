@@ -46,10 +46,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, file_functions
-from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.dataset_items import index_of, non_tensor_names
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
+from devfix.analysis.forward_lengths import Packing
 from devfix.analysis.loaders import (
     BatchMoves,
     BatchUse,
@@ -64,8 +64,6 @@ from devfix.analysis.loaders import (
     unpacked_batch,
     unwrap_loader,
 )
-from devfix.analysis.module_classes import top_level_class
-from devfix.analysis.packed_lengths import lengths_only_parameters
 from devfix.analysis.placement import Move, as_move, collect, device_code
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import DEVICE_NAMES, LIST_FILLERS, LIST_JOINS, PLACEMENT_KEEPING_METHODS
@@ -277,33 +275,37 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         return insert_in_body(updated, start, move_statements(uses, device, torch_name))
 
     def _packed_by_models(self, node: cst.CSTNode, body: cst.CSTNode, models: dict[str, str | None]) -> frozenset[int]:
-        """Arguments of the models' calls in `body` that the model's `forward` (a class of the
-        file) only packs as lengths (`model(x, lengths)`): they stay on the CPU."""
+        """Arguments of the models' calls in `body` that the model's `forward` (a class of the file
+        or of another file of the project, through its submodules) only packs as lengths
+        (`model(x, lengths)`): they stay on the CPU."""
         kept: set[int] = set()
         for call in _calls_of_names(body):
-            forward = self._forward_of(node, call.func.value) if call.func.value in models else None
-            if forward is None:
+            packing = self._packing_of(node, call.func.value) if call.func.value in models else None
+            if packing is None:
                 continue
-            positional = parameter_names(forward)[1:]
-            for parameter in lengths_only_parameters(forward, self.qualified):
+            positional, packed = packing
+            for parameter in packed:
                 value = argument_for(call, parameter, positional)
                 if value is not None:
                     kept.add(id(value))
         return frozenset(kept)
 
-    def _forward_of(self, node: cst.CSTNode, name: str) -> cst.FunctionDef | None:
-        """The `forward` of the file's class that `name` is built from in this scope (`model =
-        Net().to(device)`, every binding the same class); for a parameter (`def train(model, ...)`),
-        of the file's one class whose `forward` packs lengths."""
+    def _packing_of(self, node: cst.CSTNode, name: str) -> Packing | None:
+        """What the `forward` of the class that `name` is built from in this scope (`model =
+        Net().to(device)`, every binding the same class) takes and only packs; for a parameter
+        (`def train(model, ...)`), what every class of the file or imported from the project whose
+        `forward` packs lengths takes and packs, when they all agree (a classifier and the encoder it
+        hands its lengths to)."""
+        if self.facts is None:
+            return None
         bindings = self.scope_facts(node).bindings.get(name, [])
         if not bindings and name in self.scope_parameters(node):
-            forwards = [forward for statement in self.module.body if isinstance(statement, cst.ClassDef)
-                        if (forward := _method(statement, "forward")) is not None and lengths_only_parameters(forward, self.qualified)]
-            return forwards[0] if len(forwards) == 1 else None
+            packings = {(tuple(found[0]), found[1]) for candidate in self.facts.packing_classes()
+                        if (found := self.facts.forward_packing(candidate)) is not None}
+            return (list(next(iter(packings))[0]), next(iter(packings))[1]) if len(packings) == 1 else None
         classes = {_built_class(binding.value) for binding in bindings}
         class_name = classes.pop() if len(classes) == 1 else None
-        class_def = top_level_class(self.module, class_name) if class_name is not None else None
-        return _method(class_def, "forward") if class_def is not None else None
+        return self.facts.forward_packing(class_name) if class_name is not None else None
 
     def _device_choice(self, node: cst.CSTNode, models: dict[str, str | None]) -> DeviceChoice | None:
         """The device the model went to; else a device variable; else the preamble (for `.cuda()`)."""
@@ -363,12 +365,6 @@ def _built_class(value: cst.BaseExpression | None) -> str | None:
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in PLACEMENT_KEEPING_METHODS | {"to", "cuda"}:
         value = value.func.value
     return value.func.value if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else None
-
-
-def _method(class_def: cst.ClassDef, name: str) -> cst.FunctionDef | None:
-    """The method `name` the class body defines (the last definition wins, as in Python)."""
-    found = [statement for statement in class_def.body.body if isinstance(statement, cst.FunctionDef) and statement.name.value == name]
-    return found[-1] if found else None
 
 
 def _calls_of_names(body: cst.CSTNode) -> list[cst.Call]:

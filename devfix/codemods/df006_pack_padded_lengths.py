@@ -24,8 +24,9 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, instance_calls
+from devfix.analysis.forward_lengths import HOST_CONVERSIONS, PACKING_FUNCTIONS
 from devfix.analysis.kinds import Kind
-from devfix.analysis.packed_lengths import HOST_CONVERSIONS, PACKING_FUNCTIONS, lengths_argument
+from devfix.analysis.packed_lengths import lengths_argument
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
 from devfix.codemods.base import DevfixRule

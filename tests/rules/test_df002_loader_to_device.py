@@ -234,3 +234,70 @@ def test_a_loop_that_runs_before_the_model_is_built_and_moved_is_left_alone():
     probe = "model = nn.Linear(4, 2)\nfor x, y in loader:\n    out = model(x)\n    print(out.shape)\n    break\n\n"
     result = run_devfix(NOTEBOOK.format(probe=probe), rules=[LoaderToDevice])
     assert not result.findings and result.fixed.decode() == NOTEBOOK.format(probe=probe)
+
+
+PACKING_MODEL = '''import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 4)
+        self.rnn = nn.GRU(4, 4, batch_first=True)
+
+    def forward(self, tokens, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(self.embed(tokens), lengths, batch_first=True, enforce_sorted=False)
+        return self.rnn(packed)[1][-1]
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, tokens, lengths):
+        return self.head(self.encoder(tokens, lengths))
+'''
+
+TRAIN_WITH_IMPORTED_MODEL = '''import torch
+from torch.utils.data import DataLoader
+
+from {module} import Classifier
+
+
+def run_epoch(model, loader, device):
+    for tokens, lengths, labels in loader:
+        logits = model(tokens, lengths)
+        loss = torch.nn.functional.cross_entropy(logits, labels)
+
+
+if __name__ == "__main__":
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Classifier().to(device)
+    run_epoch(model, DataLoader([]), device)
+'''
+
+
+def test_lengths_a_model_of_another_file_only_packs_through_its_encoder_stay_on_the_cpu(tmp_path):
+    (tmp_path / "model.py").write_text(PACKING_MODEL)
+    train = tmp_path / "train.py"
+    train.write_text(TRAIN_WITH_IMPORTED_MODEL.format(module="model"))
+    result = run_devfix(train.read_text(), str(train), rules=[LoaderToDevice])
+    assert "tokens, labels = tokens.to(device), labels.to(device)" in result.fixed.decode()
+    assert "lengths.to(" not in result.fixed.decode()
+
+
+def test_lengths_of_a_model_devfix_cannot_read_still_move(tmp_path):
+    train = tmp_path / "train.py"
+    train.write_text(TRAIN_WITH_IMPORTED_MODEL.format(module="model"))  # no model.py beside it
+    result = run_devfix(train.read_text(), str(train), rules=[LoaderToDevice])
+    assert "tokens, lengths, labels = tokens.to(device), lengths.to(device), labels.to(device)" in result.fixed.decode()
+
+
+def test_lengths_the_file_s_model_hands_to_its_packing_encoder_stay_on_the_cpu():
+    source = PACKING_MODEL + TRAIN_WITH_IMPORTED_MODEL.format(module="model").replace("from model import Classifier\n", "")
+    result = run_devfix(source, rules=[LoaderToDevice])
+    assert "tokens, labels = tokens.to(device), labels.to(device)" in result.fixed.decode()
+    assert "lengths.to(" not in result.fixed.decode()
