@@ -25,6 +25,7 @@ from devfix.analysis.cuda_only_calls import UncheckedCudaCall, unchecked_cuda_on
 from devfix.analysis.entry_lines import top_level_entry_lines
 from devfix.analysis.expected_errors import expected_error_blocks
 from devfix.analysis.factory_meetings import meeting_scopes
+from devfix.analysis.following_returns import Followed
 from devfix.analysis.forward_lengths import SUBMODULE_DEPTH, Packing, forward_packing_parameters
 from devfix.analysis.generator_draws import CpuGeneratorDraw, cpu_generator_draws
 from devfix.analysis.gpu_flags import hardcoded_gpu_flags
@@ -349,7 +350,13 @@ class FileFacts:
         gives a device value (`accuracy(logits, y)` in `utils.py`)."""
         return device_value_may_reach_host(
             self._tree, self.imports, places_devices(self.text), self.host_functions, self.numpy_arrays, self._given_device_values_beside,
+            self._followed,
         )
+
+    def _followed(self, name: str) -> Followed:
+        """The parameters whose tensors the function `name` of the file or project returns."""
+        summary = self.helper(name)
+        return summary.follows if summary is not None else ()
 
     def _given_device_values_beside(self, function: str) -> bool:
         """Some call of the file's `function` in the files beside it gives it a value that may be on
@@ -423,6 +430,14 @@ class FileFacts:
         when the file defines it once."""
         function = _defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
         return summarise(function, self.imports, self._module_scope) if function is not None else None
+
+    def helper(self, name: str) -> HelperSummary | None:
+        """The summary of the file's own top-level function `name` (defined once), else of the
+        function of a file of the project it imports under that name."""
+        summary = self.local_helper(name)
+        if summary is None and name in self.imports.names:
+            summary = self._project.imported_helper(self._path, self.imports.names[name])
+        return summary
 
     def returned_move(self, name: str) -> ReturnedMove | None:
         """What the top-level function `name` of the file (defined once), or of a file of the project

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from devfix import python_parser
 from devfix.analysis.ast_nodes import FUNCTIONS, Binding, latest_binding, scope_bindings, scope_nodes
+from devfix.analysis.following_returns import Followed, followed_parameters
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import makes_no_tensor
 from devfix.analysis.moves import is_cast
@@ -35,6 +36,7 @@ class HelperSummary:
     returns_tensors: bool = False  # every return is made by torch (not a numpy array, a list, a number)
     host_tuple_size: int = 0  # every return is a tuple of this many tensors made on the host (`return x, y`)
     returns_host_dicts: bool = False  # every return is a dict display of host tensors (`return {"input_ids": ids}`)
+    follows: Followed = ()  # the parameters every return computes its tensor from (`analysis.following_returns`)
 
 
 def summarise(
@@ -50,7 +52,9 @@ def summarise(
     tensors = bool(returns) and all(value is not None and judge.makes_a_tensor(value, value.lineno, 0) for value in returns)
     host = tensors and all(judge.host_made(value, value.lineno, 0) for value in returns)
     scalar = any(_may_be_zero_dim(node, imports) for value in returns if value is not None for node in ast.walk(value))
-    return HelperSummary(host, scalar, tensors, _host_tuple_size(returns, judge), _returns_host_dicts(returns, judge))
+    return HelperSummary(
+        host, scalar, tensors, _host_tuple_size(returns, judge), _returns_host_dicts(returns, judge), followed_parameters(function, imports),
+    )
 
 
 def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr | None]:

@@ -47,6 +47,7 @@ from devfix.analysis.ast_nodes import (
     scope_bindings,
     scope_nodes,
 )
+from devfix.analysis.following_returns import Followed, followed_arguments
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_move
 from devfix.analysis.torch_api import (
@@ -141,19 +142,21 @@ def _bound_in_a_block(function: ast.FunctionDef | ast.AsyncFunctionDef, line: in
 def device_value_may_reach_host(
     tree: ast.Module, imports: ImportTable, file_places_devices: bool, host_functions: dict[str, HostParameters] | None = None,
     arrays: frozenset[str] | None = None, given_device_values_beside: Callable[[str], bool] | None = None,
+    following: Callable[[str], Followed] | None = None,
 ) -> bool:
     """False only when DF008 cannot find anything in the file. `host_functions` and `arrays`: the
     file's `parameters_given_to_host` and `array_names`, when the caller has them;
     `given_device_values_beside`: does a call in another file give the file's top-level function
-    of that name a value that may be on a device (`FileFacts.device_values_beside`)."""
+    of that name a value that may be on a device (`FileFacts.device_values_beside`); `following`: the
+    parameters whose tensors a function of the file or project returns (`analysis.following_returns`)."""
     host_functions = host_functions if host_functions is not None else parameters_given_to_host(tree, imports)
     arrays = arrays if arrays is not None else array_names(tree, imports)
     kept = _instance_collectors(tree) if file_places_devices else frozenset()
     moved = _methods_calling(tree, _moved_attributes(tree, imports)) if file_places_devices else frozenset()
-    returning = _DeviceReturns(tree, imports, host_functions, arrays, kept, moved) if file_places_devices else None
+    returning = _DeviceReturns(tree, imports, host_functions, arrays, kept, moved, following) if file_places_devices else None
     scopes: list[tuple[ast.AST, _Scope]] = []
     for owner, body, arguments, nodes_under in _scopes(tree):
-        scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions, arrays, kept, returning, moved)
+        scope = _Scope(body, arguments, nodes_under, imports, file_places_devices, host_functions, arrays, kept, returning, moved, following)
         if scope.has_sink() and scope.sink_may_be_on_device() and file_places_devices:
             return True
         scopes.append((owner, scope))
@@ -253,9 +256,10 @@ class _DeviceReturns:
 
     def __init__(
         self, tree: ast.Module, imports: ImportTable, host_functions: dict[str, HostParameters], arrays: frozenset[str],
-        kept: frozenset[str], moved: frozenset[str],
+        kept: frozenset[str], moved: frozenset[str], following: Callable[[str], Followed] | None = None,
     ) -> None:
         self.imports, self.host_functions, self.arrays, self.kept, self.moved = imports, host_functions, arrays, kept, moved
+        self.following = following
         defined = [node for node in tree.body if isinstance(node, FUNCTIONS)]
         self.functions = {node.name: node for node in defined if sum(other.name == node.name for other in defined) == 1}
         self.device_globals = _top_level_device_names(tree, imports)
@@ -276,7 +280,8 @@ class _DeviceReturns:
             return False
         if any(isinstance(node, ast.Name) and node.id in self.device_globals for node in nodes):
             return True
-        scope = _Scope(function.body, function.args, nodes, self.imports, True, self.host_functions, self.arrays, self.kept, self, self.moved)
+        scope = _Scope(function.body, function.args, nodes, self.imports, True, self.host_functions, self.arrays, self.kept, self, self.moved,
+                       self.following)
         scope._bind()
         return all(scope._may_be_on_device(value, False) for value in returns)
 
@@ -312,8 +317,9 @@ class _Scope:
         self, body: list[ast.stmt], arguments: ast.arguments | None, nodes_under: list[ast.AST], imports: ImportTable,
         file_places_devices: bool, host_functions: dict[str, HostParameters] | None = None, arrays: frozenset[str] = frozenset(),
         instance_collectors: frozenset[str] = frozenset(), device_returns: Callable[[str], bool] | None = None,
-        moved_attributes: frozenset[str] = frozenset(),
+        moved_attributes: frozenset[str] = frozenset(), following: Callable[[str], Followed] | None = None,
     ) -> None:
+        self.following = following  # the parameters whose tensors a function of the file or project returns
         self.moved_attributes = moved_attributes  # `self.<attr>` some statement moves: what calling it gives may be on a device
         self.imports, self.nodes_under, self.arrays = imports, nodes_under, arrays
         self.instance_collectors = instance_collectors  # `self.<attr>` lists some method fills
@@ -450,6 +456,9 @@ class _Scope:
                 return True  # `out = model(x)` of a model every caller moved (`TensorToNumpy._moved_model_parameters`)
             if self.device_returns is not None and callee not in self.bindings and callee not in self.all_parameters and self.device_returns(callee):
                 return True  # `probs = predict(model, x)`: the rule reads what the function returns
+            if self.following is not None and callee not in self.bindings and callee not in self.all_parameters \
+                    and any(again(given) for given in followed_arguments(value, self.following(callee))):
+                return True  # `accuracy(logits, y)` whose every return is computed from `logits` by tensor operations
             passes_on = with_parameters or callee in self.all_parameters or any(
                 isinstance(bound, ast.Call) for _, bound in self.bindings.get(callee, ())
             )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for
+from devfix.analysis.following_returns import Followed
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import is_self_attribute
 from devfix.analysis.returned_moves import ReturnedMove
@@ -89,6 +90,7 @@ class PlacementFacts:
     file_places_devices: bool = False  # the file moves things to devices somewhere
     returns_device: Callable[[str], bool] | None = None  # is a top-level function of the file one whose every return is on a device
     returns_host: Callable[[str], bool] | None = None  # … one whose every return is a tensor made on the host
+    returns_following: Callable[[str], Followed] | None = None  # … of the file or project: the parameters its returned tensors follow
     # … one whose every return is a tuple of that many items, the item at that position on a device
     returns_device_item: Callable[[str, int, int], bool] | None = None
     kind_of: Callable[[cst.CSTNode], Kind] | None = None  # the value analysis's kind of a name where it is read
@@ -191,6 +193,8 @@ class PlacementFacts:
             if (isinstance(callee, cst.Name) and self.returns_host is not None and callee.value not in self.bindings
                     and callee.value not in self.parameters and self.returns_host(callee.value)):
                 return False  # `make_adjacency(n)` of the file makes its tensor on the host, whatever it is given
+            if isinstance(callee, cst.Name) and self._follows_a_device_tensor(expression, callee.value, before_line, again):
+                return True  # `accuracy(logits, y)` whose every return is computed from `logits` by tensor operations
             if isinstance(callee, cst.Name) and (loose or callee.value in self.passthrough):
                 return any(self._feeds_device(arg.value, before_line, again) for arg in expression.args)  # model(x) follows x
             if (
@@ -225,6 +229,23 @@ class PlacementFacts:
                 if loose and self._is_model_attribute(callee) and any(self._feeds_device(arg.value, before_line, again) for arg in expression.args):
                     return True  # `self.model(x.to(device))`: an object's callable follows its arguments too
                 return again(callee.value)
+        return False
+
+    def _follows_a_device_tensor(self, call: cst.Call, name: str, before_line: int | None, again: Callable[..., bool]) -> bool:
+        """`name` is a function of the file or of the project whose every `return` is a tensor computed
+        from some parameters (`analysis.following_returns`), and the call gives one of them a device
+        value that is no Module (`accuracy(logits, y)` after `logits = model(x)`)."""
+        if self.returns_following is None or name in self.bindings or name in self.parameters:
+            return False
+        followed = self.returns_following(name)
+        if not followed or any(arg.star for arg in call.args):
+            return False
+        for position, parameter in followed:
+            value = argument_for(call, parameter, [""] * position + [parameter] if position >= 0 else [])
+            if value is None or (isinstance(value, cst.Name) and (value.value in self.moved or value.value in self.modules_on_device)):
+                continue
+            if again(value):
+                return True
         return False
 
     def _returned_item_on_device(self, binding: Binding) -> bool:

@@ -9,6 +9,7 @@ import libcst as cst
 from devfix.analysis.call_sites import CallIndex, constructor_arguments_for
 from devfix.analysis.cst_bindings import is_generator, is_static_method, return_values
 from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
+from devfix.analysis.following_returns import Followed
 from devfix.analysis.module_classes import is_module_class, is_self_attribute, stores_of_self_attribute, top_level_class
 from devfix.analysis.placement import PlacementFacts, as_move, collect
 from devfix.analysis.tensors import tensor_names
@@ -27,6 +28,7 @@ class ScopeTracker:
         self._tensors: dict[int, set[str]] = {}
         self._file_places_devices: bool | None = None
         self._returns_device: dict[str, bool] = {}
+        self._returns_following: dict[str, Followed] = {}
         self._returns_host: dict[str, bool] = {}
         self._returns_device_items: dict[tuple[str, int, int], bool] = {}  # (function, position, items) → `returns_device_item`
         self._object_modules: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
@@ -100,6 +102,7 @@ class ScopeTracker:
                 facts.add_returned_moves(self.facts.returned_move, top_level=isinstance(scope, cst.Module))
             facts.returns_device = self.returns_device_value
             facts.returns_host = self.returns_host_tensors
+            facts.returns_following = self.returns_following
             facts.returns_device_item = self.returns_device_item
             facts.kind_of = self.kind_of  # a DevfixRule's (every ScopeTracker is one)
             facts.cuda_tensor_types = self.cuda_tensor_types() - (set(facts.bindings) if isinstance(scope, cst.FunctionDef) else set())
@@ -310,6 +313,15 @@ class ScopeTracker:
             summary = self.facts.local_helper(name) if self.facts is not None else None
             self._returns_host[name] = summary is not None and summary.returns_host_tensors
         return self._returns_host[name]
+
+    def returns_following(self, name: str) -> Followed:
+        """`def accuracy(logits, y): return (logits.argmax(1) == y).float().mean()`: the parameters
+        whose tensors every `return` of the file's top-level function `name`, or of the project's
+        function the file imports as `name`, is computed from (`analysis.following_returns`)."""
+        if name not in self._returns_following:
+            summary = self.facts.helper(name) if self.facts is not None else None
+            self._returns_following[name] = summary.follows if summary is not None else ()
+        return self._returns_following[name]
 
     def returns_device_item(self, name: str, position: int, items: int) -> bool:
         """`def predict(model, loader): ... return torch.cat(preds), torch.cat(labels)`: the file

@@ -405,3 +405,62 @@ def test_a_helper_parameter_brought_to_the_host_only_where_a_caller_may_give_a_d
     result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
     assert ("plt.imshow(img.detach().cpu().numpy()[0])" in result) is fixed
     assert fixed or result == source
+
+
+METRICS_HELPERS = '''import numpy as np
+
+
+def accuracy(logits, labels):
+    preds = logits.argmax(1)
+    return (preds == labels).float().mean()
+
+
+def accuracy_value(logits, labels):
+    return (logits.argmax(1) == labels).float().mean().item()
+
+
+def summarize(history):
+    return float(np.array(history).mean())
+'''
+
+EPOCH_OF_A_MOVED_MODEL = '''import torch
+import torch.nn as nn
+
+from metrics import {helper}, summarize
+
+
+def run_epoch(model, batches, device):
+    accs = []
+    for x, y in batches:
+        x, y = x.to(device), y.to(device)
+        accs.append({helper}(model(x), y))
+    return summarize(accs)
+
+
+if __name__ == "__main__":
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = nn.Linear(3, 2).to(device)
+    print(run_epoch(model, [(torch.randn(4, 3), torch.randint(0, 2, (4,)))], device))
+'''
+
+
+def test_a_project_helper_computing_a_tensor_from_device_outputs_is_brought_to_the_host_as_appended(tmp_path):
+    (tmp_path / "metrics.py").write_text(METRICS_HELPERS)
+    train = tmp_path / "train.py"
+    train.write_text(EPOCH_OF_A_MOVED_MODEL.format(helper="accuracy"))
+    result = run_devfix(train.read_text(), str(train), rules=[TensorToNumpy])
+    assert "accs.append(accuracy(model(x), y).detach().cpu())" in result.fixed.decode()
+
+
+def test_a_project_helper_that_returns_a_number_is_left_alone(tmp_path):
+    (tmp_path / "metrics.py").write_text(METRICS_HELPERS)
+    train = tmp_path / "train.py"
+    train.write_text(EPOCH_OF_A_MOVED_MODEL.format(helper="accuracy_value"))
+    result = run_devfix(train.read_text(), str(train), rules=[TensorToNumpy], fix=False)
+    assert not result.findings and result.fixed == result.source
+
+
+def test_a_helper_of_the_file_computing_a_tensor_from_device_outputs_counts_too():
+    source = METRICS_HELPERS + EPOCH_OF_A_MOVED_MODEL.format(helper="accuracy").replace("from metrics import accuracy, summarize\n", "")
+    result = run_devfix(source, rules=[TensorToNumpy])
+    assert "accs.append(accuracy(model(x), y).detach().cpu())" in result.fixed.decode()
