@@ -278,8 +278,8 @@ class _Uses(VariablesOnly):
 def instance_calls(module: cst.Module, class_def: cst.ClassDef) -> list[tuple[cst.Call, str | None]] | None:
     """The calls of the instances of a top-level class (`model(x)`, method None; `model.encode(x)`,
     "encode"), where every instance is a name of one scope (a function, or the top level) bound
-    only to a construction of the class (`Net(...)`, `Net(...).to(device)`), used only to be called
-    or to call its methods; None when the class or an instance is used otherwise (handed to other
+    only to a construction of the class (`Net(...)`, `Net(...).to(device)`), used only to be called,
+    to call its methods or to read its read-only properties (`meter.avg`); None when the class or an instance is used otherwise (handed to other
     code: callers unknown), or no instance is called."""
     if class_def not in module.body:
         return None
@@ -287,7 +287,7 @@ def instance_calls(module: cst.Module, class_def: cst.ClassDef) -> list[tuple[cs
     module.visit(uses)
     if uses.names != len(uses.calls) + 1:  # the class itself is only constructed
         return None
-    finder = _Instances(class_def.name.value)
+    finder = _Instances(class_def.name.value, _properties(class_def))
     module.visit(finder)
     if finder.escaped or not finder.calls or finder.constructions != len(uses.calls):  # built elsewhere too (`self.enc = Net()`)
         return None
@@ -297,8 +297,8 @@ def instance_calls(module: cst.Module, class_def: cst.ClassDef) -> list[tuple[cs
 class _Instances(cst.CSTVisitor):
     """Per scope, names bound only to constructions of one class, and what is done with them."""
 
-    def __init__(self, class_name: str) -> None:
-        self.class_name = class_name
+    def __init__(self, class_name: str, properties: frozenset[str] = frozenset()) -> None:
+        self.class_name, self.properties = class_name, properties
         self.calls: list[tuple[cst.Call, str | None]] = []
         self.escaped = False
         self.constructions = 0  # constructions bound to the instances found
@@ -321,7 +321,7 @@ class _Instances(cst.CSTVisitor):
         if not instances:
             return
         self.constructions += sum(self._constructs(value) for name in instances for value in bindings.values[name])
-        reads = _Reads(instances)
+        reads = _Reads(instances, self.properties)
         for statement in statements:
             statement.visit(reads)
         self.calls += reads.calls
@@ -361,11 +361,15 @@ class _Bindings(cst.CSTVisitor):
 class _Reads(cst.CSTVisitor):
     """Calls of the instances, and whether any is read otherwise (`train(model)`, `[model]`)."""
 
-    def __init__(self, instances: set[str]) -> None:
-        self.instances = instances
+    def __init__(self, instances: set[str], properties: frozenset[str] = frozenset()) -> None:
+        self.instances, self.properties = instances, properties
         self.calls: list[tuple[cst.Call, str | None]] = []
         self.other = False
         self._accounted: set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value in self.instances and node.attr.value in self.properties:
+            self._accounted.add(id(node.value))  # `meter.avg` of a read-only property: the instance goes nowhere
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -390,6 +394,18 @@ class _Reads(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self.instances and id(node) not in self._accounted:
             self.other = True
+
+
+def _properties(class_def: cst.ClassDef) -> frozenset[str]:
+    """The class's read-only properties (`@property` methods no setter or deleter of the same name
+    follows): reading one hands the instance to no other code."""
+    functions = [statement for statement in class_def.body.body if isinstance(statement, cst.FunctionDef)]
+    decorated = lambda function: {  # noqa: E731
+        cst.Module([]).code_for_node(decorator.decorator) for decorator in function.decorators
+    }
+    properties = {function.name.value for function in functions if decorated(function) == {"property"}}
+    changed = {function.name.value for function in functions if any(name.endswith((".setter", ".deleter")) for name in decorated(function))}
+    return frozenset(properties - changed)
 
 
 def _moves_itself(value: cst.BaseExpression | None, name: str) -> bool:

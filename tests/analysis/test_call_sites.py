@@ -31,6 +31,22 @@ def test_unknown_callers_give_no_answer():
     assert calls_of("model = Encoder()\n") is None  # never called
 
 
+METER = (
+    "class Meter:\n    def update(self, value):\n        self.values.append(value)\n\n"
+    "    @property\n    def avg(self):\n        return sum(self.values)\n\n"
+    "    @property\n    def last(self):\n        return self.values[-1]\n\n"
+    "    @last.setter\n    def last(self, value):\n        self.values[-1] = value\n\n\n"
+)
+
+
+def test_reading_a_read_only_property_hands_the_instance_nowhere():
+    module = cst.parse_module(METER + "meter = Meter()\nmeter.update(loss)\nprint(meter.avg)\n")
+    assert [method for _, method in instance_calls(module, module.body[0])] == ["update"]
+    for other in ("print(meter.last)\n", "callback = meter.update\n", "print(meter.values)\n"):
+        module = cst.parse_module(METER + "meter = Meter()\nmeter.update(loss)\n" + other)
+        assert instance_calls(module, module.body[0]) is None, other  # a property with a setter, a method, data
+
+
 REPORTER = "class Reporter:\n    def draw(self, ax, codes):\n        ax.plot(codes)\n\n    def report(self, ax, out):\n        self.draw(ax, out)\n\n\n"
 
 

@@ -464,3 +464,32 @@ def test_a_helper_of_the_file_computing_a_tensor_from_device_outputs_counts_too(
     source = METRICS_HELPERS + EPOCH_OF_A_MOVED_MODEL.format(helper="accuracy").replace("from metrics import accuracy, summarize\n", "")
     result = run_devfix(source, rules=[TensorToNumpy])
     assert "accs.append(accuracy(model(x), y).detach().cpu())" in result.fixed.decode()
+
+
+def test_an_average_meter_read_through_a_property_collects_host_copies():
+    source = '''import numpy as np
+import torch
+import torch.nn as nn
+
+
+class AverageMeter:
+    def __init__(self):
+        self.values = []
+
+    def update(self, val):
+        self.values.append(val)
+
+    @property
+    def avg(self):
+        return float(np.mean(self.values))
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 1).to(device)
+meter = AverageMeter()
+x, y = torch.randn(5, 4).to(device), torch.randn(5, 1).to(device)
+meter.update(nn.functional.mse_loss(model(x), y))
+print(meter.avg)
+'''
+    result = run_devfix(source, rules=[TensorToNumpy])
+    assert "self.values.append(val.detach().cpu())" in result.fixed.decode()
