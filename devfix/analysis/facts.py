@@ -158,7 +158,7 @@ class FileFacts:
         if signal == signals.PROGRAM_DEVICE_IN_HOST_MODULE:
             return bool(self.program_devices_in_host_classes)
         if signal == signals.LOADER_WORKER_DEVICE:
-            return places_items_in_workers(self._tree, self.imports)
+            return places_items_in_workers(self._tree, self.imports, self.imported_dataset_moves_items)
         if signal == signals.LOADER_LOOP:  # a loader of another file: returned by its function, or given by its calls
             return any(self._project.imported_kind(self._path, name) in DATALOADER_KINDS for name in self._walk.loader_calls) or any(
                 self.given_loaders_beside(function, position, parameter) for function, position, parameter in self._walk.loader_parameters
@@ -198,6 +198,12 @@ class FileFacts:
         value that may be on a device (`importers.passes_a_device_value`: `accuracy(logits, y)`
         after `logits = model(x)` of a moved model)."""
         return self._every_call_beside(function, lambda call: passes_a_device_value(call, position, parameter))
+
+    def imported_dataset_moves_items(self, name: str) -> bool:
+        """`name` is imported from a file of the project, a Dataset class whose `__getitem__` moves
+        its items to the GPU (`ProjectIndex.imported_dataset_moves_items`)."""
+        qualified = self.imports.names.get(name)
+        return qualified is not None and self._project.imported_dataset_moves_items(self._path, qualified)
 
     def forward_packing(self, class_name: str) -> Packing | None:
         """For the Module class `class_name` of this file, or imported from a file of the project:

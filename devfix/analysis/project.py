@@ -25,6 +25,7 @@ from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_move
 from devfix.analysis.torch_api import HOST_LIBRARY_MODULES, places_devices
 from devfix.analysis.values import PassedKinds, passed_to, returned_kind
+from devfix.analysis.worker_placements import gpu_moving_getitem
 
 if TYPE_CHECKING:
     from devfix.analysis.parameter_meetings import FunctionMeetings  # libcst: imported only when asked
@@ -279,6 +280,17 @@ class ProjectIndex:
                 self._packing[key] = forward_packing_parameters(tree, imports, class_name, resolve, depth)
         self.consulted[str(file)] = True
         return self._packing[key]
+
+    def imported_dataset_moves_items(self, from_file: str, qualified_name: str) -> bool:
+        """Is `qualified_name` (`dataset.Points`) a class of a file of the project whose
+        `__getitem__` moves its items to the GPU (`worker_placements.gpu_moving_getitem`)?"""
+        owner, _, class_name = qualified_name.rpartition(".")
+        target = self._module_file(Path(from_file).resolve(), owner) if owner else None
+        parsed = self._parsed(target) if target is not None else None
+        if parsed is None:
+            return False
+        self.consulted[str(target)] = True
+        return gpu_moving_getitem(parsed[0], parsed[1], class_name)
 
     def imported_takes_any_device(self, from_file: str, qualified_name: str, parameter: str) -> bool:
         """The top-level function `qualified_name` of a local module uses `parameter` as a device

@@ -39,6 +39,11 @@ instead (`num_workers=0`), which is what that design means, unless they are give
 need workers or run in them (`persistent_workers`, `prefetch_factor`, `worker_init_fn`,
 `timeout`, `pin_memory`).
 
+A Dataset class imported from another file of the project whose `__getitem__` moves its items to
+the GPU (`.cuda()`, `.to("cuda")`, `.to(device)` of that file's module-level CUDA device) is not
+this file's to change: its loaders with workers read it in the main process (`num_workers=0`),
+with the same refusal for options that need workers.
+
 Refuses, and reports without a fix: any other placement in `__getitem__`
 (`torch.zeros(..., device=...)`, `self.device`, a move the method computes with), a `collate_fn`
 beside a `__getitem__` that places items (it may regroup them), a loader or dataset handed on or
@@ -108,6 +113,8 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         for class_name, loaders in loaders_by_class.items():
             class_def = top_level_class(node, class_name)
             getitem = _method(class_def, "__getitem__") if class_def is not None else None
+            if class_def is None and self.facts is not None and self.facts.imported_dataset_moves_items(class_name):
+                self._plan_imported(class_name, loaders)
             if getitem is not None:
                 self._plan_producer(f"`{class_name}.__getitem__` places items", getitem, loaders,
                                     partial(self._dataset_loaders, class_def), class_def)
@@ -413,6 +420,19 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
             self.report(first, message, fixable=False)  # options that need workers, or that a worker runs
             return
         if self.report(first, message, fix_title="read the dataset in the main process (`num_workers=0`)"):
+            self._without_workers |= {id(loader) for loader in loaders}
+
+    def _plan_imported(self, class_name: str, loaders: list[cst.Call]) -> None:
+        """A Dataset class of another file of the project whose `__getitem__` moves its items to the
+        GPU: its file cannot see these loaders, so the items stay where that code puts them and the
+        loaders read the dataset in the main process (`num_workers=0`), where CUDA works."""
+        workers = cst.Module([]).code_for_node(keyword(loaders[0], "num_workers").value)
+        message = (f"`{class_name}.__getitem__` (another file) moves its items to the GPU, and DataLoader workers run it "
+                   f"(num_workers={workers}): CUDA cannot start again in a worker forked after the program used it")
+        if any(keyword(loader, option) is not None for loader in loaders for option in WORKER_OPTIONS):
+            self.report(loaders[0], message, fixable=False)  # options that need workers, or that a worker runs
+            return
+        if self.report(loaders[0], message, fix_title="read the dataset in the main process (`num_workers=0`)"):
             self._without_workers |= {id(loader) for loader in loaders}
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:

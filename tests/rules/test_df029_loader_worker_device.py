@@ -217,3 +217,57 @@ def test_a_kept_device_the_constructions_do_not_name_alike_keeps_the_moves(datas
     result = run_devfix(source, path="train.py", rules=[LoaderWorkerDevice])
     assert [finding.code for finding in result.findings] == ["DF029"]
     assert not result.applied and result.fixed.decode() == source
+
+
+POINTS_DATASET = '''import torch
+from torch.utils.data import Dataset
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Points(Dataset):
+    def __init__(self, n=16):
+        self.x = torch.randn(n, 3)
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return self.x[i].to({target})
+'''
+
+TRAIN_OVER_POINTS = '''import torch
+from torch.utils.data import DataLoader
+
+from dataset import Points, device
+
+model = torch.nn.Linear(3, 1).to(device)
+loader = DataLoader(Points(), batch_size=4, num_workers=2{options})
+for x in loader:
+    print(model(x).sum())
+'''
+
+
+def _train_result(tmp_path, target: str, options: str = "", fix: bool = True):
+    (tmp_path / "dataset.py").write_text(POINTS_DATASET.format(target=target))
+    train = tmp_path / "train.py"
+    train.write_text(TRAIN_OVER_POINTS.format(options=options))
+    return run_devfix(train.read_text(), str(train), rules=[LoaderWorkerDevice], fix=fix)
+
+
+def test_a_dataset_of_another_file_moving_its_items_to_the_gpu_is_read_without_workers(tmp_path):
+    result = _train_result(tmp_path, "device")
+    assert "DataLoader(Points(), batch_size=4, num_workers=0)" in result.fixed.decode()
+    assert _train_result(tmp_path, '"cuda"').fixed != _train_result(tmp_path, '"cuda"').source
+
+
+def test_a_dataset_of_another_file_that_keeps_its_items_on_the_cpu_is_left_alone(tmp_path):
+    for target in ('"cpu"', "torch.float16"):
+        result = _train_result(tmp_path, target, fix=False)
+        assert not result.findings and result.fixed == result.source, target
+
+
+def test_loaders_given_options_that_need_workers_are_reported_without_a_fix(tmp_path):
+    result = _train_result(tmp_path, "device", options=", persistent_workers=True", fix=False)
+    assert [finding.code for finding in result.findings] == ["DF029"] and not result.findings[0].fixable
+    assert result.fixed == result.source
