@@ -63,6 +63,7 @@ class ProjectIndex:
         self._host_parameters: dict[str, dict[str, HostReads]] = {}  # module file → its functions' parameters only handed to numpy
         self._device_takers: dict[tuple[str, str, str], bool] = {}  # (module file, function, parameter) → it takes any device
         self._packing: dict[tuple[str, str], Packing | None] = {}  # (module file, class) → its forward's packed-only parameters
+        self._dataset_moves: dict[tuple[str, str], bool] = {}  # (module file, class) → its `__getitem__` moves items to the GPU
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -82,6 +83,7 @@ class ProjectIndex:
         self._host_parameters.pop(key, None)
         self._device_takers = {found: takes for found, takes in self._device_takers.items() if found[0] != key}
         self._packing = {}  # its answers follow submodules into other files
+        self._dataset_moves = {found: moves for found, moves in self._dataset_moves.items() if found[0] != key}
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -286,11 +288,14 @@ class ProjectIndex:
         `__getitem__` moves its items to the GPU (`worker_placements.gpu_moving_getitem`)?"""
         owner, _, class_name = qualified_name.rpartition(".")
         target = self._module_file(Path(from_file).resolve(), owner) if owner else None
-        parsed = self._parsed(target) if target is not None else None
-        if parsed is None:
+        if target is None:
             return False
+        key = (str(target), class_name)
+        if key not in self._dataset_moves:
+            parsed = self._parsed(target)
+            self._dataset_moves[key] = parsed is not None and gpu_moving_getitem(parsed[0], parsed[1], class_name)
         self.consulted[str(target)] = True
-        return gpu_moving_getitem(parsed[0], parsed[1], class_name)
+        return self._dataset_moves[key]
 
     def imported_takes_any_device(self, from_file: str, qualified_name: str, parameter: str) -> bool:
         """The top-level function `qualified_name` of a local module uses `parameter` as a device
