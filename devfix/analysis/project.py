@@ -109,6 +109,14 @@ class ProjectIndex:
                 return self._placements[str(target)]
         return False
 
+    def is_project_name(self, from_file: str, imported: str) -> bool:
+        """Does `imported` (`models.net.Net`, `.helpers.load`) come from a file of the project,
+        one devfix can read (not torch, numpy, diffusers, ...)?"""
+        file = Path(from_file).resolve()
+        dots = imported[: len(imported) - len(imported.lstrip("."))]
+        parts = imported[len(dots):].split(".")
+        return any(self._module_file(file, dots + ".".join(parts[:end])) is not None for end in range(len(parts), 0, -1))
+
     def imported_helper(self, from_file: str, qualified_name: str) -> HelperSummary | None:
         """What the top-level function `qualified_name` (`utils.causal_mask`) of a local module
         returns (`analysis.host_helpers`); None when it is no function of a file of the project."""

@@ -103,12 +103,15 @@ from devfix.analysis.torch_api import (
     OBJECT_DTYPES,
     OTHER_ARRAY_LIBRARIES,
     OTHER_FRAMEWORK_LITERALS,
+    PLACEMENT_KEEPING_METHODS,
     RESHAPING_METHODS,
 )
 from devfix.analysis.torch_names import QualifiedNames
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import call_methods, parenthesized
 from devfix.findings import Safety
+
+TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio", "timm"})  # their callables return tensors or Modules
 
 PANDAS_FRAMES = frozenset({"pandas.DataFrame", "pandas.core.frame.DataFrame", "pandas.Series", "pandas.core.series.Series"})
 DETACHING = frozenset({"detach", "data", "item", "tolist"})
@@ -538,12 +541,48 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return False  # `np.ones(out.shape)`: a size, wherever the tensor is
         if not (self._host_facts(call).is_device_value(value, through_functions=True) or self._given_device_values(value, call)):
             return False  # strict: what any function returns when fed device values may be an array
+        if self._returned_by_a_foreign_object(value, call):
+            return False  # perhaps no tensor at all: `pipeline(..., output_type="np")[0]`
         code = cst.Module([]).code_for_node(value)
         shown = f"({code})" if isinstance(value, cst.BinaryOperation) else code
         added = "".join(f".{method}()" for method in _missing_host_methods(value, self._detached(value)))
         return self.report(value, f"`{code}` may be on a GPU; `{callee}` converts it with numpy, which fails",
                            fix_title=f"pass `{shown}{added}`")
 
+
+    def _returned_by_a_foreign_object(self, value: cst.BaseExpression, node: cst.CSTNode) -> bool:
+        """`out = pipeline(prompt, output_type="np")[0]` of `pipeline = StableDiffusionPipeline.
+        from_pretrained(...).to(device)`: a moved object that is no proven `nn.Module`, built by a
+        class that is none (a plain class of the project with its own `to()`) or by a library devfix
+        cannot read (not torch's, not the project's), may return numpy arrays, which have no
+        `.detach()`. Read through subscripts and attributes, and one binding of a name."""
+        facts = self._host_facts(node)
+        root = _without_items(value)
+        if isinstance(root, cst.Name):
+            binding = facts._binding_before(root.value, self.line_of(node))
+            root = _without_items(binding.value) if binding is not None and binding.value is not None else None
+        if not (isinstance(root, cst.Call) and isinstance(root.func, cst.Name)) or self.kind_of(root.func) is Kind.MODULE:
+            return False
+        move = facts.moved.get(root.func.value)
+        built = move.receiver if move is not None else None
+        if isinstance(built, cst.Name):
+            binding = facts._binding_before(built.value, self.line_of(move.call))
+            built = binding.value if binding is not None else None
+        while isinstance(built, cst.Call) and isinstance(built.func, cst.Attribute) and built.func.attr.value in PLACEMENT_KEEPING_METHODS:
+            built = built.func.value
+        names = self.qualified(built.func) if isinstance(built, cst.Call) else set()
+        return bool(names) and all(self._no_module_maker(name) for name in names)
+
+    def _no_module_maker(self, qualified: str) -> bool:
+        """A class of the project proven no `nn.Module`, or a name neither torch's (nor torchvision's,
+        timm's) nor the project's; not a function of the project (`load_model()`), which may return one."""
+        if qualified.split(".")[0] in TORCH_FAMILY or self.project is None:
+            return False
+        path = self.context.filename or "<memory>"
+        if self.project.is_module_class(path, qualified) is False:
+            return True
+        local = any(isinstance(statement, (cst.ClassDef, cst.FunctionDef)) and statement.name.value == qualified for statement in self.module.body)
+        return not local and not self.project.is_project_name(path, qualified)
 
     def _given_device_values(self, value: cst.BaseExpression, call: cst.Call) -> bool:
         """`ax.imshow(image[0])` in `def show(ax, image)`: a parameter the function never rebinds,
@@ -938,3 +977,10 @@ class _HostCopies(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "cpu" and cst.Module([]).code_for_node(node.func.value) == self.code:
             self.found = True
+
+
+def _without_items(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """`pipeline(...)` of `pipeline(...)[0].images`: the value items and attributes are read from."""
+    while isinstance(value, (cst.Subscript, cst.Attribute)):
+        value = value.value
+    return value

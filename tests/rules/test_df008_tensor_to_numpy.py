@@ -493,3 +493,31 @@ print(meter.avg)
 '''
     result = run_devfix(source, rules=[TensorToNumpy])
     assert "self.values.append(val.detach().cpu())" in result.fixed.decode()
+
+
+def test_the_output_of_a_moved_object_of_a_library_devfix_cannot_read_is_left_alone():
+    source = '''import numpy as np
+import torch
+import torch.nn as nn
+from diffusers import StableDiffusionPipeline
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+pipeline = StableDiffusionPipeline.from_pretrained("tiny").to(device)
+images = pipeline(prompt="a squirrel", output_type="np", return_dict=False)[0]
+assert np.allclose(images, images)
+net = Net().to(device)
+y = net(torch.ones(2, device=device))
+print(np.allclose(y, y))
+'''
+    result = run_devfix(source, rules=[TensorToNumpy])
+    fixed = result.fixed.decode()
+    assert "np.allclose(images, images)" in fixed  # a pipeline asked for numpy arrays gives arrays
+    assert "np.allclose(y.detach().cpu(), y.detach().cpu())" in fixed  # a Module of the file gives tensors
+    reported = run_devfix(source, rules=[TensorToNumpy], fix=False)
+    assert not [finding for finding in reported.findings if "images" in finding.message]
