@@ -627,14 +627,25 @@ class _LikeFinder(cst.CSTVisitor):
 
 
 def _tensor_attributes(class_node: cst.ClassDef, qualified) -> set[str]:
-    """`self.<name>` attributes the class assigns only from torch computations."""
+    """`self.<name>` attributes the class assigns only from torch computations, none of them placed
+    or computed from an attribute that is (`self.alpha = 1. - self.beta` after `self.beta =
+    schedule.to(device)` is where `self.beta` is)."""
     finder = _SelfAssignments()
     class_node.body.visit(finder)
-    tables = set()
-    for name, values in finder.values.items():
-        if values and all(is_tensor_expression(value, set(), qualified) and not _placed(value) for value in values):
-            tables.add(name)
-    return tables
+    placed = {name for name, values in finder.values.items() if any(_placed(value) for value in values)}
+    reads = {name: set().union(*(_self_reads(value) for value in values)) for name, values in finder.values.items()}
+    while grown := {name for name in finder.values if name not in placed and reads[name] & placed}:
+        placed |= grown
+    return {
+        name for name, values in finder.values.items()
+        if values and name not in placed and all(is_tensor_expression(value, set(), qualified) for value in values)
+    }
+
+
+def _self_reads(value: cst.BaseExpression) -> set[str]:
+    reads = _SelfAttributes()
+    value.visit(reads)
+    return reads.attributes
 
 
 def _class_constants(class_node: cst.ClassDef, qualified) -> set[str]:
