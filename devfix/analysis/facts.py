@@ -638,10 +638,13 @@ def _is_device_work(call: ast.Call, imports: ImportTable, classes: dict[str, Kin
 
 def _is_setup_call(call: ast.Call) -> bool:
     """Calls libraries make at import time too: `warnings.filterwarnings(...)`, `logger.setLevel(...)`,
-    `register(...)`; a script's calls (`main()`, `train(model)`, `print(...)`) are not these."""
+    `logging.basicConfig(...)`, `register(...)`; a script's calls (`main()`, `train(model)`, `print(...)`) are not these."""
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return name.startswith(("filterwarnings", "simplefilter", "setLevel", "register", "add_", "update", "append", "extend"))
+    return name.startswith((
+        "filterwarnings", "simplefilter", "setLevel", "register", "add_", "update", "append", "extend",
+        "basicConfig", "addHandler", "setFormatter", "captureWarnings",  # logging configured at import
+    ))
 
 
 def _framework(imports: ImportTable, found: screen.Walk) -> str | None:

@@ -19,7 +19,9 @@ Data handed to a Dataset (`TensorDataset(data["x"], ...)`, a `Dataset` class of 
 with `"cpu"`: DataLoader workers and numpy need it on the host. So is anything in a program that never places values on a
 device (no `.cuda()`, `.to(...)`, `device=`): it runs on the CPU, and a device preamble would be noise.
 
-Refuses: calls that already pass `map_location` (by keyword or position); `map_location="cpu"`
+Refuses: calls that already pass `map_location` (by keyword or position), and a load not fed to
+`load_state_dict` of what the same scope saved with `torch.save` into the same `io.BytesIO()` (a
+clone through an in-memory buffer: the copy is meant to be where the original is); `map_location="cpu"`
 followed by `.to(device)` is the correct idiom and stays. Tests are left alone, and so is a library
 module's `torch.load` unless it feeds `load_state_dict` (only a program knows where other data
 should go: a library may load onto a device on purpose).
@@ -57,6 +59,8 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
         message = "checkpoint loaded without `map_location`: tensors saved on a GPU fail to load on a CPU-only machine"
         if self._feeds_load_state_dict(original_node):  # right in any file: the parameters keep their device
             return self._load_with(original_node, updated_node, message, '"cpu"', 'load it with `map_location="cpu"`')
+        if self._saved_here(original_node):
+            return updated_node  # a clone of what this process holds, meant to be where the original is
         if self.facts is not None and self.facts.role is not FileRole.PROGRAM:
             return updated_node  # where anything else goes, only a program knows
         if self._moved_before_use(original_node):  # the program places it itself, maybe only with --cuda
@@ -84,6 +88,18 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
         if not self.report(original, message, fix_title=title):
             return updated
         return add_keyword(updated, "map_location", location)
+
+    def _saved_here(self, call: cst.Call) -> bool:
+        """`torch.save(module, buffer)` then `torch.load(buffer)` in the same scope, `buffer` an
+        `io.BytesIO()` (a clone through serialization): what is read was written by this process,
+        where it meant the copy to be (a file it saved may be meant to land elsewhere)."""
+        source = call.args[0].value if call.args and call.args[0].keyword is None else None
+        source = source if source is not None else next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "f"), None)
+        if not isinstance(source, cst.Name):
+            return False
+        saves = _SavesInto(source.value, self.line_of(call), self.line_of, self.qualified)
+        self.enclosing_scope(call).visit(saves)
+        return saves.found and saves.in_memory
 
     def _assigned_name(self, call: cst.Call) -> str | None:
         """`name` of `name = torch.load(...)`."""
@@ -250,3 +266,31 @@ class _StateDictUses(cst.CSTVisitor):
                 self.inside += 1
             else:
                 self.outside += 1
+
+
+class _SavesInto(cst.CSTVisitor):
+    """Is there a `torch.save(obj, <name>)` before line `before` (in the scope visited)?"""
+
+    def __init__(self, name: str, before: int, line_of, qualified) -> None:
+        self.name, self.before, self.line_of, self.qualified = name, before, line_of, qualified
+        self.found = False
+        self.in_memory = False  # the name is bound to `io.BytesIO()` (by `with ... as` or an assignment)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None and isinstance(node.asname.name, cst.Name) and node.asname.name.value == self.name:
+            self.in_memory = self._is_bytes_io(node.item)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(target.target, cst.Name) and target.target.value == self.name for target in node.targets):
+            self.in_memory = self._is_bytes_io(node.value)
+
+    def _is_bytes_io(self, value: cst.BaseExpression) -> bool:
+        return isinstance(value, cst.Call) and "io.BytesIO" in self.qualified(value.func)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if "torch.save" not in self.qualified(node.func) or self.line_of(node) >= self.before:
+            return
+        positional = [arg.value for arg in node.args if arg.keyword is None]
+        target = positional[1] if len(positional) > 1 else next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "f"), None)
+        if isinstance(target, cst.Name) and target.value == self.name:
+            self.found = True

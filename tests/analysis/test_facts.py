@@ -21,6 +21,9 @@ def kinds_read(source: str, name: str) -> list[Kind]:
     [
         ("import torch\n\n\ndef f(x):\n    return x.cuda()\n", FileRole.LIBRARY),
         ("import torch\nLOG = print\n__all__ = ['f']\n", FileRole.LIBRARY),
+        # logging configured at import, as opacus' utils do, then only definitions
+        ("import logging\nimport torch\n\nlogging.basicConfig(level=logging.INFO)\nlogger = logging.getLogger(__name__)\n"
+         "logger.setLevel(logging.INFO)\n\n\ndef clone(m):\n    return m\n", FileRole.LIBRARY),
         ("import torch\n\nif __name__ == '__main__':\n    print(torch.ones(1))\n", FileRole.PROGRAM),
         ("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n", FileRole.PROGRAM),
         ("import torch\nsd = torch.load('m.pt')\n", FileRole.PROGRAM),

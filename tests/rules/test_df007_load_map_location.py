@@ -41,3 +41,29 @@ def test_features_moved_when_asked_after_a_tuple_unpacking_load_on_the_cpu():
         "if use_cuda:\n    feats = feats.cuda()\n"
     )
     assert 'feats = torch.load("f.pt", map_location="cpu")\n' in fixed(source)
+
+
+def test_a_clone_through_a_buffer_this_scope_saved_is_left_alone():
+    source = '''import io
+
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def clone_module(module):
+    with io.BytesIO() as buffer:
+        torch.save(module, buffer)
+        buffer.seek(0)
+        copy = torch.load(buffer, weights_only=False)
+    return copy
+
+
+model = nn.InstanceNorm1d(4, track_running_stats=True).to(device)
+twin = clone_module(model)
+loaded = torch.load("elsewhere.pt")
+print(twin, loaded)
+'''
+    result = run_devfix(source, rules=[LoadMapLocation], fix=False)
+    assert [finding.start.line for finding in result.findings] == [19]  # only the file on disk
