@@ -26,7 +26,8 @@ helpers' models run on the CPU wherever they run: the registry's `program_signal
 the batches that some loader given holds as strings or lists (captions of a Dataset class of the
 file, `analysis.dataset_items`), functions with
 a device parameter or local (DF002 uses it), models that are not
-parameters of the function, several such models given the batch that none of the others feeds
+parameters of the function or that it rebinds (`model, optimizer = engine.make_private(model, ...)`:
+`next(model.parameters())` at the top would read the model before it moved), several such models given the batch that none of the others feeds
 (which one holds the device is not known), batches already moved, dict or positional batches it
 cannot type.
 """
@@ -101,7 +102,8 @@ class HelperDevice(ScopeTracker, DevfixRule):
         if loader is None or not names or not is_dataloader(self, loader) or collate_places_batches(self, loader):
             return None
         facts = self.scope_facts(node)
-        models = sorted(name for name in parameters & facts.called if name not in names)
+        # a model the function rebinds (`model, opt = wrap(model, opt)`) is not where the parameter was
+        models = sorted(name for name in parameters & facts.called if name not in names and name not in facts.bindings)
         if not models:
             return None
         body_facts = collect([body], self.qualified, self.line_of, models)

@@ -66,3 +66,34 @@ def test_helpers_of_a_program_that_places_nothing_are_left_alone():
     assert result.fixed.decode() == source and not result.findings and not result.applied  # its model runs on the CPU
     placed = HEAD + "        total += other(model(x), y).item()\n" + TAIL
     assert [finding.code for finding in run_devfix(placed).applied] == ["DF010"]  # with a placement, DF010 acts
+
+
+def test_a_model_the_function_rebinds_before_its_loop_is_left_alone():
+    """opacus' mixed-precision test: the model is moved by the helper that rebinds it, and the data
+    is made on the device; `next(model.parameters())` at the top would read the unmoved model."""
+    source = '''import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+    def _components(self, model, loader):
+        model = model.to(self.device)
+        return model, torch.optim.SGD(model.parameters(), lr=0.1), loader
+
+    def train(self, model: nn.Module, loader: DataLoader):
+        model, optimizer, loader = self._components(model, loader)
+        for x, y in loader:
+            optimizer.zero_grad()
+            model(x).sum().backward()
+
+
+trainer = Trainer()
+data = TensorDataset(torch.randn(8, 4).to(trainer.device), torch.randn(8, 2).to(trainer.device))
+trainer.train(nn.Linear(4, 2), DataLoader(data, batch_size=4))
+'''
+    result = run_devfix(source, rules=[HelperDevice])
+    assert result.fixed == result.source
