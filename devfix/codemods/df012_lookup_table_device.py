@@ -628,18 +628,31 @@ class _LikeFinder(cst.CSTVisitor):
 
 def _tensor_attributes(class_node: cst.ClassDef, qualified) -> set[str]:
     """`self.<name>` attributes the class assigns only from torch computations, none of them placed
-    or computed from an attribute that is (`self.alpha = 1. - self.beta` after `self.beta =
-    schedule.to(device)` is where `self.beta` is)."""
+    or computed from an attribute placed just before (`_derived_from_placed`)."""
     finder = _SelfAssignments()
     class_node.body.visit(finder)
     placed = {name for name, values in finder.values.items() if any(_placed(value) for value in values)}
-    reads = {name: set().union(*(_self_reads(value) for value in values)) for name, values in finder.values.items()}
-    while grown := {name for name in finder.values if name not in placed and reads[name] & placed}:
-        placed |= grown
+    for method in class_node.body.body if isinstance(class_node.body, cst.IndentedBlock) else []:
+        if isinstance(method, cst.FunctionDef):
+            placed |= _derived_from_placed(method)
     return {
         name for name, values in finder.values.items()
         if values and name not in placed and all(is_tensor_expression(value, set(), qualified) for value in values)
     }
+
+
+def _derived_from_placed(method: cst.FunctionDef) -> set[str]:
+    """The `self.<name>` a method computes, in order, from attributes it placed just before
+    (`self.beta = s.to(device)` then `self.alpha = 1. - self.beta`): not from a placement another
+    method makes later (`self.alpha_t = torch.sqrt(self.alphas_cumprod)` in `__init__` stays where
+    it was made when `add_noise` moves `self.alphas_cumprod`)."""
+    ordered = _SelfAssignments()
+    method.body.visit(ordered)
+    here: set[str] = set()
+    for name, value in ordered.in_order:
+        if _placed(value) or _self_reads(value) & here:
+            here.add(name)
+    return here
 
 
 def _self_reads(value: cst.BaseExpression) -> set[str]:
@@ -710,11 +723,13 @@ class _PlacementFinder(cst.CSTVisitor):
 class _SelfAssignments(cst.CSTVisitor):
     def __init__(self) -> None:
         self.values: dict[str, list[cst.BaseExpression]] = {}
+        self.in_order: list[tuple[str, cst.BaseExpression]] = []
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             if _is_self_attribute(target.target):
                 self.values.setdefault(target.target.attr.value, []).append(node.value)
+                self.in_order.append((target.target.attr.value, node.value))
 
 
 def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:

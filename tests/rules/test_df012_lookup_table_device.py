@@ -236,3 +236,36 @@ def test_an_index_made_from_the_objects_own_tables_and_writes_into_them_are_left
     assert result.fixed == result.source
     read = "        return self.u[t] * 2\n"  # the caller's tensor index still aligns the table
     assert "self.u.to(t.device)[t]" in fix(POINTS.format(body=read)).fixed.decode()
+
+
+SCHEDULE = '''import torch
+
+
+class Scheduler:
+    def __init__(self, steps=10, device="cpu"):
+        self.betas = torch.linspace(1e-4, 0.02, steps){move}
+        self.alphas = 1.0 - self.betas
+        self.alphas_cumprod = torch.cumprod(self.alphas, dim=0)
+        self.alpha_t = torch.sqrt(self.alphas_cumprod)
+
+    def add_noise(self, x, t):
+        self.alphas_cumprod = self.alphas_cumprod.to(device=x.device)
+        return x * self.alphas_cumprod[t]
+
+    def step(self, model_output, timestep):
+        return model_output * self.alpha_t[timestep]
+
+
+scheduler = Scheduler()
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+out = torch.randn(2, device=device)
+print(scheduler.step(out, torch.tensor([1, 2], device=device)))
+'''
+
+
+def test_tables_computed_from_one_the_same_method_placed_are_placed_too():
+    placed = run_devfix(SCHEDULE.format(move=".to(device)"), rules=[LookupTableDevice])
+    assert "self.alpha_t[timestep]" in placed.fixed.decode()  # `__init__` moved `betas`: all of it follows
+    unplaced = run_devfix(SCHEDULE.format(move=""), rules=[LookupTableDevice])
+    # `add_noise` moves `alphas_cumprod` later: `alpha_t`, made from it in `__init__`, stays on the CPU
+    assert "self.alpha_t.to(timestep.device)[timestep]" in unplaced.fixed.decode()
