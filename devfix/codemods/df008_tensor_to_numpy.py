@@ -549,7 +549,6 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         return self.report(value, f"`{code}` may be on a GPU; `{callee}` converts it with numpy, which fails",
                            fix_title=f"pass `{shown}{added}`")
 
-
     def _returned_by_a_foreign_object(self, value: cst.BaseExpression, node: cst.CSTNode) -> bool:
         """`out = pipeline(prompt, output_type="np")[0]` of `pipeline = StableDiffusionPipeline.
         from_pretrained(...).to(device)`: a moved object that is no proven `nn.Module`, built by a

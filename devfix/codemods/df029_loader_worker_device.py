@@ -416,11 +416,7 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         workers = cst.Module([]).code_for_node(keyword(loaders[0], "num_workers").value)
         message = (f"`{class_name}` keeps its tensors on a device (`self.{name}`), and DataLoader workers read them "
                    f"(num_workers={workers}): CUDA cannot be used in a worker forked after the program used it")
-        if any(keyword(loader, option) is not None for loader in loaders for option in WORKER_OPTIONS):
-            self.report(first, message, fixable=False)  # options that need workers, or that a worker runs
-            return
-        if self.report(first, message, fix_title="read the dataset in the main process (`num_workers=0`)"):
-            self._without_workers |= {id(loader) for loader in loaders}
+        self._read_without_workers(first, message, loaders)
 
     def _plan_imported(self, class_name: str, loaders: list[cst.Call]) -> None:
         """A Dataset class of another file of the project whose `__getitem__` moves its items to the
@@ -429,10 +425,15 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         workers = cst.Module([]).code_for_node(keyword(loaders[0], "num_workers").value)
         message = (f"`{class_name}.__getitem__` (another file) moves its items to the GPU, and DataLoader workers run it "
                    f"(num_workers={workers}): CUDA cannot start again in a worker forked after the program used it")
+        self._read_without_workers(loaders[0], message, loaders)
+
+    def _read_without_workers(self, anchor: cst.CSTNode, message: str, loaders: list[cst.Call]) -> None:
+        """Report at `anchor`; fix by reading the dataset in the main process (`num_workers=0` for
+        every loader), unless a loader is given options that need workers or that a worker runs."""
         if any(keyword(loader, option) is not None for loader in loaders for option in WORKER_OPTIONS):
-            self.report(loaders[0], message, fixable=False)  # options that need workers, or that a worker runs
+            self.report(anchor, message, fixable=False)
             return
-        if self.report(loaders[0], message, fix_title="read the dataset in the main process (`num_workers=0`)"):
+        if self.report(anchor, message, fix_title="read the dataset in the main process (`num_workers=0`)"):
             self._without_workers |= {id(loader) for loader in loaders}
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
