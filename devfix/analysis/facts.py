@@ -89,6 +89,7 @@ class FileFacts:
         self._returned_moves: dict[str, ReturnedMove | None] = {}
         self._returned_modules: dict[str, bool] = {}
         self._packing: dict[str, Packing | None] = {}  # `forward_packing`'s answers
+        self._followed: dict[str, Followed] = {}  # `followed`'s answers
 
     @property
     def tree(self) -> ast.Module:
@@ -356,13 +357,16 @@ class FileFacts:
         gives a device value (`accuracy(logits, y)` in `utils.py`)."""
         return device_value_may_reach_host(
             self._tree, self.imports, places_devices(self.text), self.host_functions, self.numpy_arrays, self._given_device_values_beside,
-            self._followed,
+            self.followed,
         )
 
-    def _followed(self, name: str) -> Followed:
-        """The parameters whose tensors the function `name` of the file or project returns."""
-        summary = self.helper(name)
-        return summary.follows if summary is not None else ()
+    def followed(self, name: str) -> Followed:
+        """The parameters whose tensors every return of the function `name` of the file, or of the
+        project's function the file imports as `name`, is computed from (`analysis.following_returns`)."""
+        if name not in self._followed:
+            summary = self.helper(name)
+            self._followed[name] = summary.follows if summary is not None else ()
+        return self._followed[name]
 
     def _given_device_values_beside(self, function: str) -> bool:
         """Some call of the file's `function` in the files beside it gives it a value that may be on

@@ -28,7 +28,6 @@ class ScopeTracker:
         self._tensors: dict[int, set[str]] = {}
         self._file_places_devices: bool | None = None
         self._returns_device: dict[str, bool] = {}
-        self._returns_following: dict[str, Followed] = {}
         self._returns_host: dict[str, bool] = {}
         self._returns_device_items: dict[tuple[str, int, int], bool] = {}  # (function, position, items) → `returns_device_item`
         self._object_modules: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
@@ -316,12 +315,8 @@ class ScopeTracker:
 
     def returns_following(self, name: str) -> Followed:
         """`def accuracy(logits, y): return (logits.argmax(1) == y).float().mean()`: the parameters
-        whose tensors every `return` of the file's top-level function `name`, or of the project's
-        function the file imports as `name`, is computed from (`analysis.following_returns`)."""
-        if name not in self._returns_following:
-            summary = self.facts.helper(name) if self.facts is not None else None
-            self._returns_following[name] = summary.follows if summary is not None else ()
-        return self._returns_following[name]
+        its returned tensors follow (`FileFacts.followed`)."""
+        return self.facts.followed(name) if self.facts is not None else ()
 
     def returns_device_item(self, name: str, position: int, items: int) -> bool:
         """`def predict(model, loader): ... return torch.cat(preds), torch.cat(labels)`: the file
