@@ -98,24 +98,33 @@ class ProjectIndex:
     def imported_module_places_devices(self, from_file: str, imported: str) -> bool:
         """Does the local module that `imported` (`models.net.Net`, `helpers`) comes from move
         anything to a device? False when it is not a file of the project (torch, numpy, ...)."""
-        file = Path(from_file).resolve()
+        target = self._project_module(Path(from_file).resolve(), imported)
+        if target is None:
+            return False
+        if str(target) not in self._placements:  # each module is read once per run
+            self._placements[str(target)] = places_devices(self._text(target))
+        return self._placements[str(target)]
+
+    def is_project_name(self, from_file: str, imported: str) -> bool:
+        """Does `imported` (`models.net.Net`, `.helpers.load`) come from a file of the project,
+        one devfix can read (not torch, numpy, diffusers, ...)?"""
+        return self._project_module(Path(from_file).resolve(), imported) is not None
+
+    def _project_module(self, file: Path, imported: str) -> Path | None:
+        """The file of the longest module prefix of `imported` that is a file of the project."""
         dots = imported[: len(imported) - len(imported.lstrip("."))]  # a relative import's level
         parts = imported[len(dots):].split(".")
         for end in range(len(parts), 0, -1):
             target = self._module_file(file, dots + ".".join(parts[:end]))
             if target is not None:
-                if str(target) not in self._placements:  # each module is read once per run
-                    self._placements[str(target)] = places_devices(self._text(target))
-                return self._placements[str(target)]
-        return False
+                return target
+        return None
 
-    def is_project_name(self, from_file: str, imported: str) -> bool:
-        """Does `imported` (`models.net.Net`, `.helpers.load`) come from a file of the project,
-        one devfix can read (not torch, numpy, diffusers, ...)?"""
-        file = Path(from_file).resolve()
-        dots = imported[: len(imported) - len(imported.lstrip("."))]
-        parts = imported[len(dots):].split(".")
-        return any(self._module_file(file, dots + ".".join(parts[:end])) is not None for end in range(len(parts), 0, -1))
+    def _class_file(self, file: Path, qualified_name: str) -> tuple[Path, str] | None:
+        """(the project file, the class name) of `qualified_name` (`dataset.Points`) imported from `file`."""
+        owner, _, class_name = qualified_name.rpartition(".")
+        target = self._module_file(file, owner) if owner else None
+        return (target, class_name) if target is not None else None
 
     def imported_helper(self, from_file: str, qualified_name: str) -> HelperSummary | None:
         """What the top-level function `qualified_name` (`utils.causal_mask`) of a local module
@@ -269,9 +278,8 @@ class ProjectIndex:
         """For the Module class `qualified_name` (`model.Classifier`) of a local module: its
         `forward`'s positional parameters and those it only packs as lengths, through its submodules
         (`analysis.forward_lengths`); None when it is no class of a file of the project."""
-        owner, _, class_name = qualified_name.rpartition(".")
-        target = self._module_file(Path(from_file).resolve(), owner) if owner else None
-        return self._packing_parameters(target, class_name) if target is not None else None
+        found = self._class_file(Path(from_file).resolve(), qualified_name)
+        return self._packing_parameters(*found) if found is not None else None
 
     def _packing_parameters(self, file: Path, class_name: str, depth: int = SUBMODULE_DEPTH) -> Packing | None:
         key = (str(file), class_name)
@@ -282,10 +290,8 @@ class ProjectIndex:
                 tree, imports = parsed
 
                 def resolve(name: str, hops: int) -> Packing | None:
-                    qualified = imports.names.get(name, "")
-                    owner, _, imported_class = qualified.rpartition(".")
-                    target = self._module_file(file, owner) if owner else None
-                    return self._packing_parameters(target, imported_class, hops) if target is not None else None
+                    found = self._class_file(file, imports.names.get(name, ""))
+                    return self._packing_parameters(*found, hops) if found is not None else None
 
                 self._packing[key] = forward_packing_parameters(tree, imports, class_name, resolve, depth)
         self.consulted[str(file)] = True
@@ -294,10 +300,10 @@ class ProjectIndex:
     def imported_dataset_moves_items(self, from_file: str, qualified_name: str) -> bool:
         """Is `qualified_name` (`dataset.Points`) a class of a file of the project whose
         `__getitem__` moves its items to the GPU (`worker_placements.gpu_moving_getitem`)?"""
-        owner, _, class_name = qualified_name.rpartition(".")
-        target = self._module_file(Path(from_file).resolve(), owner) if owner else None
-        if target is None:
+        found = self._class_file(Path(from_file).resolve(), qualified_name)
+        if found is None:
             return False
+        target, class_name = found
         key = (str(target), class_name)
         if key not in self._dataset_moves:
             parsed = self._parsed(target)
