@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_bindings import target_leaves
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.device_scope import device_for
@@ -93,8 +94,7 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
         """`torch.save(module, buffer)` then `torch.load(buffer)` in the same scope, `buffer` an
         `io.BytesIO()` (a clone through serialization): what is read was written by this process,
         where it meant the copy to be (a file it saved may be meant to land elsewhere)."""
-        source = call.args[0].value if call.args and call.args[0].keyword is None else None
-        source = source if source is not None else next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "f"), None)
+        source = argument_for(call, "f", ["f"])
         if not isinstance(source, cst.Name):
             return False
         saves = _SavesInto(source.value, self.line_of(call), self.line_of, self.qualified)
@@ -290,7 +290,6 @@ class _SavesInto(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if "torch.save" not in self.qualified(node.func) or self.line_of(node) >= self.before:
             return
-        positional = [arg.value for arg in node.args if arg.keyword is None]
-        target = positional[1] if len(positional) > 1 else next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "f"), None)
+        target = argument_for(node, "f", ["obj", "f"])
         if isinstance(target, cst.Name) and target.value == self.name:
             self.found = True
