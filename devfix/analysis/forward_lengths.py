@@ -19,7 +19,7 @@ HOST_CONVERSIONS = frozenset({"cpu", "tolist"})
 
 SUBMODULE_DEPTH = 3  # `forward` → `self.encoder(...)` → its `self.rnn_block(...)`: this many hops
 
-Packing = tuple[list[str], frozenset[str]]  # a forward's positional parameters, those only packed
+Packing = tuple[tuple[str, ...], frozenset[str]]  # a forward's positional parameters, those only packed
 # (a class name the file imports, hops left) → the answer for that class in its own file, or None
 ClassResolver = Callable[[str, int], "Packing | None"]
 
@@ -36,7 +36,7 @@ def forward_packing_parameters(
     forward = _ast_method(class_def, "forward") if class_def is not None else None
     if forward is None:
         return None
-    positional = [argument.arg for argument in [*forward.args.posonlyargs, *forward.args.args]][1:]
+    positional = tuple(argument.arg for argument in [*forward.args.posonlyargs, *forward.args.args])[1:]
     names = set(positional) | {argument.arg for argument in forward.args.kwonlyargs}
     submodules = _submodule_classes(class_def)
     packed: set[str] = set()

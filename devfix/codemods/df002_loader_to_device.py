@@ -285,7 +285,7 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
                 continue
             positional, packed = packing
             for parameter in packed:
-                value = argument_for(call, parameter, positional)
+                value = argument_for(call, parameter, list(positional))
                 if value is not None:
                     kept.add(id(value))
         return frozenset(kept)
@@ -300,9 +300,8 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             return None
         bindings = self.scope_facts(node).bindings.get(name, [])
         if not bindings and name in self.scope_parameters(node):
-            packings = {(tuple(found[0]), found[1]) for candidate in self.facts.packing_classes()
-                        if (found := self.facts.forward_packing(candidate)) is not None}
-            return (list(next(iter(packings))[0]), next(iter(packings))[1]) if len(packings) == 1 else None
+            packings = {found for candidate in self.facts.packing_classes() if (found := self.facts.forward_packing(candidate)) is not None}
+            return packings.pop() if len(packings) == 1 else None
         classes = {_built_class(binding.value) for binding in bindings}
         class_name = classes.pop() if len(classes) == 1 else None
         return self.facts.forward_packing(class_name) if class_name is not None else None

@@ -15,7 +15,7 @@ HEADER = "import torch\nimport torch.nn as nn\nfrom torch.nn.utils.rnn import pa
 def lengths_only(body: str) -> set[str]:
     tree = ast.parse(HEADER + "class Net(nn.Module):\n    def forward(self, ids, lengths, extra=None):\n" + body)
     positional, packed = forward_packing_parameters(tree, ImportTable.of(tree), "Net")
-    assert positional == ["ids", "lengths", "extra"]
+    assert positional == ("ids", "lengths", "extra")
     return set(packed)
 
 
@@ -73,7 +73,7 @@ class Masked(nn.Module):
 def test_a_parameter_handed_only_to_a_submodule_that_packs_it():
     tree = ast.parse(SUBMODULES)
     imports = ImportTable.of(tree)
-    assert forward_packing_parameters(tree, imports, "Classifier") == (["x", "lengths", "weights"], frozenset({"lengths"}))
+    assert forward_packing_parameters(tree, imports, "Classifier") == (("x", "lengths", "weights"), frozenset({"lengths"}))
     assert forward_packing_parameters(tree, imports, "Masked")[1] == frozenset()  # also compared on the device
     assert forward_packing_parameters(tree, imports, "Missing") is None
 
@@ -84,5 +84,5 @@ def test_classes_of_other_files_through_the_project(tmp_path):
     (tmp_path / "train.py").write_text("from model import Classifier\n")
     project = ProjectIndex()
     found = project.imported_packing_parameters(str(tmp_path / "train.py"), "model.Classifier")
-    assert found == (["x", "lengths", "weights"], frozenset({"lengths"}))
+    assert found == (("x", "lengths", "weights"), frozenset({"lengths"}))
     assert project.imported_packing_parameters(str(tmp_path / "train.py"), "torch.nn.GRU") is None
