@@ -253,6 +253,14 @@ def argument_for(call: cst.Call, parameter: str, positional: list[str]) -> cst.B
     return given[index].value if 0 <= index < len(given) else None
 
 
+def argument_at(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
+    """What `call` passes as `keyword`, or at `position` (-1: keyword-only) among its positional
+    arguments."""
+    named = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == keyword), None)
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    return named if named is not None else positional[position] if 0 <= position < len(positional) else None
+
+
 class _Uses(VariablesOnly):
     """Calls of a name, and how often the name appears at all (not as `super(Name, self)`, the
     Python 2 spelling of a class's own `super()`, nor as an attribute, `model.train()` inside

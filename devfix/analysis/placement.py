@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from devfix.analysis.call_sites import argument_for
+from devfix.analysis.call_sites import argument_at, argument_for
 from devfix.analysis.following_returns import Followed
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import is_self_attribute
@@ -241,7 +241,7 @@ class PlacementFacts:
         if not followed or any(arg.star for arg in call.args):
             return False
         for position, parameter in followed:
-            value = argument_for(call, parameter, [""] * position + [parameter] if position >= 0 else [])
+            value = argument_at(call, position, parameter)
             if value is None or (isinstance(value, cst.Name) and (value.value in self.moved or value.value in self.modules_on_device)):
                 continue
             if again(value):

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.call_sites import arguments_for
+from devfix.analysis.call_sites import argument_at, arguments_for
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts
@@ -163,7 +163,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
     def _align_function_table(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         """`F.embedding(ids, table)`, `torch.gather(table, 0, t)`: the table goes to the index."""
         table_at, index_at = INDEX_READING_FUNCTIONS[min(self.qualified(original_node.func) & INDEX_READING_FUNCTIONS.keys())]
-        table, index = _argument(original_node, *table_at), _argument(original_node, *index_at)
+        table, index = argument_at(original_node, *table_at), argument_at(original_node, *index_at)
         found = self._table_alignment(original_node, table, index) if table is not None and isinstance(index, cst.Name) else None
         if found is None:
             return updated_node
@@ -730,10 +730,3 @@ class _SelfAssignments(cst.CSTVisitor):
             if _is_self_attribute(target.target):
                 self.values.setdefault(target.target.attr.value, []).append(node.value)
                 self.in_order.append((target.target.attr.value, node.value))
-
-
-def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
-    """What `call` passes as `keyword`, or at `position` among its positional arguments."""
-    named = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == keyword), None)
-    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-    return named if named is not None else positional[position] if position < len(positional) else None
