@@ -80,23 +80,19 @@ class _Judge:
     def leaves(self, value: ast.expr, depth: int) -> set[str] | None:
         """The parameters `value` is computed from, when it is a tensor wherever they are tensors
         (at least one); None otherwise."""
-        found = self._leaves(value, depth)
-        return found if found else None
-
-    def _leaves(self, value: ast.expr, depth: int) -> set[str] | None:
         if depth <= 0:
             return None
         if isinstance(value, ast.Name):
             if value.id in self.parameters:
                 return {value.id} if value.id not in self.bindings else None  # a rebound parameter is not followed
             bound = self.bindings.get(value.id, [])
-            return self._leaves(bound[0][1], depth - 1) if len(bound) == 1 and bound[0][1] is not None else None
+            return self.leaves(bound[0][1], depth - 1) if len(bound) == 1 and bound[0][1] is not None else None
         if isinstance(value, ast.Attribute):
-            return self._leaves(value.value, depth) if value.attr in DEVICE_KEEPING_ATTRIBUTES else None
+            return self.leaves(value.value, depth) if value.attr in DEVICE_KEEPING_ATTRIBUTES else None
         if isinstance(value, ast.Subscript):
-            return self._leaves(value.value, depth)
+            return self.leaves(value.value, depth)
         if isinstance(value, ast.UnaryOp) and not isinstance(value.op, ast.Not):
-            return self._leaves(value.operand, depth)
+            return self.leaves(value.operand, depth)
         if isinstance(value, ast.BinOp):
             return self._either(value.left, value.right, depth)
         if isinstance(value, ast.Compare) and len(value.comparators) == 1 and not isinstance(value.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
@@ -107,7 +103,7 @@ class _Judge:
 
     def _either(self, left: ast.expr, right: ast.expr, depth: int) -> set[str] | None:
         """An operator's operands: tensors from the parameters, or plain numbers."""
-        sides = [set() if _is_number(side) else self._leaves(side, depth) for side in (left, right)]
+        sides = [set() if _is_number(side) else self.leaves(side, depth) for side in (left, right)]
         if any(side is None for side in sides):
             return None
         return sides[0] | sides[1] or None
@@ -115,10 +111,10 @@ class _Judge:
     def _call(self, call: ast.Call, depth: int) -> set[str] | None:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in DEVICE_KEEPING_METHODS and self.imports.qualify(func) is None:
-            return self._leaves(func.value, depth)  # `x.float()`, not `torch.float` or a module's function
+            return self.leaves(func.value, depth)  # `x.float()`, not `torch.float` or a module's function
         qualified = self.imports.qualify(func)
         if qualified is not None and qualified not in FACTORY_FUNCTIONS and is_torch_tensor_function({qualified}) and call.args:
-            return self._leaves(call.args[0].value if isinstance(call.args[0], ast.Starred) else call.args[0], depth)
+            return self.leaves(call.args[0].value if isinstance(call.args[0], ast.Starred) else call.args[0], depth)
         return None
 
 
