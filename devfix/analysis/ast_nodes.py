@@ -182,6 +182,18 @@ def parameters(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) ->
     return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
 
 
+def defined_once(body: list[ast.stmt], kinds: tuple[type, ...], name: str):
+    """The one definition of `name` among `body`'s statements of those kinds, or None (none, or several)."""
+    found = [node for node in body if isinstance(node, kinds) and node.name == name]
+    return found[0] if len(found) == 1 else None
+
+
+def last_method(class_def: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    """The method `name` the class body defines (the last definition wins, as in Python)."""
+    found = [node for node in class_def.body if isinstance(node, ast.FunctionDef) and node.name == name]
+    return found[-1] if found else None
+
+
 def dotted_head(node: ast.expr) -> str | None:
     """`a` of `a.b.c`, when the expression is a dotted name."""
     while isinstance(node, ast.Attribute):

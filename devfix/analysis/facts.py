@@ -20,7 +20,7 @@ from pathlib import PurePath
 
 from devfix import python_parser
 from devfix.analysis import screen, signals
-from devfix.analysis.ast_nodes import children, every_node
+from devfix.analysis.ast_nodes import children, defined_once, every_node
 from devfix.analysis.cuda_only_calls import UncheckedCudaCall, unchecked_cuda_only_calls
 from devfix.analysis.entry_lines import top_level_entry_lines
 from devfix.analysis.expected_errors import expected_error_blocks
@@ -438,7 +438,7 @@ class FileFacts:
     def local_helper(self, name: str) -> HelperSummary | None:
         """The summary of the file's own top-level function `name` (`analysis.host_helpers`),
         when the file defines it once."""
-        function = _defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
+        function = defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
         return summarise(function, self.imports, self._module_scope) if function is not None else None
 
     def helper(self, name: str) -> HelperSummary | None:
@@ -454,7 +454,7 @@ class FileFacts:
         it imports, moves and gives back, when every `return` of it does (`analysis.returned_moves`:
         `return model.to(device)`)."""
         if name not in self._returned_moves:
-            function = _defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
+            function = defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
             if function is not None:
                 self._returned_moves[name] = returned_move(function, self.imports, self._module_scope.once)
             elif name in self.imports.names:  # `from models import build_model`: a function of the project
@@ -468,7 +468,7 @@ class FileFacts:
         imports, hands back a Module it built and left on the host (`analysis.returned_modules`:
         `model = Net(); ...; return model`)."""
         if name not in self._returned_modules:
-            function = _defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
+            function = defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
             self._returned_modules[name] = False  # a function that calls itself ends here
             if function is not None:
                 self._returned_modules[name] = returns_built_module(function, self.imports, self._builds_a_module_here)
@@ -479,8 +479,8 @@ class FileFacts:
     def method_summary(self, class_name: str, method: str) -> HelperSummary | None:
         """The summary (`analysis.host_helpers`) of the method `method` of the file's top-level
         class `class_name`, when the file defines that class, and that method in it, once."""
-        class_node = _defined_once(self._tree.body, (ast.ClassDef,), class_name)
-        function = _defined_once(class_node.body, (ast.FunctionDef, ast.AsyncFunctionDef), method) if class_node is not None else None
+        class_node = defined_once(self._tree.body, (ast.ClassDef,), class_name)
+        function = defined_once(class_node.body, (ast.FunctionDef, ast.AsyncFunctionDef), method) if class_node is not None else None
         return summarise(function, self.imports, self._module_scope) if function is not None else None
 
     @cached_property
@@ -585,12 +585,6 @@ def _sets_a_device_default(call: ast.Call, imports: ImportTable) -> bool:
         or isinstance(node, ast.Attribute) and node.attr == "cuda"
         for node in ast.walk(given)
     )
-
-
-def _defined_once(body: list[ast.stmt], kinds: tuple[type, ...], name: str):
-    """The one definition of `name` among `body`'s statements of those kinds, or None (none, or several)."""
-    found = [node for node in body if isinstance(node, kinds) and node.name == name]
-    return found[0] if len(found) == 1 else None
 
 
 def _role(tree: ast.Module, path: str, imports: ImportTable, classes: dict[str, Kind]) -> FileRole:

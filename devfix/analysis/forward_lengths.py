@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from devfix.analysis.ast_nodes import defined_once, last_method
 from devfix.analysis.imports import ImportTable
 
 PACKING_FUNCTIONS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_padded_sequence.__call__"})
@@ -32,8 +33,8 @@ def forward_packing_parameters(
     submodule built in `__init__` (`self.encoder = Encoder(...)`, a class of this file or, through
     `resolve`, of another) whose own `forward` only packs them. None when the class or its `forward`
     is not found."""
-    class_def = _class_def(tree, class_name)
-    forward = _ast_method(class_def, "forward") if class_def is not None else None
+    class_def = defined_once(tree.body, (ast.ClassDef,), class_name)
+    forward = last_method(class_def, "forward") if class_def is not None else None
     if forward is None:
         return None
     positional = tuple(argument.arg for argument in [*forward.args.posonlyargs, *forward.args.args])[1:]
@@ -86,7 +87,7 @@ def _sub_packs(tree, imports, submodules: dict[str, str], attribute: str, index:
     class_name = submodules.get(attribute)
     if class_name is None or depth <= 0:
         return False
-    if _class_def(tree, class_name) is not None:
+    if defined_once(tree.body, (ast.ClassDef,), class_name) is not None:
         found = forward_packing_parameters(tree, imports, class_name, resolve, depth - 1)
     else:
         found = resolve(class_name, depth - 1) if resolve is not None else None
@@ -100,7 +101,7 @@ def _sub_packs(tree, imports, submodules: dict[str, str], attribute: str, index:
 def _submodule_classes(class_def: ast.ClassDef) -> dict[str, str]:
     """`self.<name> = Cls(...)` in `__init__`, each name bound once there and nowhere else: name → `Cls`."""
     found: dict[str, list[str | None]] = {}
-    init = _ast_method(class_def, "__init__")
+    init = last_method(class_def, "__init__")
     for method in (node for node in class_def.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))):
         for node in ast.walk(method):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
@@ -117,13 +118,3 @@ def _ast_lengths(call: ast.Call) -> ast.expr | None:
         if keyword.arg == "lengths":
             return keyword.value
     return call.args[1] if len(call.args) > 1 and not any(isinstance(arg, ast.Starred) for arg in call.args[:2]) else None
-
-
-def _class_def(tree: ast.Module, name: str) -> ast.ClassDef | None:
-    found = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == name]
-    return found[-1] if len(found) == 1 else None
-
-
-def _ast_method(class_def: ast.ClassDef, name: str) -> ast.FunctionDef | None:
-    found = [node for node in class_def.body if isinstance(node, ast.FunctionDef) and node.name == name]
-    return found[-1] if found else None

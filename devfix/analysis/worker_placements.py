@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from devfix.analysis.ast_nodes import defined_once, last_method
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import places_anything
 from devfix.analysis.torch_api import DATALOADER_NAMES
@@ -58,12 +59,12 @@ def gpu_moving_getitem(tree: ast.Module, imports: ImportTable, class_name: str) 
     """The module's class `class_name` defines `__getitem__`, which moves what it reads to the GPU:
     `.cuda()`, or `.to(...)` of a `"cuda"` string or of a module-level name bound once to a
     `torch.device` or string that names CUDA (`device = torch.device("cuda" if ... else "cpu")`)."""
-    classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == class_name]
-    methods = [item for item in classes[0].body if isinstance(item, ast.FunctionDef) and item.name == "__getitem__"] if len(classes) == 1 else []
-    if not methods:
+    class_def = defined_once(tree.body, (ast.ClassDef,), class_name)
+    getitem = last_method(class_def, "__getitem__") if class_def is not None else None
+    if getitem is None:
         return False
     gpu_names = _module_gpu_devices(tree)
-    for node in ast.walk(methods[-1]):
+    for node in ast.walk(getitem):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "cuda" and not node.args:
                 return True
