@@ -7,7 +7,10 @@ GPU machine meets CPU weights with a CUDA tensor (DF028). That needs every insta
 proven on the CPU:
 
 - every construction of the class is held by a name or a layer that is only called or asked for
-  an attribute (`analysis.module_instances.called_instances`: nothing hands it to other code);
+  an attribute (`analysis.module_instances.called_instances`: nothing hands it to other code), or
+  by a name its scope binds once whose every read is called, asked for a method that is no move,
+  or handed to a function or plain class of the file that never moves it
+  (`analysis.keeping_callees`: `trainer = Trainer(model, loader)`);
 - no such name is built moved (`Net().to(device)`) nor moved later (`model.to(device)`,
   `model.cuda()`), in any scope of the file;
 - a layer (`self.cell = Cell(...)`) is not moved in the holding class, and every instance of the
@@ -24,17 +27,19 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from devfix.analysis.ast_nodes import every_node, is_self_attribute
+from devfix.analysis.ast_nodes import FUNCTIONS, every_node, is_self_attribute
+from devfix.analysis.keeping_callees import KeepingUses
 from devfix.analysis.module_instances import called_instances
 
 MOVING_METHODS = frozenset({"to", "cuda", "to_empty", "xpu", "mps", "ipu"})
+NOT_MOVING = frozenset({"eval", "train", "float", "double", "half", "bfloat16", "requires_grad_"})
 
 
 def host_only_classes(tree: ast.Module, module_classes: set[str], qualify: Callable[[ast.expr], str | None]) -> frozenset[str]:
     """The Module classes of the file whose every instance the file keeps on the CPU (see above)."""
     instances = called_instances(tree, module_classes, qualify)
     if not instances.classes():
-        return frozenset()
+        return _kept_by_locals(tree, module_classes)
     nodes = list(every_node(tree))
     moved_names = {  # `model.to(device)`, `model.cuda()`, and names bound to a moved value
         node.func.value.id for node in nodes
@@ -71,7 +76,58 @@ def host_only_classes(tree: ast.Module, module_classes: set[str], qualify: Calla
             if names & read or any(holder in running for holder, _ in layers):
                 running.add(class_name)
             changed = True
-    return frozenset(host & running)
+    return frozenset(host & running) | _kept_by_locals(tree, module_classes - instances.classes())
+
+
+def _kept_by_locals(tree: ast.Module, module_classes: set[str]) -> frozenset[str]:
+    """The classes whose every construction is bound to a name its scope binds only there, each
+    read of which keeps the instance (`analysis.keeping_callees`: called, asked for a method that
+    is no move, handed to a function or plain class of the file that never moves it), one at least."""
+    nodes = every_node(tree)
+    constructions: dict[str, list[ast.Call]] = {}
+    for node in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in module_classes:
+            constructions.setdefault(node.func.id, []).append(node)
+    if not constructions:
+        return frozenset()
+    uses = KeepingUses(tree)
+    class_reads: dict[str, int] = {}
+    for node in nodes:
+        if isinstance(node, ast.Name) and node.id in constructions:
+            class_reads[node.id] = class_reads.get(node.id, 0) + 1
+    return frozenset(
+        class_name for class_name, calls in constructions.items()
+        if class_reads.get(class_name) == len(calls) and all(_kept_local(call, uses) for call in calls)
+    )
+
+
+def _kept_local(construction: ast.Call, uses: KeepingUses) -> bool:
+    """`model = Net(...)` (or `Net(...).eval()`) in a scope that binds `model` nowhere else, every
+    read of it there keeping the instance, and one at least."""
+    value: ast.expr = construction
+    parent = uses.parents.get(id(value))
+    while isinstance(parent, ast.Attribute) and parent.attr in NOT_MOVING:
+        call = uses.parents.get(id(parent))
+        if not (isinstance(call, ast.Call) and call.func is parent and not call.args and not call.keywords):
+            return False
+        value, parent = call, uses.parents.get(id(call))
+    if not (isinstance(parent, ast.Assign) and parent.value is value and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+        return False
+    name = parent.targets[0].id
+    scope = parent
+    while scope is not None and not isinstance(scope, (*FUNCTIONS, ast.Module)):
+        scope = uses.parents.get(id(scope))
+    scope = scope if scope is not None else uses.tree
+    bindings, reads = 0, []
+    for node in every_node(scope):
+        if isinstance(node, ast.Name) and node.id == name:
+            if isinstance(node.ctx, ast.Load):
+                reads.append(node)
+            else:
+                bindings += 1
+        elif (isinstance(node, ast.arg) and node.arg == name) or (isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names):
+            return False
+    return bindings == 1 and bool(reads) and all(uses.keeps(read) for read in reads)
 
 
 def _moves(value: ast.expr) -> bool:

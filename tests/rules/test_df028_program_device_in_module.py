@@ -97,3 +97,46 @@ def test_a_class_that_places_its_own_state_is_left_alone(placement):
     source = HEAD + CELL.replace("        self.lin = nn.Linear(4, 4)\n", "        self.lin = nn.Linear(4, 4)\n" + placement) + (
         "model = Cell()\nprint(model(torch.ones(2, 4).to(DEVICE)))\n")
     assert fixed(source) == source
+
+
+TRAINER = (
+    "class Trainer:\n    def __init__(self, model, steps):\n        self.model = model\n        self.steps = steps\n\n"
+    "    def run(self, x):\n        self.model.eval()\n        return [self.model(x) for _ in range(self.steps)]\n\n\n"
+)
+
+
+@pytest.mark.parametrize("program", [
+    TRAINER + "def main():\n    model = Cell()\n    trainer = Trainer(model, 2)\n    print(trainer.run(torch.ones(2, 4)))\n",
+    TRAINER + "def main():\n    model = Cell()\n    print(Trainer(model=model, steps=2).run(torch.ones(2, 4)))\n",
+    "def train(model, x):\n    model.train()\n    return step(model, x)\n\n\ndef step(net, x):\n    return net(x)\n\n\n"
+    "def main():\n    model = Cell()\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    print(train(model, torch.ones(2, 4)), opt)\n",
+])
+def test_a_model_handed_to_code_of_the_file_that_never_moves_it_follows_its_input(program):
+    assert MOVED_LINE in fixed(HEAD + CELL + program)
+
+
+@pytest.mark.parametrize("program", [
+    TRAINER.replace("self.model.eval()", "self.model.to(DEVICE)"),  # the trainer moves it
+    TRAINER + "class Fast(Trainer):\n    pass\n\n\n",  # a subclass may move it
+    TRAINER.replace("class Trainer:", "class Trainer(Base):"),  # so may an inherited method
+    TRAINER.replace("self.model.eval()", "for m in self.model.modules():\n            m.cuda()"),  # its layers moved
+    TRAINER.replace("self.model.eval()", "self.model.cell.cuda()"),
+    TRAINER.replace("self.model.eval()", "keep(self.model)"),  # handed to code not seen
+    TRAINER.replace("        self.model = model\n", "        self.model = model\n        self.model = Cell().to(DEVICE)\n"),
+    TRAINER + "def late(trainer):\n    trainer.model.cuda()\n\n\n",  # moved from outside
+])
+def test_a_model_handed_to_code_that_may_move_it_leaves_the_class_alone(program):
+    source = HEAD + CELL + program + "def main():\n    model = Cell()\n    trainer = Trainer(model, 2)\n    print(trainer.run(torch.ones(2, 4)))\n"
+    assert fixed(source) == source
+
+
+@pytest.mark.parametrize("program", [
+    "def train(model, x):\n    model = model.to(DEVICE)\n    return model(x.to(DEVICE))\n\n\n",  # rebound moved
+    "def train(model, x):\n    nets = [model]\n    return nets[0](x)\n\n\n",  # kept in a container
+    "def train(x, *models):\n    return models[0](x)\n\n\n",  # a `*args` parameter
+    "def train(model, x):\n    return model(x)\n\n\ndef train(model, x):\n    return model.cuda()(x.cuda())\n\n\n",  # defined twice
+])
+def test_a_function_that_may_move_the_model_leaves_the_class_alone(program):
+    for call in ("train(model, torch.ones(2, 4))", "train(torch.ones(2, 4), model)"):
+        source = HEAD + CELL + program + f"def main():\n    model = Cell()\n    print({call})\n"
+        assert fixed(source) == source
