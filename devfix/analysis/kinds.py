@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from devfix.analysis.ast_nodes import dotted_head, every_node, is_self_attribute
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.module_instances import Instances
+from devfix.analysis.torch_api import VARIABLE_WRAPPERS
 
 
 class Kind(enum.Enum):
@@ -351,6 +352,8 @@ class Resolver:
             return Kind.IMAGE_TRANSFORM
         if qualified in ("copy.deepcopy", "copy.copy") and node.args:
             return self.kind(node.args[0], env)
+        if qualified in VARIABLE_WRAPPERS:  # `Variable(t)` is `t` today
+            return self.kind(node.args[0], env) if node.args else Kind.UNKNOWN
         if "." not in qualified:  # a class or function of this file
             if qualified in self.classes:
                 return self.classes[qualified]

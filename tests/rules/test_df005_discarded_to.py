@@ -78,3 +78,12 @@ def test_an_item_of_a_dict_or_list_moved_and_thrown_away_is_assigned_back(contai
     )
     result = run_devfix(source, rules=[DiscardedTo]).fixed.decode()
     assert result == (source.replace(f"\n{item}.to(device)\n", f"\n{item} = {item}.to(device)\n") if fixed else source)
+
+
+@pytest.mark.parametrize("wrapped", ["Variable(torch.from_numpy(grid) == 0)", "Variable(torch.ones(3), requires_grad=True)"])
+def test_a_legacy_variable_of_a_tensor_is_a_tensor(wrapped):
+    source = (
+        "import numpy as np\nimport torch\nfrom torch.autograd import Variable\n\n\ndef mask(size, trg):\n"
+        f"    grid = np.ones((size, size))\n    m = {wrapped}\n    if trg.is_cuda:\n        m.cuda()\n    return trg & m\n"
+    )
+    assert "        m = m.cuda()\n" in run_devfix(source, rules=[DiscardedTo]).fixed.decode()
