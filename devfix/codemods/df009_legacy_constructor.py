@@ -211,7 +211,7 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
         parent = self.get_metadata(ParentProvider, cast, None)
         if isinstance(parent, cst.Arg):
             call = self.get_metadata(ParentProvider, parent, None)
-            return isinstance(call, cst.Call) and _meets_a_model(call, models)
+            return isinstance(call, cst.Call) and _meets_a_model(call, models, self._outputs_before(call, facts, models))
         if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name)):
             return False
         name, line = parent.targets[0].target.value, self.line_of(parent)
@@ -223,7 +223,21 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
             return False
         binding = facts._binding_before(name, later[0][0])
         call = finder.calls.get(id(later[0][1]))
-        return binding is not None and binding.line == line and call is not None and _meets_a_model(call, models)
+        return binding is not None and binding.line == line and call is not None \
+            and _meets_a_model(call, models, self._outputs_before(call, facts, models))
+
+    def _outputs_before(self, call: cst.Call, facts, models: set[str]) -> set[str]:
+        """The names among the call's arguments whose latest binding before it is a call of one of
+        the `models` (`outputs = model(inputs)`, then `criterion(outputs, labels)`)."""
+        line = self.line_of(call)
+        found = set()
+        for arg in call.args:
+            if isinstance(arg.value, cst.Name):
+                binding = facts._binding_before(arg.value.value, line)
+                value = binding.value if binding is not None and binding.unpacked == 0 else None
+                if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in models:
+                    found.add(arg.value.value)
+        return found
 
     def _stored_attribute(self, call: cst.Call) -> str | None:
         """`<name>` when `call` is the whole value of `self.<name> = ...`."""
@@ -242,12 +256,17 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
         return owner is not None and stores_of_self_attribute(owner, name) > 1
 
 
-def _meets_a_model(call: cst.Call, models: set[str]) -> bool:
-    """`model(x)`, or a call given a model's output with it (`F.mse_loss(model(x), y)`)."""
+def _meets_a_model(call: cst.BaseExpression | None, models: set[str], outputs: set[str]) -> bool:
+    """`model(x)`, or a call given a model's output with it (`F.mse_loss(model(x), y)`, or
+    `criterion(outputs, y)` where `outputs` is one of the names bound to a model's output)."""
     def is_model_call(value: cst.BaseExpression) -> bool:
         return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in models
 
-    return is_model_call(call) or any(is_model_call(arg.value) for arg in call.args)
+    if not isinstance(call, cst.Call):
+        return False
+    return is_model_call(call) or any(
+        is_model_call(arg.value) or (isinstance(arg.value, cst.Name) and arg.value.value in outputs) for arg in call.args
+    )
 
 
 class _NameReads(cst.CSTVisitor):

@@ -37,3 +37,25 @@ def test_a_store_of_another_class_does_not_count():
     other = "\n\nclass Other(nn.Module):\n    def forward(self, x):\n        self.embed = x\n        return x\n"
     result = run("\n    def forward(self, x):\n        return x @ self.embed.T\n" + other)
     assert "nn.Parameter(torch.randn(n, 4).to(device))" in result.fixed.decode()
+
+
+LOOP = (
+    "import torch\nfrom torch import nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "model = nn.Linear(4, 3).to(device)\ncriterion = nn.CrossEntropyLoss()\n"
+    "for x, y in [(torch.randn(2, 4), torch.tensor([0, 2]))]:\n    x, y = x.to(device), y.to(device)\n"
+    "    outputs = model(x)\n    y = y.type(torch.LongTensor)\n{use}"
+)
+
+
+def test_a_cast_that_meets_a_model_output_bound_to_a_name_keeps_the_device():
+    fixed = run_devfix(LOOP.format(use="    loss = criterion(outputs, y)\n"), rules=[LegacyConstructor]).fixed.decode()
+    assert "    y = y.type(torch.int64)\n" in fixed
+
+
+@pytest.mark.parametrize("use", [
+    "    print(outputs.argmax(1).cpu() == y)\n",  # the host copy is compared on the host
+    "    outputs = torch.zeros(2, 3)\n    loss = criterion(outputs, y)\n",  # the name no longer holds the output
+])
+def test_a_cast_that_never_meets_the_output_is_left_alone(use):
+    source = LOOP.format(use=use)
+    assert run_devfix(source, rules=[LegacyConstructor]).fixed.decode() == source
