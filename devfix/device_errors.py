@@ -30,12 +30,17 @@ DEVICE_ERROR_PATTERNS = (
     r"CUDA error: initialization error",  # the same, reported by the driver
 )
 _DEVICE_ERROR = re.compile("|".join(DEVICE_ERROR_PATTERNS))
+# a CPU build of torch has no CUDA bindings: `torch.cuda.set_device(0)` and
+# `torch.cuda.reset_peak_memory_stats()` fail there as "module 'torch._C' has no attribute '_cuda_setDevice'"
+_MISSING_CUDA_BINDING = re.compile(r"module 'torch\._C' has no attribute '_cuda_")
 
 
 def is_device_error(error_type: str, message: str) -> bool:
     """`error_type` is the exception's class name; only runtime, type, assertion and value errors
     count (and `AcceleratorError`, the RuntimeError that CUDA builds of torch >= 2.8 raise for driver
-    errors)."""
+    errors), and the AttributeError of a CUDA binding a CPU build lacks."""
+    if error_type == "AttributeError":
+        return _MISSING_CUDA_BINDING.search(message) is not None
     if error_type not in ("RuntimeError", "AcceleratorError", "TypeError", "AssertionError", "ValueError"):
         return False
     return _DEVICE_ERROR.search(message) is not None

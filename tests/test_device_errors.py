@@ -37,6 +37,8 @@ REAL_WORKER_ERROR = (
     ("RuntimeError", "Caught RuntimeError in DataLoader worker process 0.\nOriginal Traceback (most recent call last):\n"
                      "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, "
                      "you must use the 'spawn' start method"),
+    # a CPU build of torch running `torch.cuda.set_device(0)`: it has no CUDA bindings at all
+    ("AttributeError", "module 'torch._C' has no attribute '_cuda_setDevice'"),
 ])
 def test_device_errors(error_type, message):
     assert is_device_error(error_type, message)
@@ -51,6 +53,7 @@ def test_a_real_gpus_worker_error_is_summarised_by_the_line_naming_it_and_counts
 @pytest.mark.parametrize("error_type, message", [
     ("ValueError", "boom"),
     ("KeyError", "No CUDA GPUs are available"),  # only runtime, type, assertion and value errors count
+    ("AttributeError", "module 'torch' has no attribute 'frobnicate'"),  # only a missing CUDA binding
     ("RuntimeError", "mat1 and mat2 shapes cannot be multiplied (4x3 and 2x2)"),
 ])
 def test_other_errors(error_type, message):

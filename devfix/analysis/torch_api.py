@@ -16,7 +16,7 @@ CUDA_LITERALS = frozenset({"cuda", "cuda:0"})
 GUARD_WORDS = re.compile(r"cuda|gpu|\.type\s*[!=]=\s*['\"](cpu|mps|xpu)['\"]", re.IGNORECASE)
 # code that places on several GPUs on purpose: DF001 leaves its files alone
 MULTI_GPU_MARKERS = re.compile(
-    r"cuda:[1-9]|\.cuda\(\s*(?!non_blocking)[1-9a-zA-Z_]|device_ids\s*=|init_process_group|set_device\(|"
+    r"cuda:[1-9]|\.cuda\(\s*(?!non_blocking)[1-9a-zA-Z_]|device_ids\s*=|init_process_group|set_device\((?!\s*0\s*\))|"
     r"local_rank|LOCAL_RANK|DistributedDataParallel"
 )
 
@@ -294,14 +294,15 @@ TENSOR_TO_TENSOR_LAYERS = frozenset({
 })
 # `torch.cuda` functions that need CUDA to run: without it they raise "Torch not compiled with
 # CUDA enabled" (those that answer on any machine, `is_available`, `memory_allocated`,
-# `manual_seed`, `empty_cache`, are not here); `set_device` belongs to multi-GPU code (DF001's
-# markers) and is left to it
+# `manual_seed`, `empty_cache`, are not here); `set_device` of another GPU than the first belongs
+# to multi-GPU code (DF001's markers) and is left to it: `set_device(0)` only picks the one GPU
 CUDA_ONLY_FUNCTIONS = frozenset({
     f"torch.cuda.{name}" for name in (
         "synchronize", "current_device", "get_device_name", "get_device_properties", "get_device_capability",
         "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_accumulated_memory_stats", "mem_get_info",
         "memory_summary", "ipc_collect", "init", "get_rng_state", "Event", "Stream",
         "set_per_process_memory_fraction", "current_stream", "default_stream", "memory_snapshot", "CUDAGraph",
+        "set_device",
     )
 })
 

@@ -48,6 +48,7 @@ def collapsed_devices() -> Iterator[None]:
         stack.enter_context(mock.patch("torch.cuda.manual_seed_all", lambda seed: None))
         stack.enter_context(mock.patch("torch.cuda.synchronize", lambda device=None: None))
         stack.enter_context(mock.patch("torch.cuda.current_device", lambda: 0))
+        stack.enter_context(mock.patch("torch.cuda.set_device", lambda device: None))
         stack.enter_context(mock.patch("torch.cuda.get_device_name", lambda device=None: "collapsed CUDA device"))
         stack.enter_context(mock.patch("torch.cuda.get_device_capability", lambda device=None: (9, 0)))
         stack.enter_context(mock.patch("torch.cuda.reset_peak_memory_stats", lambda device=None: None))

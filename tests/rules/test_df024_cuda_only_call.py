@@ -121,3 +121,12 @@ def test_other_calls_that_need_cuda(call, guarded):
     result = run("def run(device, side=None):\n    " + call + "\n" + MAIN)
     assert (f"    if torch.cuda.is_available():\n        {call}\n" in result.fixed.decode()) is guarded
     assert guarded or [(finding.code, finding.fixable) for finding in result.findings] == [("DF024", False)]  # once, not per call of the chain
+
+
+def test_picking_the_first_gpu_is_guarded_and_picking_another_marks_multi_gpu_code():
+    source = "def run(device):\n    torch.cuda.set_device(0)\n    torch.cuda.synchronize()\n" + MAIN
+    fixed = run(source).fixed.decode()
+    assert "    if torch.cuda.is_available():\n        torch.cuda.set_device(0)\n" in fixed
+    for other in ("1", "args.gpu", "rank"):
+        source = f"def run(device, args, rank):\n    torch.cuda.set_device({other})\n    torch.cuda.synchronize()\n" + MAIN
+        assert run(source).fixed == run(source).source
