@@ -502,6 +502,8 @@ class _Screen:
                 found.add(PLAIN_CLASS_MOVE)
             elif _moves_an_instance_attribute(node, place) and is_move(node, self.imports):
                 found.add(PLAIN_CLASS_MOVE)  # `agent.q_net.to(device)`: a plain class's model moved from outside
+            elif owner is not None and owner is not Kind.MODULE and _feeds_a_self_attribute(node, place):
+                found.add(PLAIN_CLASS_MOVE)  # `self.model(data.to(self.device))`: the model is on that device
             if isinstance(node.func.value, ast.Call) and self.imports.qualify(node.func.value.func) in HOLDERS:
                 found.add(LEGACY_CONSTRUCTOR)
         if any(keyword.arg == "device" for keyword in node.keywords):
@@ -1191,6 +1193,14 @@ def _moves_into_attribute_in_init(move: ast.Call, place: _Place) -> bool:
         return any(is_self_attribute(target) for target in parent.targets)
     receiver = move.func.value if isinstance(move.func, ast.Attribute) else None  # `self.model = self.model.to(device)`
     return is_self_attribute(receiver) and any(is_self_attribute(target) and target.attr == receiver.attr for target in parent.targets)
+
+
+def _feeds_a_self_attribute(move: ast.Call, place: _Place) -> bool:
+    """`self.model(data.to(self.device))` in a method but `__init__`: a move given straight to a
+    callable attribute (DF020 reads the model as on that device)."""
+    parent = place.parent
+    return place.method is not None and place.method.name != "__init__" and isinstance(parent, ast.Call) \
+        and is_self_attribute(parent.func) and move in parent.args
 
 
 def _moves_an_instance_attribute(move: ast.Call, place: _Place) -> bool:

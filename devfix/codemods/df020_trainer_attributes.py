@@ -144,6 +144,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         }
         if not models:
             self._plan_models_moved_in_methods(facts)
+            self._plan_models_fed_moved_batches(node, facts)
             return
         model = sorted(models)[0]
         device, ready_line = self._device_expression(facts, model)
@@ -396,9 +397,11 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         classes = [item for item in self.module.body if isinstance(item, cst.ClassDef) and {item.name.value} == names]
         return MethodInputs(classes[0], self.qualified) if len(classes) == 1 else None
 
-    def _batches_to_move(self, loop: cst.For, callables: set[str], models: set[str]) -> list[str]:
+    def _batches_to_move(self, loop: cst.For, callables: set[str], models: set[str], proving: set[str] = frozenset()) -> list[str]:
         """Batch variables of a DataLoader loop that meet the model (or a loss with its output),
-        proven tensors, and neither moved nor rebound in the body."""
+        proven tensors, and neither moved nor rebound in the body. A batch given straight to one of
+        the `proving` attributes (torch.nn losses: `self.criterion(out, labels)` raises on anything
+        but a tensor) is proven a tensor there."""
         loader, target = unwrap_loader(loop, self.qualified, self_attributes=True)
         names = target_names(target)
         if loader is None or not names or not isinstance(loop.body, cst.IndentedBlock) or not is_dataloader(self, loader):
@@ -410,9 +413,15 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         body = collect([loop.body], self.qualified, self.line_of)
         untouched = [name for name in names if name not in body.moved and name not in body.assignments]
         fed = [name for name in untouched if name in finder.fed]
-        if not all(self.kind_of(node) is Kind.TENSOR for name in fed for node in finder.fed_nodes[name]):
+        if not all(self.kind_of(node) is Kind.TENSOR or self._given_to(node, proving) for name in fed for node in finder.fed_nodes[name]):
             return []  # a dict or list batch would need another move: refuse the whole loop
         return fed
+
+    def _given_to(self, node: cst.Name, attributes: set[str]) -> bool:
+        """`self.<attribute>(..., node, ...)`: the name is a positional argument of such a call."""
+        arg = self.get_metadata(ParentProvider, node, None)
+        call = self.get_metadata(ParentProvider, arg, None) if isinstance(arg, cst.Arg) and arg.keyword is None and not arg.star else None
+        return isinstance(call, cst.Call) and is_self_attribute(call.func) and call.func.attr.value in attributes
 
     def _module_attributes(self, facts) -> set[str]:
         """Attributes `__init__` builds as Modules (a loss, a metric): called with the model's
@@ -499,6 +508,69 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                         batches = self._batches_to_move(loop, callables, {model})
                         if batches:
                             self._loop_moves.setdefault(loop, (batches, device))
+
+    def _plan_models_fed_moved_batches(self, class_def: cst.ClassDef, facts) -> None:
+        """A loop over a DataLoader that feeds a Module attribute a batch it moves there
+        (`self.model(data.to(self.device))`, kindle's `TorchTrainer` before its `e9ea40a`), when
+        nothing in the class moves the model: past that call the model is on that device, or the
+        program failed, so the loop's other batches that meet the model or its output (`labels` of
+        `self.criterion(model_out, labels)`) go there too, at the top of the loop. The device is an
+        attribute `__init__` alone binds (`self.device`), or a parameter the method never rebinds."""
+        modules = {  # attributes `__init__` alone binds to a Module it builds or is given
+            name for name, use in facts.attributes.items()
+            if [method for method, _ in use.assignments] == ["__init__"] and self._holds_a_module(facts, use.assignments[0][1].value)
+        }
+        if not modules:
+            return
+        losses = self._module_attributes(facts) | self._given_torch_modules(class_def, facts)
+        for method_name, method in facts.methods.items():
+            if method_name == "__init__":
+                continue
+            parameters = {param.name.value for param in method.params.params[1:]}
+            rebound = set(self.scope_facts(method.body).bindings)
+            for loop in loops_of(method):
+                _, target = unwrap_loader(loop, self.qualified, self_attributes=True)
+                names = set(target_names(target)) if target is not None else set()
+                calls = _ModelCalls(modules)
+                loop.body.visit(calls)
+                for call, model, model_method in calls.found:
+                    device = self._fed_batch_device(call, names, facts, parameters - rebound) if model_method is None else None
+                    if device is None:
+                        continue
+                    batches = self._batches_to_move(loop, {model} | losses, {model}, proving=losses)
+                    if batches:
+                        self._loop_moves.setdefault(loop, (batches, device))
+                    break
+
+    def _given_torch_modules(self, class_def: cst.ClassDef, facts) -> set[str]:
+        """Attributes `__init__` stores from a parameter (`self.criterion = criterion`) that every
+        construction of the class in the file gives a torch.nn Module built there
+        (`TorchTrainer(model, nn.CrossEntropyLoss(), ...)`)."""
+        found = set()
+        for name, use in facts.attributes.items():
+            if [method for method, _ in use.assignments] != ["__init__"] or not isinstance(use.assignments[0][1].value, cst.Name):
+                continue
+            passed = constructor_arguments_for(self.module, class_def, use.assignments[0][1].value.value)
+            if passed and all(isinstance(value, cst.Call) and self.builds_module(value)
+                              and any(qualified.startswith("torch.nn.") for qualified in self.qualified(value.func)) for _, value in passed):
+                found.add(name)
+        return found
+
+    def _fed_batch_device(self, call: cst.Call, batches: set[str], facts, parameters: set[str]) -> str | None:
+        """The device of a batch the call gives the model moved (`data.to(self.device)`), as code
+        that reads the same at the top of the loop; None when no argument is such a move."""
+        for arg in call.args:
+            move = as_move(arg.value, self.qualified)
+            if move is None or arg.keyword is not None or not isinstance(move.receiver, cst.Name) or move.receiver.value not in batches:
+                continue
+            device = move.device
+            if isinstance(device, cst.Attribute) and is_self_attribute(device):
+                stored = facts.attributes.get(device.attr.value)
+                if stored is not None and [method for method, _ in stored.assignments] == ["__init__"]:
+                    return f"self.{device.attr.value}"
+            if isinstance(device, cst.Name) and device.value in parameters:
+                return device.value
+        return None
 
     def _attribute_moved_by(self, facts, statement: cst.BaseStatement) -> tuple[str, Move] | None:
         """(attribute, move) for `self.model.to(device)` or `self.model = self.model.to(device)` as a

@@ -198,3 +198,49 @@ def test_a_method_given_what_its_caller_feeds_the_model_itself_is_left_as_the_ca
     # is, `value`'s `state` is; `act`'s rows are made on the host and moved only where fed
     result = run_devfix(SAMPLING_AGENT.format(act=act), rules=[TrainerAttributes]).fixed.decode()
     assert ("state = state.to(" in result) is moved
+
+
+FED_MOVED = """import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def accuracy(out, y):
+    return (out.argmax(1) == y).float().mean()
+
+
+class TorchTrainer:
+    def __init__(self, model, criterion, device):
+        self.model = model
+        self.criterion = criterion
+        self.device = device
+
+    def train(self, loader):
+        for data, labels in loader:
+            out = self.model({fed})
+            loss = self.criterion(out, labels)
+            loss.backward()
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 2).to(device)
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4)
+TorchTrainer(model, {criterion}, device).train(loader)
+"""
+LABELS_MOVED = "            labels = labels.to(self.device)\n"
+
+
+def test_batches_beside_one_the_loop_feeds_the_model_moved_go_where_it_went():
+    source = FED_MOVED.format(fed="data.to(self.device)", criterion="nn.CrossEntropyLoss()")
+    assert LABELS_MOVED in run_devfix(source, rules=[TrainerAttributes]).fixed.decode()
+
+
+@pytest.mark.parametrize("fed, criterion", [
+    ("data", "nn.CrossEntropyLoss()"),  # nothing says where the model is
+    ("data.to(self.device)", "accuracy"),  # a function of the file may take anything: labels not proven a tensor
+    ("data.to(self.device)", "nn.CrossEntropyLoss() if torch.cuda.is_available() else accuracy"),
+    ("data.to(torch.device('cpu'))", "nn.CrossEntropyLoss()"),  # a device only the call names
+])
+def test_batches_are_left_alone_without_a_moved_feed_or_a_torch_loss(fed, criterion):
+    source = FED_MOVED.format(fed=fed, criterion=criterion)
+    assert run_devfix(source, rules=[TrainerAttributes]).fixed.decode() == source
