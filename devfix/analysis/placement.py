@@ -94,6 +94,9 @@ class PlacementFacts:
     # … one whose every return is a tuple of that many items, the item at that position on a device
     returns_device_item: Callable[[str, int, int], bool] | None = None
     kind_of: Callable[[cst.CSTNode], Kind] | None = None  # the value analysis's kind of a name where it is read
+    # `if isinstance(x, np.ndarray): x = torch.from_numpy(x)`: (name, line) of a binding in a block that
+    # may not run (an `if`, `else`, `try`, `except` or loop body) → the line its block's last statement starts on
+    conditional: dict[tuple[str, int], int] = field(default_factory=dict)
 
 
     def _proven_tensor(self, value: cst.BaseExpression) -> bool:
@@ -391,6 +394,31 @@ def collect(
 class _Collector(cst.CSTVisitor):
     def __init__(self, facts: PlacementFacts) -> None:
         self.facts = facts
+        self._maybe_skipped: dict[int, int] = {}  # id of a block that may not run → its last statement's line
+        self._open: list[int] = []  # the last lines of the blocks that may not run around the visit
+
+    def _may_skip(self, *blocks: cst.CSTNode | None) -> None:
+        for block in blocks:
+            body = getattr(block, "body", None)
+            if isinstance(body, cst.IndentedBlock) and body.body:
+                self._maybe_skipped[id(body)] = self.facts.line_of(body.body[-1])
+
+    def visit_If(self, node: cst.If) -> None:
+        self._may_skip(node, node.orelse if isinstance(node.orelse, cst.Else) else None)
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._may_skip(node, *node.handlers, node.orelse)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._may_skip(node)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        if id(node) in self._maybe_skipped:
+            self._open.append(self._maybe_skipped[id(node)])
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        if id(original_node) in self._maybe_skipped:
+            self._open.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False  # a nested function is a scope of its own
@@ -416,6 +444,7 @@ class _Collector(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self._bind(node.target, None, node)
+        self._may_skip(node)
         line = self.facts.line_of(node)
         for name, value in _loop_elements(node):
             self.facts.elements[(name, line)] = value
@@ -455,6 +484,8 @@ class _Collector(cst.CSTVisitor):
         line = self.facts.line_of(statement)
         if isinstance(target, cst.Name):
             self.facts.bindings.setdefault(target.value, []).append(Binding(line, value, unpacked, position if unpacked else -1))
+            if self._open:
+                self.facts.conditional[(target.value, line)] = self._open[-1]
             move = as_move(value, self.facts.qualified) if value is not None else None
             if move is not None:
                 self.facts.moved.setdefault(target.value, move)

@@ -704,3 +704,36 @@ def test_a_global_model_rebound_only_to_its_own_move_is_one_moved_model(rebound,
     )
     fixed = run_devfix(source, rules=[ConstructorDevice]).fixed.decode()
     assert ("torch.from_numpy(row).to(device)" in fixed) is moved
+
+
+QUANTILE = """import numpy as np
+import torch
+
+
+def quantile_loss(pred, target, q):
+    if isinstance(pred, np.ndarray):
+        pred = torch.from_numpy(pred)
+{convert_target}    return 2 * torch.sum(torch.abs((pred - target) * ((target <= pred) * 1.0 - q)))
+
+
+def crps(pred, target):
+    if isinstance(pred, np.ndarray):
+        pred = torch.from_numpy(pred)
+    if isinstance(target, np.ndarray):
+        target = torch.from_numpy(target)
+    denominator = torch.sum(torch.abs(target))
+    total = torch.tensor(0.0)
+    for q in (0.25, 0.5, 0.75):
+        q_pred = torch.quantile(pred, q, dim=1)
+        loss = quantile_loss(q_pred, target, q)
+        total += loss / denominator
+    return total.item()
+"""
+
+
+def test_a_helper_converting_numpy_arguments_only_when_given_them_is_no_cpu_helper():
+    # PyPOTS' calc_quantile_loss: tensors given pass through untouched, on their device
+    convert = "    if isinstance(target, np.ndarray):\n        target = torch.from_numpy(target)\n"
+    source = QUANTILE.format(convert_target=convert)
+    assert fixed(source) == source.replace("torch.tensor(0.0)", "torch.tensor(0.0, device=denominator.device)")
+
