@@ -559,6 +559,10 @@ class _Scope:
             for bound, value in self.bindings.get(name, ()) if bound < line
         )
 
+    def _in_a_loop(self, line: int) -> bool:
+        """A `for` or `while` of the scope runs `line` again."""
+        return any(isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node.lineno <= line <= node.end_lineno for node in self.nodes)
+
     def _loops_binding(self, name: str, line: int) -> list[ast.For | ast.AsyncFor]:
         return [node for node in self.nodes if isinstance(node, (ast.For, ast.AsyncFor)) and node.lineno == line
                 and isinstance(node.target, ast.Name) and node.target.id == name]
@@ -876,17 +880,19 @@ class _Scope:
     def _receiver_rebound(self) -> bool:
         return self.receiver is not None and _binds(self.nodes, self.receiver)
 
-    def _device_known(self, reference: str, line: int, depth: int = 0) -> bool:
+    def _device_known(self, reference: str, line: int, depth: int = 0, meeting: int = 0) -> bool:
         """DF004's `_device_of`, over-approximated: can the rule name, for a factory call on `line`,
         the device of `reference`? Its own when it is bound on an earlier line, or is a parameter
-        not rebound after `line` (a parameter rebound later is still the argument there); else that
+        not rebound after `line`, or rebound only after the `meeting` line and outside any loop around
+        it (a parameter rebound later is still the argument there); else that
         of a reference its first value is computed from (three hops at most), of a Module it is
         the output of, or the device its first value was moved to."""
         bound = self.bindings.get(reference, ())
         if any(binding_line < line for binding_line, _ in bound):
             return True
-        if reference in self.parameter_names and not any(binding_line > line for binding_line, _ in bound):
-            return True
+        if reference in self.parameter_names and (not any(binding_line > line for binding_line, _ in bound) or (
+                not self._in_a_loop(line) and not any(line < binding_line < meeting for binding_line, _ in bound))):
+            return True  # rebound only after the meeting, and no loop brings that value back to it
         if any(isinstance(value, ast.Call) and is_move(value, self.imports) for _, value in bound):
             return True  # `images = images.to(device)` before it meets the factory: DF004's `_moved_where_met`
         if depth >= 3 or not bound:
@@ -900,14 +906,15 @@ class _Scope:
             return True  # `out = model(x)`: where `model` was moved
         if isinstance(value, ast.Call) and is_move(value, self.imports):
             return True  # `y = labels.to(device)`: the device it names
-        return any(source != reference and self._device_known(source, line, depth + 1) for source in self._reference_names(value))
+        return any(source != reference and self._device_known(source, line, depth + 1, meeting) for source in self._reference_names(value))
 
     def _alignable(self, fresh: ast.AST, reference: ast.AST) -> bool:
         """DF004 aligns a factory `fresh` is built from with a reference name in `reference`."""
         names = self._reference_names(reference)
         if any(name in self.parameter_outputs and self.parameter_outputs[name] in self.models for name in names):
             return True  # what a model every caller moved returns: on its device, named from the function's start
-        return bool(names) and any(self._device_known(name, line) for line in self._source_lines(fresh) for name in names)
+        meeting = getattr(reference, "lineno", 0)
+        return bool(names) and any(self._device_known(name, line, meeting=meeting) for line in self._source_lines(fresh) for name in names)
 
     def _meets(self, node: ast.AST) -> bool:
         if isinstance(node, ast.BinOp):

@@ -1575,6 +1575,15 @@ class _Combinations(cst.CSTVisitor):
         """A call of a top-level function of this file whose every `return` builds a CPU tensor."""
         return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.rule.returns_cpu_tensors(value.func.value)
 
+    def _in_a_loop(self, node: cst.CSTNode) -> bool:
+        """A `for` or `while` of the scope runs `node` again."""
+        parent = self.rule.get_metadata(ParentProvider, node, None)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
+            if isinstance(parent, (cst.For, cst.While)):
+                return True
+            parent = self.rule.get_metadata(ParentProvider, parent, None)
+        return False
+
     def _defined_before(self, reference: str, call: cst.Call, meeting: int | None = None) -> bool:
         """`reference` exists where `call` runs, holding what made devfix take it for a tensor: a
         parameter rebound later (`cmap.endswith("_r")` ... `cmap = torch.tensor(...)`) is still the
@@ -1592,8 +1601,10 @@ class _Combinations(cst.CSTVisitor):
         if any(binding.value is not None and as_move(binding.value, self.qualified) is not None for binding in later):
             return False  # `data = data.cuda()` after the call: where `data` is at the call is not where it meets
         if later:
-            reaching = max(earlier, key=lambda binding: binding.line) if earlier else None
-            return reaching is not None and not isinstance(reaching.value, NOT_TENSOR_LITERALS)
+            if not earlier:  # the argument, rebound only after the call, and no loop brings that value back
+                return reference in self.parameters and not self._in_a_loop(call)
+            reaching = max(earlier, key=lambda binding: binding.line)
+            return not isinstance(reaching.value, NOT_TENSOR_LITERALS)
         return reference in self.parameters or bool(earlier)
 
 

@@ -737,3 +737,27 @@ def test_a_helper_converting_numpy_arguments_only_when_given_them_is_no_cpu_help
     source = QUANTILE.format(convert_target=convert)
     assert fixed(source) == source.replace("torch.tensor(0.0)", "torch.tensor(0.0, device=denominator.device)")
 
+
+
+PAD = """import numpy as np
+import torch
+
+
+def pad_nan(arr, left=0, right=0):
+{body}    return arr
+"""
+
+
+def test_a_parameter_rebound_after_the_factory_is_still_where_the_factory_meets_it():
+    # PyPOTS' torch_pad_nan before 59211b80: both pads rebind `arr`
+    body = ("    if left > 0:\n        arr = torch.cat((torch.full((left,), np.nan), arr))\n"
+            "    if right > 0:\n        arr = torch.cat((arr, torch.full((right,), np.nan)))\n")
+    fixed_source = fixed(PAD.format(body=body))
+    assert "torch.full((left,), np.nan, device=arr.device)" in fixed_source
+    assert "torch.full((right,), np.nan, device=arr.device)" in fixed_source
+
+
+def test_a_parameter_a_loop_rebinds_after_the_factory_may_be_another_value_there():
+    body = ("    for _ in range(left):\n        padded = torch.cat((torch.zeros(1), arr))\n        arr = padded.tolist()\n")
+    source = PAD.format(body=body)
+    assert fixed(source) == source
