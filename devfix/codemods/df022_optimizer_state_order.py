@@ -90,7 +90,12 @@ class OptimizerStateOrder(ScopeTracker, DevfixRule):
             loaded = [line for line in since if _loads_state(line.body[0], optimizers) or self._builds_eager_state(line.body[0], name)
                       or line in copies]
             copies += handed  # what hands the model to such a class is no use of it either
-            if not loaded or self._placed_before(name, block, since[0], loaded[0]):
+            holders: dict[cst.SimpleStatementLine, cst.BaseStatement] = {}  # a nested load → the statement of the block holding it
+            if not loaded and since:  # `if args.resume:` around the loads: they run before the move or not at all
+                holders = dict(_nested_lines(block[_index_of(block, since[0]):_index_of(block, statement)]))
+                optimizers |= self._optimizers_of(name, list(holders))
+                loaded = [line for line in holders if _loads_state(line.body[0], optimizers)]
+            if not loaded or self._placed_before(name, block, since[0], holders.get(loaded[0], loaded[0])):
                 continue
             if loaded[0] in copies:
                 message = (f"`{_called(loaded[0])}` copies the parameters of `{name}` before `{name}` moved, so the copies stay on "
@@ -330,6 +335,30 @@ def _loads_state(small: cst.BaseSmallStatement, optimizers: set[str]) -> bool:
     func = small.value.func
     return isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" \
         and isinstance(func.value, cst.Name) and func.value.value in optimizers
+
+
+def _nested_lines(statements: list[cst.BaseStatement]) -> list[tuple[cst.SimpleStatementLine, cst.BaseStatement]]:
+    """The one-statement lines inside the `if`/`else`, `with` and `try` blocks among `statements`
+    (not loops, functions or classes), each with the statement of `statements` that holds it."""
+    found: list[tuple[cst.SimpleStatementLine, cst.BaseStatement]] = []
+
+    def walk(statement: cst.BaseStatement, holder: cst.BaseStatement) -> None:
+        if isinstance(statement, cst.SimpleStatementLine):
+            if statement is not holder and len(statement.body) == 1:
+                found.append((statement, holder))
+            return
+        if not isinstance(statement, (cst.If, cst.Else, cst.With, cst.Try, cst.ExceptHandler, cst.Finally)):
+            return
+        body = statement.body
+        for inner in body.body if isinstance(body, cst.IndentedBlock) else ():
+            walk(inner, holder)
+        for part in (getattr(statement, "orelse", None), *getattr(statement, "handlers", ()), getattr(statement, "finalbody", None)):
+            if part is not None:
+                walk(part, holder)
+
+    for statement in statements:
+        walk(statement, statement)
+    return found
 
 
 def _index_of(block: list[cst.BaseStatement], statement: cst.BaseStatement) -> int:

@@ -201,3 +201,22 @@ def test_an_ema_that_copies_the_parameters_when_registered_sees_the_model_moved_
     # a `register` that takes what it copies is another method
     given = late.replace("def register(self):", "def register(self, other):").replace("ema.register()", "ema.register(model)")
     assert not fix(given).findings
+
+
+RESUME = (
+    "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "model = nn.Linear(2, 2)\noptimizer = torch.optim.Adam(model.parameters())\n"
+    "if resume:\n    checkpoint = torch.load(path)\n    model.load_state_dict(checkpoint['model'])\n{extra}"
+    "    optimizer.load_state_dict(checkpoint['optimizer'])\nmodel.to(device)\n"
+)
+
+
+def test_a_load_under_a_resume_flag_still_runs_before_the_move():
+    fixed = fix(RESUME.format(extra="")).fixed.decode()
+    assert "model = nn.Linear(2, 2).to(device)\n" in fixed and "\nmodel.to(device)\n" not in fixed
+
+
+def test_a_model_run_under_the_resume_flag_before_the_move_is_reported_without_a_fix():
+    result = fix(RESUME.format(extra="    print(evaluate(model))\n"))
+    assert result.fixed == result.source
+    assert [finding.code for finding in result.findings] == ["DF022"] and not result.findings[0].fixable
