@@ -59,7 +59,7 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
             return False  # so may a list a comprehension made, unless it is its name's one value, never appended to
         if binding.value is None or not host_made(binding.value, binding.line, depth + 1, where):
             return False
-        return _reaching_before_host_made(value.value, binding, line, depth, where)
+        return _reaching_before_host_made(value, binding, line, depth, where)
     if isinstance(value, (cst.Subscript, cst.Attribute)):
         return again(value.value)
     if isinstance(value, cst.BinaryOperation):
@@ -98,18 +98,20 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
     return bool(arguments) and all(again(argument) for argument in arguments)
 
 
-def _reaching_before_host_made(name: str, binding, line: int, depth: int, where: HostContext) -> bool:
+def _reaching_before_host_made(read: cst.Name, binding, line: int, depth: int, where: HostContext) -> bool:
     """A binding in a block that may not run (`if isinstance(x, np.ndarray): x = torch.from_numpy(x)`),
     read after that block, may leave the value before it in place: that one must be host-made too
-    (a parameter never is, but one proven a Python number); none before it is only a NameError."""
+    (a parameter never is, but one proven a Python number where it is read); none before it is
+    only a NameError."""
+    name = read.value
     block_end = where.facts.conditional.get((name, binding.line))
     if block_end is None or line <= block_end:
         return True
     earlier = where.facts._binding_before(name, binding.line)
     if earlier is None:
-        return name not in where.facts.parameters
+        return name not in where.facts.parameters or (where.kind_of is not None and where.kind_of(read) is Kind.SCALAR)
     return earlier.value is not None and host_made(earlier.value, earlier.line, depth + 1, where) \
-        and _reaching_before_host_made(name, earlier, line, depth + 1, where)
+        and _reaching_before_host_made(read, earlier, line, depth + 1, where)
 
 
 def _comprehension_host_made(

@@ -190,6 +190,12 @@ DEVICE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  
 NOT_TENSOR_LITERALS = (cst.SimpleString, cst.FormattedString, cst.List, cst.Dict, cst.Tuple, cst.Integer, cst.Float, cst.ListComp, type(None))
 
 
+# binary element-wise torch functions: a 0-dim CPU tensor joins a CUDA tensor there (`torch.max(r, EPSILON)`
+# with two tensors is the element-wise maximum)
+POINTWISE_FUNCTIONS = frozenset({
+    "where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp", "max", "min", "fmax", "fmin", "pow", "atan2",
+    "remainder", "fmod", "hypot", "eq", "ne", "lt", "le", "gt", "ge",
+})
 CTC_LOSS_CLASSES = frozenset({"torch.nn.CTCLoss", "torch.nn.modules.loss.CTCLoss"})
 CTC_LOSS_FUNCTIONS = frozenset({"torch.nn.functional.ctc_loss", "torch.ctc_loss"})
 CTC_LENGTH_KEYWORDS = frozenset({"input_lengths", "target_lengths"})
@@ -661,7 +667,7 @@ class _Combinations(cst.CSTVisitor):
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
             if any(name.rsplit(".", 1)[1] in FIRST_OPERAND_ONLY for name in names):
                 values = values[:1]  # `torch.multinomial(weights, n)`: the rest are counts and dims
-            pointwise = any(name.rsplit(".", 1)[1] in ("where", "add", "mul", "sub", "div", "maximum", "minimum", "clamp") for name in names)
+            pointwise = any(name.rsplit(".", 1)[1] in POINTWISE_FUNCTIONS for name in names)
             self._meet(values, pointwise=pointwise)
             self.unnamed_meetings.append((values, pointwise, node))
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value not in NOT_COMBINING_METHODS:

@@ -761,3 +761,23 @@ def test_a_parameter_a_loop_rebinds_after_the_factory_may_be_another_value_there
     body = ("    for _ in range(left):\n        padded = torch.cat((torch.zeros(1), arr))\n        arr = padded.tolist()\n")
     source = PAD.format(body=body)
     assert fixed(source) == source
+
+
+def test_a_number_parameter_rebound_under_an_if_keeps_its_values_on_the_host():
+    # SRGAN-PyTorch's `_calculate_weights_indices`: `kernel_width` divided under `if scale < 1`
+    source = (
+        "import torch\n\n\ndef weights(out_length: int, scale: float, kernel_width: int):\n"
+        "    if scale < 1:\n        kernel_width = kernel_width / scale\n"
+        "    x = torch.linspace(1, out_length, out_length)\n    left = torch.floor(x / scale - kernel_width / 2)\n"
+        "    return left.view(out_length, 1) + torch.linspace(0, 3, 4).view(1, 4)\n"
+    )
+    assert fixed(source) == source
+
+
+def test_a_zero_dim_cpu_tensor_given_to_an_element_wise_maximum_is_left_alone():
+    # deepspeech.pytorch's `phi`: `torch.max(r, EPSILON)` with `EPSILON = torch.tensor(1e-10)`
+    source = (
+        "import torch\n\n\ndef phi(r, order):\n    EPSILON = torch.tensor(1e-10)\n    if order == 1:\n"
+        "        r = torch.max(r, EPSILON)\n        return torch.sqrt(r)\n    return 0.5 * r * torch.log(torch.max(r, EPSILON))\n"
+    )
+    assert fixed(source) == source
