@@ -127,7 +127,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF025", "df025_generator_device", "GeneratorDevice", triggers=('Generator',), signals=frozenset({screen.CPU_GENERATOR_DRAW}), findings_in="cpu_generator_draw"),
     RuleSpec("DF026", "df026_layer_replaced_after_move", "LayerReplacedAfterMove", triggers=('.to(', '.cuda('), signals=frozenset({screen.LAYER_REPLACED_AFTER_MOVE}), moves_values=True),
     RuleSpec("DF027", "df027_distribution_attribute", "DistributionAttribute", triggers=('distributions',), signals=frozenset({screen.DISTRIBUTION_ATTRIBUTE}), findings_in="distribution_attribute"),
-    RuleSpec("DF028", "df028_program_device_in_module", "ProgramDeviceInModule", triggers=('"cuda', "'cuda"), signals=frozenset({screen.PROGRAM_DEVICE_IN_HOST_MODULE})),
+    RuleSpec("DF028", "df028_program_device_in_module", "ProgramDeviceInModule", triggers=('"cuda', "'cuda", "device=", ".to("), signals=frozenset({screen.PROGRAM_DEVICE_IN_HOST_MODULE})),
     RuleSpec("DF029", "df029_loader_worker_device", "LoaderWorkerDevice", triggers=('num_workers',), signals=frozenset({screen.LOADER_WORKER_DEVICE})),
 )
 SPECS_BY_CODE = {spec.CODE: spec for spec in RULE_SPECS}

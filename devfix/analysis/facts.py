@@ -268,11 +268,28 @@ class FileFacts:
         """Module classes of the file whose every instance stays on the CPU, and none of which
         another file beside it builds, → where (line, byte column) their methods name a program
         device to place tensors on (`analysis.host_instances`)."""
-        if "cuda" not in self.text or "class " not in self.text:
+        if "class " not in self.text:
+            return {}
+        imported = {  # names imported from elsewhere that place tensors here (`device=DEVICE` of `from config import DEVICE`)
+            name for name in self.imports.names
+            if name in self.text and re.search(rf"(\bdevice\s*=\s*|\.to\(\s*){re.escape(name)}\b", self.text)
+        }
+        if "cuda" not in self.text and not imported:
             return {}
         modules = {name for name, kind in self.classes.items() if kind is Kind.MODULE}
-        found = program_devices_in_host_classes(self._tree, modules, self.imports.qualify) if modules else {}
-        return {class_name: names for class_name, names in found.items() if self._project.foreign_calls(self._path, class_name) == []}
+        if not modules:
+            return {}
+        found = program_devices_in_host_classes(
+            self._tree, modules, self.imports.qualify,
+            lambda name: name in imported and self._project.imported_program_device(self._path, self.imports.names[name]),
+            lambda class_name: self._project.instances_kept_on_host(self._path, class_name),
+            self._project.imported_keeping(self._path, self.imports),
+        )
+        built = {node.func.id for node in ast.walk(self._tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        return {  # a class built here must be built nowhere else; one built only elsewhere was judged there
+            class_name: names for class_name, names in found.items()
+            if class_name not in built or self._project.foreign_calls(self._path, class_name) == []
+        }
 
     @cached_property
     def sets_a_default_device(self) -> bool:

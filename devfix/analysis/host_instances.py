@@ -32,14 +32,16 @@ from devfix.analysis.keeping_callees import KeepingUses
 from devfix.analysis.module_instances import called_instances
 
 MOVING_METHODS = frozenset({"to", "cuda", "to_empty", "xpu", "mps", "ipu"})
+Imported = Callable[[str], "tuple[KeepingUses, str] | None"]  # an imported name → its file's KeepingUses, its name there
 NOT_MOVING = frozenset({"eval", "train", "float", "double", "half", "bfloat16", "requires_grad_"})
 
 
-def host_only_classes(tree: ast.Module, module_classes: set[str], qualify: Callable[[ast.expr], str | None]) -> frozenset[str]:
+def host_only_classes(tree: ast.Module, module_classes: set[str], qualify: Callable[[ast.expr], str | None],
+                      imported: Imported = lambda name: None) -> frozenset[str]:
     """The Module classes of the file whose every instance the file keeps on the CPU (see above)."""
     instances = called_instances(tree, module_classes, qualify)
     if not instances.classes():
-        return _kept_by_locals(tree, module_classes)
+        return kept_by_locals(tree, module_classes, imported)
     nodes = list(every_node(tree))
     moved_names = {  # `model.to(device)`, `model.cuda()`, and names bound to a moved value
         node.func.value.id for node in nodes
@@ -76,10 +78,10 @@ def host_only_classes(tree: ast.Module, module_classes: set[str], qualify: Calla
             if names & read or any(holder in running for holder, _ in layers):
                 running.add(class_name)
             changed = True
-    return frozenset(host & running) | _kept_by_locals(tree, module_classes - instances.classes())
+    return frozenset(host & running) | kept_by_locals(tree, module_classes - instances.classes(), imported)
 
 
-def _kept_by_locals(tree: ast.Module, module_classes: set[str]) -> frozenset[str]:
+def kept_by_locals(tree: ast.Module, module_classes: set[str], imported: Imported = lambda name: None) -> frozenset[str]:
     """The classes whose every construction is bound to a name its scope binds only there, each
     read of which keeps the instance (`analysis.keeping_callees`: called, asked for a method that
     is no move, handed to a function or plain class of the file that never moves it), one at least."""
@@ -90,7 +92,7 @@ def _kept_by_locals(tree: ast.Module, module_classes: set[str]) -> frozenset[str
             constructions.setdefault(node.func.id, []).append(node)
     if not constructions:
         return frozenset()
-    uses = KeepingUses(tree)
+    uses = KeepingUses(tree, imported)
     class_reads: dict[str, int] = {}
     for node in nodes:
         if isinstance(node, ast.Name) and node.id in constructions:
@@ -177,28 +179,49 @@ def _names_cuda(value: ast.expr) -> bool:
     )
 
 
-def program_devices_in_host_classes(tree: ast.Module, module_classes: set[str], qualify: Callable[[ast.expr], str | None]) -> dict[str, frozenset[tuple[int, int]]]:
+def program_devices_in_host_classes(
+    tree: ast.Module, module_classes: set[str], qualify: Callable[[ast.expr], str | None],
+    imported_device: Callable[[str], bool] = lambda name: False, kept_elsewhere: Callable[[str], bool] = lambda name: False,
+    imported: Imported = lambda name: None,
+) -> dict[str, frozenset[tuple[int, int]]]:
     """Host-only classes (`host_only_classes`) → where (line, byte column) their methods but
-    `__init__` name a program device (`program_device_names`) to place tensors on (`.to(DEVICE)`,
-    `device=DEVICE`), in a method that neither binds the name nor takes it as a parameter."""
-    devices = program_device_names(tree)
-    if not devices:
-        return {}
+    `__init__` name a program device (`program_device_names`, or a name imported from a file of
+    the project that binds it so: `imported_device`) to place tensors on (`.to(DEVICE)`,
+    `device=DEVICE`), in a method that neither binds the name nor takes it as a parameter. A class
+    the file never builds counts when the files beside it keep every instance on the CPU
+    (`kept_elsewhere`); one it builds, when it keeps them so itself."""
+    devices = set(program_device_names(tree))
+    asked: dict[str, bool] = {}  # imported names → each is a program device of the file it comes from
+
+    def is_device(name: str) -> bool:
+        if name in devices:
+            return True
+        if name not in asked:
+            asked[name] = imported_device(name)
+        return asked[name]
+
     found: dict[str, set[tuple[int, int]]] = {}
     for class_node in tree.body:
-        if not isinstance(class_node, ast.ClassDef) or class_node.name not in module_classes or _places_itself(class_node, devices):
+        if not isinstance(class_node, ast.ClassDef) or class_node.name not in module_classes:
             continue
+        places_itself = None
         for method in class_node.body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name == "__init__":
                 continue
             local = _local_names(method)
-            placed = {(name.lineno, name.col_offset) for name in _placing_names(method) if name.id in devices and name.id not in local}
-            if placed:
+            placed = {(name.lineno, name.col_offset) for name in _placing_names(method) if name.id not in local and is_device(name.id)}
+            if placed and places_itself is None:
+                places_itself = _places_itself(class_node, frozenset(devices | {name for name, known in asked.items() if known}))
+            if placed and not places_itself:
                 found.setdefault(class_node.name, set()).update(placed)
     if not found:
         return {}
-    host = host_only_classes(tree, module_classes, qualify)
-    return {class_name: frozenset(places) for class_name, places in found.items() if class_name in host}
+    host = host_only_classes(tree, module_classes, qualify, imported)
+    built = {node.func.id for node in every_node(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    return {
+        class_name: frozenset(places) for class_name, places in found.items()
+        if class_name in host or (class_name not in built and kept_elsewhere(class_name))
+    }
 
 
 def _local_names(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:

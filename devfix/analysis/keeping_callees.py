@@ -14,6 +14,7 @@ such a use either. Anything else (a rebinding, a return, a container, an unknown
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from devfix.analysis.ast_nodes import FUNCTIONS, children, defined_once, every_node, is_self_attribute
 
@@ -27,8 +28,11 @@ DEPTH = 4
 class KeepingUses:
     """Answers, for a read of a value, whether that use keeps the value where it is (see above)."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, imported: Callable[[str], tuple[KeepingUses, str] | None] = lambda name: None) -> None:
+        """`imported` answers, for a name the file imports, the `KeepingUses` of the project's file
+        that defines it and its name there (`from trainer import Trainer`)."""
         self.tree = tree
+        self.imported = imported
         self.parents: dict[int, ast.AST] = {}
         for node in every_node(tree):
             for child in children(node):
@@ -47,6 +51,7 @@ class KeepingUses:
                 if isinstance(init, ast.FunctionDef) and not init.decorator_list:
                     self.callees[statement.name] = (init, statement)
         self.memo: dict[tuple[str, str], bool] = {}
+        self.stored: dict[tuple[str, str], frozenset[str]] = {}  # (class, parameter) → the attributes `__init__` keeps it in
 
     def keeps(self, node: ast.expr) -> bool:
         """This read (a `Name` load) is called, asked for a method that is no move, or handed to a
@@ -54,34 +59,60 @@ class KeepingUses:
         return self._keeping_use(node, DEPTH)
 
     def _keeps_argument(self, call: ast.Call, argument: ast.expr, depth: int) -> bool:
-        """The call hands `argument` to a parameter of a file's callee that keeps it."""
-        if depth == 0 or not isinstance(call.func, ast.Name) or call.func.id not in self.callees:
+        """The call hands `argument` to a parameter of a callee of the file, or of the project's
+        file it imports the callee from, that keeps it."""
+        if depth == 0 or not isinstance(call.func, ast.Name):
             return False
+        if call.func.id in self.callees:
+            return self.keeps_argument_of(call.func.id, call, argument, depth)
+        found = self.imported(call.func.id)
+        if found is None or not found[0].keeps_argument_of(found[1], call, argument, depth):
+            return False
+        stored = found[0].stored.get((found[1], found[0].parameter_for(found[1], call, argument)), frozenset())
+        return all(self._reads_keep(attribute, depth) for attribute in stored)  # `trainer.model.cuda()` here
+
+    def _reads_keep(self, attribute: str, depth: int) -> bool:
+        """This file never stores `.<attribute>` and every read of it keeps the value."""
+        return all(
+            isinstance(node.ctx, ast.Load) and self._keeping_use(node, depth)
+            for node in every_node(self.tree) if isinstance(node, ast.Attribute) and node.attr == attribute
+        )
+
+    def keeps_argument_of(self, callee: str, call: ast.Call, argument: ast.expr, depth: int) -> bool:
+        """`call` (of this file or another) hands `argument` to a parameter of this file's `callee`
+        that keeps it."""
+        parameter = self.parameter_for(callee, call, argument)
+        if parameter is None:
+            return False
+        function, class_def = self.callees[callee]
+        key = (callee, parameter)
+        if key not in self.memo:
+            self.memo[key] = False  # a cycle keeps nothing it has not proven
+            self.memo[key] = self._keeps_parameter(function, class_def, parameter, depth - 1, key)
+        return self.memo[key]
+
+    def parameter_for(self, callee: str, call: ast.Call, argument: ast.expr) -> str | None:
+        """The parameter of this file's `callee` that `call` hands `argument` to; None when unknown
+        (`*args`, `**kwargs`, a `*rest` parameter)."""
+        if callee not in self.callees:
+            return None
         if any(isinstance(item, ast.Starred) for item in call.args) or any(keyword.arg is None for keyword in call.keywords):
-            return False
-        function, class_def = self.callees[call.func.id]
+            return None
+        function, class_def = self.callees[callee]
         positional = [arg.arg for arg in [*function.args.posonlyargs, *function.args.args]]
         if class_def is not None:
             positional = positional[1:]
         if argument in call.args:
             index = call.args.index(argument)
-            if index >= len(positional):
-                return False
-            parameter = positional[index]
-        else:
-            parameter = next(keyword.arg for keyword in call.keywords if keyword.value is argument)
-            named = [*function.args.args, *function.args.kwonlyargs][1 if class_def is not None else 0:]
-            if parameter not in {arg.arg for arg in named}:
-                return False
-        key = (call.func.id, parameter)
-        if key not in self.memo:
-            self.memo[key] = False  # a cycle keeps nothing it has not proven
-            self.memo[key] = self._keeps_parameter(function, class_def, parameter, depth - 1)
-        return self.memo[key]
+            return positional[index] if index < len(positional) else None
+        parameter = next(keyword.arg for keyword in call.keywords if keyword.value is argument)
+        named = [*function.args.args, *function.args.kwonlyargs][1 if class_def is not None else 0:]
+        return parameter if parameter in {arg.arg for arg in named} else None
 
-    def _keeps_parameter(self, function, class_def: ast.ClassDef | None, parameter: str, depth: int) -> bool:
+    def _keeps_parameter(self, function, class_def: ast.ClassDef | None, parameter: str, depth: int, key: tuple[str, str]) -> bool:
         """Every read of the parameter in the function keeps it; it is bound nowhere else there;
-        for a class, stored once as `self.<attr>`, which the class and the file keep."""
+        for a class, stored once as `self.<attr>`, which the class and the file keep (and the
+        attribute is noted in `stored`, for the other files that build the class to check)."""
         stored: list[str] = []
         for node in every_node(function):
             if isinstance(node, ast.Name) and node.id == parameter:
@@ -95,6 +126,7 @@ class KeepingUses:
                     return False
             elif isinstance(node, (ast.Global, ast.Nonlocal)) and parameter in node.names:
                 return False
+        self.stored[key] = frozenset(stored)
         return all(self._keeps_attribute(class_def, attribute, depth) for attribute in stored)
 
     def _keeps_attribute(self, class_def: ast.ClassDef, attribute: str, depth: int) -> bool:

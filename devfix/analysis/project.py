@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,9 +18,11 @@ from devfix import python_parser
 from devfix.analysis.device_parameters import takes_any_device
 from devfix.analysis.forward_lengths import SUBMODULE_DEPTH, Packing, forward_packing_parameters
 from devfix.analysis.host_helpers import HelperSummary, function_in_text, summarise_in_text
+from devfix.analysis.host_instances import kept_by_locals, program_device_names
 from devfix.analysis.host_sinks import HostParameters, parameters_only_given_to_host
 from devfix.analysis.importers import ForeignCall, calls_in_tree, neighbour_files, passes_a_device_value
 from devfix.analysis.imports import BUILTIN_NAMES, ImportTable
+from devfix.analysis.keeping_callees import KeepingUses
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_move
@@ -64,6 +67,7 @@ class ProjectIndex:
         self._device_takers: dict[tuple[str, str, str], bool] = {}  # (module file, function, parameter) → it takes any device
         self._packing: dict[tuple[str, str], Packing | None] = {}  # (module file, class) → its forward's packed-only parameters
         self._dataset_moves: dict[tuple[str, str], bool] = {}  # (module file, class) → its `__getitem__` moves items to the GPU
+        self._keeping: dict[str, KeepingUses | None] = {}  # module file → what its functions and plain classes keep
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -84,6 +88,7 @@ class ProjectIndex:
         self._device_takers = {found: takes for found, takes in self._device_takers.items() if found[0] != key}
         self._packing = {}  # its answers follow submodules into other files
         self._dataset_moves = {found: moves for found, moves in self._dataset_moves.items() if found[0] != key}
+        self._keeping.pop(key, None)
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -310,6 +315,54 @@ class ProjectIndex:
             self._dataset_moves[key] = parsed is not None and gpu_moving_getitem(parsed[0], parsed[1], class_name)
         self.consulted[str(target)] = True
         return self._dataset_moves[key]
+
+    def imported_program_device(self, from_file: str, qualified_name: str) -> bool:
+        """Is `qualified_name` (`core.constants.DEVICE`) a top-level name a file of the project binds
+        once to a device that may be CUDA (`analysis.host_instances.program_device_names`)?"""
+        found = self._class_file(Path(from_file).resolve(), qualified_name)
+        if found is None:
+            return False
+        parsed = self._parsed(found[0]) if found[1] in self._text(found[0]) else None
+        self.consulted[str(found[0])] = True
+        return parsed is not None and found[1] in program_device_names(parsed[0])
+
+    def imported_keeping(self, from_file: str, imports: ImportTable) -> Callable[[str], tuple[KeepingUses, str] | None]:
+        """For `KeepingUses` of `from_file`: a name it imports from a file of the project → that
+        file's `KeepingUses` (which looks no further) and the name there."""
+        def find(name: str) -> tuple[KeepingUses, str] | None:
+            qualified = imports.names.get(name)
+            found = self._class_file(Path(from_file).resolve(), qualified) if qualified is not None else None
+            if found is None:
+                return None
+            key = str(found[0])
+            if key not in self._keeping:
+                parsed = self._parsed(found[0])
+                self._keeping[key] = KeepingUses(parsed[0]) if parsed is not None else None
+            self.consulted[key] = True
+            uses = self._keeping[key]
+            return (uses, found[1]) if uses is not None else None
+
+        return find
+
+    def instances_kept_on_host(self, from_file: str, class_name: str) -> bool:
+        """The files beside `from_file` build its class `class_name` (by the name they import it
+        as) only into names their scope binds once and only calls, asks for methods that are no
+        move, or hands to code of that file that never moves them (`analysis.host_instances`), and
+        some such name is read: every instance runs on the CPU."""
+        calls = self.foreign_calls(from_file, class_name)
+        if not calls:
+            return False
+        for file in {call.file for call in calls}:
+            parsed = self._parsed(Path(file))
+            if parsed is None:
+                return False
+            local = {alias for alias, imported in parsed[1].names.items() if imported.rpartition(".")[2] == class_name}
+            built = [node.func.id for node in ast.walk(parsed[0])
+                     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in local]
+            kept = kept_by_locals(parsed[0], set(built), self.imported_keeping(file, parsed[1]))
+            if len(built) != sum(call.file == file for call in calls) or kept != set(built):
+                return False  # a construction not by the imported name (`models.Net()`), or one not kept
+        return True
 
     def imported_takes_any_device(self, from_file: str, qualified_name: str, parameter: str) -> bool:
         """The top-level function `qualified_name` of a local module uses `parameter` as a device

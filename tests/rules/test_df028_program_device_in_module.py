@@ -140,3 +140,30 @@ def test_a_function_that_may_move_the_model_leaves_the_class_alone(program):
     for call in ("train(model, torch.ones(2, 4))", "train(torch.ones(2, 4), model)"):
         source = HEAD + CELL + program + f"def main():\n    model = Cell()\n    print({call})\n"
         assert fixed(source) == source
+
+
+MODEL_FILE = (
+    "import torch\nfrom torch import nn\n\nfrom constants import DEVICE\n\n\n"
+    + CELL
+)
+
+
+@pytest.mark.parametrize("program, fixed_here", [
+    ("from model import Cell\n\n\ndef main():\n    model = Cell()\n    print(model(torch.ones(2, 4)))\n", True),
+    ("from model import Cell\nfrom trainer import Trainer\n\n\ndef main():\n    model = Cell()\n    print(Trainer(model, 2).run(torch.ones(2, 4)))\n", True),
+    ("from model import Cell\n\n\ndef main():\n    model = Cell().to(DEVICE)\n    print(model(torch.ones(2, 4).to(DEVICE)))\n", False),
+    ("import model as models\n\n\ndef main():\n    net = models.Cell()\n    print(net(torch.ones(2, 4)))\n", False),  # built otherwise than by its name
+    ("from model import Cell\nfrom trainer import Trainer\n\n\ndef main():\n    model = Cell()\n    print(Trainer(model, 2).run(torch.ones(2, 4)))\n"
+     "    Trainer(model, 1).model.cuda()\n", False),  # moved through the trainer
+])
+def test_a_device_and_instances_of_other_files(tmp_path, program, fixed_here):
+    from devfix.analysis.project import ProjectIndex
+    from devfix.engine import process
+    from devfix.fix_policy import FixPolicy
+
+    (tmp_path / "constants.py").write_text("import torch\n\nDEVICE = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n")
+    (tmp_path / "model.py").write_text(MODEL_FILE)
+    (tmp_path / "trainer.py").write_text(TRAINER)
+    (tmp_path / "main.py").write_text("import torch\n\nfrom constants import DEVICE\n" + program)
+    result = process(MODEL_FILE.encode(), str(tmp_path / "model.py"), [ProgramDeviceInModule], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
+    assert (MOVED_LINE in result.fixed.decode()) is fixed_here
