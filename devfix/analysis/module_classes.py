@@ -377,7 +377,12 @@ class _SelfStores(cst.CSTVisitor):
 
     def _store(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
-            if any(is_self_attribute(element.value) for element in target.elements):
+            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
+            if values is not None and len(values) == len(target.elements) and not any(
+                    isinstance(element, cst.StarredElement) for element in (*target.elements, *values)):
+                for element, item in zip(target.elements, values):  # `self.low, self.high = low, high`
+                    self._store(element.value, item.value)
+            elif any(is_self_attribute(element.value) for element in target.elements):
                 self.unproven = True  # which value goes where is not followed
             return
         if not is_self_attribute(target) or value is None:

@@ -18,9 +18,10 @@ layer is the same, only placed). The tensor is a parameter of the method or a lo
 the layer, given to that one call of the layer in the method.
 
 Refuses (reports without a fix): layers whose arguments are computed in `forward` (sizes from
-`x.shape`: use an `nn.Lazy*` layer or a redesign), and layers built in a loop or a comprehension
+`x.shape`: use an `nn.Lazy*` layer or a redesign), layers built in a loop or a comprehension
 (`[nn.Linear(2, 2)(h) for _ in range(2)]`: several layers a call, which one attribute would merge
-into one). Parameter-free layers (`nn.ReLU()(x)`,
+into one), and layers built only under a condition (`if self.y_range: y = SigmoidRange(*self.y_range)(y)`
+of PyPOTS' PatchTST head, whose `y_range` defaults to None: built in `__init__`, it would raise). Parameter-free layers (`nn.ReLU()(x)`,
 `nn.Dropout(p)(x)`, `nn.Flatten()(x)`) are not device bugs and are left alone. A lazy layer
 built with `device=` or moved where it is built is placed already.
 """
@@ -33,7 +34,12 @@ import libcst as cst
 
 from devfix.analysis.cst_bindings import target_leaves
 from devfix.analysis.kinds import Kind
-from devfix.analysis.module_classes import builds_stateless_instance, class_facts, is_self_attribute, top_level_class
+from devfix.analysis.module_classes import (
+    class_facts,
+    is_self_attribute,
+    stored_parameters_of_a_stateless_module,
+    top_level_class,
+)
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_names import holds_state, keyword
 from devfix.codemods.base import DevfixRule
@@ -67,15 +73,19 @@ class ModuleInForward(ScopeTracker, DevfixRule):
             method.body.visit(finder)
             for construction in finder.constructions:
                 # decided here, before the walk reaches __init__, so both edits happen or neither
-                attribute = self._decide(construction, init, facts, taken, construction in finder.repeated)
+                attribute = self._decide(construction, init, facts, taken, construction in finder.repeated, construction in finder.guarded)
                 if attribute is not None:
                     taken.add(attribute)
                     self._inits.setdefault(init, []).append((attribute, construction))
                     self._hoisted[construction] = attribute
 
-    def _decide(self, construction: cst.Call, init, facts, taken: set[str], repeated: bool = False) -> str | None:
+    def _decide(self, construction: cst.Call, init, facts, taken: set[str], repeated: bool = False, guarded: bool = False) -> str | None:
         layer = cst.Module([]).code_for_node(construction.func)
         message = f"`{layer}(...)` is built inside a method on every call: its weights are new, untrained and on the CPU"
+        if guarded:  # `if self.y_range: y = SigmoidRange(*self.y_range)(y)`: in __init__ it would be built when it cannot be
+            self.report(construction, message + "; it is built only under a condition, which __init__ cannot test the same way: "
+                        "create it in __init__ under that condition", fixable=False)
+            return None
         if repeated:  # `[nn.Linear(2, 2)(h) for _ in range(2)]`: one layer in __init__ would serve every iteration
             self.report(construction, message + "; it is built once per iteration, so one layer in __init__ would share "
                         "its weights between them: create them in __init__ (an nn.ModuleList)", fixable=False)
@@ -128,6 +138,7 @@ class ModuleInForward(ScopeTracker, DevfixRule):
 
 
 REPEATING = (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+GUARDING = (cst.If, cst.IfExp, cst.Try, cst.BooleanOperation)  # code under them may not run on every call
 
 
 class _InlineLayers(cst.CSTVisitor):
@@ -138,7 +149,9 @@ class _InlineLayers(cst.CSTVisitor):
         self.rule = rule
         self.constructions: list[cst.Call] = []
         self.repeated: set[cst.Call] = set()
+        self.guarded: set[cst.Call] = set()
         self._loops = 0
+        self._guards = 0
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -146,11 +159,15 @@ class _InlineLayers(cst.CSTVisitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, REPEATING):
             self._loops += 1
+        if isinstance(node, GUARDING):
+            self._guards += 1
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         if isinstance(original_node, REPEATING):
             self._loops -= 1
+        if isinstance(original_node, GUARDING):
+            self._guards -= 1
         super().on_leave(original_node)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -160,14 +177,18 @@ class _InlineLayers(cst.CSTVisitor):
                 self.constructions.append(construction)
                 if self._loops:
                     self.repeated.add(construction)
+                if self._guards:
+                    self.guarded.add(construction)
 
     def _stateless_class_of_the_file(self, construction: cst.Call) -> bool:
-        """`ScaledDotProductAttention()` of a class of the file that stores no tensor state: built on
-        every call, it has no weights to lose or leave on the CPU."""
+        """`ScaledDotProductAttention()` of a class of the file that makes no state of its own (it
+        stores only literals and what it is given: `SigmoidRange(*self.y_range)`): built on every
+        call, it has no weights to lose or leave on the CPU, and building it in `__init__` would
+        not place what it is given either."""
         if not isinstance(construction.func, cst.Name):
             return False
         class_def = top_level_class(self.rule.module, construction.func.value)
-        return class_def is not None and builds_stateless_instance(construction, class_def, self.rule.qualified)
+        return class_def is not None and stored_parameters_of_a_stateless_module(class_def, self.rule.qualified) is not None
 
 
 class _LazyLayers(cst.CSTVisitor):

@@ -59,3 +59,15 @@ def test_layers_built_in_a_loop_or_a_comprehension_are_reported_without_a_fix(fo
     result = run(forward)
     assert result.fixed == result.source
     assert [(finding.code, finding.fixable) for finding in result.findings] == [("DF018", False)]
+
+
+@pytest.mark.parametrize("forward", [
+    # PyPOTS' PatchTST head: `y_range` defaults to None, so `SigmoidRange(*None)` in __init__ would raise
+    "    def forward(self, x):\n        if self.scale:\n            x = nn.BatchNorm1d(4)(x)\n        return x\n",
+    "    def forward(self, x):\n        return nn.BatchNorm1d(4)(x) if self.scale else x\n",
+    "    def forward(self, x):\n        try:\n            return nn.BatchNorm1d(4)(x)\n        except RuntimeError:\n            return x\n",
+])
+def test_layers_built_only_under_a_condition_are_reported_without_a_fix(forward):
+    result = run(forward)
+    assert result.fixed == result.source
+    assert [(finding.code, finding.fixable) for finding in result.findings] == [("DF018", False)]
