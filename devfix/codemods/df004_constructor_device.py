@@ -1474,6 +1474,18 @@ class _Combinations(cst.CSTVisitor):
             sources = [call for call in sources if not self._is_scalar(call)]
         return sources
 
+    def _sources_skipped(self, name: str, binding, use_line: int) -> list[cst.Call]:
+        """`if pad_values == 0: pad = torch.zeros(n)` / `else: pad = torch.ones(n) * v`, read after
+        both: the binding read may be in a block that did not run, so the factories of the binding
+        before it reach the read too (PyPOTS' ModernTCN `PaddingTwoEdge1d`)."""
+        found: list[cst.Call] = []
+        while (block_end := self.facts.conditional.get((name, binding.line))) is not None and use_line > block_end:
+            binding = self.facts._binding_before(name, binding.line)
+            if binding is None or binding.value is None:
+                break
+            found += self._sources(binding.value, binding.line)
+        return found
+
     def _row_sources(self, rows: cst.BaseExpression, position: int, line: int) -> list[cst.Call]:
         """`for tokens, score in beams:` with `beams = [(torch.full((1, 1), sos), 0.0)]` bound before
         the loop (a beam search's start), or `for x, y in [(xs[i:i + 8], ys[i:i + 8]) for i in ...]`:
@@ -1513,7 +1525,8 @@ class _Combinations(cst.CSTVisitor):
                 self.rule.kind_of(expression) is Kind.TENSOR or self._bound_once_from_another_file(expression.value, binding.value)
             ):
                 return [binding.value]  # `mask = subsequent_mask(n)`: a helper of the file returns a CPU tensor
-            return self._sources(binding.value, binding.line)  # names in a value: before its line
+            found = self._sources(binding.value, binding.line)  # names in a value: before its line
+            return found + self._sources_skipped(expression.value, binding, use_line) if found else found
         if isinstance(expression, cst.Call) and self.qualified(expression.func) & MOVED_AFTER:
             return [] if _names_a_device(expression) else [expression]
         if self._is_helper_call(expression):

@@ -781,3 +781,14 @@ def test_a_zero_dim_cpu_tensor_given_to_an_element_wise_maximum_is_left_alone():
         "        r = torch.max(r, EPSILON)\n        return torch.sqrt(r)\n    return 0.5 * r * torch.log(torch.max(r, EPSILON))\n"
     )
     assert fixed(source) == source
+
+
+def test_factories_of_both_branches_reach_the_meeting_after_them():
+    # PyPOTS' ModernTCN `PaddingTwoEdge1d`: the pad is made one way or the other, then meets `x`
+    source = (
+        "import torch\n\n\ndef pad(x, n, value=0):\n    if value == 0:\n        left = torch.zeros(x.size(0), n)\n"
+        "    else:\n        left = torch.ones(x.size(0), n) * value\n    return torch.cat([left, x], dim=-1)\n"
+    )
+    fixed_source = fixed(source)
+    assert "torch.zeros(x.size(0), n, device=x.device)" in fixed_source
+    assert "torch.ones(x.size(0), n, device=x.device) * value" in fixed_source
