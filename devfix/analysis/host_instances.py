@@ -43,10 +43,10 @@ def host_only_classes(tree: ast.Module, module_classes: set[str], qualify: Calla
     if not instances.classes():
         return kept_by_locals(tree, module_classes, imported)
     nodes = list(every_node(tree))
-    moved_names = {  # `model.to(device)`, `model.cuda()`, and names bound to a moved value
-        node.func.value.id for node in nodes
+    moved_names = {  # `model.to(device)`, `model.eval().cuda()`, and names bound to a moved value
+        root.id for node in nodes
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MOVING_METHODS
-        and isinstance(node.func.value, ast.Name)
+        and isinstance(root := _chain_root(node.func.value), ast.Name)
     }
     moved_attributes = {  # `self.cell.to(device)`, `self.cell = Cell().to(device)`
         node.func.value.attr for node in nodes
@@ -130,6 +130,13 @@ def _kept_local(construction: ast.Call, uses: KeepingUses) -> bool:
         elif (isinstance(node, ast.arg) and node.arg == name) or (isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names):
             return False
     return bindings == 1 and bool(reads) and all(uses.keeps(read) for read in reads)
+
+
+def _chain_root(value: ast.expr) -> ast.expr:
+    """`model` of `model.eval().float()`: what a chain of calls of methods that keep the instance starts from."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in NOT_MOVING:
+        value = value.func.value
+    return value
 
 
 def _moves(value: ast.expr) -> bool:

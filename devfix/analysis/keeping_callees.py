@@ -22,6 +22,9 @@ REACHING_INSIDE = frozenset({  # methods that move the module or hand out its su
     "to", "cuda", "to_empty", "xpu", "mps", "ipu", "apply", "_apply", "modules", "children", "named_modules",
     "named_children", "get_submodule", "register_module", "add_module",
 })
+RETURNING_ITSELF = frozenset({  # Module methods that return the module (`model.eval().cuda()` moves it)
+    "train", "eval", "float", "double", "half", "bfloat16", "cpu", "type", "requires_grad_", "share_memory",
+})
 DEPTH = 4
 
 
@@ -157,7 +160,9 @@ class KeepingUses:
         if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr not in REACHING_INSIDE:
             above = self.parents.get(id(parent))
             if isinstance(above, ast.Call) and above.func is parent:
-                return True
+                # `model.eval()` gives the module back: what is done with that must keep it too
+                return parent.attr not in RETURNING_ITSELF or isinstance(self.parents.get(id(above)), ast.Expr) \
+                    or self._keeping_use(above, depth)
             return isinstance(above, ast.Attribute) and above.value is parent and self._keeping_use(parent, depth)
         return False
 

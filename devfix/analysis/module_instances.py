@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from devfix.analysis.ast_nodes import every_node, is_self_attribute
+from devfix.analysis.keeping_callees import RETURNING_ITSELF
 
 KEEPING_THE_INSTANCE = frozenset({"to", "cuda", "cpu", "eval", "train", "float", "double", "half", "bfloat16", "requires_grad_"})
 SEQUENTIAL = "torch.nn.Sequential"
@@ -148,13 +149,24 @@ def _held_module(value: ast.expr, modules: dict[str, ast.ClassDef], qualify) -> 
 
 
 def _reads(nodes: list[ast.AST]) -> dict[str, list[str]]:
-    """Each name read → how each read uses it: "call" (`name(...)`), "attribute" (`name.x`), or "value"."""
-    called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
-    owners = {id(node.value) for node in nodes if isinstance(node, ast.Attribute)}
+    """Each name read → how each read uses it: "call" (`name(...)`), "attribute" (`name.x`), or
+    "value" (also `net = name.eval()`: a method that gives the instance back, used otherwise than as
+    a statement, hands it on)."""
+    calls = {id(node.func): node for node in nodes if isinstance(node, ast.Call)}
+    statements = {id(node.value) for node in nodes if isinstance(node, ast.Expr)}
+    owners = {id(node.value): node for node in nodes if isinstance(node, ast.Attribute)}
     uses: dict[str, list[str]] = {}
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            use = "call" if id(node) in called else "attribute" if id(node) in owners else "value"
+            attribute = owners.get(id(node))
+            if id(node) in calls:
+                use = "call"
+            elif attribute is None:
+                use = "value"
+            elif attribute.attr in RETURNING_ITSELF and id(attribute) in calls and id(calls[id(attribute)]) not in statements:
+                use = "value"
+            else:
+                use = "attribute"
             uses.setdefault(node.id, []).append(use)
     return uses
 

@@ -167,3 +167,14 @@ def test_a_device_and_instances_of_other_files(tmp_path, program, fixed_here):
     (tmp_path / "main.py").write_text("import torch\n\nfrom constants import DEVICE\n" + program)
     result = process(MODEL_FILE.encode(), str(tmp_path / "model.py"), [ProgramDeviceInModule], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
     assert (MOVED_LINE in result.fixed.decode()) is fixed_here
+
+
+@pytest.mark.parametrize("program", [
+    "model = Cell()\nmodel.eval().cuda()\nprint(model(torch.ones(2, 4).to(DEVICE)))\n",  # moved through what eval() gives back
+    "def main():\n    model = Cell()\n    net = model.eval()\n    net.to(DEVICE)\n    print(model(torch.ones(2, 4).to(DEVICE)))\n",
+    TRAINER.replace("self.model.eval()", "self.model.eval().to(DEVICE)")
+    + "def main():\n    model = Cell()\n    print(Trainer(model, 2).run(torch.ones(2, 4).to(DEVICE)))\n",
+])
+def test_a_model_moved_through_what_its_methods_give_back_leaves_the_class_alone(program):
+    source = HEAD + CELL + program
+    assert fixed(source) == source
