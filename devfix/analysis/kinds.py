@@ -312,6 +312,8 @@ class Resolver:
             receiver = self.kind(node.func.value, env)
             if node.func.attr == "type" and receiver is Kind.TENSOR and len(node.args) == 1:
                 return Kind.TENSOR  # `x.type(torch.FloatTensor)` converts; `x.type()` names the type
+            if node.func.attr == "size" and len(node.args) == 1 and not node.keywords and receiver in (Kind.TENSOR, Kind.UNKNOWN):
+                return Kind.SCALAR  # `output.size(1)`: one dimension's length (numpy's `size` is no method)
             return self._kind_of_method(node.func.attr, receiver)
         return Kind.UNKNOWN
 

@@ -792,3 +792,13 @@ def test_factories_of_both_branches_reach_the_meeting_after_them():
     fixed_source = fixed(source)
     assert "torch.zeros(x.size(0), n, device=x.device)" in fixed_source
     assert "torch.ones(x.size(0), n, device=x.device) * value" in fixed_source
+
+
+def test_a_tensor_of_one_dimensions_length_is_a_zero_dim_number():
+    # transformers' NEFTune hook: `dims` is 0-dim, and `output` is rebound only after it
+    source = (
+        "import torch\n\n\ndef neftune(module, output, alpha):\n    if module.training:\n"
+        "        dims = torch.tensor(output.size(1) * output.size(2))\n        mag_norm = alpha / torch.sqrt(dims)\n"
+        "        output = output + torch.zeros_like(output).uniform_(-mag_norm, mag_norm)\n    return output\n"
+    )
+    assert fixed(source) == source
