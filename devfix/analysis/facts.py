@@ -265,9 +265,10 @@ class FileFacts:
 
     @cached_property
     def program_devices_in_host_classes(self) -> dict[str, frozenset[tuple[int, int]]]:
-        """Module classes of the file whose every instance stays on the CPU, and none of which
-        another file beside it builds, → where (line, byte column) their methods name a program
-        device to place tensors on (`analysis.host_instances`)."""
+        """Module classes of the file whose every instance stays on the CPU (built here and in no
+        other file, or built only by files beside it that keep them so) → where (line, byte column)
+        their methods name a program device, the file's own or one imported from the project, to
+        place tensors on (`analysis.host_instances`)."""
         if "class " not in self.text:
             return {}
         imported = {  # names imported from elsewhere that place tensors here (`device=DEVICE` of `from config import DEVICE`)
