@@ -1,0 +1,1 @@
+"""Constants shared by the model and the scripts."""
