@@ -66,6 +66,8 @@ TEST_MODULES = ("pytest", "unittest")
 PROGRAM_STATEMENTS = (ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith)
 
 
+PLACING_NAME = re.compile(r"(?:\bdevice\s*=\s*|\.to\(\s*)([A-Za-z_]\w*)\s*[,)]")  # the name a tensor is placed on
+
 class FileRole(enum.Enum):
     PROGRAM = "program"
     LIBRARY = "library module"
@@ -271,9 +273,9 @@ class FileFacts:
         place tensors on (`analysis.host_instances`)."""
         if "class " not in self.text:
             return {}
-        imported = {  # names imported from elsewhere that place tensors here (`device=DEVICE` of `from config import DEVICE`)
-            name for name in self.imports.names
-            if name in self.text and re.search(rf"(\bdevice\s*=\s*|\.to\(\s*){re.escape(name)}\b", self.text)
+        placing = set(PLACING_NAME.findall(self.text))  # `device=DEVICE`, `.to(DEVICE)`: one pass over the text
+        imported = {  # names imported from a module that place tensors here (`from config import DEVICE`)
+            name for name, qualified in self.imports.names.items() if name in placing and "." in qualified
         }
         if "cuda" not in self.text and not imported:
             return {}
