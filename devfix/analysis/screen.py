@@ -1196,11 +1196,16 @@ def _moves_into_attribute_in_init(move: ast.Call, place: _Place) -> bool:
 
 
 def _feeds_a_self_attribute(move: ast.Call, place: _Place) -> bool:
-    """`self.model(data.to(self.device))` in a method but `__init__`: a move given straight to a
-    callable attribute (DF020 reads the model as on that device)."""
+    """`self.model(data.to(self.device))` in a method but `__init__`, `data` a name a `for` of the
+    method binds: a loop's batch moved straight into a callable attribute (DF020 reads the model as
+    on that device, and moves the loop's other batches there)."""
     parent = place.parent
-    return place.method is not None and place.method.name != "__init__" and isinstance(parent, ast.Call) \
-        and is_self_attribute(parent.func) and move in parent.args
+    receiver = move.func.value if isinstance(move.func, ast.Attribute) else None
+    if not (place.method is not None and place.method.name != "__init__" and isinstance(parent, ast.Call)
+            and is_self_attribute(parent.func) and move in parent.args and isinstance(receiver, ast.Name)):
+        return False
+    return any(isinstance(node, (ast.For, ast.AsyncFor)) and receiver.id in set(bound_names(node.target))
+               for node in every_node(place.method))
 
 
 def _moves_an_instance_attribute(move: ast.Call, place: _Place) -> bool:
