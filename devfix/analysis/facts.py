@@ -282,17 +282,13 @@ class FileFacts:
         modules = {name for name, kind in self.classes.items() if kind is Kind.MODULE}
         if not modules:
             return {}
-        found = program_devices_in_host_classes(
+        return program_devices_in_host_classes(
             self._tree, modules, self.imports.qualify,
             lambda name: name in imported and self._project.imported_program_device(self._path, self.imports.names[name]),
             lambda class_name: self._project.instances_kept_on_host(self._path, class_name),
             self._project.imported_keeping(self._path, self.imports),
+            lambda class_name: self._project.foreign_calls(self._path, class_name) == [],
         )
-        built = {node.func.id for node in ast.walk(self._tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
-        return {  # a class built here must be built nowhere else; one built only elsewhere was judged there
-            class_name: names for class_name, names in found.items()
-            if class_name not in built or self._project.foreign_calls(self._path, class_name) == []
-        }
 
     @cached_property
     def sets_a_default_device(self) -> bool:

@@ -189,14 +189,15 @@ def _names_cuda(value: ast.expr) -> bool:
 def program_devices_in_host_classes(
     tree: ast.Module, module_classes: set[str], qualify: Callable[[ast.expr], str | None],
     imported_device: Callable[[str], bool] = lambda name: False, kept_elsewhere: Callable[[str], bool] = lambda name: False,
-    imported: Imported = lambda name: None,
+    imported: Imported = lambda name: None, built_only_here: Callable[[str], bool] = lambda name: True,
 ) -> dict[str, frozenset[tuple[int, int]]]:
     """Host-only classes (`host_only_classes`) → where (line, byte column) their methods but
     `__init__` name a program device (`program_device_names`, or a name imported from a file of
     the project that binds it so: `imported_device`) to place tensors on (`.to(DEVICE)`,
     `device=DEVICE`), in a method that neither binds the name nor takes it as a parameter. A class
     the file never builds counts when the files beside it keep every instance on the CPU
-    (`kept_elsewhere`); one it builds, when it keeps them so itself."""
+    (`kept_elsewhere`); one it builds, when it keeps them so itself and no other file builds it
+    (`built_only_here`)."""
     devices = set(program_device_names(tree))
     asked: dict[str, bool] = {}  # imported names → each is a program device of the file it comes from
 
@@ -227,7 +228,7 @@ def program_devices_in_host_classes(
     built = {node.func.id for node in every_node(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
     return {
         class_name: frozenset(places) for class_name, places in found.items()
-        if class_name in host or (class_name not in built and kept_elsewhere(class_name))
+        if (class_name in host and built_only_here(class_name)) or (class_name not in built and kept_elsewhere(class_name))
     }
 
 
