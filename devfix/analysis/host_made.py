@@ -100,18 +100,15 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
 
 def _reaching_before_host_made(read: cst.Name, binding, line: int, depth: int, where: HostContext) -> bool:
     """A binding in a block that may not run (`if isinstance(x, np.ndarray): x = torch.from_numpy(x)`),
-    read after that block, may leave the value before it in place: that one must be host-made too
-    (a parameter never is, but one proven a Python number where it is read); none before it is
-    only a NameError."""
-    name = read.value
-    block_end = where.facts.conditional.get((name, binding.line))
-    if block_end is None or line <= block_end:
-        return True
-    earlier = where.facts._binding_before(name, binding.line)
-    if earlier is None:
-        return name not in where.facts.parameters or (where.kind_of is not None and where.kind_of(read) is Kind.SCALAR)
-    return earlier.value is not None and host_made(earlier.value, earlier.line, depth + 1, where) \
-        and _reaching_before_host_made(read, earlier, line, depth + 1, where)
+    read after that block, may leave the value before it in place (`PlacementFacts.reaching_past`):
+    that one must be host-made too (a parameter never is, but one proven a Python number where it
+    is read); none before it is only a NameError."""
+    reaching, from_the_start = where.facts.reaching_past(read.value, binding, line)
+    if any(earlier.value is None or not host_made(earlier.value, earlier.line, depth + 1 + index, where)
+           for index, earlier in enumerate(reaching)):
+        return False
+    return not from_the_start or read.value not in where.facts.parameters or (
+        where.kind_of is not None and where.kind_of(read) is Kind.SCALAR)
 
 
 def _comprehension_host_made(

@@ -310,6 +310,20 @@ class PlacementFacts:
         `first` and before `last`: the model the name holds is on the host again."""
         return any(first < line < last for line in self.hosted_at.get(name, ()))
 
+    def reaching_past(self, name: str, binding: Binding, line: int) -> tuple[list[Binding], bool]:
+        """The bindings before `binding` that `name` may still hold where it is read on `line`,
+        nearest first: while a binding is in a block that may not run (`conditional`) and the read
+        comes after that block, the one before it reaches too. The flag says the value before them
+        all (a parameter's, or none) reaches as well."""
+        reaching: list[Binding] = []
+        while (block_end := self.conditional.get((name, binding.line))) is not None and line > block_end:
+            earlier = self._binding_before(name, binding.line)
+            if earlier is None:
+                return reaching, True
+            reaching.append(earlier)
+            binding = earlier
+        return reaching, False
+
     def _binding_before(self, name: str, line: int) -> Binding | None:
         earlier = [binding for binding in self.bindings.get(name, ()) if binding.line < line]
         return max(earlier, key=lambda binding: binding.line) if earlier else None

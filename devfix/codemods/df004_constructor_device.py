@@ -1476,14 +1476,14 @@ class _Combinations(cst.CSTVisitor):
 
     def _sources_skipped(self, name: str, binding, use_line: int) -> list[cst.Call]:
         """`if pad_values == 0: pad = torch.zeros(n)` / `else: pad = torch.ones(n) * v`, read after
-        both: the binding read may be in a block that did not run, so the factories of the binding
-        before it reach the read too (PyPOTS' ModernTCN `PaddingTwoEdge1d`)."""
+        both: the binding read may be in a block that did not run, so the factories of the bindings
+        before it that reach the read are its sources too (`PlacementFacts.reaching_past`; PyPOTS'
+        ModernTCN `PaddingTwoEdge1d`)."""
         found: list[cst.Call] = []
-        while (block_end := self.facts.conditional.get((name, binding.line))) is not None and use_line > block_end:
-            binding = self.facts._binding_before(name, binding.line)
-            if binding is None or binding.value is None:
+        for earlier in self.facts.reaching_past(name, binding, use_line)[0]:
+            if earlier.value is None:
                 break
-            found += self._sources(binding.value, binding.line)
+            found += self._sources(earlier.value, earlier.line)
         return found
 
     def _row_sources(self, rows: cst.BaseExpression, position: int, line: int) -> list[cst.Call]:
