@@ -76,10 +76,13 @@ class KeepingUses:
 
     def _reads_keep(self, attribute: str, depth: int) -> bool:
         """This file never stores `.<attribute>` and every read of it keeps the value."""
-        return all(
-            isinstance(node.ctx, ast.Load) and self._keeping_use(node, depth)
-            for node in every_node(self.tree) if isinstance(node, ast.Attribute) and node.attr == attribute
-        )
+        stores, reads = self._attribute_uses(attribute)
+        return not stores and all(self._keeping_use(node, depth) for node in reads)
+
+    def _attribute_uses(self, attribute: str) -> tuple[list[ast.Attribute], list[ast.Attribute]]:
+        """The stores and the reads of `.<attribute>` in the file."""
+        nodes = [node for node in every_node(self.tree) if isinstance(node, ast.Attribute) and node.attr == attribute]
+        return [node for node in nodes if not isinstance(node.ctx, ast.Load)], [node for node in nodes if isinstance(node.ctx, ast.Load)]
 
     def keeps_argument_of(self, callee: str, call: ast.Call, argument: ast.expr, depth: int) -> bool:
         """`call` (of this file or another) hands `argument` to a parameter of this file's `callee`
@@ -135,16 +138,9 @@ class KeepingUses:
     def _keeps_attribute(self, class_def: ast.ClassDef, attribute: str, depth: int) -> bool:
         """`self.<attribute>` is stored once in the class, and every read of `.<attribute>` in the
         file keeps the value."""
-        stores = 0
-        for node in every_node(self.tree):
-            if isinstance(node, ast.Attribute) and node.attr == attribute:
-                if not isinstance(node.ctx, ast.Load):
-                    stores += 1
-                    if not is_self_attribute(node) or not _inside(node, class_def, self.parents):
-                        return False
-                elif not self._keeping_use(node, depth):
-                    return False
-        return stores == 1
+        stores, reads = self._attribute_uses(attribute)
+        return len(stores) == 1 and is_self_attribute(stores[0]) and _inside(stores[0], class_def, self.parents) \
+            and all(self._keeping_use(node, depth) for node in reads)
 
     def _keeping_use(self, node: ast.expr, depth: int) -> bool:
         """`value(...)`, `value.method(...)` with a method that is no move, `value.a.b(...)` so, or
