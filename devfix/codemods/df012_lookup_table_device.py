@@ -48,6 +48,7 @@ import libcst as cst
 
 from devfix.analysis.call_sites import argument_at, arguments_for
 from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
@@ -185,7 +186,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         if isinstance(table, cst.Name):
             what = self._handed_table(anchor, table.value, index)
             tensor_index = isinstance(index, cst.Name) and self._index_is_a_tensor(anchor, index)
-            return (what, index.value) if what is not None and tensor_index else None
+            return (what, index.value) if what is not None and tensor_index and not self._index_made_on_host(anchor, index) else None
         if getattr(self, "_tables", None) and _is_self_attribute(table) and table.attr.value in self._tables:
             if self._stored_into(anchor) or self._made_from_own_tables(anchor, index):
                 return None
@@ -239,6 +240,12 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
             return False
         # an index the callers give, or one placed here; a local made on the CPU leaves the table alone
         return isinstance(index, cst.Name) and (index.value in parameters and index.value not in facts.bindings or facts.is_device_value(index))
+
+    def _index_made_on_host(self, anchor: cst.CSTNode, index: cst.Name) -> bool:
+        """`idx = perm[i:i + 8]` of `perm = torch.randperm(n)`: a CPU index reads a CPU table as it
+        is, so aligning the table would be a needless move."""
+        facts = self.scope_facts(anchor)
+        return host_made(index, self.line_of(anchor), 0, HostContext(facts, self.qualified, lambda _: False, kind_of=self.kind_of))
 
     def _index_is_a_tensor(self, anchor: cst.CSTNode, index: cst.Name) -> bool:
         return self.kind_of(index) is Kind.TENSOR or self._given_a_tensor(anchor, index.value)

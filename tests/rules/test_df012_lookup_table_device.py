@@ -269,3 +269,16 @@ def test_tables_computed_from_one_the_same_method_placed_are_placed_too():
     unplaced = run_devfix(SCHEDULE.format(move=""), rules=[LookupTableDevice])
     # `add_noise` moves `alphas_cumprod` later: `alpha_t`, made from it in `__init__`, stays on the CPU
     assert "self.alpha_t.to(timestep.device)[timestep]" in unplaced.fixed.decode()
+
+
+def test_a_handed_table_read_with_an_index_made_on_the_host_here_is_left_alone():
+    # a training step drawing its own minibatch: `perm = torch.randperm(n)`, `X[idx]` of the full CPU data
+    source = (
+        "import torch\nfrom torch import nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "X, y = torch.randn(40, 5), torch.randint(0, 3, (40,))\nmodel = nn.Linear(5, 3).to(device)\n\n\n"
+        "def train_epoch(model, X, y):\n    perm = torch.randperm(len(X))\n    for i in range(0, len(X), 8):\n"
+        "        idx = perm[i:i + 8]\n        xb, yb = X[idx].to(device), y[idx].to(device)\n"
+        "        nn.functional.cross_entropy(model(xb), yb).backward()\n\n\ntrain_epoch(model, X, y)\n"
+    )
+    result = fix(source)
+    assert result.fixed == result.source and not result.findings
