@@ -902,8 +902,9 @@ class _Scope:
             value = next((element for loop_line, element in self.elements.get(reference, ()) if loop_line == bound[0][0]), None)
         if value is None:
             return False
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-            return True  # `out = model(x)`: where `model` was moved
+        root = _call_of_chain(value)
+        if isinstance(root, ast.Call) and isinstance(root.func, ast.Name):
+            return True  # `out = model(x)`, `preds = model(x).argmax(1)`: where `model` was moved
         if isinstance(value, ast.Call) and is_move(value, self.imports):
             return True  # `y = labels.to(device)`: the device it names
         return any(source != reference and self._device_known(source, line, depth + 1, meeting) for source in self._reference_names(value))

@@ -20,6 +20,7 @@ import libcst as cst
 from devfix.analysis.cst_bindings import is_static_method, parameter_names
 from devfix.analysis.module_classes import PARAMETERIZED_LAYERS, builds_torch_layer, is_self_attribute
 from devfix.analysis.parameter_meetings import OutputRoots, Roots, assignments_of, derived_names, parameters_meet
+from devfix.analysis.placement import as_move
 from devfix.analysis.torch_names import QualifiedNames
 
 MAX_DEPTH = 3  # method → forward → a helper method: deeper chains are not followed
@@ -170,10 +171,49 @@ def parameters_given_with_models(function: cst.FunctionDef, qualified: Qualified
     {model}, ys: {model}}`. Given a moved model, both must be on its device."""
     names = parameter_names(function)
     found = {name: models - {name} for name, models in parameters_fed_to_models(function, set(names), qualified).items() if models - {name}}
-    called = {model for models in found.values() for model in models}
+    calls = _Calls()
+    function.body.visit(calls)
+    # a parameter called like a model, also on inputs placed first (`preds = model(xs.to(device))`)
+    called = {call.func.value for call in calls.found if isinstance(call.func, cst.Name) and call.func.value in names}
+    placed, assignments, plain = _moved_onto_themselves(function, qualified), assignments_of(function), Roots(qualified)
     for model in sorted(called):
         reader = OutputRoots(qualified, {model})
         for name in names:
-            if name != model and parameters_meet(function, model, name, qualified, reader):
+            if name != model and not _reaches(name, assignments, plain) & placed and parameters_meet(function, model, name, qualified, reader):
                 found.setdefault(name, set()).add(model)
+    return found
+
+
+def _reaches(parameter: str, assignments: list[tuple[set[str], cst.BaseExpression]], reader: Roots) -> set[str]:
+    """`parameter` and every name computed from it anywhere in the function, rebound later or not
+    (`inputs, labels = batch` of a parameter `batch`)."""
+    names = {parameter}
+    for _ in range(2):
+        for targets, value in assignments:
+            if reader.roots(value) & names:
+                names.update(targets)
+    return names
+
+
+def _moved_onto_themselves(function: cst.FunctionDef, qualified: QualifiedNames) -> set[str]:
+    """Names the function rebinds to a move of themselves (`labels = labels.to(device)`, also in
+    `images, labels = images.to(device), labels.to(device)`): it places them itself, and what the
+    meeting reads may be the moved value (`derived_names` does not follow the order)."""
+    found: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                pairs = [(target.target, node.value)]
+                if isinstance(target.target, cst.Tuple) and isinstance(node.value, cst.Tuple) and len(target.target.elements) == len(node.value.elements):
+                    pairs = [(bound.value, value.value) for bound, value in zip(target.target.elements, node.value.elements)]
+                for bound, value in pairs:
+                    move = as_move(value, qualified) if isinstance(bound, cst.Name) and isinstance(value, cst.Call) else None
+                    if move is not None and isinstance(move.receiver, cst.Name) and move.receiver.value == bound.value:
+                        found.add(bound.value)
+
+    function.visit(Finder())
     return found

@@ -1367,8 +1367,9 @@ class _Combinations(cst.CSTVisitor):
         found = self._device_of(source, call, depth + 1, tables, bindings[0].line) if from_source else None
         if found is not None:
             return found
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.facts.moved:
-            move = self.facts.moved[value.func.value]
+        output = without_tensor_methods(value)  # `preds = model(x).argmax(1)` lives where `model(x)` does
+        if isinstance(output, cst.Call) and isinstance(output.func, cst.Name) and output.func.value in self.facts.moved:
+            move = self.facts.moved[output.func.value]
             moved_to = device_code(move.device)
             moved_first = self.rule.line_of(move.call) < bindings[0].line  # not `z = net(x)` then `net.to(device)`
             # (its input's device, when it has one, was looked for first: the output is where the model is)
@@ -1377,8 +1378,8 @@ class _Combinations(cst.CSTVisitor):
             if moved_to is None and self.rule.line_of(move.call) < self.rule.line_of(call):
                 # `out = model(data)` with `model.cuda()` under `if args.cuda:` before the call and
                 # `data` moved only after it: the model's own device is where `out` will be
-                return self._moved_to(value.func.value, move, call)
-        called = without_tensor_methods(value)  # `model(x)` of `pred = model(x).argmax(1)`
+                return self._moved_to(output.func.value, move, call)
+        called = output  # `model(x)` of `pred = model(x).argmax(1)`
         if isinstance(called, cst.Call) and isinstance(called.func, cst.Name) and not (from_source and self._made_here(source, bindings[0].line)):
             # `preds = model(images.to(device))` in `def get_all_preds(model, loader)`, bound after
             # `all_preds = torch.tensor([])` (or with `device` bound after it): every caller passes a

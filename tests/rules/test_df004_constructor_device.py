@@ -802,3 +802,29 @@ def test_a_tensor_of_one_dimensions_length_is_a_zero_dim_number():
         "        output = output + torch.zeros_like(output).uniform_(-mag_norm, mag_norm)\n    return output\n"
     )
     assert fixed(source) == source
+
+
+def test_labels_compared_with_a_method_of_a_moved_models_output_are_placed():
+    source = (
+        "import torch\nfrom torch import nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "X = torch.randn(40, 5)\ny = torch.randint(0, 3, (40,))\nmodel = nn.Linear(5, 3).to(device)\n"
+        "{use}"
+    )
+    top_level = "preds = model(X.to(device)).argmax(1)\nprint((preds == y).float().mean())\n"
+    helper = (
+        "\n\ndef evaluate(model, X, y):\n    preds = model(X.to(device)).argmax(1)\n    return (preds == y).float().mean()\n\n\n"
+        "print(evaluate(model, X, y))\n"
+    )
+    for use in (top_level, helper):
+        assert "y = torch.randint(0, 3, (40,), device=device)\n" in fixed(source.format(use=use))
+
+
+def test_a_helper_that_moves_what_it_unpacks_from_a_parameter_places_it_itself():
+    source = (
+        "import torch\nfrom torch import nn\n\n\ndef step(model, batch, device):\n    inputs, labels = batch\n"
+        "    inputs, labels = inputs.to(device), labels.to(device)\n    logits = model(inputs)\n"
+        "    return nn.functional.cross_entropy(logits, labels)\n\n\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = nn.Linear(4, 3).to(device)\n"
+        "batch = (torch.randn(6, 4), torch.tensor([0, 1, 2, 0, 1, 2]))\nprint(step(model, batch, device))\n"
+    )
+    assert fixed(source) == source
