@@ -123,6 +123,8 @@ def derived_names(parameter: str, assignments: list[tuple[set[str], cst.BaseExpr
 class Roots:
     """The names an expression's value is computed from, as far as the device goes."""
 
+    in_place_meets = False  # does `a += b` put `a` and `b` together (`met_parameters`)?
+
     def __init__(self, qualified: QualifiedNames) -> None:
         self.qualified = qualified
 
@@ -199,7 +201,8 @@ def assignments_of(function: cst.FunctionDef) -> list[tuple[set[str], cst.BaseEx
             found.append(({name for target in node.targets for name in bound_names(target.target)}, node.value))
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            found.append((bound_names(node.target), node.value))
+            # `total += x`: the new value is computed from the old one too (it keeps its device)
+            found.append((bound_names(node.target), cst.BinaryOperation(node.target, cst.Add(), node.value)))
 
     function.visit(Finder())
     return found
@@ -224,6 +227,10 @@ class _Operations(cst.CSTVisitor):
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         self._add([node.left, *(item.comparator for item in node.comparisons)])
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self.reader.in_place_meets:
+            self._add([node.target, node.value])
 
     def visit_Call(self, node: cst.Call) -> None:
         callee = node.func

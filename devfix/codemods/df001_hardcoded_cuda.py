@@ -52,6 +52,7 @@ from devfix.analysis.cst_bindings import names_in
 from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.device_parameters import takes_any_device
 from devfix.analysis.device_scope import device_for
+from devfix.analysis.met_parameters import parameter_met_by
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, module_input
 from devfix.analysis.torch_api import (
     DEVICE_CONSTRUCTOR,
@@ -334,11 +335,26 @@ class HardcodedCuda(DevfixRule):
             return self._device_of_the_input(node, module_class, message)
         choice = device_for(self, node)
         if choice is None:
+            parameter = self._met_parameter(node)
+            if parameter is not None:
+                # a library helper: where the tensor parameter it meets is, which `.cuda()` was wherever it ran
+                if not self.report(node, message, fix_title=f"use the device of the parameter `{parameter}` it meets"):
+                    return None
+                return f"{parameter}.device"
             self.report(node, message + " (no device variable can be added here)", fixable=False)
             return None
         if not self.report(node, message, fix_title=f"use `{choice.name}` chosen at run time"):
             return None
         return self.use_device(choice)
+
+    def _met_parameter(self, node: cst.CSTNode) -> str | None:
+        """`mask = torch.ones(n).cuda()` (or `torch.zeros(n, device="cuda")`) in a function that then
+        puts it with its tensor parameter `seq` (`analysis.met_parameters`): `seq`."""
+        placed = node if isinstance(node, cst.Call) else self.get_metadata(ParentProvider, self.get_metadata(ParentProvider, node, None), None)
+        function = self.get_metadata(ParentProvider, placed, None) if isinstance(placed, cst.Call) else None
+        while function is not None and not isinstance(function, (cst.FunctionDef, cst.Lambda, cst.Module)):
+            function = self.get_metadata(ParentProvider, function, None)
+        return parameter_met_by(function, placed, self._qualified) if isinstance(function, cst.FunctionDef) else None
 
     def _qualified(self, node: cst.CSTNode) -> set[str]:
         return qualified_names(self, node)

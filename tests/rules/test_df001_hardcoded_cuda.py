@@ -286,3 +286,29 @@ def test_a_true_flag_that_guards_no_cuda_code_is_left_alone():
 def test_a_true_flag_guards_cuda_only_where_the_literal_stands_for_a_device(branch, flagged):
     source = f"import torch\n\nverbose = True\nif verbose:\n{branch}"
     assert (fix(source) != source) is flagged
+
+
+LIBRARY_HELPER = "import torch\n\n\ndef pad_mask(seq, pad=0):\n    n = seq.size(0)\n{body}"
+
+
+def test_a_library_helper_places_what_it_makes_where_the_tensor_parameter_it_meets_is():
+    for body, fixed_line in (
+        ("    mask = torch.ones(n, seq.size(1)).cuda()\n    return mask * (seq != pad).float()\n",
+         "    mask = torch.ones(n, seq.size(1)).to(seq.device)\n"),
+        ("    lengths = torch.zeros(n, dtype=torch.long).cuda()\n    lengths += (seq != pad).sum(dim=1)\n    return lengths\n",
+         "    lengths = torch.zeros(n, dtype=torch.long).to(seq.device)\n"),
+        ("    return torch.ones(n, seq.size(1), device='cuda') * seq\n",
+         "    return torch.ones(n, seq.size(1), device=seq.device) * seq\n"),
+    ):
+        assert fixed_line in run_devfix(LIBRARY_HELPER.format(body=body), path="utils.py", rules=[HardcodedCuda]).fixed.decode()
+
+
+def test_a_library_helper_without_a_proven_tensor_parameter_it_meets_is_only_reported():
+    for body in (
+        "    return torch.ones(n).cuda()\n",  # meets nothing here: its callers may rely on the GPU
+        "    seq = seq.cpu()\n    return torch.ones(n).cuda() * seq\n",  # rebound: not the value where the tensor is made
+        "    return torch.ones(n).cuda() * pad\n",  # `pad` may be a number
+    ):
+        source = LIBRARY_HELPER.format(body=body)
+        result = run_devfix(source, path="utils.py", rules=[HardcodedCuda])
+        assert result.fixed.decode() == source and [finding.fixable for finding in result.findings] == [False]
