@@ -91,9 +91,22 @@ class DiscardedTo(ScopeTracker, DevfixRule):
         (`tensor.is_cuda`, `tensor.device`), if at all: the thrown-away copy changes no computation."""
         facts = self.scope_facts(statement)
         line = self.line_of(statement)
-        rebound = min((binding.line for binding in facts.bindings.get(name, ()) if binding.line > line), default=None)
+        other_branches = self._other_branches(statement)
+        rebound = min((binding.line for binding in facts.bindings.get(name, ())
+                       if binding.line > line and not any(first <= binding.line <= last for first, last in other_branches)), default=None)
         later = [read for read in reads if self.line_of(read.name) > line and (rebound is None or self.line_of(read.name) < rebound)]
         return all(isinstance(read.parent, cst.Attribute) and read.parent.attr.value in PLACEMENT_ATTRIBUTES for read in later)
+
+    def _other_branches(self, statement: cst.CSTNode) -> list[tuple[int, int]]:
+        """The lines of the `else` branches of the `if` statements whose body holds `statement`: a
+        binding there is on no path from it (`if isinstance(s, Tensor): s.to(d)` / `else: s = ...`)."""
+        ranges, child = [], statement
+        parent = self.get_metadata(ParentProvider, child, None)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
+            if isinstance(parent, cst.If) and child is parent.body and parent.orelse is not None:
+                ranges.append((self.line_of(parent.orelse), self.line_of(parent.orelse) + _line_count(parent.orelse)))
+            child, parent = parent, self.get_metadata(ParentProvider, parent, None)
+        return ranges
 
     def _given_to_an_unmoved_callable(self, name: str, statement: cst.SimpleStatementLine, reads: list[_Read]) -> str | None:
         """The callee of a later call in the scope given `name` (as it is at `statement`) by position
@@ -179,3 +192,7 @@ class _AttributeAssignments(cst.CSTVisitor):
                     self.assigned_a_parameter = True
                 elif any(name.startswith("torch.") for name in names):
                     self.assigned_a_tensor = True
+
+
+def _line_count(node: cst.CSTNode) -> int:
+    return cst.Module([]).code_for_node(node).count("\n")

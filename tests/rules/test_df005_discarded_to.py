@@ -87,3 +87,12 @@ def test_a_legacy_variable_of_a_tensor_is_a_tensor(wrapped):
         f"    grid = np.ones((size, size))\n    m = {wrapped}\n    if trg.is_cuda:\n        m.cuda()\n    return trg & m\n"
     )
     assert "        m = m.cuda()\n" in run_devfix(source, rules=[DiscardedTo]).fixed.decode()
+
+
+def test_a_binding_in_the_else_branch_does_not_end_the_value_the_if_branch_throws_away():
+    # DecisionTransformerInterpretability's `return_tensors`: tensors moved into copies, arrays converted
+    source = (
+        "import torch\n\n\ndef as_tensor(s, device):\n    if isinstance(s, torch.Tensor):\n        s.to(device)\n"
+        "    else:\n        s = torch.from_numpy(s).to(device)\n    return s\n"
+    )
+    assert "        s = s.to(device)\n" in run_devfix(source, rules=[DiscardedTo]).fixed.decode()
