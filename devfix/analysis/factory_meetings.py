@@ -734,8 +734,8 @@ class _Scope:
         while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in TENSOR_TO_TENSOR_METHODS:
             value = value.func.value
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name) \
-                and value.func.value.id == "self" and value.func.attr in self.layers:
-            return True  # `logits = self.proj(x)`
+                and value.func.value.id == "self" and (value.func.attr in self.layers or self.plain_method):
+            return True  # `logits = self.proj(x)`; `out = self.model(x)` of a plain class keeping a model
         return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.callables
 
     def _annotated_as_tensor(self, annotation: ast.expr | None) -> bool:

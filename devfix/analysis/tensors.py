@@ -45,8 +45,11 @@ def without_tensor_methods(value: cst.BaseExpression | None) -> cst.BaseExpressi
     return value
 
 
-def tensor_names(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNames) -> set[str]:
+def tensor_names(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNames, by_use: bool = False) -> set[str]:
     """Parameters and locals of a function (or a module's globals) that hold tensors wherever bound.
+    With `by_use`, only those their uses and annotations prove (`x.size(0)`, `torch.cat([x, y])`,
+    `x: Tensor`), not those only some assignment computes with tensors (another binding of the same
+    name may hold a number: `s = s * torch.randn(1)[0]` of a float `s`).
 
     `.to()`, `.cuda()`, `.float()` alone are not evidence: Modules have them too."""
     finder = _TensorEvidence(qualified)
@@ -67,7 +70,7 @@ def tensor_names(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNames)
             names.add(param.name.value)
         elif annotated & SCALAR_ANNOTATIONS:
             finder.rebound_to_non_tensors.add(param.name.value)
-    changed = True
+    changed = not by_use
     while changed:  # `sim = z1 @ z2.T / tau`: what is computed from tensors is a tensor
         changed = False
         for name, value in finder.assignments:

@@ -540,6 +540,7 @@ class _Combinations(cst.CSTVisitor):
         anchor = scope.body if isinstance(scope, cst.FunctionDef) else scope
         self.vetoed = rule.non_tensors_in(scope)  # names the analysis saw hold lists, numbers, arrays
         self.tensors = tensor_names(scope, rule.qualified) - self.vetoed
+        self.used_as_tensors = tensor_names(scope, rule.qualified, by_use=True) - self.vetoed
         self.parameters = rule.scope_parameters(anchor)
         self.facts = rule.scope_facts(anchor)
         self.first_line = {name: min(b.line for b in bindings) for name, bindings in self.facts.bindings.items()}
@@ -1398,7 +1399,8 @@ class _Combinations(cst.CSTVisitor):
         """A known tensor name inside `expression` (`x0` in `alpha_bar.sqrt() * x0`, `ids[:, 1:]`)."""
         if isinstance(expression, cst.Name):
             by_analysis = proven and self.rule.kind_of(expression) is Kind.TENSOR and expression.value not in self.vetoed
-            known = (expression.value in self.tensors or by_analysis or self._holds_module_output(expression)) and not self._sources(expression)
+            evidenced = expression.value in self.tensors and self._tensor_where_read(expression.value, self.rule.line_of(expression))
+            known = (evidenced or by_analysis or self._holds_module_output(expression)) and not self._sources(expression)
             return expression.value if known and not self._bound_off_device(expression) else None
         if isinstance(expression, cst.BinaryOperation):
             return self._reference(expression.left, proven) or self._reference(expression.right, proven)
@@ -1431,6 +1433,19 @@ class _Combinations(cst.CSTVisitor):
             return next((ref for arg in expression.args if (ref := self._reference(arg.value, proven))), None)
         return None
 
+    def _tensor_where_read(self, name: str, line: int, depth: int = 0) -> bool:
+        """A name some assignment of the scope computes with tensors holds one where read on `line`
+        when its uses prove it, or the binding that reaches the read computes with names that hold
+        tensors there (`s = a["scale"]`, `s = s * 1.25`, then `s * torch.randn(1)` reads a number,
+        though `s = s * torch.randn(1)[0]` binds a tensor after it)."""
+        if name in self.used_as_tensors or depth > 4:
+            return True
+        binding = self.facts._binding_before(name, line)
+        if binding is None or binding.value is None:
+            return True  # a parameter or a loop's element: the scope's evidence stands
+        held = {read for read in names_in(binding.value) if read in self.tensors and self._tensor_where_read(read, binding.line, depth + 1)}
+        return is_tensor_expression(binding.value, held, self.qualified)
+
     def _holds_a_whole_output(self, name: cst.Name) -> bool:
         """`name` holds what a Module call returned, as returned (`_, losses = roi_heads(...)`, not
         `model(x).argmax(1)`), and nothing proves it a tensor: it may be a dict or a list."""
@@ -1462,8 +1477,10 @@ class _Combinations(cst.CSTVisitor):
         binding = self.facts._binding_before(name.value, self.rule.line_of(name))
         value = binding.value if binding is not None else None
         value = without_tensor_methods(value)
-        if isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value in self.layers:
-            return True  # `logits = self.proj(x)` in a method of a class whose `__init__` builds `self.proj = nn.Linear(...)`
+        if isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value in self.layers | self.object_modules:
+            # `logits = self.proj(x)` in a method of a class whose `__init__` builds `self.proj = nn.Linear(...)`;
+            # `out = self.model(x)` of a plain class that keeps a moved model
+            return True
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.parameters:
             # `def evaluate(model, X, y): preds = model(X).argmax(dim=1)`, every caller passing a moved model
             return self._device_of_a_moved_argument(value.func.value) is not None

@@ -828,3 +828,14 @@ def test_a_helper_that_moves_what_it_unpacks_from_a_parameter_places_it_itself()
         "batch = (torch.randn(6, 4), torch.tensor([0, 1, 2, 0, 1, 2]))\nprint(step(model, batch, device))\n"
     )
     assert fixed(source) == source
+
+
+def test_a_number_rebound_to_a_tensor_after_it_meets_a_draw_is_no_reference():
+    # Fast_Human_Pose_Estimation's MPII dataset: `s` is a float where `torch.randn(1)` meets it
+    source = (
+        "import torch\n\n\ndef jitter(a, sf):\n    s = a['scale']\n    if a['person']:\n        s = s * 1.25\n"
+        "    s = s * torch.randn(1).mul_(sf).add_(1)[0]\n    return s\n"
+    )
+    assert fixed(source) == source
+    moved = source.replace("    s = a['scale']\n", "    s = torch.as_tensor(a['scale'], device=a['device'])\n")  # a tensor there
+    assert "torch.randn(1, device=s.device)" in fixed(moved)
