@@ -30,6 +30,17 @@ def bound_names(target: cst.BaseExpression) -> set[str]:
     return set()
 
 
+def assigned_pairs(target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> list[tuple[cst.Name, cst.BaseExpression]]:
+    """The names a target binds with their values: `x` to the whole value, and item by item when a
+    tuple is unpacked from one of the same length (`x, y = x.to(device), y.to(device)`)."""
+    if isinstance(target, cst.Name):
+        return [(target, value)]
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and len(target.elements) == len(value.elements) \
+            and not any(isinstance(element, cst.StarredElement) for element in (*target.elements, *value.elements)):
+        return [pair for inner, item in zip(target.elements, value.elements) for pair in assigned_pairs(inner.value, item.value)]
+    return []
+
+
 def target_leaves(target: cst.BaseExpression) -> list[cst.BaseExpression]:
     """`x, (self.y, *z[0])` → [x, self.y, z[0]]: what each part of an assignment target stores into."""
     if isinstance(target, (cst.Tuple, cst.List)):

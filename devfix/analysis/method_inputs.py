@@ -17,9 +17,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.cst_bindings import is_static_method, parameter_names
+from devfix.analysis.cst_bindings import assigned_pairs, is_static_method, parameter_names
 from devfix.analysis.module_classes import PARAMETERIZED_LAYERS, builds_torch_layer, is_self_attribute
-from devfix.analysis.parameter_meetings import OutputRoots, Roots, assignments_of, derived_names, parameters_meet
+from devfix.analysis.parameter_meetings import (
+    OutputRoots,
+    Roots,
+    assignments_of,
+    computed_from,
+    derived_names,
+    parameters_meet,
+)
 from devfix.analysis.placement import as_move
 from devfix.analysis.torch_names import QualifiedNames
 
@@ -179,20 +186,9 @@ def parameters_given_with_models(function: cst.FunctionDef, qualified: Qualified
     for model in sorted(called):
         reader = OutputRoots(qualified, {model})
         for name in names:
-            if name != model and not _reaches(name, assignments, plain) & placed and parameters_meet(function, model, name, qualified, reader):
+            if name != model and not computed_from(name, assignments, plain) & placed and parameters_meet(function, model, name, qualified, reader):
                 found.setdefault(name, set()).add(model)
     return found
-
-
-def _reaches(parameter: str, assignments: list[tuple[set[str], cst.BaseExpression]], reader: Roots) -> set[str]:
-    """`parameter` and every name computed from it anywhere in the function, rebound later or not
-    (`inputs, labels = batch` of a parameter `batch`)."""
-    names = {parameter}
-    for _ in range(2):
-        for targets, value in assignments:
-            if reader.roots(value) & names:
-                names.update(targets)
-    return names
 
 
 def _moved_onto_themselves(function: cst.FunctionDef, qualified: QualifiedNames) -> set[str]:
@@ -207,11 +203,8 @@ def _moved_onto_themselves(function: cst.FunctionDef, qualified: QualifiedNames)
 
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
-                pairs = [(target.target, node.value)]
-                if isinstance(target.target, cst.Tuple) and isinstance(node.value, cst.Tuple) and len(target.target.elements) == len(node.value.elements):
-                    pairs = [(bound.value, value.value) for bound, value in zip(target.target.elements, node.value.elements)]
-                for bound, value in pairs:
-                    move = as_move(value, qualified) if isinstance(bound, cst.Name) and isinstance(value, cst.Call) else None
+                for bound, value in assigned_pairs(target.target, node.value):
+                    move = as_move(value, qualified) if isinstance(value, cst.Call) else None
                     if move is not None and isinstance(move.receiver, cst.Name) and move.receiver.value == bound.value:
                         found.add(bound.value)
 

@@ -112,12 +112,19 @@ def meeting_pairs(function: cst.FunctionDef, parameters: list[str], qualified: Q
 def derived_names(parameter: str, assignments: list[tuple[set[str], cst.BaseExpression]], reader: Roots) -> set[str]:
     """`parameter` and the names the function computes from it (`assignments_of`), less those it
     also rebinds from something else (`target = target.to(d)`)."""
+    names = computed_from(parameter, assignments, reader)
+    return names - {target for targets, value in assignments if not reader.roots(value) & names for target in targets}
+
+
+def computed_from(parameter: str, assignments: list[tuple[set[str], cst.BaseExpression]], reader: Roots) -> set[str]:
+    """`parameter` and every name some assignment computes from it, rebound elsewhere or not
+    (`inputs, labels = batch` of a parameter `batch`)."""
     names = {parameter}
     for _ in range(2):  # twice: a loop may feed a name back to an earlier line
         for targets, value in assignments:
             if reader.roots(value) & names:
                 names.update(targets)
-    return names - {target for targets, value in assignments if not reader.roots(value) & names for target in targets}
+    return names
 
 
 class Roots:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.cst_bindings import assigned_pairs
 from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS
 from devfix.analysis.torch_api import (
     FACTORY_FUNCTIONS,
@@ -195,22 +196,11 @@ class _TensorEvidence(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            for name, value in _pairs(target.target, node.value):
+            for name, value in assigned_pairs(target.target, node.value):
                 if isinstance(value, (cst.List, cst.Dict, cst.Tuple, cst.SimpleString, cst.Integer, cst.Float, cst.ListComp)):
                     self.rebound_to_non_tensors.add(name.value)
                 else:
                     self.assignments.append((name.value, value))
-
-
-def _pairs(target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> list[tuple[cst.Name, cst.BaseExpression]]:
-    """The names a target binds with their values: `x` to the whole value, and item by item when a
-    tuple is unpacked from one of the same length (`x, y = x.to(device), y.to(device)`)."""
-    if isinstance(target, cst.Name):
-        return [(target, value)]
-    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and len(target.elements) == len(value.elements) \
-            and not any(isinstance(element, cst.StarredElement) for element in (*target.elements, *value.elements)):
-        return [pair for inner, item in zip(target.elements, value.elements) for pair in _pairs(inner.value, item.value)]
-    return []
 
 
 def _operand_names(value: cst.BaseExpression) -> set[str]:

@@ -140,7 +140,7 @@ import re
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, file_functions
-from devfix.analysis.cst_bindings import calls_in, names_in, parameter_names, return_values
+from devfix.analysis.cst_bindings import calls_in, names_in, parameter_names, return_values, variables_in
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_helpers import HelperSummary
 from devfix.analysis.host_made import HostContext, host_made
@@ -1443,7 +1443,7 @@ class _Combinations(cst.CSTVisitor):
         binding = self.facts._binding_before(name, line)
         if binding is None or binding.value is None:
             return True  # a parameter or a loop's element: the scope's evidence stands
-        held = {read for read in names_in(binding.value) if read in self.tensors and self._tensor_where_read(read, binding.line, depth + 1)}
+        held = {read for read in variables_in(binding.value) if read in self.tensors and self._tensor_where_read(read, binding.line, depth + 1)}
         return is_tensor_expression(binding.value, held, self.qualified)
 
     def _holds_a_whole_output(self, name: cst.Name) -> bool:
