@@ -141,7 +141,7 @@ import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, file_functions
 from devfix.analysis.cst_bindings import calls_in, names_in, parameter_names, return_values, variables_in
-from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.host_helpers import HelperSummary
 from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import Kind
@@ -712,6 +712,13 @@ class _Combinations(cst.CSTVisitor):
                     unplaced += 1
             if fresh and unplaced == len(fresh) and isinstance(value, cst.Name):
                 self._move_where_fed(call, value, references, moved_to)
+        if moved_to is not None and DEVICE_NAME.fullmatch(moved_to):
+            # what the loop binds after the call reaches it on the next pass: made where the Module was
+            # moved, a device name (a tensor's `.device` there may be another binding's than at the call)
+            for value in values:
+                for source in self._loop_carried_sources(value) if isinstance(value, cst.Name) else ():
+                    if not self._is_helper_call(source) and self._device_defined_before(moved_to, source):
+                        self.aligned.setdefault(source, moved_to)
 
     def _move_where_fed(self, call: cst.Call, value: cst.Name, references: list[str], moved_to: str | None) -> None:
         """`x = torch.randn(8, 5)` made before the model exists, then `if use_cuda: model =
@@ -1611,6 +1618,31 @@ class _Combinations(cst.CSTVisitor):
     def _is_helper_call(self, value: cst.BaseExpression) -> bool:
         """A call of a top-level function of this file whose every `return` builds a CPU tensor."""
         return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.rule.returns_cpu_tensors(value.func.value)
+
+    def _loop_carried_sources(self, name: cst.Name) -> list[cst.Call]:
+        """`masks = torch.FloatTensor(...)` at the end of a loop body, read by `policy.act(obs, h,
+        masks)` above it: from the second pass on the read gets that value, when nothing in the loop
+        binds the name before the read (the binding reaching it on the first pass is outside the
+        loop). The factories of the loop's later bindings."""
+        loop = self._enclosing_loop(name)
+        if loop is None:
+            return []
+        use_line = self.rule.line_of(name)
+        binding = self.facts._binding_before(name.value, use_line)
+        position = self.rule.get_metadata(PositionProvider, loop)
+        if binding is not None and binding.line >= position.start.line:
+            return []  # bound again in the loop before the read: every pass reads that
+        later = [later for later in self.facts.bindings.get(name.value, ())
+                 if use_line < later.line <= position.end.line and later.value is not None]
+        return [call for later in later for call in self._sources(later.value, later.line)]
+
+    def _enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
+        parent = self.rule.get_metadata(ParentProvider, node, None)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
+            if isinstance(parent, (cst.For, cst.While)):
+                return parent
+            parent = self.rule.get_metadata(ParentProvider, parent, None)
+        return None
 
     def _in_a_loop(self, node: cst.CSTNode) -> bool:
         """A `for` or `while` of the scope runs `node` again."""

@@ -839,3 +839,17 @@ def test_a_number_rebound_to_a_tensor_after_it_meets_a_draw_is_no_reference():
     assert fixed(source) == source
     moved = source.replace("    s = a['scale']\n", "    s = torch.as_tensor(a['scale'], device=a['device'])\n")  # a tensor there
     assert "torch.randn(1, device=s.device)" in fixed(moved)
+
+
+LOOP_CARRIED = (
+    "import torch\nfrom torch import nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "net = nn.Linear(2, 2).to(device)\nmasks = torch.ones(3, 2, device=device)\nfor step in range(4):\n"
+    "{before}    out = net(masks)\n    masks = torch.FloatTensor([[0.0, 1.0]] * 3)\n"
+)
+
+
+def test_a_value_the_loop_rebuilds_after_feeding_it_to_a_moved_model_is_made_where_the_model_is():
+    # pytorch-a2c-ppo-acktr-gail's evaluation: `eval_masks = torch.FloatTensor([...])` after `actor_critic.act(...)`
+    assert "    masks = torch.FloatTensor([[0.0, 1.0]] * 3).to(device)\n" in fixed(LOOP_CARRIED.format(before=""))
+    rebound_first = LOOP_CARRIED.format(before="    masks = masks.to(device)\n")  # each pass moves it before the call
+    assert fixed(rebound_first) == rebound_first
