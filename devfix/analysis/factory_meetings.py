@@ -72,6 +72,7 @@ def meeting_scopes(
     imported_helper: Callable[[str], bool] = lambda name: False, classes: dict[str, Kind] | None = None,
     imported_meets: Callable[[str], bool] = lambda name: False, gives_back_moves: Callable[[str], bool] = lambda name: False,
     moved_beside: MovedBeside = lambda function, position, parameter: False,
+    imported_methods: Callable[[str], frozenset[str]] = lambda name: frozenset(),
 ) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef | None]:
     """The scopes (a function, None for the top level) where a factory call may meet a tensor the
     way DF004 looks for; where there is none, the rule cannot find anything (`tests/analysis/
@@ -83,7 +84,8 @@ def meeting_scopes(
     (`ProjectIndex.imported_meetings`)? `gives_back_moves`: does the function of that name, of the
     file or imported from the project, give back what it moved (`analysis.returned_moves`)?
     `moved_beside`: does every call of the file's function in the files beside it pass a moved
-    name for that parameter (`FileFacts.models_moved_beside`)?"""
+    name for that parameter (`FileFacts.models_moved_beside`)? `imported_methods`: the methods of
+    the class of that name the file imports from the project (`ProjectIndex.imported_class_methods`)."""
     callables = _maybe_modules(tree, imports)
     callers = _Callers(tree, gives_back_moves, moved_beside)
     top_level_moves = _top_level_moves(tree)
@@ -92,7 +94,8 @@ def meeting_scopes(
     receivers = _receiver_kinds(tree, classes or {})
     for body, function in _scopes(tree):
         if _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers,
-                  feeders, layers, imported_helper, receivers.get(id(function)), imported_meets, gives_back_moves).has_meeting():
+                  feeders, layers, imported_helper, receivers.get(id(function)), imported_meets, gives_back_moves,
+                  imported_methods).has_meeting():
             yield function
 
 
@@ -399,6 +402,7 @@ class _Scope:
         receiver_kind: Kind | None = None,
         imported_meets: Callable[[str], bool] = lambda name: False,
         gives_back_moves: Callable[[str], bool] = lambda name: False,
+        imported_methods: Callable[[str], frozenset[str]] = lambda name: frozenset(),
     ) -> None:
         """`values`: what the value analysis says of a name where read, and of the names of some
         lines; `models`: the parameters that may hold a model every caller moved (`_Callers`);
@@ -416,6 +420,7 @@ class _Scope:
         self.layers = layers  # `self.<layer>` attributes of single-tensor torch.nn layers
         self.imported_helper = imported_helper  # an imported function of the project that returns CPU tensors
         self.imported_meets = imported_meets  # an imported function of the project whose parameters meet
+        self.imported_methods = imported_methods  # the methods of a class imported from the project
         self.gives_back_moves = gives_back_moves  # `model = build_model(device)` holds a moved model
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         # `self` of a Module's method is no tensor: known without the value analysis, unless rebound here
@@ -493,21 +498,25 @@ class _Scope:
         owner = self._class_of(name, line)
         if owner is not None:
             return self.class_methods[owner]
+        imported = self._class_of(name, line, known=self.imports.names)  # `model = VAE().to(device)`, `from model import VAE`
+        if imported is not None:
+            return self.imported_methods(imported)
         return frozenset().union(*self.class_methods.values()) if name in self.parameter_names else frozenset()
 
-    def _class_of(self, name: str, line: int, depth: int = 0) -> str | None:
-        """A class of the file some earlier binding of `name` builds (`m = model.to(device)` after
-        `model = Bigram(vocab)`), as DF004's `_class_of` follows it."""
+    def _class_of(self, name: str, line: int, depth: int = 0, known=None) -> str | None:
+        """A class of the file (of `known` names) some earlier binding of `name` builds (`m =
+        model.to(device)` after `model = Bigram(vocab)`), as DF004's `_class_of` follows it."""
+        known = self.class_methods if known is None else known
         for bound, value in self.bindings.get(name, ()):
             if bound >= line:
                 continue
             while _may_move(value):
                 value = value.func.value
             if isinstance(value, ast.Name) and depth < 4:
-                found = self._class_of(value.id, bound, depth + 1)
+                found = self._class_of(value.id, bound, depth + 1, known)
             else:
                 found = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
-            if found in self.class_methods:
+            if found in known:
                 return found
         return None
 

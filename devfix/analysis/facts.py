@@ -409,6 +409,7 @@ class FileFacts:
             self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
             self.non_tensor_names, self._imported_host_helper, self.classes, self._imported_meets,
             lambda name: self.returned_move(name) is not None, self.models_moved_beside,
+            lambda name: self._project.imported_class_methods(self._path, self.imports.names[name]),
         )
         return frozenset(0 if function is None else function.lineno for function in scopes)
 

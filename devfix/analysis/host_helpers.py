@@ -253,8 +253,19 @@ def function_source_in_text(text: str, function: str) -> tuple[str, str] | None:
     line), and the module's top-level imports; None when there is not exactly one."""
     if f"def {function}(" not in text:
         return None  # most asked-for names are no function there: not worth splitting the text
+    return _definition_source(text, (f"def {function}(", f"async def {function}("))
+
+
+def class_source_in_text(text: str, class_name: str) -> tuple[str, str] | None:
+    """`function_source_in_text` for the one top-level `class class_name`."""
+    if f"class {class_name}" not in text:
+        return None
+    return _definition_source(text, (f"class {class_name}(", f"class {class_name}:"))
+
+
+def _definition_source(text: str, heads: tuple[str, ...]) -> tuple[str, str] | None:
     lines = text.splitlines(keepends=True)
-    starts = [index for index, line in enumerate(lines) if line.startswith((f"def {function}(", f"async def {function}("))]
+    starts = [index for index, line in enumerate(lines) if line.startswith(heads)]
     if len(starts) != 1:
         return None
     end = starts[0] + 1

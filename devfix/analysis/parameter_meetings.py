@@ -59,12 +59,12 @@ def meetings_in_text(text: str, function: str, most: int = 12) -> FunctionMeetin
     definitions = [statement for statement in module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function]
     if len(definitions) != 1 or len(parameter_names(definitions[0])) > most:
         return None
-    definition, qualified = definitions[0], _qualifier(ImportTable.of(imports))
+    definition, qualified = definitions[0], qualifier(ImportTable.of(imports))
     names = parameter_names(definition)
     return FunctionMeetings(names, meeting_pairs(definition, names, qualified), parameters_given_with_models(definition, qualified))
 
 
-def _qualifier(imports: ImportTable) -> QualifiedNames:
+def qualifier(imports: ImportTable) -> QualifiedNames:
     """Qualified names of another file's dotted names, from its imports (no libcst metadata: the
     nodes are not the checked file's)."""
     def qualified(node: cst.CSTNode) -> set[str]:

@@ -31,7 +31,8 @@ from devfix.analysis.values import PassedKinds, passed_to, returned_kind
 from devfix.analysis.worker_placements import gpu_moving_getitem
 
 if TYPE_CHECKING:
-    from devfix.analysis.parameter_meetings import FunctionMeetings  # libcst: imported only when asked
+    from devfix.analysis.method_inputs import MethodInputs  # libcst: imported only when asked
+    from devfix.analysis.parameter_meetings import FunctionMeetings
 
 MODULE_BASE_SUFFIXES = ("LightningModule", "PreTrainedModel")
 MODULE_PACKAGES = ("torch.nn.", "torchmetrics.", "torchvision.models.")  # their classes are Modules
@@ -61,6 +62,8 @@ class ProjectIndex:
         self._returned_kinds: dict[tuple[str, str], Kind] = {}  # (module file, function) → what it returns
         self._passed: dict[tuple[str, str, str], list[PassedKinds] | None] = {}  # (caller, module file, class) → its calls there
         self._meetings: dict[tuple[str, str], FunctionMeetings | None] = {}  # → its parameters that meet
+        self._method_inputs: dict[tuple[str, str], MethodInputs | None] = {}  # (module file, class) → what reaches its layers
+        self._class_methods: dict[tuple[str, str], frozenset[str]] = {}  # (module file, class) → its methods
         self._returned_moves: dict[tuple[str, str], ReturnedMove | None] = {}  # → what it moves and gives back
         self._returned_modules: dict[tuple[str, str], bool] = {}  # → it gives back a Module it built, unplaced
         self._host_parameters: dict[str, dict[str, HostReads]] = {}  # module file → its functions' parameters only handed to numpy
@@ -82,6 +85,8 @@ class ProjectIndex:
         self._returned_kinds = {}
         self._passed = {}
         self._meetings = {found: meetings for found, meetings in self._meetings.items() if found[0] != key}
+        self._method_inputs = {found: inputs for found, inputs in self._method_inputs.items() if found[0] != key}
+        self._class_methods = {found: methods for found, methods in self._class_methods.items() if found[0] != key}
         self._returned_moves = {found: move for found, move in self._returned_moves.items() if found[0] != key}
         self._returned_modules = {}  # its answers rest on the Module classes of other files too
         self._host_parameters.pop(key, None)
@@ -195,6 +200,37 @@ class ProjectIndex:
             self._meetings[key] = meetings_in_text(self._text(Path(key[0])), key[1])
         self.consulted[key[0]] = True
         return self._meetings[key]
+
+    def imported_class_methods(self, from_file: str, qualified_name: str) -> frozenset[str]:
+        """The methods the class `qualified_name` (`model.VAE`) of a local module defines (none when
+        it is no class of a file of the project): DF004's screen, before `imported_method_inputs`."""
+        found = self._class_file(Path(from_file).resolve(), qualified_name)
+        if found is None:
+            return frozenset()
+        key = (str(found[0]), found[1])
+        if key not in self._class_methods:
+            parsed = self._parsed(found[0])
+            classes = [node for node in parsed[0].body if isinstance(node, ast.ClassDef) and node.name == found[1]] if parsed else []
+            self._class_methods[key] = frozenset(
+                node.name for node in classes[0].body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ) if len(classes) == 1 else frozenset()
+        self.consulted[key[0]] = True
+        return self._class_methods[key]
+
+    def imported_method_inputs(self, from_file: str, qualified_name: str) -> MethodInputs | None:
+        """Which parameters of each method of the class `qualified_name` (`model.VAE`) of a local
+        module reach its layers (`analysis.method_inputs`); None when it is no class of a file of
+        the project."""
+        found = self._class_file(Path(from_file).resolve(), qualified_name)
+        if found is None:
+            return None
+        key = (str(found[0]), found[1])
+        if key not in self._method_inputs:
+            from devfix.analysis.method_inputs import method_inputs_in_text  # libcst: only for a call that may need it
+
+            self._method_inputs[key] = method_inputs_in_text(self._text(found[0]), found[1])
+        self.consulted[key[0]] = True
+        return self._method_inputs[key]
 
     def imported_host_parameters(self, from_file: str, qualified_name: str) -> HostParameters | None:
         """The top-level function `qualified_name` (`metrics.accuracy`) of a local module, with the

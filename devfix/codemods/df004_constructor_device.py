@@ -48,10 +48,13 @@ of tuples (bound before it: `for tokens, score in beams:` after `beams = [(torch
 0.0)]`, a beam search's start; `for x, y in [(xs[i:i + 8], ys[i:i + 8]) for i in ...]`) is made where
 its item of every row is.
 
-So is a factory passed to a method of a model moved in the scope, of a class of the file, when
-that method hands the parameter to one of the class's layers, directly or through `self(...)` or
-another method (`analysis.method_inputs`): `start = torch.zeros((1, 1), dtype=torch.long)` then
-`m.generate(start, 20)` → `torch.zeros(..., device=device)`. A model parameter of a helper whose
+So is a factory passed to a method of a model moved in the scope, of a class of the file (or of
+a file of the project it imports the class from: `from model import VAE`), when that method hands
+the parameter to one of the class's layers, directly or through `self(...)` or another method
+(`analysis.method_inputs`): `start = torch.zeros((1, 1), dtype=torch.long)` then
+`m.generate(start, 20)` → `torch.zeros(..., device=device)`. A value the loop around such a call
+rebuilds after it (`masks = torch.FloatTensor(...)` at the end of the body) reaches the call on the
+next pass: made where the Module was moved. A model parameter of a helper whose
 every caller gives it a moved instance of one class of the file is that class's too: `z =
 torch.randn(n, 2)` then `model.decode(z)` in `def sample(model, n)` →
 `device=next(model.parameters()).device`.
@@ -343,13 +346,20 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         return self._class_layers[owner]
 
     def method_inputs(self, class_name: str | None) -> MethodInputs | None:
-        """The summary of a class the file defines once at its top level (`analysis.method_inputs`)."""
+        """The summary of a class the file defines once at its top level, or imports from a file of
+        the project (`analysis.method_inputs`)."""
         if class_name is None:
             return None
         if class_name not in self._method_inputs:
             classes = [statement for statement in self.module.body if isinstance(statement, cst.ClassDef) and statement.name.value == class_name]
-            self._method_inputs[class_name] = MethodInputs(classes[0], self.qualified) if len(classes) == 1 else None
+            self._method_inputs[class_name] = MethodInputs(classes[0], self.qualified) if len(classes) == 1 else self._imported_method_inputs(class_name)
         return self._method_inputs[class_name]
+
+    def _imported_method_inputs(self, class_name: str) -> MethodInputs | None:
+        """The summary of a class the file imports from a file of the project (`from model import VAE`)."""
+        if self.facts is None or class_name not in self.facts.imports.names:
+            return None
+        return self.project.imported_method_inputs(self.context.filename or "<memory>", self.facts.imports.names[class_name])
 
     def function_model_inputs(self, function: str) -> tuple[list[str], str] | None:
         """For a top-level function of the file: the parameters it hands to models the top level

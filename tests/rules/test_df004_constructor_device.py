@@ -853,3 +853,27 @@ def test_a_value_the_loop_rebuilds_after_feeding_it_to_a_moved_model_is_made_whe
     assert "    masks = torch.FloatTensor([[0.0, 1.0]] * 3).to(device)\n" in fixed(LOOP_CARRIED.format(before=""))
     rebound_first = LOOP_CARRIED.format(before="    masks = masks.to(device)\n")  # each pass moves it before the call
     assert fixed(rebound_first) == rebound_first
+
+
+MODEL_MODULE = (
+    "import torch\nfrom torch import nn\n\n\nclass VAE(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.dec = nn.Linear(3, 12)\n\n    def decode(self, z):\n        return torch.sigmoid(self.dec(z))\n\n"
+    "    def describe(self, z):\n        return z.shape\n"
+)
+
+
+def test_a_latent_batch_given_to_a_method_of_a_moved_model_of_another_file_is_made_where_the_model_is(tmp_path):
+    from devfix.analysis.project import ProjectIndex
+    from devfix.engine import process
+    from devfix.fix_policy import FixPolicy
+
+    (tmp_path / "model.py").write_text(MODEL_MODULE)
+    main = tmp_path / "main.py"
+    for method, placed in (("decode", True), ("describe", False)):  # `describe` hands `z` to no layer
+        source = (
+            "import torch\nfrom model import VAE\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            f"model = VAE().to(device)\nz = torch.randn(4, 3)\nprint(model.{method}(z))\n"
+        )
+        main.write_text(source)
+        result = process(source.encode(), str(main), [ConstructorDevice], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
+        assert ("z = torch.randn(4, 3, device=device)\n" in result.fixed.decode()) is placed
