@@ -80,6 +80,29 @@ class _Names(cst.CSTVisitor):
         self.names.add(node.value)
 
 
+def body_calls(function: cst.FunctionDef) -> list[cst.Call]:
+    """The calls of a function's body, not of functions or lambdas nested in it."""
+    finder = _BodyCalls()
+    function.body.visit(finder)
+    return finder.calls
+
+
+class _BodyCalls(_Calls):
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def variable_counts(function: cst.FunctionDef) -> dict[str, int]:
+    """How often a function's body names each variable (not in nested functions; an attribute's or
+    a keyword's name is no variable)."""
+    finder = _VariableCounts()
+    function.body.visit(finder)
+    return finder.counts
+
+
 def variables_in(node: cst.CSTNode) -> set[str]:
     """The variables `node` reads or binds: its names, less attribute names (`x` and `model`, not
     `size`, in `model(x.size(0))`) and keyword names."""
@@ -103,6 +126,17 @@ class VariablesOnly(cst.CSTVisitor):
 
 class _Variables(VariablesOnly, _Names):
     pass
+
+
+class _VariableCounts(VariablesOnly):
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.counts[node.value] = self.counts.get(node.value, 0) + 1
 
 
 def return_values(function: cst.FunctionDef) -> list[cst.BaseExpression | None]:

@@ -7,12 +7,22 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
 from dataclasses import dataclass, field
 
 from devfix.analysis.ast_nodes import every_node
 from devfix.analysis.torch_api import TORCH_DTYPES
 
 BUILTIN_NAMES = frozenset(dir(builtins))
+NOT_PROJECT_ROOTS = frozenset({"torch", "numpy", "torchvision", "transformers", "diffusers", "timm", "lightning", "pytorch_lightning"})
+
+
+def may_be_project_name(qualified_name: str) -> bool:
+    """`engine.train_one_epoch`, `.models.Net`: a name of a module that may be a file of the project,
+    not of the standard library or of the libraries devfix knows."""
+    owner = qualified_name.rpartition(".")[0]
+    root = owner.lstrip(".").split(".")[0]
+    return bool(owner) and (owner.startswith(".") or (root not in sys.stdlib_module_names and root not in NOT_PROJECT_ROOTS))
 
 
 @dataclass

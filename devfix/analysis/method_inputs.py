@@ -18,7 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix import python_parser
-from devfix.analysis.cst_bindings import assigned_pairs, is_static_method, parameter_names
+from devfix.analysis.cst_bindings import assigned_pairs, body_calls, is_static_method, parameter_names
 from devfix.analysis.host_helpers import class_source_in_text
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.module_classes import PARAMETERIZED_LAYERS, builds_torch_layer, is_self_attribute
@@ -80,12 +80,11 @@ class MethodInputs:
             return frozenset()
         self._verdicts[method] = frozenset()  # while it is judged: methods that call each other
         assignments = assignments_of(definition)
-        calls = _Calls()
-        definition.body.visit(calls)
+        calls = body_calls(definition)
         found = set()
         for parameter in self.positional(method) + [param.name.value for param in definition.params.kwonly_params]:
             derived = derived_names(parameter, assignments, self.reader)
-            if any(self._feeds(call, derived, depth) for call in calls.found):
+            if any(self._feeds(call, derived, depth) for call in calls):
                 found.add(parameter)
         self._verdicts[method] = frozenset(found)
         return self._verdicts[method]
@@ -103,9 +102,8 @@ class MethodInputs:
         if definition is None:
             return frozenset()
         assignments = assignments_of(definition)
-        calls = _Calls()
-        definition.body.visit(calls)
-        lengths = [arg.value for call in calls.found if self.reader.is_host_side(call.func) for arg in call.args[1:]]
+        calls = body_calls(definition)
+        lengths = [arg.value for call in calls if self.reader.is_host_side(call.func) for arg in call.args[1:]]
         return frozenset(
             parameter for parameter in self.positional(method) + [param.name.value for param in definition.params.kwonly_params]
             if any(self.reader.roots(value) & derived_names(parameter, assignments, self.reader) for value in lengths)
@@ -153,22 +151,6 @@ class _SelfLayers(cst.CSTVisitor):
             self.found.update(target.target.attr.value for target in node.targets if is_self_attribute(target.target))
 
 
-class _Calls(cst.CSTVisitor):
-    """The calls of one method body, not of functions or lambdas nested in it."""
-
-    def __init__(self) -> None:
-        self.found: list[cst.Call] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.found.append(node)
-
-
 def parameters_fed_to_models(function: cst.FunctionDef, models: set[str], qualified: QualifiedNames) -> dict[str, set[str]]:
     """For a function of the file: each parameter whose value reaches a call of one of `models`
     (module-level models the top level moved, that the function reads as globals), with the models
@@ -176,9 +158,8 @@ def parameters_fed_to_models(function: cst.FunctionDef, models: set[str], qualif
     {policy_net}}`. The same derived values as for methods."""
     reader = Roots(qualified)
     assignments = assignments_of(function)
-    calls = _Calls()
-    function.body.visit(calls)
-    fed_models = [call for call in calls.found if isinstance(call.func, cst.Name) and call.func.value in models]
+    calls = body_calls(function)
+    fed_models = [call for call in calls if isinstance(call.func, cst.Name) and call.func.value in models]
     if not fed_models:
         return {}
     params = function.params
@@ -198,10 +179,9 @@ def parameters_given_with_models(function: cst.FunctionDef, qualified: Qualified
     {model}, ys: {model}}`. Given a moved model, both must be on its device."""
     names = parameter_names(function)
     found = {name: models - {name} for name, models in parameters_fed_to_models(function, set(names), qualified).items() if models - {name}}
-    calls = _Calls()
-    function.body.visit(calls)
+    calls = body_calls(function)
     # a parameter called like a model, also on inputs placed first (`preds = model(xs.to(device))`)
-    called = {call.func.value for call in calls.found if isinstance(call.func, cst.Name) and call.func.value in names}
+    called = {call.func.value for call in calls if isinstance(call.func, cst.Name) and call.func.value in names}
     placed, assignments, plain = _moved_onto_themselves(function, qualified), assignments_of(function), Roots(qualified)
     for model in sorted(called):
         reader = OutputRoots(qualified, {model})

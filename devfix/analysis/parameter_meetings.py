@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from devfix import python_parser
-from devfix.analysis.cst_bindings import bound_names, parameter_names
+from devfix.analysis.cst_bindings import body_calls, bound_names, parameter_names, variable_counts
 from devfix.analysis.host_helpers import function_source_in_text
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.placement import as_move
@@ -39,6 +39,9 @@ class FunctionMeetings:
     parameters: list[str]
     pairs: list[tuple[str, str]]
     fed: dict[str, set[str]] = field(default_factory=dict)
+    # each parameter the function only calls, with the parameters on whose outputs it calls it
+    # (`criterion(model(x), y)` → `{criterion: {model}}`): given a moved model, it must be there too
+    called_on_outputs: dict[str, set[str]] = field(default_factory=dict)
 
 
 def meetings_in_text(text: str, function: str, most: int = 12) -> FunctionMeetings | None:
@@ -61,7 +64,29 @@ def meetings_in_text(text: str, function: str, most: int = 12) -> FunctionMeetin
         return None
     definition, qualified = definitions[0], qualifier(ImportTable.of(imports))
     names = parameter_names(definition)
-    return FunctionMeetings(names, meeting_pairs(definition, names, qualified), parameters_given_with_models(definition, qualified))
+    return FunctionMeetings(
+        names, meeting_pairs(definition, names, qualified), parameters_given_with_models(definition, qualified),
+        parameters_called_on_outputs(definition, names, qualified),
+    )
+
+
+def parameters_called_on_outputs(function: cst.FunctionDef, names: list[str], qualified: QualifiedNames) -> dict[str, set[str]]:
+    """Each parameter `function` uses only as a callee (never moves, stores or hands on), with the
+    other called parameters whose output it is given (`loss = criterion(model(x), y)`, also through
+    a name: `out = model(x)`, `criterion(out, y)`)."""
+    called = [call for call in body_calls(function) if isinstance(call.func, cst.Name) and call.func.value in names]
+    callees, reads = {call.func.value for call in called}, variable_counts(function)
+    only_called = {name for name in callees if reads.get(name, 0) == sum(call.func.value == name for call in called)}
+    assignments = assignments_of(function)
+    found: dict[str, set[str]] = {}
+    for model in sorted(callees):
+        reader = OutputRoots(qualified, {model})
+        outputs = derived_names(model, assignments, reader)
+        for call in called:
+            callee = call.func.value
+            if callee != model and callee in only_called and any(reader.roots(arg.value) & outputs for arg in call.args):
+                found.setdefault(callee, set()).add(model)
+    return found
 
 
 def qualifier(imports: ImportTable) -> QualifiedNames:

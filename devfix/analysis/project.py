@@ -21,7 +21,7 @@ from devfix.analysis.host_helpers import HelperSummary, function_in_text, summar
 from devfix.analysis.host_instances import kept_by_locals, program_device_names
 from devfix.analysis.host_sinks import HostParameters, parameters_only_given_to_host
 from devfix.analysis.importers import ForeignCall, calls_in_tree, neighbour_files, passes_a_device_value
-from devfix.analysis.imports import BUILTIN_NAMES, ImportTable
+from devfix.analysis.imports import BUILTIN_NAMES, ImportTable, may_be_project_name
 from devfix.analysis.keeping_callees import KeepingUses
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.returned_modules import returns_built_module
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 MODULE_BASE_SUFFIXES = ("LightningModule", "PreTrainedModel")
 MODULE_PACKAGES = ("torch.nn.", "torchmetrics.", "torchvision.models.")  # their classes are Modules
 HOST_TEXT_MARKERS = (*HOST_LIBRARY_MODULES, ".numpy(")  # a module without any of these hands nothing to numpy
-NOT_PROJECT_ROOTS = frozenset({"torch", "numpy", "torchvision", "transformers", "diffusers", "timm", "lightning", "pytorch_lightning"})
 NOT_MODULES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"}
 
 
@@ -239,10 +238,9 @@ class ProjectIndex:
         a file that places nothing on a device and never uses the function itself, every call of
         which in the files beside it passes a value that may be on a device
         (`FileFacts.device_values_beside`). None when none is left. Each module is read once per run."""
-        owner, _, function = qualified_name.rpartition(".")
-        root = owner.lstrip(".").split(".")[0]
-        if not owner or root in sys.stdlib_module_names or root in NOT_PROJECT_ROOTS:
+        if not may_be_project_name(qualified_name):
             return None
+        function = qualified_name.rpartition(".")[2]
         key = self._local_function(from_file, qualified_name)
         if key is None:
             return None
@@ -274,8 +272,7 @@ class ProjectIndex:
         returns (`values.returned_kind`) when it is DataLoaders (what callers need; read only in
         modules that build one); unknown otherwise."""
         owner, _, function = qualified_name.rpartition(".")
-        root = owner.split(".")[0]
-        if not owner or root in sys.stdlib_module_names or root in NOT_PROJECT_ROOTS:
+        if not may_be_project_name(qualified_name):
             return Kind.UNKNOWN
         target = self._module_file(Path(from_file).resolve(), owner)
         if target is None:

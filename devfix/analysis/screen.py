@@ -28,7 +28,7 @@ from devfix.analysis.ast_nodes import (
 )
 from devfix.analysis.factory_meetings import encodings_meet_a_moved_model
 from devfix.analysis.host_sinks import may_be_axes_call
-from devfix.analysis.imports import ImportTable, cast_argument
+from devfix.analysis.imports import ImportTable, cast_argument, may_be_project_name
 from devfix.analysis.kinds import Kind
 from devfix.analysis.method_factories import attributes_given_values, class_feeds_fresh_tensors
 from devfix.analysis.moves import is_move
@@ -1003,6 +1003,8 @@ def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Cal
     starts: list[ast.Call] = []
     top = found.tree.body
     helpers = {node.name for node in top if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    # and those a function imported from the project may call (`train_one_epoch(model, loader, opt, criterion)`)
+    helpers |= {name for name, qualified in found.imports.names.items() if may_be_project_name(qualified)}
     handed = {  # names handed to a top-level function of the file: the rule follows them into it
         arg.id for node in every_node(found.tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers
         for arg in [*node.args, *(keyword.value for keyword in node.keywords)] if isinstance(arg, ast.Name)

@@ -15,7 +15,8 @@ function of the file that calls it with device data (`perturbation(images, net)`
 `perturbation` runs `net(image.to(device))`), directly or through other such functions, none of
 which moves or wraps it. Inside such a function, what a model the scope moved before the call
 returns is device data (`run_epoch(model, loader, criterion)` calling `criterion(model(x), y)`
-moves `criterion` where `model` went), and so is what it moves to that model's device
+moves `criterion` where `model` went; also for a function of another file of the project that
+only calls that parameter, `from engine import train_one_epoch`), and so is what it moves to that model's device
 (`device = next(model.parameters()).device`). A function that moves data to one of its own parameters or locals
 (`batch.to(on)`) names no device the caller can use: it does not count, unless that parameter is
 one the call gives a name or an attribute (`train(args, model, device, loader)` running
@@ -53,6 +54,7 @@ from devfix.analysis.module_classes import (
     parameters_device_owner,
     top_level_class,
 )
+from devfix.analysis.parameter_meetings import FunctionMeetings
 from devfix.analysis.placement import PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import LOSS_TENSOR_KEYWORDS, PLACEMENT_KEEPING_CALLS
@@ -133,7 +135,7 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         finder = _CallsWithDeviceData(name, facts, inside_function=isinstance(scope, cst.FunctionDef), updates=builds_a_metric(constructor, self.qualified))
         scope.visit(finder)
         feeding.extend(self._feeding_helpers(name, facts))
-        return finder.found or bool(feeding)
+        return finder.found or bool(feeding) or any(self._called_on_a_moved_models_output(call, name, facts) for call in facts.escaped.get(name, []))
 
     def _feeding_helpers(self, name: str, facts: PlacementFacts, depth: int = 0) -> list[PlacementFacts]:
         """The facts of the file's functions that receive the model from this scope
@@ -228,6 +230,10 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         may move it."""
         if self.qualified(call.func) & PLACEMENT_KEEPING_CALLS:
             return True
+        imported = self._imported_receiver(call, name)
+        if imported is not None:
+            meetings, parameters = imported
+            return all(parameter in meetings.called_on_outputs for parameter in parameters)  # only called there
         received = self._received_parameters(call, name)
         if received is None or depth > 2:
             return False
@@ -237,6 +243,36 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
             parameter in facts.moved or not all(self._keeps_in_place(inner, parameter, depth + 1) for inner in facts.escaped.get(parameter, []))
             for parameter in parameters
         )
+
+    def _called_on_a_moved_models_output(self, call: cst.Call, name: str, facts: PlacementFacts) -> bool:
+        """`train_one_epoch(model, loader, optimizer, criterion, device)` of another file of the
+        project, which calls `criterion(model(x), y)` (`FunctionMeetings.called_on_outputs`), given
+        a model this scope moved before the call: the loss meets device values there."""
+        imported = self._imported_receiver(call, name)
+        if imported is None:
+            return False
+        meetings, parameters = imported
+        line = self.line_of(call)
+        for parameter in parameters:
+            for model in meetings.called_on_outputs.get(parameter, ()):
+                given = argument_for(call, model, meetings.parameters)
+                moves = [move for move in facts.moves.get(given.value, ()) if self.line_of(move.call) < line] if isinstance(given, cst.Name) else []
+                if moves and not any(self.line_of(moves[-1].call) < binding.line < line for binding in facts.bindings.get(given.value, ())):
+                    return True
+        return False
+
+    def _imported_receiver(self, call: cst.Call, name: str) -> tuple[FunctionMeetings, list[str]] | None:
+        """`helper(x, model)` of a function a file of the project defines (`from engine import
+        train_one_epoch`): what it does with its parameters, and those that receive `name`."""
+        if not isinstance(call.func, cst.Name) or self.facts is None or call.func.value not in self.facts.imports.names:
+            return None
+        meetings = self.project.imported_meetings(self.context.filename or "<memory>", self.facts.imports.names[call.func.value])
+        if meetings is None:
+            return None
+        positions = [index for index, arg in enumerate(call.args) if arg.keyword is None and isinstance(arg.value, cst.Name) and arg.value.value == name]
+        keywords = [arg.keyword.value for arg in call.args if arg.keyword is not None and isinstance(arg.value, cst.Name) and arg.value.value == name]
+        received = [meetings.parameters[index] for index in positions if index < len(meetings.parameters)] + keywords
+        return (meetings, received) if received and len(received) == len(positions) + len(keywords) else None
 
     def _received_parameters(self, call: cst.Call, name: str) -> tuple[cst.FunctionDef, list[str]] | None:
         """`helper(x, model)` of a top-level function of this file: the function and the names of

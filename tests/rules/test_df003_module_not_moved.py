@@ -193,3 +193,28 @@ def test_update_of_a_module_that_is_no_metric_is_no_call():
         "    def update(self, v):\n        self.last = v\n\n\nbank = Bank()\nbank.update(x)\n"
     )
     assert result.fixed == result.source and not result.findings
+
+
+ENGINE = (
+    "def train_one_epoch(model, batches, criterion, device):\n    for x, y in batches:\n"
+    "        loss = criterion(model(x.to(device)), y.to(device))\n{extra}    return loss\n"
+)
+
+
+def test_a_loss_handed_with_a_moved_model_to_a_loop_of_another_file_that_calls_it_on_the_output_is_moved(tmp_path):
+    from devfix.analysis.project import ProjectIndex
+    from devfix.engine import process
+    from devfix.fix_policy import FixPolicy
+
+    source = (
+        "import torch\nfrom torch import nn\nfrom engine import train_one_epoch\n\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = nn.Linear(4, 2).to(device)\n"
+        "criterion = nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0]))\n"
+        "print(train_one_epoch(model, [(torch.randn(3, 4), torch.tensor([0, 1, 1]))], criterion, device))\n"
+    )
+    main = tmp_path / "main.py"
+    main.write_text(source)
+    for extra, moved in (("", True), ("    criterion.cpu()\n", False)):  # only called there, or not
+        (tmp_path / "engine.py").write_text(ENGINE.format(extra=extra))
+        result = process(source.encode(), str(main), [ModuleNotMoved], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
+        assert ("nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0])).to(device)\n" in result.fixed.decode()) is moved
