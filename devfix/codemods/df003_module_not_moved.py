@@ -55,7 +55,7 @@ from devfix.analysis.module_classes import (
     top_level_class,
 )
 from devfix.analysis.parameter_meetings import FunctionMeetings
-from devfix.analysis.placement import PlacementFacts, collect
+from devfix.analysis.placement import Move, PlacementFacts, collect
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import LOSS_TENSOR_KEYWORDS, PLACEMENT_KEEPING_CALLS
 from devfix.analysis.torch_names import builds_a_metric, holds_state, keyword
@@ -173,18 +173,22 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         (`run_epoch(model, loader, criterion)` after `model = Net().to(device)`), each with the code
         of that move's device (None for `.cuda()`): inside, what they return is on that device."""
         positional = [param.name.value for param in function.params.params]
-        line = self.line_of(call)
         found: dict[str, str | None] = {}
         for parameter in positional:
-            given = argument_for(call, parameter, positional)
-            if not isinstance(given, cst.Name):
-                continue
-            moves = [move for move in facts.moves.get(given.value, ()) if self.line_of(move.call) < line]
-            if not moves or any(self.line_of(moves[-1].call) < binding.line < line for binding in facts.bindings.get(given.value, ())):
-                continue  # never moved before the call, or bound again since
-            device = moves[-1].device
-            found[parameter] = cst.Module([]).code_for_node(device) if device is not None else None
+            move = self._moved_before(argument_for(call, parameter, positional), call, facts)
+            if move is not None:
+                found[parameter] = cst.Module([]).code_for_node(move.device) if move.device is not None else None
         return found
+
+    def _moved_before(self, given: cst.BaseExpression | None, call: cst.Call, facts: PlacementFacts) -> Move | None:
+        """The last move of the name `given` before `call`, unless it is bound again since."""
+        if not isinstance(given, cst.Name):
+            return None
+        line = self.line_of(call)
+        moves = [move for move in facts.moves.get(given.value, ()) if self.line_of(move.call) < line]
+        if not moves or any(self.line_of(moves[-1].call) < binding.line < line for binding in facts.bindings.get(given.value, ())):
+            return None  # never moved before the call, or bound again since
+        return moves[-1]
 
     def _parameter_devices(self, call: cst.Call, function: cst.FunctionDef, inner: PlacementFacts) -> dict[str, str]:
         """The function's parameters that it moves data to and never rebinds, each with the code of
@@ -252,14 +256,10 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         if imported is None:
             return False
         meetings, parameters = imported
-        line = self.line_of(call)
-        for parameter in parameters:
-            for model in meetings.called_on_outputs.get(parameter, ()):
-                given = argument_for(call, model, meetings.parameters)
-                moves = [move for move in facts.moves.get(given.value, ()) if self.line_of(move.call) < line] if isinstance(given, cst.Name) else []
-                if moves and not any(self.line_of(moves[-1].call) < binding.line < line for binding in facts.bindings.get(given.value, ())):
-                    return True
-        return False
+        return any(
+            self._moved_before(argument_for(call, model, meetings.parameters), call, facts) is not None
+            for parameter in parameters for model in meetings.called_on_outputs.get(parameter, ())
+        )
 
     def _imported_receiver(self, call: cst.Call, name: str) -> tuple[FunctionMeetings, list[str]] | None:
         """`helper(x, model)` of a function a file of the project defines (`from engine import
@@ -267,12 +267,8 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         if not isinstance(call.func, cst.Name) or self.facts is None or call.func.value not in self.facts.imports.names:
             return None
         meetings = self.project.imported_meetings(self.context.filename or "<memory>", self.facts.imports.names[call.func.value])
-        if meetings is None:
-            return None
-        positions = [index for index, arg in enumerate(call.args) if arg.keyword is None and isinstance(arg.value, cst.Name) and arg.value.value == name]
-        keywords = [arg.keyword.value for arg in call.args if arg.keyword is not None and isinstance(arg.value, cst.Name) and arg.value.value == name]
-        received = [meetings.parameters[index] for index in positions if index < len(meetings.parameters)] + keywords
-        return (meetings, received) if received and len(received) == len(positions) + len(keywords) else None
+        received = _receiving(call, name, meetings.parameters) if meetings is not None else None
+        return (meetings, received) if received else None
 
     def _received_parameters(self, call: cst.Call, name: str) -> tuple[cst.FunctionDef, list[str]] | None:
         """`helper(x, model)` of a top-level function of this file: the function and the names of
@@ -282,13 +278,8 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         function = file_functions(self.module).get(call.func.value)
         if function is None:
             return None
-        parameters = [param.name.value for param in function.params.params]
-        positions = [index for index, arg in enumerate(call.args) if arg.keyword is None and isinstance(arg.value, cst.Name) and arg.value.value == name]
-        keywords = [arg.keyword.value for arg in call.args if arg.keyword is not None and isinstance(arg.value, cst.Name) and arg.value.value == name]
-        received = [parameters[index] for index in positions if index < len(parameters)] + keywords
-        if len(received) != len(positions) + len(keywords):
-            return None
-        return function, received
+        received = _receiving(call, name, [param.name.value for param in function.params.params])
+        return (function, received) if received is not None else None
 
     def _device_choice(self, node: cst.Assign, facts: PlacementFacts, feeding: list[PlacementFacts]) -> DeviceChoice | None:
         """Where the data went: one device expression, a device variable, or the preamble for `.cuda()`."""
@@ -318,6 +309,15 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         root = _root(device)
         aliases = self._device_aliases.get(id(scope), {})
         return aliases[root] + code[len(root):] if root in aliases and code.startswith(root) else code
+
+
+def _receiving(call: cst.Call, name: str, parameters: list[str]) -> list[str] | None:
+    """The parameters (of `parameters`, positional first) that `call` gives the name `name`; None
+    when an argument cannot be mapped to one."""
+    positions = [index for index, arg in enumerate(call.args) if arg.keyword is None and isinstance(arg.value, cst.Name) and arg.value.value == name]
+    keywords = [arg.keyword.value for arg in call.args if arg.keyword is not None and isinstance(arg.value, cst.Name) and arg.value.value == name]
+    received = [parameters[index] for index in positions if index < len(parameters)] + keywords
+    return received if len(received) == len(positions) + len(keywords) else None
 
 
 def _places_itself(constructor: cst.Call, module: cst.Module) -> bool:
