@@ -51,18 +51,14 @@ def meetings_in_text(text: str, function: str, most: int = 12) -> FunctionMeetin
     than `most` parameters)."""
     from devfix.analysis.method_inputs import parameters_given_with_models  # it reads this module's derivations
 
-    found = function_source_in_text(text, function)  # only the function is parsed, not the whole file
-    if found is None:
+    parsed = parsed_source(function_source_in_text(text, function))  # only the function is parsed, not the whole file
+    if parsed is None:
         return None
-    try:
-        module = cst.parse_module(found[0])
-        imports = python_parser.parse(found[1])
-    except (SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
-        return None
+    module, qualified = parsed
     definitions = [statement for statement in module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function]
     if len(definitions) != 1 or len(parameter_names(definitions[0])) > most:
         return None
-    definition, qualified = definitions[0], qualifier(ImportTable.of(imports))
+    definition = definitions[0]
     names = parameter_names(definition)
     return FunctionMeetings(
         names, meeting_pairs(definition, names, qualified), parameters_given_with_models(definition, qualified),
@@ -87,6 +83,20 @@ def parameters_called_on_outputs(function: cst.FunctionDef, names: list[str], qu
             if callee != model and callee in only_called and any(reader.roots(arg.value) & outputs for arg in call.args):
                 found.setdefault(callee, set()).add(model)
     return found
+
+
+def parsed_source(found: tuple[str, str] | None) -> tuple[cst.Module, QualifiedNames] | None:
+    """A definition's source cut from another file, with that file's imports
+    (`host_helpers.function_source_in_text`), parsed by libcst, and the qualified names the imports
+    give; None when there is none or it does not parse on its own."""
+    if found is None:
+        return None
+    try:
+        module = cst.parse_module(found[0])
+        imports = python_parser.parse(found[1])
+    except (SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
+        return None
+    return module, qualifier(ImportTable.of(imports))
 
 
 def qualifier(imports: ImportTable) -> QualifiedNames:
