@@ -1647,6 +1647,7 @@ class _Combinations(cst.CSTVisitor):
         return [call for later in later for call in self._sources(later.value, later.line)]
 
     def _enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
+        """The innermost `for` or `while` of the scope around `node`."""
         parent = self.rule.get_metadata(ParentProvider, node, None)
         while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
             if isinstance(parent, (cst.For, cst.While)):
@@ -1656,12 +1657,7 @@ class _Combinations(cst.CSTVisitor):
 
     def _in_a_loop(self, node: cst.CSTNode) -> bool:
         """A `for` or `while` of the scope runs `node` again."""
-        parent = self.rule.get_metadata(ParentProvider, node, None)
-        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
-            if isinstance(parent, (cst.For, cst.While)):
-                return True
-            parent = self.rule.get_metadata(ParentProvider, parent, None)
-        return False
+        return self._enclosing_loop(node) is not None
 
     def _defined_before(self, reference: str, call: cst.Call, meeting: int | None = None) -> bool:
         """`reference` exists where `call` runs, holding what made devfix take it for a tensor: a
