@@ -271,7 +271,8 @@ class _FedToSubmodules(cst.CSTVisitor):
         self.outputs: set[str] = set()  # names holding what a submodule returned
         self.calls: list[cst.Call] = []
         self.tensor_types = tensor_types  # `self.<attr>` holding a CPU tensor type
-        self.reference = next(iter(_tensor_parameters(rule, method, submodules, given_tensors)), None)
+        self.inputs = list(_tensor_parameters(rule, method, submodules, given_tensors))
+        self.reference = next(iter(self.inputs), None)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -280,12 +281,14 @@ class _FedToSubmodules(cst.CSTVisitor):
         """The branches join: after them a name may hold what either bound. Under `if
         torch.cuda.is_available():` the other path runs only without CUDA, where everything is on
         the CPU (`runs_without_cuda`): what it binds or feeds is never met on a GPU
-        (pytorch-beginner's `if torch.cuda.is_available(): char = char.cuda()`)."""
+        (pytorch-beginner's `if torch.cuda.is_available(): char = char.cuda()`). So does `if x.is_cuda:`
+        of a tensor input: without it, the input and the submodules it feeds are off CUDA
+        (pytorch-a2c-ppo-acktr-gail's `zeros = torch.zeros(...)`, `if x.is_cuda: zeros = zeros.cuda()`)."""
         node.test.visit(self)
         before = self._bindings()
         node.body.visit(self)
         after_body = self._bindings()
-        if self.rule.fails_only_without_cuda(node.test):
+        if self.rule.fails_only_without_cuda(node.test) or self._tests_an_input_on_cuda(node.test):
             return False  # the body's bindings hold from here on
         self.fresh, self.fresh_for_returns = before
         if node.orelse is not None:
@@ -294,6 +297,10 @@ class _FedToSubmodules(cst.CSTVisitor):
             for name, sources in other.items():
                 current[name] = current.get(name, []) + [call for call in sources if call not in current.get(name, [])]
         return False
+
+    def _tests_an_input_on_cuda(self, test: cst.BaseExpression) -> bool:
+        return isinstance(test, cst.Attribute) and test.attr.value == "is_cuda" and isinstance(test.value, cst.Name) \
+            and test.value.value in self.inputs
 
     def _bindings(self) -> tuple[dict[str, list[cst.Call]], dict[str, list[cst.Call]]]:
         return ({name: list(calls) for name, calls in self.fresh.items()},

@@ -261,9 +261,25 @@ class Tagger(nn.Module):
 
 @pytest.mark.parametrize("move, fixed", [
     ("if torch.cuda.is_available():\n            char = char.cuda()", False),  # pytorch-beginner's seq-lstm
-    ("if x.is_cuda:\n            char = char.cuda()", True),  # not a CUDA test: the other path may meet a GPU input
+    # the input's own test: without CUDA there, `x` and the LSTM it feeds are off CUDA, and so is `char`
+    ("if x.is_cuda:\n            char = char.cuda()", False),
+    ("if word:\n            char = char.cuda()", True),  # no CUDA test: the other path may meet a GPU input
 ])
 def test_a_tensor_moved_under_a_cuda_test_is_placed_where_cuda_runs(move, fixed):
     source = CHAR_TAGGER.format(move=move)
     result = run_devfix(source, rules=[MethodTensorDevice])
     assert (result.fixed != result.source) is fixed
+
+
+def test_a_factory_the_method_moves_itself_when_its_input_is_on_cuda_is_left_alone():
+    # pytorch-a2c-ppo-acktr-gail's DiagGaussian: `if x.is_cuda: zeros = zeros.cuda()`
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 2)\n        self.bias = nn.Linear(2, 2)\n\n    def forward(self, x):\n"
+        "        zeros = torch.zeros(x.size(0), 2)\n{check}        return self.fc(x) + self.bias(zeros)\n"
+    )
+    guarded = source.format(check="        if x.is_cuda:\n            zeros = zeros.cuda()\n")
+    result = run_devfix(guarded, rules=[MethodTensorDevice])
+    assert result.fixed.decode() == guarded and not result.findings
+    unguarded = source.format(check="")  # nothing places it: the rule's fix stands
+    assert "torch.zeros(x.size(0), 2, device=x.device)" in run_devfix(unguarded, rules=[MethodTensorDevice]).fixed.decode()
