@@ -46,13 +46,18 @@ def without_tensor_methods(value: cst.BaseExpression | None) -> cst.BaseExpressi
     return value
 
 
-def tensor_names(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNames, by_use: bool = False) -> set[str]:
+def tensor_names(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNames) -> set[str]:
     """Parameters and locals of a function (or a module's globals) that hold tensors wherever bound.
-    With `by_use`, only those their uses and annotations prove (`x.size(0)`, `torch.cat([x, y])`,
-    `x: Tensor`), not those only some assignment computes with tensors (another binding of the same
-    name may hold a number: `s = s * torch.randn(1)[0]` of a float `s`).
 
     `.to()`, `.cuda()`, `.float()` alone are not evidence: Modules have them too."""
+    return tensor_evidence(scope, qualified)[1]
+
+
+def tensor_evidence(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNames) -> tuple[set[str], set[str]]:
+    """`tensor_names`, in one walk, as a pair: first the names their uses and annotations prove
+    (`x.size(0)`, `torch.cat([x, y])`, `x: Tensor`), then those with the names some assignment
+    computes with tensors added (another binding of such a name may hold a number: `s = s *
+    torch.randn(1)[0]` of a float `s`)."""
     finder = _TensorEvidence(qualified)
     if isinstance(scope, cst.Module):
         for statement in scope.body:
@@ -71,14 +76,16 @@ def tensor_names(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNames,
             names.add(param.name.value)
         elif annotated & SCALAR_ANNOTATIONS:
             finder.rebound_to_non_tensors.add(param.name.value)
-    changed = not by_use
+    left_out = finder.rebound_to_non_tensors | finder.imported | {"self", "cls"}
+    used = names - left_out
+    changed = True
     while changed:  # `sim = z1 @ z2.T / tau`: what is computed from tensors is a tensor
         changed = False
         for name, value in finder.assignments:
             if name not in names and is_tensor_expression(value, names, qualified):
                 names.add(name)
                 changed = True
-    return names - finder.rebound_to_non_tensors - finder.imported - {"self", "cls"}
+    return used, names - left_out
 
 
 NUMBER_CALLS = frozenset({"builtins.len", "builtins.int", "builtins.float"})  # a Python number whatever they are given

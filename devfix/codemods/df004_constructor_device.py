@@ -158,7 +158,7 @@ from devfix.analysis.tensors import (
     is_number_expression,
     is_tensor_expression,
     is_whole_reduction,
-    tensor_names,
+    tensor_evidence,
     without_tensor_methods,
 )
 from devfix.analysis.token_ids import grows, reads_take_device_tensors
@@ -549,8 +549,8 @@ class _Combinations(cst.CSTVisitor):
         self.qualified = rule.qualified
         anchor = scope.body if isinstance(scope, cst.FunctionDef) else scope
         self.vetoed = rule.non_tensors_in(scope)  # names the analysis saw hold lists, numbers, arrays
-        self.tensors = tensor_names(scope, rule.qualified) - self.vetoed
-        self.used_as_tensors = tensor_names(scope, rule.qualified, by_use=True) - self.vetoed
+        used, evidenced = tensor_evidence(scope, rule.qualified)
+        self.tensors, self.used_as_tensors = evidenced - self.vetoed, used - self.vetoed
         self.parameters = rule.scope_parameters(anchor)
         self.facts = rule.scope_facts(anchor)
         self.first_line = {name: min(b.line for b in bindings) for name, bindings in self.facts.bindings.items()}
