@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.kinds import ITEM_ASSIGNABLE, Kind
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
@@ -104,7 +104,8 @@ class DiscardedTo(ScopeTracker, DevfixRule):
         parent = self.get_metadata(ParentProvider, child, None)
         while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
             if isinstance(parent, cst.If) and child is parent.body and parent.orelse is not None:
-                ranges.append((self.line_of(parent.orelse), self.line_of(parent.orelse) + _line_count(parent.orelse)))
+                position = self.get_metadata(PositionProvider, parent.orelse)
+                ranges.append((position.start.line, position.end.line))
             child, parent = parent, self.get_metadata(ParentProvider, parent, None)
         return ranges
 
@@ -192,7 +193,3 @@ class _AttributeAssignments(cst.CSTVisitor):
                     self.assigned_a_parameter = True
                 elif any(name.startswith("torch.") for name in names):
                     self.assigned_a_tensor = True
-
-
-def _line_count(node: cst.CSTNode) -> int:
-    return cst.Module([]).code_for_node(node).count("\n")
