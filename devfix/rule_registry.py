@@ -24,8 +24,9 @@ class RuleSpec:
     """A rule's code, where its class lives, and the cheap conditions for it to find anything:
     `triggers` (text that must occur), `signals` (one of these code shapes, `analysis.screen`),
     `needs_all_signals`, `moves_values` (it adds moves a placement framework makes itself),
-    `in_tests`, `library_signal` and `program_signal` (in a library module or a program, only with
-    that signal); `findings_in`, the function of `analysis.finding_seeds` that says which top-level
+    `in_tests`, `library_signal` (in a library module, only with that signal), `aligns_values` (it
+    aligns a value with another one's device: not in a program that places nothing, nor in a test
+    that runs nothing on an accelerator, `analysis.test_devices`); `findings_in`, the function of `analysis.finding_seeds` that says which top-level
     statements can hold its findings (None: any), so that a check analyses only those
     (`devfix.check_slice`)."""
 
@@ -38,7 +39,7 @@ class RuleSpec:
     moves_values: bool = False
     in_tests: bool = True
     library_signal: str | None = None
-    program_signal: str | None = None
+    aligns_values: bool = False
     findings_in: str | None = None
 
     def has_signals(self, facts: FileFacts) -> bool:
@@ -65,11 +66,11 @@ class RuleSpec:
         from devfix.analysis.facts import FileRole
 
         if facts.role is FileRole.TEST:
-            return self.in_tests
+            return self.in_tests and (not self.aligns_values or facts.test_devices.runs_anywhere)
         if facts.role is FileRole.LIBRARY and self.library_signal is not None:
             return facts.has_signal(self.library_signal)
-        if facts.role is FileRole.PROGRAM and self.program_signal is not None:
-            return facts.has_signal(self.program_signal)
+        if facts.role is FileRole.PROGRAM and self.aligns_values:
+            return facts.has_signal(screen.RUNS_ON_A_DEVICE)
         return True
 
     def load(self) -> type[DevfixRule]:
@@ -86,7 +87,7 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF003", "df003_module_not_moved", "ModuleNotMoved", triggers=('.to(', '.cuda('), signals=frozenset({screen.MOVE_CALL}), needs_all_signals=frozenset({screen.BUILT_AND_CALLED}), moves_values=True),
     RuleSpec(  # a program that places nothing (nor do the modules it imports) runs on the CPU: nothing to align
         "DF004", "df004_constructor_device", "ConstructorDevice", triggers=('torch.', 'from torch'),
-        signals=frozenset({screen.ENCODED_INPUTS, screen.FACTORY_MEETS_TENSOR}), program_signal=screen.RUNS_ON_A_DEVICE,
+        signals=frozenset({screen.ENCODED_INPUTS, screen.FACTORY_MEETS_TENSOR}), aligns_values=True,
         findings_in="constructor_device",
     ),
     RuleSpec("DF005", "df005_discarded_to", "DiscardedTo", triggers=('.to(', '.cuda(', '.cpu('), signals=frozenset({screen.BARE_MOVE}), findings_in="discarded_move"),
@@ -99,22 +100,22 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF009", "df009_legacy_constructor", "LegacyConstructor", triggers=('Tensor(', 'Tensor)', 'Tensor\n', 'Parameter('), signals=frozenset({screen.LEGACY_CONSTRUCTOR}), findings_in="legacy_constructor"),
     RuleSpec(  # a program that places nothing (nor do the modules it imports) runs its helpers' models on the CPU
         "DF010", "df010_helper_device", "HelperDevice", triggers=('for ', 'iter('), signals=frozenset({screen.LOADER_LOOP}),
-        moves_values=True, program_signal=screen.RUNS_ON_A_DEVICE,
+        moves_values=True, aligns_values=True,
     ),
     RuleSpec("DF011", "df011_loss_weight_device", "LossWeightDevice", triggers=('weight=',), signals=frozenset({screen.LOSS_WEIGHT})),
     RuleSpec(  # as DF004: in a program that places nothing (nor do the modules it imports) no index is on a device
         "DF012", "df012_lookup_table_device", "LookupTableDevice", triggers=('class ', 'def ', '['), signals=frozenset({screen.PLAIN_CLASS_TABLE}),
-        program_signal=screen.RUNS_ON_A_DEVICE, findings_in="lookup_table",
+        aligns_values=True, findings_in="lookup_table",
     ),
     RuleSpec("DF013", "df013_runtime_placement", "RuntimePlacement", triggers=('jit.trace', 'device_map'), signals=frozenset({screen.RUNTIME_PLACEMENT})),
     RuleSpec(  # as DF016: a program that places nothing (nor do the modules it imports) runs its Modules on the CPU
         "DF014", "df014_tensor_attribute_buffer", "TensorAttributeBuffer", triggers=('class ',), signals=frozenset({screen.MODULE_TENSOR_ATTRIBUTE}),
-        program_signal=screen.RUNS_ON_A_DEVICE, findings_in="tensor_attribute",
+        aligns_values=True, findings_in="tensor_attribute",
     ),
     RuleSpec("DF015", "df015_module_container", "ModuleContainer", triggers=('class ',), signals=frozenset({screen.MODULE_CONTAINER}), findings_in="module_container"),
     RuleSpec(  # as DF004: a program that places nothing (nor do the modules it imports) runs its Modules on the CPU
         "DF016", "df016_method_tensor_device", "MethodTensorDevice", triggers=('class ',), signals=frozenset({screen.UNPLACED_FACTORY_IN_METHOD}),
-        program_signal=screen.RUNS_ON_A_DEVICE, findings_in="method_tensor_device",
+        aligns_values=True, findings_in="method_tensor_device",
     ),
     RuleSpec("DF017", "df017_copy_before_move", "CopyBeforeMove", triggers=('deepcopy',), signals=frozenset({screen.COPY_OF_MOVED}), moves_values=True),
     RuleSpec("DF018", "df018_module_in_forward", "ModuleInForward", triggers=('class ',), signals=frozenset({screen.CALLED_CONSTRUCTION})),

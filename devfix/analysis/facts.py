@@ -50,6 +50,7 @@ from devfix.analysis.parameter_copies import classes_copying_parameters
 from devfix.analysis.project import ProjectIndex
 from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_move
+from devfix.analysis.test_devices import AcceleratedTests
 from devfix.analysis.torch_api import places_devices, places_on_several_gpus
 from devfix.analysis.values import ValueFacts, analyse_values
 from devfix.analysis.worker_placements import places_items_in_workers
@@ -107,6 +108,16 @@ class FileFacts:
     def expected_error_blocks(self) -> tuple[tuple[int, int], ...]:
         """Lines of `with pytest.raises(...)` or `with self.assertRaises(...)` blocks (`analysis.expected_errors`)."""
         return expected_error_blocks(self._tree, self.imports) if "aises" in self.text else ()
+
+    @cached_property
+    def test_devices(self) -> AcceleratedTests:
+        """Which tests of a test file run anything on an accelerator (`analysis.test_devices`)."""
+        return AcceleratedTests(self._tree, self.lines)
+
+    def runs_on_a_device_at(self, line: int) -> bool:
+        """False only in a test file, for a test that places nothing on an accelerator (nor does what
+        the file's tests share): its tensors are CPU tensors wherever it runs."""
+        return self.role is not FileRole.TEST or self.test_devices.runs_on_a_device(line)
 
     def expects_an_error(self, line: int) -> bool:
         """The line is in a block that checks that an error is raised: nothing there is to align."""

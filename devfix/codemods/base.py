@@ -100,6 +100,8 @@ class DevfixRule(cst.CSTTransformer):
             return False
         if self.facts is not None and self.facts.expects_an_error(start.line):
             return False  # a test that the error is raised: correct as it is
+        if self.SPEC.aligns_values and self.facts is not None and not self.facts.runs_on_a_device_at(start.line):
+            return False  # a test that runs everything on the CPU: nothing to align
         fix_safety = (safety or self.SAFETY) if fixable else None
         apply = fix_safety is not None and self._allowed(fix_safety, start)
         self.findings.append(Finding(self.CODE, message, start, end, fix_safety, fix_title, apply))

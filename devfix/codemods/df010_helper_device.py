@@ -22,7 +22,7 @@ meet the model or its outputs are moved; the model is the callable given a value
 the batch (`model(x)`, `model(add_bias(x))`, `model(x.float())`).
 
 Refuses: programs that place nothing on a device, nor do the project modules they import (their
-helpers' models run on the CPU wherever they run: the registry's `program_signal`), the positions of
+helpers' models run on the CPU wherever they run: the registry's `aligns_values`), the positions of
 the batches that some loader given holds as strings or lists (captions of a Dataset class of the
 file, `analysis.dataset_items`), functions with
 a device parameter or local (DF002 uses it), models that are not
