@@ -846,7 +846,10 @@ class _Scope:
             return []
         qualified = self.imports.qualify(node.func)
         if qualified is not None and is_torch_tensor_function({qualified}):
-            return self._reference_names(node.args[0]) if node.args else []
+            first = node.args[0] if node.args else None
+            if isinstance(first, (ast.List, ast.Tuple)):  # `torch.hstack([rs_pow * (rc - rs) ** -5, ...])`
+                return [name for item in first.elts for name in self._reference_names(item)]
+            return self._reference_names(first)
         if is_self_attribute(node.func) and node.func.attr in self.layers and node.args:
             first = node.args[0]  # `self.emb(ids)` lives with `ids`, a torch layer's input
             if isinstance(first, ast.Name) and first.id not in self.vetoed and not self._has_sources(first):

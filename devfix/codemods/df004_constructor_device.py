@@ -1437,6 +1437,9 @@ class _Combinations(cst.CSTVisitor):
             return None  # `torch.from_numpy(array)`: a new CPU tensor; `array` is no tensor to follow
         if is_torch_tensor_function(self.qualified(expression.func)):
             first = expression.args[0].value if expression.args else None
+            if isinstance(first, (cst.List, cst.Tuple)):  # torch.hstack([rs_pow * (rc - rs) ** -5, ...])
+                items = [element.value for element in first.elements if isinstance(element, cst.Element)]
+                return next((found for item in items if (found := self._reference(item, proven))), None)
             return self._reference(first, proven) if first is not None else None  # torch.exp(0.5 * logvar)
         if is_self_attribute(expression.func) and expression.func.attr.value in self.object_modules:
             return next((ref for arg in expression.args if (ref := self._reference(arg.value, proven))), None)  # self.q(states)

@@ -877,3 +877,16 @@ def test_a_latent_batch_given_to_a_method_of_a_moved_model_of_another_file_is_ma
         main.write_text(source)
         result = process(source.encode(), str(main), [ConstructorDevice], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
         assert ("z = torch.randn(4, 3, device=device)\n" in result.fixed.decode()) is placed
+
+
+def test_a_table_scaled_in_place_by_a_stack_of_parameter_tensors_is_made_where_they_are():
+    source = (
+        "import torch\n\n\ndef coefficients(rs: torch.Tensor, rc: torch.Tensor):\n"
+        "    c_n = torch.tensor([[6.0, 15.0], [1.0, 2.0]])\n"
+        "    c_n *= torch.hstack([(rc - rs).view(1, 1) ** -5, (rc - rs).view(1, 1) ** -4])\n"
+        "    return c_n\n"
+    )
+    result = run_devfix(source, path="switching.py", rules=[ConstructorDevice])
+    assert "torch.tensor([[6.0, 15.0], [1.0, 2.0]], device=rc.device)" in result.fixed.decode()
+    numbers = source.replace("(rc - rs).view(1, 1) ** -5, (rc - rs).view(1, 1) ** -4", "[1.0, 2.0]")
+    assert run_devfix(numbers, path="switching.py", rules=[ConstructorDevice]).fixed.decode() == numbers
