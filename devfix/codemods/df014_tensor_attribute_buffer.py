@@ -29,7 +29,10 @@ device the constructor receives (`torch.randn(n, device=device)`:
 the layer places its own state, see DF019), attributes assigned in other methods too (lazy caches re-created on the input's device,
 `self.x = self.x.to(...)` done by hand), `nn.Parameter`s and Modules, values devfix cannot prove to
 be tensors (`build_table(n)`, an argument kept as is such as a dataclass of hyper-parameters), and
-classes that are not Modules (see DF012).
+classes that are not Modules (see DF012), and tables that a method combines with values it brought
+to the host (`noise = self(x.to(self.device)).cpu()`, then `noise * self.betas[t]`: the method
+computes on the CPU on purpose, and a buffer would put a CUDA tensor into that product,
+`analysis.host_combined_reads`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from libcst.metadata import GlobalScope, ScopeProvider
 from devfix.analysis.call_sites import file_functions
 from devfix.analysis.cst_bindings import calls_in, is_generator, return_values
 from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.host_combined_reads import combines_with_host_values
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, stored_once_in_init
 from devfix.analysis.scopes import ScopeTracker
@@ -95,7 +99,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             made = is_tensor_expression(value, tensors, self.qualified) or self._returned_tensor(value, facts.methods)
             if made and self._may_be_complex(value, facts.methods):
                 continue  # `torch.polar(...)`: `.half()` would drop its imaginary part, and DDP broadcasts buffers
-            if made and not _placed_by_argument(value, init):
+            if made and not _placed_by_argument(value, init) and not self._computed_with_on_the_host(name, facts.methods):
                 self._buffers[statement] = (name, moves_as_a_whole)
 
     def _tensor_list(self, value: cst.List, tensors: set[str], name: str, class_node: cst.ClassDef,
@@ -154,6 +158,12 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         for part in parts:
             part.visit(Finder())
         return found
+
+    @staticmethod
+    def _computed_with_on_the_host(name: str, methods: dict[str, cst.FunctionDef]) -> bool:
+        """A method combines `self.<name>` with values it brought to the host (`analysis.host_combined_reads`):
+        the table is a CPU tensor on purpose."""
+        return any(combines_with_host_values(method, name) for method_name, method in methods.items() if method_name != "__init__")
 
     def _moved_where_read(self, name: str, methods: dict[str, cst.FunctionDef]) -> bool:
         """Every read of `self.<name>` outside `__init__` moves it first (`self.pos.to(x.device,

@@ -159,3 +159,30 @@ def test_a_method_that_builds_plain_tensors_makes_a_buffer():
     source = POSITIONS.format(annotation="", learned="torch.randn(num_patches, d_model)", fixed="position_enc")
     fixed = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
     assert 'self.register_buffer("position_enc", self._init_pe(num_patches, d_model, learned), persistent=False)' in fixed
+
+
+DENOISER = """import torch
+import torch.nn as nn
+
+
+class Denoiser(nn.Module):
+    def __init__(self, n, steps):
+        super().__init__()
+        self.net = nn.Linear(n, n)
+        self.betas = torch.linspace(1e-3, 2e-2, steps).view(-1, 1)
+
+    def step(self, y, t):
+        noise = self.net(y.to(self.net.weight.device)){back}
+        drift = y - torch.sign(-noise * torch.sign(y))
+        return y - drift * self.betas[t]
+"""
+
+
+def test_a_table_a_method_combines_with_values_it_brought_to_the_host_stays_a_plain_attribute():
+    host = DENOISER.format(back=".cpu()")
+    result = run_devfix(host, path="denoiser.py", rules=[TensorAttributeBuffer])
+    assert not result.findings and result.fixed.decode() == host
+    on_the_device = run_devfix(DENOISER.format(back=""), path="denoiser.py", rules=[TensorAttributeBuffer])
+    assert 'self.register_buffer("betas", torch.linspace(1e-3, 2e-2, steps).view(-1, 1), persistent=False)' in on_the_device.fixed.decode()
+    numbers = run_devfix(DENOISER.format(back=".cpu().item()"), path="denoiser.py", rules=[TensorAttributeBuffer])
+    assert "register_buffer" in numbers.fixed.decode()  # `.item()` gives a number, which meets a CUDA table fine
