@@ -32,10 +32,13 @@ CPU_PLACEMENT = re.compile(
 KEYWORDS_BUT_DEVICE = re.compile(r"\.to\(\s*(?!device\b)\w+\s*=[^()]*\)")
 
 
+CPU_DEVICE = re.compile(r"""torch\.device\(\s*(['"])cpu\1\s*\)""")  # `torch.device("cpu")`, as the string it names
+
+
 def places_on_an_accelerator(code: str) -> bool:
     """Does `code` move or make anything on a device other than the CPU (`analysis.torch_api.places_devices`,
     with explicit CPU placements and casts by keyword left out)?"""
-    code = CPU_PLACEMENT.sub("", code)
+    code = CPU_PLACEMENT.sub("", CPU_DEVICE.sub('"cpu"', code))
     code = KEYWORDS_BUT_DEVICE.sub(lambda match: "" if "device" not in match.group(0) else match.group(0), code)
     return places_devices(code)
 

@@ -20,6 +20,7 @@ from tests.conftest import run_devfix
         ("x = y.to('cpu')", False),
         ('x = y.to(device="cpu")', False),
         ('d = torch.device("cpu")', False),
+        ('trainer.accelerator = SimpleNamespace(device=torch.device("cpu"))', False),
         ('system = system.to(precision="double")', False),
         ("x = y.to(dtype=torch.half)", False),
         ('x = torch.zeros(3, device="cuda")', True),
