@@ -22,7 +22,7 @@ from devfix import python_parser
 from devfix.analysis import screen, signals
 from devfix.analysis.ast_nodes import children, defined_once, every_node
 from devfix.analysis.cuda_only_calls import UncheckedCudaCall, unchecked_cuda_only_calls
-from devfix.analysis.entry_lines import top_level_entry_lines
+from devfix.analysis.entry_lines import first_top_level_binding, only_setup_between, top_level_entry_lines
 from devfix.analysis.expected_errors import expected_error_blocks
 from devfix.analysis.factory_meetings import meeting_scopes
 from devfix.analysis.following_returns import Followed
@@ -359,6 +359,26 @@ class FileFacts:
     def _builds_a_module_here(self, call: ast.Call) -> bool:
         """`Net(...)`, or `build_model(...)` of a function that hands back a Module it built."""
         return self._builds_a_module(call) or isinstance(call.func, ast.Name) and self.returns_built_module(call.func.id)
+
+    def runs_only_setup_before_the_move(self, model: str, move_line: int) -> bool:
+        """Between the top level's first binding of `model` and its move on `move_line`, the top level
+        calls only set-up code (`analysis.entry_lines.only_setup_between`): torch and builtins, Module
+        constructors, methods of the model itself (`model.eval()`)."""
+        first = first_top_level_binding(self._tree, model)
+        return first is not None and first < move_line and only_setup_between(
+            self._tree, first, move_line, lambda call: self._is_setup_call(call, model))
+
+    def _is_setup_call(self, call: ast.Call, model: str) -> bool:
+        qualified = self.imports.qualify(call.func) or ""
+        if qualified.startswith(("torch.", "builtins.")) or self._builds_a_module(call):
+            return True
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == model:
+            return True  # `model.eval()`, `model.half()`
+        if isinstance(func, ast.Attribute) and func.attr == "from_pretrained":
+            owner = self.imports.qualify(func.value)  # a pretrained Module of the project or of transformers
+            return owner is not None and (self._project.is_module_class(self._path, owner) is True or owner.startswith("transformers."))
+        return False
 
     def _builds_a_module(self, call: ast.Call) -> bool:
         """`Net(...)` where `Net` is a Module class: of this file, or as the run's files tell; and

@@ -280,11 +280,18 @@ class ScopeTracker:
         top = self.scope_facts(self.module)
         local = set(facts.bindings) | facts.parameters | facts.passthrough
         once = {name for name, bindings in top.bindings.items() if len(bindings) == 1 and name not in local}
-        facts.modules_on_device |= {name for name in top.moved if name not in local and len(self._other_values(top, name)) <= 1}
+        facts.modules_on_device |= {name for name in top.moved if name not in local and self._one_model_moved(top, name)}
         facts.device_globals |= {
             name for name in once
             if (value := top.bindings[name][0].value) is not None and top.is_device_value(value, before_line=top.bindings[name][0].line)
         }
+
+    def _one_model_moved(self, top: PlacementFacts, name: str) -> bool:
+        """The top level binds `name` to one model, or to one of several that branches choose
+        (`if kind == "small": model = Net(8)` / `else: model = Net(16)`) all before the move."""
+        others = self._other_values(top, name)
+        move_line = self.line_of(top.moved[name].call)
+        return len(others) <= 1 or all(binding.line < move_line for binding in others)
 
     def _other_values(self, top: PlacementFacts, name: str) -> list:
         """The top level's bindings of `name` but those that move the model it holds in place
@@ -368,10 +375,18 @@ class ScopeTracker:
 
     def runs_after_the_move(self, function: cst.FunctionDef, model: str) -> bool:
         """Every top-level call that runs `function` (a top-level function) comes after the top
-        level moves `model` (`analysis.entry_lines`); a function run some other way is not known to."""
+        level moves `model` (`analysis.entry_lines`); a callback (decorated, or handed on as a value)
+        does when the top level runs only set-up code between the model's first binding and the move."""
         lines = self.facts.entry_lines.get(function.name.value) if self.facts is not None and function in self.module.body else None
         move = self.scope_facts(self.module).moved.get(model)
-        return bool(lines) and move is not None and min(lines) > self.line_of(move.call)
+        if move is None:
+            return False
+        if lines:
+            return min(lines) > self.line_of(move.call)
+        if function not in self.module.body or (lines is not None and not function.decorators):
+            return False  # run by nothing here: another file's call may come at any time
+        # a callback (`@app.route(...)`, `gr.Interface(fn=predict)`): nothing runs it between the model's binding and its move
+        return self.facts.runs_only_setup_before_the_move(model, self.line_of(move.call))
 
     def file_places_devices(self) -> bool:
         """Does the file move anything to a device anywhere? Once per pass, from the text the facts

@@ -890,3 +890,53 @@ def test_a_table_scaled_in_place_by_a_stack_of_parameter_tensors_is_made_where_t
     assert "torch.tensor([[6.0, 15.0], [1.0, 2.0]], device=rc.device)" in result.fixed.decode()
     numbers = source.replace("(rc - rs).view(1, 1) ** -5, (rc - rs).view(1, 1) ** -4", "[1.0, 2.0]")
     assert run_devfix(numbers, path="switching.py", rules=[ConstructorDevice]).fixed.decode() == numbers
+
+
+SERVER = """import torch
+from torch import nn
+from flask import Flask
+
+app = Flask(__name__)
+
+
+@app.route("/")
+def route():
+    return str(classify([1, 2]))
+
+
+def classify(tokens):
+    seq = torch.tensor(tokens).unsqueeze(0)
+    return model(seq).item()
+
+
+if __name__ == "__main__":
+    if torch.cuda.is_available():
+        model = nn.EmbeddingBag(8, 1)
+    else:
+        model = nn.EmbeddingBag(4, 1)
+{between}    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = model.to(device)
+    app.run()
+"""
+
+
+@pytest.mark.parametrize("between, moved", [
+    ("    model.eval()\n", True),  # set-up only: nothing runs the route before the move
+    ("    app.test_client().get('/')\n", False),  # a request served before the move: its ids are right on the CPU
+])
+def test_a_route_reading_a_model_the_main_block_chose_and_moved_gets_its_inputs_there(between, moved):
+    source = SERVER.format(between=between)
+    fixed = run_devfix(source, path="server.py", rules=[ConstructorDevice]).fixed.decode()
+    assert ("torch.tensor(tokens, device=next(model.parameters()).device)" in fixed) is moved
+
+
+def test_a_handler_a_ui_is_given_gets_its_inputs_where_the_model_was_moved():
+    source = (
+        "import gradio as gr\nimport torch\nfrom torch import nn\n\n"
+        "model = nn.Linear(2, 3)\nmodel.load_state_dict(torch.load('w.pt', map_location='cpu'))\n"
+        "model = model.to('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        "def predict(a, b):\n    x = torch.tensor([[a, b]])\n    return model(x).argmax().item()\n\n\n"
+        "gr.Interface(fn=predict, inputs=['number', 'number'], outputs='label').launch()\n"
+    )
+    fixed = run_devfix(source, path="app.py", rules=[ConstructorDevice]).fixed.decode()
+    assert "torch.tensor([[a, b]], device=next(model.parameters()).device)" in fixed
