@@ -65,6 +65,8 @@ class LayerReplacedAfterMove(ScopeTracker, DevfixRule):
         where it is built."""
         if "torch.nn.Sequential" not in self.qualified(value.func) or not value.args:
             return False
+        if any(arg.star or not isinstance(arg.value, cst.Call) for arg in value.args):
+            return False  # `nn.Sequential(*layers)`: items not seen here
         holding = [arg.value for arg in value.args if holds_state(arg.value, self.qualified)]
         return all(as_move(item, self.qualified) is not None or (isinstance(item, cst.Call) and keyword(item, "device") is not None)
                    for item in holding)

@@ -44,3 +44,13 @@ def test_a_sequential_head_whose_layers_with_parameters_are_moved_where_built_is
     assert run_devfix(head + placed, rules=[LayerReplacedAfterMove]).fixed.decode() == head + placed
     partly = "model.classifier = nn.Sequential(nn.Linear(8, 8).to(device), nn.Linear(8, 3))\n"
     assert run_devfix(head + partly, rules=[LayerReplacedAfterMove]).fixed.decode() == head + partly.replace("))\n", ")).to(device)\n")
+
+
+def test_a_sequential_of_listed_layers_given_to_a_moved_model_is_moved_too():
+    source = (
+        "import torch\nimport torch.nn as nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model = nn.Sequential(nn.Linear(4, 4)).to(device)\nlayers = [nn.Linear(4, 2), nn.ReLU()]\n"
+        "model.head = nn.Sequential(*layers)\n"
+    )
+    fixed = run_devfix(source, rules=[LayerReplacedAfterMove]).fixed.decode()  # run_devfix fails on a rule's crash
+    assert "model.head = nn.Sequential(*layers).to(device)\n" in fixed
