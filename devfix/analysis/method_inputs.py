@@ -53,7 +53,7 @@ class MethodInputs:
         body = class_def.body.body if isinstance(class_def.body, cst.IndentedBlock) else []
         self.methods = {statement.name.value: statement for statement in body if isinstance(statement, cst.FunctionDef)}
         self.reader = Roots(qualified)
-        self.layers = _layers(self.methods.get("__init__"), qualified)
+        self.layers = _layers(self.methods.get("__init__"), qualified, self.methods)
         self._verdicts: dict[str, frozenset[str]] = {}
         self._lengths: dict[str, frozenset[str]] = {}
 
@@ -122,12 +122,18 @@ class MethodInputs:
         return False
 
 
-def _layers(init: cst.FunctionDef | None, qualified: QualifiedNames) -> frozenset[str]:
-    """`self.<name>` attributes that `__init__` assigns a torch.nn layer with parameters."""
+def _layers(init: cst.FunctionDef | None, qualified: QualifiedNames, methods: dict[str, cst.FunctionDef] | None = None) -> frozenset[str]:
+    """`self.<name>` attributes that `__init__`, or a method it calls on `self` (`self.create_ffn(args)`),
+    assigns a torch.nn layer with parameters, or an `nn.Sequential` of such layers (given, or
+    unpacked from a list display of the method: `nn.Sequential(*[nn.Linear(4, 8), activation])`)."""
     if init is None:
         return frozenset()
     assignments = _SelfLayers(qualified)
     init.body.visit(assignments)
+    for name in sorted(assignments.self_calls):
+        called = (methods or {}).get(name)
+        if called is not None and called is not init:
+            called.body.visit(assignments)
     return frozenset(assignments.found)
 
 
@@ -135,13 +141,33 @@ class _SelfLayers(cst.CSTVisitor):
     def __init__(self, qualified: QualifiedNames) -> None:
         self.qualified = qualified
         self.found: set[str] = set()
+        self.self_calls: set[str] = set()
+        self.lists: dict[str, list[cst.BaseExpression]] = {}  # local list displays: `layers = [nn.Linear(...), ...]`
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
 
+    def visit_Call(self, node: cst.Call) -> None:
+        if is_self_attribute(node.func):
+            self.self_calls.add(node.func.attr.value)
+
     def visit_Assign(self, node: cst.Assign) -> None:
-        if builds_torch_layer(node.value, self.qualified, PARAMETERIZED_LAYERS):
-            self.found.update(target.target.attr.value for target in node.targets if is_self_attribute(target.target))
+        targets = [target.target for target in node.targets]
+        if isinstance(node.value, cst.List) and len(targets) == 1 and isinstance(targets[0], cst.Name):
+            self.lists[targets[0].value] = [element.value for element in node.value.elements]
+        if builds_torch_layer(node.value, self.qualified, PARAMETERIZED_LAYERS) or self._sequential_of_layers(node.value):
+            self.found.update(target.attr.value for target in targets if is_self_attribute(target))
+
+    def _sequential_of_layers(self, value: cst.BaseExpression) -> bool:
+        if not builds_torch_layer(value, self.qualified, frozenset({"Sequential"})):
+            return False
+        items: list[cst.BaseExpression] = []
+        for arg in value.args:
+            if arg.star == "*" and isinstance(arg.value, cst.Name):
+                items += self.lists.get(arg.value.value, [])
+            elif not arg.star:
+                items.append(arg.value)
+        return any(builds_torch_layer(item, self.qualified, PARAMETERIZED_LAYERS) for item in items)
 
 
 def parameters_fed_to_models(function: cst.FunctionDef, models: set[str], qualified: QualifiedNames) -> dict[str, set[str]]:

@@ -129,11 +129,18 @@ class ProjectIndex:
                 return target
         return None
 
-    def _class_file(self, file: Path, qualified_name: str) -> tuple[Path, str] | None:
-        """(the project file, the class name) of `qualified_name` (`dataset.Points`) imported from `file`."""
+    def _class_file(self, file: Path, qualified_name: str, hops: int = 0) -> tuple[Path, str] | None:
+        """(the project file, the class name) of `qualified_name` (`dataset.Points`) imported from
+        `file`; through a package that imports it from one of its modules (`model_utils/__init__.py`:
+        `from .rxn_model_morgan import ReactionModel_LWTemp`), up to three such hops."""
         owner, _, class_name = qualified_name.rpartition(".")
         target = self._module_file(file, owner) if owner else None
-        return (target, class_name) if target is not None else None
+        if target is None:
+            return None
+        facts = self._facts(target) if hops < 3 else None
+        if facts is not None and class_name not in facts.classes and class_name in facts.imports:
+            return self._class_file(target, facts.imports[class_name], hops + 1)
+        return target, class_name
 
     def imported_helper(self, from_file: str, qualified_name: str) -> HelperSummary | None:
         """What the top-level function `qualified_name` (`utils.causal_mask`) of a local module

@@ -504,6 +504,8 @@ class _Screen:
                 found.add(PLAIN_CLASS_MOVE)  # `agent.q_net.to(device)`: a plain class's model moved from outside
             elif owner is not None and owner is not Kind.MODULE and _feeds_a_self_attribute(node, place):
                 found.add(PLAIN_CLASS_MOVE)  # `self.model(data.to(self.device))`: the model is on that device
+            elif owner is not None and owner is not Kind.MODULE and _bound_to_the_class_device(node, place):
+                found.add(PLAIN_CLASS_MOVE)  # `x = x.unsqueeze(0).to(self.device)`: fed beside other arguments?
             if isinstance(node.func.value, ast.Call) and self.imports.qualify(node.func.value.func) in HOLDERS:
                 found.add(LEGACY_CONSTRUCTOR)
         if any(keyword.arg == "device" for keyword in node.keywords):
@@ -1208,6 +1210,13 @@ def _feeds_a_self_attribute(move: ast.Call, place: _Place) -> bool:
         return False
     return any(isinstance(node, (ast.For, ast.AsyncFor)) and receiver.id in set(bound_names(node.target))
                for node in every_node(place.method))
+
+
+def _bound_to_the_class_device(move: ast.Call, place: _Place) -> bool:
+    """`solvents = solvents.unsqueeze(0).to(self.device)` in a method but `__init__`: an argument
+    moved to a device the object keeps (DF020 moves the parameters given beside it to a model)."""
+    return place.method is not None and place.method.name != "__init__" and isinstance(place.parent, ast.Assign) \
+        and len(move.args) == 1 and is_self_attribute(move.args[0])
 
 
 def _moves_an_instance_attribute(move: ast.Call, place: _Place) -> bool:

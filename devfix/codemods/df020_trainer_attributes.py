@@ -57,6 +57,13 @@ the unpacking, when every call gives it the batch of a loop over a proven DataLo
 state (a loss with `weight=`) that are never moved get the model's device at construction; so does
 a torchmetrics Metric whose `update(...)` is given the model's output (`self.accuracy.update(
 logits.detach(), y)`).
+A method that moves some arguments it gives a Module attribute (`solvents = solvents.unsqueeze(0).to(self.device)`),
+when nothing the method can see moves the model (a `load_model` method does), shows where the model
+is at that call: a parameter it gives beside them, as the caller gave it or through its own tensor
+methods, is moved to the same device at the top of the method, when the model's class (of the file,
+or of the project, also through a package's `__init__`) hands that parameter to its layers and not
+to `torch.nn.utils.rnn` as lengths.
+
 A Module attribute `__init__` builds or is given is moved too when the code holding an object of
 the class moves it in place (`agent = DQN(...)`, then `agent.Q.to(device)`): arguments go to that
 model's own device (a stored `self.device` may name another), and calls on an object whose models
@@ -98,7 +105,13 @@ from devfix.analysis.placement import Move, as_move, collect
 from devfix.analysis.sampled_batches import host_unpacked_names
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root, is_factory_call, without_tensor_methods
-from devfix.analysis.torch_api import FUNCTIONAL_LOSSES, LOSS_TENSOR_KEYWORDS, MOVED_AFTER, is_torch_tensor_function
+from devfix.analysis.torch_api import (
+    CHAIN_STOPS,
+    FUNCTIONAL_LOSSES,
+    LOSS_TENSOR_KEYWORDS,
+    MOVED_AFTER,
+    is_torch_tensor_function,
+)
 from devfix.analysis.torch_names import builds_a_metric, holds_state, keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword, insert_in_body, moved_to, prepend_to_function
@@ -145,6 +158,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         if not models:
             self._plan_models_moved_in_methods(facts)
             self._plan_models_fed_moved_batches(node, facts)
+            self._plan_arguments_beside_moved_ones(node, facts)
             return
         model = sorted(models)[0]
         device, ready_line = self._device_expression(facts, model)
@@ -542,6 +556,87 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                         self._loop_moves.setdefault(loop, (batches, device))
                     break
 
+    def _plan_arguments_beside_moved_ones(self, class_def: cst.ClassDef, facts) -> None:
+        """`solvents = solvents.unsqueeze(0).to(self.device)`, then `self.model(rxn_fp, solvents)`:
+        a method that moves some arguments it gives a Module attribute to a device, when nothing in
+        the class moves the model where the method can see it (a `load_model` method does): at that
+        call the model is on that device, or the program failed, so a parameter the method gives
+        beside them, as the caller gave it (or a tensor method's copy), goes there too, at the top of
+        the method (rxn_yield_context's `Ranking_Evaluator.predict_scores` before its `e116cd4`).
+        Only for a model of a class of the file or of the project whose `forward` hands that
+        parameter to its layers, and not to `torch.nn.utils.rnn` as lengths (`analysis.method_inputs`);
+        the device is an attribute the method does not rebind, or a parameter it does not rebind."""
+        modules = {name: classes for name in facts.attributes if (classes := self._model_classes(facts, name))}
+        for method_name, method in facts.methods.items():
+            if method_name == "__init__" or method in self._argument_moves:
+                continue
+            parameters = [param.name.value for param in method.params.params[1:]]
+            placement = self.scope_facts(method.body)
+            calls = _ModelCalls(set(modules))
+            method.body.visit(calls)
+            for call, model, model_method in calls.found:
+                inputs = self._single_inputs(modules[model])
+                device = self._sibling_device(call, placement, method, parameters) if model_method is None and inputs else None
+                if device is None:
+                    continue
+                forward = inputs.positional("forward")
+                reaching, lengths = inputs.reaching("forward"), inputs.kept_on_the_host("forward")
+                to_move = [
+                    arg.value.value for index, arg in enumerate(call.args)
+                    if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name) and arg.value.value in parameters
+                    and index < len(forward) and forward[index] in reaching - lengths
+                    and arg.value.value not in placement.moved and self.kind_of(arg.value) is Kind.TENSOR
+                    and all(_method_chain_of(binding.value, arg.value.value) for binding in placement.bindings.get(arg.value.value, ()))
+                ]
+                if to_move:
+                    self._argument_moves[method] = (to_move, device)
+                    break
+
+    def _model_classes(self, facts, attribute: str) -> list[tuple[str, str]]:
+        """(file, class) for each Module class the class binds `self.<attribute>` to (`None`
+        placeholders aside): a class of the file (`"", name`) or of the project (`path, qualified`)."""
+        found = []
+        for _, statement in facts.attributes[attribute].assignments:
+            value = statement.value
+            if isinstance(value, cst.Name) and value.value == "None":
+                continue
+            if not (isinstance(value, cst.Call) and self.builds_module(value) and isinstance(value.func, (cst.Name, cst.Attribute))):
+                return []
+            local = value.func.value if isinstance(value.func, cst.Name) and value.func.value in self._file_classes() else None
+            qualified = sorted(self.qualified(value.func))
+            if local is None and not qualified:
+                return []
+            found.append(("", local) if local is not None else (self.facts._path if self.facts is not None else "", qualified[0]))
+        return found
+
+    def _single_inputs(self, classes: list[tuple[str, str]]) -> MethodInputs | None:
+        """The summary of the one Module class `classes` names (`analysis.method_inputs`)."""
+        if len(set(classes)) != 1:
+            return None
+        path, name = classes[0]
+        if not path:
+            defined = [item for item in self.module.body if isinstance(item, cst.ClassDef) and item.name.value == name]
+            return MethodInputs(defined[0], self.qualified) if len(defined) == 1 else None
+        return self.project.imported_method_inputs(path, name)
+
+    def _sibling_device(self, call: cst.Call, placement, method: cst.FunctionDef, parameters: list[str]) -> str | None:
+        """The device another argument of `call` was moved to in the method (`x.to(self.device)`, or
+        a name bound to such a move), as code that reads the same at the top of the method."""
+        rebound = set(placement.bindings)
+        for arg in call.args:
+            value = arg.value
+            if isinstance(value, cst.Name):
+                binding = next((binding for binding in reversed(placement.bindings.get(value.value, ()))
+                                if binding.line < self.line_of(call)), None)
+                value = binding.value if binding is not None else None
+            move = as_move(value, self.qualified) if value is not None else None
+            device = move.device if move is not None else None
+            if isinstance(device, cst.Attribute) and is_self_attribute(device) and not _assigns_attribute(method, device.attr.value):
+                return f"self.{device.attr.value}"
+            if isinstance(device, cst.Name) and device.value in parameters and device.value not in rebound:
+                return device.value
+        return None
+
     def _given_torch_modules(self, class_def: cst.ClassDef, facts) -> set[str]:
         """Attributes `__init__` stores from a parameter (`self.criterion = criterion`) that every
         construction of the class in the file gives a torch.nn Module built there
@@ -815,6 +910,15 @@ def _tensor_method_of(value: cst.BaseExpression | None, name: str) -> bool:
     return found and isinstance(value, cst.Name) and value.value == name
 
 
+def _method_chain_of(value: cst.BaseExpression | None, name: str) -> bool:
+    """`x.view(1, -1)`, `x.repeat(n, 1).unsqueeze(0)`: methods called on `name` itself, which keep
+    what it is (a tensor's give tensors), not a conversion of it (`torch.tensor(x)`) nor a move."""
+    found = False
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value not in CHAIN_STOPS:
+        value, found = value.func.value, True
+    return found and isinstance(value, cst.Name) and value.value == name
+
+
 def _self_calls(method: cst.FunctionDef, name: str) -> list[cst.Call]:
     """`self.<name>(...)` calls in `method`."""
     calls: list[cst.Call] = []
@@ -919,3 +1023,16 @@ class _Feeds(cst.CSTVisitor):
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not is_self_attribute(value.func):
             value = value.func.value
         return isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value in self.models
+
+
+def _assigns_attribute(method: cst.FunctionDef, attribute: str) -> bool:
+    """Does the method bind `self.<attribute>`?"""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            nonlocal found
+            found = found or (is_self_attribute(node.target) and node.target.attr.value == attribute)
+
+    method.visit(Finder())
+    return found

@@ -244,3 +244,63 @@ def test_batches_beside_one_the_loop_feeds_the_model_moved_go_where_it_went():
 def test_batches_are_left_alone_without_a_moved_feed_or_a_torch_loss(fed, criterion):
     source = FED_MOVED.format(fed=fed, criterion=criterion)
     assert run_devfix(source, rules=[TrainerAttributes]).fixed.decode() == source
+
+
+RANKER = """import torch
+import torch.nn as nn
+{model_import}
+
+class Ranker:
+    def __init__(self):
+        self.model = None
+        self.device = None
+
+    def load(self, device):
+        self.device = device
+        self.model = Scorer(4)
+        self.model.to(device)
+
+    def scores(self, fp, solvents):
+        solvents = solvents.unsqueeze(0).to(self.device)
+        fp = fp.view(1, -1).unsqueeze(0)
+        return self.model(fp, solvents).softmax(-1)
+"""
+
+SCORER = """class Scorer(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.make_layers(n)
+
+    def make_layers(self, n):
+        layers = [nn.Linear(n, 8), nn.ReLU()]
+        self.fp_layer = nn.Sequential(*layers)
+        self.solvent_layer = nn.Linear(n, 8)
+
+    def forward(self, fp, solvents):
+        return self.fp_layer(fp) + self.solvent_layer(solvents)
+"""
+
+
+def test_an_argument_given_beside_ones_the_method_moves_goes_to_their_device():
+    source = RANKER.format(model_import="\n\n" + SCORER + "\n")
+    fixed = run_devfix(source, path="ranker.py", rules=[TrainerAttributes]).fixed.decode()
+    assert "    def scores(self, fp, solvents):\n        fp = fp.to(self.device)\n" in fixed
+    host_lengths = source.replace(  # `fp` now holds lengths, which stay on the CPU
+        "self.fp_layer(fp) + self.solvent_layer(solvents)",
+        "torch.nn.utils.rnn.pack_padded_sequence(self.solvent_layer(solvents), fp, batch_first=True)")
+    assert "fp = fp.to(self.device)" not in run_devfix(host_lengths, path="ranker.py", rules=[TrainerAttributes]).fixed.decode()
+
+
+def test_the_model_class_may_come_through_a_package_that_imports_it_from_a_module(tmp_path):
+    from devfix.analysis.project import ProjectIndex
+    from devfix.engine import process
+    from devfix.fix_policy import FixPolicy
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text("from .scorer import Scorer\n")
+    (tmp_path / "models" / "scorer.py").write_text("import torch.nn as nn\n\n\n" + SCORER)
+    source = RANKER.format(model_import="from models import Scorer\n")
+    main = tmp_path / "ranker.py"
+    main.write_text(source)
+    result = process(source.encode(), str(main), [TrainerAttributes], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
+    assert "fp = fp.to(self.device)" in result.fixed.decode()
