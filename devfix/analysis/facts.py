@@ -658,9 +658,10 @@ def _runs_at_import(statement: ast.stmt, imports: ImportTable, classes: dict[str
     level: a script. A library's top level only defines (constants, loggers, registries)."""
     if isinstance(statement, ast.If):
         test = statement.test
-        return (
-            isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-        ) or any(_runs_at_import(inner, imports, classes) for inner in statement.body)
+        main_block = isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+        if main_block:
+            return not _runs_only_self_tests(statement, imports)
+        return any(_runs_at_import(inner, imports, classes) for inner in statement.body)
     if isinstance(statement, PROGRAM_STATEMENTS):
         return True
     if isinstance(statement, ast.Expr):
@@ -668,6 +669,16 @@ def _runs_at_import(statement: ast.stmt, imports: ImportTable, classes: dict[str
     if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
         return any(_is_device_work(call, imports, classes) for call in every_node(statement.value) if isinstance(call, ast.Call))
     return False
+
+
+SELF_TEST_RUNNERS = ("doctest.", "unittest.main", "pytest.main", "builtins.print", "sys.exit", "builtins.exit")
+
+
+def _runs_only_self_tests(block: ast.If, imports: ImportTable) -> bool:
+    """`if __name__ == "__main__": import doctest; doctest.testmod()`: a library module that runs
+    its own doctests (or unit tests) when run, and nothing else, is no program."""
+    calls = [node for node in every_node(block) if isinstance(node, ast.Call)]
+    return bool(calls) and all((imports.qualify(call.func) or "").startswith(SELF_TEST_RUNNERS) for call in calls)
 
 
 def _is_device_work(call: ast.Call, imports: ImportTable, classes: dict[str, Kind]) -> bool:

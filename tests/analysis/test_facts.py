@@ -25,6 +25,10 @@ def kinds_read(source: str, name: str) -> list[Kind]:
         ("import logging\nimport torch\n\nlogging.basicConfig(level=logging.INFO)\nlogger = logging.getLogger(__name__)\n"
          "logger.setLevel(logging.INFO)\n\n\ndef clone(m):\n    return m\n", FileRole.LIBRARY),
         ("import torch\n\nif __name__ == '__main__':\n    print(torch.ones(1))\n", FileRole.PROGRAM),
+        # a library module that runs its own doctests when run (torchsurv's kaplan_meier.py)
+        ("import sys\nimport torch\n\nif __name__ == '__main__':\n    import doctest\n\n    results = doctest.testmod()\n"
+         "    if results.failed:\n        print('Some doctests failed.')\n        sys.exit(1)\n", FileRole.LIBRARY),
+        ("import torch\n\nif __name__ == '__main__':\n    import doctest\n    doctest.testmod()\n    main()\n", FileRole.PROGRAM),
         ("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n", FileRole.PROGRAM),
         ("import torch\nsd = torch.load('m.pt')\n", FileRole.PROGRAM),
         ("import torch\nfor i in range(3):\n    print(i)\n", FileRole.PROGRAM),

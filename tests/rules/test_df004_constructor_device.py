@@ -940,3 +940,13 @@ def test_a_handler_a_ui_is_given_gets_its_inputs_where_the_model_was_moved():
     )
     fixed = run_devfix(source, path="app.py", rules=[ConstructorDevice]).fixed.decode()
     assert "torch.tensor([[a, b]], device=next(model.parameters()).device)" in fixed
+
+
+def test_a_library_module_that_runs_its_doctests_is_no_program_that_places_nothing():
+    source = (
+        "import torch\n\n\ndef at_risk(counts: torch.Tensor) -> torch.Tensor:\n"
+        "    return len(counts) - torch.cumsum(torch.cat([torch.tensor([0]), counts]), dim=0)\n\n\n"
+        "if __name__ == '__main__':\n    import doctest\n\n    doctest.testmod()\n"
+    )
+    fixed = run_devfix(source, path="kaplan_meier.py", rules=[ConstructorDevice]).fixed.decode()
+    assert "torch.tensor([0], device=counts.device)" in fixed
