@@ -115,7 +115,10 @@ def _comprehension_host_made(
     value: cst.ListComp | cst.GeneratorExp, line: int, depth: int, where: HostContext, host_names: frozenset[str]
 ) -> bool:
     """`[torch.from_numpy(r) for r in rows]`: every iterable is made on the host (its items then
-    are: the targets join `host_names`), and so is the element."""
+    are: the targets join `host_names`), and so is the element; or the element is made on the host
+    whatever the items are (`[torch.tensor(ids) for ids in batch]`)."""
+    if host_made(value.elt, line, depth + 1, where, host_names):
+        return True
     for_in: cst.CompFor | None = value.for_in
     while for_in is not None:
         if not host_made(for_in.iter, line, depth + 1, where, host_names):

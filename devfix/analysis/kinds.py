@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from devfix.analysis.ast_nodes import dotted_head, every_node, is_self_attribute
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.module_instances import Instances
-from devfix.analysis.torch_api import VARIABLE_WRAPPERS
+from devfix.analysis.torch_api import STACKING_FUNCTIONS, TENSOR_NAMESPACES, VARIABLE_WRAPPERS
 
 
 class Kind(enum.Enum):
@@ -72,7 +72,6 @@ NON_TENSOR_TORCH = {
     "torch.set_grad_enabled": Kind.OBJECT, "torch.enable_grad": Kind.OBJECT, "torch.is_complex": Kind.SCALAR,
 }
 NON_TENSOR_PREFIXES = ("set_", "get_", "is_", "use_", "are_", "_")  # torch.set_num_threads(4), torch.is_tensor(x)
-TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
 NON_TENSOR_NAMESPACES = ("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.optim.", "torch.jit.")
 
 
@@ -329,7 +328,7 @@ class Resolver:
         parts = qualified.split(".")
         if len(parts) == 2 and parts[0] == "torch" and parts[1].startswith(NON_TENSOR_PREFIXES):
             return Kind.SCALAR if parts[1].startswith("is_") else Kind.UNKNOWN
-        if qualified.startswith(TENSOR_NAMESPACES) and parts[-1][:1].islower():
+        if qualified.startswith(TENSOR_NAMESPACES) and parts[-1][:1].islower() or qualified in STACKING_FUNCTIONS:
             return Kind.TENSOR
         if parts[0] == "torch" and len(parts) == 2 and (parts[1][:1].islower() and not parts[1].startswith("_")
                                                         or parts[1] in LEGACY_TENSOR_CLASSES):

@@ -150,6 +150,9 @@ COMPLEX_MAKERS = frozenset({  # torch's functions and dtypes that make complex t
 REDUCTIONS_WITH_INDICES = frozenset({"max", "min", "median", "nanmedian"})  # (values, indices) when given a dimension
 TUPLE_KEYWORDS = frozenset({"return_inverse", "return_counts", "as_tuple"})  # `torch.unique(x, return_counts=True)`
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+# outside those namespaces, a function that stacks a list of tensors into one tensor (not
+# `pack_padded_sequence`, whose PackedSequence is no tensor)
+STACKING_FUNCTIONS = frozenset({"torch.nn.utils.rnn.pad_sequence"})
 TENSOR_ONLY_MEMBERS = frozenset(
     {
         "device", "is_cuda", "requires_grad", "grad", "size", "view", "unsqueeze", "contiguous", "masked_fill",
@@ -231,6 +234,8 @@ def is_torch_tensor_function(names: set[str]) -> bool:
     fft and special namespaces. Not `torch.jit.script(model)`, `torch.save(obj)`,
     `torch._dynamo...`: their arguments and results are not tensors."""
     for name in names - NON_TENSOR_TORCH_CALLS:
+        if name in STACKING_FUNCTIONS:
+            return True
         parts = name.split(".")
         if name.startswith(TENSOR_NAMESPACES) and parts[-1][:1].islower():
             return True

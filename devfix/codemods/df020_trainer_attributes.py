@@ -321,7 +321,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         """`x = torch.from_numpy(arr).float()` then `self.model(x)`: a local the analysis proves a
         tensor built on the host (`analysis.host_made`), fed to a moved model, is moved where it is
         fed (what the model's `forward` hands to `torch.nn.utils.rnn` as lengths stays); so is an
-        argument a device-less constructor starts (`torch.FloatTensor(state).unsqueeze(0)`)."""
+        argument a device-less constructor starts (`torch.FloatTensor(state).unsqueeze(0)`), and a
+        torch function of host values (`pad_sequence([torch.tensor(t) for t in data])`)."""
         where = self._host_context(placement)
         for arg in call.args:
             value = arg.value
@@ -333,6 +334,9 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 continue
             if isinstance(value, cst.Name) and self._host_made_local(value, self.line_of(call), placement, where):
                 self._input_moves[arg] = (model, device)
+            elif isinstance(value, cst.Call) and is_torch_tensor_function(self.qualified(value.func)) \
+                    and not is_factory_call(value, self.qualified) and host_made(value, self.line_of(call), 0, where):
+                self._input_moves[arg] = (model, device)  # `self.model(pad_sequence(tensors))` of host tensors
 
     def _host_context(self, placement) -> HostContext:
         """What `host_made` asks of a scope: its placement facts, and the file's host-tensor helpers."""
@@ -480,8 +484,9 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
 
     def _moved_models(self, facts) -> set[str]:
         """Attributes `__init__` assigns from a move (`self.model = model.to(device)`), or builds as
-        a Module or takes from its parameters, then moves in place (`self.model = Net()` or
-        `self.model = model`, then `self.model.to(self.device)`)."""
+        a Module, loads with a `from_pretrained` constructor (a transformers model) or takes from its
+        parameters, then moves in place (`self.model = Net()` or `self.model = model`, then
+        `self.model.to(self.device)`)."""
         moved = set()
         for name, use in facts.attributes.items():
             for method, statement in use.assignments:
@@ -495,7 +500,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                     continue
                 name = move.receiver.attr.value
                 built = [s for method, s in facts.attributes[name].assignments if method == "__init__"] if name in facts.attributes else []
-                if len(built) == 1 and self.line_of(built[0]) < self.line_of(small) and self._holds_a_module(facts, built[0].value):
+                if len(built) == 1 and self.line_of(built[0]) < self.line_of(small) and (
+                        self._holds_a_module(facts, built[0].value) or _pretrained(built[0].value)):
                     moved.add(name)
         return moved
 
@@ -908,6 +914,12 @@ def _tensor_method_of(value: cst.BaseExpression | None, name: str) -> bool:
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_ONLY_CASTS:
         value, found = value.func.value, True
     return found and isinstance(value, cst.Name) and value.value == name
+
+
+def _pretrained(value: cst.BaseExpression) -> bool:
+    """`AutoModelForSequenceClassification.from_pretrained(...)`: what the class then moves in place
+    with `.to(device)` is a model (a tokenizer has no `.to`)."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "from_pretrained"
 
 
 def _method_chain_of(value: cst.BaseExpression | None, name: str) -> bool:

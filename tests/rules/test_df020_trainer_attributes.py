@@ -304,3 +304,27 @@ def test_the_model_class_may_come_through_a_package_that_imports_it_from_a_modul
     main.write_text(source)
     result = process(source.encode(), str(main), [TrainerAttributes], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
     assert "fp = fp.to(self.device)" in result.fixed.decode()
+
+
+WORKER = """import torch
+from transformers import AutoModelForSequenceClassification
+
+
+class Inference:
+    def __init__(self):
+        self.device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+        self.model = AutoModelForSequenceClassification.from_pretrained("distilbert-base-uncased")
+        self.model.eval()
+{move}
+    def forward(self, data):
+        tensors = [torch.tensor(token) for token in data]
+        with torch.no_grad():
+            return self.model(torch.nn.utils.rnn.pad_sequence(tensors, batch_first=True))[0]
+"""
+
+
+@pytest.mark.parametrize("move, moved", [("        self.model.to(self.device)\n", True), ("", False)])
+def test_a_pretrained_model_the_class_moves_gets_its_padded_batch_there(move, moved):
+    # mosec's distil_bert_server_pytorch example before its 92f4548
+    fixed = run_devfix(WORKER.format(move=move), path="server.py", rules=[TrainerAttributes]).fixed.decode()
+    assert ("pad_sequence(tensors, batch_first=True).to(self.device)" in fixed) is moved
