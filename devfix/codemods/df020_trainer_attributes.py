@@ -187,7 +187,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             moved_by_callers = self._moved_by_every_caller(facts, method_name, parameters)
             to_move = [name for name in parameters if name in finder.fed and name not in set(moved_here) | moved_by_callers
                        and self._fed_as_given(method, name, finder.fed_nodes[name])
-                       and not any(self.kind_of(node).is_known_non_tensor for node in finder.fed_nodes[name])]
+                       and not any(self.kind_of(node).is_known_non_tensor for node in finder.fed_nodes[name])
+                       and not any(self._read_as_a_mapping_by_the_model(facts, node) for node in finder.fed_nodes[name])]
             if to_move:
                 self._argument_moves[method] = (to_move, device)
             for statement, (batch, names) in _unpacked_parameters(method, parameters).items():
@@ -598,14 +599,30 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                     self._argument_moves[method] = (to_move, device)
                     break
 
+    def _read_as_a_mapping_by_the_model(self, facts, fed: cst.Name) -> bool:
+        """`self.model(batch)` where the model's class reads that `forward` parameter by key
+        (`batch["positions"]`, `batch.items()`): a dict of tensors, which has no `.to()` (nanofold's
+        `Trainer.training_loop`)."""
+        arg = self.get_metadata(ParentProvider, fed, None)
+        call = self.get_metadata(ParentProvider, arg, None) if isinstance(arg, cst.Arg) and arg.value is fed else None
+        if not (isinstance(call, cst.Call) and is_self_attribute(call.func) and call.func.attr.value in facts.attributes):
+            return False
+        inputs = self._single_inputs(self._model_classes(facts, call.func.attr.value))
+        forward = inputs.methods.get("forward") if inputs is not None else None
+        index = call.args.index(arg)
+        positional = inputs.positional("forward") if inputs is not None else []
+        if forward is None or arg.keyword is not None or arg.star or index >= len(positional):
+            return False
+        return reads_by_key(forward, positional[index])
+
     def _model_classes(self, facts, attribute: str) -> list[tuple[str, str]]:
         """(file, class) for each Module class the class binds `self.<attribute>` to (`None`
         placeholders aside): a class of the file (`"", name`) or of the project (`path, qualified`)."""
         found = []
         for _, statement in facts.attributes[attribute].assignments:
             value = statement.value
-            if isinstance(value, cst.Name) and value.value == "None":
-                continue
+            if isinstance(value, cst.Name) and value.value == "None" or _moves_itself(statement, attribute, self.qualified):
+                continue  # a placeholder, or `self.model = self.model.to(device)`
             if not (isinstance(value, cst.Call) and self.builds_module(value) and isinstance(value.func, (cst.Name, cst.Attribute))):
                 return []
             local = value.func.value if isinstance(value.func, cst.Name) and value.func.value in self._file_classes() else None
@@ -1047,4 +1064,27 @@ def _assigns_attribute(method: cst.FunctionDef, attribute: str) -> bool:
             found = found or (is_self_attribute(node.target) and node.target.attr.value == attribute)
 
     method.visit(Finder())
+    return found
+
+
+def reads_by_key(function: cst.FunctionDef, parameter: str) -> bool:
+    """Does `function` read `parameter` as a mapping: `parameter["key"]`, `.items()`, `.keys()`,
+    `.values()`, `.get(...)`?"""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Subscript(self, node: cst.Subscript) -> None:
+            nonlocal found
+            if isinstance(node.value, cst.Name) and node.value.value == parameter and any(
+                    isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.SimpleString) for element in node.slice):
+                found = True
+
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == parameter \
+                    and func.attr.value in ("items", "keys", "values", "get"):
+                found = True
+
+    function.body.visit(Finder())
     return found

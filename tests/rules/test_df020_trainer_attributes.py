@@ -328,3 +328,34 @@ def test_a_pretrained_model_the_class_moves_gets_its_padded_batch_there(move, mo
     # mosec's distil_bert_server_pytorch example before its 92f4548
     fixed = run_devfix(WORKER.format(move=move), path="server.py", rules=[TrainerAttributes]).fixed.decode()
     assert ("pad_sequence(tensors, batch_first=True).to(self.device)" in fixed) is moved
+
+
+FOLDER = """import torch
+import torch.nn as nn
+
+
+class Folder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(4, 8)
+
+    def forward(self, batch):
+        return self.embed({read}).sum()
+
+
+class Trainer:
+    def __init__(self, device):
+        self.model = Folder()
+        self.model = self.model.to(device)
+
+    def training_loop(self, batch):
+        loss = self.model(batch)
+        loss.backward()
+"""
+
+
+@pytest.mark.parametrize("read, moved", [('batch["positions"]', False), ("batch", True)])
+def test_a_batch_the_models_forward_reads_by_key_is_a_dict_and_gets_no_move(read, moved):
+    # nanofold's Trainer before its 88fded7: `batch.to(...)` on a dict of tensors raises AttributeError
+    fixed = run_devfix(FOLDER.format(read=read), path="trainer.py", rules=[TrainerAttributes]).fixed.decode()
+    assert ("batch = batch.to(" in fixed) is moved
