@@ -471,7 +471,8 @@ class _Scope:
             call.func.id in moved or (self._given_host_values(call) and call.func.id in self.models))]
         methods = [call for call in calls if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
                    and (call.func.value.id in moved or call.func.value.id in self.models.known)
-                   and call.func.attr in self._methods_of(call.func.value.id, call.lineno)]  # `_feed_method`
+                   and (call.func.attr in self._methods_of(call.func.value.id, call.lineno)
+                        or call.func.attr == "generate" and self._holds_a_pretrained_model(call.func.value.id, call.lineno))]  # `_feed_method`
         methods += [call for call in calls if isinstance(call.func, ast.Name) and call.func.id in self.model_feeders]  # `_feed_function`
         if not fed and not methods:
             return False
@@ -502,6 +503,21 @@ class _Scope:
         if imported is not None:
             return self.imported_methods(imported)
         return frozenset().union(*self.class_methods.values()) if name in self.parameter_names else frozenset()
+
+    def _holds_a_pretrained_model(self, name: str, line: int, depth: int = 0) -> bool:
+        """`model = AutoModelForCausalLM.from_pretrained(...)`, a class of transformers, is what
+        some earlier binding of `name` holds (DF004's `_holds_a_pretrained_model`)."""
+        for bound, value in self.bindings.get(name, ()):
+            if bound >= line:
+                continue
+            while _may_move(value):
+                value = value.func.value
+            if isinstance(value, ast.Name) and depth < 4 and self._holds_a_pretrained_model(value.id, bound, depth + 1):
+                return True
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "from_pretrained" \
+                    and (self.imports.qualify(value.func.value) or "").startswith("transformers."):
+                return True
+        return False
 
     def _class_of(self, name: str, line: int, depth: int = 0, known=None) -> str | None:
         """A class of the file (of `known` names) some earlier binding of `name` builds (`m =

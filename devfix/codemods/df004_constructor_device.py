@@ -48,7 +48,9 @@ of tuples (bound before it: `for tokens, score in beams:` after `beams = [(torch
 0.0)]`, a beam search's start; `for x, y in [(xs[i:i + 8], ys[i:i + 8]) for i in ...]`) is made where
 its item of every row is.
 
-So is a factory passed to a method of a model moved in the scope, of a class of the file (or of
+So are the ids given to `generate(...)` of a transformers model (`AutoModelForCausalLM.from_pretrained(...)`)
+moved in the scope: `torch.tensor([tokenizer.encode(text)])` then `model.generate(ids)` →
+`device=device`. So is a factory passed to a method of a model moved in the scope, of a class of the file (or of
 a file of the project it imports the class from: `from model import VAE`), when that method hands
 the parameter to one of the class's layers, directly or through `self(...)` or another method
 (`analysis.method_inputs`): `start = torch.zeros((1, 1), dtype=torch.long)` then
@@ -751,6 +753,12 @@ class _Combinations(cst.CSTVisitor):
         `context` is built from go where the model was moved. So do the inputs of one of its
         layers called directly (`model.embed(idx)`, `self.embed = nn.Embedding(...)` in `__init__`)."""
         inputs = self.rule.method_inputs(self._class_of(model, self.rule.line_of(call)))
+        if inputs is None and method == "generate" and self._holds_a_pretrained_model(model, call):
+            # transformers' `generate(inputs, attention_mask=...)` runs the model on what it is given
+            fed = [arg.value for index, arg in enumerate(call.args)
+                   if not arg.star and (arg.keyword is None and index == 0 or arg.keyword is not None and arg.keyword.value in GENERATE_INPUTS)]
+            self._feed_module(call, model, fed)
+            return
         if inputs is None:
             return
         if method in inputs.layers and method not in inputs.methods:  # `model.embed(idx)`: one of its layers
@@ -759,6 +767,22 @@ class _Combinations(cst.CSTVisitor):
         fed = list(_passed(call, inputs.reaching(method), inputs.positional(method)).values())
         if fed:
             self._feed_module(call, model, fed)
+
+    def _holds_a_pretrained_model(self, name: str, call: cst.Call) -> bool:
+        """`model = AutoModelForCausalLM.from_pretrained(...)` (a class of transformers), where
+        `call` reads `name`, through rebindings (`model = model.to(device)`)."""
+        value: cst.BaseExpression | None = cst.Name(name)
+        line = self.rule.line_of(call)
+        for _ in range(5):
+            value = _built(value)
+            if not isinstance(value, cst.Name):
+                break
+            binding = self.facts._binding_before(value.value, line)
+            if binding is None:
+                return False
+            value, line = binding.value, binding.line
+        return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "from_pretrained" \
+            and any(qualified.startswith("transformers.") for qualified in self.qualified(value.func.value))
 
     def _feed_function(self, call: cst.Call, function: str) -> None:
         """`select_action(state)` where the top-level function hands that parameter to a model the
@@ -1724,6 +1748,9 @@ def _built(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
         value = value.func.value
     return value
+
+
+GENERATE_INPUTS = frozenset({"inputs", "input_ids", "attention_mask", "pixel_values", "input_features"})
 
 
 def _class_held(value: cst.BaseExpression | None, line: int, facts: PlacementFacts, depth: int = 0) -> str | None:

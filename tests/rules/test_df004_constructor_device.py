@@ -950,3 +950,21 @@ def test_a_library_module_that_runs_its_doctests_is_no_program_that_places_nothi
     )
     fixed = run_devfix(source, path="kaplan_meier.py", rules=[ConstructorDevice]).fixed.decode()
     assert "torch.tensor([0], device=counts.device)" in fixed
+
+
+GENERATION = """import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+tokenizer = AutoTokenizer.from_pretrained("gpt2")
+model = AutoModelForCausalLM.from_pretrained("gpt2")
+{move}
+input_ids = torch.tensor([tokenizer.encode("Hello, my dog is")])
+out = model.generate(input_ids, max_new_tokens=5)
+"""
+
+
+@pytest.mark.parametrize("move, moved", [("model.to(device)\n", True), ("", False)])
+def test_ids_given_to_generate_of_a_moved_pretrained_model_are_made_where_it_is(move, moved):
+    fixed = run_devfix(GENERATION.format(move=move), path="generate.py", rules=[ConstructorDevice]).fixed.decode()
+    assert ('torch.tensor([tokenizer.encode("Hello, my dog is")], device=device)' in fixed) is moved
