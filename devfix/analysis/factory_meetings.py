@@ -49,6 +49,7 @@ from devfix.analysis.torch_api import (
     FACTORY_FUNCTIONS,
     HOST_SIDE_PREFIXES,
     MEETING_FUNCTIONS,
+    MODULE_COMPILERS,
     MOVED_AFTER,
     NON_TENSOR_METHODS,
     NOT_COMBINING_METHODS,
@@ -468,7 +469,8 @@ class _Scope:
         if self.function is not None:  # a model the top level moved, read here (DF004's `global_models`)
             moved.update(name for name in self.top_level_moves if not _binds(self.nodes, name))
         fed = [call for call in calls if isinstance(call.func, ast.Name) and (
-            call.func.id in moved or (self._given_host_values(call) and call.func.id in self.models))]
+            call.func.id in moved or (self._given_host_values(call) and (
+                call.func.id in self.models or self._compiled_from(call.func.id, call.lineno) in self.models)))]
         methods = [call for call in calls if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
                    and (call.func.value.id in moved or call.func.value.id in self.models.known)
                    and (call.func.attr in self._methods_of(call.func.value.id, call.lineno)
@@ -503,6 +505,16 @@ class _Scope:
         if imported is not None:
             return self.imported_methods(imported)
         return frozenset().union(*self.class_methods.values()) if name in self.parameter_names else frozenset()
+
+    def _compiled_from(self, name: str, line: int) -> str:
+        """`mjit = torch.jit.script(model)` (or `torch.compile(model)`): the name of the model the
+        latest binding of `name` before `line` compiles, else ""."""
+        earlier = [(bound, value) for bound, value in self.bindings.get(name, ()) if bound < line]
+        value = max(earlier, key=lambda pair: pair[0])[1] if earlier else None
+        if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name) \
+                and self.imports.qualify(value.func) in MODULE_COMPILERS:
+            return value.args[0].id
+        return ""
 
     def _holds_a_pretrained_model(self, name: str, line: int, depth: int = 0) -> bool:
         """`model = AutoModelForCausalLM.from_pretrained(...)`, a class of transformers, is what

@@ -150,6 +150,8 @@ COMPLEX_MAKERS = frozenset({  # torch's functions and dtypes that make complex t
 REDUCTIONS_WITH_INDICES = frozenset({"max", "min", "median", "nanmedian"})  # (values, indices) when given a dimension
 TUPLE_KEYWORDS = frozenset({"return_inverse", "return_counts", "as_tuple"})  # `torch.unique(x, return_counts=True)`
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+# what hands back the Module it is given, compiled or scripted: on that Module's device
+MODULE_COMPILERS = frozenset({"torch.jit.script", "torch.jit.trace", "torch.compile"})
 # outside those namespaces, a function that stacks a list of tensors into one tensor (not
 # `pack_padded_sequence`, whose PackedSequence is no tensor)
 STACKING_FUNCTIONS = frozenset({"torch.nn.utils.rnn.pad_sequence"})

@@ -48,6 +48,8 @@ of tuples (bound before it: `for tokens, score in beams:` after `beams = [(torch
 0.0)]`, a beam search's start; `for x, y in [(xs[i:i + 8], ys[i:i + 8]) for i in ...]`) is made where
 its item of every row is.
 
+A model parameter compiled or scripted in the function (`scripted = torch.jit.script(model)`,
+`torch.compile(model)`) is that model, on its device: a warm-up input given to it is made there.
 So are the ids given to `generate(...)` of a transformers model (`AutoModelForCausalLM.from_pretrained(...)`)
 moved in the scope: `torch.tensor([tokenizer.encode(text)])` then `model.generate(ids)` →
 `device=device`. So is a factory passed to a method of a model moved in the scope, of a class of the file (or of
@@ -175,6 +177,7 @@ from devfix.analysis.torch_api import (
     HOST_SIDE_PREFIXES,
     LEGACY_DTYPES,
     MEETING_FUNCTIONS,
+    MODULE_COMPILERS,
     MOVED_AFTER,
     NON_TENSOR_METHODS,
     NOT_COMBINING_METHODS,
@@ -660,6 +663,8 @@ class _Combinations(cst.CSTVisitor):
             self._feed_module(node, node.func.value, values)  # a model handed in by callers that moved it
             self._feed_host_tensors(node)
             self._feed_encodings(node, node.func.value)
+        elif isinstance(node.func, cst.Name) and (compiled := self._compiled_parameter(node.func.value, node)) is not None:
+            self._feed_module(node, compiled, values)  # `mjit = torch.jit.script(model)`, then `mjit(test_input)`
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value in self.parameters:
             self._feed_encodings(node, node.func.value.value)  # `model.generate(**inputs)`, `model` handed in moved
             self._feed_method(node, node.func.value.value, node.func.attr.value)  # `model.decode(z)`, `model.dec(z)`
@@ -767,6 +772,17 @@ class _Combinations(cst.CSTVisitor):
         fed = list(_passed(call, inputs.reaching(method), inputs.positional(method)).values())
         if fed:
             self._feed_module(call, model, fed)
+
+    def _compiled_parameter(self, name: str, call: cst.Call) -> str | None:
+        """The model parameter that the binding of `name` reaching `call` compiles or scripts
+        (`mjit = torch.jit.script(model)`, `torch.compile(model)`): the same Module, on its device."""
+        binding = self.facts._binding_before(name, self.rule.line_of(call))
+        value = binding.value if binding is not None else None
+        if not (isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name)
+                and self.qualified(value.func) & MODULE_COMPILERS):
+            return None
+        model = value.args[0].value.value
+        return model if model in self.parameters and model not in self.facts.bindings else None
 
     def _holds_a_pretrained_model(self, name: str, call: cst.Call) -> bool:
         """`model = AutoModelForCausalLM.from_pretrained(...)` (a class of transformers), where

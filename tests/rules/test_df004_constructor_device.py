@@ -968,3 +968,27 @@ out = model.generate(input_ids, max_new_tokens=5)
 def test_ids_given_to_generate_of_a_moved_pretrained_model_are_made_where_it_is(move, moved):
     fixed = run_devfix(GENERATION.format(move=move), path="generate.py", rules=[ConstructorDevice]).fixed.decode()
     assert ('torch.tensor([tokenizer.encode("Hello, my dog is")], device=device)' in fixed) is moved
+
+
+SCRIPTED = """import torch
+import torch.nn as nn
+
+
+def jit_compile(model):
+    test_input = torch.ones(1, 3, 8, 8)
+    scripted = torch.jit.script(model)
+    scripted(test_input)
+    return scripted
+
+
+def load(device):
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.Flatten())
+{move}    return jit_compile(model)
+"""
+
+
+@pytest.mark.parametrize("move, moved", [("    model.to(device)\n", True), ("", False)])
+def test_a_warm_up_input_of_a_scripted_model_every_caller_moved_is_made_on_its_device(move, moved):
+    # wsinfer's jit_compile before its 0277ddf (scripting under the simulator is not run by the fixtures)
+    fixed = run_devfix(SCRIPTED.format(move=move), path="inference.py", rules=[ConstructorDevice]).fixed.decode()
+    assert ("torch.ones(1, 3, 8, 8, device=next(model.parameters()).device)" in fixed) is moved
