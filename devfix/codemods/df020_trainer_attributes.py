@@ -613,7 +613,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         positional = inputs.positional("forward") if inputs is not None else []
         if forward is None or arg.keyword is not None or arg.star or index >= len(positional):
             return False
-        return reads_by_key(forward, positional[index])
+        return _reads_by_key(forward, positional[index])
 
     def _model_classes(self, facts, attribute: str) -> list[tuple[str, str]]:
         """(file, class) for each Module class the class binds `self.<attribute>` to (`None`
@@ -1067,7 +1067,7 @@ def _assigns_attribute(method: cst.FunctionDef, attribute: str) -> bool:
     return found
 
 
-def reads_by_key(function: cst.FunctionDef, parameter: str) -> bool:
+def _reads_by_key(function: cst.FunctionDef, parameter: str) -> bool:
     """Does `function` read `parameter` as a mapping: `parameter["key"]`, `.items()`, `.keys()`,
     `.values()`, `.get(...)`?"""
     found = False
