@@ -159,11 +159,10 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             part.visit(Finder())
         return found
 
-    @staticmethod
-    def _computed_with_on_the_host(name: str, methods: dict[str, cst.FunctionDef]) -> bool:
+    def _computed_with_on_the_host(self, name: str, methods: dict[str, cst.FunctionDef]) -> bool:
         """A method combines `self.<name>` with values it brought to the host (`analysis.host_combined_reads`):
         the table is a CPU tensor on purpose."""
-        return any(combines_with_host_values(method, name) for method_name, method in methods.items() if method_name != "__init__")
+        return any(combines_with_host_values(method, name, self.qualified) for method_name, method in methods.items() if method_name != "__init__")
 
     def _moved_where_read(self, name: str, methods: dict[str, cst.FunctionDef]) -> bool:
         """Every read of `self.<name>` outside `__init__` moves it first (`self.pos.to(x.device,

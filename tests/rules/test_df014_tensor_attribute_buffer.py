@@ -186,3 +186,14 @@ def test_a_table_a_method_combines_with_values_it_brought_to_the_host_stays_a_pl
     assert 'self.register_buffer("betas", torch.linspace(1e-3, 2e-2, steps).view(-1, 1), persistent=False)' in on_the_device.fixed.decode()
     numbers = run_devfix(DENOISER.format(back=".cpu().item()"), path="denoiser.py", rules=[TensorAttributeBuffer])
     assert "register_buffer" in numbers.fixed.decode()  # `.item()` gives a number, which meets a CUDA table fine
+
+
+def test_an_attribute_a_method_stores_does_not_make_every_self_read_a_read_of_the_table():
+    source = (
+        "import torch\nimport torch.nn as nn\n\n\nclass Scaler(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 2)\n        self.factor = 0.5\n        self.scale = torch.ones(2)\n\n"
+        "    def forward(self, x):\n        self.last = self.scale * x\n        self.summary = x.cpu() * self.factor\n"
+        "        return self.fc(x) * self.scale\n"
+    )
+    fixed = run_devfix(source, path="scaler.py", rules=[TensorAttributeBuffer]).fixed.decode()
+    assert 'self.register_buffer("scale", torch.ones(2), persistent=False)' in fixed
