@@ -11,9 +11,9 @@ on Python's `ast`.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-from devfix.analysis.ast_nodes import FUNCTIONS
+from devfix.analysis.ast_nodes import FUNCTIONS, scope_nodes
 
 
 def top_level_entry_lines(tree: ast.Module) -> dict[str, list[int] | None]:
@@ -58,7 +58,7 @@ def first_top_level_binding(tree: ast.Module, name: str) -> int | None:
     """The first line where the module's top level (its `if __name__ == "__main__":` block too, not
     its functions and classes) binds `name`."""
     lines = [
-        node.lineno for node in _top_level_nodes(tree)
+        node.lineno for node in scope_nodes(tree.body)
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
     ]
     return min(lines) if lines else None
@@ -68,17 +68,7 @@ def only_setup_between(tree: ast.Module, after: int, before: int, is_setup: Call
     """Do the top-level statements that start after line `after` and before line `before` call only
     what `is_setup` accepts? A callback (a route, a handler a UI calls) that reads a global bound on
     line `after` and moved on line `before` cannot run in between then: nothing there calls it."""
-    for node in _top_level_nodes(tree):
+    for node in scope_nodes(tree.body):
         if isinstance(node, ast.Call) and after < node.lineno < before and not is_setup(node):
             return False
     return True
-
-
-def _top_level_nodes(tree: ast.Module) -> Iterator[ast.AST]:
-    pending: list[ast.AST] = list(tree.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
-            continue
-        yield node
-        pending.extend(ast.iter_child_nodes(node))
