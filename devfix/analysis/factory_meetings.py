@@ -516,34 +516,35 @@ class _Scope:
             return value.args[0].id
         return ""
 
-    def _holds_a_pretrained_model(self, name: str, line: int, depth: int = 0) -> bool:
-        """`model = AutoModelForCausalLM.from_pretrained(...)`, a class of transformers, is what
-        some earlier binding of `name` holds (DF004's `_holds_a_pretrained_model`)."""
+    def _values_held(self, name: str, line: int, depth: int = 0) -> Iterator[ast.expr]:
+        """What the earlier bindings of `name` build, moves unwrapped and names followed (`m =
+        model.to(device)` after `model = Bigram(vocab)` → `Bigram(vocab)`), as DF004 follows them."""
         for bound, value in self.bindings.get(name, ()):
             if bound >= line:
                 continue
             while _may_move(value):
                 value = value.func.value
-            if isinstance(value, ast.Name) and depth < 4 and self._holds_a_pretrained_model(value.id, bound, depth + 1):
-                return True
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "from_pretrained" \
-                    and (self.imports.qualify(value.func.value) or "").startswith("transformers."):
-                return True
-        return False
+            if isinstance(value, ast.Name):
+                if depth < 4:
+                    yield from self._values_held(value.id, bound, depth + 1)
+            else:
+                yield value
 
-    def _class_of(self, name: str, line: int, depth: int = 0, known=None) -> str | None:
+    def _holds_a_pretrained_model(self, name: str, line: int) -> bool:
+        """`model = AutoModelForCausalLM.from_pretrained(...)`, a class of transformers, is what
+        some earlier binding of `name` holds (DF004's `_holds_a_pretrained_model`)."""
+        return any(
+            isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "from_pretrained"
+            and (self.imports.qualify(value.func.value) or "").startswith("transformers.")
+            for value in self._values_held(name, line)
+        )
+
+    def _class_of(self, name: str, line: int, known=None) -> str | None:
         """A class of the file (of `known` names) some earlier binding of `name` builds (`m =
         model.to(device)` after `model = Bigram(vocab)`), as DF004's `_class_of` follows it."""
         known = self.class_methods if known is None else known
-        for bound, value in self.bindings.get(name, ()):
-            if bound >= line:
-                continue
-            while _may_move(value):
-                value = value.func.value
-            if isinstance(value, ast.Name) and depth < 4:
-                found = self._class_of(value.id, bound, depth + 1, known)
-            else:
-                found = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
+        for value in self._values_held(name, line):
+            found = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
             if found in known:
                 return found
         return None

@@ -787,16 +787,7 @@ class _Combinations(cst.CSTVisitor):
     def _holds_a_pretrained_model(self, name: str, call: cst.Call) -> bool:
         """`model = AutoModelForCausalLM.from_pretrained(...)` (a class of transformers), where
         `call` reads `name`, through rebindings (`model = model.to(device)`)."""
-        value: cst.BaseExpression | None = cst.Name(name)
-        line = self.rule.line_of(call)
-        for _ in range(5):
-            value = _built(value)
-            if not isinstance(value, cst.Name):
-                break
-            binding = self.facts._binding_before(value.value, line)
-            if binding is None:
-                return False
-            value, line = binding.value, binding.line
+        value = _value_held(cst.Name(name), self.rule.line_of(call), self.facts)
         return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "from_pretrained" \
             and any(qualified.startswith("transformers.") for qualified in self.qualified(value.func.value))
 
@@ -1769,16 +1760,20 @@ def _built(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
 GENERATE_INPUTS = frozenset({"inputs", "input_ids", "attention_mask", "pixel_values", "input_features"})
 
 
-def _class_held(value: cst.BaseExpression | None, line: int, facts: PlacementFacts, depth: int = 0) -> str | None:
-    """The class of the file `value` holds where `line` reads it, by the bindings of its scope
-    (`facts`): `model.to(device)` after `model = LSTM(...)` → `LSTM`."""
+def _value_held(value: cst.BaseExpression | None, line: int, facts: PlacementFacts, depth: int = 0) -> cst.BaseExpression | None:
+    """What `value` holds where `line` reads it, by the bindings of its scope (`facts`), moves
+    unwrapped: `model.to(device)` after `model = LSTM(...)` → `LSTM(...)`."""
     value = _built(value)
     if isinstance(value, cst.Name) and depth < 5:
         binding = facts._binding_before(value.value, line)
-        return _class_held(binding.value, binding.line, facts, depth + 1) if binding is not None else None
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
-        return value.func.value
-    return None
+        return _value_held(binding.value, binding.line, facts, depth + 1) if binding is not None else None
+    return value
+
+
+def _class_held(value: cst.BaseExpression | None, line: int, facts: PlacementFacts) -> str | None:
+    """The class of the file `value` holds where `line` reads it (`_value_held`): `LSTM`."""
+    value = _value_held(value, line, facts)
+    return value.func.value if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else None
 
 
 def _elements_kept(call: cst.Call) -> cst.BaseExpression | None:
