@@ -82,6 +82,8 @@ strings or lists (captions, `analysis.dataset_items`), loops over anything not p
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_arguments_for
@@ -99,7 +101,7 @@ from devfix.analysis.loaders import (
     unwrap_loader,
 )
 from devfix.analysis.method_inputs import MethodInputs
-from devfix.analysis.module_classes import class_facts, is_self_attribute
+from devfix.analysis.module_classes import AttributeUse, class_facts, is_self_attribute
 from devfix.analysis.output_meetings import OutputMeetings
 from devfix.analysis.placement import Move, as_move, collect
 from devfix.analysis.sampled_batches import host_unpacked_names
@@ -413,8 +415,12 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         if isinstance(receiver, cst.Name):
             passed = constructor_arguments_for(self.module, class_def, receiver.value) or []
             names = {value.func.value if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else "" for _, value in passed}
-        classes = [item for item in self.module.body if isinstance(item, cst.ClassDef) and {item.name.value} == names]
-        return MethodInputs(classes[0], self.qualified) if len(classes) == 1 else None
+        return self._file_class_inputs(names.pop()) if len(names) == 1 else None
+
+    def _file_class_inputs(self, name: str) -> MethodInputs | None:
+        """The summary (`analysis.method_inputs`) of the class `name` the file defines once."""
+        defined = [item for item in self.module.body if isinstance(item, cst.ClassDef) and item.name.value == name]
+        return MethodInputs(defined[0], self.qualified) if len(defined) == 1 else None
 
     def _batches_to_move(self, loop: cst.For, callables: set[str], models: set[str], proving: set[str] = frozenset()) -> list[str]:
         """Batch variables of a DataLoader loop that meet the model (or a loss with its output),
@@ -583,7 +589,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             method.body.visit(calls)
             for call, model, model_method in calls.found:
                 inputs = self._single_inputs(modules[model])
-                device = self._sibling_device(call, placement, method, parameters) if model_method is None and inputs else None
+                device = self._sibling_device(call, placement, facts, method, parameters) if model_method is None and inputs else None
                 if device is None:
                     continue
                 forward = inputs.positional("forward")
@@ -637,25 +643,22 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         if len(set(classes)) != 1:
             return None
         path, name = classes[0]
-        if not path:
-            defined = [item for item in self.module.body if isinstance(item, cst.ClassDef) and item.name.value == name]
-            return MethodInputs(defined[0], self.qualified) if len(defined) == 1 else None
-        return self.project.imported_method_inputs(path, name)
+        return self._file_class_inputs(name) if not path else self.project.imported_method_inputs(path, name)
 
-    def _sibling_device(self, call: cst.Call, placement, method: cst.FunctionDef, parameters: list[str]) -> str | None:
+    def _sibling_device(self, call: cst.Call, placement, facts, method: cst.FunctionDef, parameters: list[str]) -> str | None:
         """The device another argument of `call` was moved to in the method (`x.to(self.device)`, or
         a name bound to such a move), as code that reads the same at the top of the method."""
         rebound = set(placement.bindings)
         for arg in call.args:
             value = arg.value
             if isinstance(value, cst.Name):
-                binding = next((binding for binding in reversed(placement.bindings.get(value.value, ()))
-                                if binding.line < self.line_of(call)), None)
+                binding = placement._binding_before(value.value, self.line_of(call))
                 value = binding.value if binding is not None else None
             move = as_move(value, self.qualified) if value is not None else None
             device = move.device if move is not None else None
-            if isinstance(device, cst.Attribute) and is_self_attribute(device) and not _assigns_attribute(method, device.attr.value):
-                return f"self.{device.attr.value}"
+            if isinstance(device, cst.Attribute) and is_self_attribute(device) and method.name.value not in {
+                    assigning for assigning, _ in facts.attributes.get(device.attr.value, AttributeUse()).assignments}:
+                return f"self.{device.attr.value}"  # an attribute the method does not rebind
             if isinstance(device, cst.Name) and device.value in parameters and device.value not in rebound:
                 return device.value
         return None
@@ -927,10 +930,7 @@ def _model_behind(value: cst.BaseExpression, models: set[str], bindings) -> str 
 
 def _tensor_method_of(value: cst.BaseExpression | None, name: str) -> bool:
     """`x.float()`, `x.unsqueeze(0).contiguous()`: methods only a tensor has, called on `name`."""
-    found = False
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_ONLY_CASTS:
-        value, found = value.func.value, True
-    return found and isinstance(value, cst.Name) and value.value == name
+    return _methods_called_on(value, name, lambda method: method in TENSOR_ONLY_CASTS)
 
 
 def _pretrained(value: cst.BaseExpression) -> bool:
@@ -942,8 +942,13 @@ def _pretrained(value: cst.BaseExpression) -> bool:
 def _method_chain_of(value: cst.BaseExpression | None, name: str) -> bool:
     """`x.view(1, -1)`, `x.repeat(n, 1).unsqueeze(0)`: methods called on `name` itself, which keep
     what it is (a tensor's give tensors), not a conversion of it (`torch.tensor(x)`) nor a move."""
+    return _methods_called_on(value, name, lambda method: method not in CHAIN_STOPS)
+
+
+def _methods_called_on(value: cst.BaseExpression | None, name: str, counts: Callable[[str], bool]) -> bool:
+    """`value` is a chain of one or more method calls that `counts` accepts, on the name `name`."""
     found = False
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value not in CHAIN_STOPS:
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and counts(value.func.attr.value):
         value, found = value.func.value, True
     return found and isinstance(value, cst.Name) and value.value == name
 
@@ -1053,18 +1058,6 @@ class _Feeds(cst.CSTVisitor):
             value = value.func.value
         return isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value in self.models
 
-
-def _assigns_attribute(method: cst.FunctionDef, attribute: str) -> bool:
-    """Does the method bind `self.<attribute>`?"""
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            nonlocal found
-            found = found or (is_self_attribute(node.target) and node.target.attr.value == attribute)
-
-    method.visit(Finder())
-    return found
 
 
 def _reads_by_key(function: cst.FunctionDef, parameter: str) -> bool:
