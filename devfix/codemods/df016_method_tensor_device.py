@@ -64,6 +64,7 @@ from devfix.analysis.module_classes import (
     is_self_attribute,
     names_fed_to_submodules,
 )
+from devfix.analysis.parameter_free import builds_parameter_free_module
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.self_calls import (
     parameters_given_tensors,
@@ -80,7 +81,7 @@ from devfix.analysis.torch_api import (
     NON_TENSOR_METHODS,
     is_torch_tensor_function,
 )
-from devfix.analysis.torch_names import holds_state, keyword
+from devfix.analysis.torch_names import keyword
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_device_property, add_keyword, moved_to
 from devfix.findings import Safety
@@ -110,7 +111,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
             return
         facts = class_facts(node, self.line_of)
         submodules = {name for name, use in facts.attributes.items() if self._is_submodule(use)}
-        has_state = any(self._is_submodule(facts.attributes[name], stateful=True) for name in submodules) or any(
+        has_state = any(self._is_submodule(facts.attributes[name], facts.methods.get("__init__")) for name in submodules) or any(
             self._is_parameter(use) for use in facts.attributes.values())  # `self.loss = nn.MSELoss()` has no device
         tensor_types = self._cpu_tensor_types(node, facts)
         stored_device = "device" in facts.attributes
@@ -213,11 +214,15 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
             current = self.get_metadata(ParentProvider, current, None)
         return current
 
-    def _is_submodule(self, use, stateful: bool = False) -> bool:
-        """`stateful`: one that holds parameters or buffers (not `nn.MSELoss()`, `nn.ReLU()`)."""
+    def _is_submodule(self, use, stateful_in: cst.FunctionDef | None = None) -> bool:
+        """With `stateful_in` (the `__init__` that builds it): one that may hold parameters (not
+        `nn.MSELoss()`, `nn.ReLU()`, nor a list of the file's parameter-free modules, where
+        `next(self.parameters())` would raise StopIteration)."""
         values = [statement.value for method, statement in use.assignments if method == "__init__"]
         return bool(values) and all(
-            isinstance(value, cst.Call) and self.builds_module(value) and (not stateful or holds_state(value, self.qualified)) for value in values)
+            isinstance(value, cst.Call) and self.builds_module(value)
+            and (stateful_in is None or not builds_parameter_free_module(value, stateful_in, self.module, self.qualified))
+            for value in values)
 
     def _cpu_tensor_types(self, class_def: cst.ClassDef, facts) -> frozenset[str]:
         """Attributes holding a CPU tensor type (pix2pixHD's `self.Tensor = tensor`, a parameter
@@ -393,8 +398,9 @@ class _FedToSubmodules(cst.CSTVisitor):
             if is_factory_call(value, qualified) or qualified(value.func) & MOVED_AFTER:
                 placed = keyword(value, "device") is not None or keyword(value, "generator") is not None
                 return [] if placed else [value]
-            if _is_value_method(value, qualified) and value.func.attr.value not in ("to", "cuda", "cpu", *NON_TENSOR_METHODS):
-                # `idx.unsqueeze(0)`, `torch.arange(n).view(1, -1)`; not `lengths.sum()`, 0-dim
+            if _is_value_method(value, qualified) and value.func.attr.value not in ("to", "cuda", "cpu", "type_as", *NON_TENSOR_METHODS):
+                # `idx.unsqueeze(0)`, `torch.arange(n).view(1, -1)`; not `lengths.sum()`, 0-dim, nor
+                # `torch.zeros(1).type_as(x)`, which takes `x`'s device
                 follows = named or not qualified(value.func)
                 return again(value.func.value) if follows and not is_whole_reduction(value) else []
             if any(name.startswith(HOST_SIDE_PREFIXES) for name in qualified(value.func)):

@@ -283,3 +283,60 @@ def test_a_factory_the_method_moves_itself_when_its_input_is_on_cuda_is_left_alo
     assert result.fixed.decode() == guarded and not result.findings
     unguarded = source.format(check="")  # nothing places it: the rule's fix stands
     assert "torch.zeros(x.size(0), 2, device=x.device)" in run_devfix(unguarded, rules=[MethodTensorDevice]).fixed.decode()
+
+
+REGULARIZERS = """
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Penalty(nn.Module):
+    def forward(self, dx):
+        return dx.abs().mean(1)
+
+
+class Regularizers(nn.Module):
+    def __init__(self, weights):
+        super().__init__()
+        terms = []
+        for weight in weights:
+            terms.append({term})
+        self.terms = nn.ModuleList(terms)
+        self.width = len(weights)
+
+    def forward(self, x):
+        if self.width == 0:
+            reg = {zeros}
+        else:
+            reg = x[:, : self.width]
+        return reg, x
+
+
+regularizers = Regularizers([]).to(device)
+print(regularizers(torch.ones(2, 3, device=device)))
+"""
+
+
+def test_a_module_whose_layers_hold_no_parameters_gets_no_parameter_device():
+    """conditional-flow-matching's AugmentationModule: a ModuleList of parameter-free regularizers
+    of the file. `next(self.parameters())` would raise StopIteration there on every machine."""
+    source = REGULARIZERS.format(term="Penalty()", zeros="torch.zeros(1)")
+    result = run_devfix(source, rules=[MethodTensorDevice])
+    assert result.fixed.decode() == source
+    assert [finding.fixable for finding in result.findings] == [False]
+
+
+def test_a_module_list_of_layers_with_parameters_gives_the_module_its_device():
+    source = REGULARIZERS.format(term="nn.Linear(3, 3)", zeros="torch.zeros(1)")
+    fixed = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
+    assert "reg = torch.zeros(1, device=self.device)" in fixed
+    assert "return next(self.parameters()).device" in fixed
+
+
+def test_a_factory_cast_with_type_as_is_already_placed():
+    """`torch.zeros(1).type_as(x)` takes `x`'s type, device included."""
+    source = REGULARIZERS.format(term="nn.Linear(3, 3)", zeros="torch.zeros(1).type_as(x)")
+    result = run_devfix(source, rules=[MethodTensorDevice])
+    assert result.fixed.decode() == source and not result.findings
