@@ -61,7 +61,7 @@ from devfix.analysis.torch_api import (
     PARAMETER_CLASSES,
     places_on_several_gpus,
 )
-from devfix.analysis.torch_names import is_cuda_device_expression, is_cuda_literal, keyword, qualified_names
+from devfix.analysis.torch_names import is_cuda_device_expression, is_cuda_literal, keyword, qualified_names, torch_alias
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -103,18 +103,26 @@ class HardcodedCuda(DevfixRule):
         literal, path = self._device_literal(original_node.value)
         if literal is None:
             return updated_node
-        conditional = self._conditional(literal)
-        apply = self.report(
-            original_node.value,
-            f"`{target.value}` is hard-coded to {literal.value}: the program fails without a GPU",
-            fix_title="choose CUDA only when it is available",
-        )
-        if not apply:
+        message = f"`{target.value}` is hard-coded to {literal.value}: the program fails without a GPU"
+        if not self._imports_torch():
+            # parallelproj's examples: `dev = "cuda"` for the array backend the user picks; the fix
+            # would make a numpy-only script import torch
+            self.report(original_node.value, f"{message}; the file does not import torch: choose the device where the backend is known",
+                        fixable=False)
             return updated_node
+        if not self.report(original_node.value, message, fix_title="choose CUDA only when it is available"):
+            return updated_node
+        conditional = self._conditional(literal)  # names torch: adds `import torch` where only `from torch` is
         if path == "literal":
             return updated_node.with_changes(value=conditional)
         call = updated_node.value
         return updated_node.with_changes(value=call.with_changes(args=[call.args[0].with_changes(value=conditional)]))
+
+    def _imports_torch(self) -> bool:
+        """The file imports torch or something of it (without analysis: it binds `torch`)."""
+        if self.facts is None:
+            return torch_alias(self.module) is not None
+        return any(target == "torch" or target.startswith("torch.") for target in self.facts.imports.targets)
 
     def _is_gpu_flag(self, assignment: cst.Assign, name: str) -> bool:
         """`use_cuda = True`, bound once, guarding CUDA-only code (`analysis.gpu_flags`)."""

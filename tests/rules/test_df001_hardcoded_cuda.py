@@ -312,3 +312,28 @@ def test_a_library_helper_without_a_proven_tensor_parameter_it_meets_is_only_rep
         source = LIBRARY_HELPER.format(body=body)
         result = run_devfix(source, path="utils.py", rules=[HardcodedCuda])
         assert result.fixed.decode() == source and [finding.fixable for finding in result.findings] == [False]
+
+
+ARRAY_BACKEND = """import array_api_compat.numpy as xp
+{torch_import}
+import parallelproj
+
+if "numpy" in xp.__name__:
+    dev = "cpu"
+elif "torch" in xp.__name__:
+    dev = "cuda"
+
+positions = xp.linspace(-4, 4, 3, device=dev)
+"""
+
+
+@pytest.mark.parametrize("torch_import, fixed", [("", False), ("import torch", True), ("from torch import nn", True)])
+def test_a_device_string_of_a_file_that_does_not_import_torch_is_only_reported(torch_import, fixed):
+    """parallelproj's examples pick `dev` for the array backend the user chooses: making the
+    numpy-only script import torch would break it where torch is not installed."""
+    source = ARRAY_BACKEND.format(torch_import=torch_import)
+    result = run_devfix(source, rules=[HardcodedCuda])
+    assert ('dev = "cuda" if torch.cuda.is_available() else "cpu"' in result.fixed.decode()) is fixed
+    if not fixed:
+        assert result.fixed.decode() == source
+        assert [finding.fixable for finding in result.findings] == [False]
