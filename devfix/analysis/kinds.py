@@ -230,14 +230,14 @@ class Resolver:
 
     def _kind_BinOp(self, node: ast.BinOp, env: dict[str, Kind]) -> Kind:
         left, right = self.kind(node.left, env), self.kind(node.right, env)
+        if left is Kind.STR and isinstance(node.op, ast.Mod):
+            return Kind.STR  # `"pred %d" % pred`: formatting, whatever it formats
         if Kind.TENSOR in (left, right):
             return Kind.TENSOR
         if left == right and left in (Kind.SCALAR, Kind.LIST, Kind.STR, Kind.TUPLE, Kind.NDARRAY):
             return left
         if {left, right} == {Kind.NDARRAY, Kind.SCALAR}:
             return Kind.NDARRAY
-        if left is Kind.STR and isinstance(node.op, ast.Mod):
-            return Kind.STR
         return Kind.UNKNOWN
 
     def _kind_BoolOp(self, node: ast.BoolOp, env: dict[str, Kind]) -> Kind:

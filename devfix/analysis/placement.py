@@ -179,6 +179,8 @@ class PlacementFacts:
         if isinstance(expression, (cst.Attribute, cst.Subscript)):
             return again(expression.value)
         if isinstance(expression, cst.BinaryOperation):
+            if isinstance(expression.operator, cst.Modulo) and isinstance(expression.left, (cst.SimpleString, cst.ConcatenatedString)):
+                return False  # `"pred %d" % pred` formats a string
             return again(expression.left) or again(expression.right)
         if isinstance(expression, cst.Comparison):  # `(logits.argmax(1) == y)` is where its operands are
             return again(expression.left) or any(again(item.comparator) for item in expression.comparisons)

@@ -137,3 +137,15 @@ def test_a_loader_over_a_dataset_class_whose_items_are_tensors_gives_tensor_batc
     facts = analyse_values(tree, ImportTable.of(tree), {}, set())
     line = source.splitlines().index("print(loader)") + 1
     assert facts.reads[(line, 6)] == kind
+
+
+@pytest.mark.parametrize(("argument", "kind"), [
+    ("'pred %d' % W[0, 0, 0]", Kind.STR),  # string formatting, whatever it formats
+    ("W % 2", Kind.TENSOR),
+    ("'%d' % 2", Kind.STR),
+])
+def test_a_string_formatted_with_a_tensor_is_a_string(argument, kind):
+    source = f"import torch\n\n\ndef helper(w):\n    return w\n\n\nW = torch.randn(3, 2, 2)\nhelper({argument})\n"
+    tree = ast.parse(source)
+    facts = analyse_values(tree, ImportTable.of(tree), {}, set())
+    assert [passed.positional[0] for passed in facts.call_sites["helper"]] == [kind]

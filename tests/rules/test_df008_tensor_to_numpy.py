@@ -521,3 +521,25 @@ print(np.allclose(y, y))
     assert "np.allclose(y.detach().cpu(), y.detach().cpu())" in fixed  # a Module of the file gives tensors
     reported = run_devfix(source, rules=[TensorToNumpy], fix=False)
     assert not [finding for finding in reported.findings if "images" in finding.message]
+
+
+TITLED = """import matplotlib.pyplot as plt
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 3).to(device)
+_, pred = torch.max(model(torch.ones(2, 4, device=device)), dim=1)
+plt.title({title})
+"""
+
+
+@pytest.mark.parametrize("title, fixed", [
+    ("'Pred %d' % pred[0]", False),  # TRAttack's `plt.title('Origianl with Pred %d' % pred1)`: a string
+    ("'Pred ' + 'label %d' % pred[0]", False),
+    ("pred % 2", True),  # a remainder: still the tensor
+])
+def test_a_string_formatted_with_a_device_value_is_a_string(title, fixed):
+    source = TITLED.format(title=title)
+    result = run_devfix(source, rules=[TensorToNumpy])
+    assert (result.fixed.decode() != source) is fixed
+
