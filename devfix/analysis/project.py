@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from devfix import python_parser
 from devfix.analysis.device_parameters import takes_any_device
+from devfix.analysis.forward_items import ClassResolver, host_item_positions
 from devfix.analysis.forward_lengths import SUBMODULE_DEPTH, Packing, forward_packing_parameters
 from devfix.analysis.host_helpers import HelperSummary, function_in_text, summarise_in_text
 from devfix.analysis.host_instances import kept_by_locals, program_device_names
@@ -70,6 +71,7 @@ class ProjectIndex:
         self._packing: dict[tuple[str, str], Packing | None] = {}  # (module file, class) → its forward's packed-only parameters
         self._dataset_moves: dict[tuple[str, str], bool] = {}  # (module file, class) → its `__getitem__` moves items to the GPU
         self._keeping: dict[str, KeepingUses | None] = {}  # module file → what its functions and plain classes keep
+        self._forward_items: dict[tuple[str, str], frozenset[int]] = {}  # (module file, class) → its forward's maybe-host items
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -93,6 +95,7 @@ class ProjectIndex:
         self._packing = {}  # its answers follow submodules into other files
         self._dataset_moves = {found: moves for found, moves in self._dataset_moves.items() if found[0] != key}
         self._keeping.pop(key, None)
+        self._forward_items = {}  # its answers follow submodules into other files
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -237,6 +240,36 @@ class ProjectIndex:
             self._method_inputs[key] = method_inputs_in_text(self._text(found[0]), found[1])
         self.consulted[key[0]] = True
         return self._method_inputs[key]
+
+    def forward_host_items(self, from_file: str, qualified_name: str) -> frozenset[int]:
+        """The positions of the tuple the `forward` of the class `qualified_name` (`hgraph.HierVAE`,
+        or a class `from_file` defines) returns whose item may be no tensor
+        (`analysis.forward_items`); empty when the class is not found in the project."""
+        file = Path(from_file).resolve()
+        found = self._class_file(file, qualified_name) if "." in qualified_name else (file, qualified_name)
+        if found is None:
+            return frozenset()
+        key = (str(found[0]), found[1])
+        if key not in self._forward_items:
+            parsed = self._parsed(found[0]) if "forward" in self._text(found[0]) else None
+            self._forward_items[key] = frozenset() if parsed is None else host_item_positions(parsed[0], found[1], self._class_resolver(found[0], parsed[1]))
+        self.consulted[key[0]] = True
+        return self._forward_items[key]
+
+    def _class_resolver(self, file: Path, imports: ImportTable) -> ClassResolver:
+        """Finds a class as `file` writes it (`HierMPNDecoder`, imported there) in the project."""
+        def resolve(written: str) -> tuple[ast.Module, str, ClassResolver | None] | None:
+            qualified = imports.names.get(written.split(".")[0])
+            if qualified is None:
+                return None
+            found = self._class_file(file, qualified + written[len(written.split(".")[0]):])
+            parsed = self._parsed(found[0]) if found is not None else None
+            if parsed is None:
+                return None
+            self.consulted[str(found[0])] = True
+            return parsed[0], found[1], self._class_resolver(found[0], parsed[1])
+
+        return resolve
 
     def imported_host_parameters(self, from_file: str, qualified_name: str) -> HostParameters | None:
         """The top-level function `qualified_name` (`metrics.accuracy`) of a local module, with the

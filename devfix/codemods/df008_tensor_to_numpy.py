@@ -543,6 +543,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return False  # strict: what any function returns when fed device values may be an array
         if self._returned_by_a_foreign_object(value, call):
             return False  # perhaps no tensor at all: `pipeline(..., output_type="np")[0]`
+        if self._unpacked_maybe_no_tensor(value, call):
+            return False  # `kl_div` of a model whose `forward` returns `kl_div.item()` there
         code = cst.Module([]).code_for_node(value)
         shown = f"({code})" if isinstance(value, cst.BinaryOperation) else code
         added = "".join(f".{method}()" for method in _missing_host_methods(value, self._detached(value)))
@@ -562,15 +564,35 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             root = _without_items(binding.value) if binding is not None and binding.value is not None else None
         if not (isinstance(root, cst.Call) and isinstance(root.func, cst.Name)) or self.kind_of(root.func) is Kind.MODULE:
             return False
-        move = facts.moved.get(root.func.value)
+        names = self._class_of_moved(root.func.value, facts)
+        return bool(names) and all(self._no_module_maker(name) for name in names)
+
+    def _class_of_moved(self, name: str, facts: PlacementFacts) -> set[str]:
+        """The qualified names of the class that built the object `name` holds, read from its
+        first move (`model = HierVAE(args).to(device)`, or `model = Net()` then `model.to(device)`)."""
+        move = facts.moved.get(name)
         built = move.receiver if move is not None else None
         if isinstance(built, cst.Name):
             binding = facts._binding_before(built.value, self.line_of(move.call))
             built = binding.value if binding is not None else None
         while isinstance(built, cst.Call) and isinstance(built.func, cst.Attribute) and built.func.attr.value in PLACEMENT_KEEPING_METHODS:
             built = built.func.value
-        names = self.qualified(built.func) if isinstance(built, cst.Call) else set()
-        return bool(names) and all(self._no_module_maker(name) for name in names)
+        return self.qualified(built.func) if isinstance(built, cst.Call) else set()
+
+    def _unpacked_maybe_no_tensor(self, value: cst.BaseExpression, node: cst.CSTNode) -> bool:
+        """`loss, kl_div, wacc = model(*batch)` where the `forward` of the moved model's class (of
+        the file or the project) returns `kl_div.item()` at that position, or a number on some path
+        (`analysis.forward_items`): `kl_div`, `wacc * 100` may be floats, which have no `.detach()`."""
+        if isinstance(value, cst.BinaryOperation):
+            return self._unpacked_maybe_no_tensor(value.left, node) or self._unpacked_maybe_no_tensor(value.right, node)
+        if not isinstance(value, cst.Name) or self.project is None:
+            return False
+        facts = self._host_facts(node)
+        binding = facts._binding_before(value.value, self.line_of(node))
+        if binding is None or binding.position < 0 or not (isinstance(binding.value, cst.Call) and isinstance(binding.value.func, cst.Name)):
+            return False
+        path = self.context.filename or "<memory>"
+        return any(binding.position in self.project.forward_host_items(path, name) for name in self._class_of_moved(binding.value.func.value, facts))
 
     def _no_module_maker(self, qualified: str) -> bool:
         """A class of the project proven no `nn.Module`, or a name neither torch's (nor torchvision's,

@@ -543,3 +543,57 @@ def test_a_string_formatted_with_a_device_value_is_a_string(title, fixed):
     result = run_devfix(source, rules=[TensorToNumpy])
     assert (result.fixed.decode() != source) is fixed
 
+
+VAE_MODULES = """import torch
+from torch import nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(4, 2)
+
+    def forward(self, z, y):
+        scores = self.out(z)
+        loss = nn.functional.cross_entropy(scores, y)
+        acc = (scores.argmax(1) == y).float().mean()
+        if y.numel() > 0:
+            assm_acc = acc
+        else:
+            assm_acc = 1
+        return loss, acc, assm_acc
+
+
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mean = nn.Linear(3, 4)
+        self.decoder = Decoder()
+
+    def forward(self, x, y):
+        z = self.mean(x)
+        kl_div = z.pow(2).mean()
+        loss, wacc, sacc = self.decoder(z, y)
+        return loss + kl_div, kl_div.item(), wacc, sacc
+"""
+
+VAE_TRAINING = """import numpy as np
+import torch
+from modules import VAE
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = VAE().to(device)
+x, y = torch.randn(8, 3, device=device), torch.randint(0, 2, (8,), device=device)
+loss, kl_div, wacc, sacc = model(x, y)
+meters = np.array([kl_div, loss.item(), wacc * 100, sacc * 100])
+"""
+
+
+def test_items_a_models_forward_may_return_as_numbers_get_no_tensor_methods(tmp_path):
+    """hgraph2graph's `HierVAE.forward` returns `kl_div.item()`, and its decoder's `assm_acc` is
+    `1` on one path: `.detach()` on them raises AttributeError. The accuracy is a device tensor."""
+    (tmp_path / "modules.py").write_text(VAE_MODULES)
+    train = tmp_path / "train.py"
+    train.write_text(VAE_TRAINING)
+    fixed = run_devfix(VAE_TRAINING, str(train), rules=[TensorToNumpy]).fixed.decode()
+    assert "meters = np.array([kl_div, loss.item(), (wacc * 100).detach().cpu(), sacc * 100])" in fixed
