@@ -246,7 +246,7 @@ class ProjectIndex:
         or a class `from_file` defines) returns whose item may be no tensor
         (`analysis.forward_items`); empty when the class is not found in the project."""
         file = Path(from_file).resolve()
-        found = self._class_file(file, qualified_name) if "." in qualified_name else (file, qualified_name)
+        found = self._class_file(file, qualified_name) if "." in qualified_name else self._class_here_or_starred(file, qualified_name)
         if found is None:
             return frozenset()
         key = (str(found[0]), found[1])
@@ -255,6 +255,20 @@ class ProjectIndex:
             self._forward_items[key] = frozenset() if parsed is None else host_item_positions(parsed[0], found[1], self._class_resolver(found[0], parsed[1]))
         self.consulted[key[0]] = True
         return self._forward_items[key]
+
+    def _class_here_or_starred(self, file: Path, class_name: str) -> tuple[Path, str] | None:
+        """A class `file` defines, or one a `from hgraph import *` of it brings from the project."""
+        facts = self._facts(file)
+        if facts is None or class_name in facts.classes:
+            return (file, class_name) if facts is not None else None
+        parsed = self._parsed(file) if "*" in self._text(file) else None
+        for node in parsed[0].body if parsed is not None else ():
+            if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+                found = self._class_file(file, "." * node.level + (node.module or "") + "." + class_name)
+                inner = self._facts(found[0]) if found is not None else None
+                if inner is not None and found[1] in inner.classes:
+                    return found
+        return None
 
     def _class_resolver(self, file: Path, imports: ImportTable) -> ClassResolver:
         """Finds a class as `file` writes it (`HierMPNDecoder`, imported there) in the project."""

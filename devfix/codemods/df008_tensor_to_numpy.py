@@ -567,9 +567,10 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         names = self._class_of_moved(root.func.value, facts)
         return bool(names) and all(self._no_module_maker(name) for name in names)
 
-    def _class_of_moved(self, name: str, facts: PlacementFacts) -> set[str]:
+    def _class_of_moved(self, name: str, facts: PlacementFacts, written: bool = False) -> set[str]:
         """The qualified names of the class that built the object `name` holds, read from its
-        first move (`model = HierVAE(args).to(device)`, or `model = Net()` then `model.to(device)`)."""
+        first move (`model = HierVAE(args).to(device)`, or `model = Net()` then `model.to(device)`);
+        `written`: a bare name as written where it has none (`from hgraph import *`)."""
         move = facts.moved.get(name)
         built = move.receiver if move is not None else None
         if isinstance(built, cst.Name):
@@ -577,7 +578,10 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             built = binding.value if binding is not None else None
         while isinstance(built, cst.Call) and isinstance(built.func, cst.Attribute) and built.func.attr.value in PLACEMENT_KEEPING_METHODS:
             built = built.func.value
-        return self.qualified(built.func) if isinstance(built, cst.Call) else set()
+        names = self.qualified(built.func) if isinstance(built, cst.Call) else set()
+        if not names and written and isinstance(built, cst.Call) and isinstance(built.func, cst.Name):
+            return {built.func.value}
+        return names
 
     def _unpacked_maybe_no_tensor(self, value: cst.BaseExpression, node: cst.CSTNode) -> bool:
         """`loss, kl_div, wacc = model(*batch)` where the `forward` of the moved model's class (of
@@ -592,7 +596,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         if binding is None or binding.position < 0 or not (isinstance(binding.value, cst.Call) and isinstance(binding.value.func, cst.Name)):
             return False
         path = self.context.filename or "<memory>"
-        return any(binding.position in self.project.forward_host_items(path, name) for name in self._class_of_moved(binding.value.func.value, facts))
+        names = self._class_of_moved(binding.value.func.value, facts, written=True)
+        return any(binding.position in self.project.forward_host_items(path, name) for name in names)
 
     def _no_module_maker(self, qualified: str) -> bool:
         """A class of the project proven no `nn.Module`, or a name neither torch's (nor torchvision's,

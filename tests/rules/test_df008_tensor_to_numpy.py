@@ -579,7 +579,7 @@ class VAE(nn.Module):
 
 VAE_TRAINING = """import numpy as np
 import torch
-from modules import VAE
+from modules import {imported}
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 model = VAE().to(device)
@@ -589,11 +589,14 @@ meters = np.array([kl_div, loss.item(), wacc * 100, sacc * 100])
 """
 
 
-def test_items_a_models_forward_may_return_as_numbers_get_no_tensor_methods(tmp_path):
+@pytest.mark.parametrize("imported", ["VAE", "*"])
+def test_items_a_models_forward_may_return_as_numbers_get_no_tensor_methods(tmp_path, imported):
     """hgraph2graph's `HierVAE.forward` returns `kl_div.item()`, and its decoder's `assm_acc` is
-    `1` on one path: `.detach()` on them raises AttributeError. The accuracy is a device tensor."""
+    `1` on one path: `.detach()` on them raises AttributeError. The accuracy is a device tensor.
+    Its scripts import the model with `from hgraph import *`."""
     (tmp_path / "modules.py").write_text(VAE_MODULES)
     train = tmp_path / "train.py"
-    train.write_text(VAE_TRAINING)
-    fixed = run_devfix(VAE_TRAINING, str(train), rules=[TensorToNumpy]).fixed.decode()
+    source = VAE_TRAINING.format(imported=imported)
+    train.write_text(source)
+    fixed = run_devfix(source, str(train), rules=[TensorToNumpy]).fixed.decode()
     assert "meters = np.array([kl_div, loss.item(), (wacc * 100).detach().cpu(), sacc * 100])" in fixed
