@@ -108,13 +108,28 @@ def tensor_layer_attributes(class_def: cst.ClassDef, qualified: QualifiedNames) 
 
 def holds_parameters(facts: ClassFacts, qualified: QualifiedNames) -> bool:
     """`__init__` builds a torch.nn layer that has parameters (`nn.Linear`, `nn.LSTM`, ...) or an
-    `nn.Parameter`: the module is meant to move as a whole, and `next(self.parameters())` exists
-    and follows `.to()`."""
+    `nn.Parameter`, alone or among the layers it gives `nn.Sequential`/`nn.ModuleList` (hgraph2graph's
+    `nn.Sequential(nn.Embedding(...), nn.Dropout(dropout))`): the module is meant to move as a
+    whole, and `next(self.parameters())` exists and follows `.to()`."""
     return any(
-        method_name == "__init__" and builds_torch_layer(statement.value, qualified, PARAMETERIZED_LAYERS)
+        method_name == "__init__" and _builds_parameterized_layer(statement.value, qualified)
         for use in facts.attributes.values()
         for method_name, statement in use.assignments
     )
+
+
+def _builds_parameterized_layer(value: cst.BaseExpression | None, qualified: QualifiedNames) -> bool:
+    if builds_torch_layer(value, qualified, PARAMETERIZED_LAYERS):
+        return True
+    if not builds_torch_layer(value, qualified, frozenset({"Sequential", "ModuleList"})):
+        return False
+    items = []
+    for arg in value.args:
+        if isinstance(arg.value, (cst.List, cst.Tuple)) and not arg.star:
+            items += [element.value for element in arg.value.elements if isinstance(element, cst.Element)]
+        elif not arg.star and arg.keyword is None:
+            items.append(arg.value)
+    return any(_builds_parameterized_layer(item, qualified) for item in items)
 
 
 def module_input(method: cst.FunctionDef, facts: ClassFacts, builds_module: Callable[[cst.Call], bool]) -> str | None:

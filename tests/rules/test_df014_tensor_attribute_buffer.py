@@ -197,3 +197,29 @@ def test_an_attribute_a_method_stores_does_not_make_every_self_read_a_read_of_th
     )
     fixed = run_devfix(source, path="scaler.py", rules=[TensorAttributeBuffer]).fixed.decode()
     assert 'self.register_buffer("scale", torch.ones(2), persistent=False)' in fixed
+
+
+EMBEDDER = """import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, atoms):
+        super().__init__()
+        self.E_c = {layers}
+        self.E_a = torch.eye(atoms).cuda()
+
+    def forward(self, ids):
+        return self.E_c(ids) + self.E_a.index_select(0, ids)[:, :4].sum()
+"""
+
+
+@pytest.mark.parametrize("layers, dropped", [
+    ("nn.Sequential(nn.Embedding(10, 4), nn.Dropout(0.1))", True),  # hgraph2graph's encoder
+    ("nn.ModuleList([nn.Linear(4, 4)])", True),
+    ("nn.Sequential(nn.ReLU(), nn.Dropout(0.1))", False),  # no parameter: nothing moves the module
+])
+def test_a_gpu_placement_is_dropped_when_the_layers_in_a_container_hold_parameters(layers, dropped):
+    fixed = run_devfix(EMBEDDER.format(layers=layers), rules=[TensorAttributeBuffer]).fixed.decode()
+    buffer = 'self.register_buffer("E_a", torch.eye(atoms){}, persistent=False)'
+    assert buffer.format("" if dropped else ".cuda()") in fixed
