@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from devfix.codemods.edits import add_keyword, items_moved_to
+from devfix.codemods.edits import add_device_property, add_keyword, items_moved_to
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -36,3 +36,14 @@ def test_items_moved_to_reads_the_device_it_was_given(device, kind, expected):
 def test_add_keyword_gives_a_keyword_already_there_its_new_value():
     call = cst.parse_expression("torch.zeros(3, device=None, dtype=torch.long)")
     assert cst.Module([]).code_for_node(add_keyword(call, "device", "x.device")) == "torch.zeros(3, device=x.device, dtype=torch.long)"
+
+
+@pytest.mark.parametrize("between", ["\n", "        \n"])
+def test_a_property_added_after_init_is_set_off_by_blank_lines(between):
+    """tokenlearner-pytorch's `__init__` ends with a line of spaces, which libcst keeps in its body:
+    the method after it had no blank line of its own, and the property sat right against it."""
+    source = f"class M:\n    def __init__(self):\n        self.a = 1\n{between}    def forward(self, x):\n        return x\n"
+    module = cst.parse_module(source)
+    fixed = module.with_changes(body=[add_device_property(module.body[0])]).code
+    assert "        return next(self.parameters()).device\n\n    def forward(self, x):\n" in fixed
+    assert "\n\n    @property\n" in fixed

@@ -69,10 +69,13 @@ def register_buffer(name: str, value: cst.BaseExpression) -> cst.Call:
 
 def add_method_after_init(class_node: cst.ClassDef, code: str) -> cst.ClassDef:
     """The class with the method written in `code` (at no indentation) right after `__init__`
-    (at the end without one), a blank line before it."""
+    (at the end without one), a blank line before it, and one after it where the next method had
+    none (its blank line sat in `__init__`'s body: a line of spaces only)."""
     body = list(class_node.body.body)
     index = next((i + 1 for i, s in enumerate(body) if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), len(body))
     method = cst.parse_module(code).body[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+    if index < len(body) and not body[index].leading_lines:
+        body[index] = body[index].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
     body.insert(index, method)
     return class_node.with_changes(body=class_node.body.with_changes(body=body))
 
