@@ -72,8 +72,7 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
         if not self._meets_device_values(original_node):
             # where the program puts it is unknown: keep what it does where it runs (the GPU it was
             # saved from), and load onto the CPU only where there is no GPU
-            func = original_node.func
-            torch = (dotted_head(func) if isinstance(func, cst.Attribute) else None) or self.torch_name()  # `torch.load`: `torch` is bound there
+            torch = self._torch_head(original_node.func) or self.torch_name()
             return self._load_with(original_node, updated_node, message, f'None if {torch}.cuda.is_available() else "cpu"',
                                    "load it onto the CPU where there is no GPU")
         choice = device_for(self, original_node)
@@ -83,6 +82,15 @@ class LoadMapLocation(ScopeTracker, DevfixRule):
         if not self.report(original_node, message, fix_title=f"load it onto `{choice.name}`"):
             return updated_node
         return add_keyword(updated_node, "map_location", self.use_device(choice))
+
+    def _torch_head(self, func: cst.BaseExpression) -> str | None:
+        """`T` of `T.load(...)` where `T` is bound to torch there; not `model_zoo` of AdvSemiSeg's
+        `model_zoo.load_url(...)` (`from torch.utils import model_zoo`: it has no `cuda`)."""
+        head = dotted_head(func) if isinstance(func, cst.Attribute) else None
+        if head is None:
+            return None
+        rest = cst.Module([]).code_for_node(func)[len(head):]
+        return head if f"torch{rest}" in self.qualified(func) else None
 
     def _load_with(self, original: cst.Call, updated: cst.Call, message: str, location: str, title: str) -> cst.Call:
         """The finding, and `map_location=<location>` when the fix applies."""
