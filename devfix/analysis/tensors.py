@@ -93,8 +93,8 @@ NUMBER_CALLS = frozenset({"builtins.len", "builtins.int", "builtins.float"})  # 
 
 def is_number_expression(value: cst.BaseExpression, tensors: set[str], qualified: QualifiedNames) -> bool:
     """Arithmetic of numbers: `math.log(10000) / (half_dim - 1)`, `2 * len(xs)`. Its leaves are
-    literals, names or `self.<attr>` that are no known tensor, and calls of `math` functions and of
-    `len`/`int`/`float`, one at least (`half_dim - 1` alone may be a tensor's arithmetic). A name
+    literals, names or `self.<attr>` that are no known tensor, and calls of `math` and `numpy`
+    functions (CMT's `np.log(1e4) / half_dim`) and of `len`/`int`/`float`, one at least (`half_dim - 1` alone may be a tensor's arithmetic). A name
     bound so, then to a tensor, is a number where it is read before the second binding
     (`emb = torch.exp(torch.arange(n) * -emb)`)."""
     return _number_leaves(value, tensors, qualified) is True
@@ -115,7 +115,8 @@ def _number_leaves(value: cst.BaseExpression, tensors: set[str], qualified: Qual
         return None if left is None or right is None else left or right
     if isinstance(value, cst.Call):
         names = qualified(value.func)
-        return True if any(name.startswith("math.") for name in names) or names & NUMBER_CALLS else None
+        # `np.log(10000)`: a numpy scalar or array, on the host (numpy refuses a CUDA tensor)
+        return True if any(name.startswith(("math.", "numpy.")) for name in names) or names & NUMBER_CALLS else None
     return None
 
 

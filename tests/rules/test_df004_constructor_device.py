@@ -992,3 +992,43 @@ def test_a_warm_up_input_of_a_scripted_model_every_caller_moved_is_made_on_its_d
     # wsinfer's jit_compile before its 0277ddf (scripting under the simulator is not run by the fixtures)
     fixed = run_devfix(SCRIPTED.format(move=move), path="inference.py", rules=[ConstructorDevice]).fixed.decode()
     assert ("torch.ones(1, 3, 8, 8, device=next(model.parameters()).device)" in fixed) is moved
+
+
+
+STATIC_EMBEDDING = """import numpy as np
+import torch
+from torch import nn
+
+
+class Sinusoidal(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.weights = Sinusoidal.get_embedding(16, dim)
+
+    @staticmethod
+    def get_embedding(num_embeddings, embedding_dim, div_half_dim=False):
+        half_dim = embedding_dim // 2
+        if not div_half_dim:
+            emb = {log}(10000) / (half_dim - 1)
+        else:
+            emb = {log}(1e4) / half_dim
+        emb = torch.exp(torch.arange(half_dim, dtype=torch.float) * -emb)
+        emb = torch.arange(num_embeddings, dtype=torch.float).unsqueeze(1) * emb.unsqueeze(0)
+        return torch.cat([torch.sin(emb), torch.cos(emb)], dim=1).view(num_embeddings, -1)
+
+    def forward(self, x):
+        return x + self.weights.to(x.device)[: x.size(1)]
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+print(Sinusoidal(8).to(device)(torch.zeros(2, 16, 8, device=device)).sum())
+"""
+
+
+@pytest.mark.parametrize("log", ["np.log", "math.log"])
+def test_a_name_still_holding_a_numpy_number_is_no_tensor_to_align_with(log):
+    """CMT's `emb = np.log(1e4) / half_dim`: a numpy scalar, whose `.device` is "cpu" under numpy 2
+    and an AttributeError before; the ranges (all made on the host here) stay as they are."""
+    source = STATIC_EMBEDDING.format(log=log).replace("import numpy as np\n", "import math\nimport numpy as np\n")
+    result = run_devfix(source, rules=[ConstructorDevice])
+    assert result.fixed.decode() == source and not result.findings
