@@ -80,7 +80,7 @@ class RuleSpec:
 
 RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec(  # not in tests: a test that names "cuda" is a GPU test (`@RunIf(min_cuda_gpus=1)`, a GPU CI job) by intent
-        "DF001", "df001_hardcoded_cuda", "HardcodedCuda", triggers=('"cuda', "'cuda", '.cuda(', "set_default_"),
+        "DF001", "df001_hardcoded_cuda", "HardcodedCuda", triggers=('"cuda', "'cuda", '.cuda(', "set_default_", "device=0"),
         signals=frozenset({screen.HARDCODED_CUDA}), in_tests=False, findings_in="hardcoded_cuda",
     ),
     RuleSpec("DF002", "df002_loader_to_device", "LoaderToDevice", triggers=('for ', 'iter('), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),

@@ -77,6 +77,7 @@ from devfix.analysis.torch_api import (
     LOSS_TENSOR_KEYWORDS,
     NON_TENSOR_METHODS,
     PARAMETER_FREE_NN,
+    PIPELINE_FACTORIES,
     PLACEMENT_KEEPING_METHODS,
     TENSOR_ANNOTATIONS,
     TENSOR_ONLY_MEMBERS,
@@ -585,8 +586,9 @@ class _Screen:
 
     def _hardcoded_cuda(self, node: ast.Call, name: str | None) -> None:
         """The calls DF001 rewrites: a plain `.cuda()` (no other GPU named), a CUDA device in
-        `.to(...)`, `device=` or `map_location=`, a `--device` option defaulting to CUDA, and a
-        global default set to CUDA (`torch.set_default_device("cuda")`)."""
+        `.to(...)`, `device=` or `map_location=`, a `--device` option defaulting to CUDA, a
+        global default set to CUDA (`torch.set_default_device("cuda")`), and transformers'
+        `pipeline(task, device=0)`."""
         if name == "cuda":
             positional, keywords = node.args, {keyword.arg for keyword in node.keywords}
             zero = not positional or (len(positional) == 1 and isinstance(positional[0], ast.Constant) and positional[0].value == 0)
@@ -598,6 +600,9 @@ class _Screen:
             self.cuda_sites.append(node)
         if name == "add_argument" and any(_is_cuda_device(value) for value in _keyword_values(node, "default")):
             self.cuda_sites.append(node)
+        if self.imports.qualify(node.func) in PIPELINE_FACTORIES and any(
+                isinstance(value, ast.Constant) and value.value == 0 and type(value.value) is int for value in _keyword_values(node, "device")):
+            self.cuda_sites.append(node)  # `pipeline(task, device=0)`: transformers' GPU 0
         if name in ("set_default_device", "set_default_tensor_type") and node.args and (
             _is_cuda_device(node.args[0]) or _is_cuda_tensor_type(node.args[0])
         ):

@@ -343,3 +343,6 @@ INDEX_READING_FUNCTIONS = {
     "torch.take": ((0, "input"), (1, "index")),
 }
 
+# transformers' pipeline factory: `device=` takes a torch.device, any device string, or a GPU
+# ordinal (`device=0` is cuda:0, -1 the CPU)
+PIPELINE_FACTORIES = frozenset({"transformers.pipeline", "transformers.pipelines.pipeline"})

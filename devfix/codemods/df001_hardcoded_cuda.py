@@ -15,6 +15,9 @@ torch.cuda.is_available() else torch.FloatTensor`, and a block's default, `with 
 A GPU flag hard-coded to `True` (`use_cuda = True`, bound once in the file, then `if use_cuda:
 model = model.cuda()`) becomes `torch.cuda.is_available()` (`analysis.gpu_flags`): the guarded code
 stays, and runs only where it can.
+transformers' `pipeline(task, device=0)` (GPU 0) becomes `device=0 if torch.cuda.is_available()
+else -1` (-1 is its CPU); a pipeline takes a `torch.device` as well, so `device="cuda"` goes the
+usual way.
 A `torch.load` hook that moves every storage (`map_location=lambda storage, loc: storage.cuda(0)`)
 becomes the device itself, `map_location=device`: storages take no positional device, so
 `storage.to(device)` would raise.
@@ -59,9 +62,16 @@ from devfix.analysis.torch_api import (
     DEVICE_NAMES,
     GUARD_WORDS,
     PARAMETER_CLASSES,
+    PIPELINE_FACTORIES,
     places_on_several_gpus,
 )
-from devfix.analysis.torch_names import is_cuda_device_expression, is_cuda_literal, keyword, qualified_names, torch_alias
+from devfix.analysis.torch_names import (
+    is_cuda_device_expression,
+    is_cuda_literal,
+    keyword,
+    qualified_names,
+    torch_alias,
+)
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -260,6 +270,11 @@ class HardcodedCuda(DevfixRule):
     def _fix_device_keyword(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if _is_device_option(original):
             return self._fix_option_default(original, updated)
+        if self._qualified(original.func) & PIPELINE_FACTORIES:
+            return self._fix_pipeline_ordinal(original, updated)
+        return self._fix_device_keyword_strings(original, updated)
+
+    def _fix_device_keyword_strings(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         for keyword_name in DEVICE_KEYWORDS:
             arg = keyword(original, keyword_name)
             if arg is None or not is_cuda_device_expression(arg.value, self._qualified):
@@ -277,6 +292,18 @@ class HardcodedCuda(DevfixRule):
             ]
             return updated.with_changes(args=args)
         return updated
+
+    def _fix_pipeline_ordinal(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """`pipeline("sentiment-analysis", device=0)`: GPU 0 of transformers' pipeline, which then
+        fails without one; `-1` is its CPU. A device string goes the way of any other (below)."""
+        arg = keyword(original, "device")
+        if arg is None or not (isinstance(arg.value, cst.Integer) and arg.value.value == "0"):
+            return self._fix_device_keyword_strings(original, updated)
+        if not self.report(arg.value, "`device=0` puts the pipeline on the first GPU: the program fails without one",
+                           fix_title="use the GPU only when it is available, else the CPU (-1)"):
+            return updated
+        chosen = cst.parse_expression(f"0 if {self.torch_name()}.cuda.is_available() else -1")
+        return updated.with_changes(args=[a.with_changes(value=chosen) if a.keyword and a.keyword.value == "device" else a for a in updated.args])
 
     def _fix_default_placement(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         """`torch.set_default_device("cuda")`, `torch.set_default_tensor_type(torch.cuda.FloatTensor)`:
@@ -321,7 +348,7 @@ class HardcodedCuda(DevfixRule):
         or "cpu")."""
         names = self._qualified(call.func)
         filename = self.context.filename or "<memory>"
-        if any(name.startswith("torch.") or self.project.is_module_class(filename, name) is True for name in names):
+        if any(name.startswith("torch.") or self.project.is_module_class(filename, name) is True for name in names) or names & PIPELINE_FACTORIES:
             return True
         if not isinstance(call.func, cst.Name):
             return False

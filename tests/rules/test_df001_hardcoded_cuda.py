@@ -337,3 +337,29 @@ def test_a_device_string_of_a_file_that_does_not_import_torch_is_only_reported(t
     if not fixed:
         assert result.fixed.decode() == source
         assert [finding.fixable for finding in result.findings] == [False]
+
+
+PIPELINE = """{head}from transformers import pipeline
+
+classifier = pipeline("sentiment-analysis", model="distilbert-base-uncased", device={device})
+print(classifier(["I love this"]))
+"""
+
+
+@pytest.mark.parametrize("head, device, expected", [
+    ("import torch\n", "0", "device=0 if torch.cuda.is_available() else -1)"),
+    ("", "0", "device=0 if torch.cuda.is_available() else -1)"),  # `import torch` is added
+    ("import torch\n", '"cuda"', "device=device)"),  # a pipeline takes a torch.device too
+    ("import torch\n", "-1", None),  # the CPU
+    ("import torch\n", "1", None),  # a second GPU: chosen on purpose
+    ("import torch\n", "0 if torch.cuda.is_available() else -1", None),
+])
+def test_a_pipeline_on_the_first_gpu_runs_on_the_cpu_without_one(head, device, expected):
+    """transformers' `pipeline(task, device=0)` puts the model on cuda:0 and fails without CUDA;
+    `-1` is its CPU."""
+    source = PIPELINE.format(head=head, device=device)
+    result = fix(source)
+    if expected is None:
+        assert result == source
+    else:
+        assert expected in result and "import torch\n" in result
