@@ -21,7 +21,10 @@ Applies to a single `self.x = <distribution>(...)` in `__init__` (after `super()
 class known to be an `nn.Module`, read by another method, when each argument is a tensor
 expression made there without a device, or a literal number, and at least one is a tensor.
 
-Refuses: attributes assigned anywhere else in the file (a property cannot be assigned), arguments
+Refuses: a distribution whose draws only choose among the module's own methods' arguments
+(kornia's `TrivialAugment`: `idx = self.rand_selector.sample((1,))`, then
+`self.get_children_by_indices(idx)` picks a child on the host; on a GPU the draws would come from
+the CUDA generator, other choices for the same seed), attributes assigned anywhere else in the file (a property cannot be assigned), arguments
 placed with a device (`torch.zeros(n, device=device)`) or moved, arguments devfix cannot prove to be
 tensors or constants beside a CPU tensor (`Normal(torch.zeros(d), sigma)`, `sigma` a parameter of
 `__init__`: reported, no fix), distributions that wrap another (`Independent(Normal(...), 1)`: not
@@ -71,6 +74,8 @@ class DistributionAttribute(ScopeTracker, DevfixRule):
             parameters = self._parameters_of(value)
             if parameters is None or self._stores.count.get(name, 0) != 1 or name in facts.methods:
                 continue
+            if _draws_only_choices(name, facts):
+                continue  # kornia's TrivialAugment: it picks children on the host, from the CPU generator
             plan = self._plan(name, value, parameters, self.scope_tensors(init.body), node)
             if plan is not None:
                 self._plans[statement] = plan
@@ -187,6 +192,65 @@ class _AttributeStores(cst.CSTVisitor):
         value = node.evaluated_value
         if isinstance(value, str) and value.isidentifier():
             self.used.add(value)  # `getattr(self, "prior_loc")`, `register_buffer("prior_loc", ...)`
+
+
+def _draws_only_choices(name: str, facts) -> bool:
+    """Every read of `self.<name>` outside `__init__` is a `.sample(...)` whose draw goes only to
+    methods of the class (`self.get_children_by_indices(idx)`, not a layer it holds) or is returned:
+    nothing there meets a tensor on a device."""
+    draws = 0
+    for method_name, method in facts.methods.items():
+        if method_name != "__init__":
+            # a method's names are its own; layers are the attributes it assigns
+            reads = _DistributionReads(name, {attribute for attribute, use in facts.attributes.items() if use.assignments})
+            method.body.visit(reads)
+            if reads.other:
+                return False
+            draws += reads.draws
+    return draws > 0
+
+
+class _DistributionReads(cst.CSTVisitor):
+    def __init__(self, name: str, attributes: set[str]) -> None:
+        self.name, self.attributes = name, attributes
+        self.draws, self.other = 0, False  # `other`: a read that is no such draw, or a draw used otherwise
+        self.drawn: set[str] = set()  # names a draw is bound to
+        self.allowed: set[int] = set()  # ids of reads and drawn names where they are allowed
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._is_draw(node.value) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.drawn.add(node.targets[0].target.value)
+            self.draws += 1
+            self.allowed.add(id(node.value.func.value))
+            self.allowed.add(id(node.targets[0].target))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                and func.attr.value not in self.attributes:
+            for arg in node.args:  # a method of the class, not a layer it holds
+                if isinstance(arg.value, cst.Name) and arg.value.value in self.drawn:
+                    self.allowed.add(id(arg.value))
+                elif self._is_draw(arg.value):
+                    self.draws += 1
+                    self.allowed.add(id(arg.value.func.value))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value in self.drawn:
+            self.allowed.add(id(node.value))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value == self.name and id(node) not in self.allowed:
+            self.other = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.drawn and id(node) not in self.allowed:
+            self.other = True
+
+    def _is_draw(self, value: cst.BaseExpression) -> bool:
+        return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("sample", "rsample")
+                and isinstance(value.func.value, cst.Attribute) and isinstance(value.func.value.value, cst.Name)
+                and value.func.value.value.value == "self" and value.func.value.attr.value == self.name)
 
 
 def _targets(target: cst.BaseExpression) -> list[str]:

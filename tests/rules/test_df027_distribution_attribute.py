@@ -57,3 +57,34 @@ def test_a_cpu_tensor_beside_an_argument_devfix_cannot_keep_is_reported_without_
     assert result.fixed.decode() == source
     assert [finding.code for finding in result.findings] == ["DF027"]
     assert result.findings[0].fix_safety is None
+
+
+CHOOSER = """import torch
+from torch import nn
+from torch.distributions import Categorical
+
+
+class Chooser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(3, 2)
+        self.selector = Categorical(torch.ones(3) / 3)
+
+    def pick(self, indices):
+        return [int(i) for i in indices]
+
+    def forward(self, x):
+        idx = self.selector.sample((4,))
+        return {use}
+"""
+
+
+@pytest.mark.parametrize("use, fixed", [
+    ("self.pick(idx)", False),  # a host choice: the CPU generator's draws stay
+    ("self.embed(idx) + x", True),  # handed to a layer: it meets the module's device
+    ("x + idx", True),
+])
+def test_draws_that_only_choose_on_the_host_keep_their_distribution(use, fixed):
+    source = CHOOSER.format(use=use)
+    result = run_devfix(source, rules=[DistributionAttribute])
+    assert (result.fixed.decode() != source) is fixed
