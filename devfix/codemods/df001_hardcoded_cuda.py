@@ -51,7 +51,7 @@ import ast
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for
-from devfix.analysis.cst_bindings import names_in
+from devfix.analysis.cst_bindings import is_static_method, names_in
 from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.device_parameters import takes_any_device
 from devfix.analysis.device_scope import device_for
@@ -434,6 +434,16 @@ class HardcodedCuda(DevfixRule):
         """Inside an nn.Module: the device of the method's tensor input (`h0 = torch.zeros(...).cuda()`
         in `forward(self, x)` → `.to(x.device)`), so the module runs wherever its input is."""
         method = self._enclosing_method(node, module_class)
+        if method is not None and is_static_method(method):
+            # DomainBed's `@staticmethod _irm_penalty(logits, y)`: no `self`; the tensor parameter the
+            # value meets says where (`torch.tensor(1.).cuda()` times `logits`)
+            parameter = self._met_parameter(node)
+            if parameter is None:
+                self.report(node, message + " (in a static method of an nn.Module)", fixable=False)
+                return None
+            if not self.report(node, message + " (inside an nn.Module)", fix_title=f"use the device of the parameter `{parameter}` it meets"):
+                return None
+            return f"{parameter}.device"
         reference = None if method is None else self._tensor_input(method, module_class)
         if reference is not None:
             if not self.report(node, message + " (inside an nn.Module)", fix_title=f"use the device of the input `{reference}`"):

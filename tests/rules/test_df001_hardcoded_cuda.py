@@ -363,3 +363,35 @@ def test_a_pipeline_on_the_first_gpu_runs_on_the_cpu_without_one(head, device, e
         assert result == source
     else:
         assert expected in result and "import torch\n" in result
+
+
+STATIC_PENALTY = """import torch
+from torch import nn
+
+
+class Penalized(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(3, 2)
+
+    @staticmethod
+    def penalty(logits):
+        scale = torch.ones({size}).cuda()
+        return (logits.view(-1, {size}) * scale).sum()
+
+    def forward(self, x):
+        return self.penalty(self.net(x))
+"""
+
+
+def test_a_static_method_of_a_module_never_reads_self():
+    """DomainBed's `@staticmethod _irm_penalty(logits, y)`: `next(self.parameters())` there would
+    be a NameError; the parameter the tensor meets says where."""
+    fixed = run_devfix(STATIC_PENALTY.format(size="2"), rules=[HardcodedCuda]).fixed.decode()
+    assert "scale = torch.ones(2).to(logits.device)" in fixed and "self.parameters()" not in fixed
+
+
+def test_a_static_method_without_a_tensor_parameter_to_follow_is_only_reported():
+    source = STATIC_PENALTY.format(size="2").replace("(logits.view(-1, 2) * scale).sum()", "scale * 2")
+    result = run_devfix(source, rules=[HardcodedCuda])
+    assert result.fixed.decode() == source and [finding.fixable for finding in result.findings] == [False]
