@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.cst_bindings import is_static_method
 from devfix.analysis.cst_metadata import PositionProvider
 from devfix.analysis.module_classes import class_facts, holds_parameters, module_input
 from devfix.analysis.scopes import ScopeTracker
@@ -62,7 +63,9 @@ class ProgramDeviceInModule(ScopeTracker, DevfixRule):
             if name == "__init__":
                 continue
             reference = module_input(method, facts, self.builds_module)
-            replacement = f"{reference}.device" if reference is not None else "next(self.parameters()).device" if own_device else ""
+            # a static or class method has no `self` to take the module's device from
+            own = own_device and not is_static_method(method)
+            replacement = f"{reference}.device" if reference is not None else "next(self.parameters()).device" if own else ""
             for device in _names_at(method, places, self._position):
                 self._targets[device] = (device.value, replacement)
 

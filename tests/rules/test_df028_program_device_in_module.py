@@ -178,3 +178,14 @@ def test_a_device_and_instances_of_other_files(tmp_path, program, fixed_here):
 def test_a_model_moved_through_what_its_methods_give_back_leaves_the_class_alone(program):
     source = HEAD + CELL + program
     assert fixed(source) == source
+
+
+def test_a_static_method_has_no_self_to_take_the_device_from():
+    cell = CELL.replace(
+        "        return self.lin(x) + h\n",
+        "        return self.lin(x) + h + self.noise(x.size(0))\n\n    @staticmethod\n    def noise(n):\n"
+        "        return torch.zeros(n, 4).to(DEVICE)\n",
+    )
+    result = run_devfix(HEAD + cell + "model = Cell()\nprint(model(torch.ones(2, 4)))\n", rules=[ProgramDeviceInModule])
+    assert "next(self.parameters())" not in result.fixed.decode()
+    assert MOVED_LINE in result.fixed.decode()
