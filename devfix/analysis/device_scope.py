@@ -1,7 +1,9 @@
 """Which device expression a fix should use at a given place, and the script preamble.
 
 Preference: an existing device variable visible at that place (a parameter or assignment named
-like a device, or anything assigned from `torch.device(...)`); otherwise the conventional
+like a device, or anything assigned from `torch.device(...)`); in a method of a plain class (no
+Module) that moves values to `self.device` elsewhere, `self.device` (uORF's models, whose
+`self.device` follows the user's `--gpu_ids`); otherwise the conventional
 `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")` added after the imports,
 so the fixed program runs with and without a GPU.
 """
@@ -22,8 +24,9 @@ from libcst.metadata import (
 
 from devfix.analysis.cst_bindings import bound_names, parameter_names
 from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
+from devfix.analysis.module_classes import is_module_class
 from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES
-from devfix.analysis.torch_names import call_names
+from devfix.analysis.torch_names import call_names, qualified_names
 
 PREAMBLE_NAME = "device"
 SPARE_PREAMBLE_NAME = "torch_device"  # when `device` already names another library's device handle
@@ -46,11 +49,80 @@ def device_for(rule: cst.CSTVisitor, node: cst.CSTNode) -> DeviceChoice | None:
     existing = device_variable_in_scope(rule, node)
     if existing is not None:
         return DeviceChoice(existing)
+    if _class_moves_to_its_device(rule, node):
+        return DeviceChoice("self.device")
     global_scope = _global_scope(rule, node)
     if global_scope is None or not rule.may_add_globals:
         return None  # a library module or a test: no new global state
     name = _free_preamble_name(rule, global_scope)
     return None if name is None else DeviceChoice(name, needs_preamble=True)
+
+
+def _class_moves_to_its_device(rule: cst.CSTVisitor, node: cst.CSTNode) -> bool:
+    """`node` sits in a method of a plain class (not an `nn.Module`, whose stored device would go
+    stale) that moves values with `.to(self.device)` or makes them with `device=self.device`."""
+    function = rule.get_metadata(ParentProvider, node, None)
+    while function is not None and not isinstance(function, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
+        function = rule.get_metadata(ParentProvider, function, None)
+    block = rule.get_metadata(ParentProvider, function, None) if isinstance(function, cst.FunctionDef) else None
+    owner = rule.get_metadata(ParentProvider, block, None) if isinstance(block, cst.IndentedBlock) else None
+    project = getattr(rule, "project", None)
+    if not isinstance(owner, cst.ClassDef) or project is None or is_module_class(
+            owner, rule.context.filename or "<memory>", project, lambda base: qualified_names(rule, base)):
+        return False  # not directly in a method of a plain class
+    params = function.params.params
+    if not params or params[0].name.value != "self" or any(
+            isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in ("staticmethod", "classmethod")
+            for decorator in function.decorators):
+        return False
+    finder = _SelfDeviceUses()
+    owner.body.visit(finder)
+    if not finder.found:
+        return False
+    if function.name.value != "__init__":
+        return True
+    # in `__init__`, `self.device` must exist already: bound above, or by the base's `__init__`
+    # called above when the class binds it nowhere itself
+    line = rule.get_metadata(PositionProvider, node).start.line
+    earlier = [statement for statement in function.body.body if rule.get_metadata(PositionProvider, statement).end.line < line]
+    bound_above = any(_binds_self_device(statement) for statement in earlier)
+    base_init_above = any(_calls_base_init(statement) for statement in earlier)
+    return bound_above or (base_init_above and not finder.binds)
+
+
+class _SelfDeviceUses(cst.CSTVisitor):
+    """`found`: a `.to(self.device)` or `device=self.device`; `binds`: an assignment of `self.device`."""
+
+    def __init__(self) -> None:
+        self.found = False
+        self.binds = False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.binds = self.binds or _is_self_device(node.target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        moved = isinstance(node.func, cst.Attribute) and node.func.attr.value == "to" and node.args and _is_self_device(node.args[0].value)
+        made = any(arg.keyword is not None and arg.keyword.value == "device" and _is_self_device(arg.value) for arg in node.args)
+        self.found = self.found or bool(moved) or made
+
+
+def _binds_self_device(statement: cst.CSTNode) -> bool:
+    finder = _SelfDeviceUses()
+    statement.visit(finder)
+    return finder.binds
+
+
+def _calls_base_init(statement: cst.CSTNode) -> bool:
+    """`super().__init__(...)` or `Base.__init__(self, ...)` as a statement."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)):
+        return False
+    call = statement.body[0].value
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "__init__"
+
+
+def _is_self_device(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Attribute) and value.attr.value == "device" and isinstance(value.value, cst.Name) \
+        and value.value.value == "self"
 
 
 def _free_preamble_name(rule: cst.CSTVisitor, global_scope: GlobalScope) -> str | None:

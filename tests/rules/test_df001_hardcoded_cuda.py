@@ -395,3 +395,35 @@ def test_a_static_method_without_a_tensor_parameter_to_follow_is_only_reported()
     source = STATIC_PENALTY.format(size="2").replace("(logits.view(-1, 2) * scale).sum()", "scale * 2")
     result = run_devfix(source, rules=[HardcodedCuda])
     assert result.fixed.decode() == source and [finding.fixable for finding in result.findings] == [False]
+
+
+PLAIN_MODEL = """import torch
+
+
+class Base:
+    def __init__(self, gpu_ids):
+        self.device = torch.device("cuda:{}".format(gpu_ids[0])) if gpu_ids else torch.device("cpu")
+
+
+class Model(Base):
+    def __init__(self, gpu_ids):
+{init}
+
+    def set_input(self, x):
+        self.x = x.to(self.device)
+
+
+if __name__ == "__main__":
+    Model([0])
+"""
+
+
+@pytest.mark.parametrize("init, expected", [
+    # uORF's models: `self.device` follows the user's `--gpu_ids`, which a global CUDA device would not
+    ("        Base.__init__(self, gpu_ids)\n        self.loss = torch.nn.MSELoss().cuda()", "torch.nn.MSELoss().to(self.device)"),
+    ("        self.device = torch.device('cpu')\n        self.loss = torch.nn.MSELoss().cuda()", "torch.nn.MSELoss().to(self.device)"),
+    # not bound yet where the loss is built: the program's device
+    ("        self.loss = torch.nn.MSELoss().cuda()\n        Base.__init__(self, gpu_ids)", "torch.nn.MSELoss().to(device)"),
+])
+def test_a_plain_class_that_moves_its_values_to_self_device_places_there(init, expected):
+    assert expected in fix(PLAIN_MODEL.replace("{init}", init))
