@@ -45,7 +45,9 @@ methods the file calls only inside `__init__` (they run while a module is built,
 `torch.tensor(<a Python number>)` in arithmetic (a 0-dim CPU tensor may meet a CUDA one),
 classes that store `self.device = ...` (the stored value goes stale; reported instead) and
 parameter-free modules but for the results above (they have no device of their own; a loss held in
-`self.loss = nn.MSELoss()` gives none either). Nor does it look into a program that places nothing,
+`self.loss = nn.MSELoss()` gives none either, nor does a `ModuleList` of the file's own classes that
+build no parameter, `analysis.parameter_free`: `next(self.parameters())` would raise StopIteration),
+and factories cast with `.type_as(x)` (they take `x`'s device). Nor does it look into a program that places nothing,
 nor do the modules it imports (as DF004): its Modules run on the CPU there, and a tutorial script's
 `init_hidden` is right as it is.
 """
