@@ -71,7 +71,10 @@ expression whose other branch brings the same value over (`t.numpy() if not trai
 t.cpu().numpy()`: the code already converts by where `t` is); `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
 cannot place on a device are left alone, and so is a function parameter's `.numpy()` in a file that
 imports another array library with that method (TensorFlow, JAX, CuPy: `t.numpy()` may be theirs),
-or in a test file (its helpers are given what fixtures and parametrizations make).
+or in a test file (its helpers are given what fixtures and parametrizations make); an item unpacked
+from a moved model's output where the class's `forward` may return a number at that position
+(hgraph2graph's `kl_div.item()`, `analysis.forward_items`: a float has no `.detach()`); a string
+formatted with a tensor (`"pred %d" % pred`).
 """
 
 from __future__ import annotations
