@@ -476,9 +476,19 @@ class HardcodedCuda(DevfixRule):
         receiver = move.func.value
         return not (isinstance(receiver, cst.Call) and self._builds_module(receiver))
 
-    def _holds_parameters(self, module_class: cst.ClassDef) -> bool:
+    def _holds_parameters(self, module_class: cst.ClassDef, depth: int = 3) -> bool:
+        """The class, or a base class of the file it derives from (DomainBed's `RSC(ERM)`, whose
+        `ERM.__init__` builds `nn.Linear` and which `RSC.__init__` calls), builds layers with parameters."""
         line_of = lambda node: self.get_metadata(PositionProvider, node).start.line
-        return holds_parameters(class_facts(module_class, line_of), self._qualified)
+        if holds_parameters(class_facts(module_class, line_of), self._qualified):
+            return True
+        facts = class_facts(module_class, line_of)
+        init = facts.methods.get("__init__")
+        if depth == 0 or (init is not None and facts.super_init_line is None):
+            return False  # an `__init__` of its own that calls no base's: the base builds nothing here
+        bases = [next((item for item in self.module.body if isinstance(item, cst.ClassDef) and isinstance(base.value, cst.Name)
+                       and item.name.value == base.value.value), None) for base in module_class.bases]
+        return any(base is not None and self._holds_parameters(base, depth - 1) for base in bases)
 
     def _tensor_input(self, method: cst.FunctionDef, module_class: cst.ClassDef) -> str | None:
         """The first parameter the method hands straight to one of the module's submodules."""

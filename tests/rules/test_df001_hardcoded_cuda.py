@@ -427,3 +427,40 @@ if __name__ == "__main__":
 ])
 def test_a_plain_class_that_moves_its_values_to_self_device_places_there(init, expected):
     assert expected in fix(PLAIN_MODEL.replace("{init}", init))
+
+
+SUBCLASSED = """import numpy as np
+import torch
+from torch import nn
+
+
+class ERM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        {layer}
+
+    def forward(self, x):
+        return x
+
+
+class RSC(ERM):
+    def __init__(self, drop):
+        {init}
+        self.drop = drop
+
+    def update(self, grads):
+        percentiles = torch.Tensor(np.percentile(grads.cpu(), self.drop, axis=1))
+        return grads.lt(percentiles.unsqueeze(1).cuda())
+"""
+
+
+@pytest.mark.parametrize("layer, init, fixed", [
+    ("self.classifier = nn.Linear(4, 2)", "super().__init__()", True),  # DomainBed's RSC(ERM)
+    ("self.scale = 2", "super().__init__()", False),  # no parameter anywhere
+    ("self.classifier = nn.Linear(4, 2)", "nn.Module.__init__(self)", False),  # the base's __init__ is not run
+])
+def test_a_subclass_takes_its_device_from_the_layers_its_base_builds(layer, init, fixed):
+    source = SUBCLASSED.format(layer=layer, init=init)
+    result = fix(source)
+    assert ("percentiles.unsqueeze(1).to(next(self.parameters()).device)" in result) is fixed
+    assert fixed or result == source
