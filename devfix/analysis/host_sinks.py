@@ -444,6 +444,10 @@ class _Scope:
             return again(value.elt if isinstance(value, ast.ListComp) else value.value)
         if not isinstance(value, ast.Call):
             return False
+        if isinstance(value.func, ast.Attribute) and value.func.attr == "forward" and isinstance(value.func.value, ast.Name) \
+                and value.func.value.id != "self":
+            # `model.forward(x)` is `model(x)` without its hooks (NetDissect-Lite)
+            value = ast.copy_location(ast.Call(func=value.func.value, args=value.args, keywords=value.keywords), value)
         qualified = self.imports.qualify(value.func) or ""
         if qualified.startswith("torch.") and _placed_by_keyword(value, self.imports):
             return True

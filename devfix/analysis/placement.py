@@ -188,6 +188,9 @@ class PlacementFacts:
             callee = expression.func
             if _placed_by_factory(expression, self.qualified):
                 return True
+            if isinstance(callee, cst.Attribute) and callee.attr.value == "forward" and isinstance(callee.value, cst.Name) \
+                    and callee.value.value != "self":
+                callee = callee.value  # `model.forward(x)` is `model(x)` without its hooks (NetDissect-Lite)
             if isinstance(callee, cst.Name) and (callee.value in self.moved or callee.value in self.modules_on_device):
                 return True  # output of a module that lives on a device
             if isinstance(callee, cst.Name) and callee.value in self.cuda_tensor_types:

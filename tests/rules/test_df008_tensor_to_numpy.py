@@ -600,3 +600,27 @@ def test_items_a_models_forward_may_return_as_numbers_get_no_tensor_methods(tmp_
     train.write_text(source)
     fixed = run_devfix(source, str(train), rules=[TensorToNumpy]).fixed.decode()
     assert "meters = np.array([kl_div, loss.item(), (wacc * 100).detach().cpu(), sacc * 100])" in fixed
+
+
+FORWARD_CALLED = """import numpy as np
+import torch
+
+
+def extract(model, batches, gpu):
+    for batch in batches:
+        input = torch.from_numpy(batch)
+        if gpu:
+            input = input.cuda()
+        logit = {call}(input)
+        while np.isnan(logit.data.max()):
+            logit = {call}(input)
+        print(logit.shape)
+"""
+
+
+@pytest.mark.parametrize("call", ["model", "model.forward"])
+def test_a_models_forward_called_directly_follows_its_input(call):
+    """NetDissect-Lite's `logit = model.forward(input_var)`, then `np.isnan(logit.data.max())`:
+    `forward` called by hand returns what the call of the model would."""
+    fixed = run_devfix(FORWARD_CALLED.format(call=call), rules=[TensorToNumpy]).fixed.decode()
+    assert "while np.isnan(logit.data.max().cpu()):" in fixed
