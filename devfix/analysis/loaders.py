@@ -250,12 +250,13 @@ def _places_batches(rule: cst.CSTVisitor, built: cst.Call | None) -> bool:
 
 def _dataset_places_items(rule: cst.CSTVisitor, built: cst.Call) -> bool:
     """`DataLoader(Points(...))` (or a name bound to `Points(...)`) where `Points`, a class of this
-    file, moves what its `__getitem__` returns (`return self.x[i].to(device)`); or a `TensorDataset`
-    of tensors all on the device."""
+    file, moves what its `__getitem__` returns (`return self.x[i].to(device)`), or keeps its tensors
+    on the device (also a class of another file of the project); or a `TensorDataset` of tensors all
+    on the device."""
     given = built.args[0] if built.args and built.args[0].keyword is None else keyword(built, "dataset")
     dataset = given.value if given is not None else None
     if isinstance(dataset, cst.Name):
-        dataset = _built_with(rule, dataset)
+        dataset = _built_with(rule, dataset) or _reaching_construction(rule, dataset)
     if isinstance(dataset, cst.Call) and "torch.utils.data.TensorDataset" in rule.qualified(dataset.func) and dataset.args:
         # `TensorDataset(x.to(device), y.to(device))`: its items are slices of device tensors
         facts = rule.scope_facts(dataset)
@@ -263,13 +264,19 @@ def _dataset_places_items(rule: cst.CSTVisitor, built: cst.Call) -> bool:
     if not (isinstance(dataset, cst.Call) and isinstance(dataset.func, cst.Name)):
         return False
     finder = _Moves(rule.qualified)
+    local = False
     for node in rule.module.body:
         if isinstance(node, cst.ClassDef) and node.name.value == dataset.func.value:
+            local = True
             for item in node.body.body:
                 if isinstance(item, cst.FunctionDef) and item.name.value == "__getitem__":
                     item.body.visit(finder)
             if resident_tensors(node, rule.qualified, rule.line_of):
                 return True  # `self.X = torch.tensor(X).to(device)` in `__init__`, read by `__getitem__`
+    project = getattr(rule, "project", None)
+    if not local and project is not None and any(
+            project.imported_dataset_keeps_device_tensors(rule.context.filename or "<memory>", name) for name in rule.qualified(dataset.func)):
+        return True  # the same, in a class of another file of the project (instafilter's `ColorizedDataset`)
     return finder.found
 
 
@@ -338,6 +345,18 @@ def _bound_value(rule: cst.CSTVisitor, name: cst.Name) -> cst.BaseExpression | N
         return None
     statement = assigning_statement(rule, assignments[0].node)
     return statement.value if statement is not None else None
+
+
+def _reaching_construction(rule: cst.CSTVisitor, name: cst.Name) -> cst.Call | None:
+    """The call bound to `name` last before it is read, outside any loop (instafilter's `data =
+    ColorizedDataset(...)`, handed to `DataLoader(data)`, then `for data, target in loader:`)."""
+    current = rule.get_metadata(ParentProvider, name, None)
+    while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
+        if isinstance(current, (cst.For, cst.While)):
+            return None
+        current = rule.get_metadata(ParentProvider, current, None)
+    binding = rule.scope_facts(name)._binding_before(name.value, rule.line_of(name)) if hasattr(rule, "scope_facts") else None
+    return binding.value if binding is not None and isinstance(binding.value, cst.Call) else None
 
 
 def _built_with(rule: cst.CSTVisitor, loader: cst.Name) -> cst.Call | None:

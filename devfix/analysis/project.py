@@ -72,6 +72,7 @@ class ProjectIndex:
         self._dataset_moves: dict[tuple[str, str], bool] = {}  # (module file, class) → its `__getitem__` moves items to the GPU
         self._keeping: dict[str, KeepingUses | None] = {}  # module file → what its functions and plain classes keep
         self._forward_items: dict[tuple[str, str], frozenset[int]] = {}  # (module file, class) → its forward's maybe-host items
+        self._resident: dict[tuple[str, str], bool] = {}  # (module file, class) → a Dataset keeping its tensors on a device
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -96,6 +97,7 @@ class ProjectIndex:
         self._dataset_moves = {found: moves for found, moves in self._dataset_moves.items() if found[0] != key}
         self._keeping.pop(key, None)
         self._forward_items = {}  # its answers follow submodules into other files
+        self._resident = {found: kept for found, kept in self._resident.items() if found[0] != key}
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -402,6 +404,27 @@ class ProjectIndex:
             self._dataset_moves[key] = parsed is not None and gpu_moving_getitem(parsed[0], parsed[1], class_name)
         self.consulted[str(target)] = True
         return self._dataset_moves[key]
+
+    def imported_dataset_keeps_device_tensors(self, from_file: str, qualified_name: str) -> bool:
+        """Is `qualified_name` (`dataset.ColorizedDataset`) a class of a file of the project whose
+        `__init__` moves the tensors its `__getitem__` reads (`self.x = torch.tensor(f0).to(device)`,
+        `loaders.resident_tensors`): its items are on the device already."""
+        found = self._class_file(Path(from_file).resolve(), qualified_name)
+        if found is None:
+            return False
+        key = (str(found[0]), found[1])
+        if key not in self._resident:
+            import libcst as cst  # only for a loop that may need it
+
+            from devfix.analysis.host_helpers import class_source_in_text
+            from devfix.analysis.loaders import resident_tensors
+            from devfix.analysis.parameter_meetings import parsed_source
+
+            parsed = parsed_source(class_source_in_text(self._text(found[0]), found[1]))
+            classes = [statement for statement in parsed[0].body if isinstance(statement, cst.ClassDef)] if parsed is not None else []
+            self._resident[key] = len(classes) == 1 and bool(resident_tensors(classes[0], parsed[1], lambda node: 0))
+        self.consulted[key[0]] = True
+        return self._resident[key]
 
     def imported_program_device(self, from_file: str, qualified_name: str) -> bool:
         """Is `qualified_name` (`core.constants.DEVICE`) a top-level name a file of the project binds

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from devfix.codemods import LoaderToDevice
 from tests.conftest import run_devfix
 
@@ -301,3 +303,43 @@ def test_lengths_the_file_s_model_hands_to_its_packing_encoder_stay_on_the_cpu()
     result = run_devfix(source, rules=[LoaderToDevice])
     assert "tokens, labels = tokens.to(device), labels.to(device)" in result.fixed.decode()
     assert "lengths.to(" not in result.fixed.decode()
+
+
+RESIDENT_DATASET = """import torch
+from torch.utils.data import Dataset
+
+
+class Pairs(Dataset):
+    def __init__(self, x, y, device):
+        self.x = torch.tensor(x){placement}
+        self.y = torch.tensor(y){placement}
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, idx):
+        return self.x[idx], self.y[idx]
+"""
+
+RESIDENT_TRAINING = """import torch
+from torch.utils.data import DataLoader
+from pairs import Pairs
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+net = torch.nn.Linear(2, 2).to(device)
+data = Pairs([[1.0, 2.0]] * 4, [[0.0, 1.0]] * 4, device=device)
+train_loader = DataLoader(data, batch_size=2)
+for data, target in train_loader:
+    loss = torch.nn.functional.l1_loss(net(data), target)
+"""
+
+
+@pytest.mark.parametrize("placement, moved", [(".to(device)", False), ("", True)])
+def test_batches_of_a_dataset_of_another_file_that_keeps_its_tensors_on_the_device(tmp_path, placement, moved):
+    """instafilter's `ColorizedDataset` (`self.x = torch.tensor(f0).to(device)`, in `dataset.py`):
+    its batches arrive on the device; the loop's `data` is the name the dataset was bound to."""
+    (tmp_path / "pairs.py").write_text(RESIDENT_DATASET.format(placement=placement))
+    train = tmp_path / "train.py"
+    train.write_text(RESIDENT_TRAINING)
+    fixed = run_devfix(RESIDENT_TRAINING, str(train), rules=[LoaderToDevice]).fixed.decode()
+    assert ("data, target = data.to(device), target.to(device)" in fixed) is moved
