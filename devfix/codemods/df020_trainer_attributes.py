@@ -750,9 +750,20 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             if len(use.assignments) != 1 or use.assignments[0][0] != "__init__" or use.other_uses & {"to", "cuda"}:
                 continue
             value = use.assignments[0][1].value
-            if isinstance(value, cst.Call) and self.builds_module(value) and holds_state(value, self.qualified):
+            if isinstance(value, cst.Call) and self.builds_module(value) and holds_state(value, self.qualified) \
+                    and not self._tensors_built_placed(value):
                 state[name] = use.assignments[0][1]
         return state
+
+    def _tensors_built_placed(self, loss: cst.Call) -> bool:
+        """`nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0]).cuda())`: a torch loss whose tensor
+        arguments are all moved or made on a device where it is built holds no CPU tensor."""
+        if not any(name.startswith("torch.nn.") and name.endswith("Loss") for name in self.qualified(loss.func)):
+            return False
+        tensors = [arg.value for arg in loss.args if arg.keyword is None or arg.keyword.value in LOSS_TENSOR_KEYWORDS]
+        return bool(tensors) and all(
+            as_move(value, self.qualified) is not None or (isinstance(value, cst.Call) and keyword(value, "device") is not None)
+            for value in tensors)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         plan = self._argument_moves.get(original_node)

@@ -359,3 +359,35 @@ def test_a_batch_the_models_forward_reads_by_key_is_a_dict_and_gets_no_move(read
     # nanofold's Trainer before its 88fded7: `batch.to(...)` on a dict of tensors raises AttributeError
     fixed = run_devfix(FOLDER.format(read=read), path="trainer.py", rules=[TrainerAttributes]).fixed.decode()
     assert ("batch = batch.to(" in fixed) is moved
+
+
+PLACED_WEIGHT_TRAINER = """import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self, model, device):
+        self.device = device
+        self.model = model.to(self.device)
+        self.criterion = nn.CrossEntropyLoss(weight={weight})
+
+    def step(self, x, y):
+        x, y = x.to(self.device), y.to(self.device)
+        return self.criterion(self.model(x), y)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+trainer = Trainer(nn.Linear(4, 3), device)
+print(trainer.step(torch.randn(8, 4), torch.randint(0, 3, (8,))))
+"""
+
+
+@pytest.mark.parametrize("weight, moved", [
+    ("torch.tensor([1.0, 2.0, 1.0]).to(device)", False),  # built on the device: nothing to move
+    ("torch.tensor([1.0, 2.0, 1.0], device=device)", False),
+    ("torch.tensor([1.0, 2.0, 1.0])", True),
+])
+def test_a_loss_whose_weight_is_built_on_the_device_is_not_moved_again(weight, moved):
+    source = PLACED_WEIGHT_TRAINER.format(weight=weight)
+    fixed = run_devfix(source, rules=[TrainerAttributes]).fixed.decode()
+    assert (".to(self.device)\n" in fixed.split("self.criterion = ")[1].split("\n")[0] + "\n") is moved
