@@ -24,12 +24,28 @@ def class_feeds_fresh_tensors(class_node: ast.ClassDef, imports: ImportTable) ->
     """Some method but `__init__` sends a factory's tensor made without `device=` where DF016 looks."""
     methods = [node for node in class_node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     init = next((method for method in methods if method.name == "__init__"), None)
-    submodules = _called_attributes(init) if init is not None else set()
+    submodules = set()
+    for builder in _building_methods(methods, init):  # `__init__`, and what it calls on `self` (`self._create_layers()`)
+        submodules |= _called_attributes(builder)
     held_values = attributes_given_values(init) if init is not None else set()
     feeding = {method.name for method in methods if method.name != "__init__" and _passes_a_name_to(method, submodules)}
     called = {node.func.attr for node in ast.walk(class_node) if isinstance(node, ast.Call) and is_self_attribute(node.func)}
     return any(_Method(method, submodules, imports, feeding, held_values, method.name in called).feeds()
                for method in methods if method.name != "__init__")
+
+
+def _building_methods(methods: list, init: ast.FunctionDef | ast.AsyncFunctionDef | None) -> list:
+    """`__init__` and the methods of the class it calls on `self`, and those they call, in turn."""
+    by_name = {method.name: method for method in methods}
+    found, queue = [], [init] if init is not None else []
+    while queue:
+        method = queue.pop()
+        if method in found:
+            continue
+        found.append(method)
+        queue.extend(by_name[node.func.attr] for node in scope_nodes(method.body, FUNCTIONS)
+                     if isinstance(node, ast.Call) and is_self_attribute(node.func) and node.func.attr in by_name)
+    return found
 
 
 def _passes_a_name_to(method: ast.FunctionDef | ast.AsyncFunctionDef, submodules: set[str]) -> bool:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from devfix.analysis.parameter_meetings import FunctionMeetings
 
 MODULE_BASE_SUFFIXES = ("LightningModule", "PreTrainedModel")
-MODULE_PACKAGES = ("torch.nn.", "torchmetrics.", "torchvision.models.")  # their classes are Modules
+MODULE_PACKAGES = ("torch.nn.", "torchmetrics.", "torchvision.models.", "torch_geometric.nn.")  # their classes are Modules
 HOST_TEXT_MARKERS = (*HOST_LIBRARY_MODULES, ".numpy(")  # a module without any of these hands nothing to numpy
 NOT_MODULES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"}
 

@@ -112,8 +112,10 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         if not self.is_module_classdef(node):
             return
         facts = class_facts(node, self.line_of)
-        submodules = {name for name, use in facts.attributes.items() if self._is_submodule(use)}
-        has_state = any(self._is_submodule(facts.attributes[name], facts.methods.get("__init__")) for name in submodules) or any(
+        calls = self_calls(facts.methods)
+        builders = _building_methods(calls)
+        submodules = {name for name, use in facts.attributes.items() if self._is_submodule(use, builders)}
+        has_state = any(self._is_submodule(facts.attributes[name], builders, facts.methods) for name in submodules) or any(
             self._is_parameter(use) for use in facts.attributes.values())  # `self.loss = nn.MSELoss()` has no device
         tensor_types = self._cpu_tensor_types(node, facts)
         stored_device = "device" in facts.attributes
@@ -125,7 +127,6 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         # a base class of ours might assign `self.device`, which a read-only property would break
         direct_subclass = all(any(n.startswith("torch.nn.") for n in self.qualified(base.value)) for base in node.bases)
         feeding = _parameters_fed_to_submodules(facts.methods, submodules)
-        calls = self_calls(facts.methods)
         given_tensors = parameters_given_tensors(facts.methods, lambda caller: names_fed_to_submodules(caller, submodules, self.qualified)
                                                  | indexings_fed_to_submodules(caller, submodules) | self.scope_tensors(caller.body), calls)
         results_fed = results_fed_to_submodules(facts.methods, submodules, calls, self.qualified)
@@ -216,15 +217,19 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
             current = self.get_metadata(ParentProvider, current, None)
         return current
 
-    def _is_submodule(self, use, stateful_in: cst.FunctionDef | None = None) -> bool:
-        """With `stateful_in` (the `__init__` that builds it): one that may hold parameters (not
-        `nn.MSELoss()`, `nn.ReLU()`, nor a list of the file's parameter-free modules, where
-        `next(self.parameters())` would raise StopIteration)."""
-        values = [statement.value for method, statement in use.assignments if method == "__init__"]
-        return bool(values) and all(
-            isinstance(value, cst.Call) and self.builds_module(value)
-            and (stateful_in is None or not builds_parameter_free_module(value, stateful_in, self.module, self.qualified))
-            for value in values)
+    def _is_submodule(self, use, builders: frozenset[str], stateful_in: dict[str, cst.FunctionDef] | None = None) -> bool:
+        """Every assignment, all in methods that build the module (`__init__`, or a method only it
+        calls: pytorch_geometric_temporal's `_create_parameters_and_layers()`), builds a Module. With
+        `stateful_in` (the class's methods): one that may hold parameters (not `nn.MSELoss()`,
+        `nn.ReLU()`, nor a list of the file's parameter-free modules, where `next(self.parameters())`
+        would raise StopIteration)."""
+        if not use.assignments or any(method not in builders for method, _ in use.assignments):
+            return False
+        return all(
+            isinstance(statement.value, cst.Call) and self.builds_module(statement.value)
+            and (stateful_in is None
+                 or not builds_parameter_free_module(statement.value, stateful_in.get(method), self.module, self.qualified))
+            for method, statement in use.assignments)
 
     def _cpu_tensor_types(self, class_def: cst.ClassDef, facts) -> frozenset[str]:
         """Attributes holding a CPU tensor type (pix2pixHD's `self.Tensor = tensor`, a parameter
@@ -455,6 +460,20 @@ def _proven_tensor(rule: MethodTensorDevice, method: cst.FunctionDef, name: str)
 
     method.body.visit(FirstRead())
     return bool(found) and rule.kind_of(found[0]) is Kind.TENSOR
+
+
+def _building_methods(calls) -> frozenset[str]:
+    """`__init__` and the methods of the class called only from such methods, to a fixed point:
+    they run while the module is built."""
+    builders = {"__init__"}
+    changed = True
+    while changed:
+        changed = False
+        for name, callers in calls.items():
+            if name not in builders and callers and all(caller.name.value in builders for caller, _ in callers):
+                builders.add(name)
+                changed = True
+    return frozenset(builders)
 
 
 def _parameters_fed_to_submodules(

@@ -340,3 +340,39 @@ def test_a_factory_cast_with_type_as_is_already_placed():
     source = REGULARIZERS.format(term="nn.Linear(3, 3)", zeros="torch.zeros(1).type_as(x)")
     result = run_devfix(source, rules=[MethodTensorDevice])
     assert result.fixed.decode() == source and not result.findings
+
+
+BUILT_BY_A_HELPER = """import torch
+import torch.nn as nn
+
+
+class Cell(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.hidden = hidden
+        self._create_layers()
+
+    def _create_layers(self):
+        self.gate = nn.Linear(self.hidden, self.hidden)
+
+    def forward(self, x):
+        h = torch.zeros(x.size(0), self.hidden)
+        return self.gate(h) + x
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+print(Cell(4).to(device)(torch.ones(2, 4, device=device)))
+"""
+
+
+def test_layers_built_by_a_method_the_constructor_calls_are_submodules():
+    """pytorch_geometric_temporal's cells build their layers in `_create_parameters_and_layers()`,
+    which only `__init__` calls: a tensor fed to them is fed to the module's layers."""
+    fixed = run_devfix(BUILT_BY_A_HELPER, rules=[MethodTensorDevice]).fixed.decode()
+    assert "h = torch.zeros(x.size(0), self.hidden, device=x.device)" in fixed
+
+
+def test_a_layer_also_assigned_outside_the_constructor_is_no_submodule_it_builds():
+    source = BUILT_BY_A_HELPER.replace("        return self.gate(h) + x\n", "        return self.gate(h) + x\n\n    def reset(self):\n        self._create_layers()\n", 1)
+    result = run_devfix(source, rules=[MethodTensorDevice])
+    assert "device=x.device" not in result.fixed.decode()
