@@ -311,8 +311,21 @@ class _FedToSubmodules(cst.CSTVisitor):
         return False
 
     def _tests_an_input_on_cuda(self, test: cst.BaseExpression) -> bool:
-        return isinstance(test, cst.Attribute) and test.attr.value == "is_cuda" and isinstance(test.value, cst.Name) \
-            and test.value.value in self.inputs
+        """`if x.is_cuda:` of an input, or `if next(self.lstm.parameters()).is_cuda:` (QuaPy's
+        `__init_hidden`): the module's own placement decides, and the body places what it made."""
+        if not (isinstance(test, cst.Attribute) and test.attr.value == "is_cuda"):
+            return False
+        if isinstance(test.value, cst.Name):
+            return test.value.value in self.inputs
+        call = test.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "next" and len(call.args) == 1):
+            return False
+        inner = call.args[0].value
+        if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "iter" and len(inner.args) == 1:
+            inner = inner.args[0].value
+        owner = inner.func.value if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) \
+            and inner.func.attr.value == "parameters" and not inner.args else None
+        return (isinstance(owner, cst.Name) and owner.value == "self") or is_self_attribute(owner)
 
     def _bindings(self) -> tuple[dict[str, list[cst.Call]], dict[str, list[cst.Call]]]:
         return ({name: list(calls) for name, calls in self.fresh.items()},

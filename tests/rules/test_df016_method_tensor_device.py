@@ -376,3 +376,19 @@ def test_a_layer_also_assigned_outside_the_constructor_is_no_submodule_it_builds
     source = BUILT_BY_A_HELPER.replace("        return self.gate(h) + x\n", "        return self.gate(h) + x\n\n    def reset(self):\n        self._create_layers()\n", 1)
     result = run_devfix(source, rules=[MethodTensorDevice])
     assert "device=x.device" not in result.fixed.decode()
+
+
+@pytest.mark.parametrize("check, fixed", [
+    ("next(self.lstm.parameters()).is_cuda", False),  # QuaPy's `__init_hidden`: the module's own placement decides
+    ("next(iter(self.parameters())).is_cuda", False),
+    ("self.training", True),  # no CUDA test: the CPU zeros may meet a GPU module
+])
+def test_a_state_moved_when_the_modules_parameters_are_on_cuda_is_left_alone(check, fixed):
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.lstm = nn.LSTM(4, 4)\n\n    def init_hidden(self, n):\n        h = torch.zeros(1, n, 4)\n"
+        f"        if {check}:\n            h = h.cuda()\n        return h\n\n"
+        "    def forward(self, x):\n        return self.lstm(x, (self.init_hidden(x.size(1)), self.init_hidden(x.size(1))))\n"
+    )
+    result = run_devfix(source, rules=[MethodTensorDevice])
+    assert (result.fixed != result.source) is fixed
