@@ -22,7 +22,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from devfix.analysis.cst_bindings import bound_names, parameter_names
+from devfix.analysis.cst_bindings import bound_names, is_static_method, parameter_names
 from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.module_classes import is_module_class
 from devfix.analysis.torch_api import DEVICE_CONSTRUCTOR, DEVICE_NAMES
@@ -71,9 +71,7 @@ def _class_moves_to_its_device(rule: cst.CSTVisitor, node: cst.CSTNode) -> bool:
             owner, rule.context.filename or "<memory>", project, lambda base: qualified_names(rule, base)):
         return False  # not directly in a method of a plain class
     params = function.params.params
-    if not params or params[0].name.value != "self" or any(
-            isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in ("staticmethod", "classmethod")
-            for decorator in function.decorators):
+    if not params or params[0].name.value != "self" or is_static_method(function):
         return False
     finder = _SelfDeviceUses()
     owner.body.visit(finder)
