@@ -154,16 +154,21 @@ def is_self_attribute(node: cst.CSTNode) -> bool:
 def parameters_device_owner(value: cst.BaseExpression | None) -> str | None:
     """`m` of `next(m.parameters()).device` (or `next(iter(m.parameters())).device`): the name whose
     parameters' device the expression reads."""
-    if not (isinstance(value, cst.Attribute) and value.attr.value == "device" and isinstance(value.value, cst.Call)):
+    if not (isinstance(value, cst.Attribute) and value.attr.value == "device"):
         return None
-    call = value.value
-    if not (isinstance(call.func, cst.Name) and call.func.value == "next" and len(call.args) == 1):
+    owner = first_parameter_owner(value.value)
+    return owner.value if isinstance(owner, cst.Name) else None
+
+
+def first_parameter_owner(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`m` (a name, `self.lstm`, ...) of `next(m.parameters())` or `next(iter(m.parameters()))`."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "next" and len(value.args) == 1):
         return None
-    inner = call.args[0].value
+    inner = value.args[0].value
     if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "iter" and len(inner.args) == 1:
         inner = inner.args[0].value
     if isinstance(inner, cst.Call) and not inner.args and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "parameters":
-        return inner.func.value.value if isinstance(inner.func.value, cst.Name) else None
+        return inner.func.value
     return None
 
 

@@ -62,6 +62,7 @@ from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import (
     class_facts,
+    first_parameter_owner,
     indexings_fed_to_submodules,
     is_self_attribute,
     names_fed_to_submodules,
@@ -317,14 +318,7 @@ class _FedToSubmodules(cst.CSTVisitor):
             return False
         if isinstance(test.value, cst.Name):
             return test.value.value in self.inputs
-        call = test.value
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "next" and len(call.args) == 1):
-            return False
-        inner = call.args[0].value
-        if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "iter" and len(inner.args) == 1:
-            inner = inner.args[0].value
-        owner = inner.func.value if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) \
-            and inner.func.attr.value == "parameters" and not inner.args else None
+        owner = first_parameter_owner(test.value)
         return (isinstance(owner, cst.Name) and owner.value == "self") or is_self_attribute(owner)
 
     def _bindings(self) -> tuple[dict[str, list[cst.Call]], dict[str, list[cst.Call]]]:
