@@ -18,7 +18,6 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.cst_bindings import assigned_pairs, body_calls, is_static_method, parameter_names
-from devfix.analysis.host_helpers import class_source_in_text
 from devfix.analysis.module_classes import PARAMETERIZED_LAYERS, builds_torch_layer, is_self_attribute
 from devfix.analysis.parameter_meetings import (
     OutputRoots,
@@ -27,7 +26,7 @@ from devfix.analysis.parameter_meetings import (
     computed_from,
     derived_names,
     parameters_meet,
-    parsed_source,
+    parsed_class_in_text,
 )
 from devfix.analysis.placement import as_move
 from devfix.analysis.torch_names import QualifiedNames
@@ -39,11 +38,8 @@ def method_inputs_in_text(text: str, class_name: str) -> MethodInputs | None:
     """The summary of the top-level class `class_name` of another file of the project (`from model
     import VAE`, then `model.decode(z)`), from its source and the file's imports; None when the
     file does not define it once or it does not parse."""
-    parsed = parsed_source(class_source_in_text(text, class_name))
-    if parsed is None:
-        return None
-    classes = [statement for statement in parsed[0].body if isinstance(statement, cst.ClassDef)]
-    return MethodInputs(classes[0], parsed[1]) if len(classes) == 1 else None
+    parsed = parsed_class_in_text(text, class_name)
+    return MethodInputs(*parsed) if parsed is not None else None
 
 
 class MethodInputs:

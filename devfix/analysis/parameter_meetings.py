@@ -20,7 +20,7 @@ import libcst as cst
 
 from devfix import python_parser
 from devfix.analysis.cst_bindings import body_calls, bound_names, parameter_names, variable_counts
-from devfix.analysis.host_helpers import function_source_in_text
+from devfix.analysis.host_helpers import class_source_in_text, function_source_in_text
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.placement import as_move
 from devfix.analysis.torch_api import HOST_SIDE_PREFIXES, LEAVING_PLACEMENT_METHODS
@@ -83,6 +83,16 @@ def parameters_called_on_outputs(function: cst.FunctionDef, names: list[str], qu
             if callee != model and callee in only_called and any(reader.roots(arg.value) & outputs for arg in call.args):
                 found.setdefault(callee, set()).add(model)
     return found
+
+
+def parsed_class_in_text(text: str, class_name: str) -> tuple[cst.ClassDef, QualifiedNames] | None:
+    """The top-level class `class_name` of another file's `text`, parsed alone by libcst, with the
+    qualified names that file's imports give; None when it is not defined once or does not parse."""
+    parsed = parsed_source(class_source_in_text(text, class_name))
+    if parsed is None:
+        return None
+    classes = [statement for statement in parsed[0].body if isinstance(statement, cst.ClassDef)]
+    return (classes[0], parsed[1]) if len(classes) == 1 else None
 
 
 def parsed_source(found: tuple[str, str] | None) -> tuple[cst.Module, QualifiedNames] | None:

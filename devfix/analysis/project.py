@@ -275,10 +275,11 @@ class ProjectIndex:
     def _class_resolver(self, file: Path, imports: ImportTable) -> ClassResolver:
         """Finds a class as `file` writes it (`HierMPNDecoder`, imported there) in the project."""
         def resolve(written: str) -> tuple[ast.Module, str, ClassResolver | None] | None:
-            qualified = imports.names.get(written.split(".")[0])
+            head, dot, rest = written.partition(".")
+            qualified = imports.names.get(head)
             if qualified is None:
                 return None
-            found = self._class_file(file, qualified + written[len(written.split(".")[0]):])
+            found = self._class_file(file, qualified + dot + rest)
             parsed = self._parsed(found[0]) if found is not None else None
             if parsed is None:
                 return None
@@ -414,15 +415,11 @@ class ProjectIndex:
             return False
         key = (str(found[0]), found[1])
         if key not in self._resident:
-            import libcst as cst  # only for a loop that may need it
+            from devfix.analysis.loaders import resident_tensors  # libcst: only for a loop that may need it
+            from devfix.analysis.parameter_meetings import parsed_class_in_text
 
-            from devfix.analysis.host_helpers import class_source_in_text
-            from devfix.analysis.loaders import resident_tensors
-            from devfix.analysis.parameter_meetings import parsed_source
-
-            parsed = parsed_source(class_source_in_text(self._text(found[0]), found[1]))
-            classes = [statement for statement in parsed[0].body if isinstance(statement, cst.ClassDef)] if parsed is not None else []
-            self._resident[key] = len(classes) == 1 and bool(resident_tensors(classes[0], parsed[1], lambda node: 0))
+            parsed = parsed_class_in_text(self._text(found[0]), found[1])
+            self._resident[key] = parsed is not None and bool(resident_tensors(*parsed, lambda node: 0))
         self.consulted[key[0]] = True
         return self._resident[key]
 

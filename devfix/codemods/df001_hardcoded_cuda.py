@@ -479,10 +479,9 @@ class HardcodedCuda(DevfixRule):
     def _holds_parameters(self, module_class: cst.ClassDef, depth: int = 3) -> bool:
         """The class, or a base class of the file it derives from (DomainBed's `RSC(ERM)`, whose
         `ERM.__init__` builds `nn.Linear` and which `RSC.__init__` calls), builds layers with parameters."""
-        line_of = lambda node: self.get_metadata(PositionProvider, node).start.line
-        if holds_parameters(class_facts(module_class, line_of), self._qualified):
+        facts = class_facts(module_class, lambda node: self.get_metadata(PositionProvider, node).start.line)
+        if holds_parameters(facts, self._qualified):
             return True
-        facts = class_facts(module_class, line_of)
         init = facts.methods.get("__init__")
         if depth == 0 or (init is not None and facts.super_init_line is None):
             return False  # an `__init__` of its own that calls no base's: the base builds nothing here
