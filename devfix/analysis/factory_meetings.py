@@ -806,8 +806,8 @@ class _Scope:
         return False
 
     def _is_source_call(self, call: ast.Call) -> bool:
-        if any(keyword.arg == "device" for keyword in call.keywords):
-            return False
+        if any(keyword.arg in ("device", None) for keyword in call.keywords):
+            return False  # `device=` given, or maybe in `**tkwargs`
         qualified = self.imports.qualify(call.func) or ""
         return qualified in FACTORY_FUNCTIONS or qualified in MOVED_AFTER
 

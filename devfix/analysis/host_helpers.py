@@ -155,8 +155,11 @@ class _Judge:
         if not isinstance(value, ast.Call):
             return False
         qualified = self.imports.qualify(value.func) or ""
+        if qualified in DATA_FACTORIES and value.args and self.makes_a_tensor(value.args[0], line, depth + 1) \
+                and not again(value.args[0]):
+            return False  # lightly's `torch.tensor(k ** -e)` of `k = torch.arange(n, device=device)`: a copy stays there
         if qualified in FACTORY_FUNCTIONS or qualified in MOVED_AFTER:
-            return not any(keyword.arg == "device" for keyword in value.keywords)
+            return not any(keyword.arg in ("device", None) for keyword in value.keywords)  # nor in `**tkwargs`
         if qualified.startswith("numpy."):
             return True
         if isinstance(value.func, ast.Attribute) and not qualified.startswith("torch."):

@@ -14,8 +14,14 @@ from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.kinds import Kind, makes_no_tensor
 from devfix.analysis.placement import PlacementFacts, is_cast
 from devfix.analysis.tensors import is_factory_call
-from devfix.analysis.torch_api import CPU_TENSOR_TYPES, DEVICE_CHANGING_METHODS, MOVED_AFTER, is_library_constant
-from devfix.analysis.torch_names import keyword
+from devfix.analysis.torch_api import (
+    CPU_TENSOR_TYPES,
+    DATA_FACTORIES,
+    DEVICE_CHANGING_METHODS,
+    MOVED_AFTER,
+    is_library_constant,
+)
+from devfix.analysis.torch_names import keyword, spreads_keywords
 
 MAX_DEPTH = 10  # names resolve to earlier lines, so chains end; this bounds the cost (a causal mask's
 # `(torch.triu(torch.ones(n, n)) == 1).transpose(0, 1)` then `mask.float().masked_fill(...)` is 8 deep)
@@ -77,8 +83,11 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
     names = where.qualified(value.func)
     if any(makes_no_tensor(name) for name in names):
         return False  # `torch.device("cpu")`, `torch.cuda.current_device()`: no tensor to place
+    if names & DATA_FACTORIES and value.args and value.args[0].keyword is None \
+            and where.facts.is_device_value(value.args[0].value, before_line=line):
+        return False  # lightly's `torch.tensor(k ** -e)` of `k = torch.arange(n, device=device)`: the copy stays there
     if is_factory_call(value, where.qualified) or names & MOVED_AFTER:
-        return keyword(value, "device") is None
+        return keyword(value, "device") is None and not spreads_keywords(value)  # `**tkwargs` may hold the device
     if any(name.startswith(("numpy.", "torchvision.datasets.", "PIL.")) for name in names):
         return True  # numpy values, PIL images, and datasets that load onto the CPU
     if where.kind_of is not None and isinstance(value.func, (cst.Name, cst.Attribute)) and where.kind_of(value.func) is Kind.IMAGE_TRANSFORM:

@@ -106,6 +106,7 @@ FACTORY_FUNCTIONS = frozenset(
     for name in (
         "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range",
         "linspace", "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices",
+        "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",  # given a length, not a tensor
     )
 ) | {"torch.nn.Transformer.generate_square_subsequent_mask"}  # a static method with `device=` (torch 2.1+)
 DEFAULT_DEVICE_FACTORIES = FACTORY_FUNCTIONS | {"torch.Tensor"}  # what a global default device places
@@ -115,6 +116,7 @@ DEFAULT_DEVICE_FACTORIES = FACTORY_FUNCTIONS | {"torch.Tensor"}  # what a global
 FACTORY_LAST_NAMES = frozenset({
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range", "linspace",
     "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices", "from_numpy",
+    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
     "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",  # legacy CPU constructors
     "generate_square_subsequent_mask",
 })

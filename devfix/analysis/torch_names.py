@@ -104,6 +104,11 @@ def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     return None
 
 
+def spreads_keywords(call: cst.Call) -> bool:
+    """`torch.ones(n, **tkwargs)`: the spread mapping may give any keyword, `device=` among them."""
+    return any(arg.star == "**" for arg in call.args)
+
+
 def name_of(node: cst.CSTNode) -> str | None:
     return node.value if isinstance(node, cst.Name) else None
 

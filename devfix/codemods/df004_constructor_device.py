@@ -185,7 +185,7 @@ from devfix.analysis.torch_api import (
     is_source_wrapper,
     is_torch_tensor_function,
 )
-from devfix.analysis.torch_names import holds_state, keyword
+from devfix.analysis.torch_names import holds_state, keyword, spreads_keywords
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_keyword, items_moved_to, moved_to
 from devfix.findings import Safety
@@ -649,7 +649,11 @@ class _Combinations(cst.CSTVisitor):
         if any(name.startswith(HOST_SIDE_PREFIXES) for name in names):
             return
         values = [arg.value for arg in node.args if arg.value not in self._ctc_lengths(node)]
-        values += [element.value for value in values if isinstance(value, (cst.List, cst.Tuple)) for element in value.elements]
+        if is_torch_tensor_function(names) and not any(name.endswith(".einsum") for name in names):
+            # a display after a torch function's first argument is a size or dims (`F.interpolate(x,
+            # (w, n))` of speechbrain's warping, `F.pad(x, (1, 1))`), not tensors
+            values = [value for index, value in enumerate(values) if index == 0 or not isinstance(value, (cst.List, cst.Tuple))]
+        values += [element.value for value in values if isinstance(value, (cst.List, cst.Tuple)) for element in value.elements]  # `torch.cat([a, b])`, `lstm(x, (h, c))`
         if (isinstance(node.func, cst.Name) and node.func.value in self.modules) or (
                 is_torch_tensor_function(names) and not is_factory_call(node, self.qualified)):
             self._move_unpacked_host_names(node)
@@ -1492,8 +1496,12 @@ class _Combinations(cst.CSTVisitor):
         if name in self.used_as_tensors or depth > 4:
             return True
         binding = self.facts._binding_before(name, line)
-        if binding is None or binding.value is None:
-            return True  # a parameter or a loop's element: the scope's evidence stands
+        if binding is None:
+            # a parameter, read before the assignment that computes it with tensors: peft's `eps = eps *
+            # 1 / torch.sqrt(...)` of `eps=1e-5`; only its uses could prove it a tensor, and they do not
+            return name not in self.parameters
+        if binding.value is None:
+            return True  # a loop's element: the scope's evidence stands
         held = {read for read in variables_in(binding.value) if read in self.tensors and self._tensor_where_read(read, binding.line, depth + 1)}
         return is_tensor_expression(binding.value, held, self.qualified)
 
@@ -1813,9 +1821,10 @@ def _is_encoding_call(value: cst.BaseExpression | None) -> bool:
 
 
 def _names_a_device(call: cst.Call) -> bool:
-    """`device=` given, and not `device=None` (the default device: the CPU, as without it)."""
+    """`device=` given, and not `device=None` (the default device: the CPU, as without it); or
+    `**tkwargs` spread, which may hold the device (botorch's `{"device": x.device, ...}`)."""
     device = keyword(call, "device")
-    return device is not None and not (isinstance(device.value, cst.Name) and device.value.value == "None")
+    return device is not None and not (isinstance(device.value, cst.Name) and device.value.value == "None") or spreads_keywords(call)
 
 
 def _builds_cpu_tensor(value: cst.BaseExpression | None, qualified) -> bool:

@@ -1032,3 +1032,77 @@ def test_a_name_still_holding_a_numpy_number_is_no_tensor_to_align_with(log):
     source = STATIC_EMBEDDING.format(log=log).replace("import numpy as np\n", "import math\nimport numpy as np\n")
     result = run_devfix(source, rules=[ConstructorDevice])
     assert result.fixed.decode() == source and not result.findings
+
+
+SPREAD_KEYWORDS = """import torch
+
+
+def pivot_rows(pivot, size):
+    tkwargs = {{"device": pivot.device, "dtype": pivot.dtype}}
+    rows = torch.arange(size, size * 4, size{spread})
+    return rows + pivot
+"""
+
+
+def test_a_factory_spreading_keywords_may_be_given_its_device_there():
+    """botorch's `torch.arange(..., **tkwargs)` with `tkwargs = {"device": pivot.device, ...}`: an
+    added `device=` would raise "got multiple values for keyword argument 'device'"."""
+    spread = SPREAD_KEYWORDS.format(spread=", **tkwargs")
+    result = run_devfix(spread, rules=[ConstructorDevice])
+    assert result.fixed.decode() == spread and not result.findings
+    plain = run_devfix(SPREAD_KEYWORDS.format(spread=""), rules=[ConstructorDevice])
+    assert "torch.arange(size, size * 4, size, device=pivot.device)" in plain.fixed.decode()
+
+
+COPY_OF_A_PLACED_TENSOR = """import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+class PMSNLoss(nn.Module):
+    def forward(self, probs: Tensor) -> Tensor:
+        power_dist = _power_law_distribution(size=probs.shape[0], exponent=0.25, device=probs.device)
+        return F.kl_div(input=probs.log(), target=power_dist, reduction="sum")
+
+
+def _power_law_distribution(size: int, exponent: float, device: torch.device) -> Tensor:
+    k = torch.arange(1, size + 1{placed})
+    power_dist = torch.tensor(k ** (-exponent))
+    return power_dist / power_dist.sum()
+"""
+
+
+def test_a_helper_copying_a_tensor_it_made_on_a_device_returns_it_there():
+    """lightly's `_power_law_distribution`: `torch.tensor(data)` of a tensor keeps the tensor's
+    device, so the helper's result needs no `.to(probs.device)` where it is used."""
+    placed = COPY_OF_A_PLACED_TENSOR.format(placed=", device=device")
+    result = run_devfix(placed, rules=[ConstructorDevice])
+    assert result.fixed.decode() == placed and not result.findings
+    on_the_host = run_devfix(COPY_OF_A_PLACED_TENSOR.format(placed=""), rules=[ConstructorDevice])
+    assert "exponent=0.25, device=probs.device).to(probs.device)" in on_the_host.fixed.decode()
+
+
+
+PARAMETER_REBOUND_FROM_TENSORS = """import torch
+
+
+class OFTLayer(torch.nn.Module):
+    def __init__(self, r):
+        super().__init__()
+        self.oft_r = torch.nn.Parameter(torch.zeros(r, 4, 4))
+
+    def _project_batch(self, oft_r, eps=1e-5):
+        eps = eps * 1 / torch.sqrt(torch.tensor(oft_r.shape[0]))
+        I = torch.zeros((oft_r.size(1), oft_r.size(1)), device=oft_r.device, dtype=oft_r.dtype).unsqueeze(0)
+        diff = oft_r - I
+        norm_diff = torch.norm(oft_r - I, dim=(1, 2), keepdim=True)
+        mask = (norm_diff <= eps).bool()
+        return torch.where(mask, oft_r, I + eps * (diff / norm_diff))
+"""
+
+
+def test_a_number_parameter_rebound_to_a_tensor_is_no_tensor_where_its_binding_reads_it():
+    """peft's `eps = eps * 1 / torch.sqrt(torch.tensor(n))` of `eps=1e-5`: the read on the right is the
+    float argument, whose `.device` does not exist."""
+    fixed = run_devfix(PARAMETER_REBOUND_FROM_TENSORS, rules=[ConstructorDevice]).fixed.decode()
+    assert "eps.device" not in fixed
