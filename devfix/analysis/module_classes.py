@@ -60,13 +60,14 @@ def class_facts(node: cst.ClassDef, line_of) -> ClassFacts:
 
 def stored_once_in_init(facts: ClassFacts, line_of) -> list[tuple[str, cst.Assign]]:
     """(attribute, statement) for what a Module's `__init__` assigns by one single-target statement
-    after `super().__init__()`, assigns nowhere else (nor updates in place), and another method
-    reads: the state `.to()` must move for those methods (DF014's tensors, DF027's distributions)."""
+    after `super().__init__()`, assigns nowhere else (nor updates in place, nor registers as a buffer or
+    parameter: assigning a registered name updates that state), and another method reads: the state
+    `.to()` must move for those methods (DF014's tensors, DF027's distributions)."""
     if facts.super_init_line is None:
         return []
     found = []
     for name, use in facts.attributes.items():
-        if len(use.assignments) != 1 or use.assignments[0][0] != "__init__" or use.other_uses & {"augmented assignment"}:
+        if len(use.assignments) != 1 or use.assignments[0][0] != "__init__" or use.other_uses & {"augmented assignment", "registered"}:
             continue
         statement = use.assignments[0][1]
         if use.read_in - {"__init__"} and len(statement.targets) == 1 and line_of(statement) > facts.super_init_line:
@@ -239,6 +240,11 @@ class _SelfUses(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "append" and is_self_attribute(func.value):
             self._use(func.value.attr.value).appended.append(node)
+        if (isinstance(func, cst.Attribute) and func.attr.value in STATE_REGISTRARS and isinstance(func.value, cst.Name)
+                and func.value.value == "self" and node.args and isinstance(node.args[0].value, cst.SimpleString)):
+            registered = node.args[0].value.evaluated_value
+            if isinstance(registered, str):
+                self._use(registered).other_uses.add("registered")  # `self.register_buffer("w", w)`: state `.to()` moves
         if (
             isinstance(func, cst.Attribute)
             and func.attr.value == "__init__"

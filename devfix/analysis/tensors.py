@@ -182,8 +182,9 @@ class _TensorEvidence(cst.CSTVisitor):
         return False
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if isinstance(node.value, cst.Name) and node.attr.value in TENSOR_ONLY_MEMBERS:
-            self.evidenced.add(node.value.value)
+        if isinstance(node.value, cst.Name) and node.attr.value in TENSOR_ONLY_MEMBERS \
+                and not any(name.startswith(("torch.", "numpy.")) for name in self.qualified(node)):
+            self.evidenced.add(node.value.value)  # `x.device`, not `torch.device` nor `torch.split` of the module
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:

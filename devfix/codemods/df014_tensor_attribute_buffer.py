@@ -32,7 +32,8 @@ be tensors (`build_table(n)`, an argument kept as is such as a dataclass of hype
 classes that are not Modules (see DF012), and tables that a method combines with values it brought
 to the host (`noise = self(x.to(self.device)).cpu()`, then `noise * self.betas[t]`: the method
 computes on the CPU on purpose, and a buffer would put a CUDA tensor into that product,
-`analysis.host_combined_reads`).
+`analysis.host_combined_reads`), and tables that a method a DataLoader runs reads (PyG's
+`MetaPath2Vec.offset`, added to walks sampled in `collate_fn=self._sample`, `analysis.loader_methods`).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from devfix.analysis.cst_bindings import calls_in, is_generator, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_combined_reads import combines_with_host_values
 from devfix.analysis.kinds import Kind
+from devfix.analysis.loader_methods import methods_run_by_loaders
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, stored_once_in_init
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
@@ -160,9 +162,16 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         return found
 
     def _computed_with_on_the_host(self, name: str, methods: dict[str, cst.FunctionDef]) -> bool:
-        """A method combines `self.<name>` with values it brought to the host (`analysis.host_combined_reads`):
+        """A method combines `self.<name>` with values it brought to the host (`analysis.host_combined_reads`),
+        or a DataLoader runs a method that reads it (`collate_fn=self._sample`, `analysis.loader_methods`):
         the table is a CPU tensor on purpose."""
+        if any(self._reads(methods[method], name) for method in methods_run_by_loaders(methods)):
+            return True
         return any(combines_with_host_values(method, name, self.qualified) for method_name, method in methods.items() if method_name != "__init__")
+
+    @staticmethod
+    def _reads(method: cst.FunctionDef, name: str) -> bool:
+        return bool(_self_attributes(method, name))
 
     def _moved_where_read(self, name: str, methods: dict[str, cst.FunctionDef]) -> bool:
         """Every read of `self.<name>` outside `__init__` moves it first (`self.pos.to(x.device,

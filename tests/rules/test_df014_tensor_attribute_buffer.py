@@ -223,3 +223,95 @@ def test_a_gpu_placement_is_dropped_when_the_layers_in_a_container_hold_paramete
     fixed = run_devfix(EMBEDDER.format(layers=layers), rules=[TensorAttributeBuffer]).fixed.decode()
     buffer = 'self.register_buffer("E_a", torch.eye(atoms){}, persistent=False)'
     assert buffer.format("" if dropped else ".cuda()") in fixed
+
+
+REGISTERED_THEN_ASSIGNED = """import torch
+from torch import Tensor, nn
+
+
+class FeatureMap(nn.Module):
+    def __init__(self, weight: Tensor, bias: Tensor) -> None:
+        super().__init__()
+        {register}
+        self.weight = weight
+        self.bias = bias
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x @ self.weight.T + self.bias
+"""
+
+
+def test_an_attribute_registered_as_a_buffer_is_updated_not_registered_again():
+    """botorch's `FourierFeatureMap`: `self.register_buffer("weight", weight)` then `self.weight =
+    weight` assigns the buffer; registering it again with `persistent=False` would drop it from
+    `state_dict()`."""
+    registered = REGISTERED_THEN_ASSIGNED.format(register='self.register_buffer("weight", weight)\n        self.register_buffer("bias", bias)')
+    result = run_devfix(registered, path="maps.py", rules=[TensorAttributeBuffer])
+    assert result.fixed.decode() == registered and not result.findings
+    plain = run_devfix(REGISTERED_THEN_ASSIGNED.format(register="self.scale = 1.0"), path="maps.py", rules=[TensorAttributeBuffer])
+    assert 'self.register_buffer("weight", weight, persistent=False)' in plain.fixed.decode()
+
+
+
+WALK_SAMPLER = """import torch
+from torch import Tensor
+from torch.nn import Embedding
+from torch.utils.data import DataLoader
+
+
+class MetaPath2Vec(torch.nn.Module):
+    def __init__(self, count, embedding_dim, walk_length, offset):
+        super().__init__()
+        self.walk_length = walk_length
+        self.offset = torch.tensor(offset)
+        self.embedding = Embedding(count + 1, embedding_dim)
+
+    def forward(self, batch: Tensor) -> Tensor:
+        return self.embedding(batch)
+
+    def loader(self, **kwargs):
+        return DataLoader(range(10), collate_fn=self._sample, **kwargs)
+
+    def _pos_sample(self, batch: Tensor) -> Tensor:
+        rw = torch.stack([batch] * (self.walk_length + 1), dim=-1)
+        rw.add_(self.offset.view(1, -1))
+        return rw
+
+    def _sample(self, batch):
+        if not isinstance(batch, Tensor):
+            batch = torch.tensor(batch, dtype=torch.long)
+        return self._pos_sample(batch)
+"""
+
+
+@pytest.mark.parametrize("handed", [True, False])
+def test_a_table_a_loaders_collate_method_reads_stays_on_the_cpu(handed):
+    """PyG's `MetaPath2Vec.offset`: `_pos_sample`, which `collate_fn=self._sample` runs in the
+    loader, adds it to walks sampled on the host; a buffer would move it with the model."""
+    source = WALK_SAMPLER if handed else WALK_SAMPLER.replace("collate_fn=self._sample", "collate_fn=None")
+    result = run_devfix(source, path="metapath2vec.py", rules=[TensorAttributeBuffer])
+    assert ('self.register_buffer("offset"' in result.fixed.decode()) is not handed
+
+
+DEVICE_ATTRIBUTE = """import torch
+
+
+class Filterbank(torch.nn.Module):
+    def __init__(self, n_mels=40):
+        super().__init__()
+        self.device_inp = torch.device("cpu")
+        self.mel = torch.linspace(0, 1, n_mels)
+
+    def forward(self, spectrogram):
+        zero = torch.zeros(1, device=self.device_inp)
+        return torch.max(zero, spectrogram) * self.mel.sum()
+"""
+
+
+def test_a_torch_device_is_no_tensor_because_torch_has_members_tensors_have():
+    """speechbrain's `self.device_inp = torch.device("cpu")`: `torch.device`, `torch.split` are
+    members of the torch module, not evidence that `torch` is a tensor; `register_buffer` would
+    raise TypeError on a device."""
+    fixed = run_devfix(DEVICE_ATTRIBUTE, rules=[TensorAttributeBuffer]).fixed.decode()
+    assert "self.device_inp = torch.device(\"cpu\")" in fixed
+    assert 'self.register_buffer("mel", torch.linspace(0, 1, n_mels), persistent=False)' in fixed
