@@ -9,11 +9,14 @@ A module is proven parameter-free when it is a torch.nn class without state (`nn
 given no tensor), a container (`nn.ModuleList(terms)`, `nn.Sequential(*layers)`) whose items, all
 found in the method that builds it, are such modules, or a class of the file deriving from
 `nn.Module` (or from such a class) whose methods build only such modules and no `nn.Parameter`, and
-that registers none by `register_parameter` or `add_module`. A value handed in from outside (`self.net
+that registers none by `register_parameter` or `add_module`; such a class of another file of the
+project too (`ProjectIndex.imported_class_is_parameter_free`). A value handed in from outside (`self.net
 = net`) is not looked at: "parameter-free" only ever leads a rule to leave code alone.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import libcst as cst
 
@@ -25,8 +28,11 @@ DEPTH = 4
 
 
 def builds_parameter_free_module(value: cst.BaseExpression, builder: cst.FunctionDef | None, module: cst.Module,
-                                 qualified: QualifiedNames, depth: int = DEPTH) -> bool:
-    """`value`, a call in the method `builder`, builds a Module the file proves holds no parameter."""
+                                 qualified: QualifiedNames, depth: int = DEPTH,
+                                 imported_free: Callable[[str], bool] | None = None) -> bool:
+    """`value`, a call in the method `builder`, builds a Module the file proves holds no parameter;
+    with `imported_free`, which answers for a qualified class name of another file of the project,
+    also one of those (lightly's `VICRegLLoss` holding only `VICRegLoss(...)`)."""
     if not isinstance(value, cst.Call) or depth == 0:
         return False
     names = qualified(value.func)
@@ -36,9 +42,12 @@ def builds_parameter_free_module(value: cst.BaseExpression, builder: cst.Functio
         if not names & CONTAINERS:
             return False
         items = _container_items(value, builder)
-        return items is not None and all(builds_parameter_free_module(item, builder, module, qualified, depth - 1) for item in items)
+        return items is not None and all(builds_parameter_free_module(item, builder, module, qualified, depth - 1, imported_free)
+                                         for item in items)
     class_def = _local_class(value.func, module)
-    return class_def is not None and class_is_parameter_free(class_def, module, qualified, depth - 1)
+    if class_def is None:
+        return imported_free is not None and any(imported_free(name) for name in names)
+    return class_is_parameter_free(class_def, module, qualified, depth - 1)
 
 
 def class_is_parameter_free(class_def: cst.ClassDef, module: cst.Module, qualified: QualifiedNames, depth: int = DEPTH) -> bool:

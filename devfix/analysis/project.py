@@ -73,6 +73,7 @@ class ProjectIndex:
         self._keeping: dict[str, KeepingUses | None] = {}  # module file → what its functions and plain classes keep
         self._forward_items: dict[tuple[str, str], frozenset[int]] = {}  # (module file, class) → its forward's maybe-host items
         self._resident: dict[tuple[str, str], bool] = {}  # (module file, class) → a Dataset keeping its tensors on a device
+        self._parameter_free: dict[tuple[str, str], bool] = {}  # (module file, class) → a Module proven to hold no parameter
         self.consulted: dict[str, bool] = {}  # path → it existed: what the answers since `take_consulted` rest on
 
     def read_as(self, file: str, text: str) -> None:
@@ -98,6 +99,7 @@ class ProjectIndex:
         self._keeping.pop(key, None)
         self._forward_items = {}  # its answers follow submodules into other files
         self._resident = {found: kept for found, kept in self._resident.items() if found[0] != key}
+        self._parameter_free = {found: free for found, free in self._parameter_free.items() if found[0] != key}
 
     def take_consulted(self) -> dict[str, bool]:
         """The files the answers since the last call read, and the places where a module was looked
@@ -422,6 +424,25 @@ class ProjectIndex:
             self._resident[key] = parsed is not None and bool(resident_tensors(*parsed, lambda node: 0))
         self.consulted[key[0]] = True
         return self._resident[key]
+
+    def imported_class_is_parameter_free(self, from_file: str, qualified_name: str) -> bool:
+        """Is `qualified_name` (`lightly.loss.vicreg_loss.VICRegLoss`) a Module class of a file of the
+        project that builds no parameter (`parameter_free.class_is_parameter_free`, read in that file
+        alone: a base class of its own file is not followed, and then nothing is proven)?"""
+        found = self._class_file(Path(from_file).resolve(), qualified_name)
+        if found is None:
+            return False
+        key = (str(found[0]), found[1])
+        if key not in self._parameter_free:
+            import libcst as cst  # only for a fix that may need it
+
+            from devfix.analysis.parameter_free import class_is_parameter_free
+            from devfix.analysis.parameter_meetings import parsed_class_in_text
+
+            parsed = parsed_class_in_text(self._text(found[0]), found[1])
+            self._parameter_free[key] = parsed is not None and class_is_parameter_free(parsed[0], cst.Module([parsed[0]]), parsed[1])
+        self.consulted[key[0]] = True
+        return self._parameter_free[key]
 
     def imported_program_device(self, from_file: str, qualified_name: str) -> bool:
         """Is `qualified_name` (`core.constants.DEVICE`) a top-level name a file of the project binds

@@ -229,8 +229,12 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         return all(
             isinstance(statement.value, cst.Call) and self.builds_module(statement.value)
             and (stateful_in is None
-                 or not builds_parameter_free_module(statement.value, stateful_in.get(method), self.module, self.qualified))
+                 or not builds_parameter_free_module(statement.value, stateful_in.get(method), self.module, self.qualified,
+                                                     imported_free=self._imported_parameter_free))
             for method, statement in use.assignments)
+
+    def _imported_parameter_free(self, qualified_name: str) -> bool:
+        return self.project.imported_class_is_parameter_free(self.context.filename or "<memory>", qualified_name)
 
     def _cpu_tensor_types(self, class_def: cst.ClassDef, facts) -> frozenset[str]:
         """Attributes holding a CPU tensor type (pix2pixHD's `self.Tensor = tensor`, a parameter

@@ -392,3 +392,46 @@ def test_a_state_moved_when_the_modules_parameters_are_on_cuda_is_left_alone(che
     )
     result = run_devfix(source, rules=[MethodTensorDevice])
     assert (result.fixed != result.source) is fixed
+
+
+
+IMPORTED_LOSS = """import torch
+from torch import nn
+
+from vicreg_loss import VICRegLoss
+
+
+class VICRegLLoss(nn.Module):
+    def __init__(self, lambda_param: float = 25.0):
+        super().__init__()
+        self.vicreg_loss = VICRegLoss(lambda_param)
+{layer}
+    def forward(self, feats):
+        loss = torch.tensor(0.0)
+        for a in feats:
+            loss += (a - feats[0]).pow(2).mean()
+        return loss + self.vicreg_loss(feats[0], feats[1]){use}
+"""
+
+LOSS_OF_ANOTHER_FILE = """import torch
+from torch import nn
+
+
+class VICRegLoss(nn.Module):
+    def __init__(self, lambda_param: float = 25.0):
+        super().__init__()
+        self.lambda_param = lambda_param
+
+    def forward(self, a, b):
+        return self.lambda_param * (a - b).pow(2).mean()
+"""
+
+
+def test_a_module_holding_only_a_parameter_free_module_of_another_file_has_no_parameter_to_take(tmp_path):
+    """lightly's `VICRegLLoss` holds only `VICRegLoss(...)` of another file, which builds no
+    parameter: `next(self.parameters())` would raise StopIteration on every machine."""
+    (tmp_path / "vicreg_loss.py").write_text(LOSS_OF_ANOTHER_FILE)
+    source = IMPORTED_LOSS.format(layer="", use="")
+    result = run_devfix(source, str(tmp_path / "vicregl_loss.py"), rules=[MethodTensorDevice])
+    assert result.fixed.decode() == source
+    assert [(finding.code, finding.fix_safety) for finding in result.findings] == [("DF016", None)]
