@@ -22,8 +22,8 @@ layers never run, so where they are matters to nothing; d2l's demo of a list bes
 prints the difference on purpose), lists mixing Modules with other values, containers used with `+`/`*` or sorted, assigned
 outside `__init__`, or set with `object.__setattr__` (deliberately unregistered), and the containers of a
 class that registers modules itself (`self.add_module(str(i), layer)` for each item of `self.layers`,
-`register_module`, `setattr(self, ...)`: a ModuleList would register them twice, under new
-state-dict keys that pretrained checkpoints lack).
+`register_module`, `register_parameter`, `setattr(self, ...)`: a ModuleList or ParameterList would
+register them twice, under new state-dict keys that pretrained checkpoints lack).
 """
 
 from __future__ import annotations
@@ -158,7 +158,8 @@ class ModuleContainer(ScopeTracker, DevfixRule):
 
 
 def _registers_modules_itself(class_def: cst.ClassDef) -> bool:
-    """The class calls `self.add_module(...)`, `self.register_module(...)` or `setattr(self, ...)`."""
+    """The class calls `self.add_module(...)`, `self.register_module(...)`, `self.register_parameter(...)`
+    (monai's `GaussianFilter` registers each Parameter of its `self.sigma` list) or `setattr(self, ...)`."""
 
     class Registration(cst.CSTVisitor):
         found = False
@@ -168,6 +169,10 @@ def _registers_modules_itself(class_def: cst.ClassDef) -> bool:
             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
                     and func.attr.value in ("add_module", "register_module"):
                 self.found = True
+            elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                    and func.attr.value == "register_parameter" and len(node.args) > 1 and isinstance(node.args[1].value, cst.Name) \
+                    and node.args[1].value.value != "None":
+                self.found = True  # a Parameter made elsewhere (an item of a list), not `register_parameter("b", None)`
             elif isinstance(func, cst.Name) and func.value == "setattr" and node.args \
                     and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "self":
                 self.found = True

@@ -119,3 +119,30 @@ def test_a_list_whose_items_the_class_registers_itself_stays_a_list():
 def test_a_list_of_unregistered_layers_becomes_a_module_list():
     fixed = run_devfix(POOLING.format(registration=""), rules=[ModuleContainer]).fixed.decode()
     assert "self.layers = nn.ModuleList([nn.AdaptiveAvgPool2d(scale), nn.Conv2d(channels, channels, 1)])" in fixed
+
+
+PARAMETERS_REGISTERED_ONE_BY_ONE = """import torch
+from torch import nn
+
+
+class GaussianFilter(nn.Module):
+    def __init__(self, spatial_dims, sigma):
+        super().__init__()
+        self.sigma = [nn.Parameter(torch.as_tensor(float(sigma))) for _ in range(spatial_dims)]
+{registration}
+    def forward(self, x):
+        for s in self.sigma:
+            x = x * s
+        return x
+"""
+
+
+def test_parameters_of_a_list_the_class_registers_one_by_one_stay_in_the_list():
+    """monai's `GaussianFilter`: `self.register_parameter(f"kernel_sigma_{idx}", param)` for each
+    item of `self.sigma`; a ParameterList would register them again under new state-dict keys."""
+    registered = PARAMETERS_REGISTERED_ONE_BY_ONE.format(registration=(
+        "        for idx, param in enumerate(self.sigma):\n            self.register_parameter(f'kernel_sigma_{{idx}}', param)\n"))
+    result = run_devfix(registered, rules=[ModuleContainer])
+    assert result.fixed.decode() == registered and not result.findings
+    unrelated = PARAMETERS_REGISTERED_ONE_BY_ONE.format(registration="        self.register_parameter('bias', None)\n")
+    assert "self.sigma = nn.ParameterList([" in run_devfix(unrelated, rules=[ModuleContainer]).fixed.decode()
