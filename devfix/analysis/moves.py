@@ -45,5 +45,8 @@ def is_cast(node: ast.AST, imports: ImportTable) -> bool:
 
 
 def _is_dtype(node: ast.expr, imports: ImportTable) -> bool:
+    """`torch.float16`, or the `.dtype` of a value (`edge_label.to(pred.dtype)`)."""
+    if isinstance(node, ast.Attribute) and node.attr == "dtype":
+        return True
     qualified = imports.qualify(node) or ""
     return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in TORCH_DTYPES

@@ -565,6 +565,9 @@ def _placed_by_factory(call: cst.Call, qualified: QualifiedNames) -> bool:
 
 
 def _is_dtype(node: cst.BaseExpression, qualified: QualifiedNames) -> bool:
+    """`torch.float16`, or the `.dtype` of a value (`edge_label.to(pred.dtype)` of PyG's LightGCN)."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "dtype":
+        return True
     return any(name.startswith("torch.") and name.rsplit(".", 1)[1] in TORCH_DTYPES for name in qualified(node))
 
 

@@ -218,3 +218,23 @@ def test_a_loss_handed_with_a_moved_model_to_a_loop_of_another_file_that_calls_i
         (tmp_path / "engine.py").write_text(ENGINE.format(extra=extra))
         result = process(source.encode(), str(main), [ModuleNotMoved], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
         assert ("nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0])).to(device)\n" in result.fixed.decode()) is moved
+
+
+CAST_TO_ANOTHER_DTYPE = """import torch
+from torch import Tensor
+
+
+def link_pred_loss(pred: Tensor, edge_label: Tensor) -> Tensor:
+    loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=torch.ones(1))
+    return loss_fn(pred, edge_label.{cast})
+"""
+
+
+def test_a_cast_to_another_values_dtype_is_no_move():
+    """PyG's LightGCN: `edge_label.to(pred.dtype)` keeps the labels where they are; the loss got
+    `.to(pred.dtype)` as if `pred.dtype` were a device."""
+    cast = CAST_TO_ANOTHER_DTYPE.format(cast="to(pred.dtype)")
+    result = run_devfix(cast, rules=[ModuleNotMoved])
+    assert result.fixed.decode() == cast and not result.findings
+    moved = run_devfix(CAST_TO_ANOTHER_DTYPE.format(cast="to(pred.device)"), rules=[ModuleNotMoved])
+    assert "torch.nn.BCEWithLogitsLoss(pos_weight=torch.ones(1)).to(pred.device)" in moved.fixed.decode()
