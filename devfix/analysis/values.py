@@ -27,6 +27,12 @@ ANNOTATION_KINDS = {
     "builtins.dict": Kind.DICT, "typing.Dict": Kind.DICT, "builtins.tuple": Kind.TUPLE, "typing.Tuple": Kind.TUPLE,
     "numpy.ndarray": Kind.NDARRAY, "torch.nn.Module": Kind.MODULE, "torch.device": Kind.DEVICE,
 }
+# what `isinstance(x, T)` proves `x` is: the annotations' kinds, and numpy's and `numbers`' scalar types
+ISINSTANCE_KINDS = {
+    **ANNOTATION_KINDS, "numbers.Number": Kind.SCALAR, "numbers.Real": Kind.SCALAR, "numbers.Integral": Kind.SCALAR,
+    "numpy.number": Kind.NDARRAY, "numpy.bool_": Kind.NDARRAY, "numpy.generic": Kind.NDARRAY, "numpy.integer": Kind.NDARRAY,
+    "numpy.floating": Kind.NDARRAY,
+}
 DATASET_NAMES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"})
 COLLATED_TO_TENSORS = frozenset({Kind.TENSOR, Kind.SCALAR, Kind.NDARRAY})  # what `default_collate` stacks into tensors
 GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad"})
@@ -719,8 +725,29 @@ class _Walker:
             return None
         if len(call.args) != 2 or not isinstance(call.args[0], ast.Name):
             return None
-        kind = ANNOTATION_KINDS.get(self.resolver.imports.qualify(call.args[1]) or "")
+        kind = self._isinstance_kind(call.args[1])
         return None if kind is None else (call.args[0].id, kind, negated)
+
+    def _isinstance_kind(self, types: ast.expr) -> Kind | None:
+        """The kind `isinstance(x, types)` proves: one type, or a tuple or `|` union of types none of
+        which is a tensor (tianshou's `isinstance(x, np.number | np.bool_ | Number)`: a host number,
+        whatever `x` was before)."""
+        parts = []
+        pending = [types]
+        while pending:
+            part = pending.pop()
+            if isinstance(part, ast.Tuple):
+                pending.extend(part.elts)
+            elif isinstance(part, ast.BinOp) and isinstance(part.op, ast.BitOr):
+                pending.extend((part.left, part.right))
+            else:
+                parts.append(part)
+        kinds = {ISINSTANCE_KINDS.get(self.resolver.imports.qualify(part) or "") for part in parts}
+        if None in kinds:
+            return None
+        if len(kinds) == 1:
+            return kinds.pop()
+        return None if Kind.TENSOR in kinds else Kind.OBJECT
 
     def _For(self, node: ast.For, env: Env) -> Env:
         self._record(node.iter, env)

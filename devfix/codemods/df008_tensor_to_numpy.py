@@ -542,6 +542,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return False
         if _reads_metadata(value):
             return False  # `np.ones(out.shape)`: a size, wherever the tensor is
+        if isinstance(value, cst.Name) and self.kind_of(value).is_known_non_tensor:
+            return False  # no tensor there: tianshou's `np.asanyarray(x)` under `isinstance(x, np.number | Number)`
         if not (self._host_facts(call).is_device_value(value, through_functions=True) or self._given_device_values(value, call)):
             return False  # strict: what any function returns when fed device values may be an array
         if self._returned_by_a_foreign_object(value, call):

@@ -624,3 +624,31 @@ def test_a_models_forward_called_directly_follows_its_input(call):
     `forward` called by hand returns what the call of the model would."""
     fixed = run_devfix(FORWARD_CALLED.format(call=call), rules=[TensorToNumpy]).fixed.decode()
     assert "while np.isnan(logit.data.max().cpu()):" in fixed
+
+
+NARROWED_TO_NUMBERS = """from numbers import Number
+from typing import Any
+
+import numpy as np
+import torch
+
+
+def to_torch(x: Any, device="cpu"):
+    if isinstance(x, np.ndarray):
+        x = torch.from_numpy(x).to(device)
+        return x
+    if isinstance(x, torch.Tensor):
+        return x.to(device)
+    if isinstance(x, {types}):
+        return to_torch(np.asanyarray(x), device)
+    return x
+"""
+
+
+@pytest.mark.parametrize("types, narrowed", [("np.number | np.bool_ | Number", True), ("(np.number, Number)", True), ("object", False)])
+def test_a_value_an_isinstance_test_proves_a_number_gets_no_host_copy(types, narrowed):
+    """tianshou's `to_torch`: under `isinstance(x, np.number | np.bool_ | Number)` `x` is no tensor,
+    whatever the branch above moved; `x.detach().cpu()` would raise AttributeError."""
+    source = NARROWED_TO_NUMBERS.format(types=types)
+    fixed = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
+    assert ("np.asanyarray(x.detach().cpu())" in fixed) is not narrowed
