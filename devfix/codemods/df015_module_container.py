@@ -23,7 +23,8 @@ prints the difference on purpose), lists mixing Modules with other values, conta
 outside `__init__`, or set with `object.__setattr__` (deliberately unregistered), and the containers of a
 class that registers modules itself (`self.add_module(str(i), layer)` for each item of `self.layers`,
 `register_module`, `register_parameter`, `setattr(self, ...)`: a ModuleList or ParameterList would
-register them twice, under new state-dict keys that pretrained checkpoints lack).
+register them twice, under new state-dict keys that pretrained checkpoints lack), and lists the class
+hands to such a container itself (`self.blocks = nn.ModuleList(self.blocks_list)`, darts' N-HiTS).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import constructor_values_for
-from devfix.analysis.module_classes import class_facts, nn_prefix
+from devfix.analysis.module_classes import class_facts, is_self_attribute, nn_prefix
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.torch_api import PARAMETER_CLASSES
 from devfix.analysis.torch_names import holds_state
@@ -39,6 +40,9 @@ from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
 LIST_ONLY_METHODS = frozenset({"sort", "copy", "index", "count", "remove", "reverse", "clear"})
+REGISTERING_CONTAINERS = frozenset({
+    "torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict", "torch.nn.ParameterList", "torch.nn.ParameterDict",
+})
 
 
 class ModuleContainer(ScopeTracker, DevfixRule):
@@ -57,8 +61,9 @@ class ModuleContainer(ScopeTracker, DevfixRule):
         if _registers_modules_itself(node):
             return  # `self.add_module(str(i), layer)` over the list's items: they are registered already
         facts = class_facts(node, self.line_of)
+        wrapped = self._wrapped_in_containers(node)
         for name, use in facts.attributes.items():
-            if len(use.assignments) != 1 or use.assignments[0][0] != "__init__":
+            if len(use.assignments) != 1 or use.assignments[0][0] != "__init__" or name in wrapped:
                 continue
             if use.other_uses & (LIST_ONLY_METHODS | {"arithmetic", "augmented assignment"}):
                 continue
@@ -72,6 +77,20 @@ class ModuleContainer(ScopeTracker, DevfixRule):
             kind = self._container_kind(statement.value, use.appended)
             if kind is not None:
                 self._containers[statement] = (name, kind, True)
+
+    def _wrapped_in_containers(self, class_def: cst.ClassDef) -> set[str]:
+        """Attributes the class hands to a registering container (`self.blocks =
+        nn.ModuleList(self.blocks_list)` of darts' N-HiTS, `nn.Sequential(*self.layers)`): their
+        items are registered already, under the container's name."""
+        wrapped: set[str] = set()
+
+        class Containers(cst.CSTVisitor):
+            def visit_Call(inner, node: cst.Call) -> None:
+                if self.qualified(node.func) & REGISTERING_CONTAINERS:
+                    wrapped.update(arg.value.attr.value for arg in node.args if is_self_attribute(arg.value))
+
+        class_def.body.visit(Containers())
+        return wrapped
 
     def _read_elsewhere(self, name: str, class_name: str) -> bool:
         """Some `<value>.<name>` of the file outside the class (`net.heads[0](x)`) other than

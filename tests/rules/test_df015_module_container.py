@@ -146,3 +146,32 @@ def test_parameters_of_a_list_the_class_registers_one_by_one_stay_in_the_list():
     assert result.fixed.decode() == registered and not result.findings
     unrelated = PARAMETERS_REGISTERED_ONE_BY_ONE.format(registration="        self.register_parameter('bias', None)\n")
     assert "self.sigma = nn.ParameterList([" in run_devfix(unrelated, rules=[ModuleContainer]).fixed.decode()
+
+
+LIST_WRAPPED_BY_THE_CLASS = """import torch
+from torch import nn
+
+
+class NHiTSStack(nn.Module):
+    def __init__(self, num_blocks, width):
+        super().__init__()
+        self.blocks_list = [nn.Linear(width, width) for _ in range(num_blocks)]
+{wrap}
+    def forward(self, x):
+        for block in self.blocks_list:
+            x = block(x)
+        return x
+"""
+
+
+@pytest.mark.parametrize("wrap, kept", [
+    ("        self.blocks = nn.ModuleList(self.blocks_list)\n", True),
+    ("        self.blocks = nn.Sequential(*self.blocks_list)\n", True),
+    ("", False),
+])
+def test_a_list_the_class_wraps_in_a_container_stays_a_list(wrap, kept):
+    """darts' N-HiTS keeps `self.blocks_list` and registers its blocks through `self.blocks =
+    nn.ModuleList(self.blocks_list)`; a second ModuleList would add state-dict keys."""
+    source = LIST_WRAPPED_BY_THE_CLASS.format(wrap=wrap)
+    fixed = run_devfix(source, rules=[ModuleContainer]).fixed.decode()
+    assert (fixed == source) is kept
