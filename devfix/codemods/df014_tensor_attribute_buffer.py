@@ -101,8 +101,20 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             made = is_tensor_expression(value, tensors, self.qualified) or self._returned_tensor(value, facts.methods)
             if made and self._may_be_complex(value, facts.methods):
                 continue  # `torch.polar(...)`: `.half()` would drop its imaginary part, and DDP broadcasts buffers
-            if made and not _placed_by_argument(value, init) and not self._computed_with_on_the_host(name, facts.methods):
+            if made and not _placed_by_argument(value, init) and not self._reads_placed_attributes(value, facts, init) \
+                    and not self._computed_with_on_the_host(name, facts.methods):
                 self._buffers[statement] = (name, moves_as_a_whole)
+
+    def _reads_placed_attributes(self, value: cst.BaseExpression, facts, init: cst.FunctionDef) -> bool:
+        """`self.paddings = torch.div(8 * self.dilations, 2)` of tsai's HydraPlus, where `self.dilations =
+        2 ** torch.arange(n, device=device)`: computed from state the layer placed with a device it was
+        given, so placed by it too."""
+        for read in _self_reads(value):
+            use = facts.attributes.get(read)
+            if use is not None and any(method == "__init__" and _placed_by_argument(statement.value, init)
+                                       for method, statement in use.assignments):
+                return True
+        return False
 
     def _tensor_list(self, value: cst.List, tensors: set[str], name: str, class_node: cst.ClassDef,
                      methods: dict[str, cst.FunctionDef]) -> bool:
@@ -303,6 +315,19 @@ def _placed_by_argument(value: cst.BaseExpression, init: cst.FunctionDef) -> boo
     code = cst.Module([]).code_for_node(value).replace(" ", "")
     devices = [*parameters, "self."]
     return any(f"device={name}" in code or f".to({name}" in code for name in devices)
+
+
+def _self_reads(value: cst.BaseExpression) -> set[str]:
+    """The attributes `self.<x>` a value reads."""
+    found: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                found.add(node.attr.value)
+
+    value.visit(Finder())
+    return found
 
 
 def _self_attributes(method: cst.FunctionDef, name: str) -> list[cst.Attribute]:

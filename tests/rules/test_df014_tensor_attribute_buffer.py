@@ -315,3 +315,28 @@ def test_a_torch_device_is_no_tensor_because_torch_has_members_tensors_have():
     fixed = run_devfix(DEVICE_ATTRIBUTE, rules=[TensorAttributeBuffer]).fixed.decode()
     assert "self.device_inp = torch.device(\"cpu\")" in fixed
     assert 'self.register_buffer("mel", torch.linspace(0, 1, n_mels), persistent=False)' in fixed
+
+
+COMPUTED_FROM_PLACED_STATE = """import torch
+from torch import nn
+
+
+class Hydra(nn.Module):
+    def __init__(self, n, device="cpu"):
+        super().__init__()
+        self.dilations = 2 ** torch.arange(n{placed})
+        self.paddings = torch.div(8 * self.dilations, 2, rounding_mode="floor").int()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x) * self.paddings[0] + self.dilations[0]
+"""
+
+
+@pytest.mark.parametrize("placed", [True, False])
+def test_a_table_computed_from_state_placed_with_a_given_device_is_placed_too(placed):
+    """tsai's HydraPlus places `self.dilations` with the device it is given and computes
+    `self.paddings` from it: the layer places both itself."""
+    source = COMPUTED_FROM_PLACED_STATE.format(placed=", device=device" if placed else "")
+    fixed = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
+    assert ('self.register_buffer("paddings"' in fixed) is not placed
