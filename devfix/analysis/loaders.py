@@ -599,7 +599,26 @@ def unpacked_batch(loop: cst.For, names: list[str], qualified) -> tuple[list[str
             return (unpacked, index + 1) if len(unpacked) > 1 else (names, 0)
         if names[0] in target_names(assign.targets[0].target) and calls_a_move(assign.value, qualified):
             return names, 0  # `batch = tuple(t.to(device) for t in batch)` first: what is unpacked is placed already
+        if _same_items_again(assign, names[0]):
+            return names, index + 1  # `batch = {k: v for k, v in batch.items() if k != "idx"}`: the same tensors
     return names, 0
+
+
+def _same_items_again(assign: cst.Assign, batch: str) -> bool:
+    """`batch = {k: v for k, v in batch.items()}` (a filter allowed): the name bound again to a dict
+    of the batch's own values, as they are."""
+    target, value = assign.targets[0].target, assign.value
+    if not (isinstance(target, cst.Name) and target.value == batch and isinstance(value, cst.DictComp)):
+        return False
+    loop = value.for_in
+    iterated = loop.iter
+    if loop.inner_for_in is not None or not (
+            isinstance(iterated, cst.Call) and not iterated.args and isinstance(iterated.func, cst.Attribute)
+            and iterated.func.attr.value == "items" and isinstance(iterated.func.value, cst.Name) and iterated.func.value.value == batch):
+        return False
+    parts = target_names(loop.target)
+    return len(parts) == 2 and isinstance(value.key, cst.Name) and isinstance(value.value, cst.Name) \
+        and (value.key.value, value.value.value) == (parts[0], parts[1])
 
 
 def elements_by_position(statement: cst.BaseStatement, batch: str, qualified) -> list[tuple[str, bool]] | None:

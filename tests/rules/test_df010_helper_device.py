@@ -97,3 +97,67 @@ trainer.train(nn.Linear(4, 2), DataLoader(data, batch_size=4))
 '''
     result = run_devfix(source, rules=[HelperDevice])
     assert result.fixed == result.source
+
+
+
+BATCH_DICT_REBUILT = """import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class TextDataset(Dataset):
+    def __init__(self, n):
+        g = torch.Generator().manual_seed(0)
+        self.ids = torch.randint(0, 50, (n, 12), generator=g)
+        self.labels = torch.randint(0, 2, (n,), generator=g)
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        return {"input_ids": self.ids[i], "attention_mask": torch.ones(12, dtype=torch.long), "labels": self.labels[i]}
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+        self.head = nn.Linear(16, 2)
+
+    def forward(self, input_ids, attention_mask, labels=None):
+        h = (self.emb(input_ids) * attention_mask.unsqueeze(-1)).sum(1) / attention_mask.sum(1, keepdim=True)
+        logits = self.head(h)
+        loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
+        return loss, logits
+
+
+def train_epoch(model, loader, optimizer):
+    model.train()
+    total = 0.0
+    for batch in loader:
+        batch = {k: v for k, v in batch.items()}
+        loss, _ = model(**batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+    return total / len(loader)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = Classifier().to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(TextDataset(64), batch_size=16)
+    print("RESULT", round(train_epoch(model, loader, opt), 4))
+"""
+
+
+@pytest.mark.parametrize("rebuilt", ["{k: v for k, v in batch.items()}", "{k: v for k, v in batch.items() if k != 'idx'}"])
+def test_a_batch_dict_rebuilt_from_its_own_items_is_moved_after_it(rebuilt):
+    """`batch = {k: v for k, v in batch.items()}` at the top of the loop (a filter too) holds the
+    same CPU tensors: the move goes right after it."""
+    source = BATCH_DICT_REBUILT.replace("{k: v for k, v in batch.items()}", rebuilt)
+    fixed = run_devfix(source, rules=[HelperDevice]).fixed.decode()
+    assert f"        batch = {rebuilt}\n        batch = {{key: value.to(device)" in fixed
