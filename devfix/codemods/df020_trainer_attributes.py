@@ -458,28 +458,46 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             if method == "__init__" and isinstance(statement.value, cst.Call) and self.builds_module(statement.value)
         }
 
-    def _moved_by_every_caller(self, facts, method_name: str, parameters: list[str]) -> set[str]:
+    def _moved_by_every_caller(self, facts, method_name: str, parameters: list[str], seen: frozenset[str] = frozenset()) -> set[str]:
         """Parameters that every `self.<method>(...)` call in the class, and every call of the
         method on a name holding an instance of the class (`agent.learn(...)`), passes already
         moved (`source = source.to(self.gpu_id)` then `self._run_batch(source, targets)`), or, from a
         method of the class, a name that method feeds to the model itself (a SAC agent's `update`
-        giving `self.evaluate(bn_s)` the `bn_s` of `self.value_net(bn_s)`): where that caller's value
-        is, the method's is."""
-        calls = [(method.body, call, self._fed_in.get(name, set())) for name, method in facts.methods.items()
+        giving `self.evaluate(bn_s)` the `bn_s` of `self.value_net(bn_s)`), or a parameter of its own
+        that every call of it passes moved (morl-baselines' `act(obs, w)` handing on to
+        `self.max_action(obs, w)`): where that caller's value is, the method's is."""
+        calls = [(name, method, call, self._fed_in.get(name, set())) for name, method in facts.methods.items()
                  for call in _self_calls(method, method_name)]
-        calls += [(call, call, set()) for instance, called, call in self._moved_from_outside.calls
+        calls += [(None, None, call, set()) for instance, called, call in self._moved_from_outside.calls
                   if called == method_name and instance in self._calling_instances]  # `agent.learn(s.to(device))`
         if not calls:
             return set()
         moved = set(parameters)
-        for scope, call, fed_there in calls:
-            caller_facts = self.scope_facts(scope)
+        for caller, method, call, fed_there in calls:
+            caller_facts = self.scope_facts(method.body if method is not None else call)
             positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
             passed = dict(zip(parameters, positional))
             passed.update({arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None})
+            handed_on = self._handed_on_moved(facts, caller, method, call, passed, seen | {method_name})
             moved &= {name for name, value in passed.items()
-                      if caller_facts.is_device_value(value) or self._fed_as_placed(value, call, caller_facts, fed_there)}
+                      if caller_facts.is_device_value(value) or self._fed_as_placed(value, call, caller_facts, fed_there)
+                      or name in handed_on}
         return moved
+
+    def _handed_on_moved(self, facts, caller: str | None, method: cst.FunctionDef | None, call: cst.Call,
+                         passed: dict[str, cst.BaseExpression], seen: frozenset[str]) -> set[str]:
+        """The parameters `call` gives a parameter of the calling method, never rebound there, that
+        every call of that method passes moved."""
+        if caller is None or method is None or caller in seen or caller == "__init__" or len(seen) > 3:
+            return set()
+        own = [param.name.value for param in method.params.params][1:]
+        bindings = self.scope_facts(method.body).bindings
+        given = {name: value.value for name, value in passed.items()
+                 if isinstance(value, cst.Name) and value.value in own and value.value not in bindings}
+        if not given:
+            return set()
+        moved_there = self._moved_by_every_caller(facts, caller, own, seen)
+        return {name for name, parameter in given.items() if parameter in moved_there}
 
     def _fed_as_placed(self, value: cst.BaseExpression, call: cst.Call, caller_facts, fed_there: set[str]) -> bool:
         """A name the calling method feeds to the model as it is: not one made on the host, which

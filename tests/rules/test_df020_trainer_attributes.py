@@ -391,3 +391,39 @@ def test_a_loss_whose_weight_is_built_on_the_device_is_not_moved_again(weight, m
     source = PLACED_WEIGHT_TRAINER.format(weight=weight)
     fixed = run_devfix(source, rules=[TrainerAttributes]).fixed.decode()
     assert (".to(self.device)\n" in fixed.split("self.criterion = ")[1].split("\n")[0] + "\n") is moved
+
+
+HANDED_ON_BY_A_METHOD = """import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, device):
+        self.device = device
+        self.q_net = nn.Linear(4, 2).to(device)
+
+    def eval(self, obs: np.ndarray) -> int:
+        obs = torch.as_tensor(obs).float().to(self.device)
+        return self.max_action(obs)
+
+    def act(self, obs: torch.Tensor) -> int:
+        if np.random.rand() < 0.1:
+            return 0
+        return self.max_action(obs)
+
+    def max_action(self, obs: torch.Tensor) -> int:
+        return int(self.q_net(obs).argmax().item())
+
+    def run(self, observations):
+        return [self.act({given}) for o in observations]
+"""
+
+
+@pytest.mark.parametrize("given, moved", [("torch.as_tensor(o).float().to(self.device)", False), ("torch.as_tensor(o).float()", True)])
+def test_a_parameter_a_method_hands_on_from_callers_that_move_it_is_placed(given, moved):
+    """morl-baselines' Envelope: `act(obs, w)` hands its parameters on to `self.max_action(obs, w)`,
+    and every call of `act` (and `eval`) passes them moved: `max_action` needs no move."""
+    source = HANDED_ON_BY_A_METHOD.format(given=given)
+    fixed = run_devfix(source, rules=[TrainerAttributes]).fixed.decode()
+    assert ("obs = obs.to(self.device)" in fixed) is moved
