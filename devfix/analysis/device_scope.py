@@ -55,7 +55,20 @@ def device_for(rule: cst.CSTVisitor, node: cst.CSTNode) -> DeviceChoice | None:
     if global_scope is None or not rule.may_add_globals:
         return None  # a library module or a test: no new global state
     name = _free_preamble_name(rule, global_scope)
+    if name is not None and _bound_locally(rule, node, name):
+        return None  # `def predict(model, x, device=None)`: the global would be shadowed there
     return None if name is None else DeviceChoice(name, needs_preamble=True)
+
+
+def _bound_locally(rule: cst.CSTVisitor, node: cst.CSTNode, name: str) -> bool:
+    """A function (or comprehension) scope around `node` binds `name` itself: a module-level name
+    of that spelling is not what `node` would read."""
+    scope = rule.get_metadata(ScopeProvider, node, None)
+    while scope is not None and not isinstance(scope, GlobalScope):
+        if not isinstance(scope, ClassScope) and any(assignment.name == name for assignment in scope.assignments):
+            return True
+        scope = scope.parent
+    return False
 
 
 def _class_moves_to_its_device(rule: cst.CSTVisitor, node: cst.CSTNode) -> bool:
@@ -208,7 +221,10 @@ def _calls_one_of(statement: cst.CSTNode, names: set[str]) -> bool:
 def _is_device_binding(rule: cst.CSTVisitor, assignment: Assignment) -> bool:
     target = assignment.node
     if isinstance(target, cst.Param):
-        return assignment.name in DEVICE_NAMES
+        # `def cuda(self, device=None)`: None unless a caller gives one (torchrl's TensorSpec.cuda,
+        # `if device is None: return self.to("cuda")`); `.to(None)` would move nothing
+        defaults_to_none = isinstance(target.default, cst.Name) and target.default.value == "None"
+        return assignment.name in DEVICE_NAMES and not defaults_to_none
     if not isinstance(target, cst.Name):
         return False
     statement = assigning_statement(rule, target)

@@ -23,7 +23,8 @@ becomes the device itself, `map_location=device`: storages take no positional de
 `storage.to(device)` would raise.
 
 Refuses (leaves the code alone): code under a test that already checks for CUDA or a GPU flag
-(`if torch.cuda.is_available():`, `x.cuda() if use_gpu else x`); explicit multi-GPU or
+(`if torch.cuda.is_available():`, `x.cuda() if use_gpu else x`); a class's own `cuda()` method
+(`return self.to("cuda")`: moving to CUDA is its contract); explicit multi-GPU or
 distributed placement (`"cuda:1"`, `.cuda(rank)`, `f"cuda:{rank}"`, `device_ids=`,
 `init_process_group`, `LOCAL_RANK`); MPS and CPU fallbacks; `map_location="cpu"`. A `device="cuda"`
 given to another library's function (`summary(model, size, device="cuda")` of torchsummary,
@@ -378,9 +379,22 @@ class HardcodedCuda(DevfixRule):
                 return f"{parameter}.device"
             self.report(node, message + " (no device variable can be added here)", fixable=False)
             return None
+        if choice.name == "self.device" and self._moves_self(node):
+            # `self.to("cuda")` in a method of a plain class: to its own device would move nothing
+            self.report(node, message + " (the object moves itself: choose its device by hand)", fixable=False)
+            return None
         if not self.report(node, message, fix_title=f"use `{choice.name}` chosen at run time"):
             return None
         return self.use_device(choice)
+
+    def _moves_self(self, node: cst.CSTNode) -> bool:
+        """`node` is `self.to("cuda")`, `self.cuda()` or the device given to one."""
+        call = node
+        for _ in range(3):
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda"):
+                return isinstance(call.func.value, cst.Name) and call.func.value.value == "self"
+            call = self.get_metadata(ParentProvider, call, None)
+        return False
 
     def _met_parameter(self, node: cst.CSTNode) -> str | None:
         """`mask = torch.ones(n).cuda()` (or `torch.zeros(n, device="cuda")`) in a function that then
@@ -395,10 +409,15 @@ class HardcodedCuda(DevfixRule):
         return qualified_names(self, node)
 
     def _guarded(self, node: cst.CSTNode) -> bool:
-        """Inside an `if`/conditional expression whose test already asks about CUDA or a GPU."""
+        """Inside an `if`/conditional expression whose test already asks about CUDA or a GPU, or
+        inside a class's own `cuda()` method (torchrl's `TensorSpec.cuda`: `return self.to("cuda")`
+        is what the method promises, as `Module.cuda()` does)."""
         current = self.get_metadata(ParentProvider, node, None)
         child = node
         while current is not None:
+            if isinstance(current, cst.FunctionDef) and current.name.value == "cuda" \
+                    and isinstance(self.get_metadata(ParentProvider, self.get_metadata(ParentProvider, current, None), None), cst.ClassDef):
+                return True
             if isinstance(current, (cst.If, cst.IfExp, cst.While)) and child is not current.test:
                 if GUARD_WORDS.search(_code(current.test)):
                     return True

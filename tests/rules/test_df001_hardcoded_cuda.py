@@ -464,3 +464,57 @@ def test_a_subclass_takes_its_device_from_the_layers_its_base_builds(layer, init
     result = fix(source)
     assert ("percentiles.unsqueeze(1).to(next(self.parameters()).device)" in result) is fixed
     assert fixed or result == source
+
+
+OWN_CUDA_METHOD = """import torch
+
+
+class TensorSpec:
+    def __init__(self, shape, device="cpu"):
+        self.shape = shape
+        self.device = torch.device(device)
+
+    def to(self, dest):
+        return TensorSpec(self.shape, dest)
+
+    def zero(self):
+        return torch.zeros(self.shape, device=self.device)
+
+    def {method}(self, device=None):
+        if device is None:
+            return self.to("cuda")
+        return self.to(f"cuda:{{device}}")
+"""
+
+
+@pytest.mark.parametrize("method, reported", [("cuda", False), ("gpu_copy", True)])
+def test_an_object_moving_itself_to_cuda_keeps_its_cuda(method, reported):
+    """torchrl's `TensorSpec.cuda(device=None)`: `return self.to("cuda")` is the method's contract
+    (no finding); in any method, `self.to(device)` (None there) or `self.to(self.device)` would
+    move nothing: reported without a fix."""
+    source = OWN_CUDA_METHOD.format(method=method)
+    result = run_devfix(source, path="specs.py", rules=[HardcodedCuda])
+    assert result.fixed.decode() == source
+    assert [(finding.code, finding.fix_safety) for finding in result.findings] == ([("DF001", None)] if reported else [])
+
+
+PARAMETER_DEFAULTING_TO_NONE = """import torch
+import torch.nn as nn
+
+
+def predict(model, x, device=None):
+    model = model.cuda()
+    return model(x.cuda())
+
+
+if __name__ == "__main__":
+    print(predict(nn.Linear(2, 2), torch.ones(1, 2)).sum().item())
+"""
+
+
+def test_a_device_parameter_defaulting_to_none_is_no_device_to_reuse():
+    """`def predict(model, x, device=None)` called without a device: `.to(device)` would move
+    nothing, and a module-level `device` would be shadowed by the parameter there."""
+    result = run_devfix(PARAMETER_DEFAULTING_TO_NONE, path="predict.py", rules=[HardcodedCuda])
+    assert result.fixed.decode() == PARAMETER_DEFAULTING_TO_NONE
+    assert [finding.code for finding in result.findings] == ["DF001", "DF001"]
