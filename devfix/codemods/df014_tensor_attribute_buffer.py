@@ -26,7 +26,8 @@ they need), attributes that every other method moves where it reads them (`self.
 dtype=x.dtype)`, `.to(x)`, `.cuda()`: the code is right as it is), complex tables (`torch.polar`:
 `.half()` would drop their imaginary part, and DDP broadcasts buffers), tensors placed with a
 device the constructor receives (`torch.randn(n, device=device)`:
-the layer places its own state, see DF019), attributes assigned in other methods too (lazy caches re-created on the input's device,
+the layer places its own state, see DF019), state of a torch.nn layer the class derives from (`self.weight
+= self._init_weight(self.weight)` of an `nn.Embedding` subclass), attributes assigned in other methods too (lazy caches re-created on the input's device,
 `self.x = self.x.to(...)` done by hand), `nn.Parameter`s and Modules, values devfix cannot prove to
 be tensors (`build_table(n)`, an argument kept as is such as a dataclass of hyper-parameters), and
 classes that are not Modules (see DF012), and tables that a method combines with values it brought
@@ -59,6 +60,8 @@ from devfix.codemods.edits import add_method_after_init, register_buffer
 from devfix.findings import Safety
 
 NOT_BUFFERS = ("torch.nn.",)
+TORCH_LAYER_STATE = frozenset({"weight", "bias", "running_mean", "running_var", "num_batches_tracked", "in_proj_weight", "in_proj_bias"})
+CONTAINER_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
 LIST_ITEM_PLACING = ("device=", ".to(", ".cuda(", "requires_grad")
 LIST_CHANGING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "__setitem__"})
 
@@ -89,6 +92,8 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
                 continue
             if self._moved_where_read(name, facts.methods) or self._trained(name, statement.value, node):
                 continue
+            if name in _self_reads(statement.value) or self._state_of_a_torch_layer_base(node, name):
+                continue  # gluonts' `self.weight = self._init_weight(self.weight)` of an `nn.Embedding`: its Parameter
             value = statement.value
             if isinstance(value, cst.List):
                 if self._tensor_list(value, tensors, name, node, facts.methods):
@@ -104,6 +109,13 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             if made and not _placed_by_argument(value, init) and not self._reads_placed_attributes(value, facts, init) \
                     and not self._computed_with_on_the_host(name, facts.methods):
                 self._buffers[statement] = (name, moves_as_a_whole)
+
+    def _state_of_a_torch_layer_base(self, class_def: cst.ClassDef, name: str) -> bool:
+        """`weight`, `bias`, `running_mean`... of a class deriving from a torch.nn layer (`nn.Embedding`,
+        `nn.Linear`): the base registered them; `register_buffer` of that name raises KeyError."""
+        return name in TORCH_LAYER_STATE and any(
+            qualified.startswith("torch.nn.") and qualified not in CONTAINER_BASES
+            for base in class_def.bases for qualified in self.qualified(base.value))
 
     def _reads_placed_attributes(self, value: cst.BaseExpression, facts, init: cst.FunctionDef) -> bool:
         """`self.paddings = torch.div(8 * self.dilations, 2)` of tsai's HydraPlus, where `self.dilations =

@@ -340,3 +340,38 @@ def test_a_table_computed_from_state_placed_with_a_given_device_is_placed_too(pl
     source = COMPUTED_FROM_PLACED_STATE.format(placed=", device=device" if placed else "")
     fixed = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
     assert ('self.register_buffer("paddings"' in fixed) is not placed
+
+
+STATE_OF_THE_BASE_LAYER = """import numpy as np
+import torch
+from torch import nn
+
+
+class SinusoidalPositionalEmbedding({base}):
+    def __init__(self, num_positions: int, embedding_dim: int) -> None:
+        super().__init__({arguments})
+        self.weight = self._init_weight({source})
+
+    @staticmethod
+    def _init_weight(out: torch.Tensor) -> torch.Tensor:
+        out.requires_grad = False
+        out[:, :] = torch.FloatTensor(np.sin(np.arange(out.numel()).reshape(out.shape)))
+        out.detach_()
+        return out
+
+    def forward(self, ids):
+        return self.weight[ids]
+"""
+
+
+@pytest.mark.parametrize("base, arguments, source, kept", [
+    ("nn.Embedding", "num_positions, embedding_dim", "self.weight", True),  # gluonts' PatchTST
+    ("nn.Embedding", "num_positions, embedding_dim", "torch.zeros(num_positions, embedding_dim)", True),
+    ("nn.Module", "", "torch.zeros(num_positions, embedding_dim)", False),
+])
+def test_the_state_of_a_torch_layer_the_class_derives_from_is_no_plain_attribute(base, arguments, source, kept):
+    """gluonts' `self.weight = self._init_weight(self.weight)` in an `nn.Embedding` subclass:
+    `weight` is the base's Parameter; `register_buffer("weight", ...)` raises KeyError."""
+    code = STATE_OF_THE_BASE_LAYER.format(base=base, arguments=arguments, source=source)
+    fixed = run_devfix(code, rules=[TensorAttributeBuffer]).fixed.decode()
+    assert (fixed == code) is kept
