@@ -7,11 +7,14 @@ each meets its output, on the model's device. The walk follows the method in ord
 an output when its latest assignment is computed from a model call or from such a name. A
 meeting is an operand of arithmetic whose other side holds an output (the names of that operand,
 through arithmetic, tensor methods and indexing), or an argument of a method of an output that
-must share its device (`gather`, `index_select`, `masked_fill`, ...). The rule decides which of
-the names met are tensors made on the host.
+must share its device (`gather`, `index_select`, `masked_fill`, ...), or of a call the rule says
+puts its arguments together (a loss attribute of the class, `F.cross_entropy`). The rule decides
+which of the names met are tensors made on the host.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -30,10 +33,12 @@ class OutputMeetings(cst.CSTVisitor):
     """Run it over a method's body; `met` then maps each Name node that meets an output to the
     model attribute whose output it meets."""
 
-    def __init__(self, models: set[str]) -> None:
+    def __init__(self, models: set[str], meets: Callable[[cst.Call], bool] | None = None) -> None:
         self.models = models
+        self.meets = meets  # calls whose arguments share a device: a loss attribute, `F.cross_entropy`
         self.outputs: dict[str, str] = {}  # name → the model whose output it holds
         self.met: dict[cst.Name, str] = {}
+        self.met_in_calls: set[cst.Name] = set()  # those met only as arguments of a `meets` call
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -65,6 +70,17 @@ class OutputMeetings(cst.CSTVisitor):
                 for arg in node.args:
                     if isinstance(arg.value, cst.Name) and arg.keyword is None and not arg.star:
                         self.met.setdefault(arg.value, model)
+        if self.meets is not None and self.meets(node):
+            # `self.loss_fct(shift_logits.view(-1, n), shift_label.view(-1))` with the logits an output
+            values = [arg.value for arg in node.args if not arg.star]
+            model = next((found for value in values if (found := self.output_of(value)) is not None), None)
+            if model is not None:
+                for value in values:
+                    if self.output_of(value) is None:
+                        for name in operand_names(value):
+                            if name not in self.met:
+                                self.met[name] = model
+                                self.met_in_calls.add(name)
 
     def output_of(self, value: cst.BaseExpression) -> str | None:
         """The model whose output `value` holds or is computed from, if any."""

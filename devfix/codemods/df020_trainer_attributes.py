@@ -178,7 +178,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 continue
             self._plan_factories(node, facts, method, models)
             self._plan_loss_weights(facts, method, models, device, ready_line)
-            self._plan_meetings(facts, method, models)
+            self._plan_meetings(node, facts, method, models)
             for loop in loops_of(method):
                 batches = self._batches_to_move(loop, callables, set(models))
                 if batches:
@@ -351,17 +351,34 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         summary = self.facts.local_helper(name) if self.facts is not None else None
         return summary is not None and summary.returns_host_tensors
 
-    def _plan_meetings(self, facts, method: cst.FunctionDef, models: set[str]) -> None:
-        """`rewards + gamma * self.target(s).max(1)[0]`, `self.q(s).gather(1, actions)`: a local
-        made on the host that meets a moved model's output (`analysis.output_meetings`) is moved
-        where it meets it; one that may be 0-dim (`torch.tensor(0.5)`) may meet it as it is."""
-        meetings = OutputMeetings(models)
+    def _plan_meetings(self, class_def: cst.ClassDef, facts, method: cst.FunctionDef, models: set[str]) -> None:
+        """`rewards + gamma * self.target(s).max(1)[0]`, `self.q(s).gather(1, actions)`,
+        `self.loss_fct(logits, label)`: a local made on the host that meets a moved model's output
+        (`analysis.output_meetings`) is moved where it meets it; one that may be 0-dim
+        (`torch.tensor(0.5)`) may meet it as it is. A factory bound once to the local before
+        (`label = torch.tensor(labels)`) is created on the model's device instead."""
+        losses = self._module_attributes(facts) | self._given_torch_modules(class_def, facts)
+
+        def meets(call: cst.Call) -> bool:
+            if is_self_attribute(call.func):
+                return call.func.attr.value in losses - models
+            names = self.qualified(call.func)
+            if any(name.startswith("torch.nn.utils.rnn.") or "ctc" in name for name in names):
+                return False  # lengths stay on the CPU
+            return is_torch_tensor_function(names) and not is_factory_call(call, self.qualified)
+
+        meetings = OutputMeetings(models, meets)
         method.body.visit(meetings)
         placement = self.scope_facts(method.body)
         where = self._host_context(placement)
         for name, model in meetings.met.items():
+            device = self._device_expression(facts, model)[0]
             if self._host_made_local(name, self.line_of(name), placement, where, pointwise=True):
-                self._meeting_moves[name] = (model, self._device_expression(facts, model)[0])
+                self._meeting_moves[name] = (model, device)
+            elif name in meetings.met_in_calls and self.kind_of(name) is Kind.TENSOR:  # (DF004 takes arithmetic's)
+                for factory in self._factories(name, placement, self.line_of(name)):
+                    if not self.is_scalar_tensor(factory):
+                        self._factory_moves.setdefault(factory, (model, device))
 
     def _file_classes(self) -> set[str]:
         return {statement.name.value for statement in self.module.body if isinstance(statement, cst.ClassDef)}

@@ -427,3 +427,30 @@ def test_a_parameter_a_method_hands_on_from_callers_that_move_it_is_placed(given
     source = HANDED_ON_BY_A_METHOD.format(given=given)
     fixed = run_devfix(source, rules=[TrainerAttributes]).fixed.decode()
     assert ("obs = obs.to(self.device)" in fixed) is moved
+
+
+LABELS_MEETING_THE_OUTPUT_IN_A_LOSS = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Scorer:
+    def __init__(self):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.model = nn.Linear(4, 3).to(self.device)
+        self.loss_fct = nn.CrossEntropyLoss()
+
+    def score(self, rows, labels):
+        x = torch.tensor(rows, dtype=torch.float32)
+        label = torch.tensor(labels)
+        logits = self.model(x.to(self.device))
+        return {loss}.item()
+"""
+
+
+@pytest.mark.parametrize("loss", ["self.loss_fct(logits, label)", "F.cross_entropy(logits, label)", "self.loss_fct(logits.view(-1, 3), label.view(-1))"])
+def test_labels_made_in_a_method_that_meet_the_output_in_a_loss_are_made_on_its_device(loss):
+    """A plain scorer class: `label = torch.tensor(labels)` meets `self.model`'s output only in the
+    loss (an attribute, or `F.cross_entropy`), not in arithmetic: it is created on the model's device."""
+    fixed = run_devfix(LABELS_MEETING_THE_OUTPUT_IN_A_LOSS.format(loss=loss), rules=[TrainerAttributes]).fixed.decode()
+    assert "label = torch.tensor(labels, device=self.device)" in fixed
