@@ -75,6 +75,8 @@ class SimulatedCudaMode(TorchFunctionMode):
     # -- the general path -------------------------------------------------------------------------
 
     def _generic(self, func, name, args, kwargs):
+        args = tuple(_size_as_ints(arg) for arg in args)
+        kwargs = {key: _size_as_ints(value) for key, value in kwargs.items()}
         target = self._factory_device(kwargs) if "device" in kwargs else None
         tensors: list[torch.Tensor] = []
         outer_of: dict[int, SimCudaTensor] = {}
@@ -323,3 +325,21 @@ def _property_access(func) -> tuple[str, str] | None:
 
 def _is_tensor_method(func) -> bool:
     return getattr(func, "__objclass__", None) in (torch._C.TensorBase, torch.Tensor) or getattr(func, "__qualname__", "").startswith(("Tensor.", "TensorBase."))
+
+
+def _size_as_ints(value: object) -> object:
+    """`(w, 8)` given to `F.interpolate` with `w` a 0-dim integer tensor: torch reads an int list as
+    ints (`__index__`), whatever device the tensor is on, so no device meets the input. Only a list
+    or tuple with a Python int among its items is taken for a size (`torch.cat([a, b])` holds tensors)."""
+    if not isinstance(value, (list, tuple)) or not any(type(item) is int for item in value):
+        return value
+    items = []
+    for item in value:
+        inner = unwrap(item)
+        if type(item) is int:
+            items.append(item)
+        elif isinstance(inner, torch.Tensor) and inner.dim() == 0 and not inner.is_floating_point() and not inner.is_complex():
+            items.append(int(inner))
+        else:
+            return value
+    return type(value)(items) if type(value) in (list, tuple) else value

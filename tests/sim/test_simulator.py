@@ -430,3 +430,14 @@ def test_a_worker_forked_before_any_gpu_use_may_place_items(cuda):
         os._exit(0 if torch.ones(1).to("cuda").is_cuda else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_0_dim_cpu_tensor_in_a_size_is_read_as_an_int(cuda):
+    """speechbrain's warping: `F.interpolate(x, (w, n))` with `w` a 0-dim CPU tensor runs on real
+    CUDA (an int list reads `__index__`); a list of tensors (`torch.cat`) still meets devices."""
+    x = torch.rand(2, 1, 40, 8, device="cuda")
+    w = torch.randint(5, 30, (1,))[0]
+    out = torch.nn.functional.interpolate(x, (w, 8), mode="bilinear", align_corners=True)
+    assert out.device == torch.device("cuda:0") and out.shape == (2, 1, int(w), 8)
+    with pytest.raises(RuntimeError, match=SAME_DEVICE):
+        torch.cat([torch.ones(2, device="cuda"), torch.ones(2)])
