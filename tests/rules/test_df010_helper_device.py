@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from devfix.codemods import HelperDevice
-from tests.conftest import run_devfix
+from tests.conftest import REPO, run_devfix
 
 HEAD = (
     "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
@@ -99,59 +99,7 @@ trainer.train(nn.Linear(4, 2), DataLoader(data, batch_size=4))
     assert result.fixed == result.source
 
 
-
-BATCH_DICT_REBUILT = """import torch
-import torch.nn as nn
-from torch.utils.data import DataLoader, Dataset
-
-
-class TextDataset(Dataset):
-    def __init__(self, n):
-        g = torch.Generator().manual_seed(0)
-        self.ids = torch.randint(0, 50, (n, 12), generator=g)
-        self.labels = torch.randint(0, 2, (n,), generator=g)
-
-    def __len__(self):
-        return len(self.ids)
-
-    def __getitem__(self, i):
-        return {"input_ids": self.ids[i], "attention_mask": torch.ones(12, dtype=torch.long), "labels": self.labels[i]}
-
-
-class Classifier(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.emb = nn.Embedding(50, 16)
-        self.head = nn.Linear(16, 2)
-
-    def forward(self, input_ids, attention_mask, labels=None):
-        h = (self.emb(input_ids) * attention_mask.unsqueeze(-1)).sum(1) / attention_mask.sum(1, keepdim=True)
-        logits = self.head(h)
-        loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
-        return loss, logits
-
-
-def train_epoch(model, loader, optimizer):
-    model.train()
-    total = 0.0
-    for batch in loader:
-        batch = {k: v for k, v in batch.items()}
-        loss, _ = model(**batch)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        total += loss.item()
-    return total / len(loader)
-
-
-if __name__ == "__main__":
-    torch.manual_seed(0)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    model = Classifier().to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    loader = DataLoader(TextDataset(64), batch_size=16)
-    print("RESULT", round(train_epoch(model, loader, opt), 4))
-"""
+BATCH_DICT_REBUILT = (REPO / "fixtures/DF010-helper-device/batch-dict-rebuilt-from-its-own-items/before.py").read_text()
 
 
 @pytest.mark.parametrize("rebuilt", ["{k: v for k, v in batch.items()}", "{k: v for k, v in batch.items() if k != 'idx'}"])
