@@ -5,7 +5,8 @@
              model = Net().to(device);    x = torch.zeros(3, device=device)
 
 The program then runs unchanged on a GPU machine and falls back to the CPU elsewhere. An existing
-device variable in scope is reused; otherwise the preamble is added after the imports. Where
+device variable in scope is reused (not a parameter that defaults to None, which callers may leave
+so); otherwise the preamble is added after the imports, unless a local of that name would shadow it. Where
 `device` already names something else (`device = cuda.Device(0)` of PyCUDA) the preamble is named
 `torch_device`: the fix neither shadows that name nor hands it to `.to()`. A
 hard-coded `device = "cuda"` variable becomes `"cuda" if torch.cuda.is_available() else "cpu"`, and
