@@ -213,7 +213,13 @@ def is_source_wrapper(qualified: str) -> bool:
 
 # `x.sum()` without a dim is 0-dim: a CPU one may meet CUDA tensors in pointwise operations
 WHOLE_REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "norm", "std", "var", "all", "any", "amax", "amin", "logsumexp"})
-NON_TENSOR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "numpy", "backward", "split", "chunk", "unbind", "parameters", "state_dict", "named_parameters", "items", "keys", "values"})
+NON_TENSOR_METHODS = frozenset({
+    "size", "dim", "numel", "item", "tolist", "numpy", "backward", "split", "chunk", "unbind", "parameters", "state_dict",
+    "named_parameters", "items", "keys", "values",
+    # numbers and flags about a tensor (DeepSpeed's `torch.tensor([], dtype=d).element_size()` is an int)
+    "element_size", "nelement", "ndimension", "stride", "storage_offset", "data_ptr", "get_device", "is_contiguous",
+    "is_floating_point", "is_complex", "equal",
+})
 CHAIN_STOPS = DEVICE_CHANGING_METHODS | NON_TENSOR_METHODS  # a method chain through these is no longer the tensor it started from, where it was
 SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "builtins.int", "builtins.float", "builtins.bool", "builtins.str"})
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "Tensor", "torch.nn.Parameter"})

@@ -282,3 +282,26 @@ def test_a_handed_table_read_with_an_index_made_on_the_host_here_is_left_alone()
     )
     result = fix(source)
     assert result.fixed == result.source and not result.findings
+
+
+SWAPPER_SIZES = """import torch
+
+
+class OptimizerSwapper:
+    def __init__(self, dtype, min_aio_bytes):
+        self.min_aio_bytes = min_aio_bytes
+        self.swap_element_size = torch.tensor([], dtype=dtype){size}
+
+    def swappable_tensor(self, param=None, numel=None):
+        if param is not None:
+            return self.min_aio_bytes <= (param.numel() * self.swap_element_size)
+        return self.min_aio_bytes <= (numel * self.swap_element_size)
+"""
+
+
+def test_a_tensors_element_size_is_a_number():
+    """DeepSpeed's `self.swap_element_size = torch.tensor([], dtype=dtype).element_size()` is an int;
+    `param.numel() * self.swap_element_size` got `.to(param.device)` on it (AttributeError)."""
+    source = SWAPPER_SIZES.format(size=".element_size()")
+    result = run_devfix(source, path="optimizer_utils.py", rules=[LookupTableDevice])
+    assert result.fixed.decode() == source and not result.findings
