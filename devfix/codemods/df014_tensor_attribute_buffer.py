@@ -23,10 +23,12 @@ list (item stores, `append`, another `.anchors = ...`) and the buffers' names ar
 Refuses: trained tensors (made with `requires_grad=True`, given `requires_grad` later, or handed to
 a `torch.optim` optimizer: a buffer's `.to()` copy would never be updated; an `nn.Parameter` is what
 they need), attributes that every other method moves where it reads them (`self.pos.to(x.device,
-dtype=x.dtype)`, `.to(x)`, `.cuda()`: the code is right as it is), complex tables (`torch.polar`:
+dtype=x.dtype)`, `.to(x)`, `.cuda()`, CLIP's `self.attn_mask[..., -n:, -n:].to(device=x.device)` after
+`if self.attn_mask is not None`: the code is right as it is), `__init__` parameters annotated
+`nn.Parameter` (assigned to `self`, registered as parameters already), complex tables (`torch.polar`:
 `.half()` would drop their imaginary part, and DDP broadcasts buffers), tensors placed with a
 device the constructor receives (`torch.randn(n, device=device)`:
-the layer places its own state, see DF019), state of a torch.nn layer the class derives from (`self.weight
+the layer places its own state, see DF019) or asks for (`device=get_accelerator().current_device()`), state of a torch.nn layer the class derives from (`self.weight
 = self._init_weight(self.weight)` of an `nn.Embedding` subclass), attributes assigned in other methods too (lazy caches re-created on the input's device,
 `self.x = self.x.to(...)` done by hand), `nn.Parameter`s and Modules, values devfix cannot prove to
 be tensors (`build_table(n)`, an argument kept as is such as a dataclass of hyper-parameters), and
@@ -103,12 +105,21 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
                 continue
             if isinstance(value, cst.Name) and self.kind_of(value) is not Kind.TENSOR:
                 continue  # an argument kept as is: only a value proven a tensor can be a buffer
+            if isinstance(value, cst.Name) and self._given_a_parameter(init, value.value):
+                continue  # fairscale's MEVO `proj_weight: nn.Parameter` (tied weights): `self.x = p` registers it
             made = is_tensor_expression(value, tensors, self.qualified) or self._returned_tensor(value, facts.methods)
             if made and self._may_be_complex(value, facts.methods):
                 continue  # `torch.polar(...)`: `.half()` would drop its imaginary part, and DDP broadcasts buffers
             if made and not _placed_by_argument(value, init) and not self._reads_placed_attributes(value, facts, init) \
                     and not self._computed_with_on_the_host(name, facts.methods):
                 self._buffers[statement] = (name, moves_as_a_whole)
+
+    def _given_a_parameter(self, init: cst.FunctionDef, name: str) -> bool:
+        """`__init__`'s parameter `name` is annotated `nn.Parameter`: assigned to `self`, a Module
+        registers it as a parameter already."""
+        params = [*init.params.params, *init.params.kwonly_params]
+        annotation = next((param.annotation for param in params if param.name.value == name), None)
+        return annotation is not None and bool(self.qualified(annotation.annotation) & PARAMETER_CLASSES)
 
     def _state_of_a_torch_layer_base(self, class_def: cst.ClassDef, name: str) -> bool:
         """`weight`, `bias`, `running_mean`... of a class deriving from a torch.nn layer (`nn.Embedding`,
@@ -203,12 +214,21 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         right as it is."""
         reads = [
             node for method_name, method in methods.items() if method_name != "__init__"
-            for node in _self_attributes(method, name)
+            for node in _self_attributes(method, name) if not self._tested_for_none(node)
         ]
         return bool(reads) and all(self._moved(read) for read in reads)
 
+    def _tested_for_none(self, read: cst.Attribute) -> bool:
+        """`if self.attn_mask is not None:`: no use of the tensor."""
+        parent = self.get_metadata(ParentProvider, read, None)
+        return isinstance(parent, cst.Comparison) and parent.left is read and all(
+            isinstance(item.operator, (cst.Is, cst.IsNot)) and isinstance(item.comparator, cst.Name)
+            and item.comparator.value == "None" for item in parent.comparisons)
+
     def _moved(self, read: cst.Attribute) -> bool:
         method = self.get_metadata(ParentProvider, read, None)
+        while isinstance(method, cst.Subscript) and method.value is read:  # CLIP's `self.attn_mask[..., -n:, -n:].to(...)`
+            read, method = method, self.get_metadata(ParentProvider, method, None)
         call = self.get_metadata(ParentProvider, method, None) if isinstance(method, cst.Attribute) else None
         if not (isinstance(call, cst.Call) and call.func is method and method.value is read):
             return False
@@ -322,11 +342,15 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
 
 def _placed_by_argument(value: cst.BaseExpression, init: cst.FunctionDef) -> bool:
     """`device=device`, `.to(device)` or `device=self.device`: the layer places this state itself
-    with a device it was given, deliberately."""
+    with a device it was given, deliberately; or with one it asks for where it is built
+    (DeepSpeed's scratch tensors, `device=get_accelerator().current_device()`)."""
     parameters = {param.name.value for param in init.params.params} - {"self"}
     code = cst.Module([]).code_for_node(value).replace(" ", "")
     devices = [*parameters, "self."]
-    return any(f"device={name}" in code or f".to({name}" in code for name in devices)
+    if any(f"device={name}" in code or f".to({name}" in code for name in devices):
+        return True
+    return any(arg.keyword is not None and arg.keyword.value == "device" and isinstance(arg.value, cst.Call)
+               for call in calls_in(value) for arg in call.args)
 
 
 def _self_reads(value: cst.BaseExpression) -> set[str]:

@@ -375,3 +375,64 @@ def test_the_state_of_a_torch_layer_the_class_derives_from_is_no_plain_attribute
     code = STATE_OF_THE_BASE_LAYER.format(base=base, arguments=arguments, source=source)
     fixed = run_devfix(code, rules=[TensorAttributeBuffer]).fixed.decode()
     assert (fixed == code) is kept
+
+
+SCRATCH_ON_THE_ACCELERATOR = """import torch
+from torch import nn
+
+
+def get_accelerator():
+    return torch.cuda if torch.cuda.is_available() else None
+
+
+class RaggedEmbedding(nn.Module):
+    def __init__(self, max_tokens, dim):
+        super().__init__()
+        self.embed = nn.Embedding(100, dim)
+        self._output = torch.empty((max_tokens, dim){placed})
+
+    def forward(self, ids):
+        out = self._output[: ids.numel()]
+        out.copy_(self.embed(ids))
+        return out
+"""
+
+
+@pytest.mark.parametrize("placed, kept", [(", device=get_accelerator().current_device()", True), ("", False)])
+def test_scratch_state_placed_where_the_layer_asks_is_left_alone(placed, kept):
+    """DeepSpeed's inference modules make scratch tensors with `device=get_accelerator().current_device()`:
+    placed deliberately where the layer asks, like a device the constructor is given."""
+    source = SCRATCH_ON_THE_ACCELERATOR.format(placed=placed)
+    fixed = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
+    assert (fixed == source) is kept
+
+
+GIVEN_STATE = """from collections import OrderedDict
+
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, d_model: int, proj_weight: {annotation}, attn_mask: torch.Tensor = None):
+        super().__init__()
+        self.ln = nn.LayerNorm(d_model)
+        self.proj_weight = proj_weight
+        self.attn_mask = attn_mask
+
+    def forward(self, x: torch.Tensor):
+        out = self.ln(x) @ self.proj_weight.T
+        if self.attn_mask is not None:
+            out = out + self.attn_mask[..., -x.shape[0]:].to(dtype=x.dtype, device=x.device)
+        return out
+"""
+
+
+@pytest.mark.parametrize("annotation, kept", [("nn.Parameter", True), ("torch.Tensor", False)])
+def test_a_given_parameter_and_a_mask_moved_where_read_are_left_alone(annotation, kept):
+    """fairscale's MEVO keeps `proj_weight: nn.Parameter` (tied weights: assigning it registers the
+    Parameter); CLIP's `attn_mask` is moved where it is read, after a None test."""
+    source = GIVEN_STATE.format(annotation=annotation)
+    fixed = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
+    assert 'register_buffer("attn_mask"' not in fixed
+    assert ('register_buffer("proj_weight"' in fixed) is not kept
