@@ -18,25 +18,27 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.module_classes import is_self_attribute
+from devfix.analysis.self_calls import self_calls
 
 LOADER_CALLBACKS = frozenset({"collate_fn", "worker_init_fn"})
 
 
 def methods_run_by_loaders(methods: dict[str, cst.FunctionDef]) -> frozenset[str]:
     """The class's methods handed to a loader as `collate_fn=self.<m>`, with the methods they call
-    through `self.<k>(...)`, to a fixed point."""
+    through `self.<k>(...)` (`analysis.self_calls`), to a fixed point."""
     handed = _Handed()
     for method in methods.values():
         method.body.visit(handed)
     found = {name for name in handed.names if name in methods}
+    callees = {caller.name.value: set() for caller in methods.values()}
+    for name, callers in self_calls(methods).items():
+        for caller, _ in callers:
+            callees[caller.name.value].add(name)
     pending = list(found)
     while pending:
-        calls = _SelfCalls()
-        methods[pending.pop()].body.visit(calls)
-        for name in calls.names - found:
-            if name in methods:
-                found.add(name)
-                pending.append(name)
+        for name in callees.get(pending.pop(), set()) - found:
+            found.add(name)
+            pending.append(name)
     return frozenset(found)
 
 
@@ -47,12 +49,3 @@ class _Handed(cst.CSTVisitor):
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and node.keyword.value in LOADER_CALLBACKS and is_self_attribute(node.value):
             self.names.add(node.value.attr.value)
-
-
-class _SelfCalls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if is_self_attribute(node.func):
-            self.names.add(node.func.attr.value)

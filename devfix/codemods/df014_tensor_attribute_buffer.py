@@ -200,13 +200,9 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         """A method combines `self.<name>` with values it brought to the host (`analysis.host_combined_reads`),
         or a DataLoader runs a method that reads it (`collate_fn=self._sample`, `analysis.loader_methods`):
         the table is a CPU tensor on purpose."""
-        if any(self._reads(methods[method], name) for method in methods_run_by_loaders(methods)):
+        if any(_self_attributes(methods[method], name) for method in methods_run_by_loaders(methods)):
             return True
         return any(combines_with_host_values(method, name, self.qualified) for method_name, method in methods.items() if method_name != "__init__")
-
-    @staticmethod
-    def _reads(method: cst.FunctionDef, name: str) -> bool:
-        return bool(_self_attributes(method, name))
 
     def _moved_where_read(self, name: str, methods: dict[str, cst.FunctionDef]) -> bool:
         """Every read of `self.<name>` outside `__init__` moves it first (`self.pos.to(x.device,
