@@ -201,6 +201,11 @@ def dotted_head(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def may_name_a_device(call: ast.Call) -> bool:
+    """`device=` given, or `**tkwargs` spread, which may hold it (botorch's `{"device": x.device, ...}`)."""
+    return any(keyword.arg in ("device", None) for keyword in call.keywords)
+
+
 def is_self_attribute(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 

@@ -34,6 +34,7 @@ from devfix.analysis.ast_nodes import (
     is_self_attribute,
     latest_binding,
     loop_elements,
+    may_name_a_device,
     operand_names,
     parameters,
     scope_bindings,
@@ -806,8 +807,8 @@ class _Scope:
         return False
 
     def _is_source_call(self, call: ast.Call) -> bool:
-        if any(keyword.arg in ("device", None) for keyword in call.keywords):
-            return False  # `device=` given, or maybe in `**tkwargs`
+        if may_name_a_device(call):
+            return False
         qualified = self.imports.qualify(call.func) or ""
         return qualified in FACTORY_FUNCTIONS or qualified in MOVED_AFTER
 

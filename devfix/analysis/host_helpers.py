@@ -17,7 +17,7 @@ import ast
 from dataclasses import dataclass
 
 from devfix import python_parser
-from devfix.analysis.ast_nodes import FUNCTIONS, Binding, latest_binding, scope_bindings, scope_nodes
+from devfix.analysis.ast_nodes import FUNCTIONS, Binding, latest_binding, may_name_a_device, scope_bindings, scope_nodes
 from devfix.analysis.following_returns import Followed, followed_parameters
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import makes_no_tensor
@@ -159,7 +159,7 @@ class _Judge:
                 and not again(value.args[0]):
             return False  # lightly's `torch.tensor(k ** -e)` of `k = torch.arange(n, device=device)`: a copy stays there
         if qualified in FACTORY_FUNCTIONS or qualified in MOVED_AFTER:
-            return not any(keyword.arg in ("device", None) for keyword in value.keywords)  # nor in `**tkwargs`
+            return not may_name_a_device(value)
         if qualified.startswith("numpy."):
             return True
         if isinstance(value.func, ast.Attribute) and not qualified.startswith("torch."):
