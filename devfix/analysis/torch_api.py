@@ -113,13 +113,9 @@ DEFAULT_DEVICE_FACTORIES = FACTORY_FUNCTIONS | {"torch.Tensor"}  # what a global
 # the last part of the name of a torch callable that makes a tensor where `device=` says, the CPU by
 # default (`torch.zeros`, `torch.FloatTensor`, `nn.Transformer.generate_square_subsequent_mask`):
 # the screens' test for a factory a method calls
-FACTORY_LAST_NAMES = frozenset({
-    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "range", "linspace",
-    "logspace", "eye", "tensor", "as_tensor", "tril_indices", "triu_indices", "from_numpy",
-    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
-    "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",  # legacy CPU constructors
-    "generate_square_subsequent_mask",
-})
+FACTORY_LAST_NAMES = frozenset(name.rsplit(".", 1)[1] for name in FACTORY_FUNCTIONS) | {
+    "from_numpy", "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",  # legacy CPU constructors
+}
 NON_TENSOR_TORCH_CALLS = frozenset(
     {
         "torch.device", "torch.Size", "torch.dtype", "torch.Generator", "torch.no_grad", "torch.is_tensor",
