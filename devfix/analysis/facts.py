@@ -665,7 +665,7 @@ def _runs_at_import(statement: ast.stmt, imports: ImportTable, classes: dict[str
     if isinstance(statement, PROGRAM_STATEMENTS):
         return True
     if isinstance(statement, ast.Expr):
-        return isinstance(statement.value, ast.Call) and not _is_setup_call(statement.value)
+        return isinstance(statement.value, ast.Call) and not _is_setup_call(statement.value) and not _is_private_library_call(statement.value, imports)
     if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
         return any(_is_device_work(call, imports, classes) for call in every_node(statement.value) if isinstance(call, ast.Call))
     return False
@@ -691,6 +691,17 @@ def _is_device_work(call: ast.Call, imports: ImportTable, classes: dict[str, Kin
     parts = qualified.split(".")
     is_torch_call = parts[0] == "torch" and parts[-1] not in ("device", "dtype", "finfo", "iinfo", "Size")
     return is_torch_call and (len(parts) == 2 or qualified.startswith("torch.nn."))
+
+
+def _is_private_library_call(call: ast.Call, imports: ImportTable) -> bool:
+    """`torchaudio._extension._load_lib("torchaudio_prefixctc")` at a module's top level: a call
+    into an imported package's private API is that package initialising itself (loading its
+    extension), which only the package's own modules do; a script calls public API."""
+    if not isinstance(call.func, ast.Attribute):
+        return False
+    qualified = imports.qualify(call.func) or ""
+    parts = qualified.split(".")
+    return len(parts) > 1 and parts[0] != "" and any(part.startswith("_") and not part.startswith("__") for part in parts[1:])
 
 
 def _is_setup_call(call: ast.Call) -> bool:

@@ -32,6 +32,9 @@ def kinds_read(source: str, name: str) -> list[Kind]:
         ("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n", FileRole.PROGRAM),
         ("import torch\nsd = torch.load('m.pt')\n", FileRole.PROGRAM),
         ("import torch\nfor i in range(3):\n    print(i)\n", FileRole.PROGRAM),
+        # a package loading its own extension through its private API (torchaudio's CUDA CTC decoder)
+        ("import torch\nimport torchaudio\n\ntorchaudio._extension._load_lib('prefixctc')\ncuctc = torch.ops.prefixctc\n", FileRole.LIBRARY),
+        ("import torch\nimport train\n\ntrain.main()\n", FileRole.PROGRAM),
         ("import pytest\nimport torch\n\n\ndef test_ones():\n    assert torch.ones(1).cuda()\n", FileRole.TEST),
     ],
 )
