@@ -7,6 +7,8 @@ name, or an assignment from a torch call or a tensor method.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from devfix.analysis.cst_bindings import assigned_pairs
@@ -26,6 +28,9 @@ from devfix.analysis.torch_api import (
     is_torch_tensor_function,
 )
 from devfix.analysis.torch_names import QualifiedNames
+
+BoundValue = Callable[[str, int], tuple[cst.BaseExpression | None, int]]  # (name, line) → the reaching binding's value and line
+NumberTest = Callable[[str], bool]  # a name holds a Python number
 
 
 def is_factory_call(node: cst.CSTNode, qualified: QualifiedNames) -> bool:
@@ -232,6 +237,76 @@ def is_whole_reduction(call: cst.Call) -> bool:
     """`x.sum()`, `x.mean()`: a 0-dim result (no dimension given)."""
     reduces = isinstance(call.func, cst.Attribute) and call.func.attr.value in WHOLE_REDUCTIONS
     return reduces and not any(arg.keyword is None or arg.keyword.value == "dim" for arg in call.args)
+
+
+# methods that keep a tensor's shape when called with no argument
+SHAPE_KEEPING_METHODS = frozenset({
+    "long", "int", "short", "float", "double", "half", "bool", "detach", "clone", "abs", "neg", "floor", "ceil",
+    "round", "exp", "log", "sqrt", "sigmoid", "contiguous",
+})
+
+
+def is_zero_dim_value(expression: cst.BaseExpression, bound: BoundValue, number: NumberTest, line: int, depth: int = 0) -> bool:
+    """`(min_value.long()).squeeze()` of `min_value = torch.rand(1) * n`, `loss.sum()`: a 0-dim
+    tensor, which a CUDA tensor accepts beside it in arithmetic and comparisons whatever its
+    device (torchaudio's `mask_along_axis`). `bound(name, line)` is the value and line of the
+    binding of `name` reaching `line`; `number(name)` says a name holds a Python number."""
+    if depth > 6:
+        return False
+    if isinstance(expression, cst.Name):
+        value, at = bound(expression.value, line)
+        return value is not None and is_zero_dim_value(value, bound, number, at, depth + 1)
+    if isinstance(expression, cst.BinaryOperation) and not isinstance(expression.operator, cst.MatrixMultiply):
+        sides = (expression.left, expression.right)
+        return all(_is_number(side, number) or is_zero_dim_value(side, bound, number, line, depth) for side in sides) and not all(
+            _is_number(side, number) for side in sides)
+    if not (isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute)):
+        return False
+    receiver = expression.func.value
+    if is_whole_reduction(expression):
+        return True
+    if expression.func.attr.value == "squeeze" and not expression.args:
+        return _has_one_element(receiver, bound, number, line, depth)
+    return expression.func.attr.value in SHAPE_KEEPING_METHODS and not expression.args and is_zero_dim_value(
+        receiver, bound, number, line, depth)
+
+
+def _has_one_element(expression: cst.BaseExpression, bound: BoundValue, number: NumberTest, line: int, depth: int) -> bool:
+    """`torch.rand(1)`, `torch.zeros((1,))`, `torch.tensor([x])`, and what keeps their shape."""
+    if depth > 6:
+        return False
+    if isinstance(expression, cst.Name):
+        value, at = bound(expression.value, line)
+        return value is not None and _has_one_element(value, bound, number, at, depth + 1)
+    if isinstance(expression, cst.BinaryOperation) and not isinstance(expression.operator, cst.MatrixMultiply):
+        sides = (expression.left, expression.right)
+        return all(_is_number(side, number) or _has_one_element(side, bound, number, line, depth) for side in sides)
+    if not isinstance(expression, cst.Call):
+        return False
+    name = _code(expression.func)
+    positional = [arg.value for arg in expression.args if arg.keyword is None]
+    if name.split(".")[-1] in ("rand", "randn", "zeros", "ones", "empty") and name.startswith("torch."):
+        display = len(positional) == 1 and isinstance(positional[0], (cst.Tuple, cst.List))
+        sizes = [element.value for element in positional[0].elements] if display else positional
+        return len(sizes) == 1 and isinstance(sizes[0], cst.Integer) and sizes[0].value == "1"
+    if name in ("torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor") and len(positional) == 1:
+        data = positional[0]
+        return isinstance(data, cst.List) and len(data.elements) == 1 and not isinstance(data.elements[0].value, (cst.List, cst.Tuple))
+    if isinstance(expression.func, cst.Attribute) and expression.func.attr.value in SHAPE_KEEPING_METHODS and not expression.args:
+        return _has_one_element(expression.func.value, bound, number, line, depth)
+    return is_zero_dim_value(expression, bound, number, line, depth)
+
+
+def _is_number(expression: cst.BaseExpression, number: NumberTest) -> bool:
+    if isinstance(expression, cst.UnaryOperation):
+        expression = expression.expression
+    if isinstance(expression, cst.Subscript) and isinstance(expression.value, cst.Attribute):
+        return expression.value.attr.value == "shape"  # `x.shape[1]`
+    if isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute):
+        return expression.func.attr.value in ("size", "dim", "numel", "item") and len(expression.args) == (expression.func.attr.value == "size")
+    if isinstance(expression, cst.Call) and isinstance(expression.func, cst.Name):
+        return expression.func.value in ("len", "int", "float")
+    return isinstance(expression, (cst.Integer, cst.Float)) or (isinstance(expression, cst.Name) and number(expression.value))
 
 
 def is_zero_dim_literal(call: cst.Call) -> bool:

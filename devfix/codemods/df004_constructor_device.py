@@ -162,6 +162,7 @@ from devfix.analysis.tensors import (
     is_number_expression,
     is_tensor_expression,
     is_whole_reduction,
+    is_zero_dim_value,
     tensor_evidence,
     without_tensor_methods,
 )
@@ -1546,10 +1547,16 @@ class _Combinations(cst.CSTVisitor):
         return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.modules
 
     def _fresh(self, expression: cst.BaseExpression, pointwise: bool = False) -> list[cst.Call]:
+        if pointwise and self._zero_dim(expression):
+            return []  # `mask >= mask_start` of `mask_start = min_value.long().squeeze()`: a 0-dim operand joins any device
         sources = self._sources(expression)
         if pointwise:
             sources = [call for call in sources if not self._is_scalar(call)]
         return sources
+
+    def _bound_value(self, name: str, line: int) -> tuple[cst.BaseExpression | None, int]:
+        binding = self.facts._binding_before(name, line)
+        return (binding.value, binding.line) if binding is not None else (None, line)
 
     def _sources_skipped(self, name: str, binding, use_line: int) -> list[cst.Call]:
         """`if pad_values == 0: pad = torch.zeros(n)` / `else: pad = torch.ones(n) * v`, read after
@@ -1625,20 +1632,31 @@ class _Combinations(cst.CSTVisitor):
                 return self._sources(expression.func.value, before_line)  # a tensor method: `.bool()`, `.unsqueeze(0)`, a cast
             return []
         if isinstance(expression, cst.BinaryOperation):
-            left, right = self._sources(expression.left, before_line), self._sources(expression.right, before_line)
             if isinstance(expression.operator, cst.MatrixMultiply):
-                return left + right
+                return self._sources(expression.left, before_line) + self._sources(expression.right, before_line)
+            left, right = self._shaping_sources([expression.left, expression.right], before_line)
             return self._without_scalars(left, right) + self._without_scalars(right, left)
         if isinstance(expression, cst.UnaryOperation):
             return self._sources(expression.expression, before_line)
         if isinstance(expression, cst.Comparison):  # `torch.arange(n)[None] < lengths[:, None]` is a new tensor too
             operands = [expression.left, *(item.comparator for item in expression.comparisons)]
-            return [call for operand in operands for call in self._sources(operand, before_line)]
+            return [call for sources in self._shaping_sources(operands, before_line) for call in sources]
         if isinstance(expression, (cst.List, cst.Tuple)):
             return [call for element in expression.elements for call in self._sources(element.value, before_line)]
         if isinstance(expression, cst.Subscript):
             return self._sources(expression.value, before_line)
         return []
+
+    def _shaping_sources(self, operands: list[cst.BaseExpression], before_line: int | None) -> list[list[cst.Call]]:
+        """The sources of each operand of `a >= b` or `a + b`, none for an operand that gives the
+        result no device: a 0-dim one (`mask_start = min_value.long().squeeze()`) joins the others
+        wherever it lives, unless all are 0-dim."""
+        zero_dim = [self._zero_dim(operand, before_line) for operand in operands]
+        return [[] if flag and not all(zero_dim) else self._sources(operand, before_line) for operand, flag in zip(operands, zero_dim)]
+
+    def _zero_dim(self, expression: cst.BaseExpression, before_line: int | None = None) -> bool:
+        line = before_line if before_line is not None else self.rule.line_of(expression)
+        return is_zero_dim_value(expression, self._bound_value, lambda name: name not in self.tensors, line)
 
     def _without_scalars(self, sources: list[cst.Call], other: list[cst.Call]) -> list[cst.Call]:
         """One operand's sources in `a * b`: a 0-dim CPU tensor (`torch.tensor(2.0)`) joins a tensor

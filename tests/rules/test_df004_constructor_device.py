@@ -1106,3 +1106,31 @@ def test_a_number_parameter_rebound_to_a_tensor_is_no_tensor_where_its_binding_r
     float argument, whose `.device` does not exist."""
     fixed = run_devfix(PARAMETER_REBOUND_FROM_TENSORS, rules=[ConstructorDevice]).fixed.decode()
     assert "eps.device" not in fixed
+
+
+MASK_ALONG_AXIS = (
+    "import torch\n\n\ndef mask_along_axis(specgram, mask_param, axis):\n"
+    "    value = torch.rand(1) * mask_param\n"
+    "    min_value = torch.rand(1) * (specgram.size(axis) - value)\n"
+    "    mask_start = (min_value.long()).squeeze()\n"
+    "    mask_end = (min_value.long() + value.long()).squeeze()\n"
+    "    mask = torch.arange(0, specgram.shape[axis], device=specgram.device)\n"
+    "    mask = {meeting}\n"
+    "    return specgram.masked_fill(mask, 0.0)\n"
+)
+
+
+@pytest.mark.parametrize("meeting", ["(mask >= mask_start) & (mask < mask_end)", "mask >= mask_start", "mask - mask_end.float()"])
+def test_a_squeezed_one_element_draw_is_0_dim_and_meets_a_device_tensor_as_it_is(meeting):
+    """torchaudio's `mask_along_axis`: a CUDA tensor accepts a 0-dim CPU tensor beside it, so the
+    draws stay on the CPU generator (moving them changes a seeded run's numbers)."""
+    source = MASK_ALONG_AXIS.format(meeting=meeting)
+    result = run_devfix(source, rules=[ConstructorDevice])
+    assert result.fixed.decode() == source and not result.findings
+
+
+@pytest.mark.parametrize("meeting", ["mask >= min_value", "mask - value.long().view(1)", "(mask >= min_value.long().squeeze(0))"])
+def test_a_one_element_draw_that_keeps_its_dimension_is_still_aligned(meeting):
+    """A 1-element tensor of one dimension is no 0-dim tensor: CUDA refuses it beside a CUDA tensor."""
+    source = MASK_ALONG_AXIS.format(meeting=meeting)
+    assert "torch.rand(1, device=specgram.device)" in fixed(source)
