@@ -245,7 +245,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         finder = _Combinations(self, scope)
         for statement in statements:
             statement.visit(finder)
-        for call, device in [*finder.aligned.items(), *finder.placed_by_fed_models().items()]:
+        for call, device in finder.keeping_host_indices({**finder.placed_by_fed_models(), **finder.aligned}).items():
             self._aligned.setdefault(call, device)
         self._moved_inputs.update(finder.moved_inputs)
         self._moved_containers.update(finder.moved_containers)
@@ -574,6 +574,7 @@ class _Combinations(cst.CSTVisitor):
         # torch functions where no operand names a device (`F.cross_entropy(model(xb), Y)`): placed
         # last, by the moved model (`placed_by_fed_models`)
         self.unnamed_meetings: list[tuple[list[cst.BaseExpression], bool, cst.Call]] = []
+        self.host_indexings: list[tuple[cst.BaseExpression, list[cst.BaseExpression]]] = []  # `table[index]`, no tensor named
         self.moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
         self.moved_containers: dict[cst.Arg, str] = {}  # of those, the tuples and dicts moved item by item
         self.moved_bindings: dict[cst.BaseExpression, tuple[str, str]] = {}  # a binding's value → (origin, device)
@@ -643,6 +644,21 @@ class _Combinations(cst.CSTVisitor):
             # a CPU table indexed by device indices; one written to (`confusion[t, p] += 1`) cannot be
             # moved where it is indexed (DF012's `.to()` would write into a copy)
             self._align(self._fresh(node.value), reference, tables="stored" if stored else True)
+        elif not stored:
+            self.host_indexings.append((node.value, indices))
+
+    def keeping_host_indices(self, aligned: dict[cst.Call, str]) -> dict[cst.Call, str]:
+        """`aligned` without the factories of an index that a table made here and left on the CPU
+        reads (catalyst's WARP loss: `msk[j] = False` with `j` of a device tensor, then
+        `all_labels_idx[msk]`): moved, the mask could no longer index that table."""
+        kept = dict(aligned)
+        for table, indices in self.host_indexings:
+            tables = self._sources(table)
+            if tables and not any(call in aligned for call in tables):
+                for index in indices:
+                    for call in self._sources(index):
+                        kept.pop(call, None)
+        return kept
 
     def visit_Call(self, node: cst.Call) -> None:
         self.meeting = node

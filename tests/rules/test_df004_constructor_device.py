@@ -1134,3 +1134,22 @@ def test_a_one_element_draw_that_keeps_its_dimension_is_still_aligned(meeting):
     """A 1-element tensor of one dimension is no 0-dim tensor: CUDA refuses it beside a CUDA tensor."""
     source = MASK_ALONG_AXIS.format(meeting=meeting)
     assert "torch.rand(1, device=specgram.device)" in fixed(source)
+
+
+def test_a_mask_written_at_a_device_index_that_indexes_a_host_table_stays_on_the_host():
+    """catalyst's WARP loss: `msk[j] = False` with `j` read from a device tensor works on the CPU (a
+    0-dim index is read as a number); made on the device, `msk` could no longer index the CPU
+    `all_labels_idx`."""
+    source = (
+        "import torch\n\n\ndef sample_negatives(outputs, targets):\n"
+        "    all_labels_idx = torch.arange(targets.size(1))\n"
+        "    nonzero = torch.nonzero(targets)\n"
+        "    picked = []\n"
+        "    for i in range(targets.size(0)):\n"
+        "        msk = torch.ones(targets.size(1), dtype=torch.bool)\n"
+        "        j = nonzero[i, 1]\n"
+        "        msk[j] = False\n"
+        "        picked.append(all_labels_idx[msk])\n"
+        "    return picked\n"
+    )
+    assert fixed(source) == source
