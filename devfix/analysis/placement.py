@@ -15,7 +15,7 @@ import libcst as cst
 
 from devfix.analysis.call_sites import argument_at, argument_for
 from devfix.analysis.following_returns import Followed
-from devfix.analysis.kinds import Kind
+from devfix.analysis.kinds import TENSOR_ATTRIBUTES, Kind
 from devfix.analysis.module_classes import is_self_attribute
 from devfix.analysis.returned_moves import ReturnedMove
 from devfix.analysis.tensors import is_factory_call
@@ -176,6 +176,10 @@ class PlacementFacts:
             if through_functions and binding is not None and binding.position >= 0 and self._returned_item_on_device(binding):
                 return True  # `preds, labels = predict(model, loader)`, `predict` returning `torch.cat(preds), torch.cat(labels)`
             return binding is not None and binding.value is not None and again(binding.value, binding.line)
+        if isinstance(expression, cst.Attribute) and tensor_parameters and expression.attr.value not in TENSOR_ATTRIBUTES:
+            # `dataloader._dataset[:]` handed to `.numpy()`: the tensor is not the parameter but
+            # something it holds (recbole's `Interaction` has a `.numpy()` and no `.detach()`)
+            return self.is_device_value(expression.value, loose, False, before_line, through_functions)
         if isinstance(expression, (cst.Attribute, cst.Subscript)):
             return again(expression.value)
         if isinstance(expression, cst.BinaryOperation):

@@ -16,6 +16,23 @@ def test_a_parameters_numpy_in_a_torch_file_gets_host_methods():
     assert "weights.detach().cpu().numpy()" in result.fixed.decode()
 
 
+@pytest.mark.parametrize(("receiver", "fixed"), [
+    ("weights.data", "weights.data.cpu().numpy()"),
+    ("weights[0]", "weights[0].detach().cpu().numpy()"),
+    ("weights._dataset[:]", None),
+    ("weights.interaction", None),
+])
+def test_only_a_parameters_own_values_are_taken_for_its_tensors(receiver, fixed):
+    """recbole's trainer: `dataloader._dataset[:]` is an `Interaction`, which has a `.numpy()` and no
+    `.detach()`: what an object parameter holds is no tensor argument of the helper."""
+    source = "import torch\n\n\n" + HELPER.replace("weights.numpy()", f"{receiver}.numpy()")
+    result = run_devfix(source, rules=[TensorToNumpy])
+    if fixed is None:
+        assert result.fixed.decode() == source and not result.findings
+    else:
+        assert fixed in result.fixed.decode()
+
+
 def test_a_parameters_numpy_is_left_alone_where_tensorflow_arrays_may_be_meant():
     source = "import tensorflow as tf\nimport torch\n\n\n" + HELPER
     result = run_devfix(source, rules=[TensorToNumpy])
