@@ -67,6 +67,7 @@ from devfix.analysis.module_classes import (
     is_self_attribute,
     names_fed_to_submodules,
 )
+from devfix.analysis.none_tests import proven_none_at
 from devfix.analysis.parameter_free import builds_parameter_free_module
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.self_calls import (
@@ -149,6 +150,8 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                     continue
             for call in finder.calls:
                 reference = finder.reference
+                if reference is not None and proven_none_at(call, reference, lambda node: self.get_metadata(ParentProvider, node, None)):
+                    reference = None  # `if indices is None: indices = torch.arange(n)`: no input's device there
                 if (reference is None or self._converts(call, reference)) and is_static_method(method):
                     continue  # a static or class method: no module of its own to take a device from (its callers place)
                 if reference is None or self._converts(call, reference):

@@ -435,3 +435,20 @@ def test_a_module_holding_only_a_parameter_free_module_of_another_file_has_no_pa
     result = run_devfix(source, str(tmp_path / "vicregl_loss.py"), rules=[MethodTensorDevice])
     assert result.fixed.decode() == source
     assert [(finding.code, finding.fix_safety) for finding in result.findings] == [("DF016", None)]
+
+
+def test_an_input_proven_none_in_the_branch_gives_no_device_there():
+    """pykeen's `_plain_forward(self, indices=None)`: under `if indices is None:` the factory takes
+    the module's device, never `indices.device` (AttributeError on None)."""
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Bag(nn.Module):\n"
+        "    def __init__(self, assignment):\n        super().__init__()\n"
+        "        self.register_buffer('assignment', assignment)\n"
+        "        self.bag = nn.EmbeddingBag(5, 3)\n\n"
+        "    def forward(self, indices: torch.Tensor = None):\n"
+        "        if indices is None:\n            indices = torch.arange(10)\n"
+        "        mask = torch.isin(self.assignment[:, 0], indices)\n"
+        "        return self.bag(self.assignment[mask][:, 1], indices)\n"
+    )
+    result = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
+    assert "indices.device" not in result and "torch.arange(10, device=" in result
