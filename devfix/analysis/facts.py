@@ -99,6 +99,11 @@ class FileFacts:
         """The file's `ast` (shared: not to be changed)."""
         return self._tree
 
+    def registered_by_bases(self, class_name: str) -> frozenset[str]:
+        """The names the bases of the file's class `class_name` register as buffers or parameters
+        (in this file or another of the project)."""
+        return self._project.registered_by_bases(self._path, self._tree, self.imports, class_name)
+
     @property
     def import_statements(self) -> list[ast.Import | ast.ImportFrom]:
         """Every import statement of the file, at any depth."""

@@ -444,6 +444,14 @@ class ProjectIndex:
         self.consulted[key[0]] = True
         return self._parameter_free[key]
 
+    def registered_by_bases(self, from_file: str, tree: ast.Module, imports: ImportTable, class_name: str) -> frozenset[str]:
+        """The names the bases of `class_name`, a class of `from_file` (its `tree`), register as
+        buffers or parameters, those bases followed into the project's other files
+        (`analysis.registered_state`)."""
+        from devfix.analysis.registered_state import registered_by_bases
+
+        return registered_by_bases(tree, class_name, self._class_resolver(Path(from_file).resolve(), imports))
+
     def imported_program_device(self, from_file: str, qualified_name: str) -> bool:
         """Is `qualified_name` (`core.constants.DEVICE`) a top-level name a file of the project binds
         once to a device that may be CUDA (`analysis.host_instances.program_device_names`)?"""

@@ -89,7 +89,12 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             return
         tensors = self.scope_tensors(init.body)
         moves_as_a_whole = holds_parameters(facts, self.qualified)
-        for name, statement in stored_once_in_init(facts, self.line_of):
+        stored = stored_once_in_init(facts, self.line_of)
+        # a base's buffer (sbi's `_mean_base`, registered in another file): assigning it updates it
+        registered = self.facts.registered_by_bases(node.name.value) if stored and self.facts is not None else frozenset()
+        for name, statement in stored:
+            if name in registered:
+                continue
             if self.fix_asked_elsewhere(statement):
                 continue
             if self._moved_where_read(name, facts.methods) or self._trained(name, statement.value, node):

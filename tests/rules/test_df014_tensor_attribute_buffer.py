@@ -436,3 +436,36 @@ def test_a_given_parameter_and_a_mask_moved_where_read_are_left_alone(annotation
     fixed = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
     assert 'register_buffer("attn_mask"' not in fixed
     assert ('register_buffer("proj_weight"' in fixed) is not kept
+
+
+BASE_ESTIMATOR = (
+    "import torch\nfrom torch import nn\n\n\nclass VectorFieldEstimator(nn.Module):\n"
+    "    def __init__(self, shape):\n        super().__init__()\n"
+    "        {registration}\n\n"
+    "    def base_mean(self):\n        return self._mean_base\n"
+)
+SCORE_ESTIMATOR = (
+    "    def __init__(self, shape, t_max):\n        super().__init__(shape)\n"
+    "        self._mean_base = torch.full((1, shape), t_max).clone()\n\n"
+    "    def forward(self, x):\n        return x - self._mean_base\n"
+)
+
+
+@pytest.mark.parametrize(("registration", "registered"), [
+    ("self.register_buffer('_mean_base', torch.zeros(1, shape))", True),
+    ("self.register_buffer(name='_mean_base', tensor=torch.zeros(1, shape))", True),
+    ("self.scale = 1.0", False),
+])
+def test_a_buffer_a_base_of_another_file_registered_is_updated_by_assignment(tmp_path, registration, registered):
+    """sbi's score estimator assigns `self._mean_base`, which its base (another file) registered: a
+    second, non-persistent registration would drop the key from the state dict."""
+    (tmp_path / "base.py").write_text(BASE_ESTIMATOR.format(registration=registration))
+    source = "import torch\n\nfrom base import VectorFieldEstimator\n\n\nclass ScoreEstimator(VectorFieldEstimator):\n" + SCORE_ESTIMATOR
+    result = run_devfix(source, str(tmp_path / "score.py"), rules=[TensorAttributeBuffer])
+    assert (result.fixed.decode() == source) is registered
+
+
+def test_a_buffer_a_base_of_the_same_file_registered_is_updated_by_assignment():
+    source = (BASE_ESTIMATOR.format(registration="self.register_buffer('_mean_base', torch.zeros(1, shape))")
+              + "\n\nclass ScoreEstimator(VectorFieldEstimator):\n" + SCORE_ESTIMATOR)
+    assert run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode() == source
