@@ -642,10 +642,21 @@ def _tensor_attributes(class_node: cst.ClassDef, qualified) -> set[str]:
     for method in class_node.body.body if isinstance(class_node.body, cst.IndentedBlock) else []:
         if isinstance(method, cst.FunctionDef):
             placed |= _derived_from_placed(method)
-    return {
+    tables = {
         name for name, values in finder.values.items()
         if values and name not in placed and all(is_tensor_expression(value, set(), qualified) for value in values)
     }
+    # computed from state the class does not compute itself (lc2st's `self.theta_p_mean =
+    # torch.mean(self.theta_p, dim=0)` of the samples it was given, maybe on a GPU): no proven CPU table
+    computed = {name for name, values in finder.values.items() if values and all(
+        is_tensor_expression(value, set(), qualified) or _placed(value) for value in values)}
+    changed = True
+    while changed:
+        unknown = {name for name in tables & computed if any(_self_reads(value) - computed for value in finder.values[name])}
+        changed = bool(unknown)
+        tables -= unknown
+        computed -= unknown
+    return tables
 
 
 def _derived_from_placed(method: cst.FunctionDef) -> set[str]:

@@ -305,3 +305,17 @@ def test_a_tensors_element_size_is_a_number():
     source = SWAPPER_SIZES.format(size=".element_size()")
     result = run_devfix(source, path="optimizer_utils.py", rules=[LookupTableDevice])
     assert result.fixed.decode() == source and not result.findings
+
+
+def test_statistics_of_samples_the_object_was_given_are_no_cpu_tables():
+    """sbi's LC2ST: `self.theta_p_mean = torch.mean(self.theta_p, dim=0)` of the samples it was
+    given lives where they do, maybe on a GPU: nothing proves a CPU table to align."""
+    source = (
+        "import torch\n\n\nclass Normalizer:\n    def __init__(self, samples):\n        self.samples = samples\n"
+        "        self.mean = torch.mean(self.samples, dim=0)\n        self.std = torch.std(self.samples, dim=0)\n\n"
+        "    def __call__(self, x: torch.Tensor):\n        return (x - self.mean) / self.std\n\n\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "normalize = Normalizer(torch.randn(8, 2, device=device))\nprint(normalize(torch.randn(3, 2, device=device)))\n"
+    )
+    result = run_devfix(source, rules=[LookupTableDevice])
+    assert result.fixed.decode() == source and not result.findings
