@@ -48,6 +48,7 @@ import libcst as cst
 
 from devfix.analysis.call_sites import argument_at, arguments_for
 from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.given_tensors import computes_with_given_tensors
 from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts
@@ -646,6 +647,11 @@ def _tensor_attributes(class_node: cst.ClassDef, qualified) -> set[str]:
         name for name, values in finder.values.items()
         if values and name not in placed and all(is_tensor_expression(value, set(), qualified) for value in values)
     }
+    for method in class_node.body.body if isinstance(class_node.body, cst.IndentedBlock) else []:
+        if isinstance(method, cst.FunctionDef):
+            stored = _SelfAssignments()
+            method.body.visit(stored)
+            tables -= {name for name, value in stored.in_order if computes_with_given_tensors(value, method, qualified)}
     # computed from state the class does not compute itself (lc2st's `self.theta_p_mean =
     # torch.mean(self.theta_p, dim=0)` of the samples it was given, maybe on a GPU): no proven CPU table
     computed = {name for name, values in finder.values.items() if values and all(

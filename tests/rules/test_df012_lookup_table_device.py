@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from devfix.codemods import LookupTableDevice
 from tests.conftest import run_devfix
 
@@ -319,3 +321,22 @@ def test_statistics_of_samples_the_object_was_given_are_no_cpu_tables():
     )
     result = run_devfix(source, rules=[LookupTableDevice])
     assert result.fixed.decode() == source and not result.findings
+
+
+@pytest.mark.parametrize(("stored", "table"), [
+    ("w = w.detach().float()\n        self.u = -(torch.linalg.pinv(w) @ b)", False),
+    ("self.u = torch.cumsum(w[w > 0].long(), dim=0)", False),
+    ("self.u = w @ b", False),
+    ("self.u = torch.linspace(0.0, 1.0, 2) * w", True),
+    ("self.u = torch.tensor([0.5, 0.5])", True),
+])
+def test_a_table_computed_from_tensors_the_object_was_given_lives_where_they_do(stored, table):
+    """pytorch-ood's ViM: `self.u = -(torch.linalg.pinv(w) @ b)` of the classifier's weights is on
+    their device; a table the object makes with factories is on the CPU (`w` there may be a number)."""
+    source = (
+        "import torch\n\n\nclass Detector:\n    def __init__(self, w, b):\n"
+        f"        {stored}\n\n"
+        "    def score(self, x: torch.Tensor):\n        return (x - self.u).norm(dim=-1)\n"
+    )
+    result = run_devfix(source, rules=[LookupTableDevice])
+    assert ("self.u.to(x.device)" in result.fixed.decode()) is table
