@@ -157,6 +157,7 @@ from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attri
 from devfix.analysis.parameter_meetings import FunctionMeetings, meeting_pairs
 from devfix.analysis.placement import Move, PlacementFacts, as_move, device_code, is_cast
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.tensor_methods import TENSOR_METHODS
 from devfix.analysis.tensors import (
     is_factory_call,
     is_number_expression,
@@ -710,11 +711,13 @@ class _Combinations(cst.CSTVisitor):
             self._meet(values, pointwise=pointwise)
             self.unnamed_meetings.append((values, pointwise, node))
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value not in NOT_COMBINING_METHODS:
-            reference = next(iter(self._references([node.func.value])), None)
+            # only a tensor's own method meets what it is given (torchio's `image.set_data(data)` of an `Image`)
+            tensor_method = node.func.attr.value in TENSOR_METHODS
+            reference = next(iter(self._references([node.func.value])), None) if tensor_method else None
             if reference is not None:
                 for value in values:
                     self._align(self._fresh(value, pointwise=True), reference)
-            elif (moved_to := self._device_of_a_layer_weight(node.func.value, node)) is not None:
+            elif tensor_method and (moved_to := self._device_of_a_layer_weight(node.func.value, node)) is not None:
                 for value in values:  # `encoder.token_embedding.weight.index_select(0, ids)`
                     for source in self._fresh(value, pointwise=True):
                         self.aligned.setdefault(source, moved_to)

@@ -1153,3 +1153,15 @@ def test_a_mask_written_at_a_device_index_that_indexes_a_host_table_stays_on_the
         "    return picked\n"
     )
     assert fixed(source) == source
+
+
+@pytest.mark.parametrize(("call", "met"), [("image.set_data(data)", False), ("image.copy_(data)", False), ("image.add_(data)", True)])
+def test_only_a_tensor_method_meets_what_it_is_given(call, met):
+    """torchio's `_flip_image`: `image.set_data(data)` of an `Image` (which has `.numpy()`, no device)
+    is no tensor method; `image.add_(data)` is, and needs `data` where `image` is."""
+    source = (
+        "import numpy as np\nimport torch\n\n\ndef flip(image, axes):\n    data = image.numpy()\n"
+        "    data = np.ascontiguousarray(np.flip(data, axis=axes))\n    data = torch.as_tensor(data)\n"
+        f"    {call}\n    return image\n"
+    )
+    assert ("device=image.device" in fixed(source)) is met
