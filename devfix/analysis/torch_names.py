@@ -113,13 +113,20 @@ def name_of(node: cst.CSTNode) -> str | None:
     return node.value if isinstance(node, cst.Name) else None
 
 
+MODULE_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+
+
 def holds_state(constructor: cst.Call, qualified: QualifiedNames) -> bool:
     """False for torch.nn classes known to hold no parameters or buffers (`nn.ReLU()`, a loss
-    without `weight=`): calling them with device tensors works wherever they live."""
+    without `weight=`): calling them with device tensors works wherever they live; and for a
+    container of modules the object holds already (pytorch-ood's `Sequential(*self.model[: i +
+    1])`): it owns nothing of its own, its layers are wherever the object's model is."""
     for name in qualified(constructor.func):
         if name.startswith("torch.nn."):
             class_name = name.rsplit(".", 1)[1]
             if class_name in PARAMETER_FREE_NN:
+                return False
+            if class_name in MODULE_CONTAINERS and constructor.args and all(_held_by_self(arg.value) for arg in constructor.args):
                 return False
             if class_name.endswith("Loss"):
                 return any(arg.keyword is None or arg.keyword.value in LOSS_TENSOR_KEYWORDS for arg in constructor.args)
@@ -132,5 +139,10 @@ def builds_a_metric(constructor: cst.BaseExpression, qualified: QualifiedNames) 
     return isinstance(constructor, cst.Call) and any(name.startswith("torchmetrics.") for name in qualified(constructor.func))
 
 
-
-
+def _held_by_self(value: cst.BaseExpression) -> bool:
+    """`self.model`, `self.model[: i + 1]`, `self.blocks[0]`: state the object holds."""
+    while isinstance(value, (cst.Subscript, cst.Attribute)):
+        if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
+            return value.value.value == "self"
+        value = value.value
+    return False

@@ -238,3 +238,18 @@ def test_a_cast_to_another_values_dtype_is_no_move():
     assert result.fixed.decode() == cast and not result.findings
     moved = run_devfix(CAST_TO_ANOTHER_DTYPE.format(cast="to(pred.device)"), rules=[ModuleNotMoved])
     assert "torch.nn.BCEWithLogitsLoss(pos_weight=torch.ones(1)).to(pred.device)" in moved.fixed.decode()
+
+
+@pytest.mark.parametrize(("wrapped", "moved"), [("*self.model[: k + 1]", False), ("self.model[0], self.model[1]", False),
+                                                ("nn.Linear(4, 4), *self.model", True)])
+def test_a_container_of_the_objects_own_layers_owns_nothing_to_move(wrapped, moved):
+    """pytorch-ood's Multi-Mahalanobis: `Sequential(*self.model[: i + 1])` wraps layers of the
+    detector's model, wherever that is; `.to(device)` on it would move the user's model in place."""
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Detector:\n    def __init__(self, model, device=None):\n"
+        "        self.model = model\n        self.device = device\n\n"
+        "    def predict(self, x):\n        device = self.device or x.device\n        x = x.to(device)\n"
+        "        outputs = []\n        for k in range(len(self.model)):\n"
+        f"            model = nn.Sequential({wrapped})\n            outputs.append(model(x))\n        return outputs\n"
+    )
+    assert (".to(device)\n" in run_devfix(source, rules=[ModuleNotMoved]).fixed.decode().split("nn.Sequential(")[1]) is moved
