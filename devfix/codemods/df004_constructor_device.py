@@ -177,6 +177,7 @@ from devfix.analysis.torch_api import (
     FACTORY_FUNCTIONS,
     FIRST_OPERAND_ONLY,
     HOST_SIDE_PREFIXES,
+    LEGACY_CPU_CONSTRUCTORS,
     LEGACY_DTYPES,
     MEETING_FUNCTIONS,
     MODULE_COMPILERS,
@@ -1631,6 +1632,8 @@ class _Combinations(cst.CSTVisitor):
             found = self._sources(binding.value, binding.line)  # names in a value: before its line
             return found + self._sources_skipped(expression.value, binding, use_line) if found else found
         if isinstance(expression, cst.Call) and self.qualified(expression.func) & MOVED_AFTER:
+            if self.qualified(expression.func) & LEGACY_CPU_CONSTRUCTORS and self._given_a_tensor(expression):
+                return []  # `torch.Tensor(layer_ids + 1)`: the tensor itself on the CPU, an error on a GPU: no `.to()` after it helps
             return [] if _names_a_device(expression) else [expression]
         if self._is_helper_call(expression):
             return [expression]  # `x + positional_encoding(n, d)`: a helper of the file returns a CPU tensor
@@ -1676,6 +1679,11 @@ class _Combinations(cst.CSTVisitor):
     def _zero_dim(self, expression: cst.BaseExpression, before_line: int | None = None) -> bool:
         line = before_line if before_line is not None else self.rule.line_of(expression)
         return is_zero_dim_value(expression, self._bound_value, lambda name: name not in self.tensors, line)
+
+    def _given_a_tensor(self, constructor: cst.Call) -> bool:
+        """A legacy constructor's data is a tensor the scope proves one (torchtune's `torch.Tensor(layer_ids + 1)`)."""
+        data = constructor.args[0].value if constructor.args and constructor.args[0].keyword is None else None
+        return data is not None and is_tensor_expression(data, self.tensors, self.qualified)
 
     def _without_scalars(self, sources: list[cst.Call], other: list[cst.Call]) -> list[cst.Call]:
         """One operand's sources in `a * b`: a 0-dim CPU tensor (`torch.tensor(2.0)`) joins a tensor

@@ -1165,3 +1165,15 @@ def test_only_a_tensor_method_meets_what_it_is_given(call, met):
         f"    {call}\n    return image\n"
     )
     assert ("device=image.device" in fixed(source)) is met
+
+
+@pytest.mark.parametrize(("data", "moved"), [("layer_ids + 1", False), ("[1.0, 2.0, 3.0]", True)])
+def test_a_legacy_constructor_given_a_tensor_gets_no_move_after_it(data, moved):
+    """torchtune's `torch.Tensor(layer_ids + 1)`: given a tensor, the constructor is that tensor on the
+    CPU and raises on a GPU; a `.to(layer_ids.device)` after it would fix nothing."""
+    source = (
+        "import torch\n\n\ndef linear_scale(layer_ids: torch.Tensor, n_layers: int) -> torch.Tensor:\n"
+        f"    scales = torch.Tensor({data})\n"
+        "    scales = scales * torch.where(layer_ids < n_layers - 1, 0.5, 1.0)\n    return scales / torch.sum(scales)\n"
+    )
+    assert (".to(layer_ids.device)" in fixed(source)) is moved
