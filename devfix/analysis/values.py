@@ -13,11 +13,11 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from devfix.analysis.ast_nodes import bound_names, children, every_node, parameters
+from devfix.analysis.ast_nodes import bound_names, children, every_node, may_name_a_device, parameters
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import BATCH_KINDS, ITEM_KINDS, Kind, Resolver, join
 from devfix.analysis.module_instances import called_instances
-from devfix.analysis.torch_api import TENSOR_OUTPUT_LAYERS, TENSOR_TO_TENSOR_LAYERS
+from devfix.analysis.torch_api import FACTORY_LAST_NAMES, TENSOR_OUTPUT_LAYERS, TENSOR_TO_TENSOR_LAYERS
 
 Env = dict[str, Kind]
 ANNOTATION_KINDS = {
@@ -105,7 +105,7 @@ def analyse_values(
     resolver.forward_output = _ForwardOutputs(tree, resolver, globals_env).kind
     _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
     for _ in range(INFERENCE_ROUNDS):  # read the file again, knowing what its functions are called with
-        inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped)
+        inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped, constructed)
         inferred.update(_method_parameter_kinds_from_calls(methods, facts.call_sites, facts.escaped))
         inferred.update(_constructor_parameter_kinds(tree, facts.call_sites, facts.escaped, constructed))
         inferred.update(_forward_parameter_kinds(tree, resolver.instances, facts.call_sites, facts.escaped))
@@ -192,11 +192,21 @@ def _fits(call: PassedKinds, function: ast.FunctionDef | ast.AsyncFunctionDef, n
     return len(names) - len(function.args.defaults) <= call.count <= len(names) and call.given(names) is not None
 
 
-def _parameter_kinds_from_calls(functions, call_sites, escaped) -> dict[str, list[Kind]]:
+def _parameter_kinds_from_calls(functions, call_sites, escaped, called_beside=None) -> dict[str, list[Kind]]:
     """A top-level function's parameters take the kind every call of the file passes them
-    (`dropout_mask(x, 0.1)` with `x` a tensor): only for functions used by plain calls alone."""
+    (`dropout_mask(x, 0.1)` with `x` a tensor): only for functions used by plain calls alone. One
+    the file never calls, which makes tensors with a factory (`make_mask(lengths, n)`, whose
+    `torch.arange(n)` meets `lengths`), takes what its calls in the files beside it pass
+    (`called_beside`, `ProjectIndex.constructed_kinds`)."""
     inferred = {}
-    for name, calls in call_sites.items():
+    sites = dict(call_sites)
+    if called_beside is not None:
+        for name, function in functions.items():
+            if name not in sites and name not in escaped and _makes_factories(function):
+                beside = called_beside(name)
+                if beside:
+                    sites[name] = beside
+    for name, calls in sites.items():
         function = functions.get(name)
         if function is None or name in escaped or function.args.vararg or function.args.posonlyargs:
             continue
@@ -204,6 +214,16 @@ def _parameter_kinds_from_calls(functions, call_sites, escaped) -> dict[str, lis
         if kinds is not None:
             inferred[name] = kinds
     return inferred
+
+
+def _makes_factories(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`torch.arange(n)`, `torch.zeros(...)` without `device=` in the function: a tensor made there
+    may meet a parameter (the only reason to ask other files what the parameters are)."""
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in FACTORY_LAST_NAMES
+        and not may_name_a_device(node)
+        for node in every_node(function)
+    )
 
 
 def _inferable_methods(tree: ast.Module, imports: ImportTable) -> dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef]:

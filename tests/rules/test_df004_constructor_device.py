@@ -1177,3 +1177,16 @@ def test_a_legacy_constructor_given_a_tensor_gets_no_move_after_it(data, moved):
         "    scales = scales * torch.where(layer_ids < n_layers - 1, 0.5, 1.0)\n    return scales / torch.sum(scales)\n"
     )
     assert (".to(layer_ids.device)" in fixed(source)) is moved
+
+
+@pytest.mark.parametrize(("given", "aligned"), [("lengths.to(device)", True), ("[10, 7, 5]", False)])
+def test_a_helper_of_another_file_takes_the_kinds_its_callers_pass(tmp_path, given, aligned):
+    """`make_mask(lengths, n)` in `model.py`, never called there, is given a device tensor by
+    `train.py`: its `torch.arange(n)` goes where `lengths` is. Given a list, nothing is a tensor."""
+    source = "import torch\n\n\ndef make_mask(lengths, max_len):\n    return torch.arange(max_len)[None, :] < lengths[:, None]\n"
+    (tmp_path / "train.py").write_text(
+        "import torch\n\nfrom model import make_mask\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        f"lengths = torch.tensor([10, 7, 5])\nmask = make_mask({given}, 10)\nprint(mask.sum())\n"
+    )
+    result = run_devfix(source, str(tmp_path / "model.py"), rules=[ConstructorDevice])
+    assert ("torch.arange(max_len, device=lengths.device)" in result.fixed.decode()) is aligned
