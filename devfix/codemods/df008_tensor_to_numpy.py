@@ -95,7 +95,7 @@ from devfix.analysis.module_classes import is_self_attribute
 from devfix.analysis.parameter_meetings import METADATA_ATTRIBUTES
 from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import chain_root
+from devfix.analysis.tensors import chain_root, without_tensor_methods
 from devfix.analysis.torch_api import (
     AXES_DATA_METHODS,
     HOST_LIBRARIES,
@@ -294,7 +294,9 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _given_on_device(self, value: cst.BaseExpression, owner: cst.ClassDef) -> bool:
         """`self.preds.append(preds)` in `def update(self, preds, targets)` of the class, where every
         call of `update` on the class's instances in the file passes a device value for `preds`
-        (`meter.update(model(x).argmax(1), y)`), and the class never calls it itself."""
+        (`meter.update(model(x).argmax(1), y)`), and the class never calls it itself; or a tensor
+        method's result of it (`self.preds.append(logits.argmax(1))`: where `logits` is)."""
+        value = without_tensor_methods(value)
         method = self.enclosing_scope(value)
         if not isinstance(value, cst.Name) or not isinstance(method, cst.FunctionDef) or self.class_of_method(method) is not owner:
             return False
@@ -924,6 +926,11 @@ class _CollectorReads(cst.CSTVisitor):
             if self.collector.is_root(target.target):
                 self.bindings.append(node.value)
                 self.skipped.add(id(target.target))
+            elif isinstance(target.target, cst.Tuple) and isinstance(node.value, cst.Tuple) and len(target.target.elements) == len(node.value.elements):
+                for element, value in zip(target.target.elements, node.value.elements):  # `self.preds, self.labels = [], []`
+                    if self.collector.is_root(element.value):
+                        self.bindings.append(value.value)
+                        self.skipped.add(id(element.value))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if self.collector.is_root(node.target):
