@@ -153,7 +153,7 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
         loaders = loader_names()
         if not loaders:
             return None
-        references = [self._references(loader) for loader in loaders]
+        references = [self._references(loader) if isinstance(loader, cst.Name) else [loader] for loader in loaders]
         if any(found is None for found in references):
             return None
         given = {id(node) for found in references for node in found}
@@ -165,9 +165,9 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
                 plan.loop_moves[id(loop)] = statement
         return plan
 
-    def _dataset_loaders(self, class_def: cst.ClassDef) -> list[cst.Name] | None:
+    def _dataset_loaders(self, class_def: cst.ClassDef) -> list[cst.Name | cst.Call] | None:
         """The names of the loaders over every dataset the class builds (no `collate_fn`: it may
-        regroup the items)."""
+        regroup the items), or a loader built where a `for` loops over it."""
         constructions = self._constructions(class_def)
         if not constructions:
             return None  # the class named otherwise than built
@@ -283,9 +283,10 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
             constructions.append(call)
         return constructions
 
-    def _only_loader_of(self, construction: cst.Call) -> cst.Name | None:
+    def _only_loader_of(self, construction: cst.Call) -> cst.Name | cst.Call | None:
         """The name of the one loader built over this dataset: `loader = DataLoader(Cls(...))`, or
-        `dataset = Cls(...)` read only by `DataLoader(dataset, ...)` and `len(dataset)`."""
+        `dataset = Cls(...)` read only by `DataLoader(dataset, ...)` and `len(dataset)`; or that
+        loader's construction itself, where a `for` loops over it (`for x, y in DataLoader(data, ...)`)."""
         loader = self._index.loader_of_argument.get(id(construction))
         if loader is None:
             target = self._index.assigned_to.get(id(construction))
@@ -300,7 +301,7 @@ class LoaderWorkerDevice(ScopeTracker, DevfixRule):
             return None
         if not self.qualified(loader.func) & DATALOADER_NAMES:
             return None
-        return self._index.assigned_to.get(id(loader))
+        return loader if id(loader) in self._index.loop_over else self._index.assigned_to.get(id(loader))
 
     def _references(self, target: cst.Name) -> list[cst.CSTNode] | None:
         """Where the name bound here (by an assignment or as a parameter) is read, when this is its
@@ -531,6 +532,7 @@ class _Index(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         iterable = node.iter
         while isinstance(iterable, cst.Call) and iterable.args:
+            self.loop_over[id(iterable)] = node  # `for x, y in DataLoader(data, ...)`: the loader built in place
             iterable = iterable.args[0].value  # `enumerate(loader)`, `tqdm(loader)`: unwrap_loader checks them
         if isinstance(iterable, cst.Name):
             self.loop_over[id(iterable)] = node
