@@ -22,23 +22,31 @@ from devfix.analysis.torch_names import QualifiedNames
 DEPTH = 6
 
 
-def computes_with_given_tensors(value: cst.BaseExpression, method: cst.FunctionDef, qualified: QualifiedNames) -> bool:
-    """`value`, stored by `method`, computes with a tensor the method was given (see the module)."""
+def computes_with_given_tensors(
+    value: cst.BaseExpression, method: cst.FunctionDef, qualified: QualifiedNames,
+    given_attributes: frozenset[str] = frozenset(), whole: bool = False, host_parameters: frozenset[str] = frozenset(),
+) -> bool:
+    """`value`, stored by `method`, computes with a tensor the method was given (see the module), or
+    with one of `given_attributes` (`self.theta_p`, kept from a parameter) where only a tensor can
+    stand. `whole`: the value itself stands where only a tensor can (`self.theta_p = theta_p`).
+    `host_parameters`: parameters every call gives a tensor made on the host (no given tensor)."""
     parameters = {param.name.value for param in [*method.params.posonly_params, *method.params.params, *method.params.kwonly_params]}
-    parameters.discard("self")
+    parameters -= {"self", *host_parameters}
     bound = _local_values(method)
-    return _given(value, parameters, bound, qualified, tensor_position=False, depth=0)
+    return _given(value, parameters, given_attributes, bound, qualified, tensor_position=whole, depth=0)
 
 
-def _given(node: cst.BaseExpression, parameters: set[str], bound: dict[str, list[cst.BaseExpression]],
+def _given(node: cst.BaseExpression, parameters: set[str], attributes: frozenset[str], bound: dict[str, list[cst.BaseExpression]],
            qualified: QualifiedNames, tensor_position: bool, depth: int) -> bool:
     if depth > DEPTH:
         return False
-    again = lambda inner, position: _given(inner, parameters, bound, qualified, position, depth + 1)  # noqa: E731
+    again = lambda inner, position: _given(inner, parameters, attributes, bound, qualified, position, depth + 1)  # noqa: E731
     if isinstance(node, cst.Name):
         if tensor_position and node.value in parameters:
             return True
         return any(again(value, tensor_position) for value in bound.get(node.value, ()))
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return tensor_position and node.attr.value in attributes
     if isinstance(node, cst.Call):
         if is_factory_call(node, qualified):
             return False  # made here, on the CPU, whatever its sizes or data were

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.call_sites import argument_at, arguments_for
+from devfix.analysis.call_sites import argument_at, arguments_for, constructor_values_for
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.given_tensors import computes_with_given_tensors
 from devfix.analysis.host_made import HostContext, host_made
@@ -88,7 +88,28 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         object, and its class-level constants (`MEAN = torch.tensor(...)` in the class body, for a
         Module too: a class attribute is no buffer)."""
         constants = self._class_constants(node)
-        return constants if self._is_module_class(node) else _tensor_attributes(node, self.qualified) | constants
+        return constants if self._is_module_class(node) else _tensor_attributes(node, self.qualified, self._host_given(node)) | constants
+
+    def _host_given(self, class_def: cst.ClassDef) -> frozenset[str]:
+        """The `__init__` parameters every construction of the class in the file gives a value made
+        on the host (`GaussianDiffusion(beta_schedule(50))`, the file's helper returning
+        `torch.linspace(...)`): what the class computes from them is on the CPU too."""
+        init = next((item for item in class_def.body.body if isinstance(item, cst.FunctionDef) and item.name.value == "__init__"), None) \
+            if isinstance(class_def.body, cst.IndentedBlock) else None
+        if init is None or self.facts is None:
+            return frozenset()
+
+        def cpu_helper(name: str) -> bool:
+            helper = self.facts.local_helper(name)
+            return helper is not None and helper.returns_host_tensors
+
+        found = set()
+        for param in init.params.params[1:]:
+            values = constructor_values_for(self.module, class_def, param.name.value)
+            if values and all(value is not None and host_made(value, self.line_of(value), 0, HostContext(
+                    self.scope_facts(value), self.qualified, cpu_helper, kind_of=self.kind_of)) for value in values):
+                found.add(param.name.value)
+        return frozenset(found)
 
     def _class_constants(self, node: cst.ClassDef) -> set[str]:
         """`_class_constants` of the class, once a class (`plain_tables` and the messages ask)."""
@@ -634,7 +655,7 @@ class _LikeFinder(cst.CSTVisitor):
         self.found = self.found or node.value.endswith("_like")
 
 
-def _tensor_attributes(class_node: cst.ClassDef, qualified) -> set[str]:
+def _tensor_attributes(class_node: cst.ClassDef, qualified, host_given: frozenset[str] = frozenset()) -> set[str]:
     """`self.<name>` attributes the class assigns only from torch computations, none of them placed
     or computed from an attribute placed just before (`_derived_from_placed`)."""
     finder = _SelfAssignments()
@@ -647,22 +668,26 @@ def _tensor_attributes(class_node: cst.ClassDef, qualified) -> set[str]:
         name for name, values in finder.values.items()
         if values and name not in placed and all(is_tensor_expression(value, set(), qualified) for value in values)
     }
+    # computed from tensors a method was given, or from state kept from them (lc2st's `self.theta_p_mean =
+    # torch.mean(self.theta_p, dim=0)` of the samples it was given, maybe on a GPU): no proven CPU table
+    stored = []
     for method in class_node.body.body if isinstance(class_node.body, cst.IndentedBlock) else []:
         if isinstance(method, cst.FunctionDef):
-            stored = _SelfAssignments()
-            method.body.visit(stored)
-            tables -= {name for name, value in stored.in_order if computes_with_given_tensors(value, method, qualified)}
-    # computed from state the class does not compute itself (lc2st's `self.theta_p_mean =
-    # torch.mean(self.theta_p, dim=0)` of the samples it was given, maybe on a GPU): no proven CPU table
-    computed = {name for name, values in finder.values.items() if values and all(
-        is_tensor_expression(value, set(), qualified) or _placed(value) for value in values)}
-    changed = True
-    while changed:
-        unknown = {name for name in tables & computed if any(_self_reads(value) - computed for value in finder.values[name])}
-        changed = bool(unknown)
+            assignments = _SelfAssignments()
+            method.body.visit(assignments)
+            stored += [(name, value, method) for name, value in assignments.in_order]
+    def host(method: cst.FunctionDef) -> frozenset[str]:
+        return host_given if method.name.value == "__init__" else frozenset()
+
+    given = frozenset(name for name, value, method in stored
+                      if computes_with_given_tensors(value, method, qualified, whole=True, host_parameters=host(method)))
+    while True:
+        unknown = {name for name, value, method in stored
+                   if name in tables and computes_with_given_tensors(value, method, qualified, given, host_parameters=host(method))}
+        if not unknown:
+            return tables
         tables -= unknown
-        computed -= unknown
-    return tables
+        given |= unknown
 
 
 def _derived_from_placed(method: cst.FunctionDef) -> set[str]:

@@ -340,3 +340,19 @@ def test_a_table_computed_from_tensors_the_object_was_given_lives_where_they_do(
     )
     result = run_devfix(source, rules=[LookupTableDevice])
     assert ("self.u.to(x.device)" in result.fixed.decode()) is table
+
+
+@pytest.mark.parametrize(("construction", "table"), [("Schedule(make_betas(10))", True), ("Schedule(torch.rand(10, device=device))", False)])
+def test_a_schedule_given_by_the_constructions_is_a_cpu_table_when_every_one_gives_a_host_tensor(construction, table):
+    """A diffusion object given its betas: computed from what every construction in the file passes,
+    made on the host by the file's helper, its tables are on the CPU; given a device tensor, not."""
+    source = (
+        "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        "def make_betas(n):\n    return torch.linspace(1e-4, 0.02, n)\n\n\n"
+        "class Schedule:\n    def __init__(self, betas):\n        self.betas = betas\n"
+        "        self.alphas_cumprod = torch.cumprod(1.0 - self.betas, dim=0)\n\n"
+        "    def scale(self, x, t: torch.Tensor):\n        return x * self.alphas_cumprod[t]\n\n\n"
+        f"schedule = {construction}\n"
+        "print(schedule.scale(torch.ones(2, device=device), torch.tensor([1, 2], device=device)))\n"
+    )
+    assert ("self.alphas_cumprod.to(t.device)[t]" in run_devfix(source, rules=[LookupTableDevice]).fixed.decode()) is table
