@@ -561,7 +561,7 @@ class _Scope:
             arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
             if not any(self._may_be_placed(argument, call.lineno) for argument in arguments):
                 continue
-            if any(isinstance(argument, (ast.Name, ast.Call)) and self._has_sources(argument, call.lineno) for argument in arguments):
+            if any(isinstance(argument, (ast.Name, ast.Call, ast.Subscript)) and self._has_sources(argument, call.lineno) for argument in arguments):
                 # what DF004 would place: factories, or a CPU-tensor helper's result (for a function of
                 # another file, one that puts its parameters together: `evaluate(model, xs)`)
                 if call.func.id in self.helpers or self.imported_meets(call.func.id):
@@ -852,6 +852,8 @@ class _Scope:
             return [line for operand in [node.left, *node.comparators] for line in again(operand)]
         if isinstance(node, (ast.List, ast.Tuple)):
             return [line for element in node.elts for line in again(element)]
+        if isinstance(node, ast.ListComp):  # `batches[0][0]` of a comprehension of tuples: DF004's rows
+            return again(node.elt)
         if isinstance(node, (ast.Subscript, ast.Starred)):
             return again(node.value)
         return []

@@ -50,6 +50,7 @@ from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.dataset_items import index_of, non_tensor_names
 from devfix.analysis.device_scope import DeviceChoice, device_for, device_variable_in_scope
 from devfix.analysis.forward_lengths import Packing
+from devfix.analysis.kinds import Kind
 from devfix.analysis.loaders import (
     BatchMoves,
     BatchUse,
@@ -169,7 +170,9 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
         loader, target = unwrap_loader(node, self.qualified)
         names = self._zipped_batches(loader, target)
         if names is None:
-            if loader is None or not is_dataloader(self, loader) or collate_places_batches(self, loader):
+            if loader is None or collate_places_batches(self, loader):
+                return None
+            if not (is_dataloader(self, loader) or self._batch_list_moved_in_part(node, loader, target)):
                 return None
             names = target_names(target)
         if not names:
@@ -195,6 +198,16 @@ class LoaderToDevice(ScopeTracker, DevfixRule):
             collected = [BatchUse(name, False) for name in self._collected_then_met(node, body, names, moved, callables, models)]
             moves = BatchMoves([*moves.uses, *collected], moves.indexed) if collected else moves
         return _LoopPlan(target, moves, models, start)
+
+    def _batch_list_moved_in_part(self, loop: cst.For, rows: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+        """`for images, labels in batches:` over a list of tensor batches a caller gives, whose body
+        moves some of the batch itself (`images = images.to(device)`): the caller did not place
+        them, so the rest of the batch is on the CPU too (and moving a placed one changes nothing)."""
+        if self.kind_of(rows) is not Kind.BATCH_LIST:
+            return False
+        names = set(target_names(target))
+        moved = collect([loop.body], self.qualified, self.line_of, {}).moved
+        return bool(names & set(moved))
 
     def _collected_then_met(self, loop: cst.For, body: cst.BaseSuite, names: list[str], moved: set[str],
                             callables: set[str], models: dict[str, str | None]) -> list[str]:

@@ -1666,6 +1666,12 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(expression, (cst.List, cst.Tuple)):
             return [call for element in expression.elements for call in self._sources(element.value, before_line)]
         if isinstance(expression, cst.Subscript):
+            row = expression.value
+            position = _integer_index(expression)
+            if position is not None and isinstance(row, cst.Subscript) and _integer_index(row) is not None:
+                # `batches[0][0]` of `batches = [(torch.randn(8, 4), torch.randint(0, 3, (8,))) for _ in range(3)]`
+                line = before_line if before_line is not None else self.rule.line_of(expression)
+                return self._row_sources(row.value, position, line)
             return self._sources(expression.value, before_line)
         return []
 
@@ -1769,6 +1775,14 @@ class _Combinations(cst.CSTVisitor):
             return not isinstance(reaching.value, NOT_TENSOR_LITERALS)
         return reference in self.parameters or bool(earlier)
 
+
+
+def _integer_index(subscript: cst.Subscript) -> int | None:
+    """`i` of `rows[i]`, a non-negative integer literal, the one index."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    index = subscript.slice[0].slice.value
+    return int(index.value) if isinstance(index, cst.Integer) and index.value.isdigit() else None
 
 
 def _read_by_key(subscript: cst.Subscript) -> bool:

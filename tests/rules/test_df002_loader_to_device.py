@@ -343,3 +343,20 @@ def test_batches_of_a_dataset_of_another_file_that_keeps_its_tensors_on_the_devi
     train.write_text(RESIDENT_TRAINING)
     fixed = run_devfix(RESIDENT_TRAINING, str(train), rules=[LoaderToDevice]).fixed.decode()
     assert ("data, target = data.to(device), target.to(device)" in fixed) is moved
+
+
+@pytest.mark.parametrize(("moves", "fixed"), [("images = images.to(device)\n        ", True), ("", False)])
+def test_a_batch_list_given_by_the_caller_whose_loop_moves_part_of_the_batch_moves_the_rest(moves, fixed):
+    """`for images, labels in batches:` of a list of tensor batches a caller gives, the loop moving
+    `images` itself: the caller did not place them, so `labels` is on the CPU too. A loop that moves
+    nothing may be given batches the caller placed: left alone."""
+    source = (
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+        "def train_epoch(model, batches, device):\n    for images, labels in batches:\n"
+        f"        {moves}loss = F.cross_entropy(model(images), labels)\n        loss.backward()\n\n\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model = nn.Linear(4, 3).to(device)\n"
+        "batches = [(torch.randn(8, 4), torch.randint(0, 3, (8,))) for _ in range(3)]\ntrain_epoch(model, batches, device)\n"
+    )
+    result = run_devfix(source, rules=[LoaderToDevice])
+    assert ("labels = labels.to(device)" in result.fixed.decode()) is fixed

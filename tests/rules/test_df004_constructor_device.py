@@ -1190,3 +1190,16 @@ def test_a_helper_of_another_file_takes_the_kinds_its_callers_pass(tmp_path, giv
     )
     result = run_devfix(source, str(tmp_path / "model.py"), rules=[ConstructorDevice])
     assert ("torch.arange(max_len, device=lengths.device)" in result.fixed.decode()) is aligned
+
+
+def test_an_item_of_a_row_of_a_batch_list_given_to_a_moved_models_helper_is_made_on_its_device():
+    """`predict(model, batches[0][0])` with `batches = [(torch.randn(8, 4), ...) for _ in range(3)]`
+    and `model` moved: the first item of each row is what `predict` feeds the model."""
+    source = (
+        "import torch\nimport torch.nn as nn\n\n\ndef predict(model, images):\n    with torch.no_grad():\n"
+        "        return model(images).argmax(dim=1)\n\n\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = nn.Linear(4, 3).to(device)\n"
+        "batches = [(torch.randn(8, 4), torch.randint(0, 3, (8,))) for _ in range(3)]\n"
+        "print(predict(model, batches[0][0]))\n"
+    )
+    assert "(torch.randn(8, 4, device=device), torch.randint(0, 3, (8,)))" in fixed(source)
