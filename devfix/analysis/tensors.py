@@ -246,55 +246,50 @@ SHAPE_KEEPING_METHODS = frozenset({
 })
 
 
-def is_zero_dim_value(expression: cst.BaseExpression, bound: BoundValue, number: NumberTest, line: int, depth: int = 0) -> bool:
+ZERO_DIM, ONE_ELEMENT = "0-dim", "one element"
+
+
+def is_zero_dim_value(expression: cst.BaseExpression, bound: BoundValue, number: NumberTest, line: int) -> bool:
     """`(min_value.long()).squeeze()` of `min_value = torch.rand(1) * n`, `loss.sum()`: a 0-dim
     tensor, which a CUDA tensor accepts beside it in arithmetic and comparisons whatever its
     device (torchaudio's `mask_along_axis`). `bound(name, line)` is the value and line of the
     binding of `name` reaching `line`; `number(name)` says a name holds a Python number."""
-    if depth > 6:
-        return False
-    if isinstance(expression, cst.Name):
-        value, at = bound(expression.value, line)
-        return value is not None and is_zero_dim_value(value, bound, number, at, depth + 1)
-    if isinstance(expression, cst.BinaryOperation) and not isinstance(expression.operator, cst.MatrixMultiply):
-        sides = (expression.left, expression.right)
-        return all(_is_number(side, number) or is_zero_dim_value(side, bound, number, line, depth) for side in sides) and not all(
-            _is_number(side, number) for side in sides)
-    if not (isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute)):
-        return False
-    receiver = expression.func.value
-    if is_whole_reduction(expression):
-        return True
-    if expression.func.attr.value == "squeeze" and not expression.args:
-        return _has_one_element(receiver, bound, number, line, depth)
-    return expression.func.attr.value in SHAPE_KEEPING_METHODS and not expression.args and is_zero_dim_value(
-        receiver, bound, number, line, depth)
+    return _small_shape(expression, bound, number, line, 0) == ZERO_DIM
 
 
-def _has_one_element(expression: cst.BaseExpression, bound: BoundValue, number: NumberTest, line: int, depth: int) -> bool:
-    """`torch.rand(1)`, `torch.zeros((1,))`, `torch.tensor([x])`, and what keeps their shape."""
-    if depth > 6:
-        return False
+def _small_shape(expression: cst.BaseExpression, bound: BoundValue, number: NumberTest, line: int, depth: int) -> str | None:
+    """ZERO_DIM, ONE_ELEMENT (`torch.rand(1)`, `torch.zeros((1,))`, `torch.tensor([x])`), or None
+    (unknown or larger), through names, arithmetic with numbers and shape-keeping methods."""
     if isinstance(expression, cst.Name):
         value, at = bound(expression.value, line)
-        return value is not None and _has_one_element(value, bound, number, at, depth + 1)
+        return _small_shape(value, bound, number, at, depth + 1) if value is not None and depth < 6 else None
     if isinstance(expression, cst.BinaryOperation) and not isinstance(expression.operator, cst.MatrixMultiply):
-        sides = (expression.left, expression.right)
-        return all(_is_number(side, number) or _has_one_element(side, bound, number, line, depth) for side in sides)
+        shapes = [None if _is_number(side, number) else _small_shape(side, bound, number, line, depth)
+                  for side in (expression.left, expression.right)]
+        tensors = [shape for side, shape in zip((expression.left, expression.right), shapes) if not _is_number(side, number)]
+        if not tensors or None in tensors:
+            return None
+        return ZERO_DIM if all(shape == ZERO_DIM for shape in tensors) else ONE_ELEMENT
     if not isinstance(expression, cst.Call):
-        return False
+        return None
     name = _code(expression.func)
     positional = [arg.value for arg in expression.args if arg.keyword is None]
     if name.split(".")[-1] in ("rand", "randn", "zeros", "ones", "empty") and name.startswith("torch."):
         display = len(positional) == 1 and isinstance(positional[0], (cst.Tuple, cst.List))
         sizes = [element.value for element in positional[0].elements] if display else positional
-        return len(sizes) == 1 and isinstance(sizes[0], cst.Integer) and sizes[0].value == "1"
+        return ONE_ELEMENT if len(sizes) == 1 and isinstance(sizes[0], cst.Integer) and sizes[0].value == "1" else None
     if name in ("torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor") and len(positional) == 1:
         data = positional[0]
-        return isinstance(data, cst.List) and len(data.elements) == 1 and not isinstance(data.elements[0].value, (cst.List, cst.Tuple))
-    if isinstance(expression.func, cst.Attribute) and expression.func.attr.value in SHAPE_KEEPING_METHODS and not expression.args:
-        return _has_one_element(expression.func.value, bound, number, line, depth)
-    return is_zero_dim_value(expression, bound, number, line, depth)
+        single = isinstance(data, cst.List) and len(data.elements) == 1 and not isinstance(data.elements[0].value, (cst.List, cst.Tuple))
+        return ONE_ELEMENT if single else None
+    if not isinstance(expression.func, cst.Attribute):
+        return None
+    if is_whole_reduction(expression):
+        return ZERO_DIM
+    receiver = _small_shape(expression.func.value, bound, number, line, depth)
+    if expression.func.attr.value == "squeeze" and not expression.args:
+        return ZERO_DIM if receiver is not None else None
+    return receiver if expression.func.attr.value in SHAPE_KEEPING_METHODS and not expression.args else None
 
 
 def _is_number(expression: cst.BaseExpression, number: NumberTest) -> bool:
