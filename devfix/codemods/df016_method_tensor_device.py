@@ -29,6 +29,11 @@ method returns goes, where the class's other methods put it together with a tens
 input's device (`x + self.positional_encoding(n)` → `x + self.positional_encoding(n).to(x.device)`;
 also through a local bound once to it, `freqs = self.frequencies().to(t.device)`;
 `analysis.self_calls.results_joining_inputs`); used anywhere else, it is reported without a fix.
+State `__init__` makes with a method nothing else calls (the tutorials' `self.hidden =
+self.init_hidden(batch)`, every `return` of it CPU factories) is made before any move, and `.to()`
+leaves a tuple attribute where it is: where a layer reads it beside an input before any other
+binding in its method (`self.lstm(seq, self.hidden)`), the read goes to the input's device
+(`tuple(item.to(seq.device) for item in self.hidden)`; `analysis.constructor_state`).
 A name bound in both branches of an `if` (or a conditional expression) may hold either tensor.
 A tensor type the class holds counts as a factory when it is proven a CPU one (pix2pixHD's
 `self.Tensor = tensor`, whose default `torch.FloatTensor` no construction of the class in the file
@@ -57,6 +62,7 @@ from __future__ import annotations
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_values_for
+from devfix.analysis.constructor_state import StateRead, constructor_state_reads
 from devfix.analysis.cst_bindings import is_static_method, parameters
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import Kind
@@ -102,6 +108,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._targets: dict[cst.Call, str] = {}
+        self._state_reads: dict[cst.Arg, StateRead] = {}  # `self.hidden` read by a layer beside an input
         self._joined_results: dict[cst.Call, str] = {}  # `self.<method>(...)` → the input its CPU result meets
         self._storing_device: set[cst.ClassDef] = set()  # classes that assign `self.device`
         self._without_property: set[cst.ClassDef] = set()  # classes whose `self.device` must be added
@@ -120,6 +127,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         has_state = any(self._is_submodule(facts.attributes[name], builders, facts.methods) for name in submodules) or any(
             self._is_parameter(use) for use in facts.attributes.values())  # `self.loss = nn.MSELoss()` has no device
         tensor_types = self._cpu_tensor_types(node, facts)
+        self._plan_state_reads(node, facts.methods, submodules)
         stored_device = "device" in facts.attributes
         if stored_device:
             self._storing_device.add(node)
@@ -164,6 +172,32 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                     else:
                         reference = "next(self.parameters())"
                 self._targets.setdefault(call, reference)
+
+    def _plan_state_reads(self, node: cst.ClassDef, methods: dict[str, cst.FunctionDef], submodules: set[str]) -> None:
+        """State `__init__` makes with a method only constructors call, read by a layer beside an
+        input (`self.lstm(seq, self.hidden)`): the read goes to the input's device
+        (`analysis.constructor_state`)."""
+        def inputs(method: cst.FunctionDef) -> set[str]:
+            tensors = self.scope_tensors(method.body)
+            return {param.name.value for param in method.params.params[1:]
+                    if param.name.value in tensors or _proven_tensor(self, method, param.name.value)}
+
+        self._state_reads.update(constructor_state_reads(
+            node, methods, self._methods_called_only_in_constructors(), submodules, inputs, self.qualified))
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        read = self._state_reads.get(original_node)
+        if read is None:
+            return updated_node
+        device = f"{read.beside}.device"
+        message = (f"`self.{read.attribute}` is made on the CPU while the module is built and fed to a layer beside "
+                   f"`{read.beside}`: `.to()` does not move it")
+        if not self.report(original_node.value, message, fix_title=f"move it to `{device}` where it is read"):
+            return updated_node
+        state = cst.Module([]).code_for_node(updated_node.value)
+        item = "item" if read.beside != "item" else "part"
+        code = f"tuple({item}.to({device}) for {item} in {state})" if read.is_tuple else f"{state}.to({device})"
+        return updated_node.with_changes(value=cst.parse_expression(code))
 
     def _converts(self, call: cst.Call, name: str) -> bool:
         """`torch.from_numpy(state)`, `torch.tensor([x, y])`: the call makes a tensor of `name`'s

@@ -452,3 +452,36 @@ def test_an_input_proven_none_in_the_branch_gives_no_device_there():
     )
     result = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
     assert "indices.device" not in result and "torch.arange(10, device=" in result
+
+
+STATEFUL_LSTM = (
+    "import torch\nfrom torch import nn\n\n\nclass Tagger(nn.Module):\n"
+    "    def __init__(self, n_in, hidden, batch):\n        super().__init__()\n        self.hidden_size = hidden\n"
+    "        self.lstm = nn.{layer}(n_in, hidden)\n        self.fc = nn.Linear(hidden, 2)\n"
+    "        self.hidden = self.init_hidden(batch)\n\n"
+    "    def init_hidden(self, batch):\n        return {state}\n\n"
+    "    def forward(self, seq):\n{first}        out, self.hidden = self.lstm(seq, self.hidden)\n        return self.fc(out[-1])\n\n\n"
+    "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = Tagger(3, 5, 4).to(device)\n"
+    "{calls}print(model(torch.randn(6, 4, 3, device=device)))\n"
+)
+ZEROS = "torch.zeros(1, batch, self.hidden_size)"
+
+
+@pytest.mark.parametrize(("layer", "state", "first", "calls", "read"), [
+    ("LSTM", f"({ZEROS}, {ZEROS})", "", "", "tuple(item.to(seq.device) for item in self.hidden)"),
+    ("GRU", ZEROS, "", "", "self.hidden.to(seq.device)"),
+    ("GRU", ZEROS.replace(")", ", device=next(self.parameters()).device)", 1), "", "", None),
+    ("GRU", ZEROS, "        self.hidden = self.hidden.detach()\n", "", None),
+    ("GRU", ZEROS, "", "model.hidden = model.init_hidden(4)\n", None),
+])
+def test_a_state_made_while_the_module_is_built_goes_where_the_layer_meets_it(layer, state, first, calls, read):
+    """The LSTM tagger of the tutorials: `self.hidden = self.init_hidden(batch)` in `__init__` only is
+    made before any move; `.to()` leaves it on the CPU, so `self.lstm(seq, self.hidden)` gets it on
+    `seq`'s device. Made with a device, rebound first in `forward`, or reset by the program through
+    `init_hidden` (DF016's own fix of that method), it is left alone here."""
+    source = STATEFUL_LSTM.format(layer=layer, state=state, first=first, calls=calls)
+    fixed = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
+    if read is None:
+        assert ".to(seq.device)" not in fixed
+    else:
+        assert f"self.lstm(seq, {read})" in fixed
