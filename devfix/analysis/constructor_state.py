@@ -9,7 +9,8 @@
         out, self.hidden = self.lstm(seq, self.hidden)
 
 The state is made on the CPU before any move, and `.to()` does not move a plain attribute (a tuple
-cannot be a buffer): the first call on a GPU fails. DF016 gives the read where a layer meets it
+cannot be a buffer; one tensor bound again by `forward` is no buffer either, and one bound only in
+`__init__` is DF014's): the first call on a GPU fails. DF016 gives the read where a layer meets it
 beside an input the input's device. Only for a state bound once in `__init__` to such a method's
 result, every `return` of it a factory without `device=` or a tuple display of them, the method
 called nowhere else in the file, and a read that comes before any other binding of the state in
@@ -49,6 +50,8 @@ def constructor_state_reads(
     for attribute, made_by in _states_made_in_init(init).items():
         method = methods.get(made_by)
         shape = _cpu_factory_shape(method, qualified) if method is not None and made_by in only_in_constructors else None
+        if shape is False and not _rebound_elsewhere(methods, attribute):
+            continue  # one tensor bound only in `__init__`: DF014 makes it a buffer
         if shape is not None:
             states[attribute] = shape
     found: dict[cst.Arg, StateRead] = {}
@@ -65,6 +68,17 @@ def constructor_state_reads(
                 if is_self_attribute(value) and value.attr.value in states and given and not _bound_before(method, value.attr.value, call):
                     found[arg] = StateRead(value.attr.value, given[0].value.value, states[value.attr.value])
     return found
+
+
+def _rebound_elsewhere(methods: dict[str, cst.FunctionDef], attribute: str) -> bool:
+    """A method other than `__init__` binds `self.<attribute>` (`out, self.hidden = self.gru(x, self.hidden)`)."""
+    for name, method in methods.items():
+        if name != "__init__":
+            binds = _Binds(attribute)
+            method.visit(binds)
+            if binds.found:
+                return True
+    return False
 
 
 def _states_made_in_init(init: cst.FunctionDef) -> dict[str, str]:

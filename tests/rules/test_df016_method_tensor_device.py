@@ -485,3 +485,15 @@ def test_a_state_made_while_the_module_is_built_goes_where_the_layer_meets_it(la
         assert ".to(seq.device)" not in fixed
     else:
         assert f"self.lstm(seq, {read})" in fixed
+
+
+def test_one_tensor_a_constructor_only_method_makes_and_nothing_rebinds_is_left_to_df014():
+    """`self.mask = self.causal_mask(n)` bound only in `__init__`: DF014 makes it a buffer, so DF016
+    does not also move it where `self.attn` reads it."""
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n    def __init__(self, d, n):\n        super().__init__()\n"
+        "        self.attn = nn.MultiheadAttention(d, 2, batch_first=True)\n        self.mask = self.causal_mask(n)\n\n"
+        "    def causal_mask(self, n):\n        return torch.zeros(n, n)\n\n"
+        "    def forward(self, x):\n        out, _ = self.attn(x, x, x, attn_mask=self.mask)\n        return out\n"
+    )
+    assert ".to(x.device)" not in run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
