@@ -494,6 +494,8 @@ def test_one_tensor_a_constructor_only_method_makes_and_nothing_rebinds_is_left_
         "import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n    def __init__(self, d, n):\n        super().__init__()\n"
         "        self.attn = nn.MultiheadAttention(d, 2, batch_first=True)\n        self.mask = self.causal_mask(n)\n\n"
         "    def causal_mask(self, n):\n        return torch.zeros(n, n)\n\n"
-        "    def forward(self, x):\n        out, _ = self.attn(x, x, x, attn_mask=self.mask)\n        return out\n"
+        "    def forward(self, x):\n        out, _ = self.attn(x, x, x, attn_mask=self.mask)\n        return out\n\n\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nblock = Block(8, 5).to(device)\n"
+        "print(block(torch.randn(2, 5, 8, device=device)))\n"
     )
     assert ".to(x.device)" not in run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
