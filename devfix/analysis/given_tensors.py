@@ -14,6 +14,8 @@ the method binds them to.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import libcst as cst
 
 from devfix.analysis.tensors import is_factory_call
@@ -22,29 +24,39 @@ from devfix.analysis.torch_names import QualifiedNames
 DEPTH = 6
 
 
-def computes_with_given_tensors(
-    value: cst.BaseExpression, method: cst.FunctionDef, qualified: QualifiedNames,
-    given_attributes: frozenset[str] = frozenset(), whole: bool = False, host_parameters: frozenset[str] = frozenset(),
-) -> bool:
-    """`value`, stored by `method`, computes with a tensor the method was given (see the module), or
-    with one of `given_attributes` (`self.theta_p`, kept from a parameter) where only a tensor can
-    stand. `whole`: the value itself stands where only a tensor can (`self.theta_p = theta_p`).
-    `host_parameters`: parameters every call gives a tensor made on the host (no given tensor)."""
-    parameters = {param.name.value for param in [*method.params.posonly_params, *method.params.params, *method.params.kwonly_params]}
-    parameters -= {"self", *host_parameters}
-    bound = _local_values(method)
-    return _given(value, parameters, given_attributes, bound, qualified, tensor_position=whole, depth=0)
+class GivenTensors:
+    """One method's parameters and the values it binds its names to, read once for all it stores."""
+
+    def __init__(self, method: cst.FunctionDef, qualified: QualifiedNames) -> None:
+        self.parameters = {param.name.value for param in [*method.params.posonly_params, *method.params.params, *method.params.kwonly_params]}
+        self.parameters.discard("self")
+        self.method, self.qualified = method, qualified
+
+    @cached_property
+    def bound(self) -> dict[str, list[cst.BaseExpression]]:
+        """Read only when a stored value reads a local name (most tables are factories and state)."""
+        return _local_values(self.method)
+
+    def computes_with(
+        self, value: cst.BaseExpression, given_attributes: frozenset[str] = frozenset(), whole: bool = False,
+        host_parameters: frozenset[str] = frozenset(),
+    ) -> bool:
+        """`value`, stored by the method, computes with a tensor the method was given (see the module),
+        or with one of `given_attributes` (`self.theta_p`, kept from a parameter) where only a tensor
+        can stand. `whole`: the value itself stands where only a tensor can (`self.theta_p = theta_p`).
+        `host_parameters`: parameters every call gives a tensor made on the host (no given tensor)."""
+        return _given(value, self.parameters - host_parameters, given_attributes, self, self.qualified, tensor_position=whole, depth=0)
 
 
-def _given(node: cst.BaseExpression, parameters: set[str], attributes: frozenset[str], bound: dict[str, list[cst.BaseExpression]],
+def _given(node: cst.BaseExpression, parameters: set[str], attributes: frozenset[str], reader: GivenTensors,
            qualified: QualifiedNames, tensor_position: bool, depth: int) -> bool:
     if depth > DEPTH:
         return False
-    again = lambda inner, position: _given(inner, parameters, attributes, bound, qualified, position, depth + 1)  # noqa: E731
+    again = lambda inner, position: _given(inner, parameters, attributes, reader, qualified, position, depth + 1)  # noqa: E731
     if isinstance(node, cst.Name):
         if tensor_position and node.value in parameters:
             return True
-        return any(again(value, tensor_position) for value in bound.get(node.value, ()))
+        return any(again(value, tensor_position) for value in reader.bound.get(node.value, ()))
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
         return tensor_position and node.attr.value in attributes
     if isinstance(node, cst.Call):

@@ -217,13 +217,21 @@ def _parameter_kinds_from_calls(functions, call_sites, escaped, called_beside=No
 
 
 def _makes_factories(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """`torch.arange(n)`, `torch.zeros(...)` without `device=` in the function: a tensor made there
-    may meet a parameter (the only reason to ask other files what the parameters are)."""
-    return any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in FACTORY_LAST_NAMES
-        and not may_name_a_device(node)
-        for node in every_node(function)
-    )
+    """A statement of the function makes a tensor with a factory without `device=` and reads a
+    parameter outside that factory's arguments (`return torch.arange(n)[None, :] < lengths[:, None]`):
+    the two may meet, the only reason to ask other files what the parameters are."""
+    parameters = {argument.arg for argument in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    for statement in every_node(function):
+        if not isinstance(statement, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)):
+            continue
+        factories = [node for node in every_node(statement) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                     and node.func.attr in FACTORY_LAST_NAMES and not may_name_a_device(node)]
+        if not factories:
+            continue
+        inside = {id(node) for factory in factories for argument in (*factory.args, *factory.keywords) for node in every_node(argument)}
+        if any(isinstance(node, ast.Name) and node.id in parameters and id(node) not in inside for node in every_node(statement)):
+            return True
+    return False
 
 
 def _inferable_methods(tree: ast.Module, imports: ImportTable) -> dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef]:

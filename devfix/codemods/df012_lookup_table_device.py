@@ -44,11 +44,13 @@ assigned from torch calls in the class, and the attributes a Module stores in `s
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_at, arguments_for, constructor_values_for
 from devfix.analysis.cst_metadata import ParentProvider
-from devfix.analysis.given_tensors import computes_with_given_tensors
+from devfix.analysis.given_tensors import GivenTensors
 from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts
@@ -88,7 +90,7 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         object, and its class-level constants (`MEAN = torch.tensor(...)` in the class body, for a
         Module too: a class attribute is no buffer)."""
         constants = self._class_constants(node)
-        return constants if self._is_module_class(node) else _tensor_attributes(node, self.qualified, self._host_given(node)) | constants
+        return constants if self._is_module_class(node) else _tensor_attributes(node, self.qualified, lambda: self._host_given(node)) | constants
 
     def _host_given(self, class_def: cst.ClassDef) -> frozenset[str]:
         """The `__init__` parameters every construction of the class in the file gives a value made
@@ -655,15 +657,16 @@ class _LikeFinder(cst.CSTVisitor):
         self.found = self.found or node.value.endswith("_like")
 
 
-def _tensor_attributes(class_node: cst.ClassDef, qualified, host_given: frozenset[str] = frozenset()) -> set[str]:
+def _tensor_attributes(class_node: cst.ClassDef, qualified, host_given: Callable[[], frozenset[str]] | None = None) -> set[str]:
     """`self.<name>` attributes the class assigns only from torch computations, none of them placed
     or computed from an attribute placed just before (`_derived_from_placed`)."""
     finder = _SelfAssignments()
     class_node.body.visit(finder)
     placed = {name for name, values in finder.values.items() if any(_placed(value) for value in values)}
-    for method in class_node.body.body if isinstance(class_node.body, cst.IndentedBlock) else []:
-        if isinstance(method, cst.FunctionDef):
-            placed |= _derived_from_placed(method)
+    methods = [(method, _assigned_in_order(method)) for method in class_node.body.body
+               if isinstance(method, cst.FunctionDef)] if isinstance(class_node.body, cst.IndentedBlock) else []
+    for _, in_order in methods:
+        placed |= _derived_from_placed(in_order)
     tables = {
         name for name, values in finder.values.items()
         if values and name not in placed and all(is_tensor_expression(value, set(), qualified) for value in values)
@@ -671,34 +674,44 @@ def _tensor_attributes(class_node: cst.ClassDef, qualified, host_given: frozense
     # computed from tensors a method was given, or from state kept from them (lc2st's `self.theta_p_mean =
     # torch.mean(self.theta_p, dim=0)` of the samples it was given, maybe on a GPU): no proven CPU table
     stored = []
-    for method in class_node.body.body if isinstance(class_node.body, cst.IndentedBlock) else []:
-        if isinstance(method, cst.FunctionDef):
-            assignments = _SelfAssignments()
-            method.body.visit(assignments)
-            stored += [(name, value, method) for name, value in assignments.in_order]
-    def host(method: cst.FunctionDef) -> frozenset[str]:
-        return host_given if method.name.value == "__init__" else frozenset()
+    for method, in_order in methods:
+        reader = GivenTensors(method, qualified)
+        stored += [(name, value, reader, method.name.value == "__init__") for name, value in in_order]
+    without = _tables_of_own_state(tables, stored, frozenset())
+    if without == tables or host_given is None:
+        return without
+    return _tables_of_own_state(tables, stored, host_given())  # the constructions' arguments, read only when they matter
 
-    given = frozenset(name for name, value, method in stored
-                      if computes_with_given_tensors(value, method, qualified, whole=True, host_parameters=host(method)))
+
+def _tables_of_own_state(tables: set[str], stored, host_parameters: frozenset[str]) -> set[str]:
+    """`tables` without those computed from tensors a method was given (for `__init__`, but for
+    `host_parameters`), or from state kept from them, to a fixed point."""
+    tables = set(tables)
+    given = frozenset(name for name, value, reader, init in stored
+                      if reader.computes_with(value, whole=True, host_parameters=host_parameters if init else frozenset()))
     while True:
-        unknown = {name for name, value, method in stored
-                   if name in tables and computes_with_given_tensors(value, method, qualified, given, host_parameters=host(method))}
+        unknown = {name for name, value, reader, init in stored
+                   if name in tables and reader.computes_with(value, given, host_parameters=host_parameters if init else frozenset())}
         if not unknown:
             return tables
         tables -= unknown
         given |= unknown
 
 
-def _derived_from_placed(method: cst.FunctionDef) -> set[str]:
-    """The `self.<name>` a method computes, in order, from attributes it placed just before
-    (`self.beta = s.to(device)` then `self.alpha = 1. - self.beta`): not from a placement another
-    method makes later (`self.alpha_t = torch.sqrt(self.alphas_cumprod)` in `__init__` stays where
-    it was made when `add_noise` moves `self.alphas_cumprod`)."""
+def _assigned_in_order(method: cst.FunctionDef) -> list[tuple[str, cst.BaseExpression]]:
+    """The method's `self.<name> = value` assignments, in order."""
     ordered = _SelfAssignments()
     method.body.visit(ordered)
+    return ordered.in_order
+
+
+def _derived_from_placed(in_order: list[tuple[str, cst.BaseExpression]]) -> set[str]:
+    """The `self.<name>` a method computes, in order (`in_order`), from attributes it placed just
+    before (`self.beta = s.to(device)` then `self.alpha = 1. - self.beta`): not from a placement
+    another method makes later (`self.alpha_t = torch.sqrt(self.alphas_cumprod)` in `__init__`
+    stays where it was made when `add_noise` moves `self.alphas_cumprod`)."""
     here: set[str] = set()
-    for name, value in ordered.in_order:
+    for name, value in in_order:
         if _placed(value) or _self_reads(value) & here:
             here.add(name)
     return here

@@ -89,12 +89,16 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             return
         tensors = self.scope_tensors(init.body)
         moves_as_a_whole = holds_parameters(facts, self.qualified)
-        stored = stored_once_in_init(facts, self.line_of)
-        # a base's buffer (sbi's `_mean_base`, registered in another file): assigning it updates it
-        registered = self.facts.registered_by_bases(node.name.value) if stored and self.facts is not None else frozenset()
-        for name, statement in stored:
-            if name in registered:
-                continue
+        registered: list[frozenset[str]] = []
+
+        def registered_by_bases(name: str) -> bool:
+            """A base's buffer (sbi's `_mean_base`, registered in another file): assigning it updates
+            it. Read once a candidate needs it."""
+            if not registered:
+                registered.append(self.facts.registered_by_bases(node.name.value) if self.facts is not None else frozenset())
+            return name in registered[0]
+
+        for name, statement in stored_once_in_init(facts, self.line_of):
             if self.fix_asked_elsewhere(statement):
                 continue
             if self._moved_where_read(name, facts.methods) or self._trained(name, statement.value, node):
@@ -103,7 +107,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
                 continue  # gluonts' `self.weight = self._init_weight(self.weight)` of an `nn.Embedding`: its Parameter
             value = statement.value
             if isinstance(value, cst.List):
-                if self._tensor_list(value, tensors, name, node, facts.methods):
+                if self._tensor_list(value, tensors, name, node, facts.methods) and not registered_by_bases(name):
                     self._lists[statement] = (name, len(value.elements))
                 continue
             if any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(value)):
@@ -116,7 +120,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             if made and self._may_be_complex(value, facts.methods):
                 continue  # `torch.polar(...)`: `.half()` would drop its imaginary part, and DDP broadcasts buffers
             if made and not _placed_by_argument(value, init) and not self._reads_placed_attributes(value, facts, init) \
-                    and not self._computed_with_on_the_host(name, facts.methods):
+                    and not self._computed_with_on_the_host(name, facts.methods) and not registered_by_bases(name):
                 self._buffers[statement] = (name, moves_as_a_whole)
 
     def _given_a_parameter(self, init: cst.FunctionDef, name: str) -> bool:
