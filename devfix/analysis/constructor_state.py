@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from devfix.analysis.cst_bindings import return_values
 from devfix.analysis.module_classes import is_self_attribute
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_names import QualifiedNames, keyword
@@ -102,7 +103,7 @@ def _states_made_in_init(init: cst.FunctionDef) -> dict[str, str]:
 def _cpu_factory_shape(method: cst.FunctionDef, qualified: QualifiedNames) -> bool | None:
     """True when every `return` of the method is a tuple display of CPU factories, False when each
     is one CPU factory, None otherwise (also for a factory given `device=`)."""
-    returns = [node.value for node in _returns(method)]
+    returns = return_values(method)
     if not returns or any(value is None for value in returns):
         return None
 
@@ -117,20 +118,6 @@ def _cpu_factory_shape(method: cst.FunctionDef, qualified: QualifiedNames) -> bo
     if all(cpu_factory(value) for value in returns):
         return False
     return None
-
-
-def _returns(method: cst.FunctionDef) -> list[cst.Return]:
-    found: list[cst.Return] = []
-
-    class Returns(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is method
-
-        def visit_Return(self, node: cst.Return) -> None:
-            found.append(node)
-
-    method.visit(Returns())
-    return found
 
 
 def _calls_in_order(method: cst.FunctionDef) -> list[cst.Call]:

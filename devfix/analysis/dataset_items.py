@@ -17,6 +17,7 @@ variables (or the names a loop body takes the batch apart into) that hold such p
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 
 import libcst as cst
@@ -82,9 +83,9 @@ def _positions_returned(function: cst.FunctionDef, judge: _NonTensors) -> frozen
 
 
 def index_of(subscript: cst.Subscript) -> int | None:
-    """`batch[1]` → 1."""
+    """`batch[1]` → 1 (any integer literal: `0x1`, `00`, `1_0`)."""
     index = subscript.slice[0].slice if len(subscript.slice) == 1 else None
-    return int(index.value.value) if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) else None
+    return ast.literal_eval(index.value.value) if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) else None
 
 
 def non_tensor_names(loop: cst.For, target: cst.BaseExpression, positions: frozenset[int]) -> set[str]:

@@ -149,6 +149,7 @@ import libcst as cst
 from devfix.analysis.call_sites import argument_for, file_functions
 from devfix.analysis.cst_bindings import calls_in, names_in, parameter_names, return_values, variables_in
 from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
+from devfix.analysis.dataset_items import index_of
 from devfix.analysis.host_helpers import HelperSummary
 from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import Kind
@@ -1667,8 +1668,8 @@ class _Combinations(cst.CSTVisitor):
             return [call for element in expression.elements for call in self._sources(element.value, before_line)]
         if isinstance(expression, cst.Subscript):
             row = expression.value
-            position = _integer_index(expression)
-            if position is not None and isinstance(row, cst.Subscript) and _integer_index(row) is not None:
+            position = index_of(expression)
+            if position is not None and isinstance(row, cst.Subscript) and index_of(row) is not None:
                 # `batches[0][0]` of `batches = [(torch.randn(8, 4), torch.randint(0, 3, (8,))) for _ in range(3)]`
                 line = before_line if before_line is not None else self.rule.line_of(expression)
                 return self._row_sources(row.value, position, line)
@@ -1775,14 +1776,6 @@ class _Combinations(cst.CSTVisitor):
             return not isinstance(reaching.value, NOT_TENSOR_LITERALS)
         return reference in self.parameters or bool(earlier)
 
-
-
-def _integer_index(subscript: cst.Subscript) -> int | None:
-    """`i` of `rows[i]`, a non-negative integer literal, the one index."""
-    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
-        return None
-    index = subscript.slice[0].slice.value
-    return int(index.value) if isinstance(index, cst.Integer) and index.value.isdigit() else None
 
 
 def _read_by_key(subscript: cst.Subscript) -> bool:
