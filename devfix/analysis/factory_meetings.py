@@ -568,10 +568,11 @@ class _Scope:
                     return True
         return False
 
-    def _may_be_placed(self, argument: ast.expr, line: int) -> bool:
+    def _may_be_placed(self, argument: ast.expr, line: int, depth: int = 0) -> bool:
         """A move (`x.to(device)`), or a name moved earlier, or one some earlier binding computes
         with a move, a `device=`, a call of a name the scope moves or of a function that gives back
-        a move (DF004's `_placed_devices` and `_move_of` over-approximated)."""
+        a move, or with a name bound to a move before it (`outputs = self.model(inputs)` after
+        `inputs = x.to(device)`): DF004's `_placed_devices` and `_move_of` over-approximated."""
         if _may_move(argument):
             return True
         if not isinstance(argument, ast.Name):
@@ -583,6 +584,7 @@ class _Scope:
             value is not None and any(
                 _may_move(node) or _gives_back_a_move(node, self.gives_back_moves) or (isinstance(node, ast.Call) and (
                     any(keyword.arg == "device" for keyword in node.keywords) or (isinstance(node.func, ast.Name) and node.func.id in moved)))
+                or (depth == 0 and isinstance(node, ast.Name) and node.id != argument.id and self._may_be_placed(node, bound, 1))
                 for node in every_node(value)
             )
             for bound, value in self.bindings.get(argument.id, ()) if bound < line

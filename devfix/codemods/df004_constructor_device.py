@@ -68,7 +68,8 @@ the top level moved (`select_action(state)` running `policy_net(state)`) goes to
 device; a value given beside a placed argument to a function that puts the two parameters into one
 tensor operation (`train_step(model, opt, x.to(device), y.to(device), weights)` with
 `F.cross_entropy(logits, y, weight=weights)`, `analysis.parameter_meetings`) goes where that
-argument is: `weights = compute_class_weights(masks).to(device)`; a value given beside a moved
+argument is (also one computed from values moved to one device: `outputs = self.model(inputs)`
+after `inputs = x.to(device)`, the Module one the object's `__init__` builds): `weights = compute_class_weights(masks).to(device)`; a value given beside a moved
 model to a function that feeds that parameter to that model (`evaluate(model, xs)` running
 `model(xs)`) goes where the model was moved, also when a function of the file or of the project
 built and moved it (`model = get_model(args)` giving back `model` after `model.to(args.device)`). A model the top level moves is on
@@ -573,6 +574,8 @@ class _Combinations(cst.CSTVisitor):
         # a plain class's Modules on a device (`self.q = QNet().to(device)` in an agent's `__init__`):
         # what they return lives with their input; a Module class's own layers are DF016's
         self.object_modules = rule.object_modules(owner)[1] if owner is not None and not rule.is_module_classdef(owner) else frozenset()
+        # … and all the Modules its `__init__` builds, on a device or not: what they return is where their input is
+        self.object_callables = rule.object_modules(owner)[0] if owner is not None and not rule.is_module_classdef(owner) else frozenset()
         self.aligned: dict[cst.Call, str] = {}
         # torch functions where no operand names a device (`F.cross_entropy(model(xb), Y)`): placed
         # last, by the moved model (`placed_by_fed_models`)
@@ -880,12 +883,44 @@ class _Combinations(cst.CSTVisitor):
         if move is not None:
             device = device_code(move.device)
             return [device] if device is not None and self._device_defined_before(device, call) else []
+        if isinstance(value, cst.Name) and self._object_module_output(value, call) and self._defined_before(value.value, call):
+            device = self._device_of_moved_operands(self.facts._binding_before(value.value, self.rule.line_of(call)))
+            return [device] if device is not None else []
         if isinstance(value, cst.Name) and self.facts.is_device_value(value) and self._defined_before(value.value, call):
             binding = self.facts._binding_before(value.value, self.rule.line_of(call))
             move = as_move(binding.value, self.qualified) if binding is not None and binding.value is not None else None
             moved_to = device_code(move.device) if move is not None else self._device_of_a_model_output(binding, call)
+            if moved_to is None and binding is not None:
+                moved_to = self._device_of_moved_operands(binding)
             return ([moved_to] if moved_to is not None else []) + [f"{value.value}.device"]
         return []
+
+    def _object_module_output(self, value: cst.Name, call: cst.Call) -> bool:
+        """`outputs = self.model(inputs)` in a method of a plain class whose `__init__` builds the
+        Module (`self.object_callables`), given a device value: on that value's device."""
+        binding = self.facts._binding_before(value.value, self.rule.line_of(call))
+        built = binding.value if binding is not None and not binding.unpacked else None
+        return (
+            isinstance(built, cst.Call) and is_self_attribute(built.func) and built.func.attr.value in self.object_callables
+            and any(self.facts.is_device_value(arg.value) for arg in built.args if not arg.star)
+        )
+
+    def _device_of_moved_operands(self, binding) -> str | None:
+        """`outputs = self.model(inputs)` or `scores = inputs @ w` (proven on a device) where
+        `inputs = x.to(device)`: what the value is computed with was moved to one device, so the
+        value is there (or the program fails before, at that operation): `device` names that place
+        also before `outputs` exists. Two devices named, or none, give nothing."""
+        devices: set[str | None] = set()
+        for name in sorted(names_in(binding.value)):
+            earlier = self.facts._binding_before(name, binding.line)
+            move = as_move(earlier.value, self.qualified) if earlier is not None and earlier.value is not None else None
+            if move is not None:
+                devices.add(device_code(move.device))
+        for found in calls_in(binding.value):
+            move = as_move(found, self.qualified)
+            if move is not None:
+                devices.add(device_code(move.device))
+        return devices.pop() if len(devices) == 1 else None
 
     def _device_of_a_model_output(self, binding, call: cst.Call) -> str | None:
         """`pred = model(images.to(device))` with `model` moved to `device`: that device, which

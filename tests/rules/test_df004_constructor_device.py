@@ -1203,3 +1203,25 @@ def test_an_item_of_a_row_of_a_batch_list_given_to_a_moved_models_helper_is_made
         "print(predict(model, batches[0][0]))\n"
     )
     assert "(torch.randn(8, 4, device=device), torch.randint(0, 3, (8,)))" in fixed(source)
+
+
+@pytest.mark.parametrize(("computed", "moved"), [
+    ("self.model(inputs)", True),  # a Module the object's `__init__` builds, given a moved input
+    ("inputs * 2", True),  # an operation of a moved tensor
+    ("self.model(features)", False),  # given the numpy array: nothing says where its output is
+])
+def test_a_value_given_beside_the_output_of_a_moved_input_to_a_helper_goes_to_that_inputs_device(computed, moved):
+    """wrench's meta-weight net: `cross_entropy_with_probs(outputs, meta_target)` puts its two
+    parameters together; `outputs` is computed from `inputs = ....to(device)` in a plain class's
+    method, so `meta_target = torch.from_numpy(soft_labels)` goes to `device`, named before it."""
+    source = (
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+        "def cross_entropy_with_probs(input, target):\n    return (target * F.log_softmax(input, dim=1)).sum(1).mean()\n\n\n"
+        "class MetaNet:\n    def __init__(self):\n        self.model = nn.Linear(6, 3)\n\n"
+        "    def fit(self, features, soft_labels, device):\n        self.model.to(device)\n"
+        "        inputs = torch.tensor(features, dtype=torch.float32).to(device)\n"
+        "        meta_target = torch.from_numpy(soft_labels)\n"
+        f"        outputs = {computed}\n"
+        "        return cross_entropy_with_probs(outputs, meta_target).item()\n"
+    )
+    assert ("meta_target = torch.from_numpy(soft_labels).to(device)" in fixed(source)) is moved
