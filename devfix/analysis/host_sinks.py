@@ -415,8 +415,8 @@ class _Scope:
             binding = latest_binding(self.bindings, value.id, before_line if before_line is not None else value.lineno)
             if binding is None and value.id in self.all_parameters:
                 self.parameter_sinks.add(value.id)  # on a device where every call gives it one (`_calls_with_device_values`)
-            if binding is None and with_parameters and any(again(iterated) for iterated in self.comprehended.get(value.id, ())):
-                return True  # `[p.numpy() for p in preds]`
+            if binding is None and any(again(iterated) for iterated in self.comprehended.get(value.id, ())):
+                return True  # `[p.numpy() for p in preds]`, `np.mean([l.detach() for l in losses])`
             if binding is not None and binding[1] is None and (value.id, binding[0]) in self.dict_values:
                 return self._may_be_on_device(self.dict_values[(value.id, binding[0])], with_parameters, binding[0])
             if binding is not None and binding[1] is None and any(

@@ -18,6 +18,7 @@ from devfix.analysis.following_returns import Followed
 from devfix.analysis.kinds import TENSOR_ATTRIBUTES, Kind
 from devfix.analysis.module_classes import is_self_attribute
 from devfix.analysis.returned_moves import ReturnedMove
+from devfix.analysis.tensor_methods import TENSOR_METHODS
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_api import (
     CAST_KEYWORDS,
@@ -97,6 +98,10 @@ class PlacementFacts:
     # `if isinstance(x, np.ndarray): x = torch.from_numpy(x)`: (name, line) of a binding in a block that
     # may not run (an `if`, `else`, `try`, `except` or loop body) → the line its block's last statement starts on
     conditional: dict[tuple[str, int], int] = field(default_factory=dict)
+    # `if ...: <body> else: <orelse>`: (body's first line, body's last, orelse's first, orelse's last
+    # statement's line); a binding of the body never reaches a read of the orelse (shap's torch and
+    # TensorFlow branches both bind `outputs`)
+    exclusive: list[tuple[int, int, int, int]] = field(default_factory=list)
 
 
     def _proven_tensor(self, value: cst.BaseExpression) -> bool:
@@ -240,6 +245,8 @@ class PlacementFacts:
             if isinstance(callee, cst.Attribute) and callee.attr.value not in LEAVING_PLACEMENT_METHODS and not _to_the_host(expression, self.qualified):
                 if loose and self._is_model_attribute(callee) and any(self._feeds_device(arg.value, before_line, again) for arg in expression.args):
                     return True  # `self.model(x.to(device))`: an object's callable follows its arguments too
+                if callee.attr.value not in TENSOR_METHODS and not self._names_a_model(callee.value):
+                    return False  # `diarization.itertracks(...)` of a pipeline's output: no tensor method, no tensor known
                 return again(callee.value)
         return False
 
@@ -299,6 +306,13 @@ class PlacementFacts:
         handed = any(binding.line < self.line_of(call) < line for call in self.escaped.get(name, ()))
         return bool(filled) and not handed and all(self.is_device_value(value, before_line=at) for at, value in filled)
 
+    def _names_a_model(self, receiver: cst.BaseExpression) -> bool:
+        """`model` moved or known on a device, or an attribute of `self` (`self.net.encode(x)`): what
+        its methods give back is where it is, as far as devfix follows them."""
+        if isinstance(receiver, cst.Name):
+            return receiver.value in self.moved or receiver.value in self.modules_on_device or receiver.value in self.passthrough
+        return is_self_attribute(receiver)
+
     def _is_model_attribute(self, callee: cst.Attribute) -> bool:
         """`self.model`: a callable the object keeps (a Module, maybe), not a method of its class
         (`self.to_waveform(mel)` may return anything, a CPU tensor too)."""
@@ -326,16 +340,23 @@ class PlacementFacts:
         all (a parameter's, or none) reaches as well."""
         reaching: list[Binding] = []
         while (block_end := self.conditional.get((name, binding.line))) is not None and line > block_end:
-            earlier = self._binding_before(name, binding.line)
+            earlier = self._binding_before(name, binding.line, branches=False)  # an `if` body's reaches past its `else` too
             if earlier is None:
                 return reaching, True
             reaching.append(earlier)
             binding = earlier
         return reaching, False
 
-    def _binding_before(self, name: str, line: int) -> Binding | None:
-        earlier = [binding for binding in self.bindings.get(name, ()) if binding.line < line]
+    def _binding_before(self, name: str, line: int, branches: bool = True) -> Binding | None:
+        """The binding `name` holds on `line`: the latest before it, not in an `if` body whose
+        `else` holds the line (`branches`)."""
+        earlier = [binding for binding in self.bindings.get(name, ())
+                   if binding.line < line and not (branches and self._in_another_branch(binding.line, line))]
         return max(earlier, key=lambda binding: binding.line) if earlier else None
+
+    def _in_another_branch(self, bound: int, read: int) -> bool:
+        """A binding on line `bound` in the body of an `if` whose `else` (or `elif`) holds line `read`."""
+        return any(first <= bound <= last and other <= read <= other_last for first, last, other, other_last in self.exclusive)
 
 
 def _to_the_host(call: cst.Call, qualified: QualifiedNames) -> bool:
@@ -428,6 +449,24 @@ class _Collector(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         self._may_skip(node, node.orelse if isinstance(node.orelse, cst.Else) else None)
+        if node.orelse is not None and isinstance(node.body, cst.IndentedBlock) and node.body.body:
+            other = self.facts.line_of(node.orelse)
+            self.facts.exclusive.append((self.facts.line_of(node.body.body[0]), other - 1, other, self._last_line(node.orelse)))
+
+    def _last_line(self, node: cst.CSTNode) -> int:
+        """The line the last simple statement under `node` starts on (a read on a later line of that
+        statement is not taken for the branch's: its bindings are then read as before)."""
+        while True:
+            if isinstance(node, cst.IndentedBlock) and node.body:
+                node = node.body[-1]
+            elif isinstance(node, cst.Try) and (node.finalbody or node.orelse or node.handlers):
+                node = node.finalbody or node.orelse or node.handlers[-1]
+            elif getattr(node, "orelse", None) is not None:
+                node = node.orelse
+            elif isinstance(getattr(node, "body", None), cst.BaseSuite):
+                node = node.body
+            else:
+                return self.facts.line_of(node)
 
     def visit_Try(self, node: cst.Try) -> None:
         self._may_skip(node, *node.handlers, node.orelse)

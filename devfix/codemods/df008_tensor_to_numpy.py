@@ -33,7 +33,8 @@ one method, `np.mean(self.losses)` in another), when every binding of it is such
 and nothing else in the file reads it; what such an object appends may be a parameter of the
 method that every call of it on the class's instances in the file gives a device value
 (`meter.update(model(x).argmax(1), y)`). Joined first (`torch.cat(predictions).numpy()`), the joined
-tensor is brought over; converted item by item (`[p.numpy() for p in predictions]`), each item is; made
+tensor is brought over; converted item by item (`[p.numpy() for p in predictions]`, or a comprehension of its
+items handed to numpy, `np.mean([l.detach() for l in losses])`), each item is; made
 by a comprehension (`losses = [trainer.step(batch) for batch in loader]`), each item as it is made. A sum kept
 with `running += loss` is where `loss` is, a value of a model's dict output where the dict is (`for
 name, value in loss_dict.items()`), a model fed a dict or list display of device values
@@ -145,6 +146,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
                 self._plan_appends(name, host_call, handed)
             else:
                 self._plan_collector_appends(name, host_call, handed, node)
+        for comprehension, host_call in finder.comprehensions:
+            self._plan_comprehension_items(comprehension, host_call)
 
     def is_host_call(self, call: cst.Call) -> bool:
         """A numpy, matplotlib, sklearn, scipy or pandas function, or a data method of a matplotlib
@@ -255,6 +258,19 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         comprehension = self._device_comprehension(name, host_call)
         if comprehension is not None:
             self._comprehended.setdefault(comprehension, (name.value, callee))
+
+    def _plan_comprehension_items(self, comprehension: cst.ListComp, host_call: cst.Call) -> None:
+        """`np.mean([l.detach() for l in losses])`, `losses` a list the scope filled with device
+        tensors: each item the comprehension hands to numpy is brought to the host there
+        (`[l.detach().cpu() for l in losses]`); the list itself keeps its tensors for other reads."""
+        for_in = comprehension.for_in
+        if for_in.inner_for_in is not None or not isinstance(for_in.target, cst.Name) or not isinstance(for_in.iter, cst.Name):
+            return
+        if not (isinstance(item := without_tensor_methods(comprehension.elt), cst.Name) and item.value == for_in.target.value):
+            return
+        if self._device_appends(for_in.iter, host_call):
+            code = cst.Module([]).code_for_node(comprehension)
+            self._comprehended.setdefault(comprehension, (code, cst.Module([]).code_for_node(host_call.func)))
 
     def _plan_collector_appends(self, handed_value: cst.BaseExpression, host_call: cst.Call, handed: set[int], module: cst.Module) -> None:
         """`history["loss"].append(loss)` … `np.array(history["loss"])`, and the same kept by an object
@@ -739,11 +755,13 @@ class _HostCallsOnNames(cst.CSTVisitor):
     def __init__(self, rule: TensorToNumpy) -> None:
         self.rule = rule
         self.uses: list[tuple[cst.BaseExpression, cst.Call]] = []
+        self.comprehensions: list[tuple[cst.ListComp, cst.Call]] = []  # `np.mean([l.detach() for l in losses])`
         self.host_functions = rule.facts.host_functions if rule.facts is not None else {}
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.rule.is_host_call(node):
             self.uses.extend((arg.value, node) for arg in node.args if isinstance(arg.value, cst.Name) or _collector(arg.value) is not None)
+            self.comprehensions.extend((arg.value, node) for arg in node.args if isinstance(arg.value, cst.ListComp))
         elif isinstance(node.func, cst.Name) and node.func.value in self.host_functions:
             self.uses.extend((value, node) for value in _fed_arguments(node, self.host_functions[node.func.value]) if isinstance(value, cst.Name))
 

@@ -669,3 +669,56 @@ def test_a_value_an_isinstance_test_proves_a_number_gets_no_host_copy(types, nar
     source = NARROWED_TO_NUMBERS.format(types=types)
     fixed = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
     assert ("np.asanyarray(x.detach().cpu())" in fixed) is not narrowed
+
+
+@pytest.mark.parametrize(("item", "copied"), [
+    ("l.detach()", "l.detach().cpu()"),
+    ("l", "l.detach().cpu()"),
+    ("l.item()", None),  # a Python number: the same on the host
+])
+def test_a_comprehension_over_a_list_of_device_tensors_handed_to_numpy_brings_each_item_over(item, copied):
+    """`np.mean([l.detach() for l in losses])`, `losses` filled with device losses: each item is
+    brought to the host where the comprehension makes it; the list keeps its tensors."""
+    source = (
+        "import numpy as np\nimport torch\n\n\ndef train(model, xs, ys, device):\n    losses = []\n"
+        "    for _ in range(3):\n        loss = torch.nn.functional.mse_loss(model(xs.to(device)), ys.to(device))\n"
+        "        losses.append(loss)\n"
+        f"    return np.mean([{item} for l in losses])\n"
+    )
+    result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
+    assert "losses.append(loss)\n" in result
+    if copied is None:
+        assert result == source
+    else:
+        assert f"np.mean([{copied} for l in losses])" in result
+
+
+@pytest.mark.parametrize(("branch", "copied"), [("else", False), ("if True", True)])
+def test_a_binding_in_an_if_body_does_not_reach_the_else_branch(branch, copied):
+    """shap's `_topk_lm`: the torch branch binds `outputs` from a model fed moved inputs, the
+    TensorFlow branch binds it again from a TF model; the TF branch's `outputs.logits.numpy()` is a
+    TF tensor's. After the `if` (no `else`), the moved model's output may reach the read."""
+    source = (
+        "import torch\n\n\ndef logits_of(model, inputs, device, framework):\n"
+        "    if framework == 'pt':\n        inputs = inputs.to(device)\n        outputs = model(**inputs)\n"
+        "        logits = outputs.logits.detach().cpu().numpy()\n"
+        f"    {branch}:\n"
+        "        outputs = model(inputs)\n        logits = outputs.logits.numpy()\n    return logits\n"
+    )
+    result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
+    assert ("outputs.logits.detach().cpu().numpy()\n    return" in result) is copied
+
+
+@pytest.mark.parametrize(("method", "copied"), [("itertracks(yield_label=True)", False), ("softmax(-1)", True)])
+def test_only_a_tensor_method_of_a_device_value_gives_a_device_tensor(method, copied):
+    """whisperx's diarizer: `self.model` (a moved pipeline) returns an object whose
+    `speaker_diarization.itertracks(...)` yields segments; only a `torch.Tensor` method of a device
+    value is known to give a tensor there."""
+    source = (
+        "import pandas as pd\nimport torch\n\n\nclass Diarizer:\n    def __init__(self, pipeline, device):\n"
+        "        self.model = pipeline.to(device)\n\n    def __call__(self, audio):\n"
+        "        output = self.model(audio)\n        diarization = output.speaker_diarization\n"
+        f"        return pd.DataFrame(diarization.{method})\n"
+    )
+    result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
+    assert (f"pd.DataFrame(diarization.{method}.detach().cpu())" in result) is copied
