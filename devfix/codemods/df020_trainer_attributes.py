@@ -187,7 +187,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             parameters = [param.name.value for param in method.params.params[1:]]
             moved_here = self.scope_facts(method.body).moved
             moved_by_callers = self._moved_by_every_caller(facts, method_name, parameters)
-            to_move = [name for name in parameters if name in finder.fed and name not in set(moved_here) | moved_by_callers
+            defaulted = _defaulted(method)  # `weight=0.5`: the default is no tensor, and a move at the top would meet it
+            to_move = [name for name in parameters if name in finder.fed and name not in set(moved_here) | moved_by_callers | defaulted
                        and self._fed_as_given(method, name, finder.fed_nodes[name])
                        and not any(self.kind_of(node).is_known_non_tensor for node in finder.fed_nodes[name])
                        and not any(self._read_as_a_mapping_by_the_model(facts, node) for node in finder.fed_nodes[name])]
@@ -972,6 +973,13 @@ def _model_behind(value: cst.BaseExpression, models: set[str], bindings) -> str 
     if isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value in models:
         return value.func.attr.value
     return None
+
+
+def _defaulted(method: cst.FunctionDef) -> set[str]:
+    """The parameters with a default value (`weight=0.5`, `mask=None`): where the caller leaves them
+    out, the method holds that value, which no `.to()` at its top may meet (gfpgan's `enhance`)."""
+    params = method.params
+    return {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params) if param.default is not None}
 
 
 def _tensor_method_of(value: cst.BaseExpression | None, name: str) -> bool:

@@ -454,3 +454,17 @@ def test_labels_made_in_a_method_that_meet_the_output_in_a_loss_are_made_on_its_
     loss (an attribute, or `F.cross_entropy`), not in arithmetic: it is created on the model's device."""
     fixed = run_devfix(LABELS_MEETING_THE_OUTPUT_IN_A_LOSS.format(loss=loss), rules=[TrainerAttributes]).fixed.decode()
     assert "label = torch.tensor(labels, device=self.device)" in fixed
+
+
+@pytest.mark.parametrize(("signature", "moved"), [("img, weight", True), ("img, weight=0.5", False), ("img, weight=None", False)])
+def test_an_argument_with_a_default_is_not_moved_at_the_top_of_the_method(signature, moved):
+    """gfpgan's `enhance(self, img, ..., weight=0.5)` hands `weight` to the moved model as a
+    keyword: where a caller leaves it out, a `weight.to(self.device)` would meet the float."""
+    source = (
+        "import torch\nimport torch.nn as nn\n\n\nclass Restorer:\n    def __init__(self, device):\n"
+        "        self.device = device\n        self.net = nn.Linear(4, 4).to(device)\n\n"
+        f"    def enhance(self, {signature}):\n"
+        "        face = torch.from_numpy(img).unsqueeze(0).to(self.device)\n        return self.net(face, weight=weight)\n"
+    )
+    result = run_devfix(source, rules=[TrainerAttributes]).fixed.decode()
+    assert ("weight = weight.to(self.device)" in result) is moved
