@@ -17,6 +17,7 @@ from devfix.analysis.torch_api import (
     FACTORY_FUNCTIONS,
     LEGACY_CPU_CONSTRUCTORS,
     MOVED_AFTER,
+    NON_TENSOR_ANNOTATIONS,
     NON_TENSOR_METHODS,
     REDUCTIONS_WITH_INDICES,
     SCALAR_ANNOTATIONS,
@@ -79,7 +80,7 @@ def tensor_evidence(scope: cst.FunctionDef | cst.Module, qualified: QualifiedNam
         annotated = qualified(annotation) | {_code(annotation)}
         if annotated & TENSOR_ANNOTATIONS:
             names.add(param.name.value)
-        elif annotated & SCALAR_ANNOTATIONS:
+        elif annotated & SCALAR_ANNOTATIONS or _annotates_no_tensor(annotation, qualified):
             finder.rebound_to_non_tensors.add(param.name.value)
     left_out = finder.rebound_to_non_tensors | finder.imported | {"self", "cls"}
     used = names - left_out
@@ -227,6 +228,22 @@ def _operand_names(value: cst.BaseExpression) -> set[str]:
     if isinstance(value, cst.UnaryOperation):
         return _operand_names(value.expression)
     return set()
+
+
+def _annotates_no_tensor(annotation: cst.BaseExpression, qualified: QualifiedNames) -> bool:
+    """`rng: torch.Generator | None`, `Optional[torch.device]`: every type the annotation names
+    (None aside) is one no tensor is (`rng.device` is then a generator's, no evidence of a tensor)."""
+    parts: list[cst.BaseExpression] = []
+    stack = [annotation]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            stack += [node.left, node.right]
+        elif isinstance(node, cst.Subscript) and qualified(node.value) & {"typing.Optional", "typing.Union"}:
+            stack += [element.slice.value for element in node.slice if isinstance(element.slice, cst.Index)]
+        elif not (isinstance(node, cst.Name) and node.value == "None"):
+            parts.append(node)
+    return bool(parts) and all((qualified(part) | {_code(part)}) & NON_TENSOR_ANNOTATIONS for part in parts)
 
 
 def _code(node: cst.CSTNode) -> str:

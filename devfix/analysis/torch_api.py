@@ -219,6 +219,10 @@ NON_TENSOR_METHODS = frozenset({
 CHAIN_STOPS = DEVICE_CHANGING_METHODS | NON_TENSOR_METHODS  # a method chain through these is no longer the tensor it started from, where it was
 SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "builtins.int", "builtins.float", "builtins.bool", "builtins.str"})
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "Tensor", "torch.nn.Parameter"})
+# types no tensor is, whose objects share members with tensors (`rng.device`, `model.to(...)`)
+NON_TENSOR_ANNOTATIONS = SCALAR_ANNOTATIONS | frozenset({
+    "torch.Generator", "torch._C.Generator", "torch.device", "torch.dtype", "torch.nn.Module", "torch.nn.modules.module.Module",
+})
 
 
 GRADIENT_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})  # `grad_outputs` lives with `outputs`

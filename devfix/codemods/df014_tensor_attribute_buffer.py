@@ -25,7 +25,11 @@ a `torch.optim` optimizer: a buffer's `.to()` copy would never be updated; an `n
 they need), attributes that every other method moves where it reads them (`self.pos.to(x.device,
 dtype=x.dtype)`, `.to(x)`, `.cuda()`, CLIP's `self.attn_mask[..., -n:, -n:].to(device=x.device)` after
 `if self.attn_mask is not None`: the code is right as it is), `__init__` parameters annotated
-`nn.Parameter` (assigned to `self`, registered as parameters already), complex tables (`torch.polar`:
+`nn.Parameter` (assigned to `self`, registered as parameters already), and any `__init__` parameter
+kept as is unless every construction of the class in the file gives it a tensor made there (another
+Module's `nn.Parameter`, `TrainableDistribution(self.weight_mu, ...)`, is registered by the assignment
+and shared; a buffer's `.to()` copy would never see the optimizer's updates), random generators'
+states (`rng.get_state()`, `torch.get_rng_state()`: `set_state` takes back only a CPU ByteTensor), complex tables (`torch.polar`:
 `.half()` would drop their imaginary part, and DDP broadcasts buffers), tensors placed with a
 device the constructor receives (`torch.randn(n, device=device)`:
 the layer places its own state, see DF019) or asks for (`device=get_accelerator().current_device()`), state of a torch.nn layer the class derives from (`self.weight
@@ -46,8 +50,8 @@ import re
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
-from devfix.analysis.call_sites import file_functions
-from devfix.analysis.cst_bindings import calls_in, is_generator, return_values
+from devfix.analysis.call_sites import constructor_values_for, file_functions
+from devfix.analysis.cst_bindings import calls_in, is_generator, parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_combined_reads import combines_with_host_values
 from devfix.analysis.kinds import Kind
@@ -62,6 +66,7 @@ from devfix.codemods.edits import add_method_after_init, register_buffer
 from devfix.findings import Safety
 
 NOT_BUFFERS = ("torch.nn.",)
+RANDOM_STATES = frozenset({"torch.get_rng_state", "torch.random.get_rng_state", "torch.cuda.get_rng_state", "torch.cuda.random.get_rng_state"})
 TORCH_LAYER_STATE = frozenset({"weight", "bias", "running_mean", "running_var", "num_batches_tracked", "in_proj_weight", "in_proj_bias"})
 CONTAINER_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
 LIST_ITEM_PLACING = ("device=", ".to(", ".cuda(", "requires_grad")
@@ -112,16 +117,30 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
                 continue
             if any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(value)):
                 continue
+            if _is_random_state(value, self.qualified):
+                continue  # `rng.get_state()`: `set_state` takes it back only as a CPU ByteTensor
             if isinstance(value, cst.Name) and self.kind_of(value) is not Kind.TENSOR:
                 continue  # an argument kept as is: only a value proven a tensor can be a buffer
             if isinstance(value, cst.Name) and self._given_a_parameter(init, value.value):
                 continue  # fairscale's MEVO `proj_weight: nn.Parameter` (tied weights): `self.x = p` registers it
+            if isinstance(value, cst.Name) and value.value in parameter_names(init) and not self._given_fresh_tensors(node, value.value):
+                continue  # torch-uncertainty's sampler keeps its layer's `nn.Parameter`s: the caller's own state
             made = is_tensor_expression(value, tensors, self.qualified) or self._returned_tensor(value, facts.methods)
             if made and self._may_be_complex(value, facts.methods):
                 continue  # `torch.polar(...)`: `.half()` would drop its imaginary part, and DDP broadcasts buffers
             if made and not _placed_by_argument(value, init) and not self._reads_placed_attributes(value, facts, init) \
                     and not self._computed_with_on_the_host(name, facts.methods) and not registered_by_bases(name):
                 self._buffers[statement] = (name, moves_as_a_whole)
+
+    def _given_fresh_tensors(self, class_def: cst.ClassDef, name: str) -> bool:
+        """Every construction of the class in the file gives `__init__`'s parameter `name` a tensor
+        made there (a call, not an `nn.Parameter`), and there is one: a name or attribute passed may
+        be another Module's `nn.Parameter` (registered by the assignment, and shared: a buffer's
+        `.to()` copy would no longer see its updates) or a tensor the caller keeps and changes."""
+        values = constructor_values_for(self.module, class_def, name)
+        return bool(values) and all(
+            isinstance(value, cst.Call) and not self.qualified(value.func) & PARAMETER_CLASSES for value in values
+        )
 
     def _given_a_parameter(self, init: cst.FunctionDef, name: str) -> bool:
         """`__init__`'s parameter `name` is annotated `nn.Parameter`: assigned to `self`, a Module
@@ -454,3 +473,13 @@ class _ListChanges(cst.CSTVisitor):
         if isinstance(func, cst.Name) and func.value == "setattr" and len(node.args) >= 2 \
                 and isinstance(node.args[1].value, cst.SimpleString) and node.args[1].value.evaluated_value == self.name:
             self.stores += 1
+
+
+def _is_random_state(value: cst.BaseExpression, qualified) -> bool:
+    """A random generator's state (`g.get_state()`, `torch.get_rng_state()`): a CPU ByteTensor that
+    `set_state` / `torch.set_rng_state` take back only as it is."""
+    if not isinstance(value, cst.Call):
+        return False
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "get_state" and not value.args:
+        return True
+    return bool(qualified(value.func) & RANDOM_STATES)

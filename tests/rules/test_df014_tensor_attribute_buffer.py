@@ -248,7 +248,8 @@ def test_an_attribute_registered_as_a_buffer_is_updated_not_registered_again():
     registered = REGISTERED_THEN_ASSIGNED.format(register='self.register_buffer("weight", weight)\n        self.register_buffer("bias", bias)')
     result = run_devfix(registered, path="maps.py", rules=[TensorAttributeBuffer])
     assert result.fixed.decode() == registered and not result.findings
-    plain = run_devfix(REGISTERED_THEN_ASSIGNED.format(register="self.scale = 1.0"), path="maps.py", rules=[TensorAttributeBuffer])
+    built = "\n\ndef build():\n    return FeatureMap(torch.randn(4, 3), torch.zeros(4))\n"  # the tensors it is given are made for it
+    plain = run_devfix(REGISTERED_THEN_ASSIGNED.format(register="self.scale = 1.0") + built, path="maps.py", rules=[TensorAttributeBuffer])
     assert 'self.register_buffer("weight", weight, persistent=False)' in plain.fixed.decode()
 
 
@@ -428,11 +429,15 @@ class Block(nn.Module):
 """
 
 
-@pytest.mark.parametrize("annotation, kept", [("nn.Parameter", True), ("torch.Tensor", False)])
-def test_a_given_parameter_and_a_mask_moved_where_read_are_left_alone(annotation, kept):
+@pytest.mark.parametrize("annotation, built, kept", [
+    ("nn.Parameter", "", True),
+    ("torch.Tensor", "", True),  # nothing in the file says what it is given: maybe another Module's Parameter
+    ("torch.Tensor", "\n\nblock = Block(8, torch.randn(8, 8))\n", False),  # made for it: its own state
+])
+def test_a_given_parameter_and_a_mask_moved_where_read_are_left_alone(annotation, built, kept):
     """fairscale's MEVO keeps `proj_weight: nn.Parameter` (tied weights: assigning it registers the
     Parameter); CLIP's `attn_mask` is moved where it is read, after a None test."""
-    source = GIVEN_STATE.format(annotation=annotation)
+    source = GIVEN_STATE.format(annotation=annotation) + built
     fixed = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
     assert 'register_buffer("attn_mask"' not in fixed
     assert ('register_buffer("proj_weight"' in fixed) is not kept
@@ -469,3 +474,44 @@ def test_a_buffer_a_base_of_the_same_file_registered_is_updated_by_assignment():
     source = (BASE_ESTIMATOR.format(registration="self.register_buffer('_mean_base', torch.zeros(1, shape))")
               + "\n\nclass ScoreEstimator(VectorFieldEstimator):\n" + SCORE_ESTIMATOR)
     assert run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode() == source
+
+
+@pytest.mark.parametrize(("construction", "registered"), [
+    ("Sampler(self.weight_mu, self.weight_rho)", False),  # the layer's own Parameters, shared
+    ("Sampler(torch.zeros(4), torch.ones(4))", True),  # tensors made for it: its state
+    ("Sampler(nn.Parameter(torch.zeros(4)), nn.Parameter(torch.ones(4)))", False),
+])
+def test_a_tensor_the_constructor_is_given_is_registered_only_when_every_construction_makes_one(construction, registered):
+    """torch-uncertainty's `TrainableDistribution(self.weight_mu, self.weight_sigma)`: `self.mu = mu`
+    registers the layer's `nn.Parameter` (a Module's `__setattr__`); a buffer would be a `.to()`
+    copy the optimizer never updates."""
+    source = (
+        "import torch\nimport torch.nn as nn\nfrom torch import Tensor\n\n\nclass Sampler(nn.Module):\n"
+        "    def __init__(self, mu: Tensor, rho: Tensor):\n        super().__init__()\n        self.mu = mu\n        self.rho = rho\n\n"
+        "    def sample(self):\n        return self.mu + torch.log1p(torch.exp(self.rho)) * torch.randn_like(self.mu)\n\n\n"
+        "class BayesLinear(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.weight_mu = nn.Parameter(torch.zeros(4))\n        self.weight_rho = nn.Parameter(torch.ones(4))\n"
+        f"        self.sampler = {construction}\n\n    def forward(self, x):\n        return x * self.sampler.sample()\n"
+    )
+    result = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
+    assert ('self.register_buffer("mu", mu, persistent=False)' in result) is registered
+
+
+@pytest.mark.parametrize(("init", "registered"), [
+    ("self.initial_random_state = rng.get_state()", False),  # deepinv's SDE solver: `rng: torch.Generator | None`
+    ("self.initial_random_state = torch.get_rng_state()", False),
+    ("self.initial_random_state = torch.zeros(3)", True),
+])
+def test_a_random_generators_state_stays_on_the_host(init, registered):
+    """`self.rng.set_state(self.initial_random_state)` takes a CPU ByteTensor only: a buffer moved
+    with the Module would make it raise. `rng.device` is a generator's, no sign of a tensor."""
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Solver(nn.Module):\n"
+        "    def __init__(self, drift: nn.Module, rng: torch.Generator | None = None):\n        super().__init__()\n"
+        "        self.drift = drift\n        self.rng = rng\n        if rng is not None:\n"
+        f"            {init}\n            self.timesteps = torch.linspace(0, 1, 5).to(rng.device)\n\n"
+        "    def reset(self):\n        self.rng.set_state(self.initial_random_state)\n\n"
+        "    def forward(self, x):\n        return self.drift(x)\n"
+    )
+    result = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
+    assert ('register_buffer("initial_random_state"' in result) is registered
