@@ -43,3 +43,13 @@ def test_generators_of_unknown_device_and_cpu_draws_are_left_alone():
         "g = torch.Generator()\nx = torch.randn(3, generator=g)\n",
     ):
         assert fixed(body) == HEAD + body
+
+
+def test_a_parameter_rebound_to_a_cpu_generator_under_an_if_may_still_hold_the_callers():
+    """deepinv's tests: `rng` is a fixture (`torch.Generator(device)`), rebound to a CPU one only
+    for some operators: elsewhere the draw reads the device generator the caller gave."""
+    body = (
+        "def test_norm(name, rng, device):\n    if name == 'CS':\n        device = torch.device('cpu')\n"
+        "        rng = torch.Generator('cpu')\n    return torch.randn(3, device=device, generator=rng)\n"
+    )
+    assert fixed(body) == HEAD + body
