@@ -48,6 +48,8 @@ without a tensor input (`self` is no name there), a method's result only ever us
 (lengths handed to `torch.nn.utils.rnn`, `pack_padded_sequence(emb, lengths)`, stay on the CPU),
 methods the file calls only inside `__init__` (they run while a module is built, before any move),
 `torch.tensor(<a Python number>)` in arithmetic (a 0-dim CPU tensor may meet a CUDA one),
+tensors the method computes with a value it brought to the host (`zeros.scatter_(1,
+targets.data.cpu(), 1)`, then `targets.cuda()` where the class asks: the CPU is chosen there),
 classes that store `self.device = ...` (the stored value goes stale; reported instead) and
 parameter-free modules but for the results above (they have no device of their own; a loss held in
 `self.loss = nn.MSELoss()` gives none either, nor does a `ModuleList` of the file's own classes that
@@ -453,6 +455,8 @@ class _FedToSubmodules(cst.CSTVisitor):
             if is_factory_call(value, qualified) or qualified(value.func) & MOVED_AFTER:
                 placed = keyword(value, "device") is not None or keyword(value, "generator") is not None
                 return [] if placed else [value]
+            if any(_brought_to_the_host(arg.value) for arg in value.args):
+                return []  # `zeros.scatter_(1, targets.data.cpu(), 1)`: computed on the CPU on purpose (torchreid)
             if _is_value_method(value, qualified) and value.func.attr.value not in ("to", "cuda", "cpu", "type_as", *NON_TENSOR_METHODS):
                 # `idx.unsqueeze(0)`, `torch.arange(n).view(1, -1)`; not `lengths.sum()`, 0-dim, nor
                 # `torch.zeros(1).type_as(x)`, which takes `x`'s device
@@ -618,6 +622,20 @@ class _IndexUses(cst.CSTVisitor):
 
     def _is_call(self, node: cst.CSTNode | None) -> bool:
         return isinstance(node, cst.Call) and is_self_attribute(node.func) and node.func.attr.value == self.method
+
+
+def _brought_to_the_host(value: cst.BaseExpression) -> bool:
+    """`targets.cpu()`, `targets.unsqueeze(1).data.cpu()`, `x.cpu().long()`: a copy on the host."""
+    while isinstance(value, (cst.Call, cst.Attribute)):
+        if isinstance(value, cst.Call):
+            if isinstance(value.func, cst.Attribute) and value.func.attr.value == "cpu" and not value.args:
+                return True
+            if not isinstance(value.func, cst.Attribute):
+                return False
+            value = value.func.value
+        else:
+            value = value.value
+    return False
 
 
 def _is_value_method(call: cst.Call, qualified) -> bool:

@@ -499,3 +499,22 @@ def test_one_tensor_a_constructor_only_method_makes_and_nothing_rebinds_is_left_
         "print(block(torch.randn(2, 5, 8, device=device)))\n"
     )
     assert ".to(x.device)" not in run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
+
+
+@pytest.mark.parametrize(("index", "aligned"), [("targets.unsqueeze(1).data.cpu()", False), ("targets.unsqueeze(1)", True)])
+def test_a_tensor_computed_with_a_value_brought_to_the_host_stays_there(index, aligned):
+    """torchreid's label-smoothing loss scatters into CPU zeros with a CPU index, then moves the
+    result itself when the class asks for the GPU: zeros on the input's device would make the
+    scatter meet a CPU index."""
+    source = (
+        "import torch\nimport torch.nn as nn\n\n\nclass SmoothLoss(nn.Module):\n"
+        "    def __init__(self, use_gpu=True):\n        super().__init__()\n        self.use_gpu = use_gpu\n"
+        "        self.logsoftmax = nn.LogSoftmax(dim=1)\n\n"
+        "    def forward(self, inputs, targets):\n        log_probs = self.logsoftmax(inputs)\n"
+        "        zeros = torch.zeros(log_probs.size())\n"
+        f"        targets = zeros.scatter_(1, {index}, 1)\n"
+        "        if self.use_gpu:\n            targets = targets.cuda()\n"
+        "        return (-targets * log_probs).mean(0).sum()\n"
+    )
+    result = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
+    assert ("torch.zeros(log_probs.size(), device=inputs.device)" in result) is aligned
