@@ -30,7 +30,11 @@ returns a tensor made on the host (`betas = linear_beta_schedule(timesteps)`, `a
 
 Arithmetic with a method argument is aligned the same way when the argument is certainly a
 tensor: evidence in the method, or a tensor passed at every call of an instance in the file
-(`normalize = Normalizer(...)`, `normalize(batch)`). Without that, a diagnostic without a fix.
+(`normalize = Normalizer(...)`, `normalize(batch)`; a moved model's output, through tensor methods
+too, or a value the analysis proves a tensor), and so is what the method computes from such
+arguments (`mask = labels == c`). Without that, a diagnostic without a fix. An update in place of
+such a table, or of an item of it (a meter's `self.correct[c] += (preds[mask] == c).sum()`), keeps
+the table where it is: the value is brought to it, `.to(self.correct.device)`.
 
 A tensor of the class body (`MEAN = torch.tensor([0.5, 0.4, 0.3]).view(1, 3, 1, 1)`), read as
 `self.MEAN` in a method, is no buffer either, of a Module too: `.to()` leaves it on the CPU. It is
@@ -53,9 +57,10 @@ from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.given_tensors import GivenTensors
 from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import Kind
+from devfix.analysis.parameter_meetings import assignments_of
 from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import is_tensor_expression
+from devfix.analysis.tensors import is_tensor_expression, without_tensor_methods
 from devfix.analysis.torch_api import (
     DEVICE_CHANGING_METHODS,
     INDEX_READING_FUNCTIONS,
@@ -344,8 +349,11 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
 
     def leave_AugAssign(self, original_node: cst.AugAssign, updated_node: cst.AugAssign) -> cst.AugAssign:
         """`self.correct += (logits.argmax(1) == y).sum()` in a plain meter: an in-place update of a
-        CPU table keeps it where it is, so the value, certainly a tensor, is aligned to the table."""
+        CPU table keeps it where it is, so the value, certainly a tensor, is aligned to the table.
+        So is an update of an item (`self.correct[c] += (preds[mask] == c).sum()`)."""
         table = original_node.target
+        if isinstance(table, cst.Subscript):
+            table = table.value
         if not (getattr(self, "_tables", None) and _is_self_attribute(table) and table.attr.value in self._tables):
             return updated_node
         tensors = self._tensors_of_method(original_node)
@@ -368,7 +376,12 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
             given = self._tensor_arguments.positions(self._class_name, scope.name.value)
             if scope.name.value == "forward" and self._is_module_class(self._class_node):
                 given = given | self._tensor_arguments.forward_positions(self._class_name)  # `net(x)`
-            tensors = tensors | {positional[index] for index in given if index < len(positional)}
+            given_names = {positional[index] for index in given if index < len(positional)}
+            if given_names - tensors:  # what the method computes from them is a tensor too (`mask = labels == c`)
+                tensors = tensors | given_names
+                for names, value in assignments_of(scope):
+                    if len(names) == 1 and is_tensor_expression(value, tensors, self.qualified):
+                        tensors |= names
         return tensors
 
     def _tensor_in(self, anchor: cst.CSTNode, operand: cst.BaseExpression) -> str | None:
@@ -468,9 +481,13 @@ class _TensorArguments(cst.CSTVisitor):
         return found or set()
 
     def _is_tensor(self, value: cst.BaseExpression, call: cst.Call) -> bool:
-        """A tensor by evidence, or what a Module of the caller's scope returns (`model(x)`)."""
+        """A tensor by evidence or by the value analysis, or what a Module of the caller's scope
+        returns (`model(x)`, also through tensor methods: `model(x).argmax(1)`)."""
         if is_tensor_expression(value, self.rule.scope_tensors(call), self.rule.qualified):
             return True
+        if isinstance(value, cst.Name) and self.rule.kind_of(value) is Kind.TENSOR:
+            return True  # `y` of `for x, y in loader` over a TensorDataset
+        value = without_tensor_methods(value)
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
             return False
         facts = self.rule.scope_facts(call)

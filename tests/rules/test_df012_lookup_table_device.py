@@ -356,3 +356,25 @@ def test_a_schedule_given_by_the_constructions_is_a_cpu_table_when_every_one_giv
         "print(schedule.scale(torch.ones(2, device=device), torch.tensor([1, 2], device=device)))\n"
     )
     assert ("self.alphas_cumprod.to(t.device)[t]" in run_devfix(source, rules=[LookupTableDevice]).fixed.decode()) is table
+
+
+@pytest.mark.parametrize(("update", "aligned"), [
+    ("self.correct[c] += (preds[mask] == c).sum()", "self.correct[c] += (preds[mask] == c).sum().to(self.correct.device)"),
+    ("self.total[c] += mask.sum()", "self.total[c] += mask.sum().to(self.total.device)"),
+    ("self.total[c] += 1", None),
+])
+def test_an_item_of_a_plain_meters_table_updated_with_a_given_device_tensor_takes_the_value_to_the_table(update, aligned):
+    """A per-class accuracy meter keeps CPU counts; `meter.update(model(x).argmax(1), y)` gives it
+    device tensors (a moved model's output through a tensor method, a loader's labels), and what the
+    method computes from them (`mask = labels == c`) is a tensor too."""
+    source = (
+        "import torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+        "class ClassAccuracy:\n    def __init__(self, n):\n        self.correct = torch.zeros(n)\n        self.total = torch.zeros(n)\n\n"
+        "    def update(self, preds, labels):\n        for c in range(len(self.correct)):\n            mask = labels == c\n"
+        f"            {update}\n\n\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = nn.Linear(4, 3).to(device)\n"
+        "meter = ClassAccuracy(3)\nloader = DataLoader(TensorDataset(torch.randn(9, 4), torch.randint(0, 3, (9,))), batch_size=3)\n"
+        "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n    meter.update(model(x).argmax(1), y)\n"
+    )
+    result = run_devfix(source, rules=[LookupTableDevice]).fixed.decode()
+    assert (aligned or update) in result and (aligned is not None or result == source)
