@@ -72,7 +72,8 @@ expression whose other branch brings the same value over (`t.numpy() if not trai
 t.cpu().numpy()`: the code already converts by where `t` is); `x.cpu().numpy()` and other already-correct chains stay byte-identical; values devfix
 cannot place on a device are left alone, and so is a function parameter's `.numpy()` in a file that
 imports another array library with that method (TensorFlow, JAX, CuPy: `t.numpy()` may be theirs),
-or in a test file (its helpers are given what fixtures and parametrizations make); an item unpacked
+or in a test file (its helpers are given what fixtures and parametrizations make), or under a test
+that asks only whether it has the method (`elif hasattr(array, "numpy"):`, any object with one); an item unpacked
 from a moved model's output where the class's `forward` may return a number at that position
 (hgraph2graph's `kl_div.item()`, `analysis.forward_items`: a float has no `.detach()`); a string
 formatted with a tensor (`"pred %d" % pred`).
@@ -485,6 +486,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return updated
         if self._other_branch_brings_it_over(original, receiver) or self._in_another_frameworks_branch(original):
             return updated
+        if self._under_a_duck_type_test(original, receiver):
+            return updated
         code = cst.Module([]).code_for_node(receiver)
         missing = _missing_host_methods(receiver, self._detached(receiver))
         added = "".join(f".{method}()" for method in missing)
@@ -498,6 +501,22 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         child, current = call, self.get_metadata(ParentProvider, call, None)
         while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
             if isinstance(current, cst.If) and child is current.body and _compares_to(current.test, OTHER_FRAMEWORK_LITERALS):
+                return True
+            child, current = current, self.get_metadata(ParentProvider, current, None)
+        return False
+
+    def _under_a_duck_type_test(self, call: cst.Call, receiver: cst.BaseExpression) -> bool:
+        """`elif hasattr(array, "numpy"): array = array.numpy()` (tensordict's `_convert_to_tensor`,
+        a TensorFlow tensor in its comment): the code asks only for the method, so any object with
+        one may be there, and one without `.detach()` too."""
+        root = chain_root(receiver)
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        child, current = call, self.get_metadata(ParentProvider, call, None)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
+            if isinstance(current, cst.If) and child is current.body and _tests_an_attribute_of(current.test, root.value):
                 return True
             child, current = current, self.get_metadata(ParentProvider, current, None)
         return False
@@ -1040,3 +1059,17 @@ def _without_items(value: cst.BaseExpression | None) -> cst.BaseExpression | Non
     while isinstance(value, (cst.Subscript, cst.Attribute)):
         value = value.value
     return value
+
+
+def _tests_an_attribute_of(test: cst.BaseExpression, name: str) -> bool:
+    """`hasattr(name, ...)` somewhere in an `if`'s test."""
+    found = []
+
+    class Tests(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "hasattr" and node.args \
+                    and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == name:
+                found.append(node)
+
+    test.visit(Tests())
+    return bool(found)

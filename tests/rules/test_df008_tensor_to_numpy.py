@@ -722,3 +722,17 @@ def test_only_a_tensor_method_of_a_device_value_gives_a_device_tensor(method, co
     )
     result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
     assert (f"pd.DataFrame(diarization.{method}.detach().cpu())" in result) is copied
+
+
+@pytest.mark.parametrize(("test", "copied"), [('hasattr(array, "numpy")', False), ("isinstance(array, torch.Tensor)", True)])
+def test_a_parameter_only_asked_for_the_method_may_be_another_librarys_tensor(test, copied):
+    """tensordict's `_convert_to_tensor`: `elif hasattr(array, "numpy"): array = array.numpy()` takes
+    a TensorFlow tensor too (its comment says so), which has no `.detach()`."""
+    source = (
+        "import numpy as np\nimport torch\n\n\ndef convert(array, device):\n"
+        "    if isinstance(array, (list, tuple)):\n        array = np.asarray(array)\n"
+        f"    elif {test}:\n        array = array.numpy()\n"
+        "    return torch.as_tensor(array, device=device)\n"
+    )
+    result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
+    assert ("array = array.detach().cpu().numpy()" in result) is copied
