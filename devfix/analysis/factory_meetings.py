@@ -432,6 +432,8 @@ class _Scope:
         self.module_outputs: set[str] = set()
         self.parameter_outputs: dict[str, str] = {}  # names bound to the output of a call of a parameter → the parameter
         self.moved: dict[str, list[int]] = {}  # names the scope moves (`x.to(device)`, `x = y.cuda()`) → lines
+        self._moved_computed = False
+        self._host_bound: dict[tuple[str, int, int], bool] = {}  # `_may_be_bound_on_the_host`'s answers
         self._name_sources: dict[tuple[str, int], list[int]] = {}
         self._host_helpers: dict[str, bool] = {}
 
@@ -441,7 +443,8 @@ class _Scope:
             return True
         if not any(self._is_source_call(call) for call in calls) and not self._calls_a_helper(calls):
             return False
-        self.moved = _moved_lines(self.nodes, self.bindings)
+        if not self._moved_computed:
+            self.moved, self._moved_computed = _moved_lines(self.nodes, self.bindings), True
         self._find_tensor_evidence()
         return any(self._meets(node) for node in self.nodes)
 
@@ -577,7 +580,9 @@ class _Scope:
             return True
         if not isinstance(argument, ast.Name):
             return False
-        moved = self.moved or _moved_lines(self.nodes, self.bindings)
+        if not self.moved and not self._moved_computed:  # once a scope: `has_meeting` fills it later
+            self.moved, self._moved_computed = _moved_lines(self.nodes, self.bindings), True
+        moved = self.moved
         if any(at < line for at in moved.get(argument.id, ())):
             return True  # `model.to(device)` as a statement
         return any(
@@ -593,12 +598,18 @@ class _Scope:
     def _may_be_bound_on_the_host(self, name: str, line: int, depth: int) -> bool:
         """Some earlier binding may be made on the host; not a container literal, which the rule
         does not trust (it may be filled later). A loop target may, when what the loop runs over may
-        be (DF004's `for sample in samples`, `samples` a comprehension of CPU tensors)."""
-        return any(
-            (value is not None and not isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and self._may_be_host_made(value, bound, depth))
-            or (value is None and any(self._may_be_host_made(loop.iter, bound, depth) for loop in self._loops_binding(name, bound)))
-            for bound, value in self.bindings.get(name, ()) if bound < line
-        )
+        be (DF004's `for sample in samples`, `samples` a comprehension of CPU tensors). Asked once
+        per name, line and depth: a name rebound from itself many times (`latents = ...latents...`)
+        would otherwise be explored along every path."""
+        key = (name, line, depth)
+        if key not in self._host_bound:
+            self._host_bound[key] = False  # a cycle through names ends here
+            self._host_bound[key] = any(
+                (value is not None and not isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and self._may_be_host_made(value, bound, depth))
+                or (value is None and any(self._may_be_host_made(loop.iter, bound, depth) for loop in self._loops_binding(name, bound)))
+                for bound, value in self.bindings.get(name, ()) if bound < line
+            )
+        return self._host_bound[key]
 
     def _in_a_loop(self, line: int) -> bool:
         """A `for` or `while` of the scope runs `line` again."""

@@ -350,9 +350,13 @@ class PlacementFacts:
     def _binding_before(self, name: str, line: int, branches: bool = True) -> Binding | None:
         """The binding `name` holds on `line`: the latest before it, not in an `if` body whose
         `else` holds the line (`branches`)."""
-        earlier = [binding for binding in self.bindings.get(name, ())
-                   if binding.line < line and not (branches and self._in_another_branch(binding.line, line))]
-        return max(earlier, key=lambda binding: binding.line) if earlier else None
+        exclusive = branches and bool(self.exclusive)
+        latest = None
+        for binding in self.bindings.get(name, ()):  # (a hot path: no list, no key function)
+            if binding.line < line and (latest is None or binding.line > latest.line) \
+                    and not (exclusive and self._in_another_branch(binding.line, line)):
+                latest = binding
+        return latest
 
     def _in_another_branch(self, bound: int, read: int) -> bool:
         """A binding on line `bound` in the body of an `if` whose `else` (or `elif`) holds line `read`."""
