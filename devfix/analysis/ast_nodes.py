@@ -155,10 +155,38 @@ def _bind(bindings: dict[str, list[Binding]], target: ast.expr, value: ast.expr 
                 _bind(bindings, element, value if isinstance(value, ast.Call) else None, line)
 
 
-def latest_binding(bindings: dict[str, list[Binding]], name: str, line: int) -> Binding | None:
-    """What `name` holds where read on `line`: its latest binding on an earlier line."""
-    earlier = [binding for binding in bindings.get(name, ()) if binding[0] < line]
+def latest_binding(bindings: dict[str, list[Binding]], name: str, line: int,
+                   exclusive: list[tuple[int, int, int, int]] = ()) -> Binding | None:
+    """What `name` holds where read on `line`: its latest binding on an earlier line, not in an
+    `if` body whose `else` holds the line (`exclusive`, from `exclusive_branches`)."""
+    earlier = [binding for binding in bindings.get(name, ()) if binding[0] < line and not any(
+        first <= binding[0] <= last and other <= line <= other_last for first, last, other, other_last in exclusive)]
     return max(earlier, key=lambda binding: binding[0]) if earlier else None
+
+
+def exclusive_branches(nodes: Iterable[ast.AST]) -> list[tuple[int, int, int, int]]:
+    """For each `if` with an `else` (or `elif`) among a scope's nodes: its body's first and last
+    line, then its `else`'s first line and the line its last simple statement starts on, as
+    `analysis.placement` records them (`PlacementFacts.exclusive`)."""
+    found = []
+    for node in nodes:
+        if isinstance(node, ast.If) and node.orelse and node.body:
+            other = node.body[-1].end_lineno + 1  # the `else:` (or `elif`) line, which `ast` does not keep
+            found.append((node.body[0].lineno, other - 1, other, _last_simple_line(node.orelse[-1])))
+    return found
+
+
+def _last_simple_line(node: ast.AST) -> int:
+    """The line the last simple statement under a statement starts on."""
+    while True:
+        if isinstance(node, ast.Try) and (node.finalbody or node.orelse or node.handlers):
+            node = (node.finalbody or node.orelse or node.handlers)[-1]
+        elif getattr(node, "orelse", None):
+            node = node.orelse[-1]
+        elif isinstance(getattr(node, "body", None), list) and node.body:
+            node = node.body[-1]
+        else:
+            return node.lineno
 
 
 def method_chain(node: ast.expr) -> set[str]:

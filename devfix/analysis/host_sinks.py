@@ -40,6 +40,7 @@ from devfix.analysis.ast_nodes import (
     Binding,
     dict_values_bound,
     every_node,
+    exclusive_branches,
     is_self_attribute,
     latest_binding,
     loop_elements,
@@ -376,6 +377,7 @@ class _Scope:
             return
         self._bound = True
         self.bindings = scope_bindings(self.nodes, augmented=True)
+        self.exclusive = exclusive_branches(self.nodes)  # an `if` body's bindings do not reach its `else`
         for node in self.nodes:
             if isinstance(node, ast.Call) and is_move(node, self.imports) and isinstance(node.func.value, ast.Name):
                 self.moved.add(node.func.value.id)
@@ -412,7 +414,7 @@ class _Scope:
                 return True
             if any(self._may_be_on_device(item, with_parameters) for item in self.appended.get(value.id, ())):
                 return True
-            binding = latest_binding(self.bindings, value.id, before_line if before_line is not None else value.lineno)
+            binding = latest_binding(self.bindings, value.id, before_line if before_line is not None else value.lineno, self.exclusive)
             if binding is None and value.id in self.all_parameters:
                 self.parameter_sinks.add(value.id)  # on a device where every call gives it one (`_calls_with_device_values`)
             if binding is None and any(again(iterated) for iterated in self.comprehended.get(value.id, ())):

@@ -116,6 +116,7 @@ from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import call_methods, parenthesized
 from devfix.findings import Safety
 
+TORCH_FRAMEWORK_LITERALS = frozenset({"pt", "torch", "pytorch"})  # `if self.framework == "pt":`
 TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio", "timm"})  # their callables return tensors or Modules
 
 PANDAS_FRAMES = frozenset({"pandas.DataFrame", "pandas.core.frame.DataFrame", "pandas.Series", "pandas.core.series.Series"})
@@ -496,12 +497,16 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         return updated.with_changes(func=updated.func.with_changes(value=call_methods(updated.func.value, *missing)))
 
     def _in_another_frameworks_branch(self, call: cst.Call) -> bool:
-        """Under `if self.framework == "tf":` (or "jax", "flax"): the arrays there are another
-        library's, whose tensors have `.numpy()` but no `.detach()` (transformers' pipelines)."""
+        """Under `if self.framework == "tf":` (or "jax", "flax"), or in the `else` of `if
+        self.framework == "pt" ...:`: the arrays there may be another library's, whose tensors have
+        `.numpy()` but no `.detach()` (transformers' pipelines)."""
         child, current = call, self.get_metadata(ParentProvider, call, None)
         while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
             if isinstance(current, cst.If) and child is current.body and _compares_to(current.test, OTHER_FRAMEWORK_LITERALS):
                 return True
+            if isinstance(current, cst.If) and isinstance(child, cst.Else) and child is current.orelse \
+                    and _compares_to(current.test, TORCH_FRAMEWORK_LITERALS):
+                return True  # (an `elif` names its own case: `elif self.framework == "pt-gpu":` is torch's)
             child, current = current, self.get_metadata(ParentProvider, current, None)
         return False
 

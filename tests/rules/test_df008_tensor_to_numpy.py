@@ -736,3 +736,18 @@ def test_a_parameter_only_asked_for_the_method_may_be_another_librarys_tensor(te
     )
     result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
     assert ("array = array.detach().cpu().numpy()" in result) is copied
+
+
+@pytest.mark.parametrize(("test", "copied"), [('self.framework == "pt" and outputs.dtype == torch.float16', False), ("outputs.dtype == torch.float16", True)])
+def test_the_else_of_a_torch_framework_test_may_hold_another_librarys_tensor(test, copied):
+    """transformers' image-classification pipeline: the `else` of `if self.framework == "pt" and
+    <half precision>:` runs for TensorFlow's outputs too, which have `.numpy()` but no `.detach()`."""
+    source = (
+        "import torch\n\n\nclass Pipeline:\n    def __init__(self, model, framework):\n"
+        "        self.model, self.framework = model.to('cuda'), framework\n\n"
+        "    def postprocess(self, model_outputs):\n        outputs = model_outputs['logits'][0]\n"
+        f"        if {test}:\n            outputs = outputs.to(torch.float32).numpy()\n"
+        "        else:\n            outputs = outputs.numpy()\n        return outputs\n"
+    )
+    result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
+    assert ("            outputs = outputs.detach().cpu().numpy()" in result) is copied
