@@ -414,6 +414,7 @@ class _Scope:
         self.function = function
         self.parameters = [] if function is None else parameters(function)
         self.parameter_names = {argument.arg for argument in self.parameters}
+        self._transforms_imported = imports.imports_any(("torchvision",))
         self.models = models
         self.helpers = helpers  # the file's top-level functions: a CPU-tensor helper is one of them
         # the methods of the file's classes (`model.generate(ids)` may feed a layer), its functions
@@ -654,8 +655,11 @@ class _Scope:
             return True
         if isinstance(value.func, ast.Name) and self._is_helper(value.func.id):
             return True  # a function of the file, or one of the project that returns CPU tensors (or a tuple of them)
-        if isinstance(value.func, ast.Name) and self.kind_at(value.func) is Kind.IMAGE_TRANSFORM:
-            return True  # `transform(image)` of a `Compose([..., ToTensor()])`
+        if isinstance(value.func, ast.Name) and (self._transforms_imported or value.func.id in self.parameter_names) \
+                and self.kind_at(value.func) is Kind.IMAGE_TRANSFORM:
+            # `transform(image)` of a `Compose([..., ToTensor()])`: built where torchvision is imported, or
+            # given by callers (the value analysis, the dearest fact, only then)
+            return True
         positional = [arg for arg in value.args if not isinstance(arg, ast.Starred)]
         if isinstance(value.func, ast.Attribute) and not qualified.startswith("torch."):  # a method of a value
             if is_cast(value, self.imports):
