@@ -75,7 +75,9 @@ imports another array library with that method (TensorFlow, JAX, CuPy: `t.numpy(
 or in a test file (its helpers are given what fixtures and parametrizations make), or under a test
 that asks only whether it has the method (`elif hasattr(array, "numpy"):`, any object with one); an item unpacked
 from a moved model's output where the class's `forward` may return a number at that position
-(hgraph2graph's `kl_div.item()`, `analysis.forward_items`: a float has no `.detach()`); a string
+(hgraph2graph's `kl_div.item()`, `analysis.forward_items`: a float has no `.detach()`), or read by a
+string key from such an item (`metrics["nrmse"][0]` of `x, metrics = osem(y, physics)`: a mapping
+handed back beside the output holds what was logged, lists of floats in deepinv); a string
 formatted with a tensor (`"pred %d" % pred`).
 """
 
@@ -636,6 +638,12 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         (`analysis.forward_items`): `kl_div`, `wacc * 100` may be floats, which have no `.detach()`."""
         if isinstance(value, cst.BinaryOperation):
             return self._unpacked_maybe_no_tensor(value.left, node) or self._unpacked_maybe_no_tensor(value.right, node)
+        if _read_by_a_string_key(value):
+            # `metrics["nrmse"][0]` of `x, metrics = osem(y, physics, compute_metrics=True)` (deepinv's
+            # optimizers): a mapping handed back beside the output holds whatever was logged (lists of floats)
+            root = _without_items(value)
+            binding = self._host_facts(node)._binding_before(root.value, self.line_of(node)) if isinstance(root, cst.Name) else None
+            return binding is not None and binding.position >= 0
         if not isinstance(value, cst.Name) or self.project is None:
             return False
         facts = self._host_facts(node)
@@ -1057,6 +1065,16 @@ class _HostCopies(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "cpu" and cst.Module([]).code_for_node(node.func.value) == self.code:
             self.found = True
+
+
+def _read_by_a_string_key(value: cst.BaseExpression) -> bool:
+    """`metrics["nrmse"][0]`: some subscript along the chain is a string key."""
+    while isinstance(value, (cst.Subscript, cst.Attribute)):
+        if isinstance(value, cst.Subscript) and any(
+                isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.SimpleString) for element in value.slice):
+            return True
+        value = value.value
+    return False
 
 
 def _without_items(value: cst.BaseExpression | None) -> cst.BaseExpression | None:

@@ -751,3 +751,17 @@ def test_the_else_of_a_torch_framework_test_may_hold_another_librarys_tensor(tes
     )
     result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
     assert ("            outputs = outputs.detach().cpu().numpy()" in result) is copied
+
+
+@pytest.mark.parametrize(("plotted", "copied"), [('metrics["nrmse"][0]', False), ("x_hat[0]", True)])
+def test_an_item_read_by_key_from_a_mapping_unpacked_beside_the_output_may_hold_no_tensor(plotted, copied):
+    """deepinv's PET demo: `x, metrics = osem(y, physics, compute_metrics=True)` of a moved
+    optimizer Module; `metrics["nrmse"][0]` is a list of floats logged per iteration."""
+    source = (
+        "import matplotlib.pyplot as plt\nimport torch\nimport torch.nn as nn\n\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nosem = nn.Identity().to(device)\n"
+        "x_hat, metrics = osem(torch.ones(3).to(device))\n"
+        f"plt.plot({plotted})\n"
+    )
+    result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
+    assert (f"plt.plot({plotted}.detach().cpu())" in result) is copied
