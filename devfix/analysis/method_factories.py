@@ -225,6 +225,9 @@ def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr | None
 
 
 def _is_method_call(call: ast.Call, methods: set[str]) -> bool:
+    """`self.<method>(...)` of one of `methods`, or `self(...)` when `forward` is one (DF016's `self(z)`)."""
+    if isinstance(call.func, ast.Name) and call.func.id == "self":
+        return "forward" in methods
     return is_self_attribute(call.func) and call.func.attr in methods
 
 

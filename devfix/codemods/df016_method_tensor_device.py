@@ -390,9 +390,11 @@ class _FedToSubmodules(cst.CSTVisitor):
         if is_self_attribute(node.func) and node.func.attr.value in self.submodules:
             for arg in node.args:
                 self._feed(arg.value)
-        elif is_self_attribute(node.func) and node.func.attr.value in self.feeding:
-            # `self.ode_step(h, tau=tau)`, whose parameter `tau` goes straight to `self.ode_f(...)`
-            parameters, fed = self.feeding[node.func.attr.value]
+        elif (is_self_attribute(node.func) and node.func.attr.value in self.feeding) or (
+                isinstance(node.func, cst.Name) and node.func.value == "self" and "forward" in self.feeding):
+            # `self.ode_step(h, tau=tau)`, whose parameter `tau` goes straight to `self.ode_f(...)`;
+            # `self(z)` in a GAN generator's `sample`, whose `forward` hands `z` to `self.net(...)`
+            parameters, fed = self.feeding[node.func.attr.value if isinstance(node.func, cst.Attribute) else "forward"]
             for parameter in fed:
                 value = argument_for(node, parameter, parameters)
                 if value is not None:

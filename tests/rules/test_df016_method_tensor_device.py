@@ -518,3 +518,16 @@ def test_a_tensor_computed_with_a_value_brought_to_the_host_stays_there(index, a
     )
     result = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
     assert ("torch.zeros(log_probs.size(), device=inputs.device)" in result) is aligned
+
+
+def test_a_tensor_a_method_gives_self_goes_where_forward_hands_it():
+    """A GAN generator's `sample(n)`: `z = torch.randn(n, self.z_dim)` then `self(z)`, whose `forward`
+    hands `z` to `self.net`: the draw is made on the module's device."""
+    source = (
+        "import torch\nimport torch.nn as nn\n\n\nclass Generator(nn.Module):\n    def __init__(self, z_dim):\n"
+        "        super().__init__()\n        self.z_dim = z_dim\n        self.net = nn.Linear(z_dim, 4)\n\n"
+        "    def forward(self, z):\n        return self.net(z)\n\n    def sample(self, n):\n"
+        "        z = torch.randn(n, self.z_dim)\n        return self(z)\n\n\n"
+        "G = Generator(8).to(torch.device('cuda' if torch.cuda.is_available() else 'cpu'))\nprint(G.sample(2))\n"
+    )
+    assert "z = torch.randn(n, self.z_dim, device=self.device)" in run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
