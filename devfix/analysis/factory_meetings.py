@@ -333,8 +333,12 @@ class _Callers:
 
 
 def _maybe_modules(tree: ast.Module, imports: ImportTable) -> set[str]:
-    """Names that may hold a Module: assigned from a call, or moved (`net.to(device)`)."""
+    """Names that may hold a Module: assigned from a call, or moved (`net.to(device)`), or a
+    parameter of a top-level function that every call of it in the file gives a call
+    (`train_step(..., nn.BCEWithLogitsLoss())`: DF004's `module_parameters`)."""
     names: set[str] = set()
+    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    given_calls: dict[tuple[str, str], bool] = {}  # (function, parameter) → has every call of it passed a call?
     for node in every_node(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and (isinstance(node.value, ast.Call) or _holds_a_call(node.value)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -345,6 +349,15 @@ def _maybe_modules(tree: ast.Module, imports: ImportTable) -> set[str]:
                     names.update(name.id for name in every_node(target) if isinstance(name, ast.Name))
         elif isinstance(node, ast.Call) and _is_move_of_a_name(node, imports):
             names.add(node.func.value.id)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+            arguments = functions[node.func.id].args
+            positional = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args)]
+            passed = {positional[index]: arg for index, arg in enumerate(node.args) if index < len(positional)}
+            passed.update({keyword.arg: keyword.value for keyword in node.keywords if keyword.arg is not None})
+            for parameter in (*positional, *(argument.arg for argument in arguments.kwonlyargs)):
+                key = (node.func.id, parameter)
+                given_calls[key] = given_calls.get(key, True) and isinstance(passed.get(parameter), ast.Call)
+    names.update(parameter for (_, parameter), every in given_calls.items() if every)
     return names
 
 

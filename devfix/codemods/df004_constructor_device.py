@@ -426,6 +426,21 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             return None
         return self.project.imported_meetings(self.context.filename or "<memory>", self.facts.imports.names[function])
 
+    def module_parameters(self, scope: cst.Module | cst.FunctionDef, facts: PlacementFacts) -> set[str]:
+        """The parameters of a top-level function of the file, never rebound there, that every call
+        of it in the file gives a torch.nn Module it builds in the call (`train_step(G, D, real,
+        nn.BCEWithLogitsLoss())`): a loss, whose inputs must be on one device, as a local one's."""
+        if not isinstance(scope, cst.FunctionDef) or scope not in self.module.body:
+            return set()
+        found = set()
+        for name in parameter_names(scope):
+            if name in facts.bindings:
+                continue
+            passed = self.call_index().arguments_for(scope, name)
+            if passed and all(isinstance(value, cst.Call) and self.builds_module(value) for _, value in passed):
+                found.add(name)
+        return found
+
     def callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
         """Every use of the top-level `function` in this file is a call, and each passes, for
         `parameter`, a name moved to a device earlier in the caller's scope (`model.to(device)`)."""
@@ -565,6 +580,7 @@ class _Combinations(cst.CSTVisitor):
         self.facts = rule.scope_facts(anchor)
         self.first_line = {name: min(b.line for b in bindings) for name, bindings in self.facts.bindings.items()}
         self.modules = set(rule.scope_modules(anchor)) | (self.facts.moved.keys() & self.facts.called)
+        self.modules |= rule.module_parameters(scope, self.facts)  # `bce` of `train_step(..., nn.BCEWithLogitsLoss())`
         # models the top level moved (`policy = Net().to(device)`), called in a function that runs only
         # after the move: `_move_of` finds the move there
         self.global_models = rule.top_level_models_moved_before(anchor, through_methods=True)

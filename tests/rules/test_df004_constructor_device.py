@@ -1225,3 +1225,17 @@ def test_a_value_given_beside_the_output_of_a_moved_input_to_a_helper_goes_to_th
         "        return cross_entropy_with_probs(outputs, meta_target).item()\n"
     )
     assert ("meta_target = torch.from_numpy(soft_labels).to(device)" in fixed(source)) is moved
+
+
+@pytest.mark.parametrize(("given", "aligned"), [("nn.BCEWithLogitsLoss()", True), ("my_loss", False)])
+def test_a_loss_every_caller_builds_in_the_call_puts_its_inputs_together(given, aligned):
+    """`train_step(G, D, real, ..., nn.BCEWithLogitsLoss())`: `bce(D(real), torch.ones(n, 1))` meets
+    a moved discriminator's output in a torch.nn loss, as with a local `bce = nn.BCEWithLogitsLoss()`;
+    a function of the file given instead is no Module."""
+    source = (
+        "import torch\nimport torch.nn as nn\n\n\ndef my_loss(a, b):\n    return ((a - b) ** 2).mean()\n\n\n"
+        "def train_step(D, real, bce):\n    n = real.size(0)\n    return bce(D(real), torch.ones(n, 1))\n\n\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nD = nn.Linear(4, 1).to(device)\n"
+        f"print(train_step(D, torch.randn(8, 4).to(device), {given}))\n"
+    )
+    assert ("torch.ones(n, 1, device=real.device)" in fixed(source)) is aligned
