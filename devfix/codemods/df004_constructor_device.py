@@ -12,7 +12,9 @@ factory call fed to a Module (`G(torch.randn(8, 2))`, `criterion(D(real), torch.
 with the Module's other inputs, or to the device the Module was moved to (a model parameter that
 every caller in the file passes moved: its own device, `next(model.parameters()).device`); so does
 one given to a torch function beside such a Module's output (`F.cross_entropy(model(xb), yb)`
-with `yb = labels[index]`), unless another meeting names a device for it. A model moved under an
+with `yb = labels[index]`), unless another meeting names a device for it. A parameter that every
+call of its function in the file gives a torch.nn Module built in the call is such a Module
+(`train_step(D, real, nn.BCEWithLogitsLoss())`, then `bce(D(real), torch.ones(n, 1))`). A model moved under an
 `if` (`if use_gpu: model = model.to(device)`) is on the device the move names only where that test
 is the device's own choice (`device = torch.device("cuda" if use_gpu else "cpu")`, or both ask for
 CUDA's availability); elsewhere its inputs follow its parameters (`model(x.to(next(model.parameters()).device))`).

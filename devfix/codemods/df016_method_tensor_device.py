@@ -20,7 +20,8 @@ torch.from_numpy(state)`, `torch.tensor(x)`) takes the module's device: that par
 a list or a number where the call reads it, though the name later holds the tensor fed to a submodule.
 
 A tensor handed to another method of the class that passes that parameter straight to a submodule
-(`self.ode_step(h, tau=tau)` → `self.ode_f(x, h, tau)`) is fed to it as well.
+(`self.ode_step(h, tau=tau)` → `self.ode_f(x, h, tau)`) is fed to it as well; so is one handed to
+`self(...)`, which runs `forward` (a GAN generator's `sample(n)`: `self(torch.randn(n, self.z_dim))`).
 A method's parameter is a tensor input also when every call of the method in the class gives it a
 tensor (a GAN loss's `get_target_tensor(prediction, real)`, called by `forward` with what it feeds
 `self.loss`), and what such a method returns counts when a caller feeds the result to a submodule.
