@@ -457,10 +457,14 @@ class _Scope:
             return True
         if not any(self._is_source_call(call) for call in calls) and not self._calls_a_helper(calls):
             return False
-        if not self._moved_computed:
-            self.moved, self._moved_computed = _moved_lines(self.nodes, self.bindings), True
+        self._list_moves()
         self._find_tensor_evidence()
         return any(self._meets(node) for node in self.nodes)
+
+    def _list_moves(self) -> None:
+        """`self.moved`, listed once a scope, when first asked for."""
+        if not self._moved_computed:
+            self.moved, self._moved_computed = _moved_lines(self.nodes, self.bindings), True
 
     def _calls_a_helper(self, calls: list[ast.Call]) -> bool:
         """A top-level function of the file is called here: its result may be a CPU tensor."""
@@ -594,8 +598,7 @@ class _Scope:
             return True
         if not isinstance(argument, ast.Name):
             return False
-        if not self.moved and not self._moved_computed:  # once a scope: `has_meeting` fills it later
-            self.moved, self._moved_computed = _moved_lines(self.nodes, self.bindings), True
+        self._list_moves()
         moved = self.moved
         if any(at < line for at in moved.get(argument.id, ())):
             return True  # `model.to(device)` as a statement

@@ -929,7 +929,7 @@ class _Combinations(cst.CSTVisitor):
         value is there (or the program fails before, at that operation): `device` names that place
         also before `outputs` exists. Two devices named, or none, give nothing."""
         devices: set[str | None] = set()
-        for name in sorted(names_in(binding.value)):
+        for name in sorted(variables_in(binding.value)):  # not `model` of `self.model(inputs)`
             earlier = self.facts._binding_before(name, binding.line)
             move = as_move(earlier.value, self.qualified) if earlier is not None and earlier.value is not None else None
             if move is not None:

@@ -376,9 +376,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
 
     def _iterates_device_list(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
         """`[p.numpy() for p in preds]` where `preds` collects tensors that are on a device."""
-        root = chain_root(receiver)
-        while isinstance(root, (cst.Attribute, cst.Subscript)):
-            root = root.value
+        root = _without_items(chain_root(receiver))
         if not isinstance(root, cst.Name):
             return False
         current = self.get_metadata(ParentProvider, call, None)
@@ -502,31 +500,29 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         """Under `if self.framework == "tf":` (or "jax", "flax"), or in the `else` of `if
         self.framework == "pt" ...:`: the arrays there may be another library's, whose tensors have
         `.numpy()` but no `.detach()` (transformers' pipelines)."""
-        child, current = call, self.get_metadata(ParentProvider, call, None)
-        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
-            if isinstance(current, cst.If) and child is current.body and _compares_to(current.test, OTHER_FRAMEWORK_LITERALS):
-                return True
-            if isinstance(current, cst.If) and isinstance(child, cst.Else) and child is current.orelse \
-                    and _compares_to(current.test, TORCH_FRAMEWORK_LITERALS):
-                return True  # (an `elif` names its own case: `elif self.framework == "pt-gpu":` is torch's)
-            child, current = current, self.get_metadata(ParentProvider, current, None)
-        return False
+        return any(
+            (child is test.body and _compares_to(test.test, OTHER_FRAMEWORK_LITERALS))
+            # (an `elif` names its own case: `elif self.framework == "pt-gpu":` is torch's)
+            or (isinstance(child, cst.Else) and child is test.orelse and _compares_to(test.test, TORCH_FRAMEWORK_LITERALS))
+            for test, child in self._ifs_around(call)
+        )
 
     def _under_a_duck_type_test(self, call: cst.Call, receiver: cst.BaseExpression) -> bool:
         """`elif hasattr(array, "numpy"): array = array.numpy()` (tensordict's `_convert_to_tensor`,
         a TensorFlow tensor in its comment): the code asks only for the method, so any object with
         one may be there, and one without `.detach()` too."""
-        root = chain_root(receiver)
-        while isinstance(root, (cst.Attribute, cst.Subscript)):
-            root = root.value
-        if not isinstance(root, cst.Name):
-            return False
-        child, current = call, self.get_metadata(ParentProvider, call, None)
+        root = _without_items(chain_root(receiver))
+        return isinstance(root, cst.Name) and any(
+            child is test.body and _tests_an_attribute_of(test.test, root.value) for test, child in self._ifs_around(call)
+        )
+
+    def _ifs_around(self, node: cst.CSTNode):
+        """Each `if` statement around `node` in its function, with the part of it `node` is in."""
+        child, current = node, self.get_metadata(ParentProvider, node, None)
         while current is not None and not isinstance(current, (cst.FunctionDef, cst.Module)):
-            if isinstance(current, cst.If) and child is current.body and _tests_an_attribute_of(current.test, root.value):
-                return True
+            if isinstance(current, cst.If):
+                yield current, child
             child, current = current, self.get_metadata(ParentProvider, current, None)
-        return False
 
     def _other_branch_brings_it_over(self, call: cst.Call, receiver: cst.BaseExpression) -> bool:
         """`np.squeeze(t.numpy()) if not train_on_gpu else np.squeeze(t.cpu().numpy())`: the code already

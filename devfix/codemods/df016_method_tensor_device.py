@@ -391,11 +391,10 @@ class _FedToSubmodules(cst.CSTVisitor):
         if is_self_attribute(node.func) and node.func.attr.value in self.submodules:
             for arg in node.args:
                 self._feed(arg.value)
-        elif (is_self_attribute(node.func) and node.func.attr.value in self.feeding) or (
-                isinstance(node.func, cst.Name) and node.func.value == "self" and "forward" in self.feeding):
+        elif _method_run(node) in self.feeding:
             # `self.ode_step(h, tau=tau)`, whose parameter `tau` goes straight to `self.ode_f(...)`;
             # `self(z)` in a GAN generator's `sample`, whose `forward` hands `z` to `self.net(...)`
-            parameters, fed = self.feeding[node.func.attr.value if isinstance(node.func, cst.Attribute) else "forward"]
+            parameters, fed = self.feeding[_method_run(node)]
             for parameter in fed:
                 value = argument_for(node, parameter, parameters)
                 if value is not None:
@@ -625,6 +624,13 @@ class _IndexUses(cst.CSTVisitor):
 
     def _is_call(self, node: cst.CSTNode | None) -> bool:
         return isinstance(node, cst.Call) and is_self_attribute(node.func) and node.func.attr.value == self.method
+
+
+def _method_run(call: cst.Call) -> str | None:
+    """The method of the class a call runs: `ode_step` of `self.ode_step(...)`, `forward` of `self(...)`."""
+    if is_self_attribute(call.func):
+        return call.func.attr.value
+    return "forward" if isinstance(call.func, cst.Name) and call.func.value == "self" else None
 
 
 def _brought_to_the_host(value: cst.BaseExpression) -> bool:
