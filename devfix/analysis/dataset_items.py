@@ -50,7 +50,7 @@ def non_tensor_positions_of_rows(dataset: cst.BaseExpression | None, bound: Call
     )
 
 
-def non_tensor_positions(dataset_class: cst.ClassDef | None) -> frozenset[int]:
+def non_tensor_positions(dataset_class: cst.ClassDef | None) -> frozenset[int | str]:
     """The positions of the items of `dataset_class` (a Dataset class of the file) that collate into
     no tensor (module docstring); empty when unknown."""
     if dataset_class is None:
@@ -62,15 +62,18 @@ def non_tensor_positions(dataset_class: cst.ClassDef | None) -> frozenset[int]:
     return _positions_returned(getitem, _NonTensors(dataset_class, methods.get("__init__"), getitem))
 
 
-def non_tensor_positions_of_collate(collate: cst.FunctionDef | None) -> frozenset[int]:
+def non_tensor_positions_of_collate(collate: cst.FunctionDef | None) -> frozenset[int | str]:
     """For a `collate_fn` of the file, the positions of the batches it builds that hold no tensor
     (`return [torch.tensor(t) for t, _ in batch], torch.tensor(labels)`: a list of tensors first)."""
     return _positions_returned(collate, _NonTensors(None, None, collate)) if collate is not None else frozenset()
 
 
-def _positions_returned(function: cst.FunctionDef, judge: _NonTensors) -> frozenset[int]:
-    """The positions where every `return` of `function`, a tuple display of one length, gives no tensor."""
+def _positions_returned(function: cst.FunctionDef, judge: _NonTensors) -> frozenset[int | str]:
+    """The positions where every `return` of `function`, a tuple display of one length, gives no
+    tensor; or the keys, where every `return` is a dict display of string keys (`{"text": ...}`)."""
     returned = return_values(function)
+    if returned and all(isinstance(value, cst.Dict) for value in returned):
+        return _keys_returned(returned, judge)
     if not returned or not all(isinstance(value, cst.Tuple) for value in returned):
         return frozenset()
     sizes = {len(value.elements) for value in returned}
@@ -82,16 +85,47 @@ def _positions_returned(function: cst.FunctionDef, judge: _NonTensors) -> frozen
     )
 
 
+def _keys_returned(returned: list[cst.Dict], judge: _NonTensors) -> frozenset[int | str]:
+    """The string keys that every dict display in `returned` has, each with a value that collates
+    into no tensor; none when a display unpacks another mapping (`**extra`: which keys?)."""
+    items_of = []
+    for value in returned:
+        items = {}
+        for element in value.elements:
+            if not (isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)):
+                return frozenset()
+            items[element.key.evaluated_value] = element.value
+        items_of.append(items)
+    keys = set.intersection(*(set(items) for items in items_of))
+    return frozenset(key for key in keys if all(judge.collates_to_no_tensor(items[key]) for items in items_of))
+
+
 def index_of(subscript: cst.Subscript) -> int | None:
     """`batch[1]` → 1 (any integer literal: `0x1`, `00`, `1_0`)."""
     index = subscript.slice[0].slice if len(subscript.slice) == 1 else None
     return ast.literal_eval(index.value.value) if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) else None
 
 
-def non_tensor_names(loop: cst.For, target: cst.BaseExpression, positions: frozenset[int]) -> set[str]:
-    """The loop's batch names that hold a position the dataset collates into no tensor: of the loop's own
-    target (`for images, captions in loader`), or of the body's first statements taking the batch
-    apart (`images, captions = batch`, `captions = batch[1]`)."""
+def item_taken(value: cst.BaseExpression, batch: str) -> int | str | None:
+    """What `value` takes out of the batch named `batch`: `batch[1]` → 1, `batch["labels"]` and
+    `batch.pop("labels")` → "labels"; None for anything else."""
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value == batch and len(value.slice) == 1:
+        index = value.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            return index.value.evaluated_value
+        return index_of(value)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "pop" \
+            and isinstance(value.func.value, cst.Name) and value.func.value.value == batch \
+            and len(value.args) == 1 and not value.args[0].keyword and not value.args[0].star \
+            and isinstance(value.args[0].value, cst.SimpleString):
+        return value.args[0].value.evaluated_value
+    return None
+
+
+def non_tensor_names(loop: cst.For, target: cst.BaseExpression, positions: frozenset[int | str]) -> set[str]:
+    """The loop's batch names that hold a position (or key) the dataset collates into no tensor: of the
+    loop's own target (`for images, captions in loader`), or of the body's first statements taking the
+    batch apart (`images, captions = batch`, `captions = batch[1]`, `texts = batch["text"]`)."""
     if not positions:
         return set()
     if isinstance(target, cst.Tuple):
@@ -108,8 +142,7 @@ def non_tensor_names(loop: cst.For, target: cst.BaseExpression, positions: froze
             found |= {name for position, name in enumerate(names) if position in positions}
         values = [element.value for element in assign.value.elements] if isinstance(assign.value, cst.Tuple) else [assign.value]
         for name, value in zip(names, values) if len(names) == len(values) else ():
-            if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value == target.value \
-                    and index_of(value) in positions:
+            if item_taken(value, target.value) in positions:
                 found.add(name)
     return found
 

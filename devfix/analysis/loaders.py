@@ -12,9 +12,10 @@ import libcst as cst
 from libcst.metadata import Assignment, ScopeProvider
 
 from devfix.analysis.call_sites import arguments_for, file_functions, is_only_defined
-from devfix.analysis.cst_bindings import names_in, parameter_names
+from devfix.analysis.cst_bindings import names_in, parameter_names, variables_in
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.dataset_items import (
+    item_taken,
     non_tensor_positions,
     non_tensor_positions_of_collate,
     non_tensor_positions_of_rows,
@@ -300,8 +301,8 @@ def resident_tensors(dataset_class: cst.ClassDef, qualified, line_of) -> list[tu
     return found
 
 
-def non_tensor_positions_of(rule: cst.CSTVisitor, loader: cst.BaseExpression) -> frozenset[int]:
-    """The positions of the loader's batches that hold no tensor, strings or lists
+def non_tensor_positions_of(rule: cst.CSTVisitor, loader: cst.BaseExpression) -> frozenset[int | str]:
+    """The positions (or keys) of the loader's batches that hold no tensor, strings or lists
     (`analysis.dataset_items`): of a DataLoader built here or bound once to a name, or of any the
     file's calls give a parameter."""
     if isinstance(loader, cst.Call):
@@ -317,7 +318,7 @@ def non_tensor_positions_of(rule: cst.CSTVisitor, loader: cst.BaseExpression) ->
     return frozenset(position for call in built for position in _dataset_non_tensors(rule, call))
 
 
-def _dataset_non_tensors(rule: cst.CSTVisitor, built: cst.Call | None) -> frozenset[int]:
+def _dataset_non_tensors(rule: cst.CSTVisitor, built: cst.Call | None) -> frozenset[int | str]:
     """What the DataLoader call `built` loads with the default collate: an instance of a class of
     the file (`DataLoader(Captions(...), batch_size=4)`, its `__getitem__`), or a list of rows
     (`DataLoader(list(zip(texts, labels)))`): the positions of its items that collate into no tensor;
@@ -573,8 +574,9 @@ class _BatchUseFinder(cst.CSTVisitor):
 
 def unpacked_batch(loop: cst.For, names: list[str], qualified) -> tuple[list[str], int]:
     """`for batch in loader: x, y = batch` (or, opening the body, `x = batch[0]` and
-    `y = batch[1]`, or `x, y = batch[0], batch[1]`) → the unpacked names and where the move can go;
-    an element moved where it is taken (`x, y = batch[0].to(device), batch[1]`) is left out."""
+    `y = batch[1]`, or `x, y = batch[0], batch[1]`, or `labels = batch.pop("labels")`) → the
+    unpacked names and where the move can go; an element moved where it is taken (`x, y =
+    batch[0].to(device), batch[1]`) is left out, and the batch stays in when the body reads it after."""
     if len(names) != 1 or not isinstance(loop.body, cst.IndentedBlock):
         return names, 0
     statements = loop.body.body
@@ -586,8 +588,9 @@ def unpacked_batch(loop: cst.For, names: list[str], qualified) -> tuple[list[str
     while index < len(statements) and (elements := elements_by_position(statements[index], names[0], qualified)) is not None:
         taken += [name for name, moved in elements if not moved]  # `data[0].to(device)` is placed already
         index += 1
-    if index > first:
-        return taken, index
+    if index > first:  # the batch itself too, where what follows still reads it (`model(**batch)` after a `pop`)
+        read_later = any(names[0] in variables_in(statement) for statement in statements[index:])
+        return ([*taken, names[0]] if read_later else taken), index
     for index, statement in enumerate(statements[:3]):
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
             return names, 0
@@ -623,7 +626,8 @@ def _same_items_again(assign: cst.Assign, batch: str) -> bool:
 
 def elements_by_position(statement: cst.BaseStatement, batch: str, qualified) -> list[tuple[str, bool]] | None:
     """`x = batch[0]` → [("x", False)]; `x, y = batch[0].to(device), batch[1]` → [("x", True),
-    ("y", False)] (True: moved where it is taken); anything else → None."""
+    ("y", False)] (True: moved where it is taken); by key too (`labels = batch["labels"]`,
+    `labels = batch.pop("labels")`); anything else → None."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return None
     assign = statement.body[0]
@@ -637,10 +641,7 @@ def elements_by_position(statement: cst.BaseStatement, batch: str, qualified) ->
     for value in values:
         is_move = as_move(value, qualified) is not None
         element = value.func.value if is_move and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) else value
-        if not (isinstance(element, cst.Subscript) and isinstance(element.value, cst.Name) and element.value.value == batch and len(element.slice) == 1):
-            return None
-        index = element.slice[0].slice
-        if not (isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)):
+        if item_taken(element, batch) is None:
             return None
         moved.append(is_move)
     return list(zip(targets, moved))

@@ -360,3 +360,54 @@ def test_a_batch_list_given_by_the_caller_whose_loop_moves_part_of_the_batch_mov
     )
     result = run_devfix(source, rules=[LoaderToDevice])
     assert ("labels = labels.to(device)" in result.fixed.decode()) is fixed
+
+
+@pytest.mark.parametrize("take", ['batch.pop("labels")', 'batch["labels"]'])
+def test_an_item_taken_by_key_before_the_rest_of_the_batch_is_moved_moves_too(take):
+    """`labels = batch.pop("labels")` (or `batch["labels"]`), then the rest moved and fed to the
+    model: the labels stayed on the CPU and meet the model's output in the loss."""
+    result = run(
+        f"for batch in loader:\n    labels = {take}\n    batch = {{k: v.to(device) for k, v in batch.items()}}\n"
+        "    out = model(**batch)\n    loss = torch.nn.functional.cross_entropy(out, labels)\n"
+    )
+    assert f"    labels = {take}\n    labels = labels.to(device)\n    batch = {{k: v.to(device)" in result.fixed.decode()
+
+
+def test_an_item_taken_by_key_while_the_rest_of_the_batch_is_fed_raw_moves_with_it():
+    result = run(
+        'for batch in loader:\n    labels = batch.pop("labels")\n    out = model(**batch)\n'
+        "    loss = torch.nn.functional.cross_entropy(out, labels)\n"
+    )
+    fixed = result.fixed.decode()
+    assert 'labels = batch.pop("labels")\n    labels = labels.to(device)\n    batch = {key: value.to(device) if torch.is_tensor(value)' in fixed
+
+
+TEXT_ITEMS = """import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+
+class Reviews(Dataset):
+    def __init__(self, texts, scores):
+        self.texts, self.scores = texts, scores
+
+    def __len__(self):
+        return len(self.texts)
+
+    def __getitem__(self, i):
+        return {"text": str(self.texts[i]), "score": self.scores[i]}
+
+
+device = torch.device("cpu")
+model = nn.Linear(2, 2).to(device)
+for batch in DataLoader(Reviews(["a", "b"], [1.0, 2.0])):
+    texts = batch["text"]
+    out = model(texts)
+"""
+
+
+def test_an_item_the_dataset_gives_as_strings_stays_when_taken_by_key():
+    """`{"text": str(...)}`: `default_collate` gives the texts back as a tuple of strings."""
+    result = run_devfix(TEXT_ITEMS, rules=[LoaderToDevice])
+    assert result.fixed == result.source
+    assert "texts.to(" not in result.fixed.decode()
