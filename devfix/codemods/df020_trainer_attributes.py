@@ -409,13 +409,14 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         return self.kind_of(name) is Kind.TENSOR and host_made(binding.value, binding.line, 0, where)
 
     def _factories(self, value: cst.BaseExpression, placement, line: int) -> list[cst.Call]:
-        """The factory call `value` is, or that a local holds where it is fed: bound once, earlier in
-        the method, or bound to the factory last before the call and again only after it (a decoding
-        loop's `token = torch.tensor([[SOS]])`, then `token = logits.argmax(-1)` after feeding it:
-        the first pass feeds the factory, and on the device it serves the later ones too)."""
-        if isinstance(value, cst.Name) and value.value not in placement.moved:
-            bindings = placement.bindings.get(value.value, [])
-            value = bindings[0].value if bindings and bindings[0].line < line and all(binding.line > line for binding in bindings[1:]) else None
+        """The factory call `value` is, or that a local holds where it is fed: bound to it last before
+        the call, where no earlier binding can still reach the call (`states = np.array(batch)`, then
+        `states = torch.tensor(states)`), even if bound again after it (a decoding loop's `token =
+        torch.tensor([[SOS]])`, then `token = logits.argmax(-1)` after feeding it: the first pass
+        feeds the factory, and on the device it serves the later ones too)."""
+        if isinstance(value, cst.Name):
+            binding = placement._binding_before(value.value, line) if value.value not in placement.moved else None
+            value = binding.value if binding is not None and placement.reaching_past(value.value, binding, line) == ([], False) else None
         if is_factory_call(value, self.qualified) and keyword(value, "device") is None:
             return [value]
         return []

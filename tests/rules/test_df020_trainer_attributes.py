@@ -468,3 +468,32 @@ def test_an_argument_with_a_default_is_not_moved_at_the_top_of_the_method(signat
     )
     result = run_devfix(source, rules=[TrainerAttributes]).fixed.decode()
     assert ("weight = weight.to(self.device)" in result) is moved
+
+
+REBOUND_STATES = """import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.q = nn.Linear(4, 2).to(self.device)
+
+    def learn(self, batch, fresh):
+        states = np.array(batch)
+{rebinding}
+        return self.q(states).sum().item()
+"""
+
+
+@pytest.mark.parametrize(("rebinding", "made_there"), [
+    ("        states = torch.tensor(states, dtype=torch.float32)", True),
+    # the array may still reach the model when `fresh` is false: `device=` on the factory is no proof
+    ("        if fresh:\n            states = torch.tensor(states, dtype=torch.float32)", False),
+])
+def test_a_factory_rebinding_a_local_before_it_is_fed_is_made_on_the_model_s_device(rebinding, made_there):
+    """A DQN agent's `states = np.array(batch)`, then `states = torch.tensor(states)` fed to
+    `self.q`: the factory is the value the model gets (the binding before it cannot reach the call)."""
+    fixed = run_devfix(REBOUND_STATES.format(rebinding=rebinding), rules=[TrainerAttributes]).fixed.decode()
+    assert ("torch.tensor(states, dtype=torch.float32, device=self.device)" in fixed) is made_there
