@@ -66,6 +66,7 @@ from devfix.codemods.edits import add_method_after_init, register_buffer
 from devfix.findings import Safety
 
 NOT_BUFFERS = ("torch.nn.",)
+ZERO_DIM_KEEPING_FUNCTIONS = frozenset(f"torch.{name}" for name in ("sqrt", "rsqrt", "exp", "log", "abs", "neg", "reciprocal", "sigmoid", "tanh"))
 RANDOM_STATES = frozenset({"torch.get_rng_state", "torch.random.get_rng_state", "torch.cuda.get_rng_state", "torch.cuda.random.get_rng_state"})
 TORCH_LAYER_STATE = frozenset({"weight", "bias", "running_mean", "running_var", "num_batches_tracked", "in_proj_weight", "in_proj_bias"})
 CONTAINER_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
@@ -128,9 +129,37 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             made = is_tensor_expression(value, tensors, self.qualified) or self._returned_tensor(value, facts.methods)
             if made and self._may_be_complex(value, facts.methods):
                 continue  # `torch.polar(...)`: `.half()` would drop its imaginary part, and DDP broadcasts buffers
+            if made and self._zero_dim(value) and self._only_in_arithmetic(name, facts.methods):
+                continue  # `self.scale = torch.sqrt(torch.tensor(float(d)))` dividing the scores: a 0-dim CPU tensor joins any device
             if made and not _placed_by_argument(value, init) and not self._reads_placed_attributes(value, facts, init) \
                     and not self._computed_with_on_the_host(name, facts.methods) and not registered_by_bases(name):
                 self._buffers[statement] = (name, moves_as_a_whole)
+
+    def _zero_dim(self, value: cst.BaseExpression) -> bool:
+        """A 0-dim tensor: `torch.tensor(<a number>)`, a torch math function of one
+        (`torch.sqrt(torch.tensor(float(d)))`), or arithmetic of those and numbers. (`torch.FloatTensor([d])`
+        has one dimension: a CUDA tensor does not take it beside itself.)"""
+        if isinstance(value, cst.BinaryOperation) and not isinstance(value.operator, cst.MatrixMultiply):
+            sides = [value.left, value.right]
+            numbers = [isinstance(side, (cst.Integer, cst.Float)) for side in sides]
+            return not all(numbers) and all(number or self._zero_dim(side) for side, number in zip(sides, numbers))
+        if not isinstance(value, cst.Call):
+            return False
+        if self.is_scalar_tensor(value):
+            return True
+        names = self.qualified(value.func)
+        return len(value.args) == 1 and not value.args[0].keyword and not value.args[0].star \
+            and any(name in ZERO_DIM_KEEPING_FUNCTIONS for name in names) and self._zero_dim(value.args[0].value)
+
+    def _only_in_arithmetic(self, name: str, methods: dict[str, cst.FunctionDef]) -> bool:
+        """Every read of `self.<name>` outside `__init__` is an operand of an arithmetic operator
+        (not `@`), where a 0-dim CPU tensor may meet a tensor of any device."""
+        reads = [node for method_name, method in methods.items() if method_name != "__init__" for node in _self_attributes(method, name)]
+        return bool(reads) and all(self._arithmetic_operand(read) for read in reads)
+
+    def _arithmetic_operand(self, read: cst.Attribute) -> bool:
+        parent = self.get_metadata(ParentProvider, read, None)
+        return isinstance(parent, cst.BinaryOperation) and not isinstance(parent.operator, cst.MatrixMultiply)
 
     def _given_fresh_tensors(self, class_def: cst.ClassDef, name: str) -> bool:
         """Every construction of the class in the file gives `__init__`'s parameter `name` a tensor

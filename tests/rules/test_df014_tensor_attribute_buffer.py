@@ -515,3 +515,32 @@ def test_a_random_generators_state_stays_on_the_host(init, registered):
     )
     result = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
     assert ('register_buffer("initial_random_state"' in result) is registered
+
+
+SCALED_SCORES = """import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.scale = {scale}
+
+    def forward(self, x):
+        scores = self.q(x) @ x.transpose(-1, -2)
+        return {use}
+"""
+
+
+@pytest.mark.parametrize(("scale", "use", "registered"), [
+    ("torch.sqrt(torch.tensor(float(d)))", "scores / self.scale", False),  # 0-dim: joins CUDA scores as it is
+    ("torch.tensor(8.0) * 2", "scores / self.scale", False),
+    ("torch.sqrt(torch.FloatTensor([d]))", "scores / self.scale", True),  # one dimension: a device error on a GPU
+    ("torch.sqrt(torch.tensor(float(d)))", "torch.div(scores, self.scale)", True),  # not an operator: not proven
+])
+def test_a_zero_dim_scale_read_only_in_arithmetic_stays_an_attribute(scale, use, registered):
+    """The bentrevett seq2seq attention's `self.scale`: a 0-dim CPU tensor in `scores / self.scale`
+    is allowed beside CUDA scores, so the code is right as it is; `torch.FloatTensor([d])` is not."""
+    fixed = run_devfix(SCALED_SCORES.format(scale=scale, use=use), rules=[TensorAttributeBuffer]).fixed.decode()
+    assert ('self.register_buffer("scale"' in fixed) is registered
