@@ -39,7 +39,7 @@ def positions(body: str) -> frozenset[int]:
     ("return self.images[i], self.given[i]", set()),  # what the caller gave: not known
     ("return self.images[i], self.grown[i]", set()),  # changed after `__init__` bound it
     ("if i:\n            return self.images[i], 'a'\n        return self.images[i], 0", set()),  # not a string at every return
-    ("return {'image': self.images[i], 'caption': self.captions[i]}", set()),  # a dict item: positions do not apply
+    ("return {'image': self.images[i], 'caption': self.captions[i]}", {'caption'}),  # a dict item: by its key
     # lists: collated into lists (of tensors), no tensor
     ("return self.images[i], self.boxes[i]", {1}),
     ("box = [i, i, i + 1, i + 1]\n        return self.images[i], box", {1}),
