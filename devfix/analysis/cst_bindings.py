@@ -30,6 +30,16 @@ def bound_names(target: cst.BaseExpression) -> set[str]:
     return set()
 
 
+def comprehension_targets(comprehension: cst.BaseComp) -> set[str]:
+    """The names the `for` clauses of a comprehension bind (`x`, `i` of `[f(x) for i, x in ...]`)."""
+    names: set[str] = set()
+    clause = comprehension.for_in
+    while clause is not None:
+        names |= bound_names(clause.target)
+        clause = clause.inner_for_in
+    return names
+
+
 def assigned_pairs(target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> list[tuple[cst.Name, cst.BaseExpression]]:
     """The names a target binds with their values: `x` to the whole value, and item by item when a
     tuple is unpacked from one of the same length (`x, y = x.to(device), y.to(device)`)."""

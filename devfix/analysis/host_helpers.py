@@ -37,6 +37,9 @@ class HelperSummary:
     host_tuple_size: int = 0  # every return is a tuple of this many tensors made on the host (`return x, y`)
     returns_host_dicts: bool = False  # every return is a dict display of host tensors (`return {"input_ids": ids}`)
     follows: Followed = ()  # the parameters every return computes its tensor from (`analysis.following_returns`)
+    # a sampler of a tensor it is given (`def get_batch(data)`, `return x, y` of `data[i:i + n]`):
+    # the tuple's size and the parameters that must be given host tensors for it to be made on the host
+    given_host_tuple: tuple[int, Followed] = (0, ())
 
 
 def summarise(
@@ -52,9 +55,25 @@ def summarise(
     tensors = bool(returns) and all(value is not None and judge.makes_a_tensor(value, value.lineno, 0) for value in returns)
     host = tensors and all(judge.host_made(value, value.lineno, 0) for value in returns)
     scalar = any(_may_be_zero_dim(node, imports) for value in returns if value is not None for node in ast.walk(value))
+    tuple_size = _host_tuple_size(returns, judge)
     return HelperSummary(
-        host, scalar, tensors, _host_tuple_size(returns, judge), _returns_host_dicts(returns, judge), followed_parameters(function, imports),
+        host, scalar, tensors, tuple_size, _returns_host_dicts(returns, judge), followed_parameters(function, imports),
+        (0, ()) if tuple_size else _given_host_tuple(function, returns, bindings, imports, module),
     )
+
+
+def _given_host_tuple(function: ast.FunctionDef | ast.AsyncFunctionDef, returns: list[ast.expr | None], bindings,
+                      imports: ImportTable, module: ModuleScope | None) -> tuple[int, Followed]:
+    """What `_host_tuple_size` proves when the parameters are given host tensors: the size, and
+    the parameters the proof read (each must be given a host tensor at a call)."""
+    arguments = function.args
+    positional = [argument.arg for argument in [*arguments.posonlyargs, *arguments.args]]
+    parameters = {*positional, *(argument.arg for argument in arguments.kwonlyargs)}
+    judge = _Judge(bindings, imports, module, parameters, assumed_host=frozenset(parameters))
+    size = _host_tuple_size(returns, judge)
+    if not size or not judge.assumed_read:
+        return (0, ())
+    return size, tuple((positional.index(name) if name in positional else -1, name) for name in sorted(judge.assumed_read))
 
 
 def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr | None]:
@@ -118,10 +137,20 @@ def _appended(nodes: list[ast.AST]) -> dict[str, list[ast.expr]]:
 
 
 class _Judge:
-    def __init__(self, bindings, imports: ImportTable, module: ModuleScope | None = None, parameters: set[str] = frozenset()) -> None:
+    def __init__(self, bindings, imports: ImportTable, module: ModuleScope | None = None, parameters: set[str] = frozenset(),
+                 assumed_host: frozenset[str] = frozenset()) -> None:
         self.bindings, self.imports = bindings, imports
         self.module, self.parameters = module, parameters
         self.appended: dict[str, list[ast.expr]] = {}  # a summarised function's `name.append(value)`s
+        self.assumed_host = assumed_host  # parameters taken to hold host tensors (`_given_host_tuple`)
+        self.assumed_read: set[str] = set()  # … of those, the ones a proof read
+
+    def _assumed(self, name: str, line: int) -> bool:
+        """`name` is a parameter taken to hold a host tensor, not rebound before `line`."""
+        if name in self.assumed_host and latest_binding(self.bindings, name, line) is None:
+            self.assumed_read.add(name)
+            return True
+        return False
 
     def host_made(self, value: ast.expr, line: int, depth: int) -> bool:
         if depth > MAX_DEPTH:
@@ -132,6 +161,8 @@ class _Judge:
         if isinstance(value, (ast.List, ast.Tuple)):
             return all(again(element) for element in value.elts)
         if isinstance(value, ast.Name):
+            if self._assumed(value.id, line):
+                return True
             binding = latest_binding(self.bindings, value.id, line)
             if binding is None and (found := self._global(value.id)) is not None:
                 return _Judge(self.module.bindings, self.imports).host_made(found[1], found[0], depth + 1)  # `data` of the module
@@ -194,6 +225,8 @@ class _Judge:
             return False
         again = lambda inner: self.makes_a_tensor(inner, line, depth + 1)
         if isinstance(value, ast.Name):
+            if self._assumed(value.id, line):
+                return True
             binding = latest_binding(self.bindings, value.id, line)
             if binding is None and (found := self._global(value.id)) is not None:
                 return _Judge(self.module.bindings, self.imports).makes_a_tensor(found[1], found[0], depth + 1)

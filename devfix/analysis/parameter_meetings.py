@@ -22,7 +22,7 @@ from devfix import python_parser
 from devfix.analysis.cst_bindings import body_calls, bound_names, parameter_names, variable_counts
 from devfix.analysis.host_helpers import class_source_in_text, function_source_in_text
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.placement import as_move
+from devfix.analysis.placement import as_move, loop_elements
 from devfix.analysis.torch_api import HOST_SIDE_PREFIXES, LEAVING_PLACEMENT_METHODS
 from devfix.analysis.torch_names import QualifiedNames
 
@@ -239,7 +239,9 @@ def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 def assignments_of(function: cst.FunctionDef) -> list[tuple[set[str], cst.BaseExpression]]:
-    """`(names bound, value)` of the function's own plain and augmented assignments, in order."""
+    """`(names bound, value)` of the function's own plain and augmented assignments, in order, and
+    of its loops over a value's elements (`for x, y in zip(xs, ys)`: `x` from `xs`, `y` from `ys`),
+    which live where the value's tensors do."""
     found: list[tuple[set[str], cst.BaseExpression]] = []
 
     class Finder(cst.CSTVisitor):
@@ -255,6 +257,9 @@ def assignments_of(function: cst.FunctionDef) -> list[tuple[set[str], cst.BaseEx
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
             # `total += x`: the new value is computed from the old one too (it keeps its device)
             found.append((bound_names(node.target), cst.BinaryOperation(node.target, cst.Add(), node.value)))
+
+        def visit_For(self, node: cst.For) -> None:
+            found.extend(({name}, value) for name, value in loop_elements(node))
 
     function.visit(Finder())
     return found

@@ -512,7 +512,7 @@ class _Collector(cst.CSTVisitor):
         self._bind(node.target, None, node)
         self._may_skip(node)
         line = self.facts.line_of(node)
-        for name, value in _loop_elements(node):
+        for name, value in loop_elements(node):
             self.facts.elements[(name, line)] = value
         if isinstance(node.target, (cst.Tuple, cst.List)) and isinstance(node.iter, (cst.Name, cst.List, cst.ListComp)):
             for position, element in enumerate(node.target.elements):
@@ -569,7 +569,7 @@ class _Collector(cst.CSTVisitor):
                     self._bind(element.value, unpacked, statement, 0 if starred or unpacked is None else len(target.elements), position)
 
 
-def _loop_elements(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:
+def loop_elements(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:
     """The names a loop binds to elements of a value, each with that value (`ast_nodes.loop_elements`)."""
     iterable, target = loop.iter, loop.target
     if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate"

@@ -150,7 +150,14 @@ import re
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, file_functions
-from devfix.analysis.cst_bindings import calls_in, names_in, parameter_names, return_values, variables_in
+from devfix.analysis.cst_bindings import (
+    calls_in,
+    comprehension_targets,
+    names_in,
+    parameter_names,
+    return_values,
+    variables_in,
+)
 from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.dataset_items import index_of
 from devfix.analysis.host_helpers import HelperSummary
@@ -280,11 +287,24 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             )
         return self._helper_verdicts[function]
 
-    def cpu_tensor_tuple_size(self, function: str) -> int:
+    def cpu_tensor_tuple_size(self, function: str, call: cst.Call | None = None, line: int = 0, facts: PlacementFacts | None = None) -> int:
         """n when `function` (of this file, or imported from the project) returns a tuple of n
-        tensors made on the host at every `return` (`return x, y` of `get_batch()`), else 0."""
+        tensors made on the host at every `return` (`return x, y` of `get_batch()`), else 0; or,
+        for `call` on `line` of the scope of `facts`, when it does so given host tensors and `call`
+        gives it host tensors (`get_batch(data)` of `data = torch.tensor(ids)`)."""
         summary = self._helper_summary(function)
-        return summary.host_tuple_size if summary is not None else 0
+        if summary is None:
+            return 0
+        if summary.host_tuple_size or call is None or facts is None:
+            return summary.host_tuple_size
+        size, parameters = summary.given_host_tuple
+        positional = self.function_parameters(function)
+        where = self.host_context(facts)
+        for _, parameter in parameters:
+            value = argument_for(call, parameter, positional)
+            if value is None or self.kind_of(value) is not Kind.TENSOR or not host_made(value, line, 0, where):
+                return 0
+        return size
 
     def cpu_tensor_container(self, function: str) -> str | None:
         """"tuple" or "dict" when every `return` of `function` (of this file, or imported from the
@@ -1044,7 +1064,7 @@ class _Combinations(cst.CSTVisitor):
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.rule.returns_cpu_tensors(value.func.value):
                 self.moved_inputs[arg] = (f"`{value.func.value}(...)`, a CPU tensor", moved_to)
             elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and binding.unpacked \
-                    and self.rule.cpu_tensor_tuple_size(value.func.value) == binding.unpacked:
+                    and self.rule.cpu_tensor_tuple_size(value.func.value, value, binding.line, self.facts) == binding.unpacked:
                 self.moved_inputs[arg] = (f"`{value.func.value}(...)`, which returns CPU tensors", moved_to)
             elif value is not None and not self._factory_sources(fed) and self._made_on_the_host(fed, value, binding.line):
                 # (values built from factories of this scope are placed where they are created)
@@ -1152,7 +1172,7 @@ class _Combinations(cst.CSTVisitor):
         binding = self.facts._binding_before(name, line)
         bound = binding.value if binding is not None else None
         if isinstance(bound, cst.Call) and isinstance(bound.func, cst.Name) and binding.unpacked \
-                and self.rule.cpu_tensor_tuple_size(bound.func.value) == binding.unpacked:
+                and self.rule.cpu_tensor_tuple_size(bound.func.value, bound, binding.line, self.facts) == binding.unpacked:
             return bound.func.value
         return None
 
@@ -1683,7 +1703,12 @@ class _Combinations(cst.CSTVisitor):
                 self.rule.kind_of(expression) is Kind.TENSOR or self._bound_once_from_another_file(expression.value, binding.value)
             ):
                 return [binding.value]  # `mask = subsequent_mask(n)`: a helper of the file returns a CPU tensor
-            found = self._sources(binding.value, binding.line)  # names in a value: before its line
+            value = binding.value
+            if isinstance(value, cst.ListComp) and not comprehension_targets(value) & self.facts.bindings.keys():
+                # `xs = [torch.randn(4, 3) for _ in range(5)]`: what each element is made from (the names
+                # the comprehension binds are bound nowhere else here, so none resolves to another value)
+                value = value.elt
+            found = self._sources(value, binding.line)  # names in a value: before its line
             return found + self._sources_skipped(expression.value, binding, use_line) if found else found
         if isinstance(expression, cst.Call) and self.qualified(expression.func) & MOVED_AFTER:
             if self.qualified(expression.func) & LEGACY_CPU_CONSTRUCTORS and self._given_a_tensor(expression):

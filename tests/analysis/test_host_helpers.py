@@ -127,6 +127,18 @@ def test_a_tuple_of_host_tensors_is_proven_item_by_item(function: str, size: int
     assert summary.host_tuple_size == size
 
 
+@pytest.mark.parametrize(("function", "given"), [
+    ("shadowed", (2, ((0, "codes"),))),  # host tensors when given one for `codes`
+    ("windows", (0, ())),  # proven without the callers: no condition to ask of them
+    ("window_and_count", (0, ())),  # a number is no tensor, whatever the callers give
+])
+def test_a_tuple_of_host_tensors_given_host_tensors_names_what_it_needs(function: str, given) -> None:
+    """`def get_batch(data)` returning slices of `data`: made on the host where a call gives host tensors."""
+    tree = ast.parse(SAMPLER_MODULE)
+    definition = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == function)
+    assert summarise(definition, ImportTable.of(tree), module_scope(tree, set())).given_host_tuple == given
+
+
 COLLATE_MODULE = '''import torch
 
 

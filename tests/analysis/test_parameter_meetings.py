@@ -62,6 +62,9 @@ def test_a_name_defined_twice_is_not_summarised():
     ("    xs = xs.to(next(model.parameters()).device)\n    return model(xs)\n", {}),
     # a model the function never calls
     ("    return (xs == ys).sum()\n", {}),
+    # lists of tensors, their elements fed and met one pair at a time
+    ("    for x, y in zip(xs, ys):\n        loss = F.mse_loss(model(x), y)\n    return loss\n", {"xs": {"model"}, "ys": {"model"}}),
+    ("    for i, x in enumerate(xs):\n        out = model(x)\n    return out, ys\n", {"xs": {"model"}}),
 ])
 def test_parameters_given_with_a_model_parameter(body, expected):
     function = file_functions(cst.parse_module("def helper(model, xs, ys):\n" + body))["helper"]

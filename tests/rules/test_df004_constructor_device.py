@@ -1239,3 +1239,65 @@ def test_a_loss_every_caller_builds_in_the_call_puts_its_inputs_together(given, 
         f"print(train_step(D, torch.randn(8, 4).to(device), {given}))\n"
     )
     assert ("torch.ones(n, 1, device=real.device)" in fixed(source)) is aligned
+
+
+LISTS_OF_BATCHES = """import torch
+from torch import nn
+
+
+def train(model, xs, ys):
+    for x, y in zip(xs, ys):
+        loss = nn.functional.mse_loss(model(x), y)
+    return loss
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(3, 1).to(device)
+{lists}
+train(model, xs, ys)
+"""
+
+
+@pytest.mark.parametrize(("lists", "made_there"), [
+    ("xs = [torch.randn(4, 3) for _ in range(5)]\nys = [torch.randn(4, 1) for _ in range(5)]", True),
+    # `x` is bound here too: the comprehension's own `x` must not be read as it
+    ("x = torch.ones(2)\nxs = [x.float() for x in (torch.randn(4, 3),)]\nys = [torch.randn(4, 1)]", False),
+])
+def test_lists_of_factories_whose_elements_a_function_feeds_its_moved_model(lists, made_there):
+    """`train(model, xs, ys)` running `model(x)` for `x, y in zip(xs, ys)`: the factories each list
+    is made of go where the model was moved."""
+    result = fixed(LISTS_OF_BATCHES.format(lists=lists))
+    assert ("xs = [torch.randn(4, 3, device=device) for _ in range(5)]" in result) is made_there
+    assert ("ys = [torch.randn(4, 1, device=device) for _ in range(5)]" in result) is made_there
+    if not made_there:
+        assert "x = torch.ones(2)\n" in result
+
+
+SAMPLED_FROM_A_GIVEN_TENSOR = """import torch
+from torch import nn
+
+
+def get_batch(split_data, n=4):
+    ix = torch.randint(len(split_data) - 3, (n,))
+    x = torch.stack([split_data[i:i + 3] for i in ix])
+    y = torch.stack([split_data[i + 1:i + 4] for i in ix])
+    return x, y
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = nn.Embedding(10, 10).to(device)
+data = {data}
+xb, yb = get_batch(data)
+loss = nn.functional.cross_entropy(model(xb).view(-1, 10), yb.view(-1))
+"""
+
+
+@pytest.mark.parametrize(("data", "moved"), [
+    ("torch.tensor([1, 2, 3, 4, 5, 6, 7, 8, 9], dtype=torch.long)", True),
+    ("torch.tensor([1, 2, 3, 4, 5, 6, 7, 8, 9], dtype=torch.long).to(device)", False),  # sampled on the device
+])
+def test_batches_a_helper_samples_from_the_host_tensor_it_is_given_move_where_they_meet_the_model(data, moved):
+    """nanoGPT's `get_batch` without its `.to(device)`, given `data = torch.tensor(ids)`: slices of a
+    host tensor, stacked on the host."""
+    result = fixed(SAMPLED_FROM_A_GIVEN_TENSOR.format(data=data))
+    assert ("model(xb.to(device))" in result and "yb.view(-1).to(device)" in result) is moved
