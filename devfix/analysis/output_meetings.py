@@ -39,6 +39,7 @@ class OutputMeetings(cst.CSTVisitor):
         self.outputs: dict[str, str] = {}  # name → the model whose output it holds
         self.met: dict[cst.Name, str] = {}
         self.met_in_calls: set[cst.Name] = set()  # those met only as arguments of a `meets` call
+        self.met_method_calls: dict[cst.Arg, str] = {}  # `self.bce(out, self._labels(n))`: an argument that calls a method of the class
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -75,6 +76,10 @@ class OutputMeetings(cst.CSTVisitor):
             values = [arg.value for arg in node.args if not arg.star]
             model = next((found for value in values if (found := self.output_of(value)) is not None), None)
             if model is not None:
+                for arg in node.args:
+                    value = arg.value
+                    if not arg.star and isinstance(value, cst.Call) and is_self_attribute(value.func) and value.func.attr.value not in self.models:
+                        self.met_method_calls[arg] = model
                 for value in values:
                     if self.output_of(value) is None:
                         for name in operand_names(value):

@@ -233,6 +233,8 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
     found.class_sites[UNPLACED_FACTORY_IN_METHOD] = list(screen.factory_classes.values())  # DF016 seeds: those that feed
     if any(class_feeds_fresh_tensors(node, found.imports) for node in screen.factory_classes.values()):
         screen.found.add(UNPLACED_FACTORY_IN_METHOD)
+    if any(names & screen.moved for class_name, names in screen.constructions if class_name in screen.storing_classes):
+        screen.found.add(PLAIN_CLASS_MOVE)  # `Evaluator(model)` of a moved `model`, kept as `self.model = model`
     if screen.copied & screen.moved:
         screen.found.add(COPY_OF_MOVED)
     if screen.given_layers & screen.moved:
@@ -271,6 +273,8 @@ class _Screen:
         self.copied: set[str] = set()  # names given to `copy.deepcopy` whose copy is assigned to a name
         self.given_layers: set[str] = set()  # `name` of `name.attr = <call>` (DF026: a layer given after a move)
         self.moved: set[str] = set()  # names moved (`x.to(...)`) or assigned a move (`x = Net().to(...)`)
+        self.storing_classes: set[str] = set()  # plain classes whose `__init__` keeps a parameter as it is (`self.model = model`)
+        self.constructions: list[tuple[str, set[str]]] = []  # `Name(a, b=c)` calls: the name, and the names given
         self.loads: list[tuple[ast.Call, ast.AST | None]] = []  # DF007's loads, with their parents
         self.state_dict_loads: list[ast.Call] = []  # `<anything>.load_state_dict(...)`
 
@@ -481,6 +485,10 @@ class _Screen:
     def _call(self, node: ast.Call, place: _Place) -> None:
         found, owner = self.found, self.owner_kind(place)
         name = _method_name(node)
+        if isinstance(node.func, ast.Name):
+            given = {value.id for value in [*node.args, *(keyword.value for keyword in node.keywords)] if isinstance(value, ast.Name)}
+            if given:
+                self.constructions.append((node.func.id, given))
         self._hardcoded_cuda(node, name)
         if name == "device" and isinstance(place.parent, ast.withitem) and _is_cuda_device(node):
             self.cuda_sites.append(node)  # `with torch.device("cuda"):` sets the default device
@@ -658,6 +666,9 @@ class _Screen:
         owner = self.owner_kind(place)
         if owner is Kind.OBJECT or place.class_node not in self.walked.tree.body:  # PLAIN_CLASS_TABLE: `tables_in_use`
             self._table_candidates(place.class_node, attributes, value)
+        if owner is not None and owner is not Kind.MODULE and place.method is not None and place.method.name == "__init__" \
+                and isinstance(value, ast.Name) and value.id in {argument.arg for argument in parameters(place.method)}:
+            self.storing_classes.add(place.class_node.name)  # DF020: a model every construction may give moved
         if owner is Kind.OBJECT or place.method is None or place.method.name != "__init__":
             return  # DF014 and DF015 look at what `__init__` stores
         if self._may_build(_container_items(value)):

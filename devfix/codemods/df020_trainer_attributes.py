@@ -87,6 +87,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_arguments_for
+from devfix.analysis.cst_bindings import calls_in, parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import TENSOR_ONLY_METHODS, Kind
@@ -103,7 +104,7 @@ from devfix.analysis.loaders import (
 from devfix.analysis.method_inputs import MethodInputs
 from devfix.analysis.module_classes import AttributeUse, class_facts, is_self_attribute
 from devfix.analysis.output_meetings import OutputMeetings
-from devfix.analysis.placement import Move, as_move, collect
+from devfix.analysis.placement import Move, as_move, collect, device_code
 from devfix.analysis.sampled_batches import host_unpacked_names
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root, is_factory_call, without_tensor_methods
@@ -157,15 +158,22 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         self._calling_instances = self._instances if inside_models else {
             instance for instance, attribute in self._moved_from_outside.moves if attribute in self._outside_models
         }
+        given_moved: set[str] = set()
         if not models:
+            planned = (len(self._loop_moves), len(self._argument_moves))
             self._plan_models_moved_in_methods(facts)
             self._plan_models_fed_moved_batches(node, facts)
             self._plan_arguments_beside_moved_ones(node, facts)
-            return
+            # else, models every construction gives moved (`Evaluator(model)`), on their own devices
+            given_moved = self._models_given_moved(node, facts) if planned == (len(self._loop_moves), len(self._argument_moves)) else set()
+            if not given_moved:
+                return
+            self._outside_models = models = given_moved
+            self._calling_instances = self._instances
         model = sorted(models)[0]
         device, ready_line = self._device_expression(facts, model)
         state_attributes = {name: statement for name, statement in self._unmoved_state(facts).items() if name not in models}
-        callables = set(models) | set(state_attributes) | self._module_attributes(facts)
+        callables = set(models) | set(state_attributes) | self._module_attributes(facts) | self._given_torch_modules(node, facts)
         self._host_unpacked |= host_unpacked_names(facts, self._file_classes(), self._host_tuple_size, self.line_of,
                                                    lambda method: self.scope_facts(method.body).bindings)
         metrics = {name for name, statement in state_attributes.items() if builds_a_metric(statement.value, self.qualified)}
@@ -173,15 +181,20 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         for method_name, finder in finders.items():
             facts.methods[method_name].body.visit(finder)
         self._fed_in = {method_name: finder.fed for method_name, finder in finders.items()}
+        self._method_meetings: dict[str, list[tuple[cst.Arg, str]]] = {}
         for method_name, method in facts.methods.items():
             if method_name == "__init__":
                 continue
             self._plan_factories(node, facts, method, models)
             self._plan_loss_weights(facts, method, models, device, ready_line)
             self._plan_meetings(node, facts, method, models)
+        self._plan_method_meetings(node, facts)
+        for method_name, method in facts.methods.items():
+            if method_name == "__init__":
+                continue
             for loop in loops_of(method):
                 batches = self._batches_to_move(loop, callables, set(models))
-                if batches:
+                if batches and not (given_moved and self._places_a_batch(loop)):  # `data.to(...)` there: the loop says where
                     self._loop_moves[loop] = (batches, device)
             finder = finders[method_name]
             parameters = [param.name.value for param in method.params.params[1:]]
@@ -372,6 +385,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         method.body.visit(meetings)
         placement = self.scope_facts(method.body)
         where = self._host_context(placement)
+        for arg, model in meetings.met_method_calls.items():
+            self._method_meetings.setdefault(arg.value.func.attr.value, []).append((arg, model))
         for name, model in meetings.met.items():
             device = self._device_expression(facts, model)[0]
             if self._host_made_local(name, self.line_of(name), placement, where, pointwise=True):
@@ -383,6 +398,33 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
 
     def _file_classes(self) -> set[str]:
         return {statement.name.value for statement in self.module.body if isinstance(statement, cst.ClassDef)}
+
+    def _plan_method_meetings(self, class_def: cst.ClassDef, facts) -> None:
+        """`self.bce(self.D(real), self._labels(n, 1.0))` where the class's `_labels` returns a
+        tensor made on the host: when every call of the method in the class meets a model's output
+        and each `return` is a factory, the factories are made on the model's device (one edit);
+        else each meeting call's result is moved where it meets the output."""
+        for method_name, meetings in self._method_meetings.items():
+            method = facts.methods.get(method_name)
+            if method is None or not self._returns_host_tensors(class_def, method_name):
+                continue
+            returned = return_values(method)
+            calls = _self_calls(class_def, method_name)
+            models = {model for _, model in meetings}
+            device = self._device_expression(facts, sorted(models)[0])[0]
+            every_call_meets = len(calls) == len(meetings) == _self_reads(class_def, method_name) and len(models) == 1
+            if every_call_meets and returned and all(is_factory_call(value, self.qualified) for value in returned):
+                for value in returned:
+                    self._factory_moves.setdefault(value, (meetings[0][1], device))
+                continue
+            for arg, model in meetings:
+                self._input_moves[arg] = (model, self._device_expression(facts, model)[0])
+
+    def _returns_host_tensors(self, class_def: cst.ClassDef, method: str) -> bool:
+        """That method of the class returns, at every `return`, a tensor made on the host that is
+        not 0-dim (`return torch.full((n, 1), value)`), which must be moved to meet a device tensor."""
+        summary = self.facts.method_summary(class_def.name.value, method) if self.facts is not None else None
+        return summary is not None and summary.returns_host_tensors and not summary.may_return_a_scalar
 
     def _host_tuple_size(self, class_name: str, method: str) -> int:
         """n when that method of the file's class returns a tuple of n tensors made on the host,
@@ -756,6 +798,41 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         parameters = {param.name.value for param in init.params.params} if init is not None else set()
         return (isinstance(value, cst.Call) and self.builds_module(value)) or (isinstance(value, cst.Name) and value.value in parameters)
 
+    def _places_a_batch(self, loop: cst.For) -> bool:
+        """The loop's body places one of the batch names it binds (`self.model(data.to(device))`, `.cpu()`)."""
+        _, target = unwrap_loader(loop, self.qualified, self_attributes=True)
+        names = set(target_names(target))
+        return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda", "cpu")
+                   and isinstance(call.func.value, cst.Name) and call.func.value.value in names for call in calls_in(loop.body))
+
+    def _models_given_moved(self, class_def: cst.ClassDef, facts) -> set[str]:
+        """Attributes `__init__` stores from a parameter as given (`self.model = model`), where every
+        construction of the class in the file gives it a name its scope moved before the call
+        (`model = Net().to(device)`, then `Evaluator(model)`): a model on that device, or on the CPU
+        for a `.to("cpu")` between (then nothing is found: the move must still hold at the call)."""
+        init = facts.methods.get("__init__")
+        parameters = set(parameter_names(init)[1:]) if init is not None else set()
+        found = set()
+        for name, use in facts.attributes.items():
+            if [method for method, _ in use.assignments] != ["__init__"]:
+                continue
+            value = use.assignments[0][1].value
+            if not (isinstance(value, cst.Name) and value.value in parameters) or value.value in self.scope_facts(init.body).bindings:
+                continue
+            passed = constructor_arguments_for(self.module, class_def, value.value)
+            if passed and all(self._moved_before(call, given) for call, given in passed):
+                found.add(name)
+        return found
+
+    def _moved_before(self, call: cst.Call, given: cst.BaseExpression) -> bool:
+        """`given` is a name its scope moved to a device before `call`, not brought back since."""
+        if not isinstance(given, cst.Name):
+            return False
+        caller = self.scope_facts(call)
+        move, line = caller.moved_at(given.value, self.line_of(call)), self.line_of(call)
+        return move is not None and self.line_of(move.call) < line and device_code(move.device) is not None \
+            and not caller.brought_back_between(given.value, self.line_of(move.call), line)
+
     def _models_moved_from_outside(self, facts) -> set[str]:
         """Module attributes `__init__` builds or takes from its parameters (`self.q = QNet(...)`),
         that the code holding an instance moves in place (`agent = DQN(...)`, then
@@ -856,8 +933,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                                "which the class moved to a device", fix_title=f"move it to `{device}`"):
                 return updated_node
             return moved_to(updated_node, device)
-        if not self.report(original_node, f"`{factory}(...)` is created on the CPU but is fed to `self.{model}`, which the class "
-                           "moved to a device", fix_title=f"create it on `{device}`"):
+        if not self.report(original_node, f"`{factory}(...)` is created on the CPU but is fed to `self.{model}`, or meets its output, "
+                           "and that model is on a device", fix_title=f"create it on `{device}`"):
             return updated_node
         return add_keyword(updated_node, "device", device)
 
@@ -867,8 +944,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             return updated_node
         model, device = plan
         name = cst.Module([]).code_for_node(original_node.value)
-        if not self.report(original_node.value, f"`{name}` is a tensor made on the CPU but is fed to `self.{model}`, which the "
-                           "class moved to a device", fix_title=f"move it to `{device}`"):
+        if not self.report(original_node.value, f"`{name}` is a tensor made on the CPU but is fed to `self.{model}`, or meets its "
+                           "output, and that model is on a device", fix_title=f"move it to `{device}`"):
             return updated_node
         return updated_node.with_changes(value=moved_to(updated_node.value, device))
 
@@ -1008,8 +1085,8 @@ def _methods_called_on(value: cst.BaseExpression | None, name: str, counts: Call
     return found and isinstance(value, cst.Name) and value.value == name
 
 
-def _self_calls(method: cst.FunctionDef, name: str) -> list[cst.Call]:
-    """`self.<name>(...)` calls in `method`."""
+def _self_calls(method: cst.FunctionDef | cst.ClassDef, name: str) -> list[cst.Call]:
+    """`self.<name>(...)` calls in `method` (or in every method of a class)."""
     calls: list[cst.Call] = []
 
     class Finder(cst.CSTVisitor):
@@ -1019,6 +1096,19 @@ def _self_calls(method: cst.FunctionDef, name: str) -> list[cst.Call]:
 
     method.body.visit(Finder())
     return calls
+
+
+def _self_reads(class_def: cst.ClassDef, name: str) -> int:
+    """How many times the class's code reads `self.<name>` (calls, and the method handed on as a value)."""
+    reads = [0]
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if is_self_attribute(node) and node.attr.value == name:
+                reads[0] += 1
+
+    class_def.body.visit(Finder())
+    return reads[0]
 
 
 class _ModelCalls(cst.CSTVisitor):

@@ -378,6 +378,9 @@ def test_df016_df014_df015_skip_classes_proven_not_modules(tmp_path):
     ("import torch\n\n\nclass Agent:\n    def __init__(self, q):\n        self.q = q\n\n\nagent = Agent(q)\nagent.q.to(device)\n", True),
     # a copy of the attribute moved: the object's model stays where it was
     ("import torch\n\n\nclass Agent:\n    def __init__(self, q):\n        self.q = q\n\n\nagent = Agent(q)\nq2 = agent.q.to(device)\n", False),
+    # kept as given, and a construction gives a moved model
+    ("import torch\n\n\nclass Evaluator:\n    def __init__(self, model):\n        self.model = model\n\n\nmodel = Net().to(device)\nEvaluator(model)\n", True),
+    ("import torch\n\n\nclass Evaluator:\n    def __init__(self, model):\n        self.model = model\n\n\nmodel = Net()\nEvaluator(model)\n", False),
 ])
 def test_df020_needs_a_model_attribute_moved_in_place(source, expected):
     assert ("DF020" in rules_that_may_apply(source)) is expected

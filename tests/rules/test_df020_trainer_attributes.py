@@ -235,8 +235,15 @@ def test_batches_beside_one_the_loop_feeds_the_model_moved_go_where_it_went():
     assert LABELS_MOVED in run_devfix(source, rules=[TrainerAttributes]).fixed.decode()
 
 
+def test_batches_fed_raw_to_a_model_the_construction_gives_moved_go_to_its_device():
+    """`TorchTrainer(model, ...)` of `model = nn.Linear(4, 2).to(device)`: the model is on that device
+    when `train` runs, and the labels meet its output in the torch.nn loss the construction gives."""
+    source = FED_MOVED.format(fed="data", criterion="nn.CrossEntropyLoss()")
+    device = "next(self.model.parameters()).device"
+    assert f"            data, labels = data.to({device}), labels.to({device})\n" in run_devfix(source, rules=[TrainerAttributes]).fixed.decode()
+
+
 @pytest.mark.parametrize("fed, criterion", [
-    ("data", "nn.CrossEntropyLoss()"),  # nothing says where the model is
     ("data.to(self.device)", "accuracy"),  # a function of the file may take anything: labels not proven a tensor
     ("data.to(self.device)", "nn.CrossEntropyLoss() if torch.cuda.is_available() else accuracy"),
     ("data.to(torch.device('cpu'))", "nn.CrossEntropyLoss()"),  # a device only the call names
@@ -497,3 +504,65 @@ def test_a_factory_rebinding_a_local_before_it_is_fed_is_made_on_the_model_s_dev
     `self.q`: the factory is the value the model gets (the binding before it cannot reach the call)."""
     fixed = run_devfix(REBOUND_STATES.format(rebinding=rebinding), rules=[TrainerAttributes]).fixed.decode()
     assert ("torch.tensor(states, dtype=torch.float32, device=self.device)" in fixed) is made_there
+
+
+LABELLING_TRAINER = """import torch
+import torch.nn as nn
+
+
+class GANTrainer:
+    def __init__(self, D, device):
+        self.device = device
+        self.D = D.to(device)
+        self.bce = nn.BCEWithLogitsLoss()
+
+    def _labels(self, n, value):
+        return torch.full((n, 1), value)
+
+    def step(self, real):
+        loss = self.bce(self.D(real), self._labels(real.size(0), 1.0))
+        {other}return loss
+"""
+
+
+@pytest.mark.parametrize(("other", "fixed_line"), [
+    ("", "        return torch.full((n, 1), value, device=self.device)\n"),
+    # the method also serves code on the host: its result moves where it meets the output instead
+    ("print(self._labels(2, 0.0).sum())\n        ", "self._labels(real.size(0), 1.0).to(self.device))"),
+])
+def test_a_method_s_host_tensor_meeting_the_model_s_output_in_a_loss(other, fixed_line):
+    """`self.bce(self.D(real), self._labels(n, 1.0))` where `_labels` returns `torch.full(...)`."""
+    fixed = run_devfix(LABELLING_TRAINER.format(other=other), rules=[TrainerAttributes]).fixed.decode()
+    assert fixed_line in fixed
+    assert fixed.count("self.device") == 3  # one edit for the labels (and `real` moved at the top of `step`)
+
+
+EVALUATOR = """import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Evaluator:
+    def __init__(self, model):
+        self.model = model
+
+    def predict(self, X):
+        return self.model(torch.from_numpy(X).float()).argmax(1).cpu().numpy()
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(3, 2){placement}
+print(Evaluator(model).predict(np.ones((2, 3))))
+"""
+
+
+@pytest.mark.parametrize(("placement", "moved"), [
+    (".to(device)", True),
+    ("", False),  # every construction gives a model on the CPU: consistent
+    (".to(device)\nmodel = model.cpu()", False),  # brought back before the construction
+])
+def test_a_model_every_construction_gives_moved_is_fed_on_its_device(placement, moved):
+    """`Evaluator(model)` of `model = Net().to(device)`, kept as `self.model = model`: what a method
+    makes on the host and feeds it moves to the model's own device."""
+    fixed = run_devfix(EVALUATOR.format(placement=placement), rules=[TrainerAttributes]).fixed.decode()
+    assert ("torch.from_numpy(X).float().to(next(self.model.parameters()).device)" in fixed) is moved
