@@ -912,6 +912,10 @@ class _Combinations(cst.CSTVisitor):
                         device = next((device for device in devices if self._device_defined_before(device, source)), None)
                         if device is not None and not self.rule.is_scalar_tensor(source):  # `torch.tensor(0.5)` may join CUDA tensors
                             self.aligned.setdefault(source, device)
+            # `accuracy(out, y)` of a model's output and `x, y = load_data()`'s CPU labels: the labels move there
+            pair = [(arg, arg.value) for arg in call.args if not arg.star and any(arg.value is passed.get(name) for name in (first, second))]
+            if len(pair) == 2:
+                self._move_unpacked(call, pair)
 
     def _placed_devices(self, value: cst.BaseExpression, call: cst.Call) -> list[str]:
         """Where an argument is certainly placed, said with names that exist at `call`, best first:
@@ -1160,8 +1164,8 @@ class _Combinations(cst.CSTVisitor):
             return
         for key, whole in operands:
             value = without_tensor_methods(whole)  # `y` of `y.reshape(-1)`: the move goes after the reshape
-            if not isinstance(value, cst.Name) or value.value in self.facts.moved:
-                continue
+            if not isinstance(value, cst.Name):
+                continue  # (a name moved elsewhere, `loss_fn(out, y.to(device))`, holds the CPU tensor still)
             helper = self._host_helper_unpacked(value.value, line)
             if helper is not None:
                 self.moved_inputs.setdefault(key, (f"`{helper}(...)`, which returns CPU tensors", device))

@@ -1301,3 +1301,31 @@ def test_batches_a_helper_samples_from_the_host_tensor_it_is_given_move_where_th
     host tensor, stacked on the host."""
     result = fixed(SAMPLED_FROM_A_GIVEN_TENSOR.format(data=data))
     assert ("model(xb.to(device))" in result and "yb.view(-1).to(device)" in result) is moved
+
+
+SCORED_BY_A_HELPER = """import torch
+from torch import nn
+
+
+def load_data():
+    x = torch.randn(8, 5)
+    return x, (x[:, 0] > 0).long()
+
+
+def accuracy(out, y):
+    return (out.argmax(1) == y).float().mean().item()
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = nn.Linear(5, 2).to(device)
+x, y = load_data()
+out = model(x.to(device))
+loss = nn.functional.cross_entropy(out, y.to(device))
+print(accuracy(out, y))
+"""
+
+
+def test_labels_a_helper_returns_on_the_host_move_where_a_scoring_function_meets_them_with_the_output():
+    """`accuracy(out, y)` puts its two parameters together; `y` of `x, y = load_data()` is a CPU
+    tensor even though the loss was given `y.to(device)` (that moved a copy)."""
+    assert "print(accuracy(out, y.to(device)))" in fixed(SCORED_BY_A_HELPER)
