@@ -313,6 +313,8 @@ class Resolver:
                 return Kind.TENSOR  # `x.type(torch.FloatTensor)` converts; `x.type()` names the type
             if node.func.attr == "size" and len(node.args) == 1 and not node.keywords and receiver in (Kind.TENSOR, Kind.UNKNOWN):
                 return Kind.SCALAR  # `output.size(1)`: one dimension's length (numpy's `size` is no method)
+            if node.func.attr == "view" and len(node.args) >= 2 and receiver in (Kind.TENSOR, Kind.UNKNOWN):
+                return Kind.TENSOR  # `recon.view(-1, 4, 4)`: sizes; numpy's `view` takes one dtype
             return self._kind_of_method(node.func.attr, receiver)
         return Kind.UNKNOWN
 

@@ -172,8 +172,10 @@ class PlacementFacts:
             iterated = self.elements.get((expression.value, binding.line)) if binding is not None and binding.value is None else None
             if iterated is not None and loose:
                 return again(iterated, binding.line)  # `for s in scores` of device values
-            if iterated is not None and again(iterated, binding.line) and self._proven_tensor(iterated):
-                return True  # strictly, only the rows of a tensor are surely tensors (`for img in samples`; a dict gives its keys)
+            if iterated is not None and again(iterated, binding.line) and (self._proven_tensor(iterated) or self._proven_tensor(expression)):
+                # strictly, only the rows of a tensor are surely tensors (`for img in samples`, or `img` of
+                # `zip(axes, recon.view(-1, 4, 4))` that the value analysis proves one; a dict gives its keys)
+                return True
             if binding is not None and (expression.value, binding.line) in self.augmented:
                 # `total += loss`: on a device when `loss` is, or when `total` already was
                 added = self.augmented[(expression.value, binding.line)]

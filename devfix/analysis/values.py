@@ -782,6 +782,8 @@ class _Walker:
         if self.facts is not None and isinstance(node.iter, ast.Call):
             self.facts.iterated_calls[(node.iter.lineno, node.iter.col_offset)] = self.resolver.kind(node.iter, env)
         zipped = self._zipped_kinds(node, env)
+        if zipped is None:
+            zipped = self._enumerated_kinds(node, env)
         if zipped is not None:
             return self._loop(node, env, lambda start: self._bound_parts(node.target, zipped, start))
         element = self._element_kinds(node.iter, env)
@@ -795,6 +797,15 @@ class _Walker:
                 and not any(isinstance(part, (ast.Starred, ast.Tuple, ast.List)) for part in (*iterable.args, *target.elts))):
             return None
         return [self._element_kinds(arg, env) for arg in iterable.args]
+
+    def _enumerated_kinds(self, node: ast.For, env: Env) -> list[Kind] | None:
+        """`for i, img in enumerate(samples)`: a count, then an element of `samples`."""
+        iterable, target = node.iter, node.target
+        if not (isinstance(iterable, ast.Call) and self.resolver.imports.qualify(iterable.func) == "builtins.enumerate"
+                and len(iterable.args) == 1 and not iterable.keywords and not isinstance(iterable.args[0], ast.Starred)
+                and isinstance(target, ast.Tuple) and len(target.elts) == 2 and all(isinstance(part, ast.Name) for part in target.elts)):
+            return None
+        return [Kind.SCALAR, self._element_kinds(iterable.args[0], env)]
 
     def _bound_parts(self, target: ast.Tuple, kinds: list[Kind], env: Env) -> Env:
         self._record_target(target, env)

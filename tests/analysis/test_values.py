@@ -149,3 +149,17 @@ def test_a_string_formatted_with_a_tensor_is_a_string(argument, kind):
     tree = ast.parse(source)
     facts = analyse_values(tree, ImportTable.of(tree), {}, set())
     assert [passed.positional[0] for passed in facts.call_sites["helper"]] == [kind]
+
+
+@pytest.mark.parametrize(("loop", "kind"), [
+    ("for i, img in enumerate(W):\n    helper(img)\n", Kind.TENSOR),  # an item of a tensor, counted
+    ("for i, img in enumerate(names):\n    helper(img)\n", Kind.UNKNOWN),
+    ("for i, img in enumerate(W):\n    helper(i)\n", Kind.SCALAR),  # the count
+    ("for ax, img in zip(names, out.view(-1, 2, 2)):\n    helper(img)\n", Kind.TENSOR),  # `view` given sizes: a tensor's
+    ("for ax, img in zip(names, out.view(dtype)):\n    helper(img)\n", Kind.UNKNOWN),  # numpy's `view(dtype)` too
+])
+def test_loop_variables_over_enumerated_and_viewed_tensors(loop, kind):
+    source = f"import torch\n\n\ndef helper(w):\n    return w\n\n\nW = torch.randn(3, 2, 2)\nout = model(W)\n{loop}"
+    tree = ast.parse(source)
+    facts = analyse_values(tree, ImportTable.of(tree), {}, set())
+    assert [passed.positional[0] for passed in facts.call_sites["helper"]] == [kind]

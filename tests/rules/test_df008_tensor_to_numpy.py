@@ -765,3 +765,32 @@ def test_an_item_read_by_key_from_a_mapping_unpacked_beside_the_output_may_hold_
     )
     result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
     assert (f"plt.plot({plotted}.detach().cpu())" in result) is copied
+
+
+RECONSTRUCTIONS = """import matplotlib.pyplot as plt
+import torch
+import torch.nn as nn
+
+
+def show(model, x):
+    fig, axes = plt.subplots(1, 4)
+    recon = model(x)
+    for {loop}:
+        {plot}
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+ae = nn.Linear(16, 16).to(device)
+show(ae, torch.ones(4, 16, device=device))
+"""
+
+
+@pytest.mark.parametrize(("loop", "plot", "copied"), [
+    ("ax, img in zip(axes, recon.view(-1, 4, 4))", "ax.imshow(img)", True),
+    ("i, img in enumerate(recon.view(-1, 4, 4))", "axes[i].imshow(img)", True),
+    ("ax, img in zip(axes, recon)", "ax.imshow(img)", False),  # what the model returns may be a tuple of anything
+])
+def test_rows_of_a_moved_models_output_iterated_into_axes_go_to_the_host(loop, plot, copied):
+    """A plotting function given a moved model: the rows of `recon.view(-1, 4, 4)` are CUDA tensors."""
+    result = run_devfix(RECONSTRUCTIONS.format(loop=loop, plot=plot), rules=[TensorToNumpy]).fixed.decode()
+    assert ("imshow(img.detach().cpu())" in result) is copied
