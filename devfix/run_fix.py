@@ -34,6 +34,7 @@ class Edit:
     after: str
     cured: str  # the error this edit made go away
     how: str  # "DF004 (static rule)" or what the provenance showed
+    answered: tuple[tuple[str, int, str], ...] = ()  # where that error's CPU operands came from (path, line, event)
 
 
 @dataclass
@@ -99,15 +100,22 @@ def fix_by_running(
 def _did_not_cure(edit: Edit, result: RoundResult) -> bool:
     """The error is the one the edit answered, at the same line, and a CPU operand still comes
     from a line the edit changed (`device=reward_batch.device` where `reward_batch` is on the CPU
-    too): the edit put the value nowhere new, and is taken back."""
+    too): the edit put the value nowhere new, and is taken back. Not when that operand is another
+    value than the one answered (`bce(D(real), torch.ones(n, 1)) + bce(D(fake), torch.zeros(n, 1))`:
+    after the `ones` got its device, the `zeros` of the same line fails next)."""
     if result.headline() != edit.cured:
         return False
     changed = _changed_lines(edit.before, edit.after)
     return any(
         operand.device == "cpu" and operand.origin is not None and Path(operand.origin[0]).resolve() == edit.path
-        and operand.origin[1] in changed
+        and operand.origin[1] in changed and (not edit.answered or operand.origin in edit.answered)
         for operand in result.operands
     )
+
+
+def _cpu_origins(result: RoundResult) -> tuple[tuple[str, int, str], ...]:
+    """Where the failing call's CPU operands came from (what an edit for it answers)."""
+    return tuple(operand.origin for operand in result.operands if operand.device == "cpu" and operand.origin is not None)
 
 
 def _changed_lines(before: str, after: str) -> set[int]:
@@ -243,7 +251,8 @@ def _static_edit(result: RoundResult, places, texts: dict[Path, str], tried: set
             policy = FixPolicy(apply=True, unsafe=True, only=(finding.code, finding.start))
             fixed = process(text.encode(), str(path), ALL_RULES, project, policy)
             if fixed.changed:
-                return Edit(path, text, fixed.fixed.decode(), result.headline(), f"{finding.code} (static rule): {finding.message}")
+                return Edit(path, text, fixed.fixed.decode(), result.headline(), f"{finding.code} (static rule): {finding.message}",
+                            _cpu_origins(result))
     return None
 
 
@@ -290,7 +299,7 @@ def _provenance_edit(result: RoundResult, texts: dict[Path, str], tried: set) ->
         after = make(text, str(path))
         if after is not None:
             tried.add(key)
-            return Edit(path, text, after, result.headline(), f"from the run: {how}")
+            return Edit(path, text, after, result.headline(), f"from the run: {how}", _cpu_origins(result))
     return None
 
 

@@ -132,3 +132,27 @@ def test_an_edit_that_left_the_value_on_the_cpu_is_taken_back(tmp_path):
 
     assert _did_not_cure(edit, result(2))
     assert not _did_not_cure(edit, result(1))  # another CPU value at the same line: the edit may have helped
+
+
+def test_an_edit_is_kept_when_another_value_of_its_line_fails_next(tmp_path):
+    """`bce(D(real), torch.ones(n, 1)) + bce(D(fake), torch.zeros(n, 1))`: after the `ones` got its
+    device, the `zeros` of the same line fails, at the same line; the first edit did its part."""
+    from devfix.run_fix import Edit, _did_not_cure
+    from devfix.run_rounds import OperandFacts, RoundResult
+    from devfix.run_script import UserFrame
+
+    path = (tmp_path / "main.py").resolve()
+    before = "import torch\nloss = bce(D(x), torch.ones(2)) + bce(D(y), torch.zeros(2))\n"
+    after = before.replace("torch.ones(2)", "torch.ones(2, device=x.device)")
+    headline = "main.py:2: RuntimeError: Expected all tensors to be on the same device"
+    edit = Edit(path, before, after, headline, "DF004", ((str(path), 2, "created on cpu by torch.ones"),))
+
+    def result(event):
+        return RoundResult(
+            False, 1, "", "", "RuntimeError", "Expected all tensors to be on the same device", True,
+            frames=(UserFrame(path, 2, "loss = ..."),),
+            operands=(OperandFacts("cpu", (str(path), 2, event), None), OperandFacts("cuda:0", None, None)),
+        )
+
+    assert not _did_not_cure(edit, result("created on cpu by torch.zeros"))
+    assert _did_not_cure(edit, result("created on cpu by torch.ones"))  # the same value, still on the CPU
