@@ -110,6 +110,7 @@ from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root, is_factory_call, without_tensor_methods
 from devfix.analysis.torch_api import (
     CHAIN_STOPS,
+    DATALOADER_NAMES,
     FUNCTIONAL_LOSSES,
     LOSS_TENSOR_KEYWORDS,
     MOVED_AFTER,
@@ -136,6 +137,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         self._unpacked_moves: dict[cst.SimpleStatementLine, tuple[list[str], str, cst.Name]] = {}
         self._attribute_moves: dict[cst.Assign, str] = {}
         self._loop_moves: dict[cst.For, tuple[list[str], str]] = {}
+        self._keyed_batches: set[tuple[cst.For, str]] = set()  # dict batches read by string keys: moved value by value
         self._factory_moves: dict[cst.Call, tuple[str, str]] = {}  # a factory → (the model it feeds, the device)
         self._weight_moves: dict[cst.Call, tuple[str, str]] = {}  # a kept loss weight's factory → (the model, the device)
         self._input_moves: dict[cst.Arg, tuple[str, str]] = {}  # a host-made local fed to a model → (the model, the device)
@@ -490,7 +492,10 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         but a tensor) is proven a tensor there."""
         loader, target = unwrap_loader(loop, self.qualified, self_attributes=True)
         names = target_names(target)
-        if loader is None or not names or not isinstance(loop.body, cst.IndentedBlock) or not is_dataloader(self, loader):
+        if loader is None or not names or not isinstance(loop.body, cst.IndentedBlock):
+            return []
+        built_here = self._loader_built_in_init(loop, loader)
+        if not (is_dataloader(self, loader) or built_here):
             return []
         if not isinstance(loader, cst.Attribute) and collate_places_batches(self, loader):
             return []
@@ -501,7 +506,24 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         fed = [name for name in untouched if name in finder.fed]
         if not all(self.kind_of(node) is Kind.TENSOR or self._given_to(node, proving) for name in fed for node in finder.fed_nodes[name]):
             return []  # a dict or list batch would need another move: refuse the whole loop
-        return fed
+        if built_here and fed and not is_dataloader(self, loader):
+            return []  # a loader of a dataset nothing proves: only its dict batches, moved value by value
+        keyed = [name for name in untouched if name in finder.keyed_nodes and name not in fed and _read_only_by_key(loop.body, name)]
+        self._keyed_batches.update((loop, name) for name in keyed)  # `batch["label"]` of a dict batch
+        return fed + keyed
+
+    def _loader_built_in_init(self, loop: cst.For, loader: cst.BaseExpression) -> bool:
+        """`self.loader`, which `__init__` alone binds, once, to `DataLoader(...)` (of a dataset it is
+        given: the loader is proven, what its batches hold is not)."""
+        if not is_self_attribute(loader):
+            return False
+        method = self.enclosing_scope(loop)
+        owner = self.class_of_method(method) if isinstance(method, cst.FunctionDef) else None
+        use = class_facts(owner, self.line_of).attributes.get(loader.attr.value) if owner is not None else None
+        if use is None or [method for method, _ in use.assignments] != ["__init__"]:
+            return False
+        value = use.assignments[0][1].value
+        return isinstance(value, cst.Call) and bool(self.qualified(value.func) & DATALOADER_NAMES) and keyword(value, "collate_fn") is None
 
     def _given_to(self, node: cst.Name, attributes: set[str]) -> bool:
         """`self.<attribute>(..., node, ...)`: the name is a positional argument of such a call."""
@@ -912,7 +934,9 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         if not self.report(original_node.target, f"batch {listed} reaches a model the class moved to a device, but is not moved itself",
                            fix_title=f"move it to `{device}` at the top of the loop"):
             return updated_node
-        return insert_in_body(updated_node, 0, move_statements([BatchUse(name, is_dict=False) for name in names], device, "torch"))
+        uses = [BatchUse(name, is_dict=(original_node, name) in self._keyed_batches) for name in names]
+        torch_name = self.torch_name() if any(use.is_dict for use in uses) else "torch"  # only dict moves write it
+        return insert_in_body(updated_node, 0, move_statements(uses, device, torch_name))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         weighted = self._weight_moves.get(original_node)
@@ -1098,6 +1122,38 @@ def _self_calls(method: cst.FunctionDef | cst.ClassDef, name: str) -> list[cst.C
     return calls
 
 
+def _keyed_item(value: cst.BaseExpression) -> str | None:
+    """`batch["label"]` → "batch": an item of a name read by a string key; else None."""
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1:
+        index = value.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            return value.value.value
+    return None
+
+
+def _read_only_by_key(body: cst.BaseSuite, name: str) -> bool:
+    """Every read of `name` in `body` is an item by string key (`batch["x"]`): a mapping, whose
+    tensor values a dict comprehension can move, leaving its other values as they are."""
+    reads, keyed = [0], [0]
+
+    class Finder(cst.CSTVisitor):
+        def visit_Subscript(self, node: cst.Subscript) -> None:
+            if _keyed_item(node) == name:
+                keyed[0] += 1
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            self_read = isinstance(node.value, cst.Name) and node.value.value == name
+            reads[0] += self_read
+            return not self_read
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name:
+                reads[0] += 1
+
+    body.visit(Finder())
+    return reads[0] == keyed[0] > 0
+
+
 def _self_reads(class_def: cst.ClassDef, name: str) -> int:
     """How many times the class's code reads `self.<name>` (calls, and the method handed on as a value)."""
     reads = [0]
@@ -1141,6 +1197,7 @@ class _Feeds(cst.CSTVisitor):
         self.callables, self.models, self.metrics = callables, models, metrics
         self.rule = rule
         self.fed_nodes: dict[str, list[cst.Name]] = {}  # each name fed, with where it is fed
+        self.keyed_nodes: dict[str, list[cst.Subscript]] = {}  # names whose items are fed by string key (`batch["x"]`)
         self.used_attributes: set[str] = set()
         self.outputs: set[str] = set()
 
@@ -1174,6 +1231,8 @@ class _Feeds(cst.CSTVisitor):
             for value in map(without_tensor_methods, values):  # `labels` of `labels.float()` too
                 if isinstance(value, cst.Name) and value.value not in self.outputs:
                     self.fed_nodes.setdefault(value.value, []).append(value)
+                elif (keyed := _keyed_item(value)) is not None and keyed not in self.outputs:
+                    self.keyed_nodes.setdefault(keyed, []).append(value)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         """`self.model(x).squeeze(1) - y`: arithmetic with the model's output meets `y` too."""

@@ -566,3 +566,35 @@ def test_a_model_every_construction_gives_moved_is_fed_on_its_device(placement, 
     makes on the host and feeds it moves to the model's own device."""
     fixed = run_devfix(EVALUATOR.format(placement=placement), rules=[TrainerAttributes]).fixed.decode()
     assert ("torch.from_numpy(X).float().to(next(self.model.parameters()).device)" in fixed) is moved
+
+
+KEYED_BATCHES = """import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+
+class Trainer:
+    def __init__(self, model, dataset, device):
+        self.device = device
+        self.model = model.to(device)
+        self.loader = DataLoader(dataset, batch_size=4)
+        self.loss_fn = nn.CrossEntropyLoss()
+
+    def epoch(self):
+        for batch in self.loader:
+            out = self.model({fed})
+            loss = self.loss_fn(out, batch["label"])
+"""
+DICT_MOVE = "            batch = {key: value.to(self.device) if torch.is_tensor(value) else value for key, value in batch.items()}\n"
+
+
+@pytest.mark.parametrize(("fed", "moved"), [
+    ('batch["x"]', True),
+    ("batch", False),  # the whole batch fed: what it is, nothing proves
+    ('batch.x', False),  # not a mapping's item
+])
+def test_a_dict_batch_of_a_loader_the_class_builds_moves_value_by_value(fed, moved):
+    """`self.loader = DataLoader(dataset)` of a dataset the class is given: a loader, of batches
+    nothing proves tensors; read only by string keys they are a mapping, whose tensor values move."""
+    fixed = run_devfix(KEYED_BATCHES.format(fed=fed), rules=[TrainerAttributes]).fixed.decode()
+    assert (DICT_MOVE in fixed) is moved
