@@ -26,7 +26,8 @@ joined after the loop (`labels = torch.cat(all_labels)`), meets a device value t
 An element taken by position (`model(batch[0])`) moves where it meets the model or its outputs:
 there it is surely a tensor, while other elements may be anything (labels as strings, paths).
 Elements the body takes first (`real = data[0]`, also after statements that do not read the batch,
-such as `netD.zero_grad()`) are moved right after they are taken. A batch the body only reshapes or
+such as `netD.zero_grad()`, or by key: `labels = batch.pop("labels")` before the rest is moved) are
+moved right after they are taken. A batch the body only reshapes or
 casts (`images = images.reshape(-1, 784)`) is moved at the top of the body, before that.
 
 Refuses: batches already moved in the body, batches that are only printed, stored or handed to

@@ -73,15 +73,17 @@ tensor operation (`train_step(model, opt, x.to(device), y.to(device), weights)` 
 argument is (also one computed from values moved to one device: `outputs = self.model(inputs)`
 after `inputs = x.to(device)`, the Module one the object's `__init__` builds): `weights = compute_class_weights(masks).to(device)`; a value given beside a moved
 model to a function that feeds that parameter to that model (`evaluate(model, xs)` running
-`model(xs)`) goes where the model was moved, also when a function of the file or of the project
+`model(xs)`, or its elements: `for x, y in zip(xs, ys)`, of `xs = [torch.randn(4, 3) for _ in
+range(5)]`) goes where the model was moved, also when a function of the file or of the project
 built and moved it (`model = get_model(args)` giving back `model` after `model.to(args.device)`). A model the top level moves is on
 the device inside a function only when every top-level call that runs the function comes after the
 move (`analysis.entry_lines`): a warm-up probe run before it keeps its CPU inputs.
 
 Names unpacked from a sampler or loader, of the file or of another file of the project, whose every
 `return` is a tuple of tensors made on the host (`x, y = get_batch(split)` slicing a module-level
-tensor, `analysis.host_helpers`) are moved where they meet a moved model, its output or a loss of
-it: `model(x.to(device), y.to(device))`, also inside a tuple display (`lstm(x, (h, c))` after `h, c
+tensor, `analysis.host_helpers`; or slicing the host tensor it is given, `get_batch(data)` of `data =
+torch.tensor(ids)`) are moved where they meet a moved model, its output, a loss of it or a function
+that puts them together with it (`accuracy(out, y)`): `model(x.to(device), y.to(device))`, also inside a tuple display (`lstm(x, (h, c))` after `h, c
 = init_state(n)`). Such a helper's tuple kept whole (`state = init_state(n)`, then `lstm(x,
 state)`), or a dict display of host tensors it returns (`batch = encode(rows)`, then
 `model(**batch)`), has no `.to()`: it moves item by item where it is fed, `lstm(x,

@@ -42,6 +42,14 @@ actions, rewards, next_states, dones = experiences`, where every call of `learn`
 `self.memory.sample()` returns, and the replay buffer's `sample` returns a tuple of tensors built
 there from numpy; `analysis.sampled_batches`).
 
+A model `__init__` keeps as given (`self.model = model`) is on a device when every construction of
+the class in the file gives it a name its scope moved before the call (`Evaluator(model)` after
+`model = Net().to(device)`): what the methods feed it moves to the model's own device. A method of
+the class whose factory meets the model's output (`self.bce(self.D(real), self._labels(n, 1.0))`)
+makes it on the model's device when every use of the method is such a call. A batch of a loader
+`__init__` builds (`self.loader = DataLoader(dataset)`, of a dataset nothing proves) read only by
+string keys (`batch["x"]`) moves value by value, strings and lists left as they are.
+
 Applies to classes that are not `nn.Module`s (those are moved as a whole; Lightning moves batches
 itself) when `__init__` moves a model attribute: `self.model = model.to(device)`, or a Module it
 builds or is given, then moved in place (`self.model.to(self.device)`). A model a method moves in
