@@ -97,6 +97,7 @@ import libcst as cst
 from devfix.analysis.call_sites import argument_for, constructor_arguments_for
 from devfix.analysis.cst_bindings import calls_in, parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
+from devfix.analysis.dataset_items import item_taken
 from devfix.analysis.host_made import HostContext, host_made
 from devfix.analysis.kinds import TENSOR_ONLY_METHODS, Kind
 from devfix.analysis.loaders import (
@@ -1132,11 +1133,8 @@ def _self_calls(method: cst.FunctionDef | cst.ClassDef, name: str) -> list[cst.C
 
 def _keyed_item(value: cst.BaseExpression) -> str | None:
     """`batch["label"]` → "batch": an item of a name read by a string key; else None."""
-    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1:
-        index = value.slice[0].slice
-        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
-            return value.value.value
-    return None
+    name = value.value.value if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) else None
+    return name if name is not None and isinstance(item_taken(value, name), str) else None
 
 
 def _read_only_by_key(body: cst.BaseSuite, name: str) -> bool:
