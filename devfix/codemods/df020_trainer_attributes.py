@@ -204,7 +204,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             if method_name == "__init__":
                 continue
             for loop in loops_of(method):
-                batches = self._batches_to_move(loop, callables, set(models))
+                batches = self._batches_to_move(loop, callables, set(models), facts)
                 if batches and not (given_moved and self._places_a_batch(loop)):  # `data.to(...)` there: the loop says where
                     self._loop_moves[loop] = (batches, device)
             finder = finders[method_name]
@@ -494,7 +494,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         defined = [item for item in self.module.body if isinstance(item, cst.ClassDef) and item.name.value == name]
         return MethodInputs(defined[0], self.qualified) if len(defined) == 1 else None
 
-    def _batches_to_move(self, loop: cst.For, callables: set[str], models: set[str], proving: set[str] = frozenset()) -> list[str]:
+    def _batches_to_move(self, loop: cst.For, callables: set[str], models: set[str], facts, proving: set[str] = frozenset()) -> list[str]:
         """Batch variables of a DataLoader loop that meet the model (or a loss with its output),
         proven tensors, and neither moved nor rebound in the body. A batch given straight to one of
         the `proving` attributes (torch.nn losses: `self.criterion(out, labels)` raises on anything
@@ -503,8 +503,9 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         names = target_names(target)
         if loader is None or not names or not isinstance(loop.body, cst.IndentedBlock):
             return []
-        built_here = self._loader_built_in_init(loop, loader)
-        if not (is_dataloader(self, loader) or built_here):
+        proven = is_dataloader(self, loader)
+        built_here = not proven and self._loader_built_in_init(loader, facts)
+        if not (proven or built_here):
             return []
         if not isinstance(loader, cst.Attribute) and collate_places_batches(self, loader):
             return []
@@ -515,20 +516,16 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         fed = [name for name in untouched if name in finder.fed]
         if not all(self.kind_of(node) is Kind.TENSOR or self._given_to(node, proving) for name in fed for node in finder.fed_nodes[name]):
             return []  # a dict or list batch would need another move: refuse the whole loop
-        if built_here and fed and not is_dataloader(self, loader):
+        if built_here and fed:
             return []  # a loader of a dataset nothing proves: only its dict batches, moved value by value
         keyed = [name for name in untouched if name in finder.keyed_nodes and name not in fed and _read_only_by_key(loop.body, name)]
         self._keyed_batches.update((loop, name) for name in keyed)  # `batch["label"]` of a dict batch
         return fed + keyed
 
-    def _loader_built_in_init(self, loop: cst.For, loader: cst.BaseExpression) -> bool:
-        """`self.loader`, which `__init__` alone binds, once, to `DataLoader(...)` (of a dataset it is
-        given: the loader is proven, what its batches hold is not)."""
-        if not is_self_attribute(loader):
-            return False
-        method = self.enclosing_scope(loop)
-        owner = self.class_of_method(method) if isinstance(method, cst.FunctionDef) else None
-        use = class_facts(owner, self.line_of).attributes.get(loader.attr.value) if owner is not None else None
+    def _loader_built_in_init(self, loader: cst.BaseExpression, facts) -> bool:
+        """`self.loader`, which `__init__` (of the class whose `facts` are given) alone binds, once, to
+        `DataLoader(...)` (of a dataset it is given: the loader is proven, what its batches hold is not)."""
+        use = facts.attributes.get(loader.attr.value) if is_self_attribute(loader) else None
         if use is None or [method for method, _ in use.assignments] != ["__init__"]:
             return False
         value = use.assignments[0][1].value
@@ -642,7 +639,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 callables = {model} | self._module_attributes(facts)
                 for loop in loops_of(method):
                     if self.line_of(loop) > self.line_of(statement):
-                        batches = self._batches_to_move(loop, callables, {model})
+                        batches = self._batches_to_move(loop, callables, {model}, facts)
                         if batches:
                             self._loop_moves.setdefault(loop, (batches, device))
 
@@ -674,7 +671,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                     device = self._fed_batch_device(call, names, facts, parameters - rebound) if model_method is None else None
                     if device is None:
                         continue
-                    batches = self._batches_to_move(loop, {model} | losses, {model}, proving=losses)
+                    batches = self._batches_to_move(loop, {model} | losses, {model}, facts, proving=losses)
                     if batches:
                         self._loop_moves.setdefault(loop, (batches, device))
                     break
