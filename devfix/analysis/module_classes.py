@@ -173,6 +173,19 @@ def first_parameter_owner(value: cst.BaseExpression) -> cst.BaseExpression | Non
     return None
 
 
+def self_attribute_nodes(node: cst.CSTNode, name: str) -> list[cst.Attribute]:
+    """The `self.<name>` nodes under `node` (a method, or a class's body), reads and stores alike."""
+    found: list[cst.Attribute] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            if is_self_attribute(attribute) and attribute.attr.value == name:
+                found.append(attribute)
+
+    node.visit(Finder())
+    return found
+
+
 def stores_of_self_attribute(class_def: cst.ClassDef, name: str) -> int:
     """How many statements of the class's methods store `self.<name>` (plain, tuple, annotated and
     augmented assignments, `setattr(self, "<name>", ...)`)."""

@@ -56,7 +56,13 @@ from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.host_combined_reads import combines_with_host_values
 from devfix.analysis.kinds import Kind
 from devfix.analysis.loader_methods import methods_run_by_loaders
-from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, stored_once_in_init
+from devfix.analysis.module_classes import (
+    class_facts,
+    holds_parameters,
+    is_self_attribute,
+    self_attribute_nodes,
+    stored_once_in_init,
+)
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
 from devfix.analysis.torch_api import COMPLEX_MAKERS, PARAMETER_CLASSES
@@ -154,7 +160,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
     def _only_in_arithmetic(self, name: str, methods: dict[str, cst.FunctionDef]) -> bool:
         """Every read of `self.<name>` outside `__init__` is an operand of an arithmetic operator
         (not `@`), where a 0-dim CPU tensor may meet a tensor of any device."""
-        reads = [node for method_name, method in methods.items() if method_name != "__init__" for node in _self_attributes(method, name)]
+        reads = [node for method_name, method in methods.items() if method_name != "__init__" for node in self_attribute_nodes(method, name)]
         return bool(reads) and all(self._arithmetic_operand(read) for read in reads)
 
     def _arithmetic_operand(self, read: cst.Attribute) -> bool:
@@ -257,7 +263,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         """A method combines `self.<name>` with values it brought to the host (`analysis.host_combined_reads`),
         or a DataLoader runs a method that reads it (`collate_fn=self._sample`, `analysis.loader_methods`):
         the table is a CPU tensor on purpose."""
-        if any(_self_attributes(methods[method], name) for method in methods_run_by_loaders(methods)):
+        if any(self_attribute_nodes(methods[method], name) for method in methods_run_by_loaders(methods)):
             return True
         return any(combines_with_host_values(method, name, self.qualified) for method_name, method in methods.items() if method_name != "__init__")
 
@@ -267,7 +273,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         right as it is."""
         reads = [
             node for method_name, method in methods.items() if method_name != "__init__"
-            for node in _self_attributes(method, name) if not self._tested_for_none(node)
+            for node in self_attribute_nodes(method, name) if not self._tested_for_none(node)
         ]
         return bool(reads) and all(self._moved(read) for read in reads)
 
@@ -416,19 +422,6 @@ def _self_reads(value: cst.BaseExpression) -> set[str]:
                 found.add(node.attr.value)
 
     value.visit(Finder())
-    return found
-
-
-def _self_attributes(method: cst.FunctionDef, name: str) -> list[cst.Attribute]:
-    """The `self.<name>` nodes of a method."""
-    found: list[cst.Attribute] = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if is_self_attribute(node) and node.attr.value == name:
-                found.append(node)
-
-    method.visit(Finder())
     return found
 
 

@@ -111,7 +111,7 @@ from devfix.analysis.loaders import (
     unwrap_loader,
 )
 from devfix.analysis.method_inputs import MethodInputs
-from devfix.analysis.module_classes import AttributeUse, class_facts, is_self_attribute
+from devfix.analysis.module_classes import AttributeUse, class_facts, is_self_attribute, self_attribute_nodes
 from devfix.analysis.output_meetings import OutputMeetings
 from devfix.analysis.placement import Move, as_move, collect, device_code
 from devfix.analysis.sampled_batches import host_unpacked_names
@@ -423,7 +423,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             calls = _self_calls(class_def, method_name)
             models = {model for _, model in meetings}
             device = self._device_expression(facts, sorted(models)[0])[0]
-            every_call_meets = len(calls) == len(meetings) == _self_reads(class_def, method_name) and len(models) == 1
+            every_call_meets = len(calls) == len(meetings) == len(self_attribute_nodes(class_def.body, method_name)) and len(models) == 1
             if every_call_meets and returned and all(is_factory_call(value, self.qualified) for value in returned):
                 for value in returned:
                     self._factory_moves.setdefault(value, (meetings[0][1], device))
@@ -1155,19 +1155,6 @@ def _read_only_by_key(body: cst.BaseSuite, name: str) -> bool:
 
     body.visit(Finder())
     return reads[0] == keyed[0] > 0
-
-
-def _self_reads(class_def: cst.ClassDef, name: str) -> int:
-    """How many times the class's code reads `self.<name>` (calls, and the method handed on as a value)."""
-    reads = [0]
-
-    class Finder(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if is_self_attribute(node) and node.attr.value == name:
-                reads[0] += 1
-
-    class_def.body.visit(Finder())
-    return reads[0]
 
 
 class _ModelCalls(cst.CSTVisitor):
