@@ -46,17 +46,27 @@ def followed_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef, import
     returns = [node.value for node in nodes if isinstance(node, ast.Return)]
     if not returns or any(value is None for value in returns):
         return ()
-    arguments = function.args
-    positional = [argument.arg for argument in [*arguments.posonlyargs, *arguments.args]]
-    parameters = {*positional, *(argument.arg for argument in arguments.kwonlyargs)}
-    judge = _Judge(scope_bindings(nodes), parameters, imports)
+    judge = _Judge(scope_bindings(nodes), set(named_parameters(function)), imports)
     leaves: set[str] = set()
     for value in returns:
         found = judge.leaves(value, DEPTH)
         if not found:
             return ()
         leaves |= found
-    return tuple((positional.index(name) if name in positional else -1, name) for name in sorted(leaves))
+    return as_followed(function, leaves)
+
+
+def named_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The function's positional parameters in order, then its keyword-only ones (no `*args`, `**kwargs`)."""
+    arguments = function.args
+    return [argument.arg for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
+
+
+def as_followed(function: ast.FunctionDef | ast.AsyncFunctionDef, names) -> Followed:
+    """`names` of the function's parameters as `Followed`: each with its position, -1 for keyword-only."""
+    arguments = function.args
+    positional = [argument.arg for argument in [*arguments.posonlyargs, *arguments.args]]
+    return tuple((positional.index(name) if name in positional else -1, name) for name in sorted(names))
 
 
 def followed_arguments(call: ast.Call, followed: Followed) -> list[ast.expr]:

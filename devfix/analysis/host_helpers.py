@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from devfix import python_parser
 from devfix.analysis.ast_nodes import FUNCTIONS, Binding, latest_binding, may_name_a_device, scope_bindings, scope_nodes
-from devfix.analysis.following_returns import Followed, followed_parameters
+from devfix.analysis.following_returns import Followed, as_followed, followed_parameters, named_parameters
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import makes_no_tensor
 from devfix.analysis.moves import is_cast
@@ -66,14 +66,12 @@ def _given_host_tuple(function: ast.FunctionDef | ast.AsyncFunctionDef, returns:
                       imports: ImportTable, module: ModuleScope | None) -> tuple[int, Followed]:
     """What `_host_tuple_size` proves when the parameters are given host tensors: the size, and
     the parameters the proof read (each must be given a host tensor at a call)."""
-    arguments = function.args
-    positional = [argument.arg for argument in [*arguments.posonlyargs, *arguments.args]]
-    parameters = {*positional, *(argument.arg for argument in arguments.kwonlyargs)}
-    judge = _Judge(bindings, imports, module, parameters, assumed_host=frozenset(parameters))
+    parameters = frozenset(named_parameters(function))
+    judge = _Judge(bindings, imports, module, parameters, assumed_host=parameters)
     size = _host_tuple_size(returns, judge)
     if not size or not judge.assumed_read:
         return (0, ())
-    return size, tuple((positional.index(name) if name in positional else -1, name) for name in sorted(judge.assumed_read))
+    return size, as_followed(function, judge.assumed_read)
 
 
 def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr | None]:
