@@ -254,6 +254,9 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         callee = cst.Module([]).code_for_node(host_call.func)
         scope = self.enclosing_scope(host_call)
         reads = _OtherReads(name.value, handed, self.qualified, scope)
+        rebinding = self._rebound_by(name, host_call, scope)
+        if rebinding is not None:
+            reads.read_until = (self.line_of(rebinding), self.line_of)
         scope.visit(reads)
         if reads.found:
             return
@@ -262,6 +265,23 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         comprehension = self._device_comprehension(name, host_call)
         if comprehension is not None:
             self._comprehended.setdefault(comprehension, (name.value, callee))
+
+    def _rebound_by(self, name: cst.Name, host_call: cst.Call, scope: cst.CSTNode) -> cst.Assign | None:
+        """`preds = np.concatenate(preds)` run once in the scope (not in a loop, nor under a
+        condition): the statement that hands the list over also rebinds its name to the host array,
+        so what the scope reads of the name after it is the array, not the list."""
+        statement = self.get_metadata(ParentProvider, host_call, None)
+        if not (isinstance(statement, cst.Assign) and statement.value is host_call and len(statement.targets) == 1):
+            return None
+        target = statement.targets[0].target
+        if not (isinstance(target, cst.Name) and target.value == name.value):
+            return None
+        current = self.get_metadata(ParentProvider, statement, None)
+        while current is not None and current is not scope:
+            if not isinstance(current, (cst.SimpleStatementLine, cst.IndentedBlock, cst.With)):
+                return None
+            current = self.get_metadata(ParentProvider, current, None)
+        return statement if current is scope else None
 
     def _plan_comprehension_items(self, comprehension: cst.ListComp, host_call: cst.Call) -> None:
         """`np.mean([l.detach() for l in losses])`, `losses` a list the scope filled with device
@@ -818,6 +838,7 @@ class _OtherReads(cst.CSTVisitor):
         self.name, self.handed, self.qualified, self.scope = name, handed, qualified, scope
         self.skipped: set[int] = set()
         self.found = False
+        self.read_until: tuple[int, Callable[[cst.CSTNode], int]] | None = None  # (line, line_of): later reads are of a rebinding
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         """A function of the scope with a parameter of that name reads its own value (`def
@@ -859,7 +880,8 @@ class _OtherReads(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.name and id(node) not in self.handed and id(node) not in self.skipped:
-            self.found = True
+            if self.read_until is None or self.read_until[1](node) <= self.read_until[0]:
+                self.found = True
 
 
 def _reads_only_values(expression: cst.BaseExpression, name: str, qualified: QualifiedNames) -> bool:

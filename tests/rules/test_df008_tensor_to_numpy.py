@@ -82,6 +82,20 @@ def test_a_list_the_scope_also_reads_on_the_device_keeps_its_tensors():
     assert collected(use) == COLLECTED.format(use=use)
 
 
+@pytest.mark.parametrize(("use", "moved"), [
+    ("preds = np.concatenate(preds)\nprint((preds == 0).mean())", True),
+    ("with torch.no_grad():\n    preds = np.concatenate(preds)\nprint((preds == 0).mean())", True),
+    ("if len(preds) > 1:\n    preds = np.concatenate(preds)\nprint((preds == 0).mean())", False),
+    ("stacked = np.concatenate(preds)\nprint((preds == 0).mean())", False),
+])
+def test_a_list_rebound_to_the_array_numpy_made_of_it_is_read_as_that_array_after(use, moved):
+    """`preds = np.concatenate(preds)`, run once: what the scope reads of `preds` after it is the
+    host array; rebound under a condition, or not rebound, a later read may be the list itself."""
+    fixed = collected(use)
+    assert ("argmax(1).detach().cpu())" in fixed) is moved
+    assert moved or fixed == COLLECTED.format(use=use)
+
+
 def test_a_helper_whose_parameter_has_the_lists_name_reads_its_own_value():
     source = COLLECTED.replace("def summary(values):\n    return float(np.asarray(values).mean())",
                                "def summary(preds):\n    return float(np.asarray(preds).mean())")
