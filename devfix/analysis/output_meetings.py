@@ -4,7 +4,9 @@ A DQN agent's `learn()` feeds `states` to `self.q`, then computes
 `rewards + gamma * self.target(next_states).max(1)[0] * (1 - dones)` and
 `self.q(states).gather(1, actions)`: `rewards`, `dones` and `actions` never reach the model, yet
 each meets its output, on the model's device. The walk follows the method in order: a name holds
-an output when its latest assignment is computed from a model call or from such a name. A
+an output when its latest assignment is computed from a model call or from such a name (through
+tensor methods, arithmetic, indexing, and the calls the rule says give a result where their tensor
+arguments are: `torch.log_softmax(self.policy(s), -1)`). A
 meeting is an operand of arithmetic whose other side holds an output (the names of that operand,
 through arithmetic, tensor methods and indexing), or an argument of a method of an output that
 must share its device (`gather`, `index_select`, `masked_fill`, ...), or of a call the rule says
@@ -33,9 +35,11 @@ class OutputMeetings(cst.CSTVisitor):
     """Run it over a method's body; `met` then maps each Name node that meets an output to the
     model attribute whose output it meets."""
 
-    def __init__(self, models: set[str], meets: Callable[[cst.Call], bool] | None = None) -> None:
+    def __init__(self, models: set[str], meets: Callable[[cst.Call], bool] | None = None,
+                 follows: Callable[[cst.Call], bool] | None = None) -> None:
         self.models = models
         self.meets = meets  # calls whose arguments share a device: a loss attribute, `F.cross_entropy`
+        self.follows = follows  # calls whose result is where their tensor arguments are: `torch.log_softmax(out, -1)`
         self.outputs: dict[str, str] = {}  # name → the model whose output it holds
         self.met: dict[cst.Name, str] = {}
         self.met_in_calls: set[cst.Name] = set()  # those met only as arguments of a `meets` call
@@ -69,8 +73,9 @@ class OutputMeetings(cst.CSTVisitor):
             model = self.output_of(func.value)
             if model is not None:
                 for arg in node.args:
-                    if isinstance(arg.value, cst.Name) and arg.keyword is None and not arg.star:
-                        self.met.setdefault(arg.value, model)
+                    if arg.keyword is None and not arg.star and self.output_of(arg.value) is None:
+                        for name in operand_names(arg.value):  # `actions` of `.gather(1, actions.unsqueeze(1))`
+                            self.met.setdefault(name, model)
         if self.meets is not None and self.meets(node):
             # `self.loss_fct(shift_logits.view(-1, n), shift_label.view(-1))` with the logits an output
             values = [arg.value for arg in node.args if not arg.star]
@@ -97,6 +102,8 @@ class OutputMeetings(cst.CSTVisitor):
                 return func.attr.value
             if isinstance(func, cst.Attribute) and is_self_attribute(func.value) and func.value.attr.value in self.models:
                 return func.value.attr.value  # `self.model.decode(z)`
+            if self.follows is not None and self.follows(value):  # `torch.log_softmax(self.policy(s), -1)`
+                return next((found for arg in value.args if not arg.star and (found := self.output_of(arg.value)) is not None), None)
             if isinstance(func, cst.Attribute) and not is_self_attribute(func) and func.attr.value not in LEAVES_THE_DEVICE:
                 return self.output_of(func.value)  # `self.q(s).max(1)`; not `.cpu()`, `.to(other)`, `.item()`
             return None

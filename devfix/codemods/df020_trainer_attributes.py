@@ -384,15 +384,18 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         (`label = torch.tensor(labels)`) is created on the model's device instead."""
         losses = self._module_attributes(facts) | self._given_torch_modules(class_def, facts)
 
-        def meets(call: cst.Call) -> bool:
-            if is_self_attribute(call.func):
-                return call.func.attr.value in losses - models
+        def joins(call: cst.Call) -> bool:
             names = self.qualified(call.func)
             if any(name.startswith("torch.nn.utils.rnn.") or "ctc" in name for name in names):
                 return False  # lengths stay on the CPU
             return is_torch_tensor_function(names) and not is_factory_call(call, self.qualified)
 
-        meetings = OutputMeetings(models, meets)
+        def meets(call: cst.Call) -> bool:
+            if is_self_attribute(call.func):
+                return call.func.attr.value in losses - models
+            return joins(call)
+
+        meetings = OutputMeetings(models, meets, follows=joins)
         method.body.visit(meetings)
         placement = self.scope_facts(method.body)
         where = self._host_context(placement)
@@ -402,7 +405,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             device = self._device_expression(facts, model)[0]
             if self._host_made_local(name, self.line_of(name), placement, where, pointwise=True):
                 self._meeting_moves[name] = (model, device)
-            elif name in meetings.met_in_calls and self.kind_of(name) is Kind.TENSOR:  # (DF004 takes arithmetic's)
+            elif self.kind_of(name) is Kind.TENSOR:
                 for factory in self._factories(name, placement, self.line_of(name)):
                     if not self.is_scalar_tensor(factory):
                         self._factory_moves.setdefault(factory, (model, device))

@@ -36,3 +36,20 @@ def test_a_host_copy_and_a_rebound_name_hold_no_output():
 
 def test_nothing_meets_a_model_the_class_did_not_move():
     assert met_names(LEARN, {"other"}) == {}
+
+
+POLICY = '''\
+def update(self, states, actions, returns):
+    logp = torch.log_softmax(self.policy(states), -1).gather(1, actions.unsqueeze(1)).squeeze(1)
+    return -(logp * returns).mean()
+'''
+
+
+def test_a_torch_function_of_an_output_holds_it_where_the_rule_says_so():
+    """`torch.log_softmax(self.policy(states), -1)` is where the policy's output is, when the rule
+    names such calls (`follows`): `returns` meets it; `actions` meets the output's `.gather` through
+    `.unsqueeze(1)`."""
+    meetings = OutputMeetings({"policy"}, follows=lambda call: cst.Module([]).code_for_node(call.func) == "torch.log_softmax")
+    cst.parse_module(POLICY).body[0].body.visit(meetings)
+    assert {name.value for name in meetings.met} == {"actions", "returns"}
+    assert {name.value for name in met_names(POLICY, {"policy"})} == set()

@@ -463,6 +463,36 @@ def test_labels_made_in_a_method_that_meet_the_output_in_a_loss_are_made_on_its_
     assert "label = torch.tensor(labels, device=self.device)" in fixed
 
 
+POLICY_GRADIENT = """import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.policy = nn.Linear(4, 2).to(self.device)
+
+    def update(self, states, actions, returns):
+        states = torch.tensor(states, dtype=torch.float32, device=self.device)
+        actions = torch.tensor(actions)
+        returns = torch.tensor(returns, dtype=torch.float32)
+        logp = {logp}
+        return -(logp * returns).mean()
+"""
+
+
+@pytest.mark.parametrize("logp", [
+    "torch.log_softmax(self.policy(states), -1).gather(1, actions.unsqueeze(1)).squeeze(1)",
+    "self.policy(states).log_softmax(-1).gather(1, actions.unsqueeze(1)).squeeze(1)",
+])
+def test_tensors_made_in_a_method_that_meet_a_torch_function_of_the_output_are_made_on_its_device(logp):
+    """A policy-gradient agent: `actions` indexes the output's `.gather` (through `.unsqueeze(1)`),
+    `returns` multiplies `torch.log_softmax` of it; each is made on the policy's device."""
+    fixed = run_devfix(POLICY_GRADIENT.format(logp=logp), rules=[TrainerAttributes]).fixed.decode()
+    assert "actions = torch.tensor(actions, device=self.device)" in fixed
+    assert "returns = torch.tensor(returns, dtype=torch.float32, device=self.device)" in fixed
+
+
 @pytest.mark.parametrize(("signature", "moved"), [("img, weight", True), ("img, weight=0.5", False), ("img, weight=None", False)])
 def test_an_argument_with_a_default_is_not_moved_at_the_top_of_the_method(signature, moved):
     """gfpgan's `enhance(self, img, ..., weight=0.5)` hands `weight` to the moved model as a
