@@ -730,7 +730,12 @@ class _Screen:
         """The values DF014 accepts. A name stored whole must be proven a tensor by the value
         analysis (None: ask it; a parameter of `__init__` never rebound there is settled by its
         annotation); anything else is a tensor expression over names with tensor evidence in
-        `__init__` (`analysis.tensors.is_tensor_expression`), not rooted in `torch.nn.*`."""
+        `__init__` (`analysis.tensors.is_tensor_expression`), not rooted in `torch.nn.*`; either
+        branch of a conditional expression whose other branch is `None`."""
+        if isinstance(value, ast.IfExp):
+            for branch, other in ((value.body, value.orelse), (value.orelse, value.body)):
+                if isinstance(other, ast.Constant) and other.value is None:
+                    return self._may_be_tensor(branch, init)
         if isinstance(value, ast.Name):
             settled = self._settled_parameter_kind(value.id, init)
             return None if settled is None else settled is Kind.TENSOR

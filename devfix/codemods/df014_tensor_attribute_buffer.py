@@ -117,7 +117,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
                 continue
             if name in _self_reads(statement.value) or self._state_of_a_torch_layer_base(node, name):
                 continue  # gluonts' `self.weight = self._init_weight(self.weight)` of an `nn.Embedding`: its Parameter
-            value = statement.value
+            value = _unless_none(statement.value)  # `torch.tensor(alpha) if alpha is not None else None`: a buffer may be None
             if isinstance(value, cst.List):
                 if self._tensor_list(value, tensors, name, node, facts.methods) and not registered_by_bases(name):
                     self._lists[statement] = (name, len(value.elements))
@@ -397,6 +397,17 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not self.qualified(value.func):
             value = value.func.value
         return self.qualified(value.func) if isinstance(value, cst.Call) else set()
+
+
+def _unless_none(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The other branch of a conditional expression one branch of which is `None` (focal losses'
+    `self.alpha = torch.tensor(alpha) if alpha is not None else None`): `register_buffer` takes
+    either, and the Module's reads see `None` as before."""
+    if isinstance(value, cst.IfExp):
+        for branch, other in ((value.body, value.orelse), (value.orelse, value.body)):
+            if isinstance(other, cst.Name) and other.value == "None":
+                return branch
+    return value
 
 
 def _placed_by_argument(value: cst.BaseExpression, init: cst.FunctionDef) -> bool:

@@ -64,6 +64,25 @@ def test_a_trained_tensor_is_no_buffer(value):
     assert findings(value, "self.table") == []
 
 
+@pytest.mark.parametrize(("value", "found"), [
+    ("torch.randn(4) if torch.is_grad_enabled() else None", ["DF014"]),
+    ("None if torch.is_grad_enabled() else torch.randn(4)", ["DF014"]),
+    ("torch.randn(4) if torch.is_grad_enabled() else 1.0", []),
+    ("nn.Parameter(torch.randn(4)) if torch.is_grad_enabled() else None", []),
+])
+def test_a_tensor_or_none_is_a_buffer_that_may_be_none(value, found):
+    """A focal loss's `self.alpha = torch.tensor(alpha) if alpha is not None else None`:
+    `register_buffer` takes `None` too, and reads see it as before; another value in the other
+    branch is no buffer's."""
+    assert findings(value, "self.table") == found
+
+
+def test_a_tensor_or_none_is_registered_whole():
+    source = MODULE.replace("VALUE", "torch.randn(4) if torch.is_grad_enabled() else None").replace("READ", "self.table")
+    fixed = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
+    assert 'self.register_buffer("table", torch.randn(4) if torch.is_grad_enabled() else None, persistent=False)' in fixed
+
+
 def test_a_tensor_made_without_gradients_is_still_a_buffer():
     assert findings("torch.zeros(4, requires_grad=False)", "self.table") == ["DF014"]
 
