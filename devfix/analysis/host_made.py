@@ -56,6 +56,10 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
         if value.value in host_names:
             return True
         binding = where.facts._binding_before(value.value, line)
+        if binding is None and value.value in where.facts.global_bindings:  # `data` the top level binds once, read in a function
+            binding, top = where.facts.global_bindings[value.value]
+            where = where._replace(facts=top)
+            line = binding.line + 1
         if binding is None and where.kind_of is not None and where.kind_of(value) is Kind.SCALAR:
             return True  # a parameter the value analysis proves a Python number (`scale: float`)
         if binding is None or isinstance(binding.value, (cst.List, cst.Tuple, cst.Dict)):

@@ -78,6 +78,9 @@ class PlacementFacts:
     hosted_at: dict[str, list[int]] = field(default_factory=dict)  # … and the lines of those calls
     modules_on_device: set[str] = field(default_factory=set)
     device_globals: set[str] = field(default_factory=set)  # top-level names bound once to a device value, read here
+    # in a function: top-level names bound once and never moved there, read here (`data` of nanoGPT's
+    # `get_batch(data)` in `def train():`), each with the top level's facts, where its binding is judged
+    global_bindings: dict[str, tuple[Binding, PlacementFacts]] = field(default_factory=dict)
     device_parameters: set[str] = field(default_factory=set)  # parameters every caller may give a device value (loose only)
     passthrough: set[str] = field(default_factory=set)
     parameters: set[str] = field(default_factory=set)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import libcst as cst
@@ -284,6 +285,10 @@ class ScopeTracker:
         facts.device_globals |= {
             name for name in once
             if (value := top.bindings[name][0].value) is not None and top.is_device_value(value, before_line=top.bindings[name][0].line)
+        }
+        text = self.facts.text if self.facts is not None else self.module.code
+        facts.global_bindings = {  # (a `global` statement may rebind them anywhere)
+            name: (top.bindings[name][0], top) for name in once if name not in top.moves and not re.search(rf"\bglobal\b[^\n]*\b{name}\b", text)
         }
 
     def _one_model_moved(self, top: PlacementFacts, name: str) -> bool:

@@ -1303,6 +1303,28 @@ def test_batches_a_helper_samples_from_the_host_tensor_it_is_given_move_where_th
     assert ("model(xb.to(device))" in result and "yb.view(-1).to(device)" in result) is moved
 
 
+SAMPLED_IN_A_FUNCTION = SAMPLED_FROM_A_GIVEN_TENSOR.replace(
+    "xb, yb = get_batch(data)\nloss = nn.functional.cross_entropy(model(xb).view(-1, 10), yb.view(-1))\n",
+    "{rebinding}\n\ndef train():\n    xb, yb = get_batch(data)\n"
+    "    return nn.functional.cross_entropy(model(xb).view(-1, 10), yb.view(-1))\n\n\nprint(train())\n",
+)
+
+
+@pytest.mark.parametrize(("data", "rebinding", "moved"), [
+    ("torch.tensor([1, 2, 3, 4, 5, 6, 7, 8, 9], dtype=torch.long)", "", True),
+    ("torch.tensor([1, 2, 3, 4, 5, 6, 7, 8, 9], dtype=torch.long).to(device)", "", False),
+    ("torch.tensor([1, 2, 3, 4, 5, 6, 7, 8, 9], dtype=torch.long)", "data = data.to(device)", False),
+    ("torch.tensor([1, 2, 3, 4, 5, 6, 7, 8, 9], dtype=torch.long)",
+     "\ndef place():\n    global data\n    data = data.to(device)\n", False),
+])
+def test_a_global_host_tensor_a_function_hands_to_the_sampler_is_on_the_host(data, rebinding, moved):
+    """`get_batch(data)` in `def train():`, `data` a tensor the top level makes once on the host:
+    the batches are on the host there too; not when the top level (or a function declaring it
+    `global`) may rebind it on the device."""
+    result = fixed(SAMPLED_IN_A_FUNCTION.format(data=data, rebinding=rebinding))
+    assert ("model(xb.to(" in result and "yb.view(-1).to(" in result) is moved
+
+
 SCORED_BY_A_HELPER = """import torch
 from torch import nn
 
