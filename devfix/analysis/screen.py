@@ -235,6 +235,10 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
         screen.found.add(UNPLACED_FACTORY_IN_METHOD)
     if any(names & screen.moved for class_name, names in screen.constructions if class_name in screen.storing_classes):
         screen.found.add(PLAIN_CLASS_MOVE)  # `Evaluator(model)` of a moved `model`, kept as `self.model = model`
+    constructed = {class_name for class_name, _ in screen.constructions}
+    if any(stored & screen.called_attributes.get(class_name, set())
+           for class_name, stored in screen.stored_parameters.items() if class_name not in constructed):
+        screen.found.add(PLAIN_CLASS_MOVE)  # `Trainer(model, loader)` of another file, kept and called as `self.model(x)`
     if screen.copied & screen.moved:
         screen.found.add(COPY_OF_MOVED)
     if screen.given_layers & screen.moved:
@@ -274,6 +278,8 @@ class _Screen:
         self.given_layers: set[str] = set()  # `name` of `name.attr = <call>` (DF026: a layer given after a move)
         self.moved: set[str] = set()  # names moved (`x.to(...)`) or assigned a move (`x = Net().to(...)`)
         self.storing_classes: set[str] = set()  # plain classes whose `__init__` keeps a parameter as it is (`self.model = model`)
+        self.stored_parameters: dict[str, set[str]] = {}  # … of those at the top level, the attributes kept so
+        self.called_attributes: dict[str, set[str]] = {}  # plain classes → `self.<attr>(...)` their methods call
         self.constructions: list[tuple[str, set[str]]] = []  # `Name(a, b=c)` calls: the name, and the names given
         self.loads: list[tuple[ast.Call, ast.AST | None]] = []  # DF007's loads, with their parents
         self.state_dict_loads: list[ast.Call] = []  # `<anything>.load_state_dict(...)`
@@ -489,6 +495,8 @@ class _Screen:
             given = {value.id for value in [*node.args, *(keyword.value for keyword in node.keywords)] if isinstance(value, ast.Name)}
             if given:
                 self.constructions.append((node.func.id, given))
+        elif is_self_attribute(node.func) and owner is not None and owner is not Kind.MODULE and place.class_node is not None:
+            self.called_attributes.setdefault(place.class_node.name, set()).add(node.func.attr)  # `self.model(x)`
         self._hardcoded_cuda(node, name)
         if name == "device" and isinstance(place.parent, ast.withitem) and _is_cuda_device(node):
             self.cuda_sites.append(node)  # `with torch.device("cuda"):` sets the default device
@@ -669,6 +677,8 @@ class _Screen:
         if owner is not None and owner is not Kind.MODULE and place.method is not None and place.method.name == "__init__" \
                 and isinstance(value, ast.Name) and value.id in {argument.arg for argument in parameters(place.method)}:
             self.storing_classes.add(place.class_node.name)  # DF020: a model every construction may give moved
+            if place.class_node in self.walked.tree.body:
+                self.stored_parameters.setdefault(place.class_node.name, set()).update(attributes)
         if owner is Kind.OBJECT or place.method is None or place.method.name != "__init__":
             return  # DF014 and DF015 look at what `__init__` stores
         if self._may_build(_container_items(value)):

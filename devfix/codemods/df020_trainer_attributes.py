@@ -95,7 +95,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_arguments_for
-from devfix.analysis.cst_bindings import calls_in, parameter_names, return_values
+from devfix.analysis.cst_bindings import calls_in, names_in, parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.dataset_items import item_taken
 from devfix.analysis.host_made import HostContext, host_made
@@ -840,9 +840,11 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         """Attributes `__init__` stores from a parameter as given (`self.model = model`), where every
         construction of the class in the file gives it a name its scope moved before the call
         (`model = Net().to(device)`, then `Evaluator(model)`): a model on that device, or on the CPU
-        for a `.to("cpu")` between (then nothing is found: the move must still hold at the call)."""
+        for a `.to("cpu")` between (then nothing is found: the move must still hold at the call).
+        A class the file never constructs counts when every construction in the files beside it
+        does so (`Trainer(model, loader)` in `main.py`, `analysis.importers`)."""
         init = facts.methods.get("__init__")
-        parameters = set(parameter_names(init)[1:]) if init is not None else set()
+        parameters = parameter_names(init)[1:] if init is not None else []
         found = set()
         for name, use in facts.attributes.items():
             if [method for method, _ in use.assignments] != ["__init__"]:
@@ -853,7 +855,14 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             passed = constructor_arguments_for(self.module, class_def, value.value)
             if passed and all(self._moved_before(call, given) for call, given in passed):
                 found.add(name)
+            elif not passed and not self._constructed_here(class_def) and class_def in self.module.body and self.facts is not None \
+                    and self.facts.models_moved_beside(class_def.name.value, parameters.index(value.value), value.value):
+                found.add(name)
         return found
+
+    def _constructed_here(self, class_def: cst.ClassDef) -> bool:
+        """The file itself names the class outside its own body (a construction, a subclass, an alias)."""
+        return any(class_def.name.value in names_in(statement) for statement in self.module.body if statement is not class_def)
 
     def _moved_before(self, call: cst.Call, given: cst.BaseExpression) -> bool:
         """`given` is a name its scope moved to a device before `call`, not brought back since."""

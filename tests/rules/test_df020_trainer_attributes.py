@@ -143,6 +143,34 @@ def test_a_trainer_class_looping_over_the_loader_another_file_constructs_it_with
     assert result.fixed.decode() == (TRAINER_FILE.replace(loop, loop + MOVED_BATCH) if moved else TRAINER_FILE)
 
 
+GIVEN_TRAINER_FILE = TRAINER_FILE.replace(
+    "        self.device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "        self.model = model.to(self.device)\n", "        self.model = model\n",
+)
+GIVEN_MOVED_BATCH = "            x, y = x.to(next(self.model.parameters()).device), y.to(next(self.model.parameters()).device)\n"
+LOADER = "DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)))"
+
+
+@pytest.mark.parametrize(("main", "moved"), [
+    # every construction beside it gives a model moved before the call
+    (f"model = nn.Linear(2, 1).to(device)\nTrainer(model, {LOADER}).epoch()\n", True),
+    (f"model = nn.Linear(2, 1)\nmodel.to(device)\nTrainer(loader={LOADER}, model=model).epoch()\n", True),
+    # a model left on the CPU, or one construction of two given one
+    (f"model = nn.Linear(2, 1)\nTrainer(model, {LOADER}).epoch()\n", False),
+    (f"model = nn.Linear(2, 1).to(device)\nTrainer(model, {LOADER}).epoch()\nTrainer(nn.Linear(2, 1), {LOADER}).epoch()\n", False),
+])
+def test_a_trainer_kept_the_model_another_file_moved_moves_its_batches_where_the_model_is(tmp_path, main, moved):
+    """`Trainer(model, loader)` in `main.py` after `model.to(device)`; `trainer.py` keeps `self.model
+    = model` and feeds it the loader's batches: they move to the model's own device."""
+    (tmp_path / "main.py").write_text(
+        "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+        "from trainer import Trainer\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n" + main
+    )
+    result = run_devfix(GIVEN_TRAINER_FILE, path=str(tmp_path / "trainer.py"), rules=[TrainerAttributes])
+    loop = "        for x, y in self.loader:\n"
+    assert result.fixed.decode() == (GIVEN_TRAINER_FILE.replace(loop, loop + GIVEN_MOVED_BATCH) if moved else GIVEN_TRAINER_FILE)
+
+
 FITTING = (
     "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
     "class Trainer:\n    def __init__(self, model, loader, device):\n        self.model = model\n"
