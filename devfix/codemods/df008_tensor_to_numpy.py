@@ -90,7 +90,7 @@ import libcst as cst
 
 from devfix.analysis.axes import AxesNames
 from devfix.analysis.call_sites import argument_for, file_functions, instance_calls, passed_arguments
-from devfix.analysis.cst_bindings import is_static_method, parameter_names
+from devfix.analysis.cst_bindings import bound_names, is_static_method, parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.facts import FileRole
 from devfix.analysis.host_sinks import HostParameters
@@ -262,9 +262,36 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return
         for append in self._device_appends(name, host_call):
             self._appended.setdefault(append, (name.value, callee))
+        for function, returned in self._lists_returned_to(name, host_call):
+            inner = _OtherReads(returned[0].value, {id(node) for node in returned}, self.qualified, function)
+            function.visit(inner)
+            if not inner.found:
+                for node in returned:
+                    for append in self._device_appends(node, node):
+                        self._appended.setdefault(append, (node.value, callee))
         comprehension = self._device_comprehension(name, host_call)
         if comprehension is not None:
             self._comprehended.setdefault(comprehension, (name.value, callee))
+
+    def _lists_returned_to(self, name: cst.Name, use: cst.CSTNode) -> list[tuple[cst.FunctionDef, list[cst.Name]]]:
+        """`y_pred, probs = collect(model, xs)` … `f1_score(y_true, y_pred)`: the function of the
+        file whose every `return` gives, at that name's place, one local list (`return y_pred,
+        probs`), with the names it returns; the function's own appends to it are what numpy gets."""
+        binding = self._host_facts(use)._binding_before(name.value, self.line_of(use))
+        call = binding.value if binding is not None else None
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+            return []
+        function = file_functions(self.module).get(call.func.value)
+        returned = return_values(function) if function is not None else []
+        names = []
+        for value in returned:
+            if binding.unpacked:
+                value = value.elements[binding.position].value if isinstance(value, cst.Tuple) and len(value.elements) == binding.unpacked \
+                    and not any(isinstance(element, cst.StarredElement) for element in value.elements) else None
+            if not isinstance(value, cst.Name):
+                return []
+            names.append(value)
+        return [(function, names)] if names and len({node.value for node in names}) == 1 else []
 
     def _rebound_by(self, name: cst.Name, host_call: cst.Call, scope: cst.CSTNode) -> cst.Assign | None:
         """`preds = np.concatenate(preds)` run once in the scope (not in a loop, nor under a
@@ -378,6 +405,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         to be tensors)."""
         facts = self._host_facts(use)
         binding = facts._binding_before(name.value, self.line_of(use))
+        while binding is not None and binding.value is None and _is_list_call(facts.augmented.get((name.value, binding.line))):
+            binding = facts._binding_before(name.value, binding.line)  # `probs += list(t)` extends the list bound before
         if binding is None or not (isinstance(binding.value, cst.List) and not binding.value.elements):
             return []
         appends = _Appends(name.value)
@@ -841,12 +870,16 @@ class _OtherReads(cst.CSTVisitor):
         self.read_until: tuple[int, Callable[[cst.CSTNode], int]] | None = None  # (line, line_of): later reads are of a rebinding
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        """A function of the scope with a parameter of that name reads its own value (`def
-        summarize(losses): np.array(losses)`), not the list."""
-        return node is self.scope or self.name not in parameter_names(node, stars=True)
+        """A function of the scope with a parameter or a local of that name reads its own value
+        (`def summarize(losses): np.array(losses)`, `def collect(...): y_pred = []`), not the list."""
+        return node is self.scope or self.name not in parameter_names(node, stars=True) and not _binds_locally(node, self.name)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         return False  # `preds = []`, `preds, labels = [], []`
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if _extends_by_list(node, self.name):
+            self.skipped.add(id(node.target))  # `probs += list(t)` fills the list
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -882,6 +915,30 @@ class _OtherReads(cst.CSTVisitor):
         if node.value == self.name and id(node) not in self.handed and id(node) not in self.skipped:
             if self.read_until is None or self.read_until[1](node) <= self.read_until[0]:
                 self.found = True
+
+
+def _binds_locally(function: cst.FunctionDef, name: str) -> bool:
+    """`function` assigns `name` in its own body (not in a nested function) and declares it neither
+    `global` nor `nonlocal`: the name is its local."""
+    found = {"bound": False, "declared": False}
+
+    class Bindings(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            found["bound"] |= name in bound_names(node.target)
+
+        def visit_Global(self, node: cst.Global) -> None:
+            found["declared"] |= any(item.name.value == name for item in node.names)
+
+        visit_Nonlocal = visit_Global
+
+    function.visit(Bindings())
+    return found["bound"] and not found["declared"]
 
 
 def _reads_only_values(expression: cst.BaseExpression, name: str, qualified: QualifiedNames) -> bool:
@@ -1057,6 +1114,22 @@ class _Appends(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in LIST_FILLERS and isinstance(func.value, cst.Name) and func.value.value == self.name:
             self.calls.append(node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if _extends_by_list(node, self.name):
+            self.calls.append(node.value)  # `probs += list(t)`: as `probs.extend(t)`, its argument is what the list gets
+
+
+def _extends_by_list(node: cst.AugAssign, name: str) -> bool:
+    """`name += list(t)`: the list is extended with the items of `t`."""
+    return isinstance(node.target, cst.Name) and node.target.value == name and isinstance(node.operator, cst.AddAssign) \
+        and _is_list_call(node.value)
+
+
+def _is_list_call(value: cst.BaseExpression | None) -> bool:
+    """`list(t)`: one positional argument."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list" \
+        and len(value.args) == 1 and value.args[0].keyword is None and not value.args[0].star
 
 
 def _method_chain(expression: cst.BaseExpression) -> set[str]:

@@ -96,6 +96,44 @@ def test_a_list_rebound_to_the_array_numpy_made_of_it_is_read_as_that_array_afte
     assert moved or fixed == COLLECTED.format(use=use)
 
 
+RETURNED = """import numpy as np
+import torch
+from sklearn.metrics import f1_score
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def collect(model, xs):
+    y_pred, probs = [], []
+    for x in xs:
+        logits = model(x.to(device))
+        y_pred.extend(logits.argmax(1))
+        probs += list(logits.softmax(1)[:, 1])
+    {inner}return y_pred, probs
+
+
+model = torch.nn.Linear(3, 2).to(device)
+y_pred, probs = collect(model, [torch.randn(4, 3)])
+{outer}print(f1_score([0, 1, 0, 1], y_pred), np.mean(probs))
+"""
+
+
+@pytest.mark.parametrize(("inner", "outer", "moved"), [
+    ("", "", True),
+    # the caller, or the function, also reads `y_pred` as tensors (`probs` is still numpy's alone)
+    ("", "print(torch.stack(y_pred).sum())\n", False),
+    ("print(torch.stack(y_pred).sum())\n    ", "", False),
+])
+def test_lists_a_function_returns_to_numpy_collect_host_copies(inner, outer, moved):
+    """`y_pred, probs = collect(model, xs)` … `f1_score(y_true, y_pred)`, `np.mean(probs)`: the
+    function extends its lists with device tensors (`.extend(t)`, `+= list(t)`); each is brought
+    over as it is collected, unless a reader needs the tensors where they are."""
+    fixed = run_devfix(RETURNED.format(inner=inner, outer=outer), rules=[TensorToNumpy]).fixed.decode()
+    assert ("y_pred.extend(logits.argmax(1).detach().cpu())" in fixed) is moved
+    assert ("y_pred.extend(logits.argmax(1))\n" in fixed) is not moved
+    assert "probs += list(logits.softmax(1)[:, 1].detach().cpu())" in fixed
+
+
 def test_a_helper_whose_parameter_has_the_lists_name_reads_its_own_value():
     source = COLLECTED.replace("def summary(values):\n    return float(np.asarray(values).mean())",
                                "def summary(preds):\n    return float(np.asarray(preds).mean())")
