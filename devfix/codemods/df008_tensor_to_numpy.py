@@ -25,7 +25,10 @@ A list that collects such tensors (`losses.append(loss)`) and is then handed to 
 importing no numpy itself: `summarize(losses)` of `utils.py`), gets each tensor brought to the host as it is
 appended, unless the scope reads the list otherwise too (`torch.cat(preds) == labels` needs its
 tensors where they are); reads that give the same on the host (`float(losses[-1])`, `sum(e.item()
-for e in errors)`) do not count.
+for e in errors)`) do not count, nor do those after `preds = np.concatenate(preds)` rebinds the
+name to the host array. `probs += list(t)` fills a list as `probs.extend(t)` does, and a list a
+function of the file fills and returns (`y_pred, probs = collect(model, xs)` … `return y_pred,
+probs`) is handled where that function collects it.
 The same holds for a list kept in a dict display (`history["loss"].append(loss)` or
 `history[phase].append(loss)` … `plt.plot(history["loss"])`:
 every item of the display starts as `[]`) and one an object keeps (`self.losses.append(loss)` in
