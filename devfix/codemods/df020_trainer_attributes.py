@@ -35,8 +35,10 @@ and fed to the moved model is moved where it is fed: `self.network(rows.to(self.
 an argument built there from a constructor that takes no device
 (`self.q(torch.FloatTensor(state).unsqueeze(0))`).
 Such a local that meets the model's output instead (a DQN agent's `rewards + gamma * next_q *
-(1 - dones)`, `self.q(states).gather(1, actions)`; `analysis.output_meetings`) is moved where it
-meets it, unless it may be a 0-dim tensor, which arithmetic accepts on the CPU. So are the names a
+(1 - dones)`, `self.q(states).gather(1, actions)`, also through a torch function of it:
+`torch.log_softmax(self.policy(s), -1).gather(1, actions.unsqueeze(1))`;
+`analysis.output_meetings`) is moved where it meets it, or, made there by a factory, created on the
+model's device, unless it may be a 0-dim tensor, which arithmetic accepts on the CPU. So are the names a
 method unpacks from a batch another class of the file samples on the host (a DQN agent's `states,
 actions, rewards, next_states, dones = experiences`, where every call of `learn` passes what
 `self.memory.sample()` returns, and the replay buffer's `sample` returns a tuple of tensors built
@@ -44,7 +46,9 @@ there from numpy; `analysis.sampled_batches`).
 
 A model `__init__` keeps as given (`self.model = model`) is on a device when every construction of
 the class in the file gives it a name its scope moved before the call (`Evaluator(model)` after
-`model = Net().to(device)`): what the methods feed it moves to the model's own device. A method of
+`model = Net().to(device)`), or, for a class its file never constructs, every construction in the
+files beside it does (`Trainer(model, loader)` in `main.py`): what the methods feed it moves to the
+model's own device. A method of
 the class whose factory meets the model's output (`self.bce(self.D(real), self._labels(n, 1.0))`)
 makes it on the model's device when every use of the method is such a call. A batch of a loader
 `__init__` builds (`self.loader = DataLoader(dataset)`, of a dataset nothing proves) read only by
