@@ -13,7 +13,8 @@ parameters: the buffer now moves with them, and the Module also runs on a machin
 Applies to a single `self.x = <torch computation>` (a legacy `torch.Tensor(anchors)` too, or
 a call of a method of the class, or of a function of the file, that returns one:
 `self.build_table()` returning `torch.from_numpy(table).float()`, `sample_b(sigma, size)` returning
-`torch.randn(size) * sigma`) in `__init__` (after `super().__init__()`)
+`torch.randn(size) * sigma`; or such a value or `None`, a focal loss's `torch.tensor(alpha) if alpha
+is not None else None`: a buffer may be `None`) in `__init__` (after `super().__init__()`)
 of a class known to be an `nn.Module`, when another method reads `self.x`. A list display of such
 tensors (`self.anchors = [torch.tensor([10., 13.]), torch.tensor([16., 30.])]`) becomes one buffer
 per item (`anchors_0`, `anchors_1`) and `anchors` a property that lists them, so reads, `len()`
