@@ -82,7 +82,7 @@ move (`analysis.entry_lines`): a warm-up probe run before it keeps its CPU input
 Names unpacked from a sampler or loader, of the file or of another file of the project, whose every
 `return` is a tuple of tensors made on the host (`x, y = get_batch(split)` slicing a module-level
 tensor, `analysis.host_helpers`; or slicing the host tensor it is given, `get_batch(data)` of `data =
-torch.tensor(ids)`) are moved where they meet a moved model, its output, a loss of it or a function
+torch.tensor(ids)`, also inside a function when the top level binds `data` once and never moves it) are moved where they meet a moved model, its output, a loss of it or a function
 that puts them together with it (`accuracy(out, y)`): `model(x.to(device), y.to(device))`, also inside a tuple display (`lstm(x, (h, c))` after `h, c
 = init_state(n)`). Such a helper's tuple kept whole (`state = init_state(n)`, then `lstm(x,
 state)`), or a dict display of host tensors it returns (`batch = encode(rows)`, then
