@@ -188,3 +188,41 @@ class _Returns(cst.CSTVisitor):
 
     def visit_Yield(self, node: cst.Yield) -> None:
         self.yields = True
+
+
+def assigned_names(function: cst.FunctionDef) -> set[str]:
+    """The function's locals it assigns (plain, augmented and annotated assignments, loop targets;
+    not in nested functions or classes), less those it declares `global` or `nonlocal`."""
+    assigned: set[str] = set()
+    declared: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            assigned.update(bound_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            assigned.update(bound_names(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            assigned.update(bound_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            assigned.update(bound_names(node.target))
+
+        def visit_Global(self, node: cst.Global) -> None:
+            declared.update(item.name.value for item in node.names)
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            declared.update(item.name.value for item in node.names)
+
+    function.visit(Finder())
+    return assigned - declared

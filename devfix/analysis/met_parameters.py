@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from devfix.analysis.cst_bindings import bound_names, parameter_names
+from devfix.analysis.cst_bindings import assigned_names, parameter_names
 from devfix.analysis.parameter_meetings import Roots, parameters_meet
 from devfix.analysis.tensors import is_factory_call, tensor_names, without_tensor_methods
 from devfix.analysis.torch_api import MOVED_AFTER
@@ -37,7 +37,7 @@ def parameter_met_by(function: cst.FunctionDef, placed: cst.Call, qualified: Qua
     if not _places_a_new_tensor(placed, qualified):
         return None
     tensors = tensor_names(function, qualified)
-    rebound = _rebound(function)
+    rebound = assigned_names(function)
     reader = _PlacedRoots(qualified, placed)
     return next((
         name for name in parameter_names(function)
@@ -65,30 +65,3 @@ class _PlacedRoots(Roots):
         if expression is self.placed:
             return {MADE_HERE}
         return super().roots(expression)
-
-
-def _rebound(function: cst.FunctionDef) -> set[str]:
-    """Names the function assigns anywhere (not in nested functions)."""
-    found: set[str] = set()
-
-    class Finder(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            found.update(bound_names(node.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            found.update(bound_names(node.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            found.update(bound_names(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
-            found.update(bound_names(node.target))
-
-    function.visit(Finder())
-    return found

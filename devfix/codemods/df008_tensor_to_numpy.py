@@ -93,7 +93,7 @@ import libcst as cst
 
 from devfix.analysis.axes import AxesNames
 from devfix.analysis.call_sites import argument_for, file_functions, instance_calls, passed_arguments
-from devfix.analysis.cst_bindings import bound_names, is_static_method, parameter_names, return_values
+from devfix.analysis.cst_bindings import assigned_names, is_static_method, parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.facts import FileRole
 from devfix.analysis.host_sinks import HostParameters
@@ -875,7 +875,7 @@ class _OtherReads(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         """A function of the scope with a parameter or a local of that name reads its own value
         (`def summarize(losses): np.array(losses)`, `def collect(...): y_pred = []`), not the list."""
-        return node is self.scope or self.name not in parameter_names(node, stars=True) and not _binds_locally(node, self.name)
+        return node is self.scope or self.name not in parameter_names(node, stars=True) and self.name not in assigned_names(node)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         return False  # `preds = []`, `preds, labels = [], []`
@@ -918,30 +918,6 @@ class _OtherReads(cst.CSTVisitor):
         if node.value == self.name and id(node) not in self.handed and id(node) not in self.skipped:
             if self.read_until is None or self.read_until[1](node) <= self.read_until[0]:
                 self.found = True
-
-
-def _binds_locally(function: cst.FunctionDef, name: str) -> bool:
-    """`function` assigns `name` in its own body (not in a nested function) and declares it neither
-    `global` nor `nonlocal`: the name is its local."""
-    found = {"bound": False, "declared": False}
-
-    class Bindings(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            found["bound"] |= name in bound_names(node.target)
-
-        def visit_Global(self, node: cst.Global) -> None:
-            found["declared"] |= any(item.name.value == name for item in node.names)
-
-        visit_Nonlocal = visit_Global
-
-    function.visit(Bindings())
-    return found["bound"] and not found["declared"]
 
 
 def _reads_only_values(expression: cst.BaseExpression, name: str, qualified: QualifiedNames) -> bool:
