@@ -18,6 +18,7 @@ from devfix.analysis.torch_api import CUDA_TENSOR_TYPES, DEFAULT_DEVICE_FACTORIE
 from devfix.analysis.torch_names import DEVICE_CONSTRUCTOR, is_cuda_device_expression, qualified_names
 
 ScopeNode = cst.Module | cst.FunctionDef
+GLOBAL_STATEMENT = re.compile(r"(?:^|[;:])[ \t]*global[ \t]+([\w \t,]+)", re.MULTILINE)  # `global data, vocab`
 
 
 class ScopeTracker:
@@ -28,6 +29,7 @@ class ScopeTracker:
         self._modules: dict[int, dict[str, cst.Call]] = {}
         self._tensors: dict[int, set[str]] = {}
         self._file_places_devices: bool | None = None
+        self._declared_global: frozenset[str] | None = None
         self._returns_device: dict[str, bool] = {}
         self._returns_host: dict[str, bool] = {}
         self._returns_device_items: dict[tuple[str, int, int], bool] = {}  # (function, position, items) → `returns_device_item`
@@ -286,10 +288,8 @@ class ScopeTracker:
             name for name in once
             if (value := top.bindings[name][0].value) is not None and top.is_device_value(value, before_line=top.bindings[name][0].line)
         }
-        text = self.facts.text if self.facts is not None else self.module.code
-        facts.global_bindings = {  # (a `global` statement may rebind them anywhere)
-            name: (top.bindings[name][0], top) for name in once if name not in top.moves and not re.search(rf"\bglobal\b[^\n]*\b{name}\b", text)
-        }
+        declared = self.declared_global()  # (a function declaring one `global` may rebind it anywhere)
+        facts.global_bindings = {name: (top.bindings[name][0], top) for name in once if name not in top.moves and name not in declared}
 
     def _one_model_moved(self, top: PlacementFacts, name: str) -> bool:
         """The top level binds `name` to one model, or to one of several that branches choose
@@ -392,6 +392,15 @@ class ScopeTracker:
             return False  # run by nothing here: another file's call may come at any time
         # a callback (`@app.route(...)`, `gr.Interface(fn=predict)`): nothing runs it between the model's binding and its move
         return self.facts.runs_only_setup_before_the_move(model, self.line_of(move.call))
+
+    def declared_global(self) -> frozenset[str]:
+        """The names some `global` statement of the file declares, read once from its text."""
+        if self._declared_global is None:
+            text = self.facts.text if self.facts is not None else self.module.code
+            self._declared_global = frozenset(
+                name for names in GLOBAL_STATEMENT.findall(text) for name in re.findall(r"\w+", names)
+            ) if "global" in text else frozenset()
+        return self._declared_global
 
     def file_places_devices(self) -> bool:
         """Does the file move anything to a device anywhere? Once per pass, from the text the facts
