@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from devfix.analysis import signals as screen  # the signal names only: the screen is loaded when a file needs it
+from devfix.analysis.torch_api import LEGACY_DTYPES  # (constants only: no parser)
 
 if TYPE_CHECKING:
     from devfix.analysis.facts import FileFacts
@@ -78,9 +79,11 @@ class RuleSpec:
         return getattr(importlib.import_module(f"devfix.codemods.{self.module}"), self.class_name)
 
 
+CUDA_TYPE_TRIGGERS = tuple(f"cuda.{name}" for name in LEGACY_DTYPES)  # `dtype = torch.cuda.FloatTensor`: DF001
+
 RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec(  # not in tests: a test that names "cuda" is a GPU test (`@RunIf(min_cuda_gpus=1)`, a GPU CI job) by intent
-        "DF001", "df001_hardcoded_cuda", "HardcodedCuda", triggers=('"cuda', "'cuda", '.cuda(', "set_default_", "device=0"),
+        "DF001", "df001_hardcoded_cuda", "HardcodedCuda", triggers=('"cuda', "'cuda", '.cuda(', "set_default_", "device=0", *CUDA_TYPE_TRIGGERS),
         signals=frozenset({screen.HARDCODED_CUDA}), in_tests=False, findings_in="hardcoded_cuda",
     ),
     RuleSpec("DF002", "df002_loader_to_device", "LoaderToDevice", triggers=('for ', 'iter('), signals=frozenset({screen.LOADER_LOOP}), moves_values=True),

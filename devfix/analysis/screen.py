@@ -456,6 +456,8 @@ class _Screen:
         single = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
         if isinstance(single, ast.Name) and single.id in DEVICE_NAMES and _is_cuda_device(node.value):
             self.cuda_sites.append(node)  # `device = "cuda"`
+        if isinstance(single, ast.Name) and isinstance(node.value, ast.Attribute) and _is_cuda_tensor_type(node.value):
+            self.cuda_sites.append(node)  # `dtype = torch.cuda.FloatTensor`
         value = node.value
         if isinstance(value, ast.Call) and any(keyword.arg == "device_map" for keyword in value.keywords):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]

@@ -12,7 +12,8 @@ so); otherwise the preamble is added after the imports, unless a local of that n
 hard-coded `device = "cuda"` variable becomes `"cuda" if torch.cuda.is_available() else "cpu"`, and
 so does a global default: `torch.set_default_device("cuda")`, and
 `torch.set_default_tensor_type(torch.cuda.FloatTensor)` → `torch.cuda.FloatTensor if
-torch.cuda.is_available() else torch.FloatTensor`, and a block's default, `with torch.device("cuda"):`.
+torch.cuda.is_available() else torch.FloatTensor`, and so does an alias of such a type (`dtype =
+torch.cuda.FloatTensor`, then `x.type(dtype)`), and a block's default, `with torch.device("cuda"):`.
 A GPU flag hard-coded to `True` (`use_cuda = True`, bound once in the file, then `if use_cuda:
 model = model.cuda()`) becomes `torch.cuda.is_available()` (`analysis.gpu_flags`): the guarded code
 stays, and runs only where it can.
@@ -63,6 +64,7 @@ from devfix.analysis.torch_api import (
     DEVICE_CONSTRUCTOR,
     DEVICE_NAMES,
     GUARD_WORDS,
+    LEGACY_DTYPES,
     PARAMETER_CLASSES,
     PIPELINE_FACTORIES,
     places_on_several_gpus,
@@ -110,6 +112,9 @@ class HardcodedCuda(DevfixRule):
         target = original_node.targets[0].target
         if isinstance(target, cst.Name) and self._is_gpu_flag(original_node, target.value):
             return self._fix_gpu_flag(original_node, updated_node, target.value)
+        cpu_type = self._cpu_type_of(original_node.value) if isinstance(target, cst.Name) else None
+        if cpu_type is not None:
+            return self._fix_cuda_type_alias(original_node, updated_node, target.value, cpu_type)
         if not (isinstance(target, cst.Name) and target.value in DEVICE_NAMES) or self._checked_later(original_node, target.value):
             return updated_node
         literal, path = self._device_literal(original_node.value)
@@ -153,6 +158,25 @@ class HardcodedCuda(DevfixRule):
         if not apply:
             return updated_node
         return updated_node.with_changes(value=cst.parse_expression(f"{self.torch_name()}.cuda.is_available()"))
+
+    def _cpu_type_of(self, value: cst.BaseExpression) -> str | None:
+        """`torch.cuda.FloatTensor` (a legacy CUDA tensor type, written through `torch`): the code
+        of its CPU counterpart, `torch.FloatTensor`."""
+        if not (isinstance(value, cst.Attribute) and isinstance(value.value, cst.Attribute) and value.value.attr.value == "cuda"):
+            return None
+        if value.attr.value not in LEGACY_DTYPES or f"torch.cuda.{value.attr.value}" not in qualified_names(self, value):
+            return None
+        return f"{_code(value.value.value)}.{value.attr.value}"
+
+    def _fix_cuda_type_alias(self, original_node: cst.Assign, updated_node: cst.Assign, name: str, cpu_type: str) -> cst.Assign:
+        """`dtype = torch.cuda.FloatTensor`, then `x.type(dtype)` or `dtype(n)`: the alias becomes the
+        CPU type where CUDA is missing, as `set_default_tensor_type` does; every use keeps working."""
+        if not self.report(original_node.value, f"`{name}` is a CUDA tensor type: the program fails without a GPU",
+                           fix_title="use the CPU tensor type when CUDA is not available"):
+            return updated_node
+        cuda_type = _code(original_node.value)
+        return updated_node.with_changes(
+            value=cst.parse_expression(f"{cuda_type} if {self.torch_name()}.cuda.is_available() else {cpu_type}"))
 
     def leave_WithItem(self, original_node: cst.WithItem, updated_node: cst.WithItem) -> cst.WithItem:
         """`with torch.device("cuda"):` makes CUDA the default device of the block: it too chooses

@@ -19,7 +19,8 @@ to a plot) may move to the CPU on purpose: left alone. A cast with a CUDA type e
 build: `x.type(torch.cuda.FloatTensor)` → `x.to(device, torch.float32)`.
 
 Refuses (reports only): a single argument that may be a length or data (`torch.cuda.LongTensor(n)`
-with `n` of unknown type), and aliases such as `Tensor = torch.cuda.FloatTensor`. A parameter stored
+with `n` of unknown type), and aliases such as `Tensor = torch.cuda.FloatTensor` (DF001 gives them
+the CPU type where CUDA is missing; one whose other branch is the CPU type is not reported). A parameter stored
 in `self.<name>` that the class also stores elsewhere (`self.embed = torch.cat(...)` in `forward`)
 is reported without a fix: registered, it would make that store raise "cannot assign ... as
 parameter" (the code only runs where the move makes it a plain tensor).
@@ -64,7 +65,9 @@ class LegacyConstructor(ScopeTracker, DevfixRule):
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         value = original_node.value
         candidates = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
-        if any(self._legacy_type(candidate) and self._legacy_type(candidate)[1] for candidate in candidates):
+        types = [found for candidate in candidates if (found := self._legacy_type(candidate)) is not None]
+        # (a CPU type in the other branch is the fallback: `torch.cuda.FloatTensor if cuda else torch.FloatTensor`)
+        if any(on_cuda for _, on_cuda in types) and all(on_cuda for _, on_cuda in types):
             self.report(original_node.value, "alias of a legacy CUDA tensor type: build tensors with "
                         "`torch.tensor(..., dtype=..., device=...)` instead", fixable=False)
         return updated_node

@@ -129,6 +129,22 @@ def test_a_global_default_on_cuda_falls_back_to_the_cpu():
     assert "torch.set_default_tensor_type('torch.cuda.FloatTensor' if torch.cuda.is_available() else 'torch.FloatTensor')\n" in named
 
 
+@pytest.mark.parametrize(("alias", "fixed"), [
+    ("dtype = torch.cuda.FloatTensor", "dtype = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor"),
+    ("ltype = torch.cuda.LongTensor", "ltype = torch.cuda.LongTensor if torch.cuda.is_available() else torch.LongTensor"),
+    # a CUDA test already chooses the type, or the type is the CPU one
+    ("if torch.cuda.is_available():\n    dtype = torch.cuda.FloatTensor", None),
+    ("dtype = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor", None),
+    ("dtype = torch.FloatTensor", None),
+])
+def test_an_alias_of_a_cuda_tensor_type_falls_back_to_the_cpu_type(alias, fixed):
+    """CS231n-style `dtype = torch.cuda.FloatTensor`, then `x.type(dtype)`: every use of the alias
+    keeps working when it names the CPU type where CUDA is missing."""
+    source = f"import torch\n\n{alias}\nx = torch.ones(3).type(dtype)\n"
+    result = fix(source)
+    assert result == (source if fixed is None else source.replace(alias, fixed))
+
+
 def test_a_guarded_or_cpu_global_default_is_left_alone():
     for source in (
         'import torch\nif torch.cuda.is_available():\n    torch.set_default_device("cuda")\n',

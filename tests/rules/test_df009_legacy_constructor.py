@@ -59,3 +59,14 @@ def test_a_cast_that_meets_a_model_output_bound_to_a_name_keeps_the_device():
 def test_a_cast_that_never_meets_the_output_is_left_alone(use):
     source = LOOP.format(use=use)
     assert run_devfix(source, rules=[LegacyConstructor]).fixed.decode() == source
+
+
+@pytest.mark.parametrize(("alias", "reported"), [
+    ("Tensor = torch.cuda.FloatTensor", True),
+    ("Tensor = torch.cuda.FloatTensor if use_gpu else torch.cuda.DoubleTensor", True),
+    # the other branch is the CPU fallback: nothing to report
+    ("Tensor = torch.cuda.FloatTensor if use_gpu else torch.FloatTensor", False),
+])
+def test_an_alias_of_a_cuda_tensor_type_is_reported_unless_it_falls_back_to_the_cpu(alias, reported):
+    result = run_devfix(f"import torch\n\nuse_gpu = torch.cuda.is_available()\n{alias}\n", rules=[LegacyConstructor])
+    assert bool([finding for finding in result.findings if finding.code == "DF009"]) is reported
