@@ -60,7 +60,8 @@ the parameter to one of the class's layers, directly or through `self(...)` or a
 (`analysis.method_inputs`): `start = torch.zeros((1, 1), dtype=torch.long)` then
 `m.generate(start, 20)` → `torch.zeros(..., device=device)`. A value the loop around such a call
 rebuilds after it (`masks = torch.FloatTensor(...)` at the end of the body) reaches the call on the
-next pass: made where the Module was moved. A model parameter of a helper whose
+next pass: made where the Module was moved (for a model a function is given and never rebinds, its own
+device: a sampling loop's `idx = torch.tensor([[nxt]])`). A model parameter of a helper whose
 every caller gives it a moved instance of one class of the file is that class's too: `z =
 torch.randn(n, 2)` then `model.decode(z)` in `def sample(model, n)` →
 `device=next(model.parameters()).device`.
@@ -211,6 +212,7 @@ HOST_VALUES = frozenset({"tolist", "item", "numpy"})  # methods whose result is 
 
 EXPRESSION_ROOTS = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z0-9_]*")  # names not after a dot: what an expression reads
 DEVICE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # `device`, `args.device`: no call in it
+OWN_DEVICE = re.compile(r"next\(([A-Za-z_][A-Za-z0-9_]*)\.parameters\(\)\)\.device")  # a model's own device
 NOT_TENSOR_LITERALS = (cst.SimpleString, cst.FormattedString, cst.List, cst.Dict, cst.Tuple, cst.Integer, cst.Float, cst.ListComp, type(None))
 
 
@@ -798,9 +800,10 @@ class _Combinations(cst.CSTVisitor):
                     unplaced += 1
             if fresh and unplaced == len(fresh) and isinstance(value, cst.Name):
                 self._move_where_fed(call, value, references, moved_to)
-        if moved_to is not None and DEVICE_NAME.fullmatch(moved_to):
+        if moved_to is not None and (DEVICE_NAME.fullmatch(moved_to) or self._own_device_of_a_kept_model(moved_to)):
             # what the loop binds after the call reaches it on the next pass: made where the Module was
-            # moved, a device name (a tensor's `.device` there may be another binding's than at the call)
+            # moved, a device name or the device of a model the scope never rebinds (a tensor's
+            # `.device` there may be another binding's than at the call)
             for value in values:
                 for source in self._loop_carried_sources(value) if isinstance(value, cst.Name) else ():
                     if not self._is_helper_call(source) and self._device_defined_before(moved_to, source):
@@ -1806,6 +1809,12 @@ class _Combinations(cst.CSTVisitor):
     def _is_helper_call(self, value: cst.BaseExpression) -> bool:
         """A call of a top-level function of this file whose every `return` builds a CPU tensor."""
         return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and self.rule.returns_cpu_tensors(value.func.value)
+
+    def _own_device_of_a_kept_model(self, device: str) -> bool:
+        """`next(model.parameters()).device` of a parameter the scope never binds: the same device
+        wherever the scope evaluates it."""
+        match = OWN_DEVICE.fullmatch(device)
+        return match is not None and match.group(1) in self.parameters and match.group(1) not in self.facts.bindings
 
     def _loop_carried_sources(self, name: cst.Name) -> list[cst.Call]:
         """`masks = torch.FloatTensor(...)` at the end of a loop body, read by `policy.act(obs, h,

@@ -1351,3 +1351,33 @@ def test_labels_a_helper_returns_on_the_host_move_where_a_scoring_function_meets
     """`accuracy(out, y)` puts its two parameters together; `y` of `x, y = load_data()` is a CPU
     tensor even though the loss was given `y.to(device)` (that moved a copy)."""
     assert "print(accuracy(out, y.to(device)))" in fixed(SCORED_BY_A_HELPER)
+
+
+DECODED_BY_A_FUNCTION = """import torch
+from torch import nn
+
+
+def generate(model, start, steps):
+    idx = torch.tensor([[start]])
+    out = []
+    for _ in range(steps):
+        nxt = model(idx).argmax(-1).item()
+        out.append(nxt)
+        idx = torch.tensor([[nxt]])
+    {rebinding}return out
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = nn.Embedding(10, 10).to(device)
+print(generate(model, 3, 4))
+"""
+
+
+@pytest.mark.parametrize(("rebinding", "both"), [("", True), ("model = None\n    ", False)])
+def test_a_token_a_decoding_loop_makes_after_feeding_the_model_it_was_given_is_made_on_its_device(rebinding, both):
+    """`idx = torch.tensor([[nxt]])` at the end of the loop is what `model(idx)` reads from the
+    second pass on: made on the model's own device too, when the function never rebinds `model`
+    (then `next(model.parameters()).device` may name another model's device there)."""
+    result = fixed(DECODED_BY_A_FUNCTION.format(rebinding=rebinding))
+    assert "idx = torch.tensor([[start]], device=next(model.parameters()).device)" in result
+    assert ("idx = torch.tensor([[nxt]], device=next(model.parameters()).device)" in result) is both
