@@ -19,6 +19,10 @@ constructors (`torch.BoolTensor(rows)`) get `.to(x.device)` (they accept no CUDA
 torch.from_numpy(state)`, `torch.tensor(x)`) takes the module's device: that parameter is an array,
 a list or a number where the call reads it, though the name later holds the tensor fed to a submodule.
 
+A tensor `forward` fills with what a submodule returns and then returns (a seq2seq decoder's
+`outputs = torch.zeros(...)`, `outputs[:, t] = self.out(h)`) is the module's output: it is made on
+the input's device too.
+
 A tensor handed to another method of the class that passes that parameter straight to a submodule
 (`self.ode_step(h, tau=tau)` → `self.ode_f(x, h, tau)`) is fed to it as well; so is one handed to
 `self(...)`, which runs `forward` (a GAN generator's `sample(n)`: `self(torch.randn(n, self.z_dim))`).
@@ -330,6 +334,8 @@ class _FedToSubmodules(cst.CSTVisitor):
         self.tensor_types = tensor_types  # `self.<attr>` holding a CPU tensor type
         self.inputs = list(_tensor_parameters(rule, method, submodules, given_tensors))
         self.reference = next(iter(self.inputs), None)
+        self.forward = method.name.value == "forward"
+        self.filled: set[str] = set()  # names of fresh tensors given what a submodule returned (`outputs[:, t] = logits`)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -373,6 +379,11 @@ class _FedToSubmodules(cst.CSTVisitor):
         for names, _ in _targets_and_values(node):
             if self._is_module_output(node.value):
                 self.outputs.update(name.value for name in names if isinstance(name, cst.Name))
+        for target in node.targets:
+            stored = target.target
+            if isinstance(stored, cst.Subscript) and isinstance(stored.value, cst.Name) and stored.value.value in self.fresh \
+                    and self._is_module_output(node.value):
+                self.filled.add(stored.value.value)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         """After the value was visited (`state = self.cell(x, state)` feeds the old `state`)."""
@@ -429,6 +440,9 @@ class _FedToSubmodules(cst.CSTVisitor):
         if node.value is not None and counts:
             # a result a caller hands to a submodule is an input there, not an index: follow its methods
             self._feed(node.value, named=self.result_fed)
+        elif self.forward and isinstance(node.value, cst.Name) and node.value.value in self.filled:
+            # a seq2seq decoder's `outputs = torch.zeros(...)`, given each step's logits, is the output
+            self._feed(node.value)
 
     def _feed(self, value: cst.BaseExpression, pointwise: bool = False, named: bool = True) -> None:
         """`pointwise`: arithmetic, where a 0-dim CPU tensor (`torch.tensor(1.0)`) may meet a CUDA one.

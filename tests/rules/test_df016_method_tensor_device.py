@@ -531,3 +531,36 @@ def test_a_tensor_a_method_gives_self_goes_where_forward_hands_it():
         "G = Generator(8).to(torch.device('cuda' if torch.cuda.is_available() else 'cpu'))\nprint(G.sample(2))\n"
     )
     assert "z = torch.randn(n, self.z_dim, device=self.device)" in run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
+
+
+DECODER = """import torch
+from torch import nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(4, 4)
+        self.out = nn.Linear(4, 3)
+
+    def forward(self, x, steps):
+        h = torch.zeros_like(x)
+        outputs = torch.zeros(x.size(0), steps, 3)
+        for t in range(steps):
+            h = self.cell(x, h)
+            outputs[:, t] = {stored}
+        return {returned}
+"""
+
+
+@pytest.mark.parametrize(("stored", "returned", "placed"), [
+    ("self.out(h)", "outputs", True),
+    # what is stored is no submodule's output, or the filled tensor is not what forward returns
+    ("t", "outputs", False),
+    ("self.out(h)", "h", False),
+])
+def test_a_tensor_forward_fills_with_each_steps_output_and_returns_is_made_on_the_inputs_device(stored, returned, placed):
+    """A seq2seq decoder's `outputs = torch.zeros(...)`, given `self.out(h)` at each step and
+    returned: the module's output, where the loss meets the device labels."""
+    result = run_devfix(DECODER.format(stored=stored, returned=returned), rules=[MethodTensorDevice]).fixed.decode()
+    assert ("outputs = torch.zeros(x.size(0), steps, 3, device=x.device)" in result) is placed
