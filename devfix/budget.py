@@ -163,5 +163,16 @@ def limit_memory(megabytes: int | None) -> None:
 
 def end_process_soon(seconds: float = 1.0) -> None:
     """End this worker process shortly, after it has handed back the result it is returning (an
-    analysis it could not stop would hold its CPU and memory for the next files)."""
+    analysis it could not stop would hold its CPU and memory for the next files); if the pool hands
+    it another file first, it ends then (`ending`), and that file runs in a fresh worker."""
+    global _ending
+    _ending = True
     threading.Timer(seconds, os._exit, args=(1,)).start()
+
+
+_ending = False
+
+
+def ending() -> bool:
+    """This worker was told to end (`end_process_soon`): it must take no more files."""
+    return _ending

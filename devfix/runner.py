@@ -108,8 +108,10 @@ def process_source(source: bytes, job: Job) -> FileResult:
 def analyse_path(job: Job) -> tuple[FileResult, dict[str, bool]]:
     """`process_path`, and the other files the answer rests on (for the result cache)."""
     if in_worker():
-        from devfix.budget import limit_memory
+        from devfix.budget import ending, limit_memory
 
+        if ending():
+            os._exit(1)  # its last file left it near its memory cap or still running: the pool runs this file anew
         limit_memory(job.file_memory_limit)
     index = project_index(job.run_id)
     index.take_consulted()

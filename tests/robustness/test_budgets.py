@@ -43,6 +43,31 @@ def test_a_file_over_its_memory_budget_is_skipped(tmp_path):
     check_budget(tmp_path, "file-memory-limit = 512\n", many_functions(40_000), "`file-memory-limit`")
 
 
+def test_a_worker_told_to_end_takes_no_other_file(monkeypatch, tmp_path):
+    """After a file over its memory budget the worker ends within a second; a file the pool hands it
+    before then ends it at once (the pool runs that file in a fresh worker), where it used to start
+    near the cap and fail with "can't start new thread"."""
+    from devfix import budget, runner
+    from devfix.fix_policy import FixPolicy
+
+    class Ended(Exception):
+        pass
+
+    def exit_now(code: int) -> None:
+        raise Ended(code)
+
+    monkeypatch.setattr(runner, "in_worker", lambda: True)
+    monkeypatch.setattr(runner.os, "_exit", exit_now)
+    monkeypatch.setattr(budget, "limit_memory", lambda megabytes: None)
+    (tmp_path / "good.py").write_text(BUGGY)
+    job = runner.Job(str(tmp_path / "good.py"), (), FixPolicy(), 1 << 20)
+    monkeypatch.setattr(budget, "_ending", False)
+    assert runner.analyse_path(job)[0].error is None
+    monkeypatch.setattr(budget, "_ending", True)
+    with pytest.raises(Ended):
+        runner.analyse_path(job)
+
+
 @pytest.mark.parametrize("terms", [600, 1500])
 def test_deep_code_that_python_accepts_is_fixed(tmp_path, terms):
     """libcst recurses once or more per nesting level: past ~500 terms the default recursion limit
