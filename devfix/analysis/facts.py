@@ -134,6 +134,9 @@ class FileFacts:
         found = screen.signals(self._walk, self.classes)
         if self.hardcoded_gpu_flags:
             found |= {signals.HARDCODED_CUDA}
+        if signals.PLAIN_CLASS_MOVE not in found and any(
+                self.models_moved_beside(*given) for given in self._walk.given_models):
+            found |= {signals.PLAIN_CLASS_MOVE}  # `Trainer(model, loader)` in `main.py` after `model.to(device)`
         if signals.HARDCODED_CUDA in found and self.several_gpus:
             found -= {signals.HARDCODED_CUDA}  # several GPUs on purpose: DF001 leaves the file alone
         return found

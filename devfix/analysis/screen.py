@@ -125,6 +125,10 @@ class Walk:
     # set by `signals`: (function, position, parameter) of a top-level function the file only
     # defines, whose parameter a loop iterates: the files beside it may pass a DataLoader
     loader_parameters: list[tuple[str, int, str]] = field(default_factory=list)
+    # set by `signals`: (class, position, parameter) of a top-level plain class the file never
+    # constructs, whose `__init__` keeps that parameter and whose methods call it (DF020 asks the
+    # files beside it whether every construction gives a moved model)
+    given_models: list[tuple[str, int, str]] = field(default_factory=list)
     constructions: list[ast.Call] = field(default_factory=list)  # `Layer(...)` of `Layer(...)(x)` in a method
     cuda_defaults: list[ast.expr] = field(default_factory=list)  # `def f(x, device="cuda")` at the top level
     # set by `signals`: per signal of one class's code (DF014, DF015, DF019), the nodes that raised
@@ -236,9 +240,10 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
     if any(names & screen.moved for class_name, names in screen.constructions if class_name in screen.storing_classes):
         screen.found.add(PLAIN_CLASS_MOVE)  # `Evaluator(model)` of a moved `model`, kept as `self.model = model`
     constructed = {class_name for class_name, _ in screen.constructions}
-    if any(stored & screen.called_attributes.get(class_name, set())
-           for class_name, stored in screen.stored_parameters.items() if class_name not in constructed):
-        screen.found.add(PLAIN_CLASS_MOVE)  # `Trainer(model, loader)` of another file, kept and called as `self.model(x)`
+    found.given_models = [  # `Trainer(model, loader)` of another file, kept and called as `self.model(x)`: the project decides
+        (class_name, position, parameter) for class_name, stored in screen.stored_parameters.items() if class_name not in constructed
+        for attribute, parameter, position in stored if position >= 0 and attribute in screen.called_attributes.get(class_name, set())
+    ]
     if screen.copied & screen.moved:
         screen.found.add(COPY_OF_MOVED)
     if screen.given_layers & screen.moved:
@@ -278,7 +283,7 @@ class _Screen:
         self.given_layers: set[str] = set()  # `name` of `name.attr = <call>` (DF026: a layer given after a move)
         self.moved: set[str] = set()  # names moved (`x.to(...)`) or assigned a move (`x = Net().to(...)`)
         self.storing_classes: set[str] = set()  # plain classes whose `__init__` keeps a parameter as it is (`self.model = model`)
-        self.stored_parameters: dict[str, set[str]] = {}  # … of those at the top level, the attributes kept so
+        self.stored_parameters: dict[str, list[tuple[str, str, int]]] = {}  # … of those at the top level: (attribute, parameter, position)
         self.called_attributes: dict[str, set[str]] = {}  # plain classes → `self.<attr>(...)` their methods call
         self.constructions: list[tuple[str, set[str]]] = []  # `Name(a, b=c)` calls: the name, and the names given
         self.loads: list[tuple[ast.Call, ast.AST | None]] = []  # DF007's loads, with their parents
@@ -680,7 +685,10 @@ class _Screen:
                 and isinstance(value, ast.Name) and value.id in {argument.arg for argument in parameters(place.method)}:
             self.storing_classes.add(place.class_node.name)  # DF020: a model every construction may give moved
             if place.class_node in self.walked.tree.body:
-                self.stored_parameters.setdefault(place.class_node.name, set()).update(attributes)
+                position = [argument.arg for argument in parameters(place.method)][1:].index(value.id) \
+                    if value.id in [argument.arg for argument in parameters(place.method)][1:] else -1
+                self.stored_parameters.setdefault(place.class_node.name, []).extend(
+                    (attribute, value.id, position) for attribute in attributes)
         if owner is Kind.OBJECT or place.method is None or place.method.name != "__init__":
             return  # DF014 and DF015 look at what `__init__` stores
         if self._may_build(_container_items(value)):

@@ -156,6 +156,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         self._input_moves: dict[cst.Arg, tuple[str, str]] = {}  # a host-made local fed to a model → (the model, the device)
         self._meeting_moves: dict[cst.Name, tuple[str, str]] = {}  # a host-made local meeting a model's output → the same
         self._host_unpacked: set[tuple[str, int]] = set()  # (name, line) unpacked from a batch another class samples on the host
+        self._top_level_names: list[tuple[cst.CSTNode, set[str]]] | None = None  # `_constructed_here`, read once
         finder = _InstanceAttributeMoves(self.qualified)
         node.visit(finder)
         self._moved_from_outside = finder  # `agent.q_net.to(device)` of `agent = Agent(...)`
@@ -859,14 +860,17 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             passed = constructor_arguments_for(self.module, class_def, value.value)
             if passed and all(self._moved_before(call, given) for call, given in passed):
                 found.add(name)
-            elif not passed and not self._constructed_here(class_def) and class_def in self.module.body and self.facts is not None \
-                    and self.facts.models_moved_beside(class_def.name.value, parameters.index(value.value), value.value):
+            elif not passed and class_def in self.module.body and self.facts is not None \
+                    and self.facts.models_moved_beside(class_def.name.value, parameters.index(value.value), value.value) \
+                    and not self._constructed_here(class_def):
                 found.add(name)
         return found
 
     def _constructed_here(self, class_def: cst.ClassDef) -> bool:
         """The file itself names the class outside its own body (a construction, a subclass, an alias)."""
-        return any(class_def.name.value in names_in(statement) for statement in self.module.body if statement is not class_def)
+        if self._top_level_names is None:
+            self._top_level_names = [(statement, names_in(statement)) for statement in self.module.body]
+        return any(class_def.name.value in names for statement, names in self._top_level_names if statement is not class_def)
 
     def _moved_before(self, call: cst.Call, given: cst.BaseExpression) -> bool:
         """`given` is a name its scope moved to a device before `call`, not brought back since."""
