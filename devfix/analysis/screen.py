@@ -242,7 +242,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
     constructed = {class_name for class_name, _ in screen.constructions}
     found.given_models = [  # `Trainer(model, loader)` of another file, kept and called as `self.model(x)`: the project decides
         (class_name, position, parameter) for class_name, stored in screen.stored_parameters.items() if class_name not in constructed
-        for attribute, parameter, position in stored if position >= 0 and attribute in screen.called_attributes.get(class_name, set())
+        for attribute, parameter, position in stored if attribute in screen.called_attributes.get(class_name, set())
     ]
     if screen.copied & screen.moved:
         screen.found.add(COPY_OF_MOVED)
@@ -684,11 +684,10 @@ class _Screen:
         if owner is not None and owner is not Kind.MODULE and place.method is not None and place.method.name == "__init__" \
                 and isinstance(value, ast.Name) and value.id in {argument.arg for argument in parameters(place.method)}:
             self.storing_classes.add(place.class_node.name)  # DF020: a model every construction may give moved
-            if place.class_node in self.walked.tree.body:
-                position = [argument.arg for argument in parameters(place.method)][1:].index(value.id) \
-                    if value.id in [argument.arg for argument in parameters(place.method)][1:] else -1
+            given = [argument.arg for argument in parameters(place.method)][1:]  # (not `self`)
+            if place.class_node in self.walked.tree.body and value.id in given:
                 self.stored_parameters.setdefault(place.class_node.name, []).extend(
-                    (attribute, value.id, position) for attribute in attributes)
+                    (attribute, value.id, given.index(value.id)) for attribute in attributes)
         if owner is Kind.OBJECT or place.method is None or place.method.name != "__init__":
             return  # DF014 and DF015 look at what `__init__` stores
         if self._may_build(_container_items(value)):

@@ -112,9 +112,8 @@ class HardcodedCuda(DevfixRule):
         target = original_node.targets[0].target
         if isinstance(target, cst.Name) and self._is_gpu_flag(original_node, target.value):
             return self._fix_gpu_flag(original_node, updated_node, target.value)
-        cpu_type = self._cpu_type_of(original_node.value) if isinstance(target, cst.Name) else None
-        if cpu_type is not None:
-            return self._fix_cuda_type_alias(original_node, updated_node, target.value, cpu_type)
+        if isinstance(target, cst.Name) and self._names_a_cuda_type(original_node.value):
+            return self._fix_cuda_type_alias(original_node, updated_node, target.value)
         if not (isinstance(target, cst.Name) and target.value in DEVICE_NAMES) or self._checked_later(original_node, target.value):
             return updated_node
         literal, path = self._device_literal(original_node.value)
@@ -159,24 +158,24 @@ class HardcodedCuda(DevfixRule):
             return updated_node
         return updated_node.with_changes(value=cst.parse_expression(f"{self.torch_name()}.cuda.is_available()"))
 
-    def _cpu_type_of(self, value: cst.BaseExpression) -> str | None:
-        """`torch.cuda.FloatTensor` (a legacy CUDA tensor type, written through `torch`): the code
-        of its CPU counterpart, `torch.FloatTensor`."""
-        if not (isinstance(value, cst.Attribute) and isinstance(value.value, cst.Attribute) and value.value.attr.value == "cuda"):
-            return None
-        if value.attr.value not in LEGACY_DTYPES or f"torch.cuda.{value.attr.value}" not in qualified_names(self, value):
-            return None
-        return f"{_code(value.value.value)}.{value.attr.value}"
+    def _names_a_cuda_type(self, value: cst.BaseExpression) -> bool:
+        """`torch.cuda.FloatTensor`: a legacy CUDA tensor type, written through torch's `cuda` module."""
+        return isinstance(value, cst.Attribute) and isinstance(value.value, cst.Attribute) and value.value.attr.value == "cuda" \
+            and value.attr.value in LEGACY_DTYPES and f"torch.cuda.{value.attr.value}" in qualified_names(self, value)
 
-    def _fix_cuda_type_alias(self, original_node: cst.Assign, updated_node: cst.Assign, name: str, cpu_type: str) -> cst.Assign:
+    def _cuda_type_or_cpu(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """`torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor` (also of the
+        type's name as a string): the CPU type where CUDA is missing."""
+        code = _code(value)
+        return cst.parse_expression(f"{code} if {self.torch_name()}.cuda.is_available() else {code.replace('.cuda.', '.', 1)}")
+
+    def _fix_cuda_type_alias(self, original_node: cst.Assign, updated_node: cst.Assign, name: str) -> cst.Assign:
         """`dtype = torch.cuda.FloatTensor`, then `x.type(dtype)` or `dtype(n)`: the alias becomes the
         CPU type where CUDA is missing, as `set_default_tensor_type` does; every use keeps working."""
         if not self.report(original_node.value, f"`{name}` is a CUDA tensor type: the program fails without a GPU",
                            fix_title="use the CPU tensor type when CUDA is not available"):
             return updated_node
-        cuda_type = _code(original_node.value)
-        return updated_node.with_changes(
-            value=cst.parse_expression(f"{cuda_type} if {self.torch_name()}.cuda.is_available() else {cpu_type}"))
+        return updated_node.with_changes(value=self._cuda_type_or_cpu(original_node.value))
 
     def leave_WithItem(self, original_node: cst.WithItem, updated_node: cst.WithItem) -> cst.WithItem:
         """`with torch.device("cuda"):` makes CUDA the default device of the block: it too chooses
@@ -341,9 +340,7 @@ class HardcodedCuda(DevfixRule):
         if literal is not None:
             fallback = self._conditional(literal)
         elif _is_cuda_tensor_type(value):
-            code = _code(value)
-            cpu = code.replace("torch.cuda.", "torch.", 1)
-            fallback = cst.parse_expression(f"{code} if {self.torch_name()}.cuda.is_available() else {cpu}")
+            fallback = self._cuda_type_or_cpu(value)
         else:
             return updated
         if not self.report(value, f"`{_code(original.func)}({_code(value)})` makes every new tensor need a GPU: "
