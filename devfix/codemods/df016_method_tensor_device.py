@@ -264,18 +264,19 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
 
     def _is_submodule(self, use, builders: frozenset[str], stateful_in: dict[str, cst.FunctionDef] | None = None) -> bool:
         """Every assignment, all in methods that build the module (`__init__`, or a method only it
-        calls: pytorch_geometric_temporal's `_create_parameters_and_layers()`), builds a Module. With
-        `stateful_in` (the class's methods): one that may hold parameters (not `nn.MSELoss()`,
-        `nn.ReLU()`, nor a list of the file's parameter-free modules, where `next(self.parameters())`
-        would raise StopIteration)."""
+        calls: pytorch_geometric_temporal's `_create_parameters_and_layers()`), builds a Module, in
+        both branches of a conditional expression too (pix2pixHD's `nn.MSELoss() if use_lsgan else
+        nn.BCELoss()`). With `stateful_in` (the class's methods): one that may hold parameters (not
+        `nn.MSELoss()`, `nn.ReLU()`, nor a list of the file's parameter-free modules, where
+        `next(self.parameters())` would raise StopIteration), whichever branch runs."""
         if not use.assignments or any(method not in builders for method, _ in use.assignments):
             return False
         return all(
-            isinstance(statement.value, cst.Call) and self.builds_module(statement.value)
+            isinstance(value, cst.Call) and self.builds_module(value)
             and (stateful_in is None
-                 or not builds_parameter_free_module(statement.value, stateful_in.get(method), self.module, self.qualified,
+                 or not builds_parameter_free_module(value, stateful_in.get(method), self.module, self.qualified,
                                                      imported_free=self._imported_parameter_free))
-            for method, statement in use.assignments)
+            for method, statement in use.assignments for value in _branches(statement.value))
 
     def _imported_parameter_free(self, qualified_name: str) -> bool:
         return self.project.imported_class_is_parameter_free(self.context.filename or "<memory>", qualified_name)
@@ -558,6 +559,13 @@ def _parameters_fed_to_submodules(
         if fed:
             feeding[name] = (parameters, fed)
     return feeding
+
+
+def _branches(value: cst.BaseExpression | None) -> list[cst.BaseExpression | None]:
+    """The values a conditional expression may give (`a if c else b`: `a` and `b`), else the value itself."""
+    if isinstance(value, cst.IfExp):
+        return _branches(value.body) + _branches(value.orelse)
+    return [value]
 
 
 def _binding_key(target: cst.BaseExpression) -> str | None:
