@@ -361,6 +361,24 @@ def _maybe_modules(tree: ast.Module, imports: ImportTable) -> set[str]:
     return names
 
 
+def _elements_of_moved_lists(nodes: list[ast.AST]) -> set[str]:
+    """`m` of `for m in members` (a loop or a comprehension) where `members` is assigned a list
+    whose every element may be a move (`[Net().to(device) for _ in range(3)]`, `[g.to(device),
+    d.to(device)]`): DF004's `PlacementFacts.element_moves`, over-approximated."""
+    lists = {target.id for node in nodes if isinstance(node, ast.Assign) and _lists_moves(node.value)
+             for target in node.targets if isinstance(target, ast.Name)}
+    if not lists:
+        return set()
+    return {node.target.id for node in nodes if isinstance(node, (ast.For, ast.comprehension))
+            and isinstance(node.iter, ast.Name) and node.iter.id in lists and isinstance(node.target, ast.Name)}
+
+
+def _lists_moves(value: ast.expr) -> bool:
+    if isinstance(value, ast.ListComp):
+        return _may_move(value.elt)
+    return isinstance(value, (ast.List, ast.Tuple)) and bool(value.elts) and all(_may_move(element) for element in value.elts)
+
+
 def _holds_a_call(value: ast.expr | None) -> bool:
     """A tuple or list display with a call in it (`g, d = G().to(device), D().to(device)`)."""
     return isinstance(value, (ast.Tuple, ast.List)) and any(isinstance(element, ast.Call) for element in value.elts)
@@ -490,6 +508,7 @@ class _Scope:
                 moved.update(target.id for target in node.targets if isinstance(target, ast.Name))
         if self.function is not None:  # a model the top level moved, read here (DF004's `global_models`)
             moved.update(name for name in self.top_level_moves if not _binds(self.nodes, name))
+        moved |= _elements_of_moved_lists(self.nodes)  # `for m in members` of `members = [Net().to(device) ...]`
         fed = [call for call in calls if isinstance(call.func, ast.Name) and (
             call.func.id in moved or (self._given_host_values(call) and (
                 call.func.id in self.models or self._compiled_from(call.func.id, call.lineno) in self.models)))]

@@ -105,6 +105,12 @@ class PlacementFacts:
     # statement's line); a binding of the body never reaches a read of the orelse (shap's torch and
     # TensorFlow branches both bind `outputs`)
     exclusive: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # `m` of `for m in members`, where the list `members` holds there was assigned moves only and is
+    # never changed in place (`members = [Net().to(device) for _ in range(3)]`): (m, the loop's line) →
+    # the move of an element; in a comprehension (`[m(x) for m in members]`), m → (the lines from
+    # the comprehension's start to its `for`, the move)
+    element_moves: dict[tuple[str, int], Move] = field(default_factory=dict)
+    comprehension_moves: dict[str, list[tuple[int, int, Move]]] = field(default_factory=dict)
 
 
     def _proven_tensor(self, value: cst.BaseExpression) -> bool:
@@ -326,7 +332,12 @@ class PlacementFacts:
     def moved_at(self, name: str, line: int) -> Move | None:
         """A move of `name` that acted on the value `name` holds at `line`: none when the name was
         rebound in between (`model = Net()` trained on the CPU, then `model = Net()` again and moved)."""
+        for first, last, move in self.comprehension_moves.get(name, ()):
+            if first <= line <= last:
+                return move
         here = self._binding_before(name, line)
+        if here is not None and (name, here.line) in self.element_moves:
+            return self.element_moves[(name, here.line)]
         for move in self.moves.get(name, ()):
             move_line = self.line_of(move.call)
             if self._binding_before(name, move_line + 1) is here:  # `model = Net().to(device)` moves its own binding
@@ -441,6 +452,7 @@ def collect(
     collector = _Collector(facts)
     for statement in statements:
         statement.visit(collector)
+    collector.place_elements()
     return facts
 
 
@@ -449,6 +461,10 @@ class _Collector(cst.CSTVisitor):
         self.facts = facts
         self._maybe_skipped: dict[int, int] = {}  # id of a block that may not run → its last statement's line
         self._open: list[int] = []  # the last lines of the blocks that may not run around the visit
+        # loops and comprehensions over a name: (the name bound to each element, the iterated name,
+        # the line its binding is read on, the lines a comprehension's reads span or None for a loop)
+        self._iterations: list[tuple[str, str, int, tuple[int, int] | None]] = []
+        self._changed_in_place: set[str] = set()  # `xs[i] = v`, `del xs[i]`, `xs.insert(...)`, ...
 
     def _may_skip(self, *blocks: cst.CSTNode | None) -> None:
         for block in blocks:
@@ -526,6 +542,38 @@ class _Collector(cst.CSTVisitor):
         values = _dict_values_bound(node)
         if values is not None:
             self.facts.dict_values[(values[0], line)] = values[1]
+        if isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Name):
+            self._iterations.append((node.target.value, node.iter.value, line, None))
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._comprehension(node)
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._comprehension(node)
+
+    def _comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> None:
+        """`[m(x) for m in members]`: `m` is read from the comprehension's start to its `for`."""
+        loop = node.for_in
+        if isinstance(loop.target, cst.Name) and isinstance(loop.iter, cst.Name) and loop.inner_for_in is None:
+            line = self.facts.line_of(node)
+            self._iterations.append((loop.target.value, loop.iter.value, line, (line, self.facts.line_of(loop))))
+
+    def place_elements(self) -> None:
+        """`PlacementFacts.element_moves`, once the whole scope is seen (a list changed in place
+        anywhere in it may hold other values)."""
+        for name, iterated, line, span in self._iterations:
+            binding = self.facts._binding_before(iterated, line)
+            if binding is None or iterated in self._changed_in_place or iterated in self.facts.appended \
+                    or any(bound == iterated for bound, _ in self.facts.augmented):
+                continue
+            move = _element_move(binding.value, self.facts.qualified)
+            if move is None:
+                continue
+            if span is None:
+                self.facts.element_moves[(name, line)] = move
+            else:
+                self.facts.comprehension_moves.setdefault(name, []).append((*span, move))
+            self.facts.moved.setdefault(name, move)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -547,12 +595,21 @@ class _Collector(cst.CSTVisitor):
             if isinstance(arg.value, cst.Name):
                 self.facts.escaped.setdefault(arg.value.value, []).append(node)
         callee = node.func
+        if isinstance(callee, cst.Attribute) and callee.attr.value in LIST_CHANGERS and isinstance(callee.value, cst.Name):
+            self._changed_in_place.add(callee.value.value)
         if isinstance(callee, cst.Attribute) and callee.attr.value in LIST_FILLERS and isinstance(callee.value, cst.Name) and len(node.args) == 1:
             self.facts.appended.setdefault(callee.value.value, []).append((self.facts.line_of(node), node.args[0].value))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        for target in [node.target, *(element.value for element in getattr(node.target, "elements", ()))]:
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                self._changed_in_place.add(target.value.value)
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode, unpacked: int = 0,
               position: int = -1) -> None:
         line = self.facts.line_of(statement)
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self._changed_in_place.add(target.value.value)  # `members[0] = Net()`
         if isinstance(target, cst.Name):
             self.facts.bindings.setdefault(target.value, []).append(Binding(line, value, unpacked, position if unpacked else -1))
             if self._open:
@@ -572,6 +629,26 @@ class _Collector(cst.CSTVisitor):
                 starred = any(isinstance(element, cst.StarredElement) for element in target.elements)
                 for position, element in enumerate(target.elements):
                     self._bind(element.value, unpacked, statement, 0 if starred or unpacked is None else len(target.elements), position)
+
+
+LIST_CHANGERS = frozenset({"insert", "__setitem__"})  # beside LIST_FILLERS: a list holding other values after
+
+
+def _element_move(value: cst.BaseExpression | None, qualified: QualifiedNames) -> Move | None:
+    """The move every element of `value` is, all naming one device: `[Net().to(device) for _ in
+    range(3)]`, `[g.to(device), d.to(device)]`; None for anything else."""
+    if isinstance(value, cst.ListComp):
+        elements = [value.elt]
+    elif isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+        elements = [element.value for element in value.elements if not isinstance(element, cst.StarredElement)]
+        if len(elements) != len(value.elements):
+            return None
+    else:
+        return None
+    moves = [as_move(element, qualified) for element in elements]
+    if any(move is None for move in moves) or len({device_code(move.device) for move in moves}) != 1:
+        return None
+    return moves[0]
 
 
 def loop_elements(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:

@@ -1381,3 +1381,36 @@ def test_a_token_a_decoding_loop_makes_after_feeding_the_model_it_was_given_is_m
     result = fixed(DECODED_BY_A_FUNCTION.format(rebinding=rebinding))
     assert "idx = torch.tensor([[start]], device=next(model.parameters()).device)" in result
     assert ("idx = torch.tensor([[nxt]], device=next(model.parameters()).device)" in result) is both
+
+
+ENSEMBLE = """import torch
+from torch import nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+members = [nn.Linear(5, 3).to(device) for _ in range(3)]
+{change}x = torch.randn(8, 5)
+{use}
+"""
+
+
+@pytest.mark.parametrize("use", ["logits = [m(x) for m in members]", "for m in members:\n    print(m(x))"])
+@pytest.mark.parametrize(("change", "aligned"), [
+    ("", True),
+    ("members.append(nn.Linear(5, 3))\n", False),
+    ("members[0] = nn.Linear(5, 3)\n", False),
+    ("members = [nn.Linear(5, 3), members[0]]\n", False),
+])
+def test_a_batch_fed_to_each_member_of_a_list_of_moved_models_is_made_on_their_device(use, change, aligned):
+    """`m` of `for m in members` (a loop or a comprehension) holds a moved model when the list the
+    name holds there was built of moves and nothing changes it in place."""
+    result = fixed(ENSEMBLE.format(change=change, use=use))
+    assert ("x = torch.randn(8, 5, device=device)" in result) is aligned
+
+
+def test_members_read_before_the_list_is_rebound_to_moves_stay_where_they_were():
+    """`outs = [m(x) for m in models]` before `models = [m.to(device) for m in models]` runs the
+    unmoved models."""
+    source = ("import torch\nfrom torch import nn\n\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+              "models = [nn.Linear(5, 3) for _ in range(2)]\nx = torch.randn(8, 5)\nouts = [m(x) for m in models]\n"
+              "models = [m.to(device) for m in models]\nprint([m(x.to(device)) for m in models], outs)\n")
+    assert "x = torch.randn(8, 5)\n" in fixed(source)
