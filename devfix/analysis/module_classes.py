@@ -25,6 +25,9 @@ class AttributeUse:
     read_in: set[str] = field(default_factory=set)
     appended: list[cst.Call] = field(default_factory=list)  # self.x.append(value) calls
     other_uses: set[str] = field(default_factory=set)  # attribute/method names used on self.x
+    # `self.G, self.D = G.to(device), D.to(device)`: (method, statement, the item assigned to self.x);
+    # not among `assignments`, whose readers read `statement.value`
+    unpacked: list[tuple[str, cst.Assign, cst.BaseExpression]] = field(default_factory=list)
 
 
 @dataclass
@@ -238,6 +241,12 @@ class _SelfUses(cst.CSTVisitor):
         for target in node.targets:
             if is_self_attribute(target.target):
                 self._use(target.target.attr.value).assignments.append((self.method, node))
+            elif isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)) \
+                    and len(target.target.elements) == len(node.value.elements) \
+                    and not any(isinstance(item, cst.StarredElement) for item in (*target.target.elements, *node.value.elements)):
+                for element, item in zip(target.target.elements, node.value.elements):
+                    if is_self_attribute(element.value):
+                        self._use(element.value.attr.value).unpacked.append((self.method, node, item.value))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if is_self_attribute(node.target):

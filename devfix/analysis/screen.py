@@ -475,6 +475,9 @@ class _Screen:
             self.moved.add(single.id)
         if isinstance(single, ast.Attribute) and isinstance(single.value, ast.Name) and isinstance(value, ast.Call):
             self.given_layers.add(single.value.id)
+        if isinstance(node, ast.Assign) and place.method is not None and place.method.name == "__init__" \
+                and self.owner_kind(place) not in (None, Kind.MODULE) and _moves_into_unpacked_attributes(node, self.imports):
+            found.add(PLAIN_CLASS_MOVE)  # `self.G, self.D = G.to(device), D.to(device)`
         if isinstance(node, ast.Assign) and place.method is not None and _is_the_method_named(place.method, place.class_node):
             for target in node.targets:  # what DF015's `class_facts` counts as the attribute's assignments
                 if is_self_attribute(target):
@@ -1237,6 +1240,16 @@ def _moves_into_attribute_in_init(move: ast.Call, place: _Place) -> bool:
         return any(is_self_attribute(target) for target in parent.targets)
     receiver = move.func.value if isinstance(move.func, ast.Attribute) else None  # `self.model = self.model.to(device)`
     return is_self_attribute(receiver) and any(is_self_attribute(target) and target.attr == receiver.attr for target in parent.targets)
+
+
+def _moves_into_unpacked_attributes(node: ast.Assign, imports: ImportTable) -> bool:
+    """`self.G, self.D = G.to(device), D.to(device)`: an item of a tuple display, assigned to a
+    `self` attribute, is a move (DF020's `AttributeUse.unpacked`)."""
+    value = node.value
+    return isinstance(value, (ast.Tuple, ast.List)) and any(
+        isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(value.elts)
+        and any(is_self_attribute(element) and is_move(item, imports) for element, item in zip(target.elts, value.elts))
+        for target in node.targets)
 
 
 def _feeds_a_self_attribute(move: ast.Call, place: _Place) -> bool:

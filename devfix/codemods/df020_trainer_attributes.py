@@ -55,7 +55,8 @@ makes it on the model's device when every use of the method is such a call. A ba
 string keys (`batch["x"]`) moves value by value, strings and lists left as they are.
 
 Applies to classes that are not `nn.Module`s (those are moved as a whole; Lightning moves batches
-itself) when `__init__` moves a model attribute: `self.model = model.to(device)`, or a Module it
+itself) when `__init__` moves a model attribute: `self.model = model.to(device)` (also as an item
+of a tuple assignment: `self.G, self.D = G.to(device), D.to(device)`), or a Module it
 builds or is given, then moved in place (`self.model.to(self.device)`). A model a method moves in
 place itself, in a statement of its own body (`self.model.to(self.device)` at the top of `fit`),
 has the batches of that method's later loops moved (other methods may run before the move). Method arguments fed to
@@ -486,8 +487,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         """The summary (`analysis.method_inputs`) of the file's class that `self.<model>` holds:
         `self.model = VAE().to(device)`, or `self.model = model.to(device)` where every construction
         of this class in the file passes `VAE(...)` for `model`."""
-        moves = [move for method, statement in facts.attributes[model].assignments
-                 if method == "__init__" and (move := as_move(statement.value, self.qualified)) is not None]
+        moves = [move for method, value in _init_values(facts.attributes[model])
+                 if method == "__init__" and (move := as_move(value, self.qualified)) is not None]
         if len(moves) != 1:
             return None
         receiver = moves[0].receiver
@@ -611,8 +612,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         `self.model.to(self.device)`)."""
         moved = set()
         for name, use in facts.attributes.items():
-            for method, statement in use.assignments:
-                if method == "__init__" and as_move(statement.value, self.qualified) is not None:
+            for method, value in _init_values(use):
+                if method == "__init__" and as_move(value, self.qualified) is not None:
                     moved.add(name)
         init = facts.methods.get("__init__")
         for statement in init.body.body if init is not None else ():
@@ -902,7 +903,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         stored = [statement for method, statement in (device.assignments if device else []) if method == "__init__"]
         if stored and model not in self._outside_models:
             return "self.device", self.line_of(stored[0])
-        model_statement = next(statement for method, statement in facts.attributes[model].assignments if method == "__init__")
+        use = facts.attributes[model]
+        model_statement = next(statement for method, statement, *_ in (*use.assignments, *use.unpacked) if method == "__init__")
         return f"next(self.{model}.parameters()).device", self.line_of(model_statement)
 
     def _unmoved_state(self, facts) -> dict[str, cst.Assign]:
@@ -1295,3 +1297,9 @@ def _reads_by_key(function: cst.FunctionDef, parameter: str) -> bool:
 
     function.body.visit(Finder())
     return found
+
+
+def _init_values(use: AttributeUse) -> list[tuple[str, cst.BaseExpression]]:
+    """(method, value) of each assignment of the attribute, also as an item of a tuple assignment
+    (`self.G, self.D = G.to(device), D.to(device)`)."""
+    return [(method, statement.value) for method, statement in use.assignments] + [(method, item) for method, _, item in use.unpacked]
