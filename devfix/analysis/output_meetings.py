@@ -44,6 +44,9 @@ class OutputMeetings(cst.CSTVisitor):
         self.met: dict[cst.Name, str] = {}
         self.met_in_calls: set[cst.Name] = set()  # those met only as arguments of a `meets` call
         self.met_method_calls: dict[cst.Arg, str] = {}  # `self.bce(out, self._labels(n))`: an argument that calls a method of the class
+        # `self.bce(self.D(fake), torch.ones(n, 1))`: a call (not of the class's own methods) met where
+        # it is made, the start of a chain of tensor methods (`torch.ones(n).float()`); the rule says which are factories
+        self.met_calls: dict[cst.Call, str] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -64,6 +67,7 @@ class OutputMeetings(cst.CSTVisitor):
         for side, other in ((node.left, node.right), (node.right, node.left)):
             model = self.output_of(side)
             if model is not None and self.output_of(other) is None:
+                self._meet_call(other, model)
                 for name in operand_names(other):
                     self.met.setdefault(name, model)
 
@@ -87,10 +91,18 @@ class OutputMeetings(cst.CSTVisitor):
                         self.met_method_calls[arg] = model
                 for value in values:
                     if self.output_of(value) is None:
+                        self._meet_call(value, model)
                         for name in operand_names(value):
                             if name not in self.met:
                                 self.met[name] = model
                                 self.met_in_calls.add(name)
+
+    def _meet_call(self, value: cst.BaseExpression, model: str) -> None:
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call) \
+                and value.func.attr.value not in LEAVES_THE_DEVICE:
+            value = value.func.value  # `torch.ones(n).float()`
+        if isinstance(value, cst.Call) and not is_self_attribute(value.func):
+            self.met_calls.setdefault(value, model)
 
     def output_of(self, value: cst.BaseExpression) -> str | None:
         """The model whose output `value` holds or is computed from, if any."""

@@ -415,6 +415,9 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 for factory in self._factories(name, placement, self.line_of(name)):
                     if not self.is_scalar_tensor(factory):
                         self._factory_moves.setdefault(factory, (model, device))
+        for call, model in meetings.met_calls.items():  # `self.bce(self.D(fake), torch.ones(n, 1))`
+            if is_factory_call(call, self.qualified) and keyword(call, "device") is None and not self.is_scalar_tensor(call):
+                self._factory_moves.setdefault(call, (model, self._device_expression(facts, model)[0]))
 
     def _file_classes(self) -> set[str]:
         return {statement.name.value for statement in self.module.body if isinstance(statement, cst.ClassDef)}

@@ -53,3 +53,21 @@ def test_a_torch_function_of_an_output_holds_it_where_the_rule_says_so():
     cst.parse_module(POLICY).body[0].body.visit(meetings)
     assert {name.value for name in meetings.met} == {"actions", "returns"}
     assert {name.value for name in met_names(POLICY, {"policy"})} == set()
+
+
+def test_calls_met_where_they_are_made_start_their_chains_of_tensor_methods():
+    """`self.bce(self.D(fake), torch.zeros(n, 1).float())`: the call met is `torch.zeros(n, 1)`;
+    of one moved first it is the move (no factory there), and an output's own methods and the
+    class's methods (`met_method_calls`) are not among them."""
+    source = (
+        "def losses(self, fake, n):\n"
+        "    a = self.bce(self.D(fake), torch.zeros(n, 1).float())\n"
+        "    b = self.bce(self.D(fake), torch.ones(n, 1).to(fake.device))\n"
+        "    c = self.D(fake) * torch.full((n, 1), 2.0) + self._labels(n)\n"
+        "    return self.bce(self.D(fake).sigmoid(), self.D(fake).detach())\n"
+    )
+    meetings = OutputMeetings({"D"}, meets=lambda call: isinstance(call.func, cst.Attribute) and call.func.attr.value == "bce")
+    cst.parse_module(source).body[0].body.visit(meetings)
+    module = cst.Module([])
+    assert sorted(module.code_for_node(call) for call in meetings.met_calls) == [
+        "torch.full((n, 1), 2.0)", "torch.ones(n, 1).to(fake.device)", "torch.zeros(n, 1)"]

@@ -656,3 +656,34 @@ def test_a_dict_batch_of_a_loader_the_class_builds_moves_value_by_value(fed, mov
     nothing proves tensors; read only by string keys they are a mapping, whose tensor values move."""
     fixed = run_devfix(KEYED_BATCHES.format(fed=fed), rules=[TrainerAttributes]).fixed.decode()
     assert (DICT_MOVE in fixed) is moved
+
+
+KEPT_IN_ONE_TUPLE = """import torch
+import torch.nn as nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class Trainer:
+    def __init__(self, G, D):
+        {kept}
+        self.bce = nn.BCEWithLogitsLoss()
+
+    def step(self, real):
+        fake = self.G(torch.randn(real.size(0), 4))
+        return self.bce(self.D(fake), torch.ones(real.size(0), 1))
+"""
+
+
+@pytest.mark.parametrize(("kept", "noise", "labels"), [
+    ("self.G, self.D = G.to(device), D.to(device)", True, True),
+    ("self.G, self.D = G, D.to(device)", False, True),  # the generator stays where it was given
+    ("self.G, self.D = [G.cuda(), D.cuda()]", True, True),
+    ("self.G, self.D = G, D", False, False),
+    ("self.G, self.D = (G, D).to(device)", False, False),  # no display: nothing known of either item
+])
+def test_models_kept_by_one_tuple_assignment_are_moved_item_by_item(kept, noise, labels):
+    """`self.G, self.D = G.to(device), D.to(device)`: each attribute holds its own item."""
+    fixed = run_devfix(KEPT_IN_ONE_TUPLE.format(kept=kept), rules=[TrainerAttributes]).fixed.decode()
+    assert ("torch.randn(real.size(0), 4, device=next(self.G.parameters()).device)" in fixed) is noise
+    assert ("torch.ones(real.size(0), 1, device=next(self.D.parameters()).device)" in fixed) is labels
