@@ -14,6 +14,7 @@ DEVICE_ERROR_PATTERNS = (
     r"is on (CPU|GPU), but expected it to be on",
     r"Attempting to deserialize object on (a )?CUDA device",
     r"Torch not compiled with CUDA enabled",
+    r"PyTorch was compiled without CUDA support",  # a CPU build entering `with torch.cuda.device(0):`
     r"Cannot initialize CUDA without ATen_cuda library",  # a CPU build given a CUDA tensor type (`x.type(torch.cuda.FloatTensor)`)
     r"Cannot access accelerator device when none is available",
     r"pin_memory=True requires a CUDA or other accelerator backend",

@@ -26,6 +26,7 @@ REAL_WORKER_ERROR = (
 
 @pytest.mark.parametrize("error_type, message", [
     ("AssertionError", "Torch not compiled with CUDA enabled"),
+    ("RuntimeError", "PyTorch was compiled without CUDA support"),  # a CPU build entering `with torch.cuda.device(0):`
     ("RuntimeError", "No CUDA GPUs are available"),  # CUDA_VISIBLE_DEVICES="" on a GPU machine
     # torch 2.13's CPU build given `x.type(torch.cuda.FloatTensor)`
     ("RuntimeError", "Cannot initialize CUDA without ATen_cuda library. PyTorch splits its backend into two shared libraries"),

@@ -1,8 +1,8 @@
 """Calls of `torch.cuda` that need CUDA to run, where nothing checks for CUDA first (DF024); and
 pinned memory (`x.pin_memory()`, `torch.empty(n, pin_memory=True)`), which needs an accelerator.
 
-`torch.cuda.synchronize()`, `torch.cuda.get_device_name(0)`, `torch.cuda.Event(...)` and their
-kin raise "Torch not compiled with CUDA enabled" (or "No CUDA GPUs are available") on a machine
+`torch.cuda.synchronize()`, `torch.cuda.get_device_name(0)`, `torch.cuda.Event(...)`, entering
+`with torch.cuda.device(0):` and their kin raise "Torch not compiled with CUDA enabled" (or "No CUDA GPUs are available") on a machine
 without CUDA, even in a program that chose the CPU there: the timing loop of a script that runs
 anywhere, a `print` of the GPU's name. The queries that answer on any machine
 (`is_available`, `device_count`, `memory_allocated`, `manual_seed`, `empty_cache`) are not here.
@@ -34,6 +34,7 @@ CALLER_DEPTH = 3  # functions checked through their callers, this many calls up
 
 PIN_METHOD = "pin_memory()"  # `x.pin_memory()`: page-locked memory needs an accelerator
 PIN_KEYWORD = "pin_memory=True"  # `torch.empty(n, pin_memory=True)`: the same, at construction
+DEVICE_CONTEXT = "torch.cuda.device"  # `with torch.cuda.device(0):` selects a GPU on entering: none, it raises
 
 
 @dataclass(frozen=True)
@@ -58,13 +59,19 @@ def unchecked_cuda_only_calls(tree: ast.Module, imports: ImportTable) -> dict[tu
     return {
         (call.lineno, call.col_offset): UncheckedCudaCall(call, name, name in CUDA_ONLY_FUNCTIONS and _guardable(call, checks.parents, imports))
         for call, name in calls
-        if not checks.checked(call, CALLER_DEPTH)
+        if not checks.checked(call, CALLER_DEPTH) and not (name == DEVICE_CONTEXT and _selects_nothing_without_cuda(call))
     }
+
+
+def _selects_nothing_without_cuda(call: ast.Call) -> bool:
+    """`torch.cuda.device(0 if torch.cuda.is_available() else -1)`: DF024's own fix."""
+    index = call.args[0] if len(call.args) == 1 else None
+    return isinstance(index, ast.IfExp) and _asks_about_cuda(index.test)
 
 
 def _needs_cuda(call: ast.Call, imports: ImportTable) -> str | None:
     qualified = imports.qualify(call.func)
-    if qualified in CUDA_ONLY_FUNCTIONS:
+    if qualified in CUDA_ONLY_FUNCTIONS or qualified == DEVICE_CONTEXT:
         return qualified
     if isinstance(call.func, ast.Attribute) and call.func.attr == "pin_memory" and not call.args and not call.keywords:
         return PIN_METHOD

@@ -10,6 +10,9 @@ A program that picks its device at run time still crashes on the CPU at the firs
 does nothing without CUDA, so it runs only when CUDA is available; on a GPU nothing changes. The
 calls and what counts as a check for CUDA are in `analysis/cuda_only_calls.py`.
 
+Entering `with torch.cuda.device(0):` selects GPU 0 and raises the same way: its device becomes
+`0 if torch.cuda.is_available() else -1` (a negative index selects nothing).
+
 Pinned memory needs an accelerator too ("Cannot access accelerator device when none is
 available"), and only speeds up copies to it: in a program, `x.pin_memory()` becomes
 `(x.pin_memory() if torch.cuda.is_available() else x)` (for a receiver read twice without effect:
@@ -32,8 +35,8 @@ from collections.abc import Sequence
 import libcst as cst
 
 from devfix.analysis.cst_bindings import calls_in
-from devfix.analysis.cst_metadata import PositionProvider
-from devfix.analysis.cuda_only_calls import PIN_KEYWORD, PIN_METHOD, UncheckedCudaCall
+from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
+from devfix.analysis.cuda_only_calls import DEVICE_CONTEXT, PIN_KEYWORD, PIN_METHOD, UncheckedCudaCall
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import starts_a_cell
 from devfix.findings import Safety
@@ -56,6 +59,12 @@ class CudaOnlyCall(DevfixRule):
             return updated_node
         if found.name in (PIN_METHOD, PIN_KEYWORD):
             return self._pin_when_available(original_node, updated_node, found)
+        if found.name == DEVICE_CONTEXT and self._selects_a_gpu_in_a_with(original_node):
+            if not self.report(original_node, _message(found), fix_title="select the GPU only when CUDA is available"):
+                return updated_node
+            index = updated_node.args[0].value
+            chosen = cst.parse_expression(f"0 if {self.torch_name()}.cuda.is_available() else -1").with_changes(body=index)
+            return updated_node.with_changes(args=[updated_node.args[0].with_changes(value=chosen)])
         statement = self._statement(original_node)
         if found.guardable and statement is not None and len(statement.body) == 1:
             return updated_node  # `leave_SimpleStatementLine` guards it
@@ -133,6 +142,12 @@ class CudaOnlyCall(DevfixRule):
         # `torch.cuda.current_stream().synchronize()` starts where its receiver does: the call must end there too
         ends_there = found is not None and (found.call.end_lineno, found.call.end_col_offset) == (end.line, self.facts.byte_column(end.line, end.column))
         return found if ends_there else None
+
+    def _selects_a_gpu_in_a_with(self, call: cst.Call) -> bool:
+        """`with torch.cuda.device(0):`: the item of a `with`, given one positional device.
+        `torch.cuda.device(-1)` is documented to do nothing, on any machine."""
+        return isinstance(self.get_metadata(ParentProvider, call, None), cst.WithItem) and len(call.args) == 1 \
+            and call.args[0].keyword is None and not call.args[0].star
 
     def _statement(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
         statement = self.statement_of(node)

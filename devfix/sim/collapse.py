@@ -8,7 +8,7 @@ appears available (so the program takes its GPU branches), but `.cuda()`, `.to("
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from unittest import mock
 
 import torch
@@ -49,6 +49,7 @@ def collapsed_devices() -> Iterator[None]:
         stack.enter_context(mock.patch("torch.cuda.synchronize", lambda device=None: None))
         stack.enter_context(mock.patch("torch.cuda.current_device", lambda: 0))
         stack.enter_context(mock.patch("torch.cuda.set_device", lambda device: None))
+        stack.enter_context(mock.patch("torch.cuda.device", lambda device: nullcontext()))  # `with torch.cuda.device(0):`
         stack.enter_context(mock.patch("torch.cuda.get_device_name", lambda device=None: "collapsed CUDA device"))
         stack.enter_context(mock.patch("torch.cuda.get_device_capability", lambda device=None: (9, 0)))
         stack.enter_context(mock.patch("torch.cuda.reset_peak_memory_stats", lambda device=None: None))

@@ -32,8 +32,25 @@ def patched_torch(state):
     def set_device(device):
         state.current = state.normalize(torch.device("cuda", device) if isinstance(device, int) else torch.device(device)).index
 
+    class selected_device:
+        """`with torch.cuda.device(1):` selects that simulated GPU inside the block (a negative
+        index or None, nothing)."""
+
+        def __init__(self, device) -> None:
+            self.device, self.previous = device, state.current
+
+        def __enter__(self) -> None:
+            self.previous = state.current
+            if self.device is not None and not (isinstance(self.device, int) and self.device < 0):
+                set_device(self.device)
+
+        def __exit__(self, *exception) -> bool:
+            state.current = self.previous
+            return False
+
     replacements = {
         "torch.cuda.is_available": lambda: True,
+        "torch.cuda.device": selected_device,
         "torch.cuda.device_count": lambda: state.device_count,
         "torch.cuda.current_device": lambda: state.current,
         "torch.cuda.set_device": set_device,

@@ -130,3 +130,23 @@ def test_picking_the_first_gpu_is_guarded_and_picking_another_marks_multi_gpu_co
     for other in ("1", "args.gpu", "rank"):
         source = f"def run(device, args, rank):\n    torch.cuda.set_device({other})\n    torch.cuda.synchronize()\n" + MAIN
         assert run(source).fixed == run(source).source
+
+
+@pytest.mark.parametrize(("statement", "fixed", "remaining"), [
+    ("with torch.cuda.device(0):\n        run_step(device)", "with torch.cuda.device(0 if torch.cuda.is_available() else -1):", ()),
+    ("with torch.cuda.device(torch.device('cuda:0')) as selected, open('log'):\n        run_step(device)",
+     "with torch.cuda.device(torch.device('cuda:0') if torch.cuda.is_available() else -1) as selected, open('log'):", ()),
+    ("with torch.cuda.device(0 if torch.cuda.is_available() else -1):\n        run_step(device)", None, ()),  # its own fix
+    ("if torch.cuda.is_available():\n        with torch.cuda.device(0):\n            run_step(device)", None, ()),
+    ("selected = torch.cuda.device(0)\n    with selected:\n        run_step(device)", None, (False,)),  # not the item of a `with`
+])
+def test_a_gpu_selected_by_a_with_block_is_selected_only_when_cuda_is_available(statement, fixed, remaining):
+    """`with torch.cuda.device(0):` raises on entering without CUDA; `torch.cuda.device(-1)`
+    selects nothing, as documented. `remaining`: whether each finding left is fixable."""
+    result = run(f"def run(device):\n    {statement}\n" + MAIN)
+    if fixed is None:
+        assert result.fixed == result.source
+    else:
+        assert fixed in result.fixed.decode()
+    assert tuple(finding.fixable for finding in result.findings if finding.code == "DF024") == remaining
+    assert [finding.code for finding in result.applied] == (["DF024"] if fixed else [])

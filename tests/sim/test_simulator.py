@@ -35,6 +35,15 @@ def test_availability_and_devices(cuda):
     assert "device='cuda:0', requires_grad=True" in repr(torch.ones(1, device="cuda", requires_grad=True))
 
 
+def test_a_with_block_selects_a_gpu_and_a_negative_index_selects_none(cuda):
+    """`with torch.cuda.device(1):` makes "cuda" mean GPU 1 inside the block, as real CUDA does."""
+    with torch.cuda.device(1):
+        assert torch.cuda.current_device() == 1 and torch.ones(1, device="cuda").device == torch.device("cuda:1")
+    assert torch.cuda.current_device() == 0
+    with torch.cuda.device(-1):
+        assert torch.cuda.current_device() == 0
+
+
 def test_leaving_the_context_restores_a_cpu_only_torch():
     with simulated_cuda():
         pass
