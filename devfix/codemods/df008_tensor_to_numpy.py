@@ -28,7 +28,8 @@ tensors where they are); reads that give the same on the host (`float(losses[-1]
 for e in errors)`) do not count, nor do those after `preds = np.concatenate(preds)` rebinds the
 name to the host array. `probs += list(t)` fills a list as `probs.extend(t)` does, and a list a
 function of the file fills and returns (`y_pred, probs = collect(model, xs)` … `return y_pred,
-probs`) is handled where that function collects it.
+probs`; also one a loop extends with it, `history += train(model, loader)`) is handled where that
+function collects it.
 The same holds for a list kept in a dict display (`history["loss"].append(loss)` or
 `history[phase].append(loss)` … `plt.plot(history["loss"])`:
 every item of the display starts as `[]`) and one an object keeps (`self.losses.append(loss)` in
@@ -277,24 +278,34 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             self._comprehended.setdefault(comprehension, (name.value, callee))
 
     def _lists_returned_to(self, name: cst.Name, use: cst.CSTNode) -> list[tuple[cst.FunctionDef, list[cst.Name]]]:
-        """`y_pred, probs = collect(model, xs)` … `f1_score(y_true, y_pred)`: the function of the
-        file whose every `return` gives, at that name's place, one local list (`return y_pred,
-        probs`), with the names it returns; the function's own appends to it are what numpy gets."""
-        binding = self._host_facts(use)._binding_before(name.value, self.line_of(use))
-        call = binding.value if binding is not None else None
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
-            return []
-        function = file_functions(self.module).get(call.func.value)
-        returned = return_values(function) if function is not None else []
-        names = []
-        for value in returned:
-            if binding.unpacked:
+        """`y_pred, probs = collect(model, xs)` … `f1_score(y_true, y_pred)`, or `history +=
+        train(model, loader)` … `plt.plot(history)`: the function of the file whose every `return`
+        gives, at that name's place, one local list (`return y_pred, probs`), with the names it
+        returns; the function's own appends to it are what numpy gets."""
+        facts = self._host_facts(use)
+        binding = facts._binding_before(name.value, self.line_of(use))
+        given = [(binding.value, binding)] if binding is not None else []
+        given += [(value, None) for (bound, _), value in facts.augmented.items() if bound == name.value]  # `history += train(...)`
+        found = []
+        for call, bound in given:
+            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+                continue
+            function = file_functions(self.module).get(call.func.value)
+            names = [value for value in self._returned_items(function, bound)] if function is not None else []
+            if names and all(isinstance(value, cst.Name) for value in names) and len({value.value for value in names}) == 1:
+                found.append((function, names))
+        return found
+
+    def _returned_items(self, function: cst.FunctionDef, binding) -> list[cst.BaseExpression | None]:
+        """What each `return` of `function` gives at the place a binding unpacks (all of it when
+        `binding` is None or not unpacked); None where it gives no such item."""
+        items = []
+        for value in return_values(function):
+            if binding is not None and binding.unpacked:
                 value = value.elements[binding.position].value if isinstance(value, cst.Tuple) and len(value.elements) == binding.unpacked \
                     and not any(isinstance(element, cst.StarredElement) for element in value.elements) else None
-            if not isinstance(value, cst.Name):
-                return []
-            names.append(value)
-        return [(function, names)] if names and len({node.value for node in names}) == 1 else []
+            items.append(value)
+        return items
 
     def _rebound_by(self, name: cst.Name, host_call: cst.Call, scope: cst.CSTNode) -> cst.Assign | None:
         """`preds = np.concatenate(preds)` run once in the scope (not in a loop, nor under a
@@ -881,8 +892,8 @@ class _OtherReads(cst.CSTVisitor):
         return False  # `preds = []`, `preds, labels = [], []`
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if _extends_by_list(node, self.name):
-            self.skipped.add(id(node.target))  # `probs += list(t)` fills the list
+        if _extends_by_list(node, self.name) or _extends_by_a_call(node, self.name):
+            self.skipped.add(id(node.target))  # `probs += list(t)`, `history += train(...)` fill the list
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -1103,6 +1114,12 @@ def _extends_by_list(node: cst.AugAssign, name: str) -> bool:
     """`name += list(t)`: the list is extended with the items of `t`."""
     return isinstance(node.target, cst.Name) and node.target.value == name and isinstance(node.operator, cst.AddAssign) \
         and _is_list_call(node.value)
+
+
+def _extends_by_a_call(node: cst.AugAssign, name: str) -> bool:
+    """`name += train(...)`: the list is extended with what a function returns."""
+    return isinstance(node.target, cst.Name) and node.target.value == name and isinstance(node.operator, cst.AddAssign) \
+        and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name)
 
 
 def _is_list_call(value: cst.BaseExpression | None) -> bool:

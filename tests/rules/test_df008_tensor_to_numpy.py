@@ -134,6 +134,38 @@ def test_lists_a_function_returns_to_numpy_collect_host_copies(inner, outer, mov
     assert "probs += list(logits.softmax(1)[:, 1].detach().cpu())" in fixed
 
 
+EXTENDED_BY_RETURNS = """import matplotlib.pyplot as plt
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def train(model, xs):
+    losses = []
+    for x in xs:
+        loss = model(x.to(device)).pow(2).mean()
+        losses.append(loss.detach())
+    return losses
+
+
+model = torch.nn.Linear(3, 1).to(device)
+history = []
+for epoch in range(2):
+    history += train(model, [torch.randn(4, 3)])
+{other}plt.plot(history)
+"""
+
+
+@pytest.mark.parametrize(("other", "moved"), [
+    ("", True),
+    ("print(torch.stack(history).mean())\n", False),  # the caller also reads them as tensors
+])
+def test_a_list_extended_with_what_a_function_returns_to_matplotlib_collects_host_copies(other, moved):
+    """`history += train(model, xs)` … `plt.plot(history)`: the items are what `train` appends."""
+    fixed = run_devfix(EXTENDED_BY_RETURNS.format(other=other), rules=[TensorToNumpy]).fixed.decode()
+    assert ("losses.append(loss.detach().cpu())" in fixed) is moved
+
+
 def test_a_helper_whose_parameter_has_the_lists_name_reads_its_own_value():
     source = COLLECTED.replace("def summary(values):\n    return float(np.asarray(values).mean())",
                                "def summary(preds):\n    return float(np.asarray(preds).mean())")
