@@ -297,9 +297,39 @@ def instance_calls(module: cst.Module, class_def: cst.ClassDef) -> list[tuple[cs
         return None
     finder = _Instances(class_def.name.value, _properties(class_def))
     module.visit(finder)
-    if finder.escaped or not finder.calls or finder.constructions != len(uses.calls):  # built elsewhere too (`self.enc = Net()`)
+    if finder.escaped or finder.constructions != len(uses.calls):  # built elsewhere too (`self.enc = Net()`)
         return None
-    return finder.calls
+    calls = list(finder.calls)
+    for function_name, position, keyword in finder.handed:
+        through = _calls_through_parameter(module, function_name, position, keyword, _properties(class_def))
+        if through is None:
+            return None
+        calls += through
+    return calls or None
+
+
+def _calls_through_parameter(module: cst.Module, function_name: str, position: int, keyword: str | None,
+                             properties: frozenset[str]) -> list[tuple[cst.Call, str | None]] | None:
+    """`run_epoch(model, loader)` of a top-level function of the file: the calls of the parameter
+    that receives the instance (`model(x, lengths)` in `def run_epoch(model, loader)`), when the
+    function never rebinds it nor hands it on; None otherwise (the instance goes where devfix
+    cannot follow)."""
+    functions = [statement for statement in module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function_name]
+    if len(functions) != 1 or any(isinstance(statement, cst.ClassDef) and statement.name.value == function_name for statement in module.body):
+        return None
+    params = functions[0].params
+    positional = [param.name.value for param in (*params.posonly_params, *params.params)]
+    named = positional + [param.name.value for param in params.kwonly_params]
+    parameter = keyword if keyword is not None else positional[position] if position < len(positional) else None
+    if parameter is None or parameter not in named:
+        return None
+    bindings = _Bindings()
+    functions[0].body.visit(bindings)
+    if parameter in bindings.values:
+        return None
+    reads = _Reads({parameter}, properties)
+    functions[0].body.visit(reads)
+    return None if reads.other or reads.handed else reads.calls
 
 
 class _Instances(cst.CSTVisitor):
@@ -308,6 +338,7 @@ class _Instances(cst.CSTVisitor):
     def __init__(self, class_name: str, properties: frozenset[str] = frozenset()) -> None:
         self.class_name, self.properties = class_name, properties
         self.calls: list[tuple[cst.Call, str | None]] = []
+        self.handed: list[tuple[str, int, str | None]] = []  # `run_epoch(model, ...)`: (function, position, keyword)
         self.escaped = False
         self.constructions = 0  # constructions bound to the instances found
 
@@ -333,6 +364,7 @@ class _Instances(cst.CSTVisitor):
         for statement in statements:
             statement.visit(reads)
         self.calls += reads.calls
+        self.handed += reads.handed
         self.escaped = self.escaped or reads.other
 
     def _constructs(self, value: cst.BaseExpression | None) -> bool:
@@ -367,11 +399,13 @@ class _Bindings(cst.CSTVisitor):
 
 
 class _Reads(cst.CSTVisitor):
-    """Calls of the instances, and whether any is read otherwise (`train(model)`, `[model]`)."""
+    """Calls of the instances, the plain calls they are handed to as an argument (`run_epoch(model,
+    loader)`: `handed`), and whether any is read otherwise (`[model]`, `f(*models)`)."""
 
     def __init__(self, instances: set[str], properties: frozenset[str] = frozenset()) -> None:
         self.instances, self.properties = instances, properties
         self.calls: list[tuple[cst.Call, str | None]] = []
+        self.handed: list[tuple[str, int, str | None]] = []  # (function, position, keyword)
         self.other = False
         self._accounted: set[int] = set()
 
@@ -398,6 +432,13 @@ class _Reads(cst.CSTVisitor):
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in self.instances:
             self.calls.append((node, func.attr.value))
             self._accounted.add(id(func.value))
+        if isinstance(func, cst.Name) and not any(arg.star for arg in node.args):
+            positional = [arg for arg in node.args if arg.keyword is None]
+            for arg in node.args:
+                if isinstance(arg.value, cst.Name) and arg.value.value in self.instances:
+                    keyword = arg.keyword.value if arg.keyword is not None else None
+                    self.handed.append((func.value, positional.index(arg) if keyword is None else -1, keyword))
+                    self._accounted.add(id(arg.value))
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self.instances and id(node) not in self._accounted:

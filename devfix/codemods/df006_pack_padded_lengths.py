@@ -9,8 +9,10 @@ should be a 1D CPU int64 tensor". The fix goes the other way from most device fi
 go to the CPU at the call, so other uses of `lengths` on the GPU (masks) keep working.
 
 So are the lengths a method of a class of the file is given (`forward(self, ids, lengths)`) when
-every call of the class's instances in the file passes lengths placed on a device (the class and
-its instances only constructed and called, so no other caller exists).
+some call of the class's instances in the file passes lengths placed on a device and every call
+passes a tensor (`.cpu()` is right for each): the class and its instances only constructed, called,
+or handed to a function of the file that only calls them (`run_epoch(model, loader)`, whose
+`model(x, lengths.to(device))` runs `forward`), so no other caller exists.
 
 Refuses: lengths that are not known to be on a device (a list, a CPU tensor, an argument of unknown
 origin), lengths the value analysis does not prove to be a tensor (the `decode_lengths` a model of
@@ -29,6 +31,7 @@ from devfix.analysis.kinds import Kind
 from devfix.analysis.packed_lengths import lengths_argument
 from devfix.analysis.placement import as_move
 from devfix.analysis.scopes import ScopeTracker
+from devfix.analysis.tensors import is_factory_call
 from devfix.codemods.base import DevfixRule
 from devfix.findings import Safety
 
@@ -47,10 +50,10 @@ class PackPaddedLengths(ScopeTracker, DevfixRule):
             return updated_node
         given = self._given_by_every_caller(original_node, lengths)
         if not (self.scope_facts(original_node).is_device_value(lengths)
-                or (given and all(self.scope_facts(call).is_device_value(value) for call, value in given))):
+                or (given and any(self.scope_facts(call).is_device_value(value) for call, value in given))):
             return updated_node
         if self.kind_of(lengths) is not Kind.TENSOR and not self._bound_by_a_move(original_node, lengths) \
-                and not (given and all(self._bound_by_a_move(call, value) for call, value in given)):
+                and not (given and all(self._is_tensor(call, value) for call, value in given)):
             return updated_node  # `decode_lengths` a model returns may be a list (`.tolist()`): no `.cpu()` there
         code = cst.Module([]).code_for_node(lengths)
         if not self.report(lengths, f"`{code}` is on a device, but pack_padded_sequence needs CPU lengths",
@@ -60,6 +63,11 @@ class PackPaddedLengths(ScopeTracker, DevfixRule):
         on_host = cst.Call(func=cst.Attribute(value=args[index].value, attr=cst.Name("cpu")))
         args[index] = args[index].with_changes(value=on_host)
         return updated_node.with_changes(args=args)
+
+    def _is_tensor(self, call: cst.Call, value: cst.BaseExpression) -> bool:
+        """What a caller passes is a tensor: moved (`lengths.to(device)`), made by a torch factory
+        (`torch.tensor([2])`), or a name the value analysis proves one."""
+        return self._bound_by_a_move(call, value) or is_factory_call(value, self.qualified) or self.kind_of(value) is Kind.TENSOR
 
     def _bound_by_a_move(self, call: cst.Call, lengths: cst.BaseExpression) -> bool:
         """`lengths.to(device)` at the call, or the binding of `lengths` it reads: what `.to(device)`

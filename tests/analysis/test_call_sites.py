@@ -31,6 +31,19 @@ def test_unknown_callers_give_no_answer():
     assert calls_of("model = Encoder()\n") is None  # never called
 
 
+def test_calls_through_the_parameter_of_a_function_of_the_file_the_instance_is_handed_to():
+    """`run_epoch(model, loader)`: the function's calls of the parameter are the instance's calls."""
+    function = "def run_epoch(m, loader):\n    for ids, lengths in loader:\n        m.train()\n        m(ids, lengths.to(device))\n\n\n"
+    assert calls_of(function + "model = Encoder()\nrun_epoch(model, data)\nmodel(ids, lengths)\n") == [
+        ("model(ids, lengths)", None), ("m.train()", "train"), ("m(ids, lengths.to(device))", None)]
+    assert calls_of(function + "model = Encoder()\nrun_epoch(loader=data, m=model)\n") == [
+        ("m.train()", "train"), ("m(ids, lengths.to(device))", None)]
+    handing_on = "def run_epoch(m, loader):\n    evaluate(m)\n\n\n"
+    rebinding = "def run_epoch(m, loader):\n    m = wrap(m)\n    m(ids, lengths)\n\n\n"
+    for other in (handing_on, rebinding, function + "def run_epoch(m):\n    pass\n\n\n"):
+        assert calls_of(other + "model = Encoder()\nrun_epoch(model, data)\n") is None, other
+
+
 METER = (
     "class Meter:\n    def update(self, value):\n        self.values.append(value)\n\n"
     "    @property\n    def avg(self):\n        return sum(self.values)\n\n"
