@@ -59,14 +59,21 @@ def unchecked_cuda_only_calls(tree: ast.Module, imports: ImportTable) -> dict[tu
     return {
         (call.lineno, call.col_offset): UncheckedCudaCall(call, name, name in CUDA_ONLY_FUNCTIONS and _guardable(call, checks.parents, imports))
         for call, name in calls
-        if not checks.checked(call, CALLER_DEPTH) and not (name == DEVICE_CONTEXT and _selects_nothing_without_cuda(call))
+        if not checks.checked(call, CALLER_DEPTH) and (name != DEVICE_CONTEXT or _hard_codes_a_gpu(call, imports))
     }
 
 
-def _selects_nothing_without_cuda(call: ast.Call) -> bool:
-    """`torch.cuda.device(0 if torch.cuda.is_available() else -1)`: DF024's own fix."""
-    index = call.args[0] if len(call.args) == 1 else None
-    return isinstance(index, ast.IfExp) and _asks_about_cuda(index.test)
+def _hard_codes_a_gpu(call: ast.Call, imports: ImportTable) -> bool:
+    """`torch.cuda.device(0)`, `torch.cuda.device("cuda:0")`, `torch.cuda.device(torch.device("cuda"))`:
+    a literal GPU. A name or an attribute may hold -1 where there is no CUDA (SimCLR's
+    `args.gpu_index = -1` on the CPU, for `with torch.cuda.device(args.gpu_index):`), and DF024's own
+    fix, `0 if torch.cuda.is_available() else -1`, is no literal either."""
+    index = call.args[0] if len(call.args) == 1 and not call.keywords else None
+    if isinstance(index, ast.Call) and imports.qualify(index.func) == "torch.device" and len(index.args) == 1 and not index.keywords:
+        index = index.args[0]
+    if isinstance(index, ast.Constant) and isinstance(index.value, str):
+        return index.value.startswith("cuda")
+    return isinstance(index, ast.Constant) and isinstance(index.value, int) and not isinstance(index.value, bool) and index.value >= 0
 
 
 def _needs_cuda(call: ast.Call, imports: ImportTable) -> str | None:

@@ -11,7 +11,9 @@ does nothing without CUDA, so it runs only when CUDA is available; on a GPU noth
 calls and what counts as a check for CUDA are in `analysis/cuda_only_calls.py`.
 
 Entering `with torch.cuda.device(0):` selects GPU 0 and raises the same way: its device becomes
-`0 if torch.cuda.is_available() else -1` (a negative index selects nothing).
+`0 if torch.cuda.is_available() else -1` (a negative index selects nothing). Only a literal GPU
+counts (`0`, `"cuda:0"`): a name or an attribute may already hold -1 without CUDA (SimCLR's
+`args.gpu_index`).
 
 Pinned memory needs an accelerator too ("Cannot access accelerator device when none is
 available"), and only speeds up copies to it: in a program, `x.pin_memory()` becomes

@@ -139,6 +139,8 @@ def test_picking_the_first_gpu_is_guarded_and_picking_another_marks_multi_gpu_co
     ("with torch.cuda.device(0 if torch.cuda.is_available() else -1):\n        run_step(device)", None, ()),  # its own fix
     ("if torch.cuda.is_available():\n        with torch.cuda.device(0):\n            run_step(device)", None, ()),
     ("selected = torch.cuda.device(0)\n    with selected:\n        run_step(device)", None, (False,)),  # not the item of a `with`
+    # SimCLR: `args.gpu_index = -1` where there is no CUDA; only a literal GPU is hard-coded
+    ("with torch.cuda.device(args.gpu_index):\n        run_step(device)", None, ()),
 ])
 def test_a_gpu_selected_by_a_with_block_is_selected_only_when_cuda_is_available(statement, fixed, remaining):
     """`with torch.cuda.device(0):` raises on entering without CUDA; `torch.cuda.device(-1)`
