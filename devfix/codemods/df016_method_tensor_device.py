@@ -9,7 +9,8 @@
 
 The tensor follows the method's first tensor input (`x.device`). A method with no tensor input uses
 the module's own device through a `device` property derived from its parameters, added to the class
-once (a stored `self.device = ...` would go stale after `.to()`); an existing property or a
+once (a stored `self.device = ...` would go stale after `.to()`: a class storing one uses
+`next(self.parameters()).device`, a sklearn-style `predict` after `fit` moved it); an existing property or a
 framework's live `self.device` (Lightning, transformers) is reused. A class deriving from another
 class of the project gets `next(self.parameters()).device` instead: its base might assign
 `self.device`, which a read-only property would break; so does every class of a file that sets a
@@ -55,7 +56,8 @@ methods the file calls only inside `__init__` (they run while a module is built,
 `torch.tensor(<a Python number>)` in arithmetic (a 0-dim CPU tensor may meet a CUDA one),
 tensors the method computes with a value it brought to the host (`zeros.scatter_(1,
 targets.data.cpu(), 1)`, then `targets.cuda()` where the class asks: the CPU is chosen there),
-classes that store `self.device = ...` (the stored value goes stale; reported instead) and
+classes that store `self.device = ...` and hold no parameters (the stored value goes stale;
+reported instead), and
 parameter-free modules but for the results above (they have no device of their own; a loss held in
 `self.loss = nn.MSELoss()` gives none either, nor does a `ModuleList` of the file's own classes that
 build no parameter, `analysis.parameter_free`: `next(self.parameters())` would raise StopIteration),
@@ -170,8 +172,10 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                 if (reference is None or self._converts(call, reference)) and is_static_method(method):
                     continue  # a static or class method: no module of its own to take a device from (its callers place)
                 if reference is None or self._converts(call, reference):
-                    if stored_device or not (live_device or has_state):
+                    if not (live_device or has_state) or (stored_device and live_device):
                         reference = ""  # reported without a fix
+                    elif stored_device:
+                        reference = "next(self.parameters())"  # a stored `self.device` goes stale after `.to()`
                     elif live_device or (direct_subclass and not self._devices_set_from_outside):
                         reference = "self"
                         if not live_device:

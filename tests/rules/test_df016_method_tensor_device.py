@@ -564,3 +564,37 @@ def test_a_tensor_forward_fills_with_each_steps_output_and_returns_is_made_on_th
     returned: the module's output, where the loss meets the device labels."""
     result = run_devfix(DECODER.format(stored=stored, returned=returned), rules=[MethodTensorDevice]).fixed.decode()
     assert ("outputs = torch.zeros(x.size(0), steps, 3, device=x.device)" in result) is placed
+
+
+STORING_ITS_DEVICE = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        {layer}
+
+    def forward(self, x):
+        return {forward}
+
+    def predict(self, rows):
+        return self(torch.tensor(rows, dtype=torch.float32))
+
+
+model = Model().to("cuda" if torch.cuda.is_available() else "cpu")
+print(model.predict([[1.0, 2.0]]))
+"""
+
+
+@pytest.mark.parametrize(("layer", "forward", "fixed"), [
+    ("self.fc = nn.Linear(2, 1)", "self.fc(x)", True),
+    ("self.act = nn.ReLU()", "self.act(x)", False),  # no parameter to take a device from: reported
+])
+def test_a_module_storing_its_device_takes_its_parameters_device(layer, forward, fixed):
+    """A stored `self.device` may go stale after `.to()`; the parameters say where the module is."""
+    result = run_devfix(STORING_ITS_DEVICE.format(layer=layer, forward=forward), rules=[MethodTensorDevice])
+    placed = "torch.tensor(rows, dtype=torch.float32, device=next(self.parameters()).device)" in result.fixed.decode()
+    assert placed is fixed
+    assert [finding.fixable for finding in result.findings] == ([] if fixed else [False])

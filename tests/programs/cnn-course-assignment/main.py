@@ -2,7 +2,7 @@
 weight and a temperature left on the CPU, predictions and a loss history (extended with what
 `train` returns) given to sklearn and matplotlib, a checkpoint loaded without `map_location`."""
 import argparse
-import os
+import io
 
 import matplotlib
 matplotlib.use("Agg")
@@ -72,7 +72,6 @@ def evaluate(model, loader, device):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--out", default="ckpt.pt")
     args = parser.parse_args([])
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     torch.manual_seed(0)
@@ -86,12 +85,11 @@ def main():
     for epoch in range(args.epochs):
         history += train(model, train_loader, optimizer, criterion, device)
     plt.plot(history)
-    plt.savefig("loss.png")
     f1, cm = evaluate(model, test_loader, device)
-    torch.save(model.state_dict(), args.out)
-    model.load_state_dict(torch.load(args.out))
-    os.remove(args.out)
-    os.remove("loss.png")
+    buffer = io.BytesIO()
+    torch.save(model.state_dict(), buffer)
+    buffer.seek(0)
+    model.load_state_dict(torch.load(buffer))
     print("RESULT", round(float(f1) + float(cm.sum()), 4))
 
 
