@@ -175,7 +175,10 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                     if not (live_device or has_state) or (stored_device and live_device):
                         reference = ""  # reported without a fix
                     elif stored_device:
-                        reference = "next(self.parameters())"  # a stored `self.device` goes stale after `.to()`
+                        # a stored `self.device` goes stale after `.to()`; a result only returned may be
+                        # moved by its callers (facexlib's `frames = frames.to(self.device)`): reported
+                        fed_here = call not in finder.returned or name in results_fed
+                        reference = "next(self.parameters())" if fed_here else ""
                     elif live_device or (direct_subclass and not self._devices_set_from_outside):
                         reference = "self"
                         if not live_device:
@@ -336,6 +339,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         self.fresh_for_returns: dict[str, list[cst.Call]] = {}  # the same, without methods of named values
         self.outputs: set[str] = set()  # names holding what a submodule returned
         self.calls: list[cst.Call] = []
+        self.returned: set[cst.Call] = set()  # those found only where the method returns them
         self.tensor_types = tensor_types  # `self.<attr>` holding a CPU tensor type
         self.inputs = list(_tensor_parameters(rule, method, submodules, given_tensors))
         self.reference = next(iter(self.inputs), None)
@@ -442,12 +446,14 @@ class _FedToSubmodules(cst.CSTVisitor):
 
     def visit_Return(self, node: cst.Return) -> None:
         counts = self.returns_count if self.reference is None else self.result_fed
+        found = len(self.calls)
         if node.value is not None and counts:
             # a result a caller hands to a submodule is an input there, not an index: follow its methods
             self._feed(node.value, named=self.result_fed)
         elif self.forward and isinstance(node.value, cst.Name) and node.value.value in self.filled:
             # a seq2seq decoder's `outputs = torch.zeros(...)`, given each step's logits, is the output
             self._feed(node.value)
+        self.returned.update(self.calls[found:])
 
     def _feed(self, value: cst.BaseExpression, pointwise: bool = False, named: bool = True) -> None:
         """`pointwise`: arithmetic, where a 0-dim CPU tensor (`torch.tensor(1.0)`) may meet a CUDA one.

@@ -598,3 +598,15 @@ def test_a_module_storing_its_device_takes_its_parameters_device(layer, forward,
     placed = "torch.tensor(rows, dtype=torch.float32, device=next(self.parameters()).device)" in result.fixed.decode()
     assert placed is fixed
     assert [finding.fixable for finding in result.findings] == ([] if fixed else [False])
+
+
+def test_a_result_its_caller_moves_stays_reported_in_a_module_storing_its_device():
+    """facexlib's `batched_transform` returns `torch.from_numpy(frames)`, and its caller moves the
+    result to `self.device` before feeding it: no tensor to place where it is made."""
+    source = STORING_ITS_DEVICE.format(layer="self.fc = nn.Linear(2, 1)", forward="self.fc(x)").replace(
+        "        return self(torch.tensor(rows, dtype=torch.float32))\n",
+        "        rows = self.transform(rows)\n        rows = rows.to(self.device)\n        return self(rows)\n\n"
+        "    def transform(self, rows):\n        return torch.from_numpy(np.asarray(rows, dtype=np.float32))\n",
+    ).replace("import torch\n", "import numpy as np\nimport torch\n", 1)
+    result = run_devfix(source, rules=[MethodTensorDevice])
+    assert result.fixed == result.source
