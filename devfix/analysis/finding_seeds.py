@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from devfix.analysis import signals
-from devfix.analysis.ast_nodes import FUNCTIONS, every_node, is_self_attribute
+from devfix.analysis.ast_nodes import FUNCTIONS, bound_names, every_node, is_self_attribute
 from devfix.analysis.host_sinks import fed_values, may_be_axes_call
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
 from devfix.analysis.torch_api import AXES_DATA_METHODS, DEVICE_NAMES, HOST_LIBRARY_MODULES, LIST_FILLERS
@@ -91,11 +91,30 @@ def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
             receiver = _without_key(func.value) if isinstance(func, ast.Attribute) and func.attr in LIST_FILLERS else None
             if isinstance(receiver, ast.Name) and receiver.id in handed or is_self_attribute(receiver) and receiver.attr in kept:
                 found.add(_chunk_index(starts, call.lineno))
+        found |= {_chunk_index(starts, function.lineno) for function in _functions_filling(facts.tree, handed)}
     if facts.imports.imports_any(("matplotlib",)):  # `ax.imshow(t)`: a data method of a matplotlib Axes (`analysis.axes`)
         found |= {index for index, chunk in enumerate(chunks) if chunk.attributes & AXES_DATA_METHODS}
     helpers = _parameters_to_host(facts.tree, host_names, facts.imports) if host_names else set()
     reads = {index for index, chunk in enumerate(chunks) if (chunk.loads | chunk.attributes) & helpers}
     return Seeds(found, reads)
+
+
+def _functions_filling(tree: ast.Module, handed: set[str]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The top-level functions whose result a handed name is bound to or extended with
+    (`y_pred, probs = collect(model, xs)`, `history += train(model, loader)`): DF008 brings their
+    appended items to the host where they append them."""
+    functions = {node.name: node for node in tree.body if isinstance(node, FUNCTIONS)}
+    called = set()
+    for node in every_node(tree):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in handed:
+            value = node.value
+        elif isinstance(node, ast.Assign) and any(name in handed for target in node.targets for name in bound_names(target)):
+            value = node.value
+        else:
+            continue
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in functions:
+            called.add(value.func.id)
+    return [functions[name] for name in sorted(called)]
 
 
 def _parameters_to_host(tree: ast.Module, host_names: set[str], imports: ImportTable) -> set[str]:
