@@ -142,13 +142,34 @@ def choose_edit(result: RoundResult, texts: dict[Path, str], static: bool, tried
 
 def _bindings_read(result: RoundResult, texts: dict[Path, str]) -> list[tuple[Path, int]]:
     """The lines, before each line of the traceback, that bind a name that line reads
-    (`losses = [trainer.step(b) for b in loader]` for `np.mean(losses)`)."""
-    places = []
+    (`losses = [trainer.step(b) for b in loader]` for `np.mean(losses)`), then the lines of the
+    file's functions whose results those bindings take (`history += train(model, loader)` for
+    `plt.plot(history)`: what `train` appended)."""
+    places, called = [], []
     for frame in result.frames:
         text = _text(frame.path, texts)
         for name in names_read_on(text, frame.line) if text is not None else ():
-            places += [(frame.path, line) for line in binding_lines(text, name) if line < frame.line]
-    return list(dict.fromkeys(places))
+            lines = [line for line in binding_lines(text, name) if line < frame.line]
+            places += [(frame.path, line) for line in lines]
+            called += [(frame.path, line) for line in function_lines_called_on(text, lines)]
+    return list(dict.fromkeys(places + called))
+
+
+def function_lines_called_on(text: str, lines: list[int]) -> list[int]:
+    """The lines of the top-level functions of the file that the statements starting on `lines`
+    call for the value they bind (`history += train(...)`, `y_pred, probs = collect(...)`)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign)) and node.lineno in lines and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Name) and node.value.func.id in functions:
+            function = functions[node.value.func.id]
+            found += range(function.lineno, (function.end_lineno or function.lineno) + 1)
+    return sorted(set(found))
 
 
 def _places(result: RoundResult, texts: dict[Path, str]) -> list[tuple[Path, int]]:
