@@ -300,35 +300,35 @@ def instance_calls(module: cst.Module, class_def: cst.ClassDef) -> list[tuple[cs
     if finder.escaped or finder.constructions != len(uses.calls):  # built elsewhere too (`self.enc = Net()`)
         return None
     calls = list(finder.calls)
+    functions = file_functions(module) if finder.handed else {}
+    classes = {statement.name.value for statement in module.body if isinstance(statement, cst.ClassDef)}
     for function_name, position, keyword in finder.handed:
-        through = _calls_through_parameter(module, function_name, position, keyword, _properties(class_def))
+        function = functions.get(function_name) if function_name not in classes else None
+        through = _calls_through_parameter(function, position, keyword, finder.properties) if function is not None else None
         if through is None:
             return None
         calls += through
     return calls or None
 
 
-def _calls_through_parameter(module: cst.Module, function_name: str, position: int, keyword: str | None,
+def _calls_through_parameter(function: cst.FunctionDef, position: int, keyword: str | None,
                              properties: frozenset[str]) -> list[tuple[cst.Call, str | None]] | None:
     """`run_epoch(model, loader)` of a top-level function of the file: the calls of the parameter
     that receives the instance (`model(x, lengths)` in `def run_epoch(model, loader)`), when the
     function never rebinds it nor hands it on; None otherwise (the instance goes where devfix
     cannot follow)."""
-    functions = [statement for statement in module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == function_name]
-    if len(functions) != 1 or any(isinstance(statement, cst.ClassDef) and statement.name.value == function_name for statement in module.body):
-        return None
-    params = functions[0].params
+    params = function.params
     positional = [param.name.value for param in (*params.posonly_params, *params.params)]
     named = positional + [param.name.value for param in params.kwonly_params]
     parameter = keyword if keyword is not None else positional[position] if position < len(positional) else None
     if parameter is None or parameter not in named:
         return None
     bindings = _Bindings()
-    functions[0].body.visit(bindings)
+    function.body.visit(bindings)
     if parameter in bindings.values:
         return None
     reads = _Reads({parameter}, properties)
-    functions[0].body.visit(reads)
+    function.body.visit(reads)
     return None if reads.other or reads.handed else reads.calls
 
 
