@@ -4,8 +4,9 @@ pinned memory (`x.pin_memory()`, `torch.empty(n, pin_memory=True)`), which needs
 `torch.cuda.synchronize()`, `torch.cuda.get_device_name(0)`, `torch.cuda.Event(...)`, entering
 `with torch.cuda.device(0):` and their kin raise "Torch not compiled with CUDA enabled" (or "No
 CUDA GPUs are available") on a machine without CUDA, even in a program that chose the CPU there:
-the timing loop of a script that runs anywhere, a `print` of the GPU's name. The queries that answer on any machine
-(`is_available`, `device_count`, `memory_allocated`, `manual_seed`, `empty_cache`) are not here.
+the timing loop of a script that runs anywhere, a `print` of the GPU's name. The queries that
+answer on any machine (`is_available`, `device_count`, `memory_allocated`, `manual_seed`,
+`empty_cache`) are not here.
 
 A call counts as checked (left alone) when it runs only after a test that asks about CUDA or a
 GPU (`torch.cuda.is_available()`, `device.type == "cuda"`, `args.cuda`, `use_gpu`):

@@ -286,12 +286,13 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         binding = facts._binding_before(name.value, self.line_of(use))
         given = [(binding.value, binding)] if binding is not None else []
         given += [(value, None) for (bound, _), value in facts.augmented.items() if bound == name.value]  # `history += train(...)`
+        functions = file_functions(self.module)
         found = []
         for call, bound in given:
             if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
                 continue
-            function = file_functions(self.module).get(call.func.value)
-            names = [value for value in self._returned_items(function, bound)] if function is not None else []
+            function = functions.get(call.func.value)
+            names = self._returned_items(function, bound) if function is not None else []
             if names and all(isinstance(value, cst.Name) for value in names) and len({value.value for value in names}) == 1:
                 found.append((function, names))
         return found

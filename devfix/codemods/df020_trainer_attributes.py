@@ -907,7 +907,8 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         if stored and model not in self._outside_models:
             return "self.device", self.line_of(stored[0])
         use = facts.attributes[model]
-        model_statement = next(statement for method, statement, *_ in (*use.assignments, *use.unpacked) if method == "__init__")
+        statements = [*use.assignments, *((method, statement) for method, statement, _ in use.unpacked)]
+        model_statement = next(statement for method, statement in statements if method == "__init__")
         return f"next(self.{model}.parameters()).device", self.line_of(model_statement)
 
     def _unmoved_state(self, facts) -> dict[str, cst.Assign]:
