@@ -66,6 +66,9 @@ class PlacementFacts:
     moves: dict[str, list[Move]] = field(default_factory=dict)  # every move of each name
     escaped: dict[str, list[cst.Call]] = field(default_factory=dict)
     appended: dict[str, list[tuple[int, cst.BaseExpression]]] = field(default_factory=dict)  # `name.append(v)`: (line, v)
+    # `results["logits"].append(v)`: ("results", "logits") → [(line, v)], a list kept under a string key
+    item_appended: dict[tuple[str, str], list[tuple[int, cst.BaseExpression]]] = field(default_factory=dict)
+    items_changed: set[str] = field(default_factory=set)  # `results["logits"] = v`, or an item handed to another call
     augmented: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `name += v`: (name, line) → v
     elements: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `for y in ys`: (y, line) → ys
     # `for tokens, score in beams`: (tokens, line) → (beams, 0), each a name the loop unpacks from a
@@ -240,6 +243,8 @@ class PlacementFacts:
                 binding = self._binding_before(joined.value, line)
                 if binding is not None and _is_empty_list(binding.value):
                     return self._only_device_values_in(joined.value, binding, line)
+            if _string_item(joined) is not None:  # `torch.cat(results["logits"])` of a dict display's list
+                return self._only_device_items_in(joined, before_line if before_line is not None else self.line_of(joined))
             if is_torch_tensor_function(self.qualified(callee)) and not is_factory_call(expression, self.qualified):
                 return any(again(arg.value) for arg in expression.args)  # F.cross_entropy(logits, y) follows logits
             if is_self_attribute(callee) and callee.attr.value in self.object_modules_on_device:
@@ -314,6 +319,20 @@ class PlacementFacts:
         is on the device (the list itself is no device value). Every append of this binding counts,
         also those after `line` in a loop."""
         filled = [(at, value) for at, value in self.appended.get(name, ()) if self._binding_before(name, at) is binding]
+        handed = any(binding.line < self.line_of(call) < line for call in self.escaped.get(name, ()))
+        return bool(filled) and not handed and all(self.is_device_value(value, before_line=at) for at, value in filled)
+
+    def _only_device_items_in(self, item: cst.Subscript, line: int) -> bool:
+        """`results = {"logits": [], ...}` filled by `results["logits"].append(model(x))` with device
+        values only, no item of it stored or handed to another call, and the dict handed to no call
+        before `line`: `torch.cat(results["logits"])` at `line` is on the device."""
+        name, key = _string_item(item)
+        binding = self._binding_before(name, line)
+        if binding is None or not isinstance(binding.value, cst.Dict) or name in self.items_changed:
+            return False
+        if not any(_string_key(element) == key and _is_empty_list(element.value) for element in binding.value.elements):
+            return False
+        filled = [(at, value) for at, value in self.item_appended.get((name, key), ()) if self._binding_before(name, at) is binding]
         handed = any(binding.line < self.line_of(call) < line for call in self.escaped.get(name, ()))
         return bool(filled) and not handed and all(self.is_device_value(value, before_line=at) for at, value in filled)
 
@@ -399,6 +418,22 @@ def _to_argument(call: cst.Call) -> cst.BaseExpression | None:
 
 def _is_empty_list(value: cst.BaseExpression | None) -> bool:
     return isinstance(value, cst.List) and not value.elements
+
+
+def _string_key(element: cst.BaseDictElement) -> str | None:
+    """The key of `"logits": []` in a dict display, when it is a plain string."""
+    key = getattr(element, "key", None)
+    return key.evaluated_value if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str) else None
+
+
+def _string_item(node: cst.BaseExpression | None) -> tuple[str, str] | None:
+    """("results", "logits") for `results["logits"]`."""
+    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1):
+        return None
+    index = node.slice[0].slice
+    if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) and isinstance(index.value.evaluated_value, str):
+        return node.value.value, index.value.evaluated_value
+    return None
 
 
 def device_code(device: cst.BaseExpression | None, literals: bool = False) -> str | None:
@@ -591,14 +626,21 @@ class _Collector(cst.CSTVisitor):
         if move is not None and isinstance(move.receiver, cst.Name):
             self.facts.moved.setdefault(move.receiver.value, move)
             self.facts.moves.setdefault(move.receiver.value, []).append(move)
+        callee = node.func
         for arg in node.args:
             if isinstance(arg.value, cst.Name):
                 self.facts.escaped.setdefault(arg.value.value, []).append(node)
-        callee = node.func
+            elif (item := _string_item(arg.value)) is not None and not self.facts.qualified(callee) & LIST_JOINS:
+                self.facts.items_changed.add(item[0])  # `fill(results["logits"])` may put anything there
         if isinstance(callee, cst.Attribute) and callee.attr.value in LIST_CHANGERS and isinstance(callee.value, cst.Name):
             self._changed_in_place.add(callee.value.value)
         if isinstance(callee, cst.Attribute) and callee.attr.value in LIST_FILLERS and isinstance(callee.value, cst.Name) and len(node.args) == 1:
             self.facts.appended.setdefault(callee.value.value, []).append((self.facts.line_of(node), node.args[0].value))
+        if isinstance(callee, cst.Attribute) and (item := _string_item(callee.value)) is not None:
+            if callee.attr.value in LIST_FILLERS and len(node.args) == 1:
+                self.facts.item_appended.setdefault(item, []).append((self.facts.line_of(node), node.args[0].value))
+            else:
+                self.facts.items_changed.add(item[0])  # `results["logits"].insert(0, v)`, `.clear()`
 
     def visit_Del(self, node: cst.Del) -> None:
         for target in [node.target, *(element.value for element in getattr(node.target, "elements", ()))]:
@@ -610,6 +652,7 @@ class _Collector(cst.CSTVisitor):
         line = self.facts.line_of(statement)
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
             self._changed_in_place.add(target.value.value)  # `members[0] = Net()`
+            self.facts.items_changed.add(target.value.value)
         if isinstance(target, cst.Name):
             self.facts.bindings.setdefault(target.value, []).append(Binding(line, value, unpacked, position if unpacked else -1))
             if self._open:

@@ -36,8 +36,8 @@ every item of the display starts as `[]`) and one an object keeps (`self.losses.
 one method, `np.mean(self.losses)` in another), when every binding of it is such an empty display
 and nothing else in the file reads it; what such an object appends may be a parameter of the
 method that every call of it on the class's instances in the file gives a device value
-(`meter.update(model(x).argmax(1), y)`). Joined first (`torch.cat(predictions).numpy()`), the joined
-tensor is brought over; converted item by item (`[p.numpy() for p in predictions]`, or a comprehension of its
+(`meter.update(model(x).argmax(1), y)`). Joined first (`torch.cat(predictions).numpy()`, also of a list a dict
+display keeps, `torch.cat(results["logits"])`), the joined tensor is brought over; converted item by item (`[p.numpy() for p in predictions]`, or a comprehension of its
 items handed to numpy, `np.mean([l.detach() for l in losses])`), each item is; made
 by a comprehension (`losses = [trainer.step(batch) for batch in loader]`), each item as it is made. A sum kept
 with `running += loss` is where `loss` is, a value of a model's dict output where the dict is (`for

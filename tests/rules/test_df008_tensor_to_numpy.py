@@ -878,3 +878,30 @@ def test_rows_of_a_moved_models_output_iterated_into_axes_go_to_the_host(loop, p
     """A plotting function given a moved model: the rows of `recon.view(-1, 4, 4)` are CUDA tensors."""
     result = run_devfix(RECONSTRUCTIONS.format(loop=loop, plot=plot), rules=[TensorToNumpy]).fixed.decode()
     assert ("imshow(img.detach().cpu())" in result) is copied
+
+
+DICT_OF_LISTS = """import torch
+model = torch.nn.Linear(4, 3).to(torch.device("cuda"))
+results = {"logits": [], "labels": []}
+for i in range(3):
+    results["logits"].append(model(torch.randn(2, 4).to("cuda")))
+CHANGE
+logits = torch.cat(results["logits"])
+print(logits.numpy())
+"""
+
+
+@pytest.mark.parametrize(("change", "copied"), [
+    ("pass", True),
+    ("results['logits'] = [torch.zeros(2, 3)]", False),
+    ("results['logits'].insert(0, torch.zeros(2, 3))", False),
+    ("fill(results['logits'])", False),
+    ("log(results)", False),
+    ("results = {'logits': [torch.zeros(2, 3)]}", False),
+])
+def test_a_list_a_dict_display_keeps_joins_device_tensors_only_while_nothing_else_fills_it(change, copied):
+    """`torch.cat(results["logits"])` of a dict display's empty list that only device values were
+    appended to is on the device; one whose item is stored, changed in place or handed to a call,
+    or a dict rebound, may hold host tensors."""
+    result = run_devfix(DICT_OF_LISTS.replace("CHANGE", change), rules=[TensorToNumpy])
+    assert ("logits.detach().cpu().numpy()" in result.fixed.decode()) is copied
