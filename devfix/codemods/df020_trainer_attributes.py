@@ -62,8 +62,8 @@ place itself, in a statement of its own body (`self.model.to(self.device)` at th
 has the batches of that method's later loops moved (other methods may run before the move). Method arguments fed to
 that model, or to a loss together with its output, are moved at the top of the method, to the
 model's device: `self.device` when the class keeps one, else `next(self.model.parameters()).device`
-(not those every caller gives moved, or, from a method of the class, gives a name it feeds the model
-itself as it is: a SAC agent's `self.evaluate(bn_s)` beside `self.value_net(bn_s)`); names the
+(not those every caller gives moved, a call of an instance itself, `cam(img)`, calling `__call__`,
+or, from a method of the class, gives a name it feeds the model itself as it is: a SAC agent's `self.evaluate(bn_s)` beside `self.value_net(bn_s)`); names the
 method first unpacks from a parameter (`inputs, targets = batch`) and feeds are moved right after
 the unpacking, when every call gives it the batch of a loop over a proven DataLoader
 (`[self.train_step(batch) for batch in loader]`). Module attributes holding
@@ -1033,7 +1033,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
 class _InstanceAttributeMoves(cst.CSTVisitor):
     """Statements that move a model an object keeps (`agent.q.to(device)`: `moves` holds
     ("agent", "q")), the names bound to a construction of each class (`instances`), and the method
-    calls on names (`calls`: ("agent", "learn", the call))."""
+    calls on names (`calls`: ("agent", "learn", the call); ("cam", "__call__", the call) for `cam(x)`)."""
 
     def __init__(self, qualified) -> None:
         self.qualified = qualified
@@ -1045,6 +1045,8 @@ class _InstanceAttributeMoves(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value != "self":
             self.calls.append((func.value.value, func.attr.value, node))
+        elif isinstance(func, cst.Name):
+            self.calls.append((func.value, "__call__", node))  # `cam(img, 1)` of `cam = GradCam(model)`
 
     def visit_Expr(self, node: cst.Expr) -> None:
         move = as_move(node.value, self.qualified)

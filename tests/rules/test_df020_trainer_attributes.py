@@ -687,3 +687,28 @@ def test_models_kept_by_one_tuple_assignment_are_moved_item_by_item(kept, noise,
     fixed = run_devfix(KEPT_IN_ONE_TUPLE.format(kept=kept), rules=[TrainerAttributes]).fixed.decode()
     assert ("torch.randn(real.size(0), 4, device=next(self.G.parameters()).device)" in fixed) is noise
     assert ("torch.ones(real.size(0), 1, device=next(self.D.parameters()).device)" in fixed) is labels
+
+
+CALLED_AS_A_FUNCTION = """import torch
+import torch.nn as nn
+
+
+class Explainer:
+    def __init__(self, model):
+        self.model = model.to(torch.device("cuda"))
+
+    def __call__(self, x):
+        return self.model(x).argmax(1)
+
+
+explain = Explainer(nn.Linear(4, 2))
+print(explain({given}))
+"""
+
+
+@pytest.mark.parametrize("given, moved", [("torch.randn(3, 4).to('cuda')", False), ("torch.randn(3, 4)", True)])
+def test_a_call_of_the_instance_itself_is_a_caller_of_its_dunder_call(given, moved):
+    """A Grad-CAM object called as `cam(img, 1)`: `img` already moved by every such call needs no
+    move at the top of `__call__`."""
+    fixed = run_devfix(CALLED_AS_A_FUNCTION.format(given=given), rules=[TrainerAttributes]).fixed.decode()
+    assert ("x = x.to(next(self.model.parameters()).device)" in fixed) is moved
