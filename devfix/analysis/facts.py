@@ -29,6 +29,7 @@ from devfix.analysis.following_returns import Followed
 from devfix.analysis.forward_lengths import SUBMODULE_DEPTH, Packing, forward_packing_parameters
 from devfix.analysis.generator_draws import CpuGeneratorDraw, cpu_generator_draws
 from devfix.analysis.gpu_flags import hardcoded_gpu_flags
+from devfix.analysis.gpu_options import GpuOption, gpu_option
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
 from devfix.analysis.host_instances import program_devices_in_host_classes
 from devfix.analysis.host_sinks import (
@@ -272,8 +273,18 @@ class FileFacts:
 
     @cached_property
     def several_gpus(self) -> bool:
-        """The file places on several GPUs on purpose (`torch_api.places_on_several_gpus`)."""
-        return places_on_several_gpus(self.text)
+        """The file places on several GPUs on purpose (`torch_api.places_on_several_gpus`); the uses
+        of the one GPU an option chooses (`.cuda(args.gpu)`, `analysis.gpu_options`) do not count."""
+        option = self.gpu_option
+        return places_on_several_gpus(self.text if option is None else option.masked(self.text))
+
+    @cached_property
+    def gpu_option(self) -> GpuOption | None:
+        """`args.gpu` of `parser.add_argument("--gpu", type=int, default=0)` where the file names its
+        one GPU with it (`analysis.gpu_options`)."""
+        if "parse_args" not in self.text:
+            return None
+        return gpu_option(self._tree)
 
     @cached_property
     def cuda_only_calls(self) -> dict[tuple[int, int], UncheckedCudaCall]:

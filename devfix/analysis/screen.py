@@ -611,14 +611,15 @@ class _Screen:
         return self.class_tensors[id(class_node)]
 
     def _hardcoded_cuda(self, node: ast.Call, name: str | None) -> None:
-        """The calls DF001 rewrites: a plain `.cuda()` (no other GPU named), a CUDA device in
+        """The calls DF001 rewrites: a plain `.cuda()` (no other GPU named, or an option's, `analysis.gpu_options`), a CUDA device in
         `.to(...)`, `device=` or `map_location=`, a `--device` option defaulting to CUDA, a
         global default set to CUDA (`torch.set_default_device("cuda")`), and transformers'
         `pipeline(task, device=0)`."""
         if name == "cuda":
             positional, keywords = node.args, {keyword.arg for keyword in node.keywords}
             zero = not positional or (len(positional) == 1 and isinstance(positional[0], ast.Constant) and positional[0].value == 0)
-            if zero and keywords <= {"non_blocking"}:
+            option = len(positional) == 1 and isinstance(positional[0], ast.Attribute) and isinstance(positional[0].value, ast.Name)
+            if (zero or option) and keywords <= {"non_blocking"}:  # `.cuda(args.gpu)`: maybe one GPU an option chooses
                 self.cuda_sites.append(node)
         elif name == "to" and any(_is_cuda_device(value) for value in [*node.args[:1], *_keyword_values(node, "device")]):
             self.cuda_sites.append(node)
@@ -1018,9 +1019,14 @@ def _container_items(value: ast.expr) -> list[ast.expr | None]:
 
 
 def _is_cuda_device(node: ast.expr) -> bool:
-    """`"cuda"`, `"cuda:0"`, or a call given one first (`torch.device("cuda")`, `torch.device("cuda", 0)`)."""
+    """`"cuda"`, `"cuda:0"`, `f"cuda:{args.gpu}"` (maybe the one GPU an option chooses,
+    `analysis.gpu_options`), or a call given one first (`torch.device("cuda")`, `torch.device("cuda", 0)`)."""
     if isinstance(node, ast.Call) and node.args:
         node = node.args[0]
+    if isinstance(node, ast.JoinedStr) and len(node.values) == 2:
+        text, value = node.values
+        return isinstance(text, ast.Constant) and text.value == "cuda:" and isinstance(value, ast.FormattedValue) \
+            and isinstance(value.value, ast.Attribute) and isinstance(value.value.value, ast.Name)
     return isinstance(node, ast.Constant) and node.value in CUDA_LITERALS
 
 

@@ -20,6 +20,13 @@ stays, and runs only where it can.
 transformers' `pipeline(task, device=0)` (GPU 0) becomes `device=0 if torch.cuda.is_available()
 else -1` (-1 is its CPU); a pipeline takes a `torch.device` as well, so `device="cuda"` goes the
 usual way.
+A GPU a command-line option chooses (`parser.add_argument("--gpu", type=int, default=0)`, proven
+by `analysis.gpu_options`) is one GPU, not several: `.cuda(args.gpu)` becomes `.to(device)`, with
+`device = torch.device(f"cuda:{args.gpu}" if torch.cuda.is_available() else "cpu")` bound right
+after `args = parser.parse_args()`, where that binding exists when the call runs (after the parse
+in its function, or, for a parse outside functions, after it at the top level and in the functions
+defined above the statement holding it) and nothing else in the file binds `device`; elsewhere it is
+reported without a fix. `f"cuda:{args.gpu}"` given as a device falls back to `"cpu"` the same way.
 A `torch.load` hook that moves every storage (`map_location=lambda storage, loc: storage.cuda(0)`)
 becomes the device itself, `map_location=device`: storages take no positional device, so
 `storage.to(device)` would raise.
@@ -50,6 +57,7 @@ scope it reports without a fix. Test files are not checked (`rule_registry`): a 
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -58,6 +66,7 @@ from devfix.analysis.cst_bindings import is_static_method, names_in
 from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.device_parameters import takes_any_device
 from devfix.analysis.device_scope import device_for
+from devfix.analysis.gpu_options import DEVICE_VARIABLE, GpuOption
 from devfix.analysis.met_parameters import parameter_met_by
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, module_input
 from devfix.analysis.torch_api import (
@@ -92,11 +101,15 @@ class HardcodedCuda(DevfixRule):
     def visit_Module(self, node: cst.Module) -> None:
         # the screen's answer, from the text it read: `node.code` would generate the module again
         self._multi_gpu_file = self.facts.several_gpus if self.facts is not None else places_on_several_gpus(node.code)
+        self._option_device_needed = False  # a fix wrote the device an option chooses (`_fix_option_cuda_call`)
+        self._parse_statement: cst.SimpleStatementLine | None = None
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if self._multi_gpu_file or self._guarded(original_node):
             return updated_node
         method = original_node.func.attr.value if isinstance(original_node.func, cst.Attribute) else None
+        if method == "cuda" and self._is_option_cuda_call(original_node):
+            return self._fix_option_cuda_call(original_node, updated_node)
         if method == "cuda" and self._is_plain_cuda_call(original_node):
             return self._fix_cuda_method(original_node, updated_node)
         if method == "to":
@@ -232,24 +245,134 @@ class HardcodedCuda(DevfixRule):
             return False
         return not positional or (isinstance(positional[0].value, cst.Integer) and positional[0].value.value == "0")
 
-    def _fix_cuda_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        receiver = original.func.value
-        if isinstance(receiver, (cst.Name, cst.Attribute)) and any(
-            name.startswith("torch.") for name in qualified_names(self, receiver)
-        ):
-            return updated  # a torch namespace, not a value being moved
+    def _moves_a_value(self, call: cst.Call) -> bool:
+        """`.cuda(...)` on a value DF001 may move: not a torch namespace, not `nn.Parameter(t)`
+        (DF009's: the move belongs inside), not a storage a `map_location` hook is given
+        (`leave_Arg` replaces the hook)."""
+        receiver = call.func.value
+        if isinstance(receiver, (cst.Name, cst.Attribute)) and any(name.startswith("torch.") for name in qualified_names(self, receiver)):
+            return False
         if isinstance(receiver, cst.Call) and qualified_names(self, receiver.func) & PARAMETER_CLASSES:
-            return updated  # `nn.Parameter(t).cuda()` is DF009's: the move belongs inside
-        if self._loading_hook(original) is not None:
-            return updated  # `map_location=lambda storage, loc: storage.cuda()`: a storage, `leave_Arg` replaces the hook
-        device = self._device_name(original, "`.cuda()` hard-codes the GPU: the program fails without one")
-        if device is None:
+            return False
+        return self._loading_hook(call) is None
+
+    def _fix_cuda_method(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if not self._moves_a_value(original):
             return updated
-        kept = [arg for arg in updated.args if arg.keyword is not None]
-        args = [cst.Arg(cst.parse_expression(device)), *kept]
-        if kept:
-            args[0] = args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")), args=args)
+        device = self._device_name(original, "`.cuda()` hard-codes the GPU: the program fails without one")
+        return updated if device is None else _to_device(updated, device)
+
+    def _gpu_option(self) -> GpuOption | None:
+        return self.facts.gpu_option if self.facts is not None else None
+
+    def _is_option_cuda_call(self, call: cst.Call) -> bool:
+        """`.cuda(args.gpu)` (also with `non_blocking=`) of the option the file names its one GPU with
+        (`analysis.gpu_options`)."""
+        option = self._gpu_option()
+        positional = [arg.value for arg in call.args if arg.keyword is None]
+        keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+        return option is not None and len(positional) == 1 and not keywords - {"non_blocking"} and _code(positional[0]) == option.code
+
+    def _fix_option_cuda_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """`.cuda(args.gpu)` → `.to(device)`, `device` bound right after `args = parser.parse_args()`
+        to that GPU when CUDA is available, else the CPU (`leave_SimpleStatementLine`)."""
+        if not self._moves_a_value(original):
+            return updated
+        option = self._gpu_option()
+        message = f"`.cuda({option.code})` puts it on the GPU the option chooses: the program fails without one"
+        if not self._option_device_reaches(original):
+            self.report(original, message + " (no device variable can be added here)", fixable=False)
+            return updated
+        if not self.report(original, message, fix_title=f"use `{DEVICE_VARIABLE}`: GPU `{option.code}` when CUDA is available, else the CPU"):
+            return updated
+        self._option_device_needed = True
+        return _to_device(updated, DEVICE_VARIABLE)
+
+    def _option_device_reaches(self, node: cst.CSTNode) -> bool:
+        """The device variable the fix binds after the parse exists when `node` runs, in a program
+        whose files bind no other `device`."""
+        option = self._gpu_option()
+        if option is None or not option.device_name_free or not self.may_add_globals:
+            return False
+        functions: list[cst.CSTNode] = []
+        current = self.get_metadata(ParentProvider, node, None)
+        while current is not None and not isinstance(current, cst.Module):
+            if isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                functions.append(current)
+            current = self.get_metadata(ParentProvider, current, None)
+        outermost = functions[-1] if functions else None
+        function = outermost.name.value if isinstance(outermost, cst.FunctionDef) else None
+        if outermost is not None and function is None:
+            return False  # a class or lambda at the top level
+        line = self.get_metadata(PositionProvider, node).start.line
+        return option.reaches(line, function, nested=len(functions) > 1)
+
+    def leave_FormattedString(self, original_node: cst.FormattedString, updated_node: cst.FormattedString) -> cst.BaseExpression:
+        """`f"cuda:{args.gpu}"` given as a device (to `torch.device`, `.to()`, `device=`, or bound to a
+        device variable) → `f"cuda:{args.gpu}" if torch.cuda.is_available() else "cpu"`."""
+        option = self._gpu_option()
+        if option is None or self._multi_gpu_file or not self._names_the_option_gpu(original_node) \
+                or not self._given_as_a_device(original_node) or self._guarded(original_node):
+            return updated_node
+        if not self.report(original_node, f"`{_code(original_node)}` names the GPU the option chooses: the program fails without one",
+                           fix_title="choose that GPU only when CUDA is available, else the CPU"):
+            return updated_node
+        quote = original_node.end
+        return cst.parse_expression(f"{_code(updated_node)} if {self.torch_name()}.cuda.is_available() else {quote}cpu{quote}")
+
+    def _names_the_option_gpu(self, string: cst.FormattedString) -> bool:
+        parts = string.parts
+        return len(parts) == 2 and isinstance(parts[0], cst.FormattedStringText) and parts[0].value == "cuda:" \
+            and isinstance(parts[1], cst.FormattedStringExpression) and parts[1].conversion is None \
+            and parts[1].format_spec is None and _code(parts[1].expression) == self._gpu_option().code
+
+    def _given_as_a_device(self, node: cst.BaseExpression) -> bool:
+        """`node` is what `torch.device(...)` or `.to(...)` is given first, a `device=`/`map_location=`
+        of a callable that takes any device, or the value of a device variable."""
+        parent = self.get_metadata(ParentProvider, node, None)
+        if isinstance(parent, cst.Assign):
+            targets = parent.targets
+            return len(targets) == 1 and isinstance(targets[0].target, cst.Name) and targets[0].target.value in DEVICE_NAMES
+        call = self.get_metadata(ParentProvider, parent, None) if isinstance(parent, cst.Arg) else None
+        if not isinstance(call, cst.Call):
+            return False
+        if parent.keyword is not None:
+            return parent.keyword.value in DEVICE_KEYWORDS and self._takes_a_torch_device(call, parent.keyword.value)
+        first = call.args[0] is parent
+        return first and (DEVICE_CONSTRUCTOR in self._qualified(call.func)
+                          or isinstance(call.func, cst.Attribute) and call.func.attr.value == "to")
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+                                  ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+        """`args = parser.parse_args()`, followed by the device the option chooses, once a fix of
+        the block (or of the functions its top level calls) uses it."""
+        option = self._gpu_option()
+        if option is None or self.get_metadata(PositionProvider, original_node).start.line != option.parse_line:
+            return updated_node
+        self._parse_statement = updated_node
+        return updated_node
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not self._option_device_needed or not any(statement is self._parse_statement for statement in updated_node.body):
+            return updated_node
+        return updated_node.with_changes(body=self._with_option_device(updated_node.body))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if self._option_device_needed and any(statement is self._parse_statement for statement in updated_node.body):
+            updated_node = updated_node.with_changes(body=self._with_option_device(updated_node.body))
+        return super().leave_Module(original_node, updated_node)
+
+    def _with_option_device(self, body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """`body` with `device = torch.device(f"cuda:{args.gpu}" if torch.cuda.is_available() else
+        "cpu")` right after the parse."""
+        option, torch = self._gpu_option(), self.torch_name()
+        chosen = cst.parse_statement(
+            f'{DEVICE_VARIABLE} = {torch}.device(f"cuda:{{{option.code}}}" if {torch}.cuda.is_available() else "cpu")\n',
+            config=self.module.config_for_parsing,
+        )
+        index = next(index for index, statement in enumerate(body) if statement is self._parse_statement)
+        self._option_device_needed = False
+        return [*body[:index + 1], chosen, *body[index + 1:]]
 
     def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
         """`map_location=lambda storage, loc: storage.cuda()` → `map_location=device`: the hook is
@@ -579,6 +702,15 @@ def _is_cuda_tensor_type(node: cst.BaseExpression) -> bool:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
+
+
+def _to_device(cuda_call: cst.Call, device: str) -> cst.Call:
+    """`x.cuda(...)` → `x.to(device)`, keeping `non_blocking=`."""
+    kept = [arg for arg in cuda_call.args if arg.keyword is not None]
+    args = [cst.Arg(cst.parse_expression(device)), *kept]
+    if kept:
+        args[0] = args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return cuda_call.with_changes(func=cuda_call.func.with_changes(attr=cst.Name("to")), args=args)
 
 
 def _places_with(function: cst.FunctionDef, name: str) -> bool:

@@ -534,3 +534,72 @@ def test_a_device_parameter_defaulting_to_none_is_no_device_to_reuse():
     result = run_devfix(PARAMETER_DEFAULTING_TO_NONE, path="predict.py", rules=[HardcodedCuda])
     assert result.fixed.decode() == PARAMETER_DEFAULTING_TO_NONE
     assert [finding.code for finding in result.findings] == ["DF001", "DF001"]
+
+
+OPTION_SCRIPT = """import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--gpu", type=int, default={default})
+
+
+def build():
+    return torch.nn.Linear(4, 1).cuda(args.gpu)
+
+
+{parse}
+x = torch.randn(2, 4).cuda(args.gpu, non_blocking=True)
+print(build()(x))
+"""
+CHOSEN = 'device = torch.device(f"cuda:{args.gpu}" if torch.cuda.is_available() else "cpu")'
+
+
+def test_the_gpu_an_option_chooses_becomes_a_device_bound_after_the_parse():
+    source = OPTION_SCRIPT.format(default="0", parse="args = parser.parse_args()")
+    fixed = run_devfix(source, path="train.py", rules=[HardcodedCuda]).fixed.decode()
+    assert f"args = parser.parse_args()\n{CHOSEN}\nx = torch.randn(2, 4).to(device, non_blocking=True)" in fixed
+    assert "return torch.nn.Linear(4, 1).to(device)" in fixed
+    assert fixed.count("device = ") == 1
+
+
+def test_in_a_main_block_the_functions_above_it_read_the_device_it_binds():
+    parse = 'if __name__ == "__main__":\n    args = parser.parse_args()\n    y = torch.zeros(1).cuda(args.gpu)'
+    fixed = run_devfix(OPTION_SCRIPT.format(default="0", parse=parse), path="train.py", rules=[HardcodedCuda]).fixed.decode()
+    assert f"    args = parser.parse_args()\n    {CHOSEN}\n    y = torch.zeros(1).to(device)" in fixed
+    assert "return torch.nn.Linear(4, 1).to(device)" in fixed
+    assert "x = torch.randn(2, 4).cuda(args.gpu, non_blocking=True)" in fixed  # after the block: no device yet
+
+
+def test_a_parse_in_main_serves_only_main():
+    parse = "def main():\n    args = parser.parse_args()\n    return torch.zeros(1).cuda(args.gpu)"
+    result = run_devfix(OPTION_SCRIPT.format(default="0", parse=parse), path="train.py", rules=[HardcodedCuda])
+    fixed = result.fixed.decode()
+    assert f"    args = parser.parse_args()\n    {CHOSEN}\n    return torch.zeros(1).to(device)" in fixed
+    assert "return torch.nn.Linear(4, 1).cuda(args.gpu)" in fixed
+    assert any("no device variable can be added here" in finding.message for finding in result.findings)
+
+
+@pytest.mark.parametrize("default", ["None", "-1"])
+def test_an_option_that_may_mean_several_gpus_is_left_alone(default):
+    source = OPTION_SCRIPT.format(default=default, parse="args = parser.parse_args()")
+    result = run_devfix(source, path="train.py", rules=[HardcodedCuda])
+    assert result.fixed.decode() == source and not result.findings
+
+
+def test_a_device_name_bound_elsewhere_leaves_the_option_reported():
+    source = OPTION_SCRIPT.format(default="0", parse="args = parser.parse_args()\ndevice = 'cpu'")
+    result = run_devfix(source, path="train.py", rules=[HardcodedCuda])
+    assert ".cuda(args.gpu)" in result.fixed.decode() and CHOSEN not in result.fixed.decode()
+    assert result.findings
+
+
+def test_an_option_gpu_in_an_f_string_device_falls_back_to_the_cpu():
+    source = OPTION_SCRIPT.format(default="0", parse='args = parser.parse_args()\ndev = torch.device(f"cuda:{args.gpu}")')
+    fixed = run_devfix(source, path="train.py", rules=[HardcodedCuda]).fixed.decode()
+    assert 'dev = torch.device(f"cuda:{args.gpu}" if torch.cuda.is_available() else "cpu")' in fixed
+
+
+def test_an_option_in_a_distributed_script_is_left_alone():
+    source = OPTION_SCRIPT.format(default="0", parse="args = parser.parse_args()\ntorch.distributed.init_process_group('nccl')")
+    assert run_devfix(source, path="train.py", rules=[HardcodedCuda]).fixed.decode() == source
