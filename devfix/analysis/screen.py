@@ -346,16 +346,19 @@ class _Screen:
 
     def _top_level_tables_handed_to(self, functions: set[str]) -> bool:
         """DF012's cases for tables of the top level: a name bound once there from a torch call that
-        places nothing (`alphas_cumprod = torch.cumprod(...)`) computes an argument of a call of a
+        places nothing (`alphas_cumprod = torch.cumprod(...)`), or from such tables by operators and
+        tensor methods (`class_weights = counts.sum() / (3 * counts)`), computes an argument of a call of a
         function of the file (`extract(alphas_cumprod.sqrt(), t, x.shape)`), or is indexed with a
         name (`class_weights[y]`, `alphas_cumprod.gather(0, t)`), or meets a parameter in arithmetic in a top-level function
         (`(images - MEAN) / STD` in `def normalize(images)`)."""
         bindings = scope_bindings(scope_nodes(self.walked.tree.body))
-        tables = {
-            name for name, bound in bindings.items()
-            if len(bound) == 1 and (value := bound[0][1]) is not None
-            and any(self._is_torch_call(node) for node in every_node(value)) and not _places(list(every_node(value)))
-        }
+        tables: set[str] = set()
+        for name, bound in sorted(bindings.items(), key=lambda item: item[1][0][0]):  # each after what it computes with
+            value = bound[0][1] if len(bound) == 1 else None
+            if value is not None and not _places(list(every_node(value))) and (
+                    any(self._is_torch_call(node) for node in every_node(value))
+                    or set(_names_computed_with(value)) & tables):  # `class_weights = counts.sum() / (3 * counts)`
+                tables.add(name)
         if not tables:
             return False
         return any(
