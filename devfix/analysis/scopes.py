@@ -130,16 +130,30 @@ class ScopeTracker:
         (`trainer = Trainer(model)`) → the class's methods whose every return is on a device."""
         found: dict[str, frozenset[str]] = {}
         for name, bindings in facts.bindings.items():
-            built = {
-                binding.value.func.value if isinstance(binding.value, cst.Call) and isinstance(binding.value.func, cst.Name)
-                and not binding.unpacked else None
-                for binding in bindings
-            }
+            built = {self._constructed_class(binding.value) if not binding.unpacked else None for binding in bindings}
             class_def = top_level_class(self.module, built.pop()) if len(built) == 1 and None not in built else None
             methods = self.methods_returning_device_values(class_def) if class_def is not None else set()
             if methods:
                 found[name] = frozenset(methods)
         return found
+
+    def _constructed_class(self, value: cst.BaseExpression | None) -> str | None:
+        """`Trainer` of `Trainer(model)`, also of `Classifier(3, 2).fit(X, y)` where every `return` of
+        the class's `fit` gives `self` back (sklearn's fluent `fit`)."""
+        if not isinstance(value, cst.Call):
+            return None
+        if isinstance(value.func, cst.Name):
+            return value.func.value
+        if not (isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call)
+                and isinstance(value.func.value.func, cst.Name)):
+            return None
+        class_name = value.func.value.func.value
+        class_def = top_level_class(self.module, class_name)
+        method = next((statement for statement in class_def.body.body if isinstance(statement, cst.FunctionDef)
+                       and statement.name.value == value.func.attr.value), None) if class_def is not None else None
+        returned = return_values(method) if method is not None and not is_static_method(method) else []
+        gives_self = bool(returned) and all(isinstance(item, cst.Name) and item.value == "self" for item in returned)
+        return class_name if gives_self else None
 
     def batch_callables(self, node: cst.CSTNode, models: Iterable[str]) -> set[str]:
         """What a batch may be fed to here: the models, the Modules the scope builds, its parameters,

@@ -45,7 +45,8 @@ name, value in loss_dict.items()`), a model fed a dict or list display of device
 (`model({"images": x.to(device)})`) is fed device values, and so is what a callable kept by the
 object returns (`self.net(x.to(device))`), and what a method of its class returns where its every
 `return` is proven on a device (`return self.model(images.to(device)).softmax(1)`; another may hand
-back a CPU copy), also called on an object of the class the scope builds (`trainer.step(batch)`).
+back a CPU copy), also called on an object of the class the scope builds (`trainer.step(batch)`; `clf =
+Classifier().fit(X, y)` builds one when every `return` of `fit` gives `self`).
 A Module the object's `__init__` moved (`self.model = model.to(device)`), or kept
 where every construction of the class gives it a moved model (`Evaluator(model, loader)` after
 `model.to(device)`), gives device values, and one it built (`self.criterion = nn.MSELoss()`)

@@ -905,3 +905,31 @@ def test_a_list_a_dict_display_keeps_joins_device_tensors_only_while_nothing_els
     or a dict rebound, may hold host tensors."""
     result = run_devfix(DICT_OF_LISTS.replace("CHANGE", change), rules=[TensorToNumpy])
     assert ("logits.detach().cpu().numpy()" in result.fixed.decode()) is copied
+
+
+FLUENT_FIT = """import numpy as np
+import torch
+
+
+class Classifier:
+    def __init__(self):
+        self.net = torch.nn.Linear(3, 2).to(torch.device("cuda"))
+
+    def fit(self, X):
+        {fit_returns}
+
+    def predict(self, X):
+        return self.net(X).argmax(1)
+
+
+clf = Classifier().fit(1)
+print(np.asarray(clf.predict(torch.zeros(2, 3))))
+"""
+
+
+@pytest.mark.parametrize(("fit_returns", "copied"), [("return self", True), ("return None", False), ("return Classifier()", False)])
+def test_an_object_a_fluent_fit_gives_back_is_an_instance_of_its_class(fit_returns, copied):
+    """`clf = Classifier().fit(X)`: a `fit` whose every return is `self` gives back the instance, so
+    `clf.predict(X)` is the class's method returning device values."""
+    fixed = run_devfix(FLUENT_FIT.format(fit_returns=fit_returns), rules=[TensorToNumpy]).fixed.decode()
+    assert ("clf.predict(torch.zeros(2, 3)).detach().cpu()" in fixed) is copied
