@@ -135,6 +135,8 @@ class PlacementFacts:
                 device = argument_for(call, summary.parameter, list(summary.positional)) if summary is not None and summary.parameter else None
                 if summary is None or (summary.parameter is not None and device is None):
                     continue
+                if summary.own_device:  # `model = train(model, loader)` moving it to a device of its own
+                    device = cst.parse_expression(f"next({name}.parameters()).device")
                 if summary.global_name is not None:  # `model.to(device)` of the file's one top-level `device`
                     if summary.global_name in local and not top_level:
                         continue

@@ -9,7 +9,8 @@ name that a statement of the function's own body (not under a branch or a loop) 
 last other binding; the device is a parameter the function never rebinds or an attribute of one
 (`args.device`), a name the file binds once at its top level (`device = torch.device(...)`: the
 caller sees the same one), or CUDA itself (`.cuda()`, `"cuda"`, `torch.device("cuda")`); a
-generator is no such function.
+generator is no such function. A model a `train(model, loader)` moves to a device of its own and
+hands to an optimizer (so it holds parameters) is on `next(model.parameters()).device` for the caller.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from devfix.analysis.moves import is_cast, is_move
 from devfix.analysis.torch_api import PLACEMENT_KEEPING_METHODS
 
 CUDA = (None, None, None)  # the device of `.cuda()` and of CUDA literals: no parameter names it
+OWN = ("", None, None)  # a device of the function's own (`device = torch.device(...)` in `train`): only the model names it
 Device = tuple[str | None, str | None, str | None]  # (parameter, attribute of it, global): ("device", None, None), ("args", "device", None), CUDA
 
 
@@ -37,6 +39,7 @@ class ReturnedMove:
     positional: tuple[str, ...]
     attribute: str | None = None
     global_name: str | None = None
+    own_device: bool = False  # a device the function chose itself: the caller names it by the model's parameters
 
 
 def returned_move(
@@ -56,15 +59,31 @@ def returned_move(
     for node in returns:
         move = _move_given_back(node, function.body, bindings, imports)
         device = _device_of(move, names, bindings, imports, globals_once) if move is not None else None
+        if device is None and move is not None and move.func.attr == "to" and _optimizes(move.func.value, nodes):
+            device = OWN
         if device is None:
             return None
         devices.add(device)
     if len(devices) != 1:
         return None
-    parameter, attribute, global_name = devices.pop()
+    device = devices.pop()
     arguments = function.args
     positional = tuple(argument.arg for argument in (*arguments.posonlyargs, *arguments.args))
+    if device == OWN:
+        return ReturnedMove(None, positional, own_device=True)
+    parameter, attribute, global_name = device
     return ReturnedMove(parameter, positional, attribute, global_name)
+
+
+def _optimizes(moved: ast.expr, nodes: list[ast.AST]) -> bool:
+    """The function hands `moved.parameters()` to a call (an optimizer): `moved` is a Module that
+    holds parameters, so `next(model.parameters()).device` names where it went."""
+    return isinstance(moved, ast.Name) and any(
+        isinstance(node, ast.Call) and any(
+            isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "parameters"
+            and _receiver_is(arg.func.value, moved.id) for arg in node.args)
+        for node in nodes
+    )
 
 
 def _move_given_back(node: ast.Return, body: list[ast.stmt], bindings, imports: ImportTable) -> ast.Call | None:

@@ -75,3 +75,20 @@ def test_a_device_the_file_binds_once_at_its_top_level_is_named_by_the_global() 
     found = returned_move(function, ImportTable.of(tree), frozenset({"DEVICE"}))
     assert (found.parameter, found.attribute, found.global_name) == (None, None, "DEVICE")
     assert returned_move(function, ImportTable.of(tree)) is None  # a name bound more than once, or in another file: unknown
+
+
+TRAIN = """def train(model, data):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = model.to(device)
+    {optimizer}
+    return model
+"""
+
+
+@pytest.mark.parametrize(("optimizer", "own"), [
+    ("opt = torch.optim.SGD(model.parameters(), lr=0.1)", True),
+    ("model.eval()", False),  # a Module without parameters would have no `next(model.parameters())`
+])
+def test_a_model_moved_to_a_device_of_the_functions_own_is_named_by_its_parameters(optimizer, own) -> None:
+    found = _move(TRAIN.format(optimizer=optimizer))
+    assert (found is not None and found.own_device) is own
