@@ -1,6 +1,7 @@
 """One GPU chosen by a command-line option: `parser.add_argument("--gpu", type=int, default=0)`.
 
-`.cuda(args.gpu)`, `torch.cuda.set_device(args.gpu)` and `f"cuda:{args.gpu}"` name a GPU by a
+`.cuda(args.gpu)`, `torch.cuda.set_device(args.gpu)` and `f"cuda:{args.gpu}"` (or `"cuda:{}".format(...)`,
+`"cuda:%d" % ...`, `"cuda:" + str(...)`) name a GPU by a
 number the user gives; a script of one process then places everything on that one GPU, and fails
 without CUDA ("Torch not compiled with CUDA enabled") like any hard-coded `.cuda()`. Such uses are
 not multi-GPU placement, which DF001 leaves alone.
@@ -152,4 +153,27 @@ def _gpu_uses(tree: ast.Module, namespace: str) -> list[ast.Attribute]:
             uses.extend(value.value for before, value in zip(parts, parts[1:])
                         if isinstance(before, ast.Constant) and str(before.value).endswith("cuda:")
                         and isinstance(value, ast.FormattedValue))
+        elif (named := gpu_in_device_string(node)) is not None:
+            uses.append(named)
     return [use for use in uses if isinstance(use, ast.Attribute) and isinstance(use.value, ast.Name) and use.value.id == namespace]
+
+
+def gpu_in_device_string(node: ast.AST) -> ast.expr | None:
+    """`x` of a device string built from one value: `f"cuda:{x}"`, `"cuda:{}".format(x)`,
+    `"cuda:%d" % x`, `"cuda:" + str(x)`."""
+    if isinstance(node, ast.JoinedStr) and len(node.values) == 2:
+        text, value = node.values
+        if isinstance(text, ast.Constant) and text.value == "cuda:" and isinstance(value, ast.FormattedValue) \
+                and value.conversion == -1 and value.format_spec is None:
+            return value.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
+            and isinstance(node.func.value, ast.Constant) and node.func.value.value == "cuda:{}" and len(node.args) == 1 and not node.keywords:
+        return node.args[0]
+    if isinstance(node, ast.BinOp) and isinstance(node.left, ast.Constant):
+        if isinstance(node.op, ast.Mod) and node.left.value in ("cuda:%d", "cuda:%s", "cuda:%i"):
+            return node.right
+        right = node.right
+        if isinstance(node.op, ast.Add) and node.left.value == "cuda:" and isinstance(right, ast.Call) \
+                and isinstance(right.func, ast.Name) and right.func.id == "str" and len(right.args) == 1:
+            return right.args[0]
+    return None

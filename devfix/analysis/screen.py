@@ -27,6 +27,7 @@ from devfix.analysis.ast_nodes import (
     scope_nodes,
 )
 from devfix.analysis.factory_meetings import encodings_meet_a_moved_model
+from devfix.analysis.gpu_options import gpu_in_device_string
 from devfix.analysis.host_sinks import may_be_axes_call
 from devfix.analysis.imports import ImportTable, cast_argument, may_be_project_name
 from devfix.analysis.kinds import Kind
@@ -1022,14 +1023,13 @@ def _container_items(value: ast.expr) -> list[ast.expr | None]:
 
 
 def _is_cuda_device(node: ast.expr) -> bool:
-    """`"cuda"`, `"cuda:0"`, `f"cuda:{args.gpu}"` (maybe the one GPU an option chooses,
+    """`"cuda"`, `"cuda:0"`, `f"cuda:{args.gpu}"` or another string naming an option's GPU (maybe the one it chooses,
     `analysis.gpu_options`), or a call given one first (`torch.device("cuda")`, `torch.device("cuda", 0)`)."""
     if isinstance(node, ast.Call) and node.args:
         node = node.args[0]
-    if isinstance(node, ast.JoinedStr) and len(node.values) == 2:
-        text, value = node.values
-        return isinstance(text, ast.Constant) and text.value == "cuda:" and isinstance(value, ast.FormattedValue) \
-            and isinstance(value.value, ast.Attribute) and isinstance(value.value.value, ast.Name)
+    named = gpu_in_device_string(node)
+    if isinstance(named, ast.Attribute) and isinstance(named.value, ast.Name):
+        return True
     return isinstance(node, ast.Constant) and node.value in CUDA_LITERALS
 
 

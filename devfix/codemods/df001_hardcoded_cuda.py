@@ -26,7 +26,8 @@ by `analysis.gpu_options`) is one GPU, not several: `.cuda(args.gpu)` becomes `.
 after `args = parser.parse_args()`, where that binding exists when the call runs (after the parse
 in its function, or, for a parse outside functions, after it at the top level and in the functions
 defined above the statement holding it) and nothing else in the file binds `device`; elsewhere it is
-reported without a fix. `f"cuda:{args.gpu}"` given as a device falls back to `"cpu"` the same way.
+reported without a fix. `f"cuda:{args.gpu}"` given as a device (also `"cuda:{}".format(args.gpu)`,
+`"cuda:%d" % args.gpu`, `"cuda:" + str(args.gpu)`) falls back to `"cpu"` the same way.
 A `torch.load` hook that moves every storage (`map_location=lambda storage, loc: storage.cuda(0)`)
 becomes the device itself, `map_location=device`: storages take no positional device, so
 `storage.to(device)` would raise.
@@ -66,7 +67,7 @@ from devfix.analysis.cst_bindings import is_static_method, names_in
 from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.device_parameters import takes_any_device
 from devfix.analysis.device_scope import device_for
-from devfix.analysis.gpu_options import DEVICE_VARIABLE, GpuOption
+from devfix.analysis.gpu_options import DEVICE_VARIABLE, GpuOption, gpu_in_device_string
 from devfix.analysis.met_parameters import parameter_met_by
 from devfix.analysis.module_classes import class_facts, holds_parameters, is_self_attribute, module_input
 from devfix.analysis.torch_api import (
@@ -108,6 +109,8 @@ class HardcodedCuda(DevfixRule):
         if self._multi_gpu_file or self._guarded(original_node):
             return updated_node
         method = original_node.func.attr.value if isinstance(original_node.func, cst.Attribute) else None
+        if method == "format":
+            return self._fix_option_device_string(original_node, updated_node)
         if method == "cuda" and self._is_option_cuda_call(original_node):
             return self._fix_option_cuda_call(original_node, updated_node)
         if method == "cuda" and self._is_plain_cuda_call(original_node):
@@ -308,23 +311,32 @@ class HardcodedCuda(DevfixRule):
         return option.reaches(line, function, nested=len(functions) > 1)
 
     def leave_FormattedString(self, original_node: cst.FormattedString, updated_node: cst.FormattedString) -> cst.BaseExpression:
-        """`f"cuda:{args.gpu}"` given as a device (to `torch.device`, `.to()`, `device=`, or bound to a
-        device variable) → `f"cuda:{args.gpu}" if torch.cuda.is_available() else "cpu"`."""
-        option = self._gpu_option()
-        if option is None or self._multi_gpu_file or not self._names_the_option_gpu(original_node) \
-                or not self._given_as_a_device(original_node) or self._guarded(original_node):
-            return updated_node
-        if not self.report(original_node, f"`{_code(original_node)}` names the GPU the option chooses: the program fails without one",
-                           fix_title="choose that GPU only when CUDA is available, else the CPU"):
-            return updated_node
-        quote = original_node.end
-        return cst.parse_expression(f"{_code(updated_node)} if {self.torch_name()}.cuda.is_available() else {quote}cpu{quote}")
+        return self._fix_option_device_string(original_node, updated_node)
 
-    def _names_the_option_gpu(self, string: cst.FormattedString) -> bool:
-        parts = string.parts
-        return len(parts) == 2 and isinstance(parts[0], cst.FormattedStringText) and parts[0].value == "cuda:" \
-            and isinstance(parts[1], cst.FormattedStringExpression) and parts[1].conversion is None \
-            and parts[1].format_spec is None and _code(parts[1].expression) == self._gpu_option().code
+    def leave_BinaryOperation(self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation) -> cst.BaseExpression:
+        return self._fix_option_device_string(original_node, updated_node)
+
+    def _fix_option_device_string(self, original: cst.BaseExpression, updated: cst.BaseExpression) -> cst.BaseExpression:
+        """`f"cuda:{args.gpu}"` (`"cuda:{}".format(args.gpu)`, `"cuda:%d" % args.gpu`, `"cuda:" +
+        str(args.gpu)`) given as a device (to `torch.device`, `.to()`, `device=`, or bound to a device
+        variable) → `<it> if torch.cuda.is_available() else "cpu"`."""
+        option = self._gpu_option()
+        if option is None or self._multi_gpu_file or not self._names_the_option_gpu(original) \
+                or not self._given_as_a_device(original) or self._guarded(original):
+            return updated
+        if not self.report(original, f"`{_code(original)}` names the GPU the option chooses: the program fails without one",
+                           fix_title="choose that GPU only when CUDA is available, else the CPU"):
+            return updated
+        quote = "'" if _code(original).lstrip("fFrR").startswith("'") else '"'  # the string's own quotes
+        return cst.parse_expression(f"{_code(updated)} if {self.torch_name()}.cuda.is_available() else {quote}cpu{quote}")
+
+    def _names_the_option_gpu(self, node: cst.BaseExpression) -> bool:
+        """`node` is a device string built from the option alone (`gpu_options.gpu_in_device_string`)."""
+        try:
+            named = gpu_in_device_string(ast.parse(_code(node).strip(), mode="eval").body)
+        except SyntaxError:
+            return False
+        return named is not None and ast.unparse(named) == self._gpu_option().code
 
     def _given_as_a_device(self, node: cst.BaseExpression) -> bool:
         """`node` is what `torch.device(...)` or `.to(...)` is given first, a `device=`/`map_location=`

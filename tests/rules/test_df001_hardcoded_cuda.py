@@ -603,3 +603,11 @@ def test_an_option_gpu_in_an_f_string_device_falls_back_to_the_cpu():
 def test_an_option_in_a_distributed_script_is_left_alone():
     source = OPTION_SCRIPT.format(default="0", parse="args = parser.parse_args()\ntorch.distributed.init_process_group('nccl')")
     assert run_devfix(source, path="train.py", rules=[HardcodedCuda]).fixed.decode() == source
+
+
+@pytest.mark.parametrize("spelled", ['"cuda:{}".format(args.gpu)', "'cuda:%d' % args.gpu", '"cuda:" + str(args.gpu)'])
+def test_every_spelling_of_the_option_gpu_as_a_string_falls_back(spelled):
+    source = OPTION_SCRIPT.format(default="0", parse=f"args = parser.parse_args()\ndev = torch.device({spelled})")
+    fixed = run_devfix(source, path="train.py", rules=[HardcodedCuda]).fixed.decode()
+    quote = spelled[0]
+    assert f"dev = torch.device({spelled} if torch.cuda.is_available() else {quote}cpu{quote})" in fixed
