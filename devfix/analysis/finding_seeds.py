@@ -23,7 +23,7 @@ from devfix.analysis import signals
 from devfix.analysis.ast_nodes import FUNCTIONS, bound_names, every_node, is_self_attribute
 from devfix.analysis.host_sinks import fed_values, may_be_axes_call
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
-from devfix.analysis.torch_api import AXES_DATA_METHODS, DEVICE_NAMES, HOST_LIBRARY_MODULES, LIST_FILLERS
+from devfix.analysis.torch_api import AXES_DATA_METHODS, DEVICE_NAMES, HOST_LIBRARY_MODULES, LIST_FILLERS, LIST_JOINS
 
 if TYPE_CHECKING:
     from devfix.analysis.chunks import Chunk
@@ -64,7 +64,8 @@ def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     imported from sklearn), a store into an item of a numpy array, and `xs.append(t)` of a list some
     host call is handed (`xs`, `history["loss"]`, `self.losses`), or a function of the file that
     hands it to one; a data method of a matplotlib Axes (`ax.imshow(t)`) counts as a host call. It
-    reads every call of a function that hands a parameter to one (`show(ax, out)`). None when a
+    reads every call of a function that hands a parameter to one (`show(ax, out)`), and what fills a
+    list a dict keeps that a torch join takes (`results["logits"].append(out)`). None when a
     star import from a host library may bind any name."""
     host_names: set[str] = set()
     for node in facts.import_statements:
@@ -96,7 +97,24 @@ def tensor_to_numpy(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
         found |= {index for index, chunk in enumerate(chunks) if chunk.attributes & AXES_DATA_METHODS}
     helpers = _parameters_to_host(facts.tree, host_names, facts.imports) if host_names else set()
     reads = {index for index, chunk in enumerate(chunks) if (chunk.loads | chunk.attributes) & helpers}
+    reads |= _item_lists_joined(chunks, facts)
     return Seeds(found, reads)
+
+
+def _item_lists_joined(chunks: list[Chunk], facts: FileFacts) -> set[int]:
+    """The chunks filling a list a dict keeps (`results["logits"].append(out)`) that a torch join
+    takes (`torch.cat(results["logits"])`): where the joined tensor is placed depends on them."""
+    nodes = list(every_node(facts.tree))
+    joined = {call.args[0].value.id for call in nodes
+              if isinstance(call, ast.Call) and call.args and facts.imports.qualify(call.func) in LIST_JOINS
+              and isinstance(call.args[0], ast.Subscript) and isinstance(call.args[0].value, ast.Name)}
+    if not joined:
+        return set()
+    starts = [chunk.start for chunk in chunks]
+    return {_chunk_index(starts, call.lineno) for call in nodes
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in LIST_FILLERS
+            and isinstance(call.func.value, ast.Subscript) and isinstance(call.func.value.value, ast.Name)
+            and call.func.value.value.id in joined}
 
 
 def _functions_filling(tree: ast.Module, handed: set[str]) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
