@@ -49,6 +49,7 @@ from devfix.analysis.ast_nodes import (
     scope_nodes,
 )
 from devfix.analysis.following_returns import Followed, followed_arguments
+from devfix.analysis.hook_attributes import hook_attribute_names
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_move
 from devfix.analysis.torch_api import (
@@ -153,6 +154,7 @@ def device_value_may_reach_host(
     host_functions = host_functions if host_functions is not None else parameters_given_to_host(tree, imports)
     arrays = arrays if arrays is not None else array_names(tree, imports)
     kept = _instance_collectors(tree) if file_places_devices else frozenset()
+    kept |= hook_attribute_names(tree) if file_places_devices else frozenset()  # `self.gradients` a hook keeps
     moved = _methods_calling(tree, _moved_attributes(tree, imports)) if file_places_devices else frozenset()
     returning = _DeviceReturns(tree, imports, host_functions, arrays, kept, moved, following) if file_places_devices else None
     scopes: list[tuple[ast.AST, _Scope]] = []
@@ -429,7 +431,7 @@ class _Scope:
                 return True
             return binding is not None and binding[1] is not None and self._may_be_on_device(binding[1], with_parameters, binding[0])
         if is_self_attribute(value) and value.attr in self.instance_collectors:
-            return True  # `np.mean(self.losses)`: what the methods append is the rule's to follow
+            return True  # `np.mean(self.losses)`: what the methods append is the rule's to follow; `self.gradients` of a hook
         if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
             return again(value.value)
         if isinstance(value, ast.BinOp):

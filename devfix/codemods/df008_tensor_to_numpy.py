@@ -53,6 +53,10 @@ where every construction of the class gives it a moved model (`Evaluator(model, 
 follows its input, also for the lists above
 (`losses.append(self.criterion(self.model(x), y).detach())`); a callable it was given may return
 anything (`self.score_fn(out, y)` may be a float).
+An attribute the class keeps only from what a hook of its own is handed (`self.gradients =
+grad_output[0].detach()` in a method registered with `layer.register_full_backward_hook(self.save)`,
+`analysis.hook_attributes`) is a layer's output or gradients, where the layer's model is: its
+`.numpy()` gets `.cpu()` in a file that places things on devices.
 What a plain function returns counts only for `.numpy()` (only tensors have it): `train_step(...)`
 may return a float. A store into an item of a numpy array (`g_loss[i] = loss.data`, the array
 proven one, not made with `dtype=object`) converts the tensor too: it gets `.cpu()`. So do the
@@ -98,6 +102,7 @@ from devfix.analysis.call_sites import argument_for, file_functions, instance_ca
 from devfix.analysis.cst_bindings import assigned_names, is_static_method, parameter_names, return_values
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.facts import FileRole
+from devfix.analysis.hook_attributes import hook_kept_attributes
 from devfix.analysis.host_sinks import HostParameters
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import is_self_attribute
@@ -545,7 +550,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         # is imported; in a test file the callers are fixtures and parametrizations devfix does not see
         other_arrays = self.facts is not None and self.facts.imports.imports_any(OTHER_ARRAY_LIBRARIES)
         in_a_test = self.facts is not None and self.facts.role is FileRole.TEST
-        on_device = self._host_facts(original).is_device_value(receiver, loose=True, tensor_parameters=not (other_arrays or in_a_test))
+        on_device = self._host_facts(original).is_device_value(receiver, loose=True, tensor_parameters=not (other_arrays or in_a_test)) \
+            or not (other_arrays or in_a_test) and self._kept_by_a_hook(without_tensor_methods(receiver), original)
         if "cpu" in chain or not (on_device or self._joins_device_list(chain_root(receiver)) or self._iterates_device_list(receiver, original)):
             return updated
         if self._callers_give_host_values(receiver, original):
@@ -560,6 +566,17 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         if not self.report(original, f"`{code}.numpy()` fails when `{code}` is on a GPU", fix_title=f"call `{added}` first"):
             return updated
         return updated.with_changes(func=updated.func.with_changes(value=call_methods(updated.func.value, *missing)))
+
+    def _kept_by_a_hook(self, receiver: cst.BaseExpression, call: cst.Call) -> bool:
+        """`self.gradients.numpy()` of an attribute the class keeps only from what its hooks are
+        handed (`analysis.hook_attributes`), in a file that places things on devices: a layer's
+        output or gradients, where the layer's model is."""
+        while isinstance(receiver, cst.Subscript):  # `self.gradients[0]`
+            receiver = receiver.value
+        if not (isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self"):
+            return False
+        owner = self._method_owner(call)
+        return owner is not None and self._host_facts(call).file_places_devices and receiver.attr.value in hook_kept_attributes(owner)
 
     def _in_another_frameworks_branch(self, call: cst.Call) -> bool:
         """Under `if self.framework == "tf":` (or "jax", "flax"), or in the `else` of `if

@@ -933,3 +933,33 @@ def test_an_object_a_fluent_fit_gives_back_is_an_instance_of_its_class(fit_retur
     `clf.predict(X)` is the class's method returning device values."""
     fixed = run_devfix(FLUENT_FIT.format(fit_returns=fit_returns), rules=[TensorToNumpy]).fixed.decode()
     assert ("clf.predict(torch.zeros(2, 3)).detach().cpu()" in fixed) is copied
+
+
+HOOKED = """import torch
+
+
+class Cam:
+    def __init__(self, model, layer):
+        self.model = model.to(torch.device("cuda"))
+        self.grads = None
+        layer.register_full_backward_hook({hook})
+
+    def keep(self, module, grad_input, grad_output):
+        self.grads = {kept}
+
+    def __call__(self, x):
+        return self.grads.numpy()
+"""
+
+
+@pytest.mark.parametrize(("hook", "kept", "copied"), [
+    ("self.keep", "grad_output[0].detach()", True),
+    ("self.keep", "grad_output[0]", True),
+    ("print", "grad_output[0].detach()", False),  # not the class's hook
+    ("self.keep", "torch.zeros(3)", False),  # not what the hook is handed
+])
+def test_what_a_hook_of_the_class_keeps_may_be_on_a_device(hook, kept, copied):
+    """Grad-CAM's `self.gradients = grad_output[0].detach()` in a method registered as a backward
+    hook: a layer's gradients, where the layer's model is."""
+    fixed = run_devfix(HOOKED.format(hook=hook, kept=kept), rules=[TensorToNumpy]).fixed.decode()
+    assert ("self.grads.detach().cpu().numpy()" in fixed) is copied
