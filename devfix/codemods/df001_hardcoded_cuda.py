@@ -25,8 +25,9 @@ by `analysis.gpu_options`) is one GPU, not several: `.cuda(args.gpu)` becomes `.
 `device = torch.device(f"cuda:{args.gpu}" if torch.cuda.is_available() else "cpu")` bound right
 after `args = parser.parse_args()`, where that binding exists when the call runs (after the parse
 in its function, or, for a parse outside functions, after it at the top level and in the functions
-defined above the statement holding it) and nothing else in the file binds `device`; elsewhere it is
-reported without a fix. `f"cuda:{args.gpu}"` given as a device (also `"cuda:{}".format(args.gpu)`,
+defined above the statement holding it), or first thing in a top-level function given the options
+as a parameter (`def train(loader, model, args)`), when nothing else in the file binds `device`;
+elsewhere it is reported without a fix. `f"cuda:{args.gpu}"` given as a device (also `"cuda:{}".format(args.gpu)`,
 `"cuda:%d" % args.gpu`, `"cuda:" + str(args.gpu)`) falls back to `"cpu"` the same way.
 A `torch.load` hook that moves every storage (`map_location=lambda storage, loc: storage.cuda(0)`)
 becomes the device itself, `map_location=device`: storages take no positional device, so
@@ -63,7 +64,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for
-from devfix.analysis.cst_bindings import is_static_method, names_in
+from devfix.analysis.cst_bindings import is_static_method, names_in, parameter_names
 from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.device_parameters import takes_any_device
 from devfix.analysis.device_scope import device_for
@@ -104,6 +105,7 @@ class HardcodedCuda(DevfixRule):
         self._multi_gpu_file = self.facts.several_gpus if self.facts is not None else places_on_several_gpus(node.code)
         self._option_device_needed = False  # a fix wrote the device an option chooses (`_fix_option_cuda_call`)
         self._parse_statement: cst.SimpleStatementLine | None = None
+        self._functions_choosing_device: set[str] = set()  # top-level functions given the options, binding the device
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if self._multi_gpu_file or self._guarded(original_node):
@@ -283,20 +285,25 @@ class HardcodedCuda(DevfixRule):
             return updated
         option = self._gpu_option()
         message = f"`.cuda({option.code})` puts it on the GPU the option chooses: the program fails without one"
-        if not self._option_device_reaches(original):
+        bound_in = self._option_device_reaches(original)
+        if bound_in is None:
             self.report(original, message + " (no device variable can be added here)", fixable=False)
             return updated
         if not self.report(original, message, fix_title=f"use `{DEVICE_VARIABLE}`: GPU `{option.code}` when CUDA is available, else the CPU"):
             return updated
-        self._option_device_needed = True
+        if bound_in == "parse":
+            self._option_device_needed = True
+        else:
+            self._functions_choosing_device.add(bound_in)
         return _to_device(updated, DEVICE_VARIABLE)
 
-    def _option_device_reaches(self, node: cst.CSTNode) -> bool:
-        """The device variable the fix binds after the parse exists when `node` runs, in a program
-        whose files bind no other `device`."""
+    def _option_device_reaches(self, node: cst.CSTNode) -> str | None:
+        """Where the fix binds the device `node` reads, in a program whose files bind no other
+        `device`: "parse" when the binding right after the parse exists when `node` runs, or the
+        top-level function holding `node` that is given the parsed options itself."""
         option = self._gpu_option()
         if option is None or not option.device_name_free or not self.may_add_globals:
-            return False
+            return None
         functions: list[cst.CSTNode] = []
         current = self.get_metadata(ParentProvider, node, None)
         while current is not None and not isinstance(current, cst.Module):
@@ -308,7 +315,11 @@ class HardcodedCuda(DevfixRule):
         if outermost is not None and function is None:
             return False  # a class or lambda at the top level
         line = self.get_metadata(PositionProvider, node).start.line
-        return option.reaches(line, function, nested=len(functions) > 1)
+        if option.reaches(line, function, nested=len(functions) > 1):
+            return "parse"
+        if len(functions) == 1 and option.namespace in parameter_names(outermost):
+            return function  # `def train(loader, model, args)`: bound there too
+        return None
 
     def leave_FormattedString(self, original_node: cst.FormattedString, updated_node: cst.FormattedString) -> cst.BaseExpression:
         return self._fix_option_device_string(original_node, updated_node)
@@ -364,6 +375,15 @@ class HardcodedCuda(DevfixRule):
         self._parse_statement = updated_node
         return updated_node
 
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        """A top-level function given the parsed options (`def train(loader, model, args)`) binds the
+        device they choose first thing, for its own `.cuda(args.gpu)` fixed to `.to(device)`."""
+        if original_node.name.value not in self._functions_choosing_device or original_node not in self.module.body:
+            return updated_node
+        body = list(updated_node.body.body)
+        first = 1 if body and _is_docstring(body[0]) else 0
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=[*body[:first], self._option_device_statement(), *body[first:]]))
+
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
         if not self._option_device_needed or not any(statement is self._parse_statement for statement in updated_node.body):
             return updated_node
@@ -377,14 +397,16 @@ class HardcodedCuda(DevfixRule):
     def _with_option_device(self, body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
         """`body` with `device = torch.device(f"cuda:{args.gpu}" if torch.cuda.is_available() else
         "cpu")` right after the parse."""
+        index = next(index for index, statement in enumerate(body) if statement is self._parse_statement)
+        self._option_device_needed = False
+        return [*body[:index + 1], self._option_device_statement(), *body[index + 1:]]
+
+    def _option_device_statement(self) -> cst.BaseStatement:
         option, torch = self._gpu_option(), self.torch_name()
-        chosen = cst.parse_statement(
+        return cst.parse_statement(
             f'{DEVICE_VARIABLE} = {torch}.device(f"cuda:{{{option.code}}}" if {torch}.cuda.is_available() else "cpu")\n',
             config=self.module.config_for_parsing,
         )
-        index = next(index for index, statement in enumerate(body) if statement is self._parse_statement)
-        self._option_device_needed = False
-        return [*body[:index + 1], chosen, *body[index + 1:]]
 
     def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
         """`map_location=lambda storage, loc: storage.cuda()` → `map_location=device`: the hook is
@@ -760,3 +782,8 @@ def _some_call_omits(module: cst.Module, function: cst.FunctionDef, name: str) -
         not any(arg.star for arg in call.args) and argument_for(call, name, positional) is None
         for call in calls
     )
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr) \
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))

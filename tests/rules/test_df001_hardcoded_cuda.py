@@ -611,3 +611,31 @@ def test_every_spelling_of_the_option_gpu_as_a_string_falls_back(spelled):
     fixed = run_devfix(source, path="train.py", rules=[HardcodedCuda]).fixed.decode()
     quote = spelled[0]
     assert f"dev = torch.device({spelled} if torch.cuda.is_available() else {quote}cpu{quote})" in fixed
+
+
+GIVEN_THE_OPTIONS = '''import argparse
+
+import torch
+
+
+def train(x, args):
+    """One step."""
+    return x.cuda(args.gpu, non_blocking=True) * 2
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpu", type=int, default=0)
+    args = parser.parse_args()
+    print(train(torch.ones(2), args))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_a_function_given_the_options_binds_the_device_first_thing():
+    fixed = run_devfix(GIVEN_THE_OPTIONS, path="train.py", rules=[HardcodedCuda]).fixed.decode()
+    assert f'    """One step."""\n    {CHOSEN}\n    return x.to(device, non_blocking=True) * 2' in fixed
+    assert fixed.count("device = ") == 1  # main reads no device: nothing bound after its parse
