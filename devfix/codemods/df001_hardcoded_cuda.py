@@ -313,7 +313,7 @@ class HardcodedCuda(DevfixRule):
         outermost = functions[-1] if functions else None
         function = outermost.name.value if isinstance(outermost, cst.FunctionDef) else None
         if outermost is not None and function is None:
-            return False  # a class or lambda at the top level
+            return None  # a class or lambda at the top level
         line = self.get_metadata(PositionProvider, node).start.line
         if option.reaches(line, function, nested=len(functions) > 1):
             return "parse"
@@ -366,9 +366,10 @@ class HardcodedCuda(DevfixRule):
                           or isinstance(call.func, cst.Attribute) and call.func.attr.value == "to")
 
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
-                                  ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
-        """`args = parser.parse_args()`, followed by the device the option chooses, once a fix of
-        the block (or of the functions its top level calls) uses it."""
+                                  ) -> cst.SimpleStatementLine:
+        """Keeps `args = parser.parse_args()` as it goes into the tree: the block holding it gets the
+        device the option chooses right after it, once a fix uses that (`leave_IndentedBlock`,
+        `leave_Module`)."""
         option = self._gpu_option()
         if option is None or self.get_metadata(PositionProvider, original_node).start.line != option.parse_line:
             return updated_node

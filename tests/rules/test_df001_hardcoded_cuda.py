@@ -639,3 +639,10 @@ def test_a_function_given_the_options_binds_the_device_first_thing():
     fixed = run_devfix(GIVEN_THE_OPTIONS, path="train.py", rules=[HardcodedCuda]).fixed.decode()
     assert f'    """One step."""\n    {CHOSEN}\n    return x.to(device, non_blocking=True) * 2' in fixed
     assert fixed.count("device = ") == 1  # main reads no device: nothing bound after its parse
+
+
+def test_an_option_gpu_in_a_class_at_the_top_level_is_only_reported():
+    source = OPTION_SCRIPT.format(default="0", parse="args = parser.parse_args()\nclass Box:\n    x = torch.zeros(1).cuda(args.gpu)")
+    result = run_devfix(source, path="train.py", rules=[HardcodedCuda])
+    assert "    x = torch.zeros(1).cuda(args.gpu)" in result.fixed.decode()
+    assert any("no device variable can be added here" in finding.message for finding in result.findings)
