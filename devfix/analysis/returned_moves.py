@@ -59,7 +59,7 @@ def returned_move(
     for node in returns:
         move = _move_given_back(node, function.body, bindings, imports)
         device = _device_of(move, names, bindings, imports, globals_once) if move is not None else None
-        if device is None and move is not None and move.func.attr == "to" and _optimizes(move.func.value, nodes):
+        if device is None and move is not None and _chosen_here(move, bindings) and _optimizes(move.func.value, nodes):
             device = OWN
         if device is None:
             return None
@@ -73,6 +73,17 @@ def returned_move(
         return ReturnedMove(None, positional, own_device=True)
     parameter, attribute, global_name = device
     return ReturnedMove(parameter, positional, attribute, global_name)
+
+
+def _chosen_here(move: ast.Call, bindings) -> bool:
+    """`.to(device)` of a local the function binds once to something other than a string
+    (`device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`; `"cpu"` is no device
+    the caller needs to follow)."""
+    if move.func.attr != "to":
+        return False
+    device = next((keyword.value for keyword in move.keywords if keyword.arg == "device"), move.args[0] if move.args else None)
+    bound = bindings.get(device.id, []) if isinstance(device, ast.Name) else []
+    return len(bound) == 1 and bound[0][1] is not None and not isinstance(bound[0][1], ast.Constant)
 
 
 def _optimizes(moved: ast.expr, nodes: list[ast.AST]) -> bool:

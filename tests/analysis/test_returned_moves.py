@@ -92,3 +92,8 @@ TRAIN = """def train(model, data):
 def test_a_model_moved_to_a_device_of_the_functions_own_is_named_by_its_parameters(optimizer, own) -> None:
     found = _move(TRAIN.format(optimizer=optimizer))
     assert (found is not None and found.own_device) is own
+
+
+def test_a_model_moved_to_a_cpu_string_is_no_move_of_the_functions_own() -> None:
+    source = TRAIN.format(optimizer="opt = torch.optim.SGD(model.parameters(), lr=0.1)")
+    assert _move(source.replace('torch.device("cuda" if torch.cuda.is_available() else "cpu")', '"cpu"')) is None
