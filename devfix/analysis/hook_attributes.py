@@ -10,16 +10,11 @@ indexing and tensor methods (`out.detach()`, `grad_output[0]`, `output.clone()`)
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from devfix.analysis.cst_bindings import parameter_names
 from devfix.analysis.tensors import without_tensor_methods
-
-HOOK_REGISTRARS = frozenset({
-    "register_forward_hook", "register_full_backward_hook", "register_backward_hook", "register_hook",
-})
+from devfix.analysis.torch_api import HOOK_REGISTRARS
 
 
 def hook_kept_attributes(class_def: cst.ClassDef) -> frozenset[str]:
@@ -74,19 +69,3 @@ class _Collector(cst.CSTVisitor):
             if isinstance(hook, cst.Attribute) and isinstance(hook.value, cst.Name) and hook.value.value == "self":
                 self.hooks.add(hook.attr.value)
 
-
-def hook_attribute_names(tree: ast.Module) -> frozenset[str]:
-    """The ast screen's superset: every `self.<attribute>` a method of a class binds, where the class
-    hands that method as `self.<method>` to a hook registrar."""
-    found: set[str] = set()
-    for class_def in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
-        hooks = {
-            node.args[0].attr for node in ast.walk(class_def)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in HOOK_REGISTRARS and node.args
-            and isinstance(node.args[0], ast.Attribute) and isinstance(node.args[0].value, ast.Name) and node.args[0].value.id == "self"
-        }
-        for method in class_def.body:
-            if isinstance(method, ast.FunctionDef) and method.name in hooks:
-                found |= {target.attr for node in ast.walk(method) if isinstance(node, ast.Assign) for target in node.targets
-                          if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"}
-    return frozenset(found)

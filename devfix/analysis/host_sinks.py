@@ -49,12 +49,12 @@ from devfix.analysis.ast_nodes import (
     scope_nodes,
 )
 from devfix.analysis.following_returns import Followed, followed_arguments
-from devfix.analysis.hook_attributes import hook_attribute_names
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_move
 from devfix.analysis.torch_api import (
     AXES_DATA_METHODS,
     CPU_LITERALS,
+    HOOK_REGISTRARS,
     HOST_LIBRARIES,
     LEAVING_PLACEMENT_METHODS,
     LIST_FILLERS,
@@ -154,7 +154,7 @@ def device_value_may_reach_host(
     host_functions = host_functions if host_functions is not None else parameters_given_to_host(tree, imports)
     arrays = arrays if arrays is not None else array_names(tree, imports)
     kept = _instance_collectors(tree) if file_places_devices else frozenset()
-    kept |= hook_attribute_names(tree) if file_places_devices else frozenset()  # `self.gradients` a hook keeps
+    kept |= _hook_attribute_names(tree) if file_places_devices else frozenset()  # `self.gradients` a hook keeps
     moved = _methods_calling(tree, _moved_attributes(tree, imports)) if file_places_devices else frozenset()
     returning = _DeviceReturns(tree, imports, host_functions, arrays, kept, moved, following) if file_places_devices else None
     scopes: list[tuple[ast.AST, _Scope]] = []
@@ -523,3 +523,21 @@ def _is_dtype(node: ast.expr, imports: ImportTable) -> bool:
 
 def _is_cpu_literal(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value in CPU_LITERALS
+
+
+def _hook_attribute_names(tree: ast.Module) -> frozenset[str]:
+    """DF008's hook-kept attributes (`analysis.hook_attributes`), as the screen's superset: every
+    `self.<attribute>` a method of a class binds, where the class hands that method as
+    `self.<method>` to a hook registrar."""
+    found: set[str] = set()
+    for class_def in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+        hooks = {
+            node.args[0].attr for node in ast.walk(class_def)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in HOOK_REGISTRARS and node.args
+            and isinstance(node.args[0], ast.Attribute) and isinstance(node.args[0].value, ast.Name) and node.args[0].value.id == "self"
+        }
+        for method in class_def.body:
+            if isinstance(method, ast.FunctionDef) and method.name in hooks:
+                found |= {target.attr for node in ast.walk(method) if isinstance(node, ast.Assign) for target in node.targets
+                          if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"}
+    return frozenset(found)

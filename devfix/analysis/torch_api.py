@@ -354,3 +354,6 @@ INDEX_READING_FUNCTIONS = {
 # transformers' pipeline factory: `device=` takes a torch.device, any device string, or a GPU
 # ordinal (`device=0` is cuda:0, -1 the CPU)
 PIPELINE_FACTORIES = frozenset({"transformers.pipeline", "transformers.pipelines.pipeline"})
+
+# methods that register a hook on a Module or tensor: what the hook is handed lives where the layer does
+HOOK_REGISTRARS = frozenset({"register_forward_hook", "register_full_backward_hook", "register_backward_hook", "register_hook"})
