@@ -8,7 +8,7 @@ devfix cannot see (loop targets, parameters, `with` targets) is never called a d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -315,12 +315,15 @@ class PlacementFacts:
             return False
         return any(again(part, before_line) for part in parts)
 
-    def _only_device_values_in(self, name: str, binding: Binding, line: int) -> bool:
+    def _only_device_values_in(self, name: str, binding: Binding, line: int,
+                               appends: Sequence[tuple[int, cst.BaseExpression]] | None = None) -> bool:
         """`all_probs = []` filled by `all_probs.append(probs)` with device values only, and handed
         to no call before `line` (which might put anything in it): `torch.cat(all_probs)` at `line`
         is on the device (the list itself is no device value). Every append of this binding counts,
-        also those after `line` in a loop."""
-        filled = [(at, value) for at, value in self.appended.get(name, ()) if self._binding_before(name, at) is binding]
+        also those after `line` in a loop. `appends`: those of a list the name keeps under a key
+        (`results["logits"].append(...)`), instead of the name's own."""
+        appends = self.appended.get(name, ()) if appends is None else appends
+        filled = [(at, value) for at, value in appends if self._binding_before(name, at) is binding]
         handed = any(binding.line < self.line_of(call) < line for call in self.escaped.get(name, ()))
         return bool(filled) and not handed and all(self.is_device_value(value, before_line=at) for at, value in filled)
 
@@ -334,9 +337,7 @@ class PlacementFacts:
             return False
         if not any(_string_key(element) == key and _is_empty_list(element.value) for element in binding.value.elements):
             return False
-        filled = [(at, value) for at, value in self.item_appended.get((name, key), ()) if self._binding_before(name, at) is binding]
-        handed = any(binding.line < self.line_of(call) < line for call in self.escaped.get(name, ()))
-        return bool(filled) and not handed and all(self.is_device_value(value, before_line=at) for at, value in filled)
+        return self._only_device_values_in(name, binding, line, self.item_appended.get((name, key), ()))
 
     def _names_a_model(self, receiver: cst.BaseExpression) -> bool:
         """`model` moved or known on a device, or an attribute of `self` (`self.net.encode(x)`): what
