@@ -81,7 +81,7 @@ def _chosen_here(move: ast.Call, bindings) -> bool:
     the caller needs to follow)."""
     if move.func.attr != "to":
         return False
-    device = next((keyword.value for keyword in move.keywords if keyword.arg == "device"), move.args[0] if move.args else None)
+    device = _device_argument(move)
     bound = bindings.get(device.id, []) if isinstance(device, ast.Name) else []
     return len(bound) == 1 and bound[0][1] is not None and not isinstance(bound[0][1], ast.Constant)
 
@@ -143,7 +143,7 @@ def _device_of(move: ast.Call, names: set[str], bindings, imports: ImportTable, 
     that does, `CUDA`, or None when it is anything else."""
     if move.func.attr == "cuda":
         return CUDA if not move.args and not move.keywords else None
-    device = next((keyword.value for keyword in move.keywords if keyword.arg == "device"), move.args[0] if move.args else None)
+    device = _device_argument(move)
     if isinstance(device, ast.Attribute) and isinstance(device.value, ast.Name) and device.attr == "device":
         root = device.value.id  # `args.device`; `.to(x.dtype)` is a cast
         return (root, device.attr, None) if root in names and root not in bindings else None
@@ -156,3 +156,8 @@ def _device_of(move: ast.Call, names: set[str], bindings, imports: ImportTable, 
     if isinstance(device, ast.Constant) and isinstance(device.value, str) and device.value.split(":")[0] == "cuda":
         return CUDA
     return None
+
+
+def _device_argument(move: ast.Call) -> ast.expr | None:
+    """What `.to(...)` is given as the device: `device=`, else its first argument."""
+    return next((keyword.value for keyword in move.keywords if keyword.arg == "device"), move.args[0] if move.args else None)
