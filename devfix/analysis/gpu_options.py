@@ -67,12 +67,13 @@ def gpu_option(tree: ast.Module) -> GpuOption | None:
         return None
     parse, function = parses[0]
     namespace, parser = parse.targets[0].id, parse.value.func.value.id
-    integers = _integer_options(tree, parser)
-    used = {node.attr for node in _gpu_uses(tree, namespace)}
+    nodes = list(every_node(tree))  # walked once for every fact below
+    integers = _integer_options(nodes, parser)
+    used = {node.attr for node in _gpu_uses(nodes, namespace)}
     if len(used) != 1 or not used <= set(integers):
         return None
     dest = used.pop()
-    for node in every_node(tree):
+    for node in nodes:
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) and node.attr == dest \
                 and isinstance(node.value, ast.Name) and node.value.id == namespace:
             return None  # `args.gpu = gpu` in each spawned process
@@ -87,7 +88,7 @@ def gpu_option(tree: ast.Module) -> GpuOption | None:
         or isinstance(node, ast.arg) and node.arg == DEVICE_VARIABLE
         or isinstance(node, ast.alias) and (node.asname or node.name) == DEVICE_VARIABLE
         or isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and node.name == DEVICE_VARIABLE
-        for node in every_node(tree)
+        for node in nodes
     )
     return GpuOption(namespace, dest, parse.lineno, function, enclosing, not device_bound)
 
@@ -110,10 +111,10 @@ def _parses_arguments(node: ast.stmt) -> bool:
     )
 
 
-def _integer_options(tree: ast.Module, parser: str) -> set[str]:
+def _integer_options(nodes: list[ast.AST], parser: str) -> set[str]:
     """The attributes of `parser`'s options that are `type=int` with a non-negative integer default."""
     found: set[str] = set()
-    for node in every_node(tree):
+    for node in nodes:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == parser):
             continue
@@ -140,11 +141,11 @@ def _destination(call: ast.Call, dest: ast.expr | None) -> str | None:
     return chosen if chosen.isidentifier() else None
 
 
-def _gpu_uses(tree: ast.Module, namespace: str) -> list[ast.Attribute]:
+def _gpu_uses(nodes: list[ast.AST], namespace: str) -> list[ast.Attribute]:
     """`args.X` where the file names a GPU with it: `.cuda(args.X)`, `torch.cuda.set_device(args.X)`,
     `f"cuda:{args.X}"`."""
     uses: list[ast.Attribute] = []
-    for node in every_node(tree):
+    for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("cuda", "set_device") \
                 and node.args:
             uses.append(node.args[0])
