@@ -25,6 +25,11 @@ WRAPPER_METHODS = frozenset(
 )
 NUMPY_MESSAGE = "can't convert {device} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
 CPU_RESULTS = frozenset({"_pack_padded_sequence", "_pad_packed_sequence"})  # their second output is CPU by design
+# factories that read tensor arguments as Python numbers: `torch.arange(n)` with `n` on a GPU is on
+# the CPU (the device comes from `device=` alone)
+SCALAR_FACTORIES = frozenset(
+    {"arange", "range", "linspace", "logspace", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "eye"}
+)
 
 
 BAD_FORK_DRIVER_MESSAGE = (
@@ -75,7 +80,10 @@ class SimulatedCudaMode(TorchFunctionMode):
     # -- the general path -------------------------------------------------------------------------
 
     def _generic(self, func, name, args, kwargs):
-        args = tuple(_size_as_ints(arg) for arg in args)
+        if name in SCALAR_FACTORIES and func is getattr(torch, name, None):
+            args = tuple(_number_of(arg) for arg in args)
+            kwargs = {key: _number_of(value) for key, value in kwargs.items()}
+        args = tuple(_size_as_ints(_slice_bounds_as_ints(arg)) for arg in args)
         kwargs = {key: _size_as_ints(value) for key, value in kwargs.items()}
         target = self._factory_device(kwargs) if "device" in kwargs else None
         tensors: list[torch.Tensor] = []
@@ -325,6 +333,26 @@ def _property_access(func) -> tuple[str, str] | None:
 
 def _is_tensor_method(func) -> bool:
     return getattr(func, "__objclass__", None) in (torch._C.TensorBase, torch.Tensor) or getattr(func, "__qualname__", "").startswith(("Tensor.", "TensorBase."))
+
+
+def _number_of(value: object) -> object:
+    """A simulated 0-dim tensor given where torch reads a number (a factory's bounds, size or fill
+    value): the number, as torch would read it; a size given as a tuple has its items read too."""
+    if is_sim(value) and value.dim() == 0:
+        return unwrap(value).item()
+    if type(value) in (tuple, list) and any(is_sim(item) for item in value):
+        return type(value)(_number_of(item) for item in value)
+    return value
+
+
+def _slice_bounds_as_ints(value: object) -> object:
+    """`x[:n]` or `x[i, :n] = v` with `n` an element of a GPU tensor: a slice reads its bounds as ints
+    (`__index__`), so no device meets `x`; the simulated ones are read here, before the CPU op sees them."""
+    if isinstance(value, slice):
+        return slice(*(int(unwrap(bound)) if is_sim(bound) else bound for bound in (value.start, value.stop, value.step)))
+    if type(value) is tuple and any(isinstance(item, slice) for item in value):
+        return tuple(_slice_bounds_as_ints(item) for item in value)
+    return value
 
 
 def _size_as_ints(value: object) -> object:

@@ -450,3 +450,25 @@ def test_a_0_dim_cpu_tensor_in_a_size_is_read_as_an_int(cuda):
     assert out.device == torch.device("cuda:0") and out.shape == (2, 1, int(w), 8)
     with pytest.raises(RuntimeError, match=SAME_DEVICE):
         torch.cat([torch.ones(2, device="cuda"), torch.ones(2)])
+
+
+def test_factories_read_gpu_numbers_and_make_cpu_tensors(cuda):
+    """TTS's guided attention mask: `torch.arange(olen)` with `olen` an element of a GPU tensor is
+    on the CPU on real CUDA (a factory reads a number; only `device=` places it), and then meets
+    the 0-dim GPU `olen` in `grid / olen`."""
+    olen = torch.tensor([4, 3], device="cuda")[0]
+    for made in (torch.arange(olen), torch.zeros(olen), torch.full((2,), olen), torch.linspace(0, olen, 3), torch.randperm(olen)):
+        assert made.device.type == "cpu"
+    assert torch.arange(olen).tolist() == [0, 1, 2, 3] and torch.full((2,), olen).tolist() == [4, 4]
+    assert torch.arange(olen, device="cuda").device.type == "cuda"
+    with pytest.raises(RuntimeError, match=SAME_DEVICE):
+        torch.arange(olen).float() / olen
+
+
+def test_slice_bounds_on_the_gpu_are_read_as_ints(cuda):
+    """`masks[i, :olen, :ilen] = mask` on a CPU tensor, with GPU lengths: a slice reads its bounds."""
+    masks = torch.zeros(2, 5, 5)
+    ilen, olen = torch.tensor([3], device="cuda")[0], torch.tensor([4], device="cuda")[0]
+    masks[0, :olen, :ilen] = torch.ones(4, 3)
+    assert masks.sum().item() == 12.0 and masks.device.type == "cpu"
+    assert torch.ones(6, device="cuda")[:olen].shape == (4,)
