@@ -304,7 +304,7 @@ class Resolver:
             return Kind.TENSOR  # `self.emb(ids)` of `self.emb = nn.Embedding(...)`
         if isinstance(node.func, ast.Name) and node.func.id in self.tensor_layer_names:
             return Kind.TENSOR  # `G(z)` of `G = nn.Sequential(nn.Linear(8, 64), nn.Tanh())`
-        held = self._instance_called(node.func)
+        held = self._instance_called(node)
         if held is not None:
             return self.forward_output(held)  # `self.pos(h)` of a `PositionalEncoding` of the file: what its `forward` returns
         if isinstance(node.func, ast.Attribute):
@@ -318,10 +318,13 @@ class Resolver:
             return self._kind_of_method(node.func.attr, receiver)
         return Kind.UNKNOWN
 
-    def _instance_called(self, func: ast.expr) -> str | None:
-        """The Module class of the file whose instance `func` only ever holds (`Instances`)."""
+    def _instance_called(self, call: ast.Call) -> str | None:
+        """The Module class of the file whose instance the callee of `call` only ever holds (`Instances`)."""
+        func = call.func
         if is_self_attribute(func) and self.class_name is not None:
             return self.instances.layers.get((self.class_name, func.attr))
+        if isinstance(func, ast.Call):
+            return self.instances.called_at(call)  # `Loss()(x, y)`
         return self.instances.names.get(func.id) if isinstance(func, ast.Name) else None
 
     def _kind_of_named_call(self, qualified: str, node: ast.Call, env: dict[str, Kind]) -> Kind:

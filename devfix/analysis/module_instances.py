@@ -6,7 +6,8 @@ parameters the kinds the calls pass, as it does for plain functions. That needs 
 `forward` to be known: the class is only built (not subclassed, passed on or read otherwise), each
 name built from it is bound only to such an instance and only called or asked for an attribute
 (`model.eval()`, `model.parameters()`: not handed to other code, which might call it), and nothing
-calls `forward` by name or calls `self(...)`.
+calls `forward` by name or calls `self(...)`. An instance called where it is built (`Loss()(x, y)`)
+is such a holder too.
 
 A layer of another Module class of the file is such a holder too: `self.time_mlp =
 nn.Sequential(SinusoidalPosEmb(dim), nn.Linear(dim, dim))` then `self.time_mlp(time)` in a method
@@ -35,9 +36,14 @@ class Instances:
 
     names: dict[str, str] = field(default_factory=dict)  # `model` → `Pool`
     layers: dict[tuple[str, str], str] = field(default_factory=dict)  # (`Denoiser`, `time_mlp`) → `SinusoidalPosEmb`
+    immediate: dict[int, str] = field(default_factory=dict)  # id of the call `Loss()(x, y)` → `Loss`
 
     def classes(self) -> set[str]:
-        return {*self.names.values(), *self.layers.values()}
+        return {*self.names.values(), *self.layers.values(), *self.immediate.values()}
+
+    def called_at(self, call: ast.Call) -> str | None:
+        """The class whose instance `call` calls where it builds it (`Loss()(x, y)`, `Loss().to(device)(x, y)`)."""
+        return self.immediate.get(id(call))
 
 
 def called_instances(tree: ast.Module, module_classes: set[str], qualify: Callable[[ast.expr], str | None] | None = None) -> Instances:
@@ -72,6 +78,11 @@ def called_instances(tree: ast.Module, module_classes: set[str], qualify: Callab
     held = {id(_construction(assigned[id(node)])) for node in nodes if isinstance(node, ast.Name) and node.id in instances and id(node) in assigned}
     layers = _layers(tree, modules, nodes, qualify)
     held |= {construction for _, construction in layers.values()}
+    immediate = {  # `Loss()(x, y)`: an instance called where it is built, and never again
+        id(node): class_name for node in nodes
+        if isinstance(node, ast.Call) and (class_name := _built_class(node.func, modules)) is not None
+    }
+    held |= {id(_construction(node.func)) for node in nodes if id(node) in immediate}
     usable = {  # built only where held (every read of the class's name is such a call), never calling itself
         class_name for class_name in modules
         if all(use == "call" for use in reads.get(class_name, ())) and not _calls_itself(modules[class_name])
@@ -80,6 +91,7 @@ def called_instances(tree: ast.Module, module_classes: set[str], qualify: Callab
     return Instances(
         {name: class_name for name, class_name in instances.items() if class_name in usable},
         {key: class_name for key, (class_name, _) in layers.items() if class_name in usable},
+        {call: class_name for call, class_name in immediate.items() if class_name in usable},
     )
 
 

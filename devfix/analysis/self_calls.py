@@ -35,11 +35,13 @@ def self_calls(methods: dict[str, cst.FunctionDef]) -> SelfCalls:
 
 
 def parameters_given_tensors(
-    methods: dict[str, cst.FunctionDef], tensors_in: Callable[[cst.FunctionDef], set[str]], calls: SelfCalls | None = None
+    methods: dict[str, cst.FunctionDef], tensors_in: Callable[[cst.FunctionDef], set[str]], calls: SelfCalls | None = None,
+    proven_tensor: Callable[[cst.Name], bool] = lambda name: False,
 ) -> dict[str, set[str]]:
     """Method name → its parameters that every call of it in the class (one at least) is given a
     name holding a tensor for, as `tensors_in(caller)` tells (it may also hold the code of
-    indexings known to be tensors, `input[-1]`)."""
+    indexings known to be tensors, `input[-1]`) or the value analysis proves where the call reads
+    it (`proven_tensor`: `self._mask(ilen)` for `ilen` an element of a tensor `forward` is given)."""
     given: dict[str, set[str]] = {}
     cache: dict[int, set[str]] = {}
 
@@ -48,16 +50,21 @@ def parameters_given_tensors(
             cache[id(caller)] = tensors_in(caller)
         if isinstance(value, cst.Subscript):
             return cst.Module([]).code_for_node(value) in cache[id(caller)]  # `input[-1]`, fed to a submodule there too
-        return isinstance(value, cst.Name) and value.value in cache[id(caller)]
+        return isinstance(value, cst.Name) and (value.value in cache[id(caller)] or proven_tensor(value))
 
     for name, sites in (calls if calls is not None else self_calls(methods)).items():
         method = methods[name]
-        positional = [param.name.value for param in [*method.params.posonly_params, *method.params.params][1:]]
+        everything = [param.name.value for param in [*method.params.posonly_params, *method.params.params]]
+        positional = everything if _is_staticmethod(method) else everything[1:]  # a static method has no `self`
         keyword_only = [param.name.value for param in method.params.kwonly_params]
         for parameter in [*positional, *keyword_only]:
             if all(holds_tensor(caller, argument_for(call, parameter, positional)) for caller, call in sites):
                 given.setdefault(name, set()).add(parameter)
     return given
+
+
+def _is_staticmethod(method: cst.FunctionDef) -> bool:
+    return any(isinstance(decorator.decorator, cst.Name) and decorator.decorator.value == "staticmethod" for decorator in method.decorators)
 
 
 def results_fed_to_submodules(

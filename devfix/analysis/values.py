@@ -781,36 +781,35 @@ class _Walker:
         self._record(node.iter, env)
         if self.facts is not None and isinstance(node.iter, ast.Call):
             self.facts.iterated_calls[(node.iter.lineno, node.iter.col_offset)] = self.resolver.kind(node.iter, env)
-        zipped = self._zipped_kinds(node, env)
-        if zipped is None:
-            zipped = self._enumerated_kinds(node, env)
-        if zipped is not None:
-            return self._loop(node, env, lambda start: self._bound_parts(node.target, zipped, start))
+        parts = self._loop_parts(node.target, node.iter, env)
+        if parts is not None:
+            return self._loop(node, env, lambda start: self._bound_parts(node.target, parts, start))
         element = self._element_kinds(node.iter, env)
         return self._loop(node, env, lambda start: self._bound_to(node.target, element, start))
 
-    def _zipped_kinds(self, node: ast.For, env: Env) -> list[Kind] | None:
-        """`for t, p in zip(ys, preds)`: each part's kind is an element of its own iterable."""
-        iterable, target = node.iter, node.target
-        if not (isinstance(iterable, ast.Call) and self.resolver.imports.qualify(iterable.func) == "builtins.zip"
-                and not iterable.keywords and isinstance(target, ast.Tuple) and len(target.elts) == len(iterable.args)
-                and not any(isinstance(part, (ast.Starred, ast.Tuple, ast.List)) for part in (*iterable.args, *target.elts))):
+    def _loop_parts(self, target: ast.expr, iterable: ast.expr, env: Env) -> list[tuple[ast.Name, Kind]] | None:
+        """The names `for t, p in zip(ys, preds)` binds, each with its kind: an element of its own
+        iterable; `for i, img in enumerate(samples)` binds a count, then an element of `samples`;
+        `for i, (t, p) in enumerate(zip(ys, preds))` both. None for any other loop."""
+        if not (isinstance(iterable, ast.Call) and not iterable.keywords and isinstance(target, ast.Tuple)
+                and not any(isinstance(arg, ast.Starred) for arg in iterable.args)):
             return None
-        return [self._element_kinds(arg, env) for arg in iterable.args]
+        called = self.resolver.imports.qualify(iterable.func)
+        if called == "builtins.zip" and len(target.elts) == len(iterable.args) \
+                and all(isinstance(part, ast.Name) for part in target.elts):
+            return [(part, self._element_kinds(arg, env)) for part, arg in zip(target.elts, iterable.args)]
+        if called == "builtins.enumerate" and len(iterable.args) == 1 and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name):
+            count, element = target.elts
+            if isinstance(element, ast.Name):
+                return [(count, Kind.SCALAR), (element, self._element_kinds(iterable.args[0], env))]
+            inner = self._loop_parts(element, iterable.args[0], env)
+            return None if inner is None else [(count, Kind.SCALAR), *inner]
+        return None
 
-    def _enumerated_kinds(self, node: ast.For, env: Env) -> list[Kind] | None:
-        """`for i, img in enumerate(samples)`: a count, then an element of `samples`."""
-        iterable, target = node.iter, node.target
-        if not (isinstance(iterable, ast.Call) and self.resolver.imports.qualify(iterable.func) == "builtins.enumerate"
-                and len(iterable.args) == 1 and not iterable.keywords and not isinstance(iterable.args[0], ast.Starred)
-                and isinstance(target, ast.Tuple) and len(target.elts) == 2 and all(isinstance(part, ast.Name) for part in target.elts)):
-            return None
-        return [Kind.SCALAR, self._element_kinds(iterable.args[0], env)]
-
-    def _bound_parts(self, target: ast.Tuple, kinds: list[Kind], env: Env) -> Env:
+    def _bound_parts(self, target: ast.Tuple, parts: list[tuple[ast.Name, Kind]], env: Env) -> Env:
         self._record_target(target, env)
         new = dict(env)
-        for part, kind in zip(target.elts, kinds):
+        for part, kind in parts:
             self._bind(part, kind, None, new, env)
         return new
 
@@ -927,6 +926,8 @@ class _Walker:
             if isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id in self.resolver.instances.names:
                 self._note_call(current, env, local, items, self.resolver.instances.names[current.func.id] + "()")  # its `forward`
                 callees.add(id(current.func))
+            elif isinstance(current, ast.Call) and (built := self.resolver.instances.called_at(current)) is not None:
+                self._note_call(current, env, local, items, built + "()")  # `Loss()(x, y)`: its `forward`
             elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) and _is_self(current.func.value) \
                     and (self.class_name, current.func.attr) in self.resolver.instances.layers:
                 held = self.resolver.instances.layers[(self.class_name, current.func.attr)]

@@ -147,7 +147,8 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         direct_subclass = all(any(n.startswith("torch.nn.") for n in self.qualified(base.value)) for base in node.bases)
         feeding = _parameters_fed_to_submodules(facts.methods, submodules)
         given_tensors = parameters_given_tensors(facts.methods, lambda caller: names_fed_to_submodules(caller, submodules, self.qualified)
-                                                 | indexings_fed_to_submodules(caller, submodules) | self.scope_tensors(caller.body), calls)
+                                                 | indexings_fed_to_submodules(caller, submodules) | self.scope_tensors(caller.body), calls,
+                                                 lambda name: self.kind_of(name) is Kind.TENSOR)
         results_fed = results_fed_to_submodules(facts.methods, submodules, calls, self.qualified)
         for name, method in facts.methods.items():
             if name == "__init__" or name in self._methods_called_only_in_constructors():

@@ -35,6 +35,20 @@ def test_instances_that_other_code_may_call_are_not(uses):
     assert instances(NET + "model = Net()\nmodel(torch.ones(2), torch.ones(2))\n" + uses) == {}
 
 
+def test_an_instance_called_where_it_is_built_gives_forward_its_kinds():
+    source = NET.replace("        return x\n", "        y = lengths\n        return x\n") + "Net().to('cuda')(torch.ones(2), torch.tensor([2, 1]))\n"
+    for given, expected in (("torch.tensor([2, 1])", Kind.TENSOR), ("[2, 1]", Kind.LIST)):
+        tree = ast.parse(source.replace("torch.tensor([2, 1])", given))
+        facts = analyse_values(tree, ImportTable.of(tree), {"Net": Kind.MODULE}, set())
+        read = next(node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "lengths" and isinstance(node.ctx, ast.Load))
+        assert facts.reads[(read.lineno, read.col_offset)] is expected
+    handed_on = source + "run(Net())\n"  # another instance, built where nothing holds it, may be called with anything
+    tree = ast.parse(handed_on)
+    facts = analyse_values(tree, ImportTable.of(tree), {"Net": Kind.MODULE}, set())
+    read = next(node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "lengths" and isinstance(node.ctx, ast.Load))
+    assert facts.reads[(read.lineno, read.col_offset)] is not Kind.TENSOR
+
+
 def test_forwards_parameters_take_the_kinds_every_call_gives():
     source = NET.replace("        return x\n", "        y = lengths\n        return x\n") + (
         "model = Net().to('cuda')\nmodel(torch.ones(2), torch.tensor([2, 1]))\nmodel(torch.ones(3), torch.tensor([3]))\n"

@@ -50,6 +50,18 @@ def test_a_parameter_counts_as_a_tensor_only_when_every_call_gives_one():
     assert "target" not in given  # `twice` passes `prediction.detach()`, not a name known to hold a tensor
 
 
+def test_a_static_methods_parameters_are_matched_from_the_first():
+    source = LOSS.replace("    def shifted(self, prediction, offset):", "    @staticmethod\n    def shifted(prediction, offset):")
+    assert parameters_given_tensors(methods_of(source), fed_names).get("shifted") == {"prediction"}  # not `offset`
+
+
+def test_a_name_the_value_analysis_proves_a_tensor_counts():
+    source = LOSS.replace("self.shifted(prediction, 0.5)", "self.shifted(prediction, margin)")
+    given = parameters_given_tensors(methods_of(source), fed_names, proven_tensor=lambda name: name.value == "margin")
+    assert given.get("shifted") == {"prediction", "offset"}
+    assert parameters_given_tensors(methods_of(source), fed_names).get("shifted") == {"prediction"}
+
+
 def test_results_fed_directly_or_through_a_name_bound_once():
     fed = results_fed_to_submodules(methods_of(LOSS), {"loss"})
     assert fed == {"target", "shifted"}  # `logged`'s result is only printed

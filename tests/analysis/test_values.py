@@ -157,6 +157,10 @@ def test_a_string_formatted_with_a_tensor_is_a_string(argument, kind):
     ("for i, img in enumerate(W):\n    helper(i)\n", Kind.SCALAR),  # the count
     ("for ax, img in zip(names, out.view(-1, 2, 2)):\n    helper(img)\n", Kind.TENSOR),  # `view` given sizes: a tensor's
     ("for ax, img in zip(names, out.view(dtype)):\n    helper(img)\n", Kind.UNKNOWN),  # numpy's `view(dtype)` too
+    ("for i, (name, img) in enumerate(zip(names, W)):\n    helper(img)\n", Kind.TENSOR),  # counted pairs
+    ("for i, (name, img) in enumerate(zip(names, W)):\n    helper(i)\n", Kind.SCALAR),
+    ("for i, (name, img) in enumerate(zip(names, W)):\n    helper(name)\n", Kind.UNKNOWN),
+    ("for i, (name, img) in enumerate(pairs(W)):\n    helper(img)\n", Kind.UNKNOWN),  # not zip: nothing known
 ])
 def test_loop_variables_over_enumerated_and_viewed_tensors(loop, kind):
     source = f"import torch\n\n\ndef helper(w):\n    return w\n\n\nW = torch.randn(3, 2, 2)\nout = model(W)\n{loop}"
