@@ -49,6 +49,7 @@ from devfix.analysis.torch_api import (
     ENCODING_TENSOR_FIELDS,
     FACTORY_FUNCTIONS,
     HOST_SIDE_PREFIXES,
+    LIST_FILLERS,
     MEETING_FUNCTIONS,
     MODULE_COMPILERS,
     MOVED_AFTER,
@@ -708,6 +709,16 @@ class _Scope:
         return scope_bindings(self.nodes)
 
     @cached_property
+    def appended(self) -> dict[str, list[tuple[int, ast.expr]]]:
+        """`name.append(v)` and `name.extend(v)` of the scope: name → (line, v) (`PlacementFacts.appended`)."""
+        found: dict[str, list[tuple[int, ast.expr]]] = {}
+        for node in self.nodes:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LIST_FILLERS \
+                    and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords:
+                found.setdefault(node.func.value.id, []).append((node.lineno, node.args[0]))
+        return found
+
+    @cached_property
     def elements(self) -> dict[str, list[tuple[int, ast.expr]]]:
         """Loop targets bound to elements of a value (`ast_nodes.loop_elements`)."""
         return loop_elements(self.nodes)
@@ -731,6 +742,11 @@ class _Scope:
                 latest = latest_binding(self.bindings, name, latest[0])  # read inside the statement that rebinds it
             if latest is not None and latest[1] is None:
                 self._name_sources[key] = self._row_source_lines(name, latest[0], through_helpers)
+            elif latest is not None and isinstance(latest[1], ast.List) and not latest[1].elts:
+                # DF004's `_appended_sources`: `layer_of = []`, then `layer_of.append(torch.ones(n) * i)`
+                self._name_sources[key] = [source for appended_line, value in self.appended.get(name, ())
+                                           if latest[0] < appended_line < line
+                                           for source in self._source_lines(value, appended_line, through_helpers)]
             else:
                 self._name_sources[key] = [] if latest is None else self._source_lines(latest[1], latest[0], through_helpers)
         return self._name_sources[key]
@@ -1021,9 +1037,12 @@ class _Scope:
         if isinstance(node, ast.Subscript):
             index = node.slice
             indices = index.elts if isinstance(index, ast.Tuple) else [index]
-            return self._has_sources(node.value) and any(
-                self._alignable(node.value, item) for item in indices if not isinstance(item, ast.Slice)
-            )
+            items = [item for item in indices if not isinstance(item, ast.Slice)]
+            if not self._has_sources(node.value):
+                return False
+            # a table of fresh tensors a later index reads: DF004's `move_late_tables` moves it there
+            return any(self._alignable(node.value, item) for item in items) or (
+                isinstance(node.value, ast.Name) and any(self._may_reference(item) for item in items))
         if isinstance(node, ast.Call):
             return self._call_meets(node)
         if isinstance(node, ast.AugAssign):

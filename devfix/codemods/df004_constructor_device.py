@@ -265,8 +265,10 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         finder = _Combinations(self, scope)
         for statement in statements:
             statement.visit(finder)
-        for call, device in finder.keeping_host_indices({**finder.placed_by_fed_models(), **finder.aligned}).items():
+        aligned = finder.keeping_host_indices({**finder.placed_by_fed_models(), **finder.aligned})
+        for call, device in aligned.items():
             self._aligned.setdefault(call, device)
+        finder.move_late_tables(aligned)
         self._moved_inputs.update(finder.moved_inputs)
         self._moved_containers.update(finder.moved_containers)
         self._moved_bindings.update(finder.moved_bindings)
@@ -530,7 +532,8 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     def _report_input(self, value: cst.BaseExpression, planned: tuple[str, str]) -> bool:
         origin, device = planned
         name = cst.Module([]).code_for_node(value)
-        return self.report(value, f"`{name}` comes from {origin}, and meets a model on `{device}`",
+        meets = f"`{device[: -len('.device')]}`" if device.endswith(".device") else f"a model on `{device}`"
+        return self.report(value, f"`{name}` comes from {origin}, and meets {meets}",
                            fix_title=f"move it to `{device}` where it is used")
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
@@ -626,6 +629,8 @@ class _Combinations(cst.CSTVisitor):
         # last, by the moved model (`placed_by_fed_models`)
         self.unnamed_meetings: list[tuple[list[cst.BaseExpression], bool, cst.Call]] = []
         self.host_indexings: list[tuple[cst.BaseExpression, list[cst.BaseExpression]]] = []  # `table[index]`, no tensor named
+        self.late_tables: list[tuple[cst.Name, str]] = []  # `table[index]`, `index` a known tensor
+        self.assigned_targets: set[cst.BaseExpression] = set()  # what `a = b = v` assigns to
         self.moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
         self.moved_containers: dict[cst.Arg, str] = {}  # of those, the tuples and dicts moved item by item
         self.moved_bindings: dict[cst.BaseExpression, tuple[str, str]] = {}  # a binding's value → (origin, device)
@@ -678,6 +683,9 @@ class _Combinations(cst.CSTVisitor):
             return device
         return self._device_of(reference, source)
 
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.assigned_targets.add(node.target)
+
     def visit_Comparison(self, node: cst.Comparison) -> None:
         self.meeting = node
         operands = [node.left, *(item.comparator for item in node.comparisons)]
@@ -695,6 +703,9 @@ class _Combinations(cst.CSTVisitor):
             # a CPU table indexed by device indices; one written to (`confusion[t, p] += 1`) cannot be
             # moved where it is indexed (DF012's `.to()` would write into a copy)
             self._align(self._fresh(node.value), reference, tables="stored" if stored else True)
+            written = stored or node in self.assigned_targets  # `table[keep] = 0` writes into the table itself
+            if not written and isinstance(node.value, cst.Name) and not any(self._zero_dim(index) for index in indices):
+                self.late_tables.append((node.value, reference))
         elif not stored:
             self.host_indexings.append((node.value, indices))
 
@@ -710,6 +721,16 @@ class _Combinations(cst.CSTVisitor):
                     for call in self._sources(index):
                         kept.pop(call, None)
         return kept
+
+    def move_late_tables(self, aligned: dict[cst.Call, str]) -> None:
+        """A table made here on the CPU whose factories no device could be named for where they
+        run, indexed by a tensor bound only after them (`layer_of.append(torch.ones(n) * i)` in a
+        loop, `layer_of = torch.cat(layer_of)`, then `layer_of[keep]` with `keep` computed later
+        from the predictions): the table moves where it is indexed, `layer_of.to(keep.device)[keep]`."""
+        for table, reference in self.late_tables:
+            sources = self._sources(table)
+            if sources and not any(call in aligned for call in sources):
+                self.moved_inputs.setdefault(table, ("a tensor made on the CPU", f"{reference}.device"))
 
     def visit_Call(self, node: cst.Call) -> None:
         self.meeting = node
@@ -1716,6 +1737,8 @@ class _Combinations(cst.CSTVisitor):
             ):
                 return [binding.value]  # `mask = subsequent_mask(n)`: a helper of the file returns a CPU tensor
             value = binding.value
+            if isinstance(value, cst.List) and not value.elements:
+                return self._appended_sources(expression.value, binding.line, use_line)
             if isinstance(value, cst.ListComp) and not comprehension_targets(value) & self.facts.bindings.keys():
                 # `xs = [torch.randn(4, 3) for _ in range(5)]`: what each element is made from (the names
                 # the comprehension binds are bound nowhere else here, so none resolves to another value)
@@ -1765,6 +1788,12 @@ class _Combinations(cst.CSTVisitor):
                 return self._row_sources(row.value, position, line)
             return self._sources(expression.value, before_line)
         return []
+
+    def _appended_sources(self, name: str, bound: int, used: int) -> list[cst.Call]:
+        """The factory calls in what `name.append(v)` adds to the empty list `name = []` bound on line
+        `bound`, before its read on line `used` (`layer_of.append(torch.ones(n) * i)` in a loop, then
+        `torch.cat(layer_of)`)."""
+        return [call for line, value in self.facts.appended.get(name, ()) if bound < line < used for call in self._sources(value, line)]
 
     def _shaping_sources(self, operands: list[cst.BaseExpression], before_line: int | None) -> list[list[cst.Call]]:
         """The sources of each operand of `a >= b` or `a + b`, none for an operand that gives the

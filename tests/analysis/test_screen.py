@@ -138,8 +138,9 @@ def rule_findings(code: str, source: str) -> list[str]:
     ("mask = torch.ones(n)\n    first = torch.repeat_interleave(mask[:1], 2)\n    return torch.cat([first, mask])", False),
     # bound after the factory, but computed from an argument: the rule names the argument's device
     ("mask = torch.ones(n)\n    first = torch.exp(x)\n    return torch.cat([first, mask])", True),
-    # a parameter rebound after the factory is still the argument (here a list) where the factory runs
-    ("table = torch.arange(n)\n    x = torch.tensor(x, device=other.device)\n    return table[x]", False),
+    # a parameter rebound after the factory is still the argument (here a list) where the factory runs:
+    # the table moves where the tensor indexes it instead (`table.to(x.device)[x]`)
+    ("table = torch.arange(n)\n    x = torch.tensor(x, device=other.device)\n    return table[x]", True),
     ("table = torch.arange(n)\n    return table[other]", True),
     # read somewhere as a numpy array: the value analysis vetoes the name as a reference
     ("x = np.stack(x)\n    x = torch.from_numpy(x).to(dtype=torch.float32)\n    mask = torch.from_numpy(np.ones(n))\n    return x * mask", False),

@@ -1414,3 +1414,40 @@ def test_members_read_before_the_list_is_rebound_to_moves_stay_where_they_were()
               "models = [nn.Linear(5, 3) for _ in range(2)]\nx = torch.randn(8, 5)\nouts = [m(x) for m in models]\n"
               "models = [m.to(device) for m in models]\nprint([m(x.to(device)) for m in models], outs)\n")
     assert "x = torch.randn(8, 5)\n" in fixed(source)
+
+
+LATE_TABLE = (
+    "import torch\n\n\n"
+    "def pick_layers(preds):\n"
+    "    layer_of = []\n"
+    "    for i, p in enumerate(preds):\n"
+    "        layer_of.append({appended})\n"
+    "    layer_of = torch.cat(layer_of, dim=0){moved}\n"
+    "    scores = torch.cat([p.mean(1) for p in preds], dim=0)\n"
+    "    keep = {index}\n"
+    "    {use}\n"
+    "    return layer_of\n"
+)
+
+
+@pytest.mark.parametrize(("appended", "moved", "index", "use", "expected"), [
+    ("torch.ones(p.shape[0]) * i", "", "scores > scores.median()", "layer_of = layer_of[keep]",
+     "    layer_of = layer_of.to(keep.device)[keep]\n"),
+    ("torch.full((p.shape[0],), i)", "", "scores > scores.median()", "layer_of = layer_of[keep]",
+     "    layer_of = layer_of.to(keep.device)[keep]\n"),
+    # a table moved already, written to, read by a 0-dim index, or of the predictions themselves: left alone
+    ("torch.ones(p.shape[0]) * i", ".to(preds[0].device)", "scores > scores.median()", "layer_of = layer_of[keep]", None),
+    ("torch.ones(p.shape[0]) * i", "", "scores > scores.median()", "layer_of[keep] = 0", None),
+    ("torch.ones(p.shape[0]) * i", "", "scores.sum().long()", "layer_of = layer_of[keep]", None),
+    ("p.argmax(1)", "", "scores > scores.median()", "layer_of = layer_of[keep]", None),
+])
+def test_a_table_a_loop_appends_fresh_tensors_to_moves_where_a_later_index_reads_it(appended, moved, index, use, expected):
+    """yolov7's `from_which_layer.append(torch.ones(size=(len(b),)) * i)`, concatenated, then
+    indexed by `fg_mask_inboxes` computed from the predictions: no device can be named where the
+    ones are made, so the table moves where the index reads it."""
+    source = LATE_TABLE.format(appended=appended, moved=moved, index=index, use=use)
+    result = fixed(source)
+    if expected is None:
+        assert result == source
+    else:
+        assert result == source.replace(f"    {use}\n", expected)
