@@ -989,6 +989,10 @@ class _Scope:
         return bool(self._source_lines(node, through_helpers=False)) and not self._moved_since_bound(node.id, node.lineno)
 
     @cached_property
+    def _comprehension_targets(self) -> frozenset[str]:
+        return frozenset(name for node in self.nodes if isinstance(node, ast.comprehension) for name in bound_names(node.target))
+
+    @cached_property
     def _receiver_rebound(self) -> bool:
         return self.receiver is not None and _binds(self.nodes, self.receiver)
 
@@ -1000,8 +1004,8 @@ class _Scope:
         of a reference its first value is computed from (three hops at most), of a Module it is
         the output of, or the device its first value was moved to."""
         bound = self.bindings.get(reference, ())
-        if any(binding_line < line for binding_line, _ in bound):
-            return True
+        if any(binding_line < line for binding_line, _ in bound) or reference in self._comprehension_targets:
+            return True  # a comprehension's variable: DF004's `_bound_by_a_comprehension_around`
         if reference in self.parameter_names and (not any(binding_line > line for binding_line, _ in bound) or (
                 not self._in_a_loop(line) and not any(line < binding_line < meeting for binding_line, _ in bound))):
             return True  # rebound only after the meeting, and no loop brings that value back to it

@@ -60,8 +60,10 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
             binding, top = where.facts.global_bindings[value.value]
             where = where._replace(facts=top)
             line = binding.line + 1
-        if binding is None and where.kind_of is not None and where.kind_of(value) is Kind.SCALAR:
-            return True  # a parameter the value analysis proves a Python number (`scale: float`)
+        if where.kind_of is not None and where.kind_of(value) is Kind.SCALAR:
+            return True  # a parameter or loop index the value analysis proves a Python number (`scale: float`, `i` of `enumerate`)
+        if binding is not None and isinstance(binding.value, cst.List) and not binding.value.elements:
+            return _filled_on_the_host(value, binding, line, depth, where)
         if binding is None or isinstance(binding.value, (cst.List, cst.Tuple, cst.Dict)):
             return False  # a container bound to a name may be filled later (`masks.append(mask)`)
         if isinstance(binding.value, cst.ListComp) and (
@@ -109,6 +111,19 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
         return True  # a helper of the file that returns CPU tensors: `preprocess(photo)`
     arguments = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
     return bool(arguments) and all(again(argument) for argument in arguments)
+
+
+def _filled_on_the_host(read: cst.Name, binding, line: int, depth: int, where: HostContext) -> bool:
+    """`layer_of = []` filled only by `layer_of.append(torch.ones(n) * i)` (every append of that
+    binding, also those a loop runs after `line`), no item of it stored and the list handed to no
+    call before `line` (which might put anything in it): a list of host tensors (yolov7's
+    `from_which_layer`)."""
+    facts, name = where.facts, read.value
+    filled = [(at, value) for at, value in facts.appended.get(name, ()) if facts._binding_before(name, at) is binding]
+    handed = any(binding.line < facts.line_of(call) < line for call in facts.escaped.get(name, ()))
+    if not filled or handed or name in facts.items_changed:
+        return False
+    return all(host_made(value, at, depth + 1, where) for at, value in filled) and _reaching_before_host_made(read, binding, line, depth, where)
 
 
 def _reaching_before_host_made(read: cst.Name, binding, line: int, depth: int, where: HostContext) -> bool:

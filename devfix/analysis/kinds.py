@@ -40,6 +40,7 @@ class Kind(enum.Enum):
     TENSOR_LOADER = "DataLoader of tensor batches"  # over a TensorDataset, default collate
     IMAGE_LOADER = "DataLoader of (image tensor, target) batches"  # over a torchvision dataset
     BATCH_LIST = "list of (tensor, ...) batches"  # `[(x[i:i + n], y[i:i + n]) for i in range(0, len(x), n)]`
+    TENSOR_LIST = "list of tensors"  # `[x, y]`, `[w * torch.ones(n) for w in ws]`: a list whose every item is a tensor
     TENSOR_LOADERS = "tuple of DataLoaders of tensor batches"  # `return DataLoader(train), DataLoader(val)`
     IMAGE_LOADERS = "tuple of DataLoaders of (image tensor, target) batches"
     UNKNOWN = "unknown"
@@ -59,6 +60,8 @@ def _placed_here(node: ast.expr) -> bool:
 
 def join(kinds: Iterable[Kind]) -> Kind:
     found = set(kinds)
+    if len(found) == 2 and found <= LISTS:
+        return Kind.LIST  # a list, of tensors on one path only
     return found.pop() if len(found) == 1 else Kind.UNKNOWN
 
 
@@ -120,7 +123,8 @@ ITEM_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_TUPLE, Kind.IMAGE_DATASET: Kind.I
 LOADER_KINDS = {Kind.TENSOR_DATASET: Kind.TENSOR_LOADER, Kind.COLLATED_DATASET: Kind.TENSOR_LOADER, Kind.IMAGE_DATASET: Kind.IMAGE_LOADER}
 BATCH_KINDS = {Kind.TENSOR_LOADER: Kind.TENSOR_TUPLE, Kind.IMAGE_LOADER: Kind.IMAGE_SAMPLE, Kind.BATCH_LIST: Kind.TENSOR_TUPLE}
 LOADER_TUPLES = {Kind.TENSOR_LOADER: Kind.TENSOR_LOADERS, Kind.IMAGE_LOADER: Kind.IMAGE_LOADERS}  # a tuple of one kind of loader
-ITEM_ASSIGNABLE = frozenset({Kind.DICT, Kind.LIST})  # `batch[key] = value` works on these
+LISTS = frozenset({Kind.LIST, Kind.TENSOR_LIST})
+ITEM_ASSIGNABLE = frozenset({Kind.DICT, *LISTS})  # `batch[key] = value` works on these
 KNOWN_LOADERS = frozenset(BATCH_KINDS)  # DataLoaders whose batches devfix knows
 DATALOADER_KINDS = KNOWN_LOADERS | frozenset(LOADER_TUPLES.values())  # those, and tuples of them
 IMAGE_TO_TENSOR = frozenset({
@@ -180,14 +184,19 @@ class Resolver:
     def _kind_List(self, node: ast.List, env: dict[str, Kind]) -> Kind:
         """A list; of batches when each item is a tuple display of tensors (`[(x, y), (x2, y2)]`)."""
         batches = bool(node.elts) and all(self._tensor_tuple(element, env) for element in node.elts)
-        return Kind.BATCH_LIST if batches else Kind.LIST
+        if batches:
+            return Kind.BATCH_LIST
+        tensors = bool(node.elts) and all(self.kind(element, env) is Kind.TENSOR for element in node.elts)
+        return Kind.TENSOR_LIST if tensors else Kind.LIST
 
     def _kind_ListComp(self, node: ast.ListComp, env: dict[str, Kind]) -> Kind:
         """A list; of batches when its item is a tuple display of tensors, read with the
         comprehension's own variables unknown (`[(x[i:i + n], y[i:i + n]) for i in ...]`)."""
         own = {name.id for generator in node.generators for name in ast.walk(generator.target) if isinstance(name, ast.Name)}
         inner = {name: kind for name, kind in env.items() if name not in own}
-        return Kind.BATCH_LIST if self._tensor_tuple(node.elt, inner) else Kind.LIST
+        if self._tensor_tuple(node.elt, inner):
+            return Kind.BATCH_LIST
+        return Kind.TENSOR_LIST if self.kind(node.elt, inner) is Kind.TENSOR else Kind.LIST
 
     def _tensor_tuple(self, node: ast.expr, env: dict[str, Kind]) -> bool:
         """A tuple display of two or more items, each a tensor, none placed there (`x.to(device)`,
@@ -234,8 +243,10 @@ class Resolver:
             return Kind.STR  # `"pred %d" % pred`: formatting, whatever it formats
         if Kind.TENSOR in (left, right):
             return Kind.TENSOR
-        if left == right and left in (Kind.SCALAR, Kind.LIST, Kind.STR, Kind.TUPLE, Kind.NDARRAY):
+        if left == right and left in (Kind.SCALAR, Kind.LIST, Kind.TENSOR_LIST, Kind.STR, Kind.TUPLE, Kind.NDARRAY):
             return left
+        if {left, right} == LISTS:
+            return Kind.LIST
         if {left, right} == {Kind.NDARRAY, Kind.SCALAR}:
             return Kind.NDARRAY
         return Kind.UNKNOWN
@@ -260,6 +271,8 @@ class Resolver:
             return ITEM_KINDS[container]  # `test_data[0]`
         if container is Kind.TENSOR_TUPLE and not isinstance(node.slice, ast.Slice):
             return Kind.TENSOR
+        if container is Kind.TENSOR_LIST:
+            return Kind.TENSOR_LIST if isinstance(node.slice, ast.Slice) else Kind.TENSOR
         if container is Kind.IMAGE_SAMPLE and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
             return Kind.TENSOR  # the image; the target may be a plain int
         if container is Kind.NDARRAY:
@@ -384,7 +397,7 @@ class Resolver:
         return any(isinstance(call, ast.Call) and self.imports.qualify(call.func) in IMAGE_TO_TENSOR for call in every_node(transform))
 
     def _kind_of_method(self, method: str, receiver: Kind) -> Kind:
-        if method in METHOD_KINDS and (receiver in (Kind.TENSOR, Kind.NDARRAY, Kind.DICT, Kind.LIST, Kind.STR)):
+        if method in METHOD_KINDS and (receiver in (Kind.TENSOR, Kind.NDARRAY, Kind.DICT, Kind.LIST, Kind.TENSOR_LIST, Kind.STR)):
             if method == "tolist" and receiver is Kind.NDARRAY:
                 return Kind.LIST
             return METHOD_KINDS[method]

@@ -193,6 +193,8 @@ JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stac
 SOURCE_WRAPPERS = JOINS | frozenset({
     "torch.tril", "torch.triu", "torch.diag", "torch.cumsum", "torch.cumprod", "torch.outer", "torch.exp", "torch.log",
     "torch.sin", "torch.cos", "torch.sqrt", "torch.pow", "torch.meshgrid", "torch.flip",
+    # draws shaped and placed by their probabilities: `torch.bernoulli(torch.full(delta.shape, p))` (sd-mecha's TIES dropout)
+    "torch.bernoulli", "torch.poisson",
     # views and reshapes: `torch.reshape(torch.tensor(ids), (1, -1))` is where `ids`' tensor is
     "torch.reshape", "torch.squeeze", "torch.unsqueeze", "torch.transpose", "torch.permute", "torch.flatten", "torch.t",
     # the pre-0.4 autograd wrapper: `Variable(t)` is `t` today, where `t` is

@@ -625,7 +625,19 @@ class _Walker:
             after = self._forget_stores(node, env)
         if isinstance(node, SIMPLE_STATEMENTS):
             after = self._proven_by_use(node, after)
+        if isinstance(node, ast.Expr):
+            after = self._filled_lists(node.value, after)
         return after
+
+    def _filled_lists(self, call: ast.expr, env: Env) -> Env:
+        """`xs.append(v)` (`insert`, `extend`) on a list of tensors: a list of tensors still only
+        when what it adds is tensors."""
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+                and env.get(call.func.value.id) is Kind.TENSOR_LIST and call.func.attr in ("append", "insert", "extend")):
+            return env
+        added = call.args[-1] if call.args else None
+        wanted = Kind.TENSOR_LIST if call.func.attr == "extend" else Kind.TENSOR
+        return env if self.resolver.kind(added, env) is wanted else {**env, call.func.value.id: Kind.LIST}
 
     def _proven_by_use(self, node: ast.stmt, env: Env) -> Env:
         """`torch.cat([a, b])`, `torch.exp(a)`: a torch op raises unless its first argument is a
@@ -731,6 +743,9 @@ class _Walker:
                     self._bind(element, Kind.LIST if isinstance(element, ast.Starred) else items[index], None, new, env)
         elif isinstance(target, ast.Starred):
             self._bind(target.value, Kind.LIST, None, new, env)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and new.get(target.value.id) is Kind.TENSOR_LIST:
+            if kind is not (Kind.TENSOR_LIST if isinstance(target.slice, ast.Slice) else Kind.TENSOR):
+                new[target.value.id] = Kind.LIST  # `xs[i] = None`: no longer a list of tensors only
 
     # --- control flow ----------------------------------------------------------------------------
     def _If(self, node: ast.If, env: Env) -> Env:
@@ -847,7 +862,7 @@ class _Walker:
 
     def _element_kinds(self, iterable: ast.expr, env: Env) -> Kind:
         kind = self.resolver.kind(iterable, env)
-        if kind is Kind.TENSOR:
+        if kind in (Kind.TENSOR, Kind.TENSOR_LIST):
             return Kind.TENSOR
         if kind in ITEM_KINDS:
             return ITEM_KINDS[kind]
@@ -1027,7 +1042,7 @@ def _unpacked_kinds(kind: Kind, count: int) -> list[Kind]:
     """What unpacking a value of `kind` into `count` names gives each: every part of a tuple of
     tensors is a tensor, of a tuple of loaders a loader; the first part of an image sample is a
     tensor; anything else is unknown."""
-    if kind is Kind.TENSOR_TUPLE:
+    if kind in (Kind.TENSOR_TUPLE, Kind.TENSOR_LIST):
         return [Kind.TENSOR] * count
     if kind in (Kind.TENSOR_LOADERS, Kind.IMAGE_LOADERS):
         return [Kind.TENSOR_LOADER if kind is Kind.TENSOR_LOADERS else Kind.IMAGE_LOADER] * count
@@ -1037,7 +1052,7 @@ def _unpacked_kinds(kind: Kind, count: int) -> list[Kind]:
 
 
 def _join_envs(first: Env, second: Env) -> Env:
-    return {name: (first[name] if first.get(name) is second.get(name) else Kind.UNKNOWN) for name in {*first, *second}}
+    return {name: join((first[name], second[name])) if name in first and name in second else Kind.UNKNOWN for name in {*first, *second}}
 
 
 def _is_self(node: ast.expr) -> bool:

@@ -196,6 +196,7 @@ from devfix.analysis.torch_api import (
     HOST_SIDE_PREFIXES,
     LEGACY_CPU_CONSTRUCTORS,
     LEGACY_DTYPES,
+    LIST_JOINS,
     MEETING_FUNCTIONS,
     MODULE_COMPILERS,
     MOVED_AFTER,
@@ -727,10 +728,24 @@ class _Combinations(cst.CSTVisitor):
         run, indexed by a tensor bound only after them (`layer_of.append(torch.ones(n) * i)` in a
         loop, `layer_of = torch.cat(layer_of)`, then `layer_of[keep]` with `keep` computed later
         from the predictions): the table moves where it is indexed, `layer_of.to(keep.device)[keep]`."""
+        where = self.rule.host_context(self.facts)
         for table, reference in self.late_tables:
+            if table.value in self.facts.items_changed or self._may_be_an_item(reference, self.rule.line_of(table)):
+                continue  # written into (`picked[i] = True`): a copy would take the writes; a 0-dim index is read as a number
             sources = self._sources(table)
-            if sources and not any(call in aligned for call in sources):
+            if sources and not any(call in aligned for call in sources) and host_made(table, self.rule.line_of(table), 0, where):
                 self.moved_inputs.setdefault(table, ("a tensor made on the CPU", f"{reference}.device"))
+
+    def _may_be_an_item(self, name: str, line: int) -> bool:
+        """An index that may be 0-dim, which real CUDA reads as a number: a loop's element (`for k in
+        torch.arange(n)[counts > 0]`), or an item read by a number (`edge = chosen_edge[0]`)."""
+        binding = self.facts._binding_before(name, line)
+        if binding is None or binding.value is None:
+            return binding is not None
+        value = binding.value
+        return isinstance(value, cst.Subscript) and any(
+            isinstance(element.slice, cst.Index) and isinstance(element.slice.value, (cst.Integer, cst.UnaryOperation, cst.Name))
+            for element in value.slice)
 
     def visit_Call(self, node: cst.Call) -> None:
         self.meeting = node
@@ -1603,6 +1618,8 @@ class _Combinations(cst.CSTVisitor):
             if isinstance(first, (cst.List, cst.Tuple)):  # torch.hstack([rs_pow * (rc - rs) ** -5, ...])
                 items = [element.value for element in first.elements if isinstance(element, cst.Element)]
                 return next((found for item in items if (found := self._reference(item, proven))), None)
+            if self.qualified(expression.func) & LIST_JOINS:
+                return None  # `torch.cat(target_nnz)`: the name holds a list of tensors, which has no `.device` (pykeen's collate)
             return self._reference(first, proven) if first is not None else None  # torch.exp(0.5 * logvar)
         if is_self_attribute(expression.func) and expression.func.attr.value in self.object_modules:
             return next((ref for arg in expression.args if (ref := self._reference(arg.value, proven))), None)  # self.q(states)
@@ -1865,6 +1882,20 @@ class _Combinations(cst.CSTVisitor):
                  if use_line < later.line <= position.end.line and later.value is not None]
         return [call for later in later for call in self._sources(later.value, later.line)]
 
+    def _bound_by_a_comprehension_around(self, reference: str, call: cst.Call, meeting: int | None) -> bool:
+        """`[delta * torch.full(delta.shape, p) for delta in deltas]`: the item of a comprehension
+        whose `for` binds `reference` holds the call, and the meeting is inside that comprehension
+        too (sd-mecha's TIES dropout): the name at the call is the one that meets."""
+        child: cst.CSTNode = call
+        parent = self.rule.get_metadata(ParentProvider, call, None)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module, cst.Lambda)):
+            items = (parent.key, parent.value) if isinstance(parent, cst.DictComp) else (getattr(parent, "elt", None),)
+            if isinstance(parent, cst.BaseComp) and any(child is item for item in items) and reference in comprehension_targets(parent):
+                position = self.rule.get_metadata(PositionProvider, parent)
+                return meeting is None or position.start.line <= meeting <= position.end.line
+            child, parent = parent, self.rule.get_metadata(ParentProvider, parent, None)
+        return False
+
     def _enclosing_loop(self, node: cst.CSTNode) -> cst.For | cst.While | None:
         """The innermost `for` or `while` of the scope around `node`."""
         parent = self.rule.get_metadata(ParentProvider, node, None)
@@ -1888,6 +1919,8 @@ class _Combinations(cst.CSTVisitor):
         line = self.rule.line_of(call)
         bindings = self.facts.bindings.get(reference, ())
         meeting = self.meeting_line if meeting is None else meeting
+        if self._bound_by_a_comprehension_around(reference, call, meeting):
+            return True
         if meeting is not None and any(line < binding.line < meeting for binding in bindings):
             return False
         earlier = [binding for binding in bindings if binding.line < line]

@@ -167,3 +167,37 @@ def test_loop_variables_over_enumerated_and_viewed_tensors(loop, kind):
     tree = ast.parse(source)
     facts = analyse_values(tree, ImportTable.of(tree), {}, set())
     assert [passed.positional[0] for passed in facts.call_sites["helper"]] == [kind]
+
+
+@pytest.mark.parametrize(("lines", "kind"), [
+    ("xs = [a, b]\nfor x in xs:\n    helper(x)", Kind.TENSOR),  # a list display of tensors
+    ("xs = [a * w for w in range(3)]\nfor x in xs:\n    helper(x)", Kind.TENSOR),  # a comprehension of tensors
+    ("xs = [a, b]\nhelper(xs[0])", Kind.TENSOR),
+    ("xs = [a, b]\nhelper(xs[1:])", Kind.TENSOR_LIST),
+    ("x, y = [a, b]\nhelper(y)", Kind.TENSOR),
+    ("helper([a, b])", Kind.TENSOR_LIST),
+    ("xs = [a, b]\nxs.append(a)\nfor x in xs:\n    helper(x)", Kind.TENSOR),
+    ("xs = [a, b]\nxs.append(None)\nfor x in xs:\n    helper(x)", Kind.UNKNOWN),  # no longer tensors only
+    ("xs = [a, b]\nxs.extend([1, 2])\nfor x in xs:\n    helper(x)", Kind.UNKNOWN),
+    ("xs = [a, b]\nxs[0] = 3\nfor x in xs:\n    helper(x)", Kind.UNKNOWN),
+    ("xs = [a, b]\nxs[0] = b\nfor x in xs:\n    helper(x)", Kind.TENSOR),
+    ("xs = [a, 1]\nfor x in xs:\n    helper(x)", Kind.UNKNOWN),  # a number among them
+    ("xs = []\nfor x in xs:\n    helper(x)", Kind.UNKNOWN),
+    ("xs = [a, b] if a.sum() > 0 else [1]\nhelper(xs)", Kind.LIST),  # a list, of tensors on one path only
+    ("if a.sum() > 0:\n    xs = [a]\nelse:\n    xs = [1]\nhelper(xs)", Kind.LIST),
+])
+def test_a_list_of_tensors_gives_tensors_until_something_else_is_put_in_it(lines, kind):
+    source = "import torch\n\n\ndef helper(w):\n    return w\n\n\na = torch.randn(3)\nb = torch.randn(3)\n" + lines + "\n"
+    tree = ast.parse(source)
+    facts = analyse_values(tree, ImportTable.of(tree), {}, set())
+    assert [passed.positional[0] for passed in facts.call_sites["helper"]] == [kind]
+
+
+def test_a_parameter_every_call_gives_a_list_of_tensors_iterates_tensors():
+    source = (
+        "import torch\n\n\ndef helper(w):\n    return w\n\n\ndef total(deltas):\n    for delta in deltas:\n        helper(delta)\n"
+        "    return [helper(d) for d in deltas]\n\n\ntotal([torch.randn(3), torch.ones(3)])\n"
+    )
+    tree = ast.parse(source)
+    facts = analyse_values(tree, ImportTable.of(tree), {}, set())
+    assert [passed.positional[0] for passed in facts.call_sites["helper"]] == [Kind.TENSOR, Kind.TENSOR]

@@ -1440,6 +1440,13 @@ LATE_TABLE = (
     ("torch.ones(p.shape[0]) * i", "", "scores > scores.median()", "layer_of[keep] = 0", None),
     ("torch.ones(p.shape[0]) * i", "", "scores.sum().long()", "layer_of = layer_of[keep]", None),
     ("p.argmax(1)", "", "scores > scores.median()", "layer_of = layer_of[keep]", None),
+    # written into after the read (pykeen's `edge_picked[edge_number] = True`): a copy would take the writes
+    ("torch.ones(p.shape[0]) * i", "", "scores > scores.median()", "layer_of = layer_of[keep]\n    layer_of[0] = 2", None),
+    # an index that may be 0-dim: a loop's element (speechbrain's `for k in ...: counts[k]`), an item read by a number
+    ("torch.ones(p.shape[0]) * i", "", "scores.argsort()", "for k in keep:\n        print(layer_of[k])", None),
+    ("torch.ones(p.shape[0]) * i", "", "scores.argsort()", "top = keep[0]\n    print(layer_of[top])", None),
+    # appended with something not made on the host
+    ("torch.ones(p.shape[0]) * p.sum()", "", "scores > scores.median()", "layer_of = layer_of[keep]", None),
 ])
 def test_a_table_a_loop_appends_fresh_tensors_to_moves_where_a_later_index_reads_it(appended, moved, index, use, expected):
     """yolov7's `from_which_layer.append(torch.ones(size=(len(b),)) * i)`, concatenated, then
@@ -1451,3 +1458,56 @@ def test_a_table_a_loop_appends_fresh_tensors_to_moves_where_a_later_index_reads
         assert result == source
     else:
         assert result == source.replace(f"    {use}\n", expected)
+
+
+def test_a_table_that_may_come_from_elsewhere_is_not_moved_where_it_is_indexed():
+    """gliner's `logits`: made by `torch.as_tensor` only when the argument was no tensor."""
+    source = (
+        "import torch\n\n\ndef pick(layer_of, preds):\n    if not isinstance(layer_of, torch.Tensor):\n"
+        "        layer_of = torch.as_tensor(layer_of)\n    scores = torch.cat([p.mean(1) for p in preds], dim=0)\n"
+        "    keep = scores > scores.median()\n    return layer_of[keep]\n"
+    )
+    assert fixed(source) == source
+    always = source.replace("    if not isinstance(layer_of, torch.Tensor):\n    ", "")
+    assert fixed(always) == always.replace("layer_of[keep]", "layer_of.to(keep.device)[keep]")
+
+
+def test_a_list_given_to_a_join_is_no_tensor_to_name_a_device_with():
+    """pykeen's collate: `target_nnz` is a list of tensors until `torch.cat(target_nnz)` rebinds it;
+    the ones made before that cannot be placed with `target_nnz.device`."""
+    source = (
+        "import torch\n\n\ndef collate(target_nnz):\n    batch_ids = []\n"
+        "    for batch_id, size in enumerate(map(len, target_nnz)):\n"
+        "        batch_ids.append(torch.full(size=(size,), fill_value=batch_id, dtype=torch.long))\n"
+        "    batch_ids = torch.cat(batch_ids)\n    target_nnz = torch.cat(target_nnz)\n"
+        "    return torch.stack([batch_ids, target_nnz], dim=-1)\n"
+    )
+    assert "target_nnz.device" not in fixed(source)
+
+
+@pytest.mark.parametrize(("draw", "expected"), [
+    ("torch.full(delta.shape, 1 - p)", "torch.full(delta.shape, 1 - p, device=delta.device)"),
+    ("torch.bernoulli(torch.full(delta.shape, 1 - p))", "torch.bernoulli(torch.full(delta.shape, 1 - p, device=delta.device))"),
+])
+@pytest.mark.parametrize("loop", ["comprehension", "statement"])
+def test_a_factory_meeting_the_item_of_a_list_of_tensors_every_call_gives_is_made_on_its_device(draw, expected, loop):
+    """sd-mecha's TIES dropout, `[delta * torch.bernoulli(torch.full(delta.shape, 1 - p)) for delta in
+    deltas]`, with `deltas` a list of device tensors at every call."""
+    if loop == "comprehension":
+        body = f"    return [delta * {draw} for delta in deltas]\n"
+    else:
+        body = f"    out = []\n    for delta in deltas:\n        out.append(delta * {draw})\n    return out\n"
+    source = (
+        "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        f"def dropout(deltas, p):\n{body}\n\nx = torch.randn(3, 4, device=device)\ndropout([x, x * 2], 0.1)\n"
+    )
+    assert fixed(source) == source.replace(draw, expected)
+
+
+def test_a_comprehension_variable_names_no_device_outside_its_comprehension():
+    source = (
+        "import torch\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+        "def scaled(deltas, p):\n    masks = [torch.full(d.shape, p) for d in deltas]\n    return [m * d for m, d in zip(masks, deltas)]\n"
+        "\n\nx = torch.randn(3, 4, device=device)\nscaled([x, x * 2], 0.1)\n"
+    )
+    assert "device=d.device" not in fixed(source)
