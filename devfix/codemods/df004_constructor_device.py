@@ -123,6 +123,14 @@ A value made from factories before anything names the device (`x = torch.randn(8
 `model = Net()` and `if use_cuda: model = model.cuda()`) moves where it is fed instead:
 `model(x.to(next(model.parameters()).device))`, `criterion(out, y.to(out.device))`.
 
+A factory in the item of a comprehension meets the comprehension's variable there: `[delta *
+torch.bernoulli(torch.full(delta.shape, p)) for delta in deltas]` → `device=delta.device`, where
+every call gives `deltas` a list of tensors (`Kind.TENSOR_LIST`). A table the scope built on the host
+(`host_made`: also a list only ever filled with host tensors, then joined) that no device can be
+named for where it is made, never written into, and read by an index bound later (yolov7's
+`from_which_layer[fg_mask_inboxes]`) moves where it is read: `from_which_layer.to(fg_mask_inboxes.device)[fg_mask_inboxes]`;
+not for an index that may be 0-dim (a loop's element, an item read by a number), which CUDA reads as a number.
+
 A factory that draws from a `generator=` (a CPU generator, for reproducible numbers) is moved
 after the call instead, `torch.randn(n, generator=g).to(x.device)`: `device=` would not match
 the generator, and the moved values are the ones the CPU run draws.
