@@ -127,7 +127,7 @@ A factory in the item of a comprehension meets the comprehension's variable ther
 torch.bernoulli(torch.full(delta.shape, p)) for delta in deltas]` → `device=delta.device`, where
 every call gives `deltas` a list of tensors (`Kind.TENSOR_LIST`). A table the scope built on the host
 (`host_made`: also a list only ever filled with host tensors, then joined) that no device can be
-named for where it is made, never written into, and read by an index bound later (yolov7's
+named for where it is made, never written into, and read in a function by an index bound later (yolov7's
 `from_which_layer[fg_mask_inboxes]`) moves where it is read: `from_which_layer.to(fg_mask_inboxes.device)[fg_mask_inboxes]`;
 not for an index that may be 0-dim (a loop's element, an item read by a number), which CUDA reads as a number.
 
@@ -736,6 +736,8 @@ class _Combinations(cst.CSTVisitor):
         run, indexed by a tensor bound only after them (`layer_of.append(torch.ones(n) * i)` in a
         loop, `layer_of = torch.cat(layer_of)`, then `layer_of[keep]` with `keep` computed later
         from the predictions): the table moves where it is indexed, `layer_of.to(keep.device)[keep]`."""
+        if isinstance(self.scope, cst.Module):
+            return  # a table of the top level is DF012's (`class_weights[y]` in a training loop)
         where = self.rule.host_context(self.facts)
         for table, reference in self.late_tables:
             if table.value in self.facts.items_changed or self._may_be_an_item(reference, self.rule.line_of(table)):
