@@ -119,9 +119,8 @@ def _filled_on_the_host(read: cst.Name, binding, line: int, depth: int, where: H
     call before `line` (which might put anything in it): a list of host tensors (yolov7's
     `from_which_layer`)."""
     facts, name = where.facts, read.value
-    filled = [(at, value) for at, value in facts.appended.get(name, ()) if facts._binding_before(name, at) is binding]
-    handed = any(binding.line < facts.line_of(call) < line for call in facts.escaped.get(name, ()))
-    if not filled or handed or name in facts.items_changed:
+    filled = facts.filled_before(name, binding, line)
+    if not filled or name in facts.items_changed:
         return False
     return all(host_made(value, at, depth + 1, where) for at, value in filled) and _reaching_before_host_made(read, binding, line, depth, where)
 

@@ -322,10 +322,18 @@ class PlacementFacts:
         is on the device (the list itself is no device value). Every append of this binding counts,
         also those after `line` in a loop. `appends`: those of a list the name keeps under a key
         (`results["logits"].append(...)`), instead of the name's own."""
+        filled = self.filled_before(name, binding, line, appends)
+        return bool(filled) and all(self.is_device_value(value, before_line=at) for at, value in filled)
+
+    def filled_before(self, name: str, binding: Binding, line: int,
+                      appends: Sequence[tuple[int, cst.BaseExpression]] | None = None) -> list[tuple[int, cst.BaseExpression]]:
+        """What the appends of the list `binding` made put in it, as (line, value), also those a loop
+        runs after `line`; none when the list is handed to a call before `line` (which might put
+        anything in it)."""
         appends = self.appended.get(name, ()) if appends is None else appends
-        filled = [(at, value) for at, value in appends if self._binding_before(name, at) is binding]
-        handed = any(binding.line < self.line_of(call) < line for call in self.escaped.get(name, ()))
-        return bool(filled) and not handed and all(self.is_device_value(value, before_line=at) for at, value in filled)
+        if any(binding.line < self.line_of(call) < line for call in self.escaped.get(name, ())):
+            return []
+        return [(at, value) for at, value in appends if self._binding_before(name, at) is binding]
 
     def _only_device_items_in(self, item: cst.Subscript, line: int) -> bool:
         """`results = {"logits": [], ...}` filled by `results["logits"].append(model(x))` with device

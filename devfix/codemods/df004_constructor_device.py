@@ -639,7 +639,6 @@ class _Combinations(cst.CSTVisitor):
         self.unnamed_meetings: list[tuple[list[cst.BaseExpression], bool, cst.Call]] = []
         self.host_indexings: list[tuple[cst.BaseExpression, list[cst.BaseExpression]]] = []  # `table[index]`, no tensor named
         self.late_tables: list[tuple[cst.Name, str]] = []  # `table[index]`, `index` a known tensor
-        self.assigned_targets: set[cst.BaseExpression] = set()  # what `a = b = v` assigns to
         self.moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
         self.moved_containers: dict[cst.Arg, str] = {}  # of those, the tuples and dicts moved item by item
         self.moved_bindings: dict[cst.BaseExpression, tuple[str, str]] = {}  # a binding's value → (origin, device)
@@ -692,9 +691,6 @@ class _Combinations(cst.CSTVisitor):
             return device
         return self._device_of(reference, source)
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.assigned_targets.add(node.target)
-
     def visit_Comparison(self, node: cst.Comparison) -> None:
         self.meeting = node
         operands = [node.left, *(item.comparator for item in node.comparisons)]
@@ -712,8 +708,7 @@ class _Combinations(cst.CSTVisitor):
             # a CPU table indexed by device indices; one written to (`confusion[t, p] += 1`) cannot be
             # moved where it is indexed (DF012's `.to()` would write into a copy)
             self._align(self._fresh(node.value), reference, tables="stored" if stored else True)
-            written = stored or node in self.assigned_targets  # `table[keep] = 0` writes into the table itself
-            if not written and isinstance(node.value, cst.Name) and not any(self._zero_dim(index) for index in indices):
+            if isinstance(node.value, cst.Name) and not any(self._zero_dim(index) for index in indices):
                 self.late_tables.append((node.value, reference))
         elif not stored:
             self.host_indexings.append((node.value, indices))
@@ -741,7 +736,7 @@ class _Combinations(cst.CSTVisitor):
         where = self.rule.host_context(self.facts)
         for table, reference in self.late_tables:
             if table.value in self.facts.items_changed or self._may_be_an_item(reference, self.rule.line_of(table)):
-                continue  # written into (`picked[i] = True`): a copy would take the writes; a 0-dim index is read as a number
+                continue  # written into anywhere (`picked[i] = True`, `table[keep] = 0`): a copy would take the writes; a 0-dim index is read as a number
             sources = self._sources(table)
             if sources and not any(call in aligned for call in sources) and host_made(table, self.rule.line_of(table), 0, where):
                 self.moved_inputs.setdefault(table, ("a tensor made on the CPU", f"{reference}.device"))
