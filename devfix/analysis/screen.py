@@ -73,6 +73,7 @@ from devfix.analysis.torch_api import (
     HOST_LIBRARY_MODULES,
     INDEX_READING_FUNCTIONS,
     INDEX_READING_METHODS,
+    JOINS,
     LEGACY_CPU_CONSTRUCTORS,
     LEGACY_DTYPES,
     LOSS_TENSOR_KEYWORDS,
@@ -339,11 +340,26 @@ class _Screen:
             elif isinstance(node, ast.AugAssign):  # `self.correct += (preds == y).sum()`
                 names = [name.id for name in every_node(node.value) if isinstance(name, ast.Name)]
                 used = [node.target] if self._may_be_tensors(names, function) else []
+            elif isinstance(node, ast.Assign) and (joined := self._self_join(node)) is not None:
+                table, others = joined  # `self.losses = torch.cat([self.losses, loss])`
+                names = [name.id for other in others for name in every_node(other) if isinstance(name, ast.Name)]
+                used = [table] if self._may_be_tensors(names, function) else []
             else:
                 continue
             if any(is_self_attribute(value) and value.attr in tables for value in used):
                 return True
         return False
+
+    def _self_join(self, node: ast.Assign) -> tuple[ast.Attribute, list[ast.expr]] | None:
+        """DF012's `_self_join`: `self.x = torch.cat([self.x, ...])`, the attribute and the other elements."""
+        value = node.value
+        if not (len(node.targets) == 1 and is_self_attribute(node.targets[0]) and isinstance(value, ast.Call)
+                and value.args and isinstance(value.args[0], (ast.List, ast.Tuple))
+                and self.imports.qualify(value.func) in JOINS):
+            return None
+        elements = value.args[0].elts
+        table = next((element for element in elements if is_self_attribute(element) and element.attr == node.targets[0].attr), None)
+        return None if table is None else (table, [element for element in elements if element is not table])
 
     def _top_level_tables_handed_to(self, functions: set[str]) -> bool:
         """DF012's cases for tables of the top level: a name bound once there from a torch call that

@@ -34,7 +34,9 @@ tensor: evidence in the method, or a tensor passed at every call of an instance 
 too, or a value the analysis proves a tensor), and so is what the method computes from such
 arguments (`mask = labels == c`). Without that, a diagnostic without a fix. An update in place of
 such a table, or of an item of it (a meter's `self.correct[c] += (preds[mask] == c).sum()`), keeps
-the table where it is: the value is brought to it, `.to(self.correct.device)`.
+the table where it is: the value is brought to it, `.to(self.correct.device)`; so does a join of the
+table with itself (`self.losses = torch.cat([self.losses, loss.detach()])`, an accumulator made empty
+in `__init__`): `loss.detach().to(self.losses.device)`.
 
 A tensor of the class body (`MEAN = torch.tensor([0.5, 0.4, 0.3]).view(1, 3, 1, 1)`), read as
 `self.MEAN` in a method, is no buffer either, of a Module too: `.to()` leaves it on the CPU. It is
@@ -65,6 +67,7 @@ from devfix.analysis.torch_api import (
     DEVICE_CHANGING_METHODS,
     INDEX_READING_FUNCTIONS,
     INDEX_READING_METHODS,
+    JOINS,
     PLACEMENT_KEEPING_METHODS,
 )
 from devfix.codemods.base import DevfixRule
@@ -365,6 +368,37 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
                            "tensor on a GPU fails", fix_title=f"align the value to `{code}.device`"):
             return updated_node
         return updated_node.with_changes(value=moved_to(parenthesized(updated_node.value), f"{code}.device"))
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        """`self.losses = torch.cat([self.losses, loss.detach()])` in a plain object's method: the
+        join runs only where `loss` is where the CPU table is, so it keeps the table there, as an
+        update in place does: the other tensors are brought to it (modyn's RHO-LOSS selector)."""
+        target = original_node.targets[0].target if len(original_node.targets) == 1 else None
+        if not (getattr(self, "_tables", None) and _is_self_attribute(target) and target.attr.value in self._tables):
+            return updated_node
+        others = _joined_with_itself(target.attr.value, original_node.value, self.qualified)
+        if not others:
+            return updated_node
+        tensors = self._tensors_of_method(original_node)
+        others = [(index, element) for index, element in others if not _placed_here(element)]  # `loss.detach().cpu()`
+        moving = [index for index, element in others
+                  if is_tensor_expression(element, tensors, self.qualified) and _names_in(element) & tensors]
+        code = cst.Module([]).code_for_node(target)
+        if not moving:
+            if any(self._parameter_in(original_node, element) for _, element in others):
+                self.report(original_node.value, f"`{code}` is a CPU tensor of a plain object and is joined with a method argument "
+                            f"that may be on a GPU; bring it there with `.to({code}.device)`", fixable=False)
+            return updated_node
+        if not self.report(original_node.value, f"`{code}` is a CPU tensor of a plain object; joining it with a tensor on a GPU fails",
+                           fix_title=f"align the joined values to `{code}.device`"):
+            return updated_node
+        join = updated_node.value
+        display = join.args[0].value
+        elements = list(display.elements)
+        for index in moving:
+            elements[index] = elements[index].with_changes(value=moved_to(parenthesized(elements[index].value), f"{code}.device"))
+        args = [join.args[0].with_changes(value=display.with_changes(elements=elements)), *join.args[1:]]
+        return updated_node.with_changes(value=join.with_changes(args=args))
 
     def _tensors_of_method(self, anchor: cst.CSTNode) -> set[str]:
         """Names certainly holding tensors in the method around `anchor`: by evidence there, or
@@ -693,11 +727,26 @@ def _tensor_attributes(class_node: cst.ClassDef, qualified, host_given: Callable
     stored = []
     for method, in_order in methods:
         reader = GivenTensors(method, qualified)
-        stored += [(name, value, reader, method.name.value == "__init__") for name, value in in_order]
+        # `self.losses = torch.cat([self.losses, loss])` runs only where `loss` is where the table is: it keeps the table
+        stored += [(name, value, reader, method.name.value == "__init__") for name, value in in_order
+                   if _joined_with_itself(name, value, qualified) is None]
     without = _tables_of_own_state(tables, stored, frozenset())
     if without == tables or host_given is None:
         return without
     return _tables_of_own_state(tables, stored, host_given())  # the constructions' arguments, read only when they matter
+
+
+def _joined_with_itself(name: str, value: cst.BaseExpression, qualified) -> list[tuple[int, cst.BaseExpression]] | None:
+    """`torch.cat([self.<name>, loss])`: the other elements of a join of a display holding
+    `self.<name>`, with their positions (None: no such join)."""
+    if not (isinstance(value, cst.Call) and value.args and value.args[0].keyword is None and not value.args[0].star
+            and isinstance(value.args[0].value, (cst.List, cst.Tuple)) and qualified(value.func) & JOINS):
+        return None
+    elements = value.args[0].value.elements
+    if any(not isinstance(element, cst.Element) for element in elements):
+        return None  # `torch.cat([self.x, *rest])`
+    own = [_is_self_attribute(element.value) and element.value.attr.value == name for element in elements]
+    return [(index, element.value) for index, element in enumerate(elements) if not own[index]] if any(own) else None
 
 
 def _tables_of_own_state(tables: set[str], stored, host_parameters: frozenset[str]) -> set[str]:

@@ -378,3 +378,50 @@ def test_an_item_of_a_plain_meters_table_updated_with_a_given_device_tensor_take
     )
     result = run_devfix(source, rules=[LookupTableDevice]).fixed.decode()
     assert (aligned or update) in result and (aligned is not None or result == source)
+
+
+TRACKER = """import torch
+import torch.nn as nn
+
+
+class LossTracker:
+    def __init__(self):
+        self.losses = torch.tensor([])
+
+    def update(self, loss):
+        self.losses = {join}
+
+    def mean(self):
+        return self.losses.mean().item()
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 3).to(device)
+criterion = nn.CrossEntropyLoss(reduction="none")
+tracker = LossTracker()
+x, y = torch.randn(4, 4).to(device), torch.randint(0, 3, (4,)).to(device)
+tracker.update({argument})
+"""
+
+
+@pytest.mark.parametrize(("join", "fixed"), [
+    ("torch.cat([self.losses, loss.detach()])", "torch.cat([self.losses, loss.detach().to(self.losses.device)])"),
+    ("torch.cat((self.losses, loss), dim=0)", "torch.cat((self.losses, loss.to(self.losses.device)), dim=0)"),
+    ("torch.cat([self.losses, loss.detach().cpu()])", None),  # placed by the user: the attribute is no proven CPU table
+    ("torch.cat([self.losses, torch.ones(1)])", None),  # a host tensor: nothing to bring
+])
+def test_an_accumulator_joined_with_itself_takes_the_given_tensors_to_the_table(join, fixed):
+    """modyn's RHO-LOSS selector: `self.rho_loss = torch.cat([self.rho_loss, loss])` of an attribute
+    made empty on the CPU in `__init__`, with a loss of a moved model at every call. The join runs only
+    where the loss is where the table is, so the table stays on the CPU: the loss is brought to it, as
+    an update in place is."""
+    source = TRACKER.format(join=join, argument="criterion(model(x), y)")
+    result = fix(source)
+    assert f"self.losses = {fixed or join}\n" in result.fixed.decode()
+    assert [finding.code for finding in result.applied + result.findings] == (["DF012"] if fixed else [])
+
+
+def test_an_accumulator_joined_with_an_argument_of_unknown_kind_gets_a_diagnostic_without_a_fix():
+    result = fix(TRACKER.format(join="torch.cat([self.losses, loss * 2])", argument="compute()"))
+    assert result.fixed == result.source
+    assert [finding.fixable for finding in result.findings] == [False]
