@@ -753,16 +753,20 @@ class _Scope:
 
     def _row_source_lines(self, name: str, line: int, through_helpers: bool) -> list[int]:
         """DF004's `_row_sources`: `name` unpacked by the loop of `line` (`for tokens, score in
-        beams:`) from the rows of a list display or comprehension of tuples (bound before it)."""
+        beams:`) from the rows of a list display or comprehension of tuples (bound before it), or
+        bound to each whole row (`for bias in [torch.zeros(n), torch.ones(n)]`)."""
         for loop in (node for node in self.nodes if isinstance(node, (ast.For, ast.AsyncFor)) and node.lineno == line):
-            if not isinstance(loop.target, (ast.Tuple, ast.List)):
+            whole = isinstance(loop.target, ast.Name) and loop.target.id == name
+            if not (whole or isinstance(loop.target, (ast.Tuple, ast.List))):
                 continue
-            positions = [index for index, element in enumerate(loop.target.elts) if isinstance(element, ast.Name) and element.id == name]
             rows, at = loop.iter, line
             if isinstance(rows, ast.Name):
                 bound = latest_binding(self.bindings, rows.id, line)
                 rows, at = (bound[1], bound[0]) if bound is not None else (None, line)
-            items = [rows.elt] if isinstance(rows, ast.ListComp) else rows.elts if isinstance(rows, ast.List) else []
+            items = [rows.elt] if isinstance(rows, ast.ListComp) else rows.elts if isinstance(rows, (ast.List, ast.Tuple) if whole else ast.List) else []
+            if whole:
+                return [found for item in items for found in self._source_lines(item, at, through_helpers)]
+            positions = [index for index, element in enumerate(loop.target.elts) if isinstance(element, ast.Name) and element.id == name]
             if not positions or not items:
                 continue
             items = [item.elts[positions[0]] for item in items if isinstance(item, ast.Tuple) and len(item.elts) > positions[0]]

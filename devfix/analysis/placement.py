@@ -72,8 +72,9 @@ class PlacementFacts:
     augmented: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `name += v`: (name, line) → v
     elements: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `for y in ys`: (y, line) → ys
     # `for tokens, score in beams`: (tokens, line) → (beams, 0), each a name the loop unpacks from a
-    # row of what it iterates (a name, a list display or a list comprehension), with its position
-    unpacked_elements: dict[tuple[str, int], tuple[cst.BaseExpression, int]] = field(default_factory=dict)
+    # row of what it iterates (a name, a list display or a list comprehension), with its position;
+    # `for bias in biases`: (bias, line) → (biases, None), the whole row
+    unpacked_elements: dict[tuple[str, int], tuple[cst.BaseExpression, int | None]] = field(default_factory=dict)
     dict_values: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `for k, v in d.items()`: (v, line) → d
     called: set[str] = field(default_factory=set)
     method_receivers: set[str] = field(default_factory=set)  # `model` of `model.generate(ids)`
@@ -585,6 +586,8 @@ class _Collector(cst.CSTVisitor):
             for position, element in enumerate(node.target.elements):
                 if isinstance(element.value, cst.Name):
                     self.facts.unpacked_elements[(element.value.value, line)] = (node.iter, position)
+        elif isinstance(node.target, cst.Name) and isinstance(node.iter, (cst.Name, cst.List, cst.Tuple, cst.ListComp)):
+            self.facts.unpacked_elements[(node.target.value, line)] = (node.iter, None)  # `for bias in [torch.zeros(n), ...]`
         values = _dict_values_bound(node)
         if values is not None:
             self.facts.dict_values[(values[0], line)] = values[1]

@@ -51,7 +51,8 @@ read takes a device tensor too (`analysis.token_ids`); a name rebound otherwise,
 bound twice, is left alone. A name a loop unpacks from the rows of a list display or comprehension
 of tuples (bound before it: `for tokens, score in beams:` after `beams = [(torch.full((1, 1), sos),
 0.0)]`, a beam search's start; `for x, y in [(xs[i:i + 8], ys[i:i + 8]) for i in ...]`) is made where
-its item of every row is.
+its item of every row is; so is a name a loop binds to each whole row (`for h in [torch.zeros(2, 3),
+torch.ones(2, 3)]`, or of a list bound to such a display or comprehension).
 
 A model parameter compiled or scripted in the function (`scripted = torch.jit.script(model)`,
 `torch.compile(model)`) is that model, on its device: a warm-up input given to it is made there.
@@ -1719,20 +1720,25 @@ class _Combinations(cst.CSTVisitor):
             found += self._sources(earlier.value, earlier.line)
         return found
 
-    def _row_sources(self, rows: cst.BaseExpression, position: int, line: int) -> list[cst.Call]:
+    def _row_sources(self, rows: cst.BaseExpression, position: int | None, line: int) -> list[cst.Call]:
         """`for tokens, score in beams:` with `beams = [(torch.full((1, 1), sos), 0.0)]` bound before
         the loop (a beam search's start), or `for x, y in [(xs[i:i + 8], ys[i:i + 8]) for i in ...]`:
         the factories of the item at `position` of each tuple of that list display or comprehension
-        (what the loop body binds to `beams` later is built from those rows)."""
+        (what the loop body binds to `beams` later is built from those rows). Position None: the
+        whole row (`for bias in [torch.zeros(2, 3), torch.ones(2, 3)]`)."""
         if isinstance(rows, cst.Name):
             binding = self.facts._binding_before(rows.value, line)
             rows, line = (binding.value, binding.line) if binding is not None else (None, line)
         if isinstance(rows, cst.ListComp):
+            if position is None and comprehension_targets(rows) & self.facts.bindings.keys():
+                return []  # a name of the comprehension is bound in the scope too: its reads may resolve to that
             items = [rows.elt]
-        elif isinstance(rows, cst.List):
+        elif isinstance(rows, cst.List) or (position is None and isinstance(rows, cst.Tuple)):
             items = [element.value for element in rows.elements if isinstance(element, cst.Element)]
         else:
             return []
+        if position is None:
+            return [call for item in items for call in self._sources(item, line)]
         if not items or not all(isinstance(item, cst.Tuple) and len(item.elements) > position for item in items):
             return []
         return [call for item in items for call in self._sources(item.elements[position].value, line)]

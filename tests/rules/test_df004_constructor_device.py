@@ -1511,3 +1511,38 @@ def test_a_comprehension_variable_names_no_device_outside_its_comprehension():
         "\n\nx = torch.randn(3, 4, device=device)\nscaled([x, x * 2], 0.1)\n"
     )
     assert "device=d.device" not in fixed(source)
+
+
+LOOP_OVER_ROWS = """import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 3).to(device)
+x = torch.randn(2, 4).to(device)
+{rows}
+for bias in {iterated}:
+    print((model(x) + bias).sum().item())
+"""
+
+
+@pytest.mark.parametrize(("rows", "iterated", "made"), [
+    ("", "[torch.zeros(2, 3), torch.ones(2, 3)]", "[torch.zeros(2, 3, device=x.device), torch.ones(2, 3, device=x.device)]"),
+    ("", "(torch.zeros(2, 3), torch.ones(2, 3))", "(torch.zeros(2, 3, device=x.device), torch.ones(2, 3, device=x.device))"),
+    ("biases = [torch.full((2, 3), 0.5), torch.rand(2, 3)]", "biases",
+     "biases = [torch.full((2, 3), 0.5, device=x.device), torch.rand(2, 3, device=x.device)]"),
+    ("biases = [torch.ones(2, 3) * k for k in range(3)]", "biases", "biases = [torch.ones(2, 3, device=x.device) * k for k in range(3)]"),
+])
+def test_each_row_a_loop_iterates_is_made_where_the_element_meets_a_device_value(rows, iterated, made):
+    """`for bias in [torch.zeros(2, 3), torch.ones(2, 3)]: model(x) + bias`: the loop's element is
+    each item of the display (or of the list bound to it, or the comprehension's item) in turn."""
+    assert made in fixed(LOOP_OVER_ROWS.format(rows=rows, iterated=iterated))
+
+
+@pytest.mark.parametrize(("rows", "iterated"), [
+    ("", "[torch.zeros(2, 3).to(device), torch.ones(2, 3, device=device)]"),  # placed already
+    ("", "[torch.tensor(0.5), torch.tensor(2.0)]"),  # 0-dim: arithmetic takes them on the CPU
+    ("k = 2\nbiases = [torch.ones(2, 3) * k for k in range(3)]", "biases"),  # `k` is bound in the scope too: not followed
+])
+def test_rows_placed_or_that_need_no_device_are_left_alone(rows, iterated):
+    source = LOOP_OVER_ROWS.format(rows=rows, iterated=iterated)
+    assert fixed(source) == source
