@@ -49,6 +49,7 @@ from devfix.analysis.torch_api import (
     ENCODING_TENSOR_FIELDS,
     FACTORY_FUNCTIONS,
     HOST_SIDE_PREFIXES,
+    JOINS,
     LIST_FILLERS,
     MEETING_FUNCTIONS,
     MODULE_COMPILERS,
@@ -474,6 +475,8 @@ class _Scope:
         calls = [node for node in self.nodes if isinstance(node, ast.Call)]
         if self._feeds_a_moved_callable(calls) or self._gives_a_helper_placed_and_host_values(calls):
             return True
+        if any(self._joins_a_host_copy(call) for call in calls):
+            return True  # no factory needed: the copy moves where it is joined
         if not any(self._is_source_call(call) for call in calls) and not self._calls_a_helper(calls):
             return False
         self._list_moves()
@@ -1093,6 +1096,19 @@ class _Scope:
             return self._has_sources(receiver) and any(self._alignable(receiver, value) for value in values)
         return False
 
+    def _joins_a_host_copy(self, call: ast.Call) -> bool:
+        """DF004's `_join_host_copies`: `torch.cat([idx, next_id])` where `next_id` is bound to a
+        value that copies something to the host (`torch.multinomial(probs.cpu(), 1)`) and another
+        element is a name."""
+        if not (call.args and isinstance(call.args[0], (ast.List, ast.Tuple)) and self.imports.qualify(call.func) in JOINS):
+            return False
+        values = call.args[0].elts
+        copies = [value for value in values if isinstance(value, ast.Name)
+                  and (bound := latest_binding(self.bindings, value.id, call.lineno)) is not None and bound[1] is not None
+                  and any(_copies_to_the_host(node) for node in every_node(bound[1]))]
+        return any(other is not copy and isinstance(other, ast.Name) and other.id not in self.imports.names
+                   for copy in copies for other in values)  # the rule asks whether it is proven on a device
+
     def _meets_a_model_output(self, operands: list[ast.expr]) -> bool:
         """DF004's `model(x) * class_weights`: a fresh tensor meets the output of a call of a name
         that may hold a Module (or a tensor method of it: `model(x).argmax(1)`)."""
@@ -1111,6 +1127,15 @@ class _Scope:
             not (source is reference and isinstance(source, ast.Name)) and self._alignable(source, reference)
             for source in sources for reference in references
         )
+
+
+def _copies_to_the_host(node: ast.AST) -> bool:
+    """`x.cpu()`, `x.to("cpu")`."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    return node.func.attr == "cpu" or (node.func.attr == "to" and any(
+        isinstance(value, ast.Constant) and isinstance(value.value, str) and value.value.startswith("cpu")
+        for value in [*node.args, *(keyword.value for keyword in node.keywords)]))
 
 
 def _elements_kept(call: ast.Call) -> ast.expr | None:

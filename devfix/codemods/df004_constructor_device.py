@@ -132,6 +132,10 @@ named for where it is made, never written into, and read in a function by an ind
 `from_which_layer[fg_mask_inboxes]`) moves where it is read: `from_which_layer.to(fg_mask_inboxes.device)[fg_mask_inboxes]`;
 not for an index that may be 0-dim (a loop's element, an item read by a number), which CUDA reads as a number.
 
+A token drawn from probabilities brought to the host (`next_id = torch.multinomial(probs.cpu(), 1)`)
+has no factory to make elsewhere: joined to ids proven on a device (or a parameter every call in
+the file gives one), it moves where it is joined, `torch.cat([ids, next_id.to(ids.device)], dim=1)`.
+
 A factory that draws from a `generator=` (a CPU generator, for reproducible numbers) is moved
 after the call instead, `torch.randn(n, generator=g).to(x.device)`: `device=` would not match
 the generator, and the moved values are the ones the CPU run draws.
@@ -203,6 +207,7 @@ from devfix.analysis.torch_api import (
     FACTORY_FUNCTIONS,
     FIRST_OPERAND_ONLY,
     HOST_SIDE_PREFIXES,
+    JOINS,
     LEGACY_CPU_CONSTRUCTORS,
     LEGACY_DTYPES,
     LIST_JOINS,
@@ -797,6 +802,8 @@ class _Combinations(cst.CSTVisitor):
             # `autograd.grad(d_out, x, grad_outputs=torch.ones(d_out.size()))`, `kl_divergence(q, prior)`
             self._meet(values, pointwise=False)
         elif is_torch_tensor_function(names) and not is_factory_call(node, self.qualified):
+            if names & JOINS:
+                self._join_host_copies(node)
             if any(name.rsplit(".", 1)[1] in FIRST_OPERAND_ONLY for name in names):
                 values = values[:1]  # `torch.multinomial(weights, n)`: the rest are counts and dims
             pointwise = any(name.rsplit(".", 1)[1] in POINTWISE_FUNCTIONS for name in names)
@@ -817,6 +824,32 @@ class _Combinations(cst.CSTVisitor):
                 argument_references = self._references(values)
                 if argument_references:
                     self._align(self._fresh(node.func.value), argument_references[0])
+
+    def _join_host_copies(self, call: cst.Call) -> None:
+        """`idx = torch.cat([idx, next_id], dim=1)` with `next_id = torch.multinomial(probs.cpu(), 1)`:
+        a join takes tensors of one device only. A name the scope proves made on the host with no
+        factory to make elsewhere (a `.cpu()` copy, or what is computed from one), beside a name
+        proven on a device (or a parameter every call gives one), moves where it is joined:
+        `next_id.to(idx.device)`."""
+        display = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star else None
+        if not isinstance(display, (cst.List, cst.Tuple)) or not all(isinstance(element, cst.Element) for element in display.elements):
+            return
+        names = [element.value for element in display.elements if isinstance(element.value, cst.Name)]
+        line, where = self.rule.line_of(call), self.rule.host_context(self.facts)
+        placed = next((name.value for name in names if self.facts.is_device_value(name) or self._given_device_values(name.value, line)), None)
+        if placed is None:
+            return
+        for name in names:
+            if name.value != placed and not self._sources(name) and host_made(name, line, 0, where):
+                self.moved_inputs.setdefault(name, ("a tensor copied to the CPU", f"{placed}.device"))
+
+    def _given_device_values(self, name: str, line: int) -> bool:
+        """`ids` of `def sample(model, ids, steps)`, not rebound before `line`, where every call of
+        the function in the file passes a value proven on a device."""
+        if not (name in self.parameters and isinstance(self.scope, cst.FunctionDef) and self.facts._binding_before(name, line) is None):
+            return False
+        passed = self.rule.call_index().arguments_for(self.scope, name)
+        return bool(passed) and all(self.rule.scope_facts(caller).is_device_value(value) for caller, value in passed)
 
     def _feed_module(self, call: cst.Call, module: str | None, values: list[cst.BaseExpression]) -> None:
         """`criterion(D(real), torch.ones(8, 1))`, `G(torch.randn(8, 2))`: inputs of a Module go

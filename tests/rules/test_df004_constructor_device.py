@@ -1546,3 +1546,46 @@ def test_each_row_a_loop_iterates_is_made_where_the_element_meets_a_device_value
 def test_rows_placed_or_that_need_no_device_are_left_alone(rows, iterated):
     source = LOOP_OVER_ROWS.format(rows=rows, iterated=iterated)
     assert fixed(source) == source
+
+
+SAMPLING = """import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Sequential(nn.Embedding(50, 16), nn.Linear(16, 50)).to(device)
+idx = {start}
+for _ in range(5):
+    probs = torch.softmax(model(idx)[:, -1, :], dim=-1)
+    next_id = {draw}
+    idx = torch.cat([idx, next_id], dim=1)
+"""
+
+
+@pytest.mark.parametrize(("start", "draw", "joined"), [
+    ("torch.zeros((1, 1), dtype=torch.long, device=device)", "torch.multinomial(probs.cpu(), num_samples=1)",
+     "torch.cat([idx, next_id.to(idx.device)], dim=1)"),
+    ("torch.zeros((1, 1), dtype=torch.long).to(device)", "probs.cpu().argmax(-1, keepdim=True)", "torch.cat([idx, next_id.to(idx.device)], dim=1)"),
+    ("torch.zeros((1, 1), dtype=torch.long, device=device)", "torch.multinomial(probs, num_samples=1)", None),  # on the device already
+    ("torch.zeros((1, 1), dtype=torch.long).cpu()", "torch.multinomial(probs.cpu(), num_samples=1)", None),  # both on the host
+])
+def test_a_token_copied_to_the_host_moves_where_it_is_joined_to_device_ids(start, draw, joined):
+    """A sampling loop draws the next token from `probs.cpu()` and grows ids that live on the
+    GPU: `torch.cat` takes tensors of one device only, and there is no factory to make elsewhere."""
+    source = SAMPLING.format(start=start, draw=draw)
+    assert f"    idx = {joined or 'torch.cat([idx, next_id], dim=1)'}\n" in fixed(source)
+
+
+@pytest.mark.parametrize(("start", "moved"), [("torch.zeros((1, 1), dtype=torch.long, device=device)", True),
+                                              ("torch.zeros((1, 1), dtype=torch.long)", False)])
+def test_a_token_copied_to_the_host_follows_ids_every_caller_gives_on_a_device(start, moved):
+    """`ids` of `def extend(ids, probs, steps)`: on a device where every call passes device ids; a
+    caller's host ids (joined on the host, fine) leave the join alone."""
+    source = (
+        "import torch\nimport torch.nn as nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "model = nn.Linear(4, 50).to(device)\n\n\n"
+        "def extend(ids, probs, steps):\n    for _ in range(steps):\n"
+        "        next_id = torch.multinomial(probs.cpu(), 1)\n"
+        "        ids = torch.cat([ids, next_id], dim=1)\n    return ids\n\n\n"
+        f"print(extend({start}, torch.softmax(model(torch.randn(1, 4, device=device)), -1), 3))\n"
+    )
+    assert ("torch.cat([ids, next_id.to(ids.device)], dim=1)" in fixed(source)) is moved
