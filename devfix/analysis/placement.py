@@ -410,6 +410,11 @@ class PlacementFacts:
         return any(first <= bound <= last and other <= read <= other_last for first, last, other, other_last in self.exclusive)
 
 
+def copies_to_the_host(call: cst.Call, qualified: QualifiedNames) -> bool:
+    """`x.cpu()`, `x.to("cpu")`, `x.type(torch.FloatTensor)`: a copy on the host."""
+    return (isinstance(call.func, cst.Attribute) and call.func.attr.value == "cpu") or _to_the_host(call, qualified)
+
+
 def _to_the_host(call: cst.Call, qualified: QualifiedNames) -> bool:
     """`x.to("cpu")`, `x.to(dtype=torch.uint8, device="cpu")`, `x.type(torch.FloatTensor)` (a CPU
     tensor type): a copy on the host."""

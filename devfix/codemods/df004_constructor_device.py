@@ -185,7 +185,7 @@ from devfix.analysis.kinds import Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models, parameters_given_with_models
 from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attributes, top_level_class
 from devfix.analysis.parameter_meetings import FunctionMeetings, meeting_pairs
-from devfix.analysis.placement import Move, PlacementFacts, as_move, device_code, is_cast
+from devfix.analysis.placement import Move, PlacementFacts, as_move, copies_to_the_host, device_code, is_cast
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensor_methods import TENSOR_METHODS
 from devfix.analysis.tensors import (
@@ -774,12 +774,13 @@ class _Combinations(cst.CSTVisitor):
             self._move_unpacked_host_names(node)
         if isinstance(node.func, cst.Name) and node.func.value in self.modules:
             values = [value for value in values if value not in self._lengths_for(node)]
-            self._feed_module(node, node.func.value, values)
+            self._feed_module(node, node.func.value, [value for value in values if not self._host_loop_element(value, node)])
             self._feed_host_tensors(node)
             self._feed_encodings(node, node.func.value)
         elif isinstance(node.func, cst.Name) and node.func.value in self.parameters:
             values = [value for value in values if value not in self._lengths_for(node)]
-            self._feed_module(node, node.func.value, values)  # a model handed in by callers that moved it
+            # a model handed in by callers that moved it
+            self._feed_module(node, node.func.value, [value for value in values if not self._host_loop_element(value, node)])
             self._feed_host_tensors(node)
             self._feed_encodings(node, node.func.value)
         elif isinstance(node.func, cst.Name) and (compiled := self._compiled_parameter(node.func.value, node)) is not None:
@@ -827,9 +828,9 @@ class _Combinations(cst.CSTVisitor):
 
     def _join_host_copies(self, call: cst.Call) -> None:
         """`idx = torch.cat([idx, next_id], dim=1)` with `next_id = torch.multinomial(probs.cpu(), 1)`:
-        a join takes tensors of one device only. A name the scope proves made on the host with no
-        factory to make elsewhere (a `.cpu()` copy, or what is computed from one), beside a name
-        proven on a device (or a parameter every call gives one), moves where it is joined:
+        a join takes tensors of one device only. A name bound to what copies a tensor to the host
+        (`.cpu()`, `.to("cpu")`), proven made on the host with no factory to make elsewhere, beside
+        a name proven on a device (or a parameter every call gives one), moves where it is joined:
         `next_id.to(idx.device)`."""
         display = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star else None
         if not isinstance(display, (cst.List, cst.Tuple)) or not all(isinstance(element, cst.Element) for element in display.elements):
@@ -840,7 +841,10 @@ class _Combinations(cst.CSTVisitor):
         if placed is None:
             return
         for name in names:
-            if name.value != placed and not self._sources(name) and host_made(name, line, 0, where):
+            binding = self.facts._binding_before(name.value, line)
+            copied = binding is not None and binding.value is not None and any(
+                copies_to_the_host(inner, self.qualified) for inner in calls_in(binding.value))
+            if name.value != placed and copied and not self._sources(name) and host_made(name, line, 0, where):
                 self.moved_inputs.setdefault(name, ("a tensor copied to the CPU", f"{placed}.device"))
 
     def _given_device_values(self, name: str, line: int) -> bool:
@@ -1382,6 +1386,16 @@ class _Combinations(cst.CSTVisitor):
                 return False
             encoding = bindings[0].value
         return _is_encoding_call(encoding)
+
+    def _host_loop_element(self, value: cst.BaseExpression, call: cst.Call) -> bool:
+        """`sample.unsqueeze(0)` of `for sample in samples`, a comprehension of host tensors, fed to
+        a moved model: `_feed_host_tensors` moves it where it is fed, so its rows' factories are not
+        placed as well."""
+        fed = value.value if isinstance(value, cst.Subscript) else _method_receiver(value) or value
+        if not isinstance(fed, cst.Name) or fed.value in self.facts.moved:
+            return False
+        binding = self.facts._binding_before(fed.value, self.rule.line_of(call))
+        return binding is not None and binding.value is None and self._loop_over_host_tensors(fed, binding.line, call)
 
     def _loop_over_host_tensors(self, name: cst.Name, line: int, call: cst.Call) -> bool:
         """`for sample in samples:` (the loop bound `name` on `line`), where `samples` is a list of
