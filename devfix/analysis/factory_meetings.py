@@ -23,7 +23,7 @@ Per function (and the module's top level), as the rule scopes it:
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 
 from devfix.analysis.ast_nodes import (
@@ -363,11 +363,13 @@ def _maybe_modules(tree: ast.Module, imports: ImportTable) -> set[str]:
     return names
 
 
-def _elements_of_moved_lists(nodes: list[ast.AST]) -> set[str]:
+def _elements_of_moved_lists(nodes: list[ast.AST], functions: Iterable[str] = ()) -> set[str]:
     """`m` of `for m in members` (a loop or a comprehension) where `members` is assigned a list
     whose every element may be a move (`[Net().to(device) for _ in range(3)]`, `[g.to(device),
-    d.to(device)]`): DF004's `PlacementFacts.element_moves`, over-approximated."""
-    lists = {target.id for node in nodes if isinstance(node, ast.Assign) and _lists_moves(node.value)
+    d.to(device)]`), or what a call of one of the file's `functions` gives back (an ensemble's
+    builder): DF004's `PlacementFacts.element_moves`, over-approximated."""
+    lists = {target.id for node in nodes if isinstance(node, ast.Assign) and (_lists_moves(node.value) or (
+                 isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id in functions))
              for target in node.targets if isinstance(target, ast.Name)}
     if not lists:
         return set()
@@ -512,7 +514,7 @@ class _Scope:
                 moved.update(target.id for target in node.targets if isinstance(target, ast.Name))
         if self.function is not None:  # a model the top level moved, read here (DF004's `global_models`)
             moved.update(name for name in self.top_level_moves if not _binds(self.nodes, name))
-        moved |= _elements_of_moved_lists(self.nodes)  # `for m in members` of `members = [Net().to(device) ...]`
+        moved |= _elements_of_moved_lists(self.nodes, self.helpers)  # `for m in members` of `members = [Net().to(device) ...]`
         fed = [call for call in calls if isinstance(call.func, ast.Name) and (
             call.func.id in moved or (self._given_host_values(call) and (
                 call.func.id in self.models or self._compiled_from(call.func.id, call.lineno) in self.models)))]

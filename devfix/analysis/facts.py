@@ -50,7 +50,7 @@ from devfix.analysis.kinds import DATALOADER_KINDS, ITEM_ASSIGNABLE, Kind
 from devfix.analysis.parameter_copies import classes_copying_parameters
 from devfix.analysis.project import ProjectIndex
 from devfix.analysis.returned_modules import returns_built_module
-from devfix.analysis.returned_moves import ReturnedMove, returned_move
+from devfix.analysis.returned_moves import ReturnedMove, returned_listed_moves, returned_move
 from devfix.analysis.test_devices import AcceleratedTests
 from devfix.analysis.torch_api import places_devices, places_on_several_gpus
 from devfix.analysis.values import ValueFacts, analyse_values
@@ -529,6 +529,13 @@ class FileFacts:
             else:
                 self._returned_moves[name] = None
         return self._returned_moves[name]
+
+    def returned_listed_moves(self, name: str) -> ReturnedMove | None:
+        """What the top-level function `name` of the file (defined once) gives back when every
+        `return` is a list of moves to one device (`analysis.returned_moves.returned_listed_moves`:
+        an ensemble's builder)."""
+        function = defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
+        return returned_listed_moves(function, self.imports, self._module_scope.once) if function is not None else None
 
     def returns_built_module(self, name: str) -> bool:
         """The top-level function `name` of the file (defined once), or of a file of the project it

@@ -114,6 +114,10 @@ class PlacementFacts:
     # the move of an element; in a comprehension (`[m(x) for m in members]`), m → (the lines from
     # the comprehension's start to its `for`, the move)
     element_moves: dict[tuple[str, int], Move] = field(default_factory=dict)
+    # loops and comprehensions over a name: (the name bound to each element, the iterated name, the
+    # line its binding is read on, the lines a comprehension's reads span or None for a loop)
+    iterations: list[tuple[str, str, int, tuple[int, int] | None]] = field(default_factory=list)
+    changed_in_place: set[str] = field(default_factory=set)  # `xs[i] = v`, `del xs[i]`, `xs.insert(...)`, ...
     comprehension_moves: dict[str, list[tuple[int, int, Move]]] = field(default_factory=dict)
 
 
@@ -126,29 +130,54 @@ class PlacementFacts:
         parameter, to the file's top-level device name the function moved to (when the scope does
         not bind that name itself: `top_level`, the module's own scope, binds the global), or to
         CUDA: as `model = Net().to(device)` is. A callee the scope binds itself is some other callable."""
-        local = self.bindings.keys() | self.parameters
         for name, bindings in self.bindings.items():
             for binding in bindings:
-                call = binding.value
-                if binding.unpacked or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name) or call.func.value in local:
-                    continue
-                summary = returned_move(call.func.value)
-                device = argument_for(call, summary.parameter, list(summary.positional)) if summary is not None and summary.parameter else None
-                if summary is None or (summary.parameter is not None and device is None):
-                    continue
-                if summary.own_device:  # `model = train(model, loader)` moving it to a device of its own
-                    device = cst.parse_expression(f"next({name}.parameters()).device")
-                if summary.global_name is not None:  # `model.to(device)` of the file's one top-level `device`
-                    if summary.global_name in local and not top_level:
-                        continue
-                    device = cst.Name(summary.global_name)
-                if summary.attribute is not None:  # `build_model(args)` moving to `args.device`
-                    if not isinstance(device, (cst.Name, cst.Attribute)):
-                        continue
-                    device = cst.Attribute(device, attr=cst.Name(summary.attribute))
-                move = Move(call, device, call)
-                self.moves[name] = sorted([*self.moves.get(name, ()), move], key=lambda found: self.line_of(found.call))
-                self.moved[name] = self.moves[name][0]
+                move = self._returned(name, binding, returned_move, top_level)
+                if move is not None:
+                    self.moves[name] = sorted([*self.moves.get(name, ()), move], key=lambda found: self.line_of(found.call))
+                    self.moved[name] = self.moves[name][0]
+
+    def add_returned_element_moves(self, returned_listed: Callable[[str], ReturnedMove | None], top_level: bool = False) -> None:
+        """`m` of `for m in ensemble` (a loop or a comprehension) where `ensemble = build_ensemble(3)`
+        and every `return` of the file's function is a list of moves to one device
+        (`analysis.returned_moves.returned_listed_moves`), the list never changed here: a move of
+        `m`, as for `ensemble = [Net().to(device) for _ in range(3)]` (`element_moves`)."""
+        for name, iterated, line, span in self.iterations:
+            binding = self._binding_before(iterated, line)
+            if binding is None or iterated in self.changed_in_place or iterated in self.appended \
+                    or any(bound == iterated for bound, _ in self.augmented) or len(self.bindings.get(iterated, ())) != 1:
+                continue
+            move = self._returned(iterated, binding, returned_listed, top_level)
+            if move is None:
+                continue
+            if span is None:
+                self.element_moves[(name, line)] = move
+            else:
+                self.comprehension_moves.setdefault(name, []).append((*span, move))
+            self.moved.setdefault(name, move)
+
+    def _returned(self, name: str, binding: Binding, summary_of: Callable[[str], ReturnedMove | None], top_level: bool) -> Move | None:
+        """The move `binding` of `name` is when it calls a function of the file that gives back
+        what it moved (`summary_of`), to the device the call names."""
+        local = self.bindings.keys() | self.parameters
+        call = binding.value
+        if binding.unpacked or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name) or call.func.value in local:
+            return None
+        summary = summary_of(call.func.value)
+        device = argument_for(call, summary.parameter, list(summary.positional)) if summary is not None and summary.parameter else None
+        if summary is None or (summary.parameter is not None and device is None):
+            return None
+        if summary.own_device:  # `model = train(model, loader)` moving it to a device of its own
+            device = cst.parse_expression(f"next({name}.parameters()).device")
+        if summary.global_name is not None:  # `model.to(device)` of the file's one top-level `device`
+            if summary.global_name in local and not top_level:
+                return None
+            device = cst.Name(summary.global_name)
+        if summary.attribute is not None:  # `build_model(args)` moving to `args.device`
+            if not isinstance(device, (cst.Name, cst.Attribute)):
+                return None
+            device = cst.Attribute(device, attr=cst.Name(summary.attribute))
+        return Move(call, device, call)
 
     @property
     def assignments(self) -> dict[str, list[cst.BaseExpression | None]]:
@@ -513,10 +542,6 @@ class _Collector(cst.CSTVisitor):
         self.facts = facts
         self._maybe_skipped: dict[int, int] = {}  # id of a block that may not run → its last statement's line
         self._open: list[int] = []  # the last lines of the blocks that may not run around the visit
-        # loops and comprehensions over a name: (the name bound to each element, the iterated name,
-        # the line its binding is read on, the lines a comprehension's reads span or None for a loop)
-        self._iterations: list[tuple[str, str, int, tuple[int, int] | None]] = []
-        self._changed_in_place: set[str] = set()  # `xs[i] = v`, `del xs[i]`, `xs.insert(...)`, ...
 
     def _may_skip(self, *blocks: cst.CSTNode | None) -> None:
         for block in blocks:
@@ -597,7 +622,7 @@ class _Collector(cst.CSTVisitor):
         if values is not None:
             self.facts.dict_values[(values[0], line)] = values[1]
         if isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Name):
-            self._iterations.append((node.target.value, node.iter.value, line, None))
+            self.facts.iterations.append((node.target.value, node.iter.value, line, None))
 
     def visit_ListComp(self, node: cst.ListComp) -> None:
         self._comprehension(node)
@@ -610,14 +635,14 @@ class _Collector(cst.CSTVisitor):
         loop = node.for_in
         if isinstance(loop.target, cst.Name) and isinstance(loop.iter, cst.Name) and loop.inner_for_in is None:
             line = self.facts.line_of(node)
-            self._iterations.append((loop.target.value, loop.iter.value, line, (line, self.facts.line_of(loop))))
+            self.facts.iterations.append((loop.target.value, loop.iter.value, line, (line, self.facts.line_of(loop))))
 
     def place_elements(self) -> None:
         """`PlacementFacts.element_moves`, once the whole scope is seen (a list changed in place
         anywhere in it may hold other values)."""
-        for name, iterated, line, span in self._iterations:
+        for name, iterated, line, span in self.facts.iterations:
             binding = self.facts._binding_before(iterated, line)
-            if binding is None or iterated in self._changed_in_place or iterated in self.facts.appended \
+            if binding is None or iterated in self.facts.changed_in_place or iterated in self.facts.appended \
                     or any(bound == iterated for bound, _ in self.facts.augmented):
                 continue
             move = _element_move(binding.value, self.facts.qualified)
@@ -652,7 +677,7 @@ class _Collector(cst.CSTVisitor):
             elif (item := _string_item(arg.value)) is not None and not self.facts.qualified(callee) & LIST_JOINS:
                 self.facts.items_changed.add(item[0])  # `fill(results["logits"])` may put anything there
         if isinstance(callee, cst.Attribute) and callee.attr.value in LIST_CHANGERS and isinstance(callee.value, cst.Name):
-            self._changed_in_place.add(callee.value.value)
+            self.facts.changed_in_place.add(callee.value.value)
         if isinstance(callee, cst.Attribute) and callee.attr.value in LIST_FILLERS and isinstance(callee.value, cst.Name) and len(node.args) == 1:
             self.facts.appended.setdefault(callee.value.value, []).append((self.facts.line_of(node), node.args[0].value))
         if isinstance(callee, cst.Attribute) and (item := _string_item(callee.value)) is not None:
@@ -664,13 +689,13 @@ class _Collector(cst.CSTVisitor):
     def visit_Del(self, node: cst.Del) -> None:
         for target in [node.target, *(element.value for element in getattr(node.target, "elements", ()))]:
             if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-                self._changed_in_place.add(target.value.value)
+                self.facts.changed_in_place.add(target.value.value)
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None, statement: cst.CSTNode, unpacked: int = 0,
               position: int = -1) -> None:
         line = self.facts.line_of(statement)
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-            self._changed_in_place.add(target.value.value)  # `members[0] = Net()`
+            self.facts.changed_in_place.add(target.value.value)  # `members[0] = Net()`
             self.facts.items_changed.add(target.value.value)
         if isinstance(target, cst.Name):
             self.facts.bindings.setdefault(target.value, []).append(Binding(line, value, unpacked, position if unpacked else -1))

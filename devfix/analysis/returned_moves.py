@@ -75,6 +75,69 @@ def returned_move(
     return ReturnedMove(parameter, positional, attribute, global_name)
 
 
+def returned_listed_moves(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable, globals_once: frozenset[str] = frozenset(),
+) -> ReturnedMove | None:
+    """An ensemble's builder: every `return` gives a list whose every element is a move to one
+    device (`return [Net().to(device) for _ in range(n)]`, `return [g.to(device), d.to(device)]`,
+    or a name bound once to `[]` that the function only appends moves to and returns). The device
+    as for `returned_move`; a device of the function's own is not followed."""
+    nodes = list(scope_nodes(function.body))
+    if isinstance(function, ast.AsyncFunctionDef) or any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
+        return None
+    returns = [node for node in nodes if isinstance(node, ast.Return)]
+    if not returns or any(node.value is None for node in returns):
+        return None
+    bindings = scope_bindings(nodes)
+    names = {argument.arg for argument in parameters(function)}
+    devices: set[Device | None] = set()
+    for node in returns:
+        moves = _listed_moves(node.value, nodes, bindings, imports)
+        if not moves:
+            return None
+        devices |= {_device_of(_placing_call(move, imports), names, bindings, imports, globals_once) for move in moves}
+    if len(devices) != 1 or None in devices:
+        return None
+    arguments = function.args
+    positional = tuple(argument.arg for argument in (*arguments.posonlyargs, *arguments.args))
+    parameter, attribute, global_name = devices.pop()
+    return ReturnedMove(parameter, positional, attribute, global_name)
+
+
+def _listed_moves(value: ast.expr, nodes: list[ast.AST], bindings, imports: ImportTable) -> list[ast.Call] | None:
+    """The moves a returned list holds, each element one (None when an element may be anything else)."""
+    if isinstance(value, ast.ListComp):
+        elements = [value.elt]
+    elif isinstance(value, (ast.List, ast.Tuple)) and value.elts:
+        elements = list(value.elts)
+    elif isinstance(value, ast.Name) and _bound_once_to_an_empty_list(bindings.get(value.id, ())):
+        elements = _appended_only(value.id, nodes)
+        if not elements:
+            return None
+    else:
+        return None
+    return elements if all(isinstance(element, ast.Call) and is_move(element, imports) for element in elements) else None
+
+
+def _bound_once_to_an_empty_list(bound: list) -> bool:
+    return len(bound) == 1 and isinstance(bound[0][1], ast.List) and not bound[0][1].elts
+
+
+def _appended_only(name: str, nodes: list[ast.AST]) -> list[ast.expr] | None:
+    """What `name.append(v)` adds, when every read of `name` is such an append or a `return`."""
+    appended: list[ast.expr] = []
+    uses = 0
+    for node in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _receiver_is(node.func.value, name):
+            if node.func.attr != "append" or len(node.args) != 1 or node.keywords:
+                return None
+            appended.append(node.args[0])
+        elif isinstance(node, ast.Return) and _receiver_is(node.value, name):
+            uses += 1
+    reads = sum(1 for node in nodes if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load))
+    return appended if reads == len(appended) + uses else None
+
+
 def _chosen_here(move: ast.Call, bindings) -> bool:
     """`.to(device)` of a local the function binds once to something other than a string
     (`device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`; `"cpu"` is no device

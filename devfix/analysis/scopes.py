@@ -102,6 +102,7 @@ class ScopeTracker:
             facts.host_copy_methods = self.facts.host_copy_methods if self.facts is not None else frozenset()
             if self.facts is not None:
                 facts.add_returned_moves(self.facts.returned_move, top_level=isinstance(scope, cst.Module))
+                facts.add_returned_element_moves(self.facts.returned_listed_moves, top_level=isinstance(scope, cst.Module))
             facts.returns_device = self.returns_device_value
             facts.returns_host = self.returns_host_tensors
             facts.returns_following = self.returns_following

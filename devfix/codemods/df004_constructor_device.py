@@ -20,7 +20,8 @@ is the device's own choice (`device = torch.device("cuda" if use_gpu else "cpu")
 CUDA's availability); elsewhere its inputs follow its parameters (`model(x.to(next(model.parameters()).device))`).
 An ensemble's member is a moved model too: `m` of `for m in members` (or `[m(x) for m in members]`),
 where the list was built of moves to one device and is never changed in place
-(`members = [Net().to(device) for _ in range(3)]`; `PlacementFacts.element_moves`).
+(`members = [Net().to(device) for _ in range(3)]`; `PlacementFacts.element_moves`), also by a
+function of the file whose every `return` gives such a list (`members = build_ensemble(3)`).
 The fix follows the tensor it meets, so it is right on every device.
 
 `torch.from_numpy(a)` and legacy CPU constructors (`torch.LongTensor(ids)`), which take no CUDA

@@ -1589,3 +1589,31 @@ def test_a_token_copied_to_the_host_follows_ids_every_caller_gives_on_a_device(s
         f"print(extend({start}, torch.softmax(model(torch.randn(1, 4, device=device)), -1), 3))\n"
     )
     assert ("torch.cat([ids, next_id.to(ids.device)], dim=1)" in fixed(source)) is moved
+
+
+BUILDER = """import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def build_ensemble(n, dim):
+{body}
+
+
+ensemble = build_ensemble(3, 4)
+x = torch.randn(5, 4)
+print([member(x) for member in ensemble])
+"""
+
+
+@pytest.mark.parametrize(("body", "placed"), [
+    ("    return [nn.Linear(dim, 1).to(device) for _ in range(n)]", True),
+    ("    members = []\n    for _ in range(n):\n        members.append(nn.Linear(dim, 1).to(device))\n    return members", True),
+    ("    return [nn.Linear(dim, 1).to(device), nn.Linear(dim, 1)]", False),  # one member stays on the CPU
+    ("    members = [nn.Linear(dim, 1).to(device)]\n    members.append(nn.Linear(dim, 1))\n    return members", False),
+])
+def test_members_of_an_ensemble_a_builder_gives_back_moved_are_on_its_device(body, placed):
+    """`ensemble = build_ensemble(3, 4)` where every `return` of the file's function is a list of
+    moves to one device: `member` of `[member(x) for member in ensemble]` is on that device."""
+    assert ("x = torch.randn(5, 4, device=device)" in fixed(BUILDER.format(body=body))) is placed
