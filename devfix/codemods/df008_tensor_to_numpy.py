@@ -23,7 +23,8 @@ A list that collects such tensors (`losses.append(loss)`) and is then handed to 
 (`f1_score(all_labels, all_preds)` running `np.asarray(y_pred)` before it rebinds it,
 `analysis.host_sinks.parameters_given_to_host`; also one imported from the project, the script
 importing no numpy itself: `summarize(losses)` of `utils.py`), gets each tensor brought to the host as it is
-appended, unless the scope reads the list otherwise too (`torch.cat(preds) == labels` needs its
+appended (each device item of a row appended as a list or tuple display: `rows.append([out.mean(),
+out.std()])`), unless the scope reads the list otherwise too (`torch.cat(preds) == labels` needs its
 tensors where they are); reads that give the same on the host (`float(losses[-1])`, `sum(e.item()
 for e in errors)`) do not count, nor do those after `preds = np.concatenate(preds)` rebinds the
 name to the host array. `probs += list(t)` fills a list as `probs.extend(t)` does, and a list a
@@ -432,7 +433,8 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
             return []
         appends = _Appends(name.value)
         self.enclosing_scope(use).visit(appends)
-        return [append for append in appends.calls if append.args and facts.is_device_value(append.args[0].value, loose=loose)]
+        return [append for append in appends.calls if append.args and (
+            facts.is_device_value(append.args[0].value, loose=loose) or _displays_device_values(append.args[0].value, facts))]
 
     def _device_comprehension(self, name: cst.Name, use: cst.CSTNode) -> cst.ListComp | None:
         """`losses = [model(x).sum() for x in xs]` … `np.mean(losses)`: the list comprehension the
@@ -624,6 +626,13 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
 
     def _fix_append(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         name, callee = self._appended[original]
+        value = original.args[0].value
+        if isinstance(value, (cst.List, cst.Tuple)):  # `pairs.append([out[0, 0], out[0, 1]])`: a row of device values
+            elements = self._host_elements(original, value, updated.args[0].value, callee)
+            if elements is None:
+                return updated
+            return updated.with_changes(args=[updated.args[0].with_changes(value=updated.args[0].value.with_changes(elements=elements)),
+                                              *updated.args[1:]])
         moved = self._reported_host_copy(
             original.args[0].value, updated.args[0].value,
             lambda code: f"`{name}` collects `{code}`, which may be on a GPU, and `{callee}` converts it with numpy",
@@ -1139,6 +1148,13 @@ def _extends_by_a_call(node: cst.AugAssign, name: str) -> bool:
     """`name += train(...)`: the list is extended with what a function returns."""
     return isinstance(node.target, cst.Name) and node.target.value == name and isinstance(node.operator, cst.AddAssign) \
         and isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name)
+
+
+def _displays_device_values(value: cst.BaseExpression, facts: PlacementFacts) -> bool:
+    """`[out[0, 0], out[0, 1]]`: a list or tuple display with an item surely on a device (numpy
+    converts a list of such rows item by item)."""
+    return isinstance(value, (cst.List, cst.Tuple)) and any(
+        isinstance(element, cst.Element) and facts.is_device_value(element.value) for element in value.elements)
 
 
 def _is_list_call(value: cst.BaseExpression | None) -> bool:

@@ -963,3 +963,30 @@ def test_what_a_hook_of_the_class_keeps_may_be_on_a_device(hook, kept, copied):
     hook: a layer's gradients, where the layer's model is."""
     fixed = run_devfix(HOOKED.format(hook=hook, kept=kept), rules=[TensorToNumpy]).fixed.decode()
     assert ("self.grads.detach().cpu().numpy()" in fixed) is copied
+
+
+ROWS = """import numpy as np
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(3, 2).to(device)
+pairs = []
+for step in range(4):
+    out = model(torch.randn(1, 3).to(device))
+    pairs.append({row})
+table = np.array(pairs)
+"""
+
+
+@pytest.mark.parametrize(("row", "fixed"), [
+    ("[out[0, 0], out[0, 1]]", "[out[0, 0].detach().cpu(), out[0, 1].detach().cpu()]"),
+    ("(step, out.sum())", "(step, out.sum().detach().cpu())"),
+    ("[out[0, 0].item(), out[0, 1].item()]", None),  # numbers already
+    ("[step, 2 * step]", None),  # no tensor in the row
+])
+def test_rows_of_device_values_collected_for_numpy_are_brought_to_the_host_item_by_item(row, fixed):
+    """SO-Net's visualizer, PINA's tracker: `pairs.append([a, b])` of device values, then
+    `np.array(pairs)`: numpy converts each item of each row, and fails on a GPU tensor."""
+    result = run_devfix(ROWS.format(row=row), rules=[TensorToNumpy])
+    assert f"    pairs.append({fixed or row})\n" in result.fixed.decode()
