@@ -477,8 +477,8 @@ class _Scope:
         calls = [node for node in self.nodes if isinstance(node, ast.Call)]
         if self._feeds_a_moved_callable(calls) or self._gives_a_helper_placed_and_host_values(calls):
             return True
-        if any(self._joins_a_host_copy(call) for call in calls):
-            return True  # no factory needed: the copy moves where it is joined
+        if any(self._joins_a_host_copy(call) for call in calls) or any(_meets_a_host_copy(node) for node in self.nodes):
+            return True  # no factory needed: the copy, or what meets it, moves
         if not any(self._is_source_call(call) for call in calls) and not self._calls_a_helper(calls):
             return False
         self._list_moves()
@@ -1129,6 +1129,20 @@ class _Scope:
             not (source is reference and isinstance(source, ast.Name)) and self._alignable(source, reference)
             for source in sources for reference in references
         )
+
+
+def _meets_a_host_copy(node: ast.AST) -> bool:
+    """DF004's `_meet_host_copy`: `predicted.cpu() == labels`, an operand copied to the host where
+    it is used (through tensor methods) beside a name."""
+    if isinstance(node, ast.Compare):
+        operands = [node.left, *node.comparators]
+    elif isinstance(node, ast.BinOp):
+        operands = [node.left, node.right]
+    else:
+        return False
+    return any(isinstance(operand, ast.Name) for operand in operands) and any(
+        isinstance(operand, ast.Call) and any(_copies_to_the_host(inner) for inner in every_node(operand))
+        for operand in operands)
 
 
 def _copies_to_the_host(node: ast.AST) -> bool:

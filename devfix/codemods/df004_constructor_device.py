@@ -136,6 +136,9 @@ not for an index that may be 0-dim (a loop's element, an item read by a number),
 A token drawn from probabilities brought to the host (`next_id = torch.multinomial(probs.cpu(), 1)`)
 has no factory to make elsewhere: joined to ids proven on a device (or a parameter every call in
 the file gives one), it moves where it is joined, `torch.cat([ids, next_id.to(ids.device)], dim=1)`.
+A copy brought to the host where it is used (`(predicted.cpu() == labels)`, the CIFAR tutorial's
+accuracy) beside a name proven on a device (the loop moved the labels too) takes that name to the
+host as well: `labels.cpu()`; not beside a copy that may be 0-dim, which meets device tensors.
 
 A factory that draws from a `generator=` (a CPU generator, for reproducible numbers) is moved
 after the call instead, `torch.randn(n, generator=g).to(x.device)`: `device=` would not match
@@ -258,6 +261,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._aligned: dict[cst.Call, str] = {}
         # an argument, or an operand name (`preds == labels`) → (where it comes from, the device)
         self._moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
+        self._hosted_inputs: dict[cst.Name, str] = {}  # a device name beside a host copy → the copy's code
         self._moved_containers: dict[cst.Arg, str] = {}  # "tuple" or "dict": moved item by item
         self._moved_bindings: dict[cst.BaseExpression, tuple[str, str]] = {}  # `ids = tokenizer.encode(...)` grown in a loop
         self._helper_verdicts: dict[str, bool] = {}
@@ -286,6 +290,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             self._aligned.setdefault(call, device)
         finder.move_late_tables(aligned)
         self._moved_inputs.update(finder.moved_inputs)
+        self._hosted_inputs.update(finder.hosted_inputs)
         self._moved_containers.update(finder.moved_containers)
         self._moved_bindings.update(finder.moved_bindings)
 
@@ -539,7 +544,14 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         return updated_node.with_changes(value=moved_to(updated_node.value, planned[1]))
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
-        """`(model(x).argmax(1) == labels)` where `labels` is unpacked from a helper's CPU tensors."""
+        """`(model(x).argmax(1) == labels)` where `labels` is unpacked from a helper's CPU tensors;
+        `(predicted.cpu() == labels)` where `labels` is on a device."""
+        copy = self._hosted_inputs.get(original_node)
+        if copy is not None:
+            if not self.report(original_node, f"`{original_node.value}` is on a device and meets `{copy}`, a copy on the CPU",
+                               fix_title=f"bring it to the host too: `{original_node.value}.cpu()`"):
+                return updated_node
+            return cst.Call(func=cst.Attribute(value=updated_node, attr=cst.Name("cpu")))
         planned = self._moved_inputs.get(original_node)
         if planned is None or not self._report_input(original_node, planned):
             return updated_node
@@ -647,6 +659,7 @@ class _Combinations(cst.CSTVisitor):
         self.host_indexings: list[tuple[cst.BaseExpression, list[cst.BaseExpression]]] = []  # `table[index]`, no tensor named
         self.late_tables: list[tuple[cst.Name, str]] = []  # `table[index]`, `index` a known tensor
         self.moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
+        self.hosted_inputs: dict[cst.Name, str] = {}  # `labels` of `predicted.cpu() == labels` → `predicted.cpu()`
         self.moved_containers: dict[cst.Arg, str] = {}  # of those, the tuples and dicts moved item by item
         self.moved_bindings: dict[cst.BaseExpression, tuple[str, str]] = {}  # a binding's value → (origin, device)
         self.meeting: cst.CSTNode | None = None
@@ -665,6 +678,7 @@ class _Combinations(cst.CSTVisitor):
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         self.meeting = node
         self._meet([node.left, node.right], pointwise=not isinstance(node.operator, cst.MatrixMultiply), at=node)
+        self._meet_host_copy([node.left, node.right])
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         """`correct += (model(x).argmax(1) == y).sum()`: an update in place stays on its target's
@@ -703,6 +717,19 @@ class _Combinations(cst.CSTVisitor):
         operands = [node.left, *(item.comparator for item in node.comparisons)]
         self._move_unpacked(node, [(operand, operand) for operand in operands])  # only names are planned
         self._meet(operands, pointwise=True)
+        self._meet_host_copy(operands)
+
+    def _meet_host_copy(self, operands: list[cst.BaseExpression]) -> None:
+        """`(predicted.cpu() == labels)` where `labels` was moved to a device: the user brought one
+        side to the host to compute there; the other side, a name proven on a device, goes there too
+        (`labels.cpu()`, a no-op on the CPU). Not beside a 0-dim copy, which may meet a device tensor."""
+        copies = [(operand, copied) for operand in operands if (copied := _inline_host_copy(operand, self.qualified)) is not None]
+        if len(copies) != 1 or self._zero_dim(copies[0][0]) or self._zero_dim(copies[0][1]):
+            return
+        code = cst.Module([]).code_for_node(copies[0][0])
+        for operand in operands:
+            if isinstance(operand, cst.Name) and self.facts.is_device_value(operand) and not self._zero_dim(operand):
+                self.hosted_inputs.setdefault(operand, code)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         statement = self.meeting
@@ -2087,6 +2114,19 @@ def _is_encoding_call(value: cst.BaseExpression | None) -> bool:
     """`tokenizer(text, return_tensors="pt")`, `processor(images=..., return_tensors="pt")`."""
     tensors = keyword(value, "return_tensors") if isinstance(value, cst.Call) else None
     return tensors is not None and isinstance(tensors.value, cst.SimpleString) and tensors.value.evaluated_value == "pt"
+
+
+def _inline_host_copy(value: cst.BaseExpression, qualified) -> cst.BaseExpression | None:
+    """`predicted.cpu()`, `out.argmax(1).cpu().long()`: a tensor copied to the host where it is
+    used (tensor methods after the copy keep it there; `.numpy()` or `.item()` make no tensor):
+    what is copied (`predicted`), else None."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if copies_to_the_host(value, qualified):
+            return value.func.value
+        if value.func.attr.value in DEVICE_CHANGING_METHODS | HOST_VALUES or value.func.attr.value not in TENSOR_METHODS:
+            return None
+        value = value.func.value
+    return None
 
 
 def _names_a_device(call: cst.Call) -> bool:

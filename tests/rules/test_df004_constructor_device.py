@@ -1617,3 +1617,30 @@ def test_members_of_an_ensemble_a_builder_gives_back_moved_are_on_its_device(bod
     """`ensemble = build_ensemble(3, 4)` where every `return` of the file's function is a list of
     moves to one device: `member` of `[member(x) for member in ensemble]` is on that device."""
     assert ("x = torch.randn(5, 4, device=device)" in fixed(BUILDER.format(body=body))) is placed
+
+
+ACCURACY = """import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 3).to(device)
+correct = 0
+for images, labels in [(torch.randn(5, 4), torch.randint(0, 3, (5,)))]:
+    images = images.to(device)
+{moved}    _, predicted = torch.max(model(images).data, 1)
+    correct += {compared}.sum().item()
+"""
+
+
+@pytest.mark.parametrize(("moved", "compared", "fixed_compared"), [
+    ("    labels = labels.to(device)\n", "(predicted.cpu() == labels)", "(predicted.cpu() == labels.cpu())"),
+    ("    labels = labels.to(device)\n", "(predicted.cpu().long() - labels)", "(predicted.cpu().long() - labels.cpu())"),
+    ("", "(predicted.cpu() == labels)", None),  # the labels never left the host: the tutorials' right code
+    ("    labels = labels.to(device)\n", "(predicted.cpu().numpy() == labels)", None),  # numpy: DF008's
+    ("    labels = labels.to(device)\n", "(predicted.sum().cpu() + labels)", None),  # a 0-dim copy may meet a device tensor
+])
+def test_a_device_name_compared_with_a_host_copy_is_brought_to_the_host(moved, compared, fixed_compared):
+    """`correct += (predicted.cpu() == labels).sum()` is the CIFAR tutorial's accuracy with the
+    labels left on the CPU; once the loop moves the labels too, the comparison fails on a GPU."""
+    source = ACCURACY.format(moved=moved, compared=compared)
+    assert f"    correct += {fixed_compared or compared}.sum().item()\n" in fixed(source)
