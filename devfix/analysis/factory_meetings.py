@@ -477,7 +477,8 @@ class _Scope:
         calls = [node for node in self.nodes if isinstance(node, ast.Call)]
         if self._feeds_a_moved_callable(calls) or self._gives_a_helper_placed_and_host_values(calls):
             return True
-        if any(self._joins_a_host_copy(call) for call in calls) or any(_meets_a_host_copy(node) for node in self.nodes):
+        if any(_copies_to_the_host(call) for call in calls) and (
+                any(self._joins_a_host_copy(call) for call in calls) or any(_meets_a_host_copy(node) for node in self.nodes)):
             return True  # no factory needed: the copy, or what meets it, moves
         if not any(self._is_source_call(call) for call in calls) and not self._calls_a_helper(calls):
             return False
