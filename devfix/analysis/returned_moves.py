@@ -47,14 +47,10 @@ def returned_move(
 ) -> ReturnedMove | None:
     """`globals_once`: the names the function's own file binds once at its top level (none for a
     function of another file: its caller cannot name them)."""
-    nodes = list(scope_nodes(function.body))
-    if isinstance(function, ast.AsyncFunctionDef) or any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
+    read = _read_returns(function)
+    if read is None:
         return None
-    returns = [node for node in nodes if isinstance(node, ast.Return)]
-    if not returns or any(node.value is None for node in returns):
-        return None
-    bindings = scope_bindings(nodes)
-    names = {argument.arg for argument in parameters(function)}
+    nodes, returns, bindings, names = read
     devices: set[Device] = set()
     for node in returns:
         move = _move_given_back(node, function.body, bindings, imports)
@@ -82,14 +78,10 @@ def returned_listed_moves(
     device (`return [Net().to(device) for _ in range(n)]`, `return [g.to(device), d.to(device)]`,
     or a name bound once to `[]` that the function only appends moves to and returns). The device
     as for `returned_move`; a device of the function's own is not followed."""
-    nodes = list(scope_nodes(function.body))
-    if isinstance(function, ast.AsyncFunctionDef) or any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
+    read = _read_returns(function)
+    if read is None:
         return None
-    returns = [node for node in nodes if isinstance(node, ast.Return)]
-    if not returns or any(node.value is None for node in returns):
-        return None
-    bindings = scope_bindings(nodes)
-    names = {argument.arg for argument in parameters(function)}
+    nodes, returns, bindings, names = read
     devices: set[Device | None] = set()
     for node in returns:
         moves = _listed_moves(node.value, nodes, bindings, imports)
@@ -136,6 +128,18 @@ def _appended_only(name: str, nodes: list[ast.AST]) -> list[ast.expr] | None:
             uses += 1
     reads = sum(1 for node in nodes if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load))
     return appended if reads == len(appended) + uses else None
+
+
+def _read_returns(function: ast.FunctionDef | ast.AsyncFunctionDef):
+    """The function's nodes, its `return` statements (each giving a value), its bindings and its
+    parameter names; None for a coroutine, a generator, or a function that may return None."""
+    nodes = list(scope_nodes(function.body))
+    if isinstance(function, ast.AsyncFunctionDef) or any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
+        return None
+    returns = [node for node in nodes if isinstance(node, ast.Return)]
+    if not returns or any(node.value is None for node in returns):
+        return None
+    return nodes, returns, scope_bindings(nodes), {argument.arg for argument in parameters(function)}
 
 
 def _chosen_here(move: ast.Call, bindings) -> bool:

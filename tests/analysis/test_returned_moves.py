@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.returned_moves import ReturnedMove, returned_move
+from devfix.analysis.returned_moves import ReturnedMove, returned_listed_moves, returned_move
 
 
 def _move(source: str) -> ReturnedMove | None:
@@ -97,3 +97,29 @@ def test_a_model_moved_to_a_device_of_the_functions_own_is_named_by_its_paramete
 def test_a_model_moved_to_a_cpu_string_is_no_move_of_the_functions_own() -> None:
     source = TRAIN.format(optimizer="opt = torch.optim.SGD(model.parameters(), lr=0.1)")
     assert _move(source.replace('torch.device("cuda" if torch.cuda.is_available() else "cpu")', '"cpu"')) is None
+
+
+@pytest.mark.parametrize(("source", "parameter"), [
+    ("def build(n, device):\n    return [nn.Linear(2, 2).to(device) for _ in range(n)]\n", "device"),
+    ("def build(device):\n    return [nn.Linear(2, 2).to(device), nn.Linear(2, 1).to(device)]\n", "device"),
+    ("def build(n, device):\n    members = []\n    for _ in range(n):\n        members.append(nn.Linear(2, 2).to(device))\n"
+     "    return members\n", "device"),
+    ("def build(n):\n    return [nn.Linear(2, 2).cuda() for _ in range(n)]\n", None),
+])
+def test_a_builder_gives_back_a_list_of_moves(source: str, parameter: str | None) -> None:
+    tree = ast.parse("import torch\nimport torch.nn as nn\n" + source)
+    found = returned_listed_moves(tree.body[2], ImportTable.of(tree))
+    assert found is not None and found.parameter == parameter
+
+
+@pytest.mark.parametrize("source", [
+    "def build(device):\n    return [nn.Linear(2, 2).to(device), nn.Linear(2, 2)]\n",  # one member stays on the host
+    "def build(a, b):\n    return [nn.Linear(2, 2).to(a), nn.Linear(2, 2).to(b)]\n",  # two devices
+    "def build(n, device):\n    members = []\n    members.append(nn.Linear(2, 2).to(device))\n    members.insert(0, nn.Linear(2, 2))\n"
+    "    return members\n",  # changed otherwise
+    "def build(n, device):\n    members = []\n    members.append(nn.Linear(2, 2).to(device))\n    log(members)\n    return members\n",
+    "def build(device):\n    return nn.Linear(2, 2).to(device)\n",  # one model, no list
+])
+def test_a_list_that_may_hold_anything_else_is_no_list_of_moves(source: str) -> None:
+    tree = ast.parse("import torch\nimport torch.nn as nn\n" + source)
+    assert returned_listed_moves(tree.body[2], ImportTable.of(tree)) is None
