@@ -99,6 +99,9 @@ def returned_listed_moves(
 def _listed_moves(value: ast.expr, nodes: list[ast.AST], bindings, imports: ImportTable) -> list[ast.Call] | None:
     """The moves a returned list holds, each element one (None when an element may be anything else)."""
     if isinstance(value, ast.ListComp):
+        targets = {node.id for generator in value.generators for node in ast.walk(generator.target) if isinstance(node, ast.Name)}
+        if any(isinstance(node, ast.Name) and node.id in targets for node in ast.walk(value.elt)):
+            return None  # `[Net().to(device) for device in devices]`: one device per element, or a name of its own
         elements = [value.elt]
     elif isinstance(value, (ast.List, ast.Tuple)) and value.elts:
         elements = list(value.elts)

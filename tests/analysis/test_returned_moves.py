@@ -123,3 +123,11 @@ def test_a_builder_gives_back_a_list_of_moves(source: str, parameter: str | None
 def test_a_list_that_may_hold_anything_else_is_no_list_of_moves(source: str) -> None:
     tree = ast.parse("import torch\nimport torch.nn as nn\n" + source)
     assert returned_listed_moves(tree.body[2], ImportTable.of(tree)) is None
+
+
+def test_a_comprehension_variable_naming_the_device_is_not_the_files_device() -> None:
+    """`[Net().to(device) for device in devices]` in a file that also binds a top-level `device`:
+    each member goes to its own device, not to the global one."""
+    tree = ast.parse("import torch\nimport torch.nn as nn\n"
+                     "def build(devices):\n    return [nn.Linear(2, 2).to(device) for device in devices]\n")
+    assert returned_listed_moves(tree.body[2], ImportTable.of(tree), frozenset({"device"})) is None
