@@ -81,6 +81,7 @@ def patched_torch(state):
         "torch.load": serialization.load(torch.load),
         "torch.UntypedStorage.cuda": serialization.storage_cuda,
         "torch.set_default_device": _refuse_cuda_default(torch.set_default_device),
+        "torch.set_default_tensor_type": _refuse_cuda_tensor_type(torch.set_default_tensor_type),
         "torch.autograd.Variable": _variable(torch.autograd.Variable),
         "torch.autograd.variable.Variable": _variable(torch.autograd.Variable),
     }
@@ -154,6 +155,19 @@ def _refuse_cuda_default(original):
         return original(device)
 
     return set_default_device
+
+
+def _refuse_cuda_tensor_type(original):
+    """`torch.set_default_tensor_type("torch.cuda.FloatTensor")` (or the type itself) makes every
+    factory a GPU one; the simulator does not model a CUDA default and says so, where torch would
+    reject its stand-in type with a TypeError that is no device error. CPU types pass through."""
+    def set_default_tensor_type(t):
+        named = t if isinstance(t, str) else f"{getattr(t, '__module__', '')}.{getattr(t, '__name__', '')}"
+        if named.startswith("torch.cuda."):
+            raise SimulatorUnsupported(f"torch.set_default_tensor_type({named})")
+        return original(t)
+
+    return set_default_tensor_type
 
 
 class _TensorCheck(type):

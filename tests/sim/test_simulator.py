@@ -372,6 +372,9 @@ def test_unsupported_features_say_so(cuda):
         torch.cuda.FloatTensor(torch.ones(1))
     with pytest.raises(SimulatorUnsupported, match="set_default_device"):
         torch.set_default_device("cuda")
+    for cuda_type in ("torch.cuda.FloatTensor", torch.cuda.FloatTensor):
+        with pytest.raises(SimulatorUnsupported, match=r"set_default_tensor_type\(torch\.cuda\.FloatTensor\)"):
+            torch.set_default_tensor_type(cuda_type)
     with pytest.raises(RuntimeError, match="invalid device ordinal"):
         torch.ones(1, device="cuda:5")
 
