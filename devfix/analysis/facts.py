@@ -91,6 +91,7 @@ class FileFacts:
         self._path, self._project = path, project or ProjectIndex()
         self._imported_helpers: dict[str, bool] = {}  # `_imported_host_helper`'s answers
         self._returned_moves: dict[str, ReturnedMove | None] = {}
+        self._returned_listed_moves: dict[str, ReturnedMove | None] = {}
         self._returned_modules: dict[str, bool] = {}
         self._packing: dict[str, Packing | None] = {}  # `forward_packing`'s answers
         self._followed: dict[str, Followed] = {}  # `followed`'s answers
@@ -534,8 +535,11 @@ class FileFacts:
         """What the top-level function `name` of the file (defined once) gives back when every
         `return` is a list of moves to one device (`analysis.returned_moves.returned_listed_moves`:
         an ensemble's builder)."""
-        function = defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
-        return returned_listed_moves(function, self.imports, self._module_scope.once) if function is not None else None
+        if name not in self._returned_listed_moves:  # asked by every rule's scope that loops over the call's result
+            function = defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
+            self._returned_listed_moves[name] = \
+                returned_listed_moves(function, self.imports, self._module_scope.once) if function is not None else None
+        return self._returned_listed_moves[name]
 
     def returns_built_module(self, name: str) -> bool:
         """The top-level function `name` of the file (defined once), or of a file of the project it

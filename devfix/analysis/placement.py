@@ -130,9 +130,10 @@ class PlacementFacts:
         parameter, to the file's top-level device name the function moved to (when the scope does
         not bind that name itself: `top_level`, the module's own scope, binds the global), or to
         CUDA: as `model = Net().to(device)` is. A callee the scope binds itself is some other callable."""
+        local = self.bindings.keys() | self.parameters
         for name, bindings in self.bindings.items():
             for binding in bindings:
-                move = self._returned(name, binding, returned_move, top_level)
+                move = self._returned(name, binding, returned_move, top_level, local)
                 if move is not None:
                     self.moves[name] = sorted([*self.moves.get(name, ()), move], key=lambda found: self.line_of(found.call))
                     self.moved[name] = self.moves[name][0]
@@ -142,12 +143,13 @@ class PlacementFacts:
         and every `return` of the file's function is a list of moves to one device
         (`analysis.returned_moves.returned_listed_moves`), the list never changed here: a move of
         `m`, as for `ensemble = [Net().to(device) for _ in range(3)]` (`element_moves`)."""
+        local = self.bindings.keys() | self.parameters
         for name, iterated, line, span in self.iterations:
             binding = self._binding_before(iterated, line)
             if binding is None or iterated in self.changed_in_place or iterated in self.appended \
                     or any(bound == iterated for bound, _ in self.augmented) or len(self.bindings.get(iterated, ())) != 1:
                 continue
-            move = self._returned(iterated, binding, returned_listed, top_level)
+            move = self._returned(iterated, binding, returned_listed, top_level, local)
             if move is None:
                 continue
             if span is None:
@@ -156,10 +158,10 @@ class PlacementFacts:
                 self.comprehension_moves.setdefault(name, []).append((*span, move))
             self.moved.setdefault(name, move)
 
-    def _returned(self, name: str, binding: Binding, summary_of: Callable[[str], ReturnedMove | None], top_level: bool) -> Move | None:
+    def _returned(self, name: str, binding: Binding, summary_of: Callable[[str], ReturnedMove | None], top_level: bool,
+                  local: set[str]) -> Move | None:
         """The move `binding` of `name` is when it calls a function of the file that gives back
-        what it moved (`summary_of`), to the device the call names."""
-        local = self.bindings.keys() | self.parameters
+        what it moved (`summary_of`), to the device the call names; `local`: the scope's own names."""
         call = binding.value
         if binding.unpacked or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name) or call.func.value in local:
             return None
