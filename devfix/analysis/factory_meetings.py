@@ -1028,12 +1028,21 @@ class _Scope:
             value = next((element for loop_line, element in self.elements.get(reference, ()) if loop_line == bound[0][0]), None)
         if value is None:
             return False
-        root = _call_of_chain(value)
+        root = self._output_root(value)
         if isinstance(root, ast.Call) and isinstance(root.func, ast.Name):
-            return True  # `out = model(x)`, `preds = model(x).argmax(1)`: where `model` was moved
+            return True  # `out = model(x)`, `preds = model(x).argmax(1)`, `torch.tanh(model(x))`: where `model` was moved
         if isinstance(value, ast.Call) and is_move(value, self.imports):
             return True  # `y = labels.to(device)`: the device it names
         return any(source != reference and self._device_known(source, line, depth + 1, meeting) for source in self._reference_names(value))
+
+    def _output_root(self, value: ast.expr) -> ast.expr:
+        """DF004's `_model_output_within`, over-approximated: what a chain of tensor methods and
+        torch functions of a first operand starts from (`model(x)` of `torch.tanh(model(x)).sum()`)."""
+        root = _call_of_chain(value)
+        while isinstance(root, ast.Call) and root.args and not isinstance(root.args[0], ast.Starred) \
+                and (self.imports.qualify(root.func) or "").startswith("torch."):
+            root = _call_of_chain(root.args[0])
+        return root
 
     def _alignable(self, fresh: ast.AST, reference: ast.AST) -> bool:
         """DF004 aligns a factory `fresh` is built from with a reference name in `reference`."""

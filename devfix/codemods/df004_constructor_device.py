@@ -106,7 +106,9 @@ model gets `device=` where it is made.
 A helper of the file whose every `return` builds a CPU tensor (`mask = subsequent_mask(n)`, a name
 the value analysis proves a tensor) is moved where it is bound when it meets a tensor:
 `subsequent_mask(n).to(scores.device)`; called inside the operation, it is moved there:
-`x + positional_encoding(n, d)` → `x + positional_encoding(n, d).to(x.device)`. A tensor method of
+`x + positional_encoding(n, d)` → `x + positional_encoding(n, d).to(x.device)`; given to a loss
+that holds no parameters (no device of its own), it goes where the loss's other input is:
+`criterion(D(real), real_targets(n))` → `real_targets(n).to(real.device)`. A tensor method of
 a Module's output is a tensor to align with too (`preds = model(x).argmax(1)`, then
 `preds == torch.from_numpy(labels)` → `torch.from_numpy(labels).to(preds.device)`).
 
@@ -185,7 +187,7 @@ from devfix.analysis.cst_metadata import ParentProvider, PositionProvider
 from devfix.analysis.dataset_items import index_of
 from devfix.analysis.host_helpers import HelperSummary
 from devfix.analysis.host_made import HostContext, host_made
-from devfix.analysis.kinds import Kind
+from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
 from devfix.analysis.method_inputs import MethodInputs, parameters_fed_to_models, parameters_given_with_models
 from devfix.analysis.module_classes import is_self_attribute, tensor_layer_attributes, top_level_class
 from devfix.analysis.parameter_meetings import FunctionMeetings, meeting_pairs
@@ -893,14 +895,18 @@ class _Combinations(cst.CSTVisitor):
         if module is not None:
             move = self._move_of(module, call)
             moved_to = self._moved_to(module, move, call) if move is not None else self._device_of_a_moved_argument(module)
+        # a helper's CPU tensor is moved where it is fed (`_feed_host_tensors`: the helper may serve CPU
+        # code too) when the Module has a device of its own; given to a loss that holds no parameters
+        # (`bce(D(real), make_targets(n))`), it goes where the other inputs are
+        helpers_placed_here = moved_to is None and (module is None or not self._may_hold_parameters(module, call))
         if moved_to is None:
             moved_to = self._device_of_a_fed_model(values, call)
         for value in values:
             fresh = self._fresh(value)
             unplaced = 0
             for source in fresh:
-                if self._is_helper_call(source):
-                    continue  # moved where it is fed (`_feed_host_tensors`): the helper may serve CPU code too
+                if self._is_helper_call(source) and not helpers_placed_here:
+                    continue
                 device = self._device_of(references[0], source) if references else None
                 if device is not None:
                     self.aligned.setdefault(source, device)
@@ -1644,7 +1650,7 @@ class _Combinations(cst.CSTVisitor):
         found = self._device_of(source, call, depth + 1, tables, bindings[0].line) if from_source else None
         if found is not None:
             return found
-        output = without_tensor_methods(value)  # `preds = model(x).argmax(1)` lives where `model(x)` does
+        output = self._model_output_within(value)  # `preds = model(x).argmax(1)` lives where `model(x)` does
         if isinstance(output, cst.Call) and isinstance(output.func, cst.Name) and output.func.value in self.facts.moved:
             move = self.facts.moved[output.func.value]
             moved_to = device_code(move.device)
@@ -1663,6 +1669,23 @@ class _Combinations(cst.CSTVisitor):
             # moved model, and `preds` is its output (an input made here is placed by this rule first)
             return self._device_of_a_moved_argument(called.func.value)
         return None
+
+    def _model_output_within(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`model(x)` of `model(x).argmax(1)` or of `torch.tanh(model(x))`: tensor methods, and torch
+        functions of one tensor that name no device, give a result where their first operand is."""
+        while isinstance(value, cst.Call):
+            names = self.qualified(value.func)
+            if not is_torch_tensor_function(names):
+                if not (isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_TO_TENSOR_METHODS):
+                    break
+                value = value.func.value  # a tensor method
+                continue
+            first = value.args[0] if value.args else None
+            if first is None or first.keyword is not None or first.star or isinstance(first.value, (cst.List, cst.Tuple)) \
+                    or is_factory_call(value, self.qualified) or names & (MOVED_AFTER | LIST_JOINS) or keyword(value, "device") is not None:
+                break
+            value = first.value
+        return value
 
     def _made_here(self, name: str, line: int) -> bool:
         """`name`, read on `line`, holds a tensor a factory of this scope made (`z = torch.randn(n, k)`,

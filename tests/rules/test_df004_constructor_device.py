@@ -1644,3 +1644,64 @@ def test_a_device_name_compared_with_a_host_copy_is_brought_to_the_host(moved, c
     labels left on the CPU; once the loop moves the labels too, the comparison fails on a GPU."""
     source = ACCURACY.format(moved=moved, compared=compared)
     assert f"    correct += {fixed_compared or compared}.sum().item()\n" in fixed(source)
+
+
+TARGETS = """import torch
+import torch.nn as nn
+
+
+def ones_for(batch_size):
+    return torch.full((batch_size, 1), 1.0)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+discriminator = nn.Linear(4, 1).to(device)
+probe = nn.Linear(4, 1)
+{loss}
+samples = torch.randn(16, 4, device=device)
+{scored}
+"""
+
+
+@pytest.mark.parametrize(("loss", "scored", "fixed_scored"), [
+    ("criterion = nn.BCEWithLogitsLoss()", "loss = criterion(discriminator(samples), ones_for(16))",
+     "loss = criterion(discriminator(samples), ones_for(16).to(samples.device))"),
+    ("criterion = nn.BCEWithLogitsLoss()", "out = discriminator(samples)\nloss = criterion(out, ones_for(16))",
+     "out = discriminator(samples)\nloss = criterion(out, ones_for(16).to(out.device))"),
+    ("", "loss = nn.BCEWithLogitsLoss()(discriminator(samples), ones_for(16))",
+     "loss = nn.BCEWithLogitsLoss()(discriminator(samples), ones_for(16).to(samples.device))"),
+    ("criterion = nn.BCEWithLogitsLoss()", "loss = criterion(probe(samples.cpu()), ones_for(16))", None),  # on the host
+    ("criterion = nn.Bilinear(1, 1, 1)", "loss = criterion(discriminator(samples), ones_for(16))", None),  # holds parameters
+])
+def test_a_helpers_cpu_targets_given_to_a_loss_go_where_its_other_input_is(loss, scored, fixed_scored):
+    """`criterion(discriminator(real), adversarial_targets(n))`: a loss that holds no parameters
+    has no device of its own, so the CPU tensor a helper returns goes where the other input is;
+    a Module that holds parameters and was not moved is no place to infer one from."""
+    source = TARGETS.format(loss=loss, scored=scored)
+    assert fixed(source).endswith(f"{fixed_scored or scored}\n")
+
+
+SQUASHED = """import torch
+import torch.nn as nn
+
+
+def train(loader, device):
+    net = nn.Linear(5, 4).to(device)
+    codes = torch.randn(8, 4)
+    for data, targets in loader:
+        data, targets = data.to(device), targets.to(device)
+        features = {output}
+        loss = (features @ codes.t()).mean()
+"""
+
+
+@pytest.mark.parametrize(("output", "placed"), [
+    ("torch.tanh(net(data))", True),
+    ("torch.sigmoid(net(data).float()).detach()", True),
+    ("net(data)", True),
+    ('torch.zeros_like(net(data), device="cpu")', False),  # names its own device: the CPU
+])
+def test_a_factory_made_before_it_meets_a_torch_function_of_a_model_output_is_made_where_the_model_is(output, placed):
+    """`features = torch.tanh(net(data))` is where `net` was moved, as `net(data).argmax(1)` is:
+    `codes`, drawn before `features` exists, is drawn on that device."""
+    assert ("codes = torch.randn(8, 4, device=device)" in fixed(SQUASHED.format(output=output))) is placed
