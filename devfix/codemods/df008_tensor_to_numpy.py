@@ -40,7 +40,8 @@ method that every call of it on the class's instances in the file gives a device
 (`meter.update(model(x).argmax(1), y)`). Joined first (`torch.cat(predictions).numpy()`, also of a list a dict
 display keeps, `torch.cat(results["logits"])`), the joined tensor is brought over; converted item by item (`[p.numpy() for p in predictions]`, or a comprehension of its
 items handed to numpy, `np.mean([l.detach() for l in losses])`), each item is; made
-by a comprehension (`losses = [trainer.step(batch) for batch in loader]`), each item as it is made. A sum kept
+by a comprehension (`losses = [trainer.step(batch) for batch in loader]`, or handed to numpy where it
+is written, `np.sum([criterion(out[i], y) for i in range(k)])`), each item as it is made. A sum kept
 with `running += loss` is where `loss` is, a value of a model's dict output where the dict is (`for
 name, value in loss_dict.items()`), a model fed a dict or list display of device values
 (`model({"images": x.to(device)})`) is fed device values, and so is what a callable kept by the
@@ -335,14 +336,19 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
     def _plan_comprehension_items(self, comprehension: cst.ListComp, host_call: cst.Call) -> None:
         """`np.mean([l.detach() for l in losses])`, `losses` a list the scope filled with device
         tensors: each item the comprehension hands to numpy is brought to the host there
-        (`[l.detach().cpu() for l in losses]`); the list itself keeps its tensors for other reads."""
+        (`[l.detach().cpu() for l in losses]`); the list itself keeps its tensors for other reads.
+        So is each item of a comprehension surely on a device (`np.sum([criterion(out[i], y) for i
+        in range(k)])`)."""
+        code = cst.Module([]).code_for_node(comprehension)
+        if self._host_facts(host_call).is_device_value(comprehension.elt):
+            self._comprehended.setdefault(comprehension, (code, cst.Module([]).code_for_node(host_call.func)))
+            return
         for_in = comprehension.for_in
         if for_in.inner_for_in is not None or not isinstance(for_in.target, cst.Name) or not isinstance(for_in.iter, cst.Name):
             return
         if not (isinstance(item := without_tensor_methods(comprehension.elt), cst.Name) and item.value == for_in.target.value):
             return
         if self._device_appends(for_in.iter, host_call):
-            code = cst.Module([]).code_for_node(comprehension)
             self._comprehended.setdefault(comprehension, (code, cst.Module([]).code_for_node(host_call.func)))
 
     def _plan_collector_appends(self, handed_value: cst.BaseExpression, host_call: cst.Call, handed: set[int], module: cst.Module) -> None:

@@ -990,3 +990,29 @@ def test_rows_of_device_values_collected_for_numpy_are_brought_to_the_host_item_
     `np.array(pairs)`: numpy converts each item of each row, and fails on a GPU tensor."""
     result = run_devfix(ROWS.format(row=row), rules=[TensorToNumpy])
     assert f"    pairs.append({fixed or row})\n" in result.fixed.decode()
+
+
+INLINE = """import numpy as np
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(3, 3).to(device)
+criterion = nn.L1Loss()
+out = model(torch.rand(2, 3).to(device))
+target = torch.rand(2, 3)
+total = np.sum({comprehension})
+"""
+
+
+@pytest.mark.parametrize(("comprehension", "fixed"), [
+    ("[criterion(out[j], target[j].to(device)) for j in range(2)]", "[criterion(out[j], target[j].to(device)).detach().cpu() for j in range(2)]"),
+    ("[(out[j] - target[j].to(device)).abs().mean() for j in range(2)]", "[(out[j] - target[j].to(device)).abs().mean().detach().cpu() for j in range(2)]"),
+    ("[criterion(out[j], target[j].to(device)).item() for j in range(2)]", None),  # numbers
+    ("[target[j].mean() for j in range(2)]", None),  # on the host
+])
+def test_device_items_of_a_comprehension_handed_to_numpy_are_brought_to_the_host(comprehension, fixed):
+    """`np.sum([criterion(restored[j], target) for j in ...])`: numpy converts every item, so an item
+    surely on a device gets `.detach().cpu()` where the comprehension makes it."""
+    source = INLINE.format(comprehension=comprehension)
+    assert run_devfix(source, rules=[TensorToNumpy]).fixed.decode().endswith(f"total = np.sum({fixed or comprehension})\n")
