@@ -41,6 +41,7 @@ from devfix.analysis.host_sinks import (
 from devfix.analysis.importers import (
     ForeignCall,
     given_key,
+    passes_a_built_value,
     passes_a_device_value,
     passes_a_loader,
     passes_a_moved_name,
@@ -216,6 +217,12 @@ class FileFacts:
         """Every call of the file's `function` in the files beside it passes, for the parameter, a
         name moved to a device before the call (`predict(model, image)` after `model.to(device)`)."""
         return self._every_call_beside(function, lambda call: passes_a_moved_name(call, position, parameter))
+
+    def torch_modules_built_beside(self, function: str, position: int, parameter: str) -> bool:
+        """Every call of the file's `function` in the files beside it builds, for the parameter, a
+        torch.nn Module in place (`Trainer(model, nn.CrossEntropyLoss(), device)` in `main.py`)."""
+        return self._every_call_beside(function, lambda call: passes_a_built_value(
+            call, position, parameter, lambda built: built.startswith("torch.nn.") and self._project.is_module_class(call.file, built) is True))
 
     def device_values_beside(self, function: str, position: int, parameter: str) -> bool:
         """Every call of the file's `function` in the files beside it passes, for the parameter, a
@@ -591,7 +598,8 @@ class FileFacts:
     def _analyse_values(self, tree: ast.Module) -> ValueFacts:
         imported = lambda qualified: self._project.imported_kind(self._path, qualified)  # noqa: E731
         constructed = lambda class_name: self._project.constructed_kinds(self._path, class_name)  # noqa: E731
-        return analyse_values(tree, self.imports, self.classes, self._walk.declared_global, imported, constructed)
+        called = lambda class_name, method: self._project.method_call_kinds(self._path, class_name, method)  # noqa: E731
+        return analyse_values(tree, self.imports, self.classes, self._walk.declared_global, imported, constructed, called_beside=called)
 
     def kind_at(self, line: int, column: int) -> Kind:
         """The kind of the name read at `line` and character `column` (0-based), as libcst counts."""

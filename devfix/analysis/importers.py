@@ -41,6 +41,7 @@ class ForeignCall:
     bound_by: tuple[tuple[int | str, str], ...] = ()
     moved: frozenset[int | str] = frozenset()  # arguments that are names moved before the call (`model.to(device)`)
     device_values: frozenset[int | str] = frozenset()  # arguments that may be on a device (`_may_be_on_a_device`)
+    built_by: tuple[tuple[int | str, str], ...] = ()  # arguments written as a call (`nn.CrossEntropyLoss()`) → what it calls
 
 
 Resolve = Callable[[Path, str], "Path | None"]  # (importing file, dotted module) → its file
@@ -105,7 +106,17 @@ def _summarised(file: Path, call: ast.Call, scope: list[ast.stmt], imports: Impo
     bindings = scope_bindings(scope_nodes(scope)) if not unpacks else {}
     on_device = frozenset(key for key, value in given if not unpacks and _may_be_on_a_device(value, call.lineno, scope, bindings, imports))
     keywords = frozenset(keyword.arg for keyword in call.keywords if keyword.arg)
-    return ForeignCall(str(file), call.lineno, keywords, loaders, unpacks, bound_by, moved, on_device)
+    built_by = tuple((key, qualified) for key, value in given if not unpacks and isinstance(value, ast.Call)
+                     and (qualified := imports.qualify(value.func)) is not None)
+    return ForeignCall(str(file), call.lineno, keywords, loaders, unpacks, bound_by, moved, on_device, built_by)
+
+
+def passes_a_built_value(call: ForeignCall, position: int, parameter: str, accepts: Callable[[str], bool]) -> bool:
+    """The call passes, for the parameter, a call written in place whose qualified callee `accepts`
+    takes (`Trainer(model, nn.CrossEntropyLoss())`)."""
+    key = given_key(call, position, parameter)
+    built = dict(call.built_by).get(key) if key is not None else None
+    return built is not None and accepts(built)
 
 
 def passes_a_device_value(call: ForeignCall, position: int, parameter: str) -> bool:

@@ -28,7 +28,7 @@ from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_move
 from devfix.analysis.torch_api import HOST_LIBRARY_MODULES, places_devices
-from devfix.analysis.values import PassedKinds, passed_to, returned_kind
+from devfix.analysis.values import PassedKinds, method_calls_passed, passed_to, returned_kind
 from devfix.analysis.worker_placements import gpu_moving_getitem
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ class ProjectIndex:
         self._foreign_calls: dict[tuple[str, str], tuple[list[str], list[ForeignCall] | None]] = {}  # (file, function) → (read, calls)
         self._returned_kinds: dict[tuple[str, str], Kind] = {}  # (module file, function) → what it returns
         self._passed: dict[tuple[str, str, str], list[PassedKinds] | None] = {}  # (caller, module file, class) → its calls there
+        self._method_calls: dict[tuple[str, str], list[PassedKinds] | None] = {}  # (caller, method) → its calls there
         self._meetings: dict[tuple[str, str], FunctionMeetings | None] = {}  # → its parameters that meet
         self._method_inputs: dict[tuple[str, str], MethodInputs | None] = {}  # (module file, class) → what reaches its layers
         self._class_methods: dict[tuple[str, str], frozenset[str]] = {}  # (module file, class) → its methods
@@ -370,6 +371,27 @@ class ProjectIndex:
                 return None
             passed += found
         return passed
+
+    def method_call_kinds(self, from_file: str, class_name: str, method: str) -> list[PassedKinds] | None:
+        """What the calls of a method named `method` pass in the files beside `from_file` that
+        construct its top-level class `class_name` (`trainer.train_epoch(loader)` in `main.py`, as
+        the value analysis of that file sees it); None when there is no construction, or when such a
+        file uses the method's name otherwise than calling it."""
+        calls = self.foreign_calls(from_file, class_name)
+        if not calls:
+            return None
+        passed: list[PassedKinds] = []
+        for caller in sorted({call.file for call in calls}):
+            key = (caller, method)
+            if key not in self._method_calls:
+                parsed = self._parsed(Path(caller))
+                imported = lambda qualified, caller=caller: self.imported_kind(caller, qualified)  # noqa: E731
+                self._method_calls[key] = method_calls_passed(*parsed, method, imported) if parsed is not None else None
+            found = self._method_calls[key]
+            if found is None:
+                return None
+            passed += found
+        return passed or None
 
     def imported_packing_parameters(self, from_file: str, qualified_name: str) -> Packing | None:
         """For the Module class `qualified_name` (`model.Classifier`) of a local module: its

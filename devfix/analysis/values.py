@@ -90,14 +90,18 @@ INFERENCE_ROUNDS = 3  # a parameter's kind can come from a caller's parameter (q
 def analyse_values(
     tree: ast.Module, imports: ImportTable, module_classes: dict[str, Kind], declared_global: set[str],
     imported: Callable[[str], Kind] | None = None, constructed: Callable[[str], list[PassedKinds] | None] | None = None,
-    watched_calls: frozenset[str] = frozenset(),
+    watched_calls: frozenset[str] = frozenset(), called_beside: Callable[[str, str], list[PassedKinds] | None] | None = None,
+    watched_methods: frozenset[str] = frozenset(),
 ) -> ValueFacts:
     """`imported`: the kind a function of another file of the project returns; `constructed`: what
     the constructions of a class of the file in the files beside it pass (`ProjectIndex`);
-    `watched_calls`: calls through an imported module (`training.Trainer`) whose passed kinds to note."""
+    `called_beside`: what the calls of a method of such a class pass there (`trainer.train_epoch(loader)`);
+    `watched_calls`: calls through an imported module (`training.Trainer`), and `watched_methods`:
+    calls of methods of that name on any object, whose passed kinds to note."""
     facts = ValueFacts()
     methods = _inferable_methods(tree, imports)
-    resolver, summaries = _resolver(tree, imports, module_classes, declared_global, imported, frozenset(name for _, name in methods))
+    method_names = frozenset(name for _, name in methods) | watched_methods
+    resolver, summaries = _resolver(tree, imports, module_classes, declared_global, imported, method_names)
     resolver.watched_calls = watched_calls
     functions, globals_env = summaries.functions, summaries.globals_env
     modules = {name for name, kind in module_classes.items() if kind is Kind.MODULE}
@@ -106,7 +110,7 @@ def analyse_values(
     _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
     for _ in range(INFERENCE_ROUNDS):  # read the file again, knowing what its functions are called with
         inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped, constructed)
-        inferred.update(_method_parameter_kinds_from_calls(methods, facts.call_sites, facts.escaped))
+        inferred.update(_method_parameter_kinds_from_calls(methods, facts.call_sites, facts.escaped, called_beside, tree))
         inferred.update(_constructor_parameter_kinds(tree, facts.call_sites, facts.escaped, constructed))
         inferred.update(_forward_parameter_kinds(tree, resolver.instances, facts.call_sites, facts.escaped))
         if inferred == resolver.parameter_kinds:
@@ -141,6 +145,16 @@ def passed_to(
     if names & facts.escaped:
         return None
     return [passed for name in sorted(names) for passed in facts.call_sites.get(name, ())]
+
+
+def method_calls_passed(
+    tree: ast.Module, imports: ImportTable, method: str, imported: Callable[[str], Kind] | None = None,
+) -> list[PassedKinds] | None:
+    """What each call of a method named `method` on any object passes (`trainer.train_epoch(loader)`),
+    by the value analysis of this file; None when the name is also used as a value."""
+    declared_global = {global_name for node in ast.walk(tree) if isinstance(node, ast.Global) for global_name in node.names}
+    facts = analyse_values(tree, imports, {}, declared_global, imported, watched_methods=frozenset({method}))
+    return None if "." + method in facts.escaped else facts.call_sites.get("." + method, [])
 
 
 def _resolver(
@@ -261,16 +275,23 @@ def _keeps_the_signature(decorator: ast.expr, imports: ImportTable) -> bool:
     return imports.qualify(called) in GRAD_MODE_DECORATORS
 
 
-def _method_parameter_kinds_from_calls(methods, call_sites, escaped) -> dict[str, list[Kind]]:
+def _method_parameter_kinds_from_calls(methods, call_sites, escaped, called_beside=None, tree=None) -> dict[str, list[Kind]]:
     """`Class.method` → the kinds of its parameters after `self` (all of a static method's): the
     join over every call of a method of that name in the file whose argument count fits
     (`.step(x, y)` of any object counts, a different class's `step` can only make the join less
     precise; `optimizer.step()` cannot be a call of `step(self, x, y)`), unless the name is also
-    used as a value."""
+    used as a value. A method of a plain class the file never calls by name, which loops over one
+    of its parameters (`def train_epoch(self, loader): for x, y in loader`), takes what the calls of
+    that name pass in the files that construct the class (`called_beside`: `trainer.train_epoch(loader)`
+    in `main.py`)."""
     inferred = {}
+    plain = {node.name for node in tree.body if isinstance(node, ast.ClassDef) and not node.bases and not node.keywords} if tree else set()
     for (class_name, name), function in methods.items():
         names = [argument.arg for argument in function.args.args][0 if _is_static(function) else 1:]
-        calls = [call for call in call_sites.get("." + name, ()) if _fits(call, function, names)]
+        sites = call_sites.get("." + name)
+        if sites is None and called_beside is not None and class_name in plain and _loops_over_a_parameter(function, names):
+            sites = called_beside(class_name, name)
+        calls = [call for call in sites or () if _fits(call, function, names)]
         if not calls or "." + name in escaped:
             continue
         kinds = _joined_kinds(calls, names)
@@ -284,8 +305,9 @@ def _constructor_parameter_kinds(tree: ast.Module, call_sites, escaped, construc
     class in the file (`Trainer(model, DataLoader(data), device)`), for a top-level class that no
     class of the file derives from (a subclass calls `super().__init__` with its own arguments)
     and whose name is only called. A plain class the file never names, whose methods loop over what
-    `__init__` keeps of a parameter (`for x, y in self.loader`), takes what its constructions in the
-    files beside it pass (`constructed`; `Trainer(model, loader)` in `main.py`)."""
+    `__init__` keeps of a parameter (`for x, y in self.loader`) or over one of their own parameters
+    (`def train_epoch(self, loader)`), takes what its constructions in the files beside it pass
+    (`constructed`; `Trainer(model, loader)` in `main.py`)."""
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
     derived = {base.id for node in classes for base in node.bases if isinstance(base, ast.Name)}
     inferred = {}
@@ -295,7 +317,7 @@ def _constructor_parameter_kinds(tree: ast.Module, call_sites, escaped, construc
             continue
         names = [argument.arg for argument in init.args.args][1:]
         sites = call_sites.get(node.name)
-        if sites is None and constructed is not None and _loops_over_kept_parameters(node, init):
+        if sites is None and constructed is not None and (_loops_over_kept_parameters(node, init) or _loops_over_given_loaders(node, init)):
             sites = constructed(node.name)
         calls = [call for call in sites or () if _fits(call, init, names)]
         if not calls or len(calls) != len(sites):
@@ -304,6 +326,25 @@ def _constructor_parameter_kinds(tree: ast.Module, call_sites, escaped, construc
         if kinds is not None:
             inferred[f"{node.name}.__init__"] = kinds
     return inferred
+
+
+def _loops_over_a_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef, parameters: list[str]) -> bool:
+    """`for x, y in loader` (or `enumerate(loader)`, `tqdm(loader)`) of a parameter of the function."""
+    return any(
+        isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(iterated := _iterated(loop.iter), ast.Name) and iterated.id in parameters
+        for loop in every_node(function)
+    )
+
+
+def _loops_over_given_loaders(node: ast.ClassDef, init: ast.FunctionDef) -> bool:
+    """A plain class (no base) with a method that loops over one of its own parameters
+    (`def train_epoch(self, loader): for x, y in loader`): what the constructions give the class
+    (its model, its loss) matters to what the loop feeds them."""
+    return not node.bases and not node.keywords and any(
+        isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method is not init
+        and _loops_over_a_parameter(method, [argument.arg for argument in method.args.args[1:]])
+        for method in node.body
+    )
 
 
 def _loops_over_kept_parameters(node: ast.ClassDef, init: ast.FunctionDef) -> bool:
@@ -326,9 +367,15 @@ def _loops_over_kept_parameters(node: ast.ClassDef, init: ast.FunctionDef) -> bo
 
 def _iterated_attribute(iterable: ast.expr) -> str | None:
     """`x` of `self.x`, also inside `enumerate(...)`/`tqdm(...)` (first arguments, as the rules unwrap)."""
+    iterable = _iterated(iterable)
+    return iterable.attr if isinstance(iterable, ast.Attribute) and _is_self(iterable.value) else None
+
+
+def _iterated(iterable: ast.expr) -> ast.expr:
+    """`loader` of `enumerate(tqdm(loader))`: the first arguments of the calls around it."""
     while isinstance(iterable, ast.Call) and iterable.args:
         iterable = iterable.args[0]
-    return iterable.attr if isinstance(iterable, ast.Attribute) and _is_self(iterable.value) else None
+    return iterable
 
 
 def _forward_parameter_kinds(tree: ast.Module, instances, call_sites, escaped) -> dict[str, list[Kind]]:

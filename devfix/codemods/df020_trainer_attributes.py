@@ -20,7 +20,11 @@ model, or a loss attribute together with the model's output (also through a tens
 `self.criterion(output, labels.float())` after `output, h = self.model(inputs, h)`). A loader the
 class keeps from its constructor (`self.loader = loader`) is what the constructions give: those of
 the file, or, for a class the file only defines, those of the files beside it (`Trainer(model,
-DataLoader(TensorDataset(x, y)))` in `main.py`; `ProjectIndex.constructed_kinds`).
+DataLoader(TensorDataset(x, y)))` in `main.py`; `ProjectIndex.constructed_kinds`); one a method is
+given (`def train_epoch(self, loader)`) is what the calls of the method give, for a class the file
+only defines those in the files that construct it (`trainer.train_epoch(loader)` in `main.py`;
+`ProjectIndex.method_call_kinds`), where a torch.nn loss built in place by every construction
+(`Trainer(model, nn.CrossEntropyLoss())`) is a loss attribute as one built in the file is.
 
 A factory without `device=` given to the moved model (`self.generator(torch.randn(n, 2))`), or
 to a method of it that hands the parameter to its layers (`self.model.decode(torch.randn(n, 2))`,
@@ -785,14 +789,22 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
     def _given_torch_modules(self, class_def: cst.ClassDef, facts) -> set[str]:
         """Attributes `__init__` stores from a parameter (`self.criterion = criterion`) that every
         construction of the class in the file gives a torch.nn Module built there
-        (`TorchTrainer(model, nn.CrossEntropyLoss(), ...)`)."""
+        (`TorchTrainer(model, nn.CrossEntropyLoss(), ...)`); for a class the file never constructs,
+        every construction in the files beside it (`analysis.importers`)."""
+        init = facts.methods.get("__init__")
+        parameters = parameter_names(init)[1:] if init is not None else []
         found = set()
         for name, use in facts.attributes.items():
             if [method for method, _ in use.assignments] != ["__init__"] or not isinstance(use.assignments[0][1].value, cst.Name):
                 continue
-            passed = constructor_arguments_for(self.module, class_def, use.assignments[0][1].value.value)
+            given = use.assignments[0][1].value.value
+            passed = constructor_arguments_for(self.module, class_def, given)
             if passed and all(isinstance(value, cst.Call) and self.builds_module(value)
                               and any(qualified.startswith("torch.nn.") for qualified in self.qualified(value.func)) for _, value in passed):
+                found.add(name)
+            elif not passed and given in parameters and class_def in self.module.body and self.facts is not None \
+                    and self.facts.torch_modules_built_beside(class_def.name.value, parameters.index(given), given) \
+                    and not self._constructed_here(class_def):
                 found.add(name)
         return found
 

@@ -171,6 +171,41 @@ def test_a_trainer_kept_the_model_another_file_moved_moves_its_batches_where_the
     assert result.fixed.decode() == (GIVEN_TRAINER_FILE.replace(loop, loop + GIVEN_MOVED_BATCH) if moved else GIVEN_TRAINER_FILE)
 
 
+EPOCH_TRAINER_FILE = (
+    "import torch\n\n\nclass Trainer:\n    def __init__(self, model, criterion):\n"
+    "        self.model = model\n        self.criterion = criterion\n\n"
+    "    def train_epoch(self, loader):\n        for x, y in loader:\n"
+    "            loss = self.criterion(self.model(x), y)\n"
+)
+EPOCH_MAIN = (
+    "model = nn.Linear(2, 3).to(device)\ntrainer = Trainer(model, {criterion})\n"
+    "for epoch in range(2):\n    trainer.train_epoch({loader})\n"
+)
+
+
+@pytest.mark.parametrize(("criterion", "loader", "moved"), [
+    # the calls beside it give a loader of tensor batches, the constructions a torch.nn loss
+    ("nn.CrossEntropyLoss()", LOADER, GIVEN_MOVED_BATCH),
+    ("nn.CrossEntropyLoss()", "loader", GIVEN_MOVED_BATCH),
+    # a loss devfix cannot prove to be one: only the model's input moves
+    ("make_loss()", LOADER, "            x = x.to(next(self.model.parameters()).device)\n"),
+    # a loader over a dataset devfix does not know (its items may be strings): left alone
+    ("nn.CrossEntropyLoss()", "DataLoader(make_dataset())", None),
+])
+def test_a_trainer_method_looping_over_a_loader_another_file_gives_it_moves_its_batches(tmp_path, criterion, loader, moved):
+    """`trainer.train_epoch(loader)` in `main.py`, the trainer constructed there with a moved model:
+    the method's parameter is what those calls give, a DataLoader of tensor batches."""
+    (tmp_path / "main.py").write_text(
+        "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+        "from data import make_dataset, make_loss\nfrom trainer import Trainer\n\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        f"loader = {LOADER}\n" + EPOCH_MAIN.format(criterion=criterion, loader=loader)
+    )
+    result = run_devfix(EPOCH_TRAINER_FILE, path=str(tmp_path / "trainer.py"), rules=[TrainerAttributes])
+    loop = "        for x, y in loader:\n"
+    assert result.fixed.decode() == (EPOCH_TRAINER_FILE.replace(loop, loop + moved) if moved else EPOCH_TRAINER_FILE)
+
+
 FITTING = (
     "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
     "class Trainer:\n    def __init__(self, model, loader, device):\n        self.model = model\n"
