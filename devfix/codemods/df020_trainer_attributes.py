@@ -52,7 +52,8 @@ A model `__init__` keeps as given (`self.model = model`) is on a device when eve
 the class in the file gives it a name its scope moved before the call (`Evaluator(model)` after
 `model = Net().to(device)`), or, for a class its file never constructs, every construction in the
 files beside it does (`Trainer(model, loader)` in `main.py`): what the methods feed it moves to the
-model's own device. A method of
+model's own device; in a loop that moves some batches itself to one device the class keeps or the
+method is given (`inputs = inputs.to(self.device)`), the others that meet the model go there too. A method of
 the class whose factory meets the model's output (`self.bce(self.D(real), self._labels(n, 1.0))`)
 makes it on the model's device when every use of the method is such a call. A batch of a loader
 `__init__` builds (`self.loader = DataLoader(dataset)`, of a dataset nothing proves) read only by
@@ -215,8 +216,10 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 continue
             for loop in loops_of(method):
                 batches = self._batches_to_move(loop, callables, set(models), facts)
-                if batches and not (given_moved and self._places_a_batch(loop)):  # `data.to(...)` there: the loop says where
+                if batches and not (given_moved and self._places_a_batch(loop)):
                     self._loop_moves[loop] = (batches, device)
+                elif batches and (placed := self._batch_placement(loop, facts, method)) is not None:
+                    self._loop_moves[loop] = (batches, placed)  # `data = data.to(self.device)` there: the loop says where
             finder = finders[method_name]
             parameters = [param.name.value for param in method.params.params[1:]]
             moved_here = self.scope_facts(method.body).moved
@@ -856,6 +859,32 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         names = set(target_names(target))
         return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda", "cpu")
                    and isinstance(call.func.value, cst.Name) and call.func.value.value in names for call in calls_in(loop.body))
+
+    def _batch_placement(self, loop: cst.For, facts, method: cst.FunctionDef) -> str | None:
+        """Where the loop's body moves its batches, when every placement of a batch name there is a
+        `.to(...)` of one device an attribute `__init__` alone binds (`self.device`) or a parameter
+        the method never rebinds (`inputs = inputs.to(self.device)`): the other batches that meet
+        the model go there too. None for anything else (`.cpu()`, two devices, a local)."""
+        _, target = unwrap_loader(loop, self.qualified, self_attributes=True)
+        names = set(target_names(target))
+        parameters = {param.name.value for param in method.params.params[1:]} - set(self.scope_facts(method.body).bindings)
+        found = set()
+        for call in calls_in(loop.body):
+            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda", "cpu")
+                    and isinstance(call.func.value, cst.Name) and call.func.value.value in names):
+                continue
+            move = as_move(call, self.qualified)
+            device = move.device if move is not None else None
+            if isinstance(device, cst.Attribute) and is_self_attribute(device):
+                stored = facts.attributes.get(device.attr.value)
+                if stored is None or [name for name, _ in stored.assignments] != ["__init__"]:
+                    return None
+                found.add(f"self.{device.attr.value}")
+            elif isinstance(device, cst.Name) and device.value in parameters:
+                found.add(device.value)
+            else:
+                return None
+        return found.pop() if len(found) == 1 else None
 
     def _models_given_moved(self, class_def: cst.ClassDef, facts) -> set[str]:
         """Attributes `__init__` stores from a parameter as given (`self.model = model`), where every

@@ -747,3 +747,29 @@ def test_a_call_of_the_instance_itself_is_a_caller_of_its_dunder_call(given, mov
     move at the top of `__call__`."""
     fixed = run_devfix(CALLED_AS_A_FUNCTION.format(given=given), rules=[TrainerAttributes]).fixed.decode()
     assert ("x = x.to(next(self.model.parameters()).device)" in fixed) is moved
+
+
+PARTLY_PLACED = (
+    "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+    "class Evaluator:\n    def __init__(self, model, device):\n        self.model = model\n        self.device = device\n\n"
+    "    def evaluate(self, loader):\n        correct = 0\n        for inputs, targets in loader:\n"
+    "{placed}            preds = self.model(inputs).argmax(1)\n            correct += (preds == targets).sum().item()\n"
+    "        return correct\n\n\n"
+    "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel = nn.Linear(4, 2).to(device)\n"
+    "print(Evaluator(model, device).evaluate(DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))))))\n"
+)
+
+
+@pytest.mark.parametrize(("placed", "moved"), [
+    ("            inputs = inputs.to(self.device)\n", "            targets = targets.to(self.device)\n"),
+    # a placement the rule cannot name at the top of the loop, or the host: left as it is
+    ("            inputs = inputs.to(torch.device('cuda'))\n", None),
+    ("            dev = self.device\n            inputs = inputs.to(dev)\n", None),
+])
+def test_a_loop_that_places_some_batches_of_a_given_model_places_the_others_there(placed, moved):
+    """`Evaluator(model, device)` of a moved model whose loop moves `inputs` itself: `targets`, which
+    meets the model's output, goes where the loop put `inputs`."""
+    source = PARTLY_PLACED.format(placed=placed)
+    loop = "        for inputs, targets in loader:\n"
+    expected = source.replace(loop, loop + moved) if moved else source
+    assert run_devfix(source, rules=[TrainerAttributes]).fixed.decode() == expected
