@@ -1150,9 +1150,15 @@ def _meets_a_host_copy(node: ast.AST) -> bool:
         operands = [node.left, node.right]
     else:
         return False
-    return any(isinstance(operand, ast.Name) for operand in operands) and any(
+    return any(isinstance(operand, ast.Name) or _read_by_string(operand) for operand in operands) and any(
         isinstance(operand, ast.Call) and any(_copies_to_the_host(inner) for inner in every_node(operand))
         for operand in operands)
+
+
+def _read_by_string(node: ast.AST) -> bool:
+    """`batch["labels"]`: a name read by a string key."""
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+        and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)
 
 
 def _copies_to_the_host(node: ast.AST) -> bool:

@@ -233,6 +233,12 @@ class PlacementFacts:
             # `dataloader._dataset[:]` handed to `.numpy()`: the tensor is not the parameter but
             # something it holds (recbole's `Interaction` has a `.numpy()` and no `.detach()`)
             return self.is_device_value(expression.value, loose, False, before_line, through_functions)
+        if isinstance(expression, cst.Subscript) and isinstance(expression.value, cst.Name):
+            line = before_line if before_line is not None else self.line_of(expression)
+            binding = self._binding_before(expression.value.value, line)
+            if binding is not None and not binding.unpacked and isinstance(binding.value, cst.DictComp):
+                # `batch["labels"]` of `batch = {k: v.to(device) for k, v in batch.items()}`
+                return again(binding.value.value, binding.line)
         if isinstance(expression, (cst.Attribute, cst.Subscript)):
             return again(expression.value)
         if isinstance(expression, cst.BinaryOperation):

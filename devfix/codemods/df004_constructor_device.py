@@ -139,8 +139,10 @@ A token drawn from probabilities brought to the host (`next_id = torch.multinomi
 has no factory to make elsewhere: joined to ids proven on a device (or a parameter every call in
 the file gives one), it moves where it is joined, `torch.cat([ids, next_id.to(ids.device)], dim=1)`.
 A copy brought to the host where it is used (`(predicted.cpu() == labels)`, the CIFAR tutorial's
-accuracy) beside a name proven on a device (the loop moved the labels too) takes that name to the
-host as well: `labels.cpu()`; not beside a copy that may be 0-dim, which meets device tensors.
+accuracy) beside a name proven on a device (the loop moved the labels too), or a value read by a
+string key from one (`batch["labels"]` of `batch = {k: v.to(device) for k, v in batch.items()}`),
+takes it to the host as well: `labels.cpu()`; not beside a copy that may be 0-dim, which meets
+device tensors.
 
 A factory that draws from a `generator=` (a CPU generator, for reproducible numbers) is moved
 after the call instead, `torch.randn(n, generator=g).to(x.device)`: `device=` would not match
@@ -263,7 +265,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._aligned: dict[cst.Call, str] = {}
         # an argument, or an operand name (`preds == labels`) → (where it comes from, the device)
         self._moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
-        self._hosted_inputs: dict[cst.Name, str] = {}  # a device name beside a host copy → the copy's code
+        self._hosted_inputs: dict[cst.Name | cst.Subscript, str] = {}  # a device value beside a host copy → the copy's code
         self._moved_containers: dict[cst.Arg, str] = {}  # "tuple" or "dict": moved item by item
         self._moved_bindings: dict[cst.BaseExpression, tuple[str, str]] = {}  # `ids = tokenizer.encode(...)` grown in a loop
         self._helper_verdicts: dict[str, bool] = {}
@@ -548,16 +550,26 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         """`(model(x).argmax(1) == labels)` where `labels` is unpacked from a helper's CPU tensors;
         `(predicted.cpu() == labels)` where `labels` is on a device."""
-        copy = self._hosted_inputs.get(original_node)
-        if copy is not None:
-            if not self.report(original_node, f"`{original_node.value}` is on a device and meets `{copy}`, a copy on the CPU",
-                               fix_title=f"bring it to the host too: `{original_node.value}.cpu()`"):
-                return updated_node
-            return cst.Call(func=cst.Attribute(value=updated_node, attr=cst.Name("cpu")))
+        if original_node in self._hosted_inputs:
+            return self._brought_to_the_host(original_node, updated_node)
         planned = self._moved_inputs.get(original_node)
         if planned is None or not self._report_input(original_node, planned):
             return updated_node
         return moved_to(updated_node, planned[1])
+
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
+        """`(predicted.cpu() == batch["labels"])` where `batch` is on a device."""
+        if original_node in self._hosted_inputs:
+            return self._brought_to_the_host(original_node, updated_node)
+        return updated_node
+
+    def _brought_to_the_host(self, original: cst.BaseExpression, updated: cst.BaseExpression) -> cst.BaseExpression:
+        """A device value beside a host copy (`_meet_host_copy`), brought to the host too."""
+        value = cst.Module([]).code_for_node(original)
+        if not self.report(original, f"`{value}` is on a device and meets `{self._hosted_inputs[original]}`, a copy on the CPU",
+                           fix_title=f"bring it to the host too: `{value}.cpu()`"):
+            return updated
+        return cst.Call(func=cst.Attribute(value=updated, attr=cst.Name("cpu")))
 
     def _report_input(self, value: cst.BaseExpression, planned: tuple[str, str]) -> bool:
         origin, device = planned
@@ -661,7 +673,7 @@ class _Combinations(cst.CSTVisitor):
         self.host_indexings: list[tuple[cst.BaseExpression, list[cst.BaseExpression]]] = []  # `table[index]`, no tensor named
         self.late_tables: list[tuple[cst.Name, str]] = []  # `table[index]`, `index` a known tensor
         self.moved_inputs: dict[cst.Arg | cst.Name, tuple[str, str]] = {}
-        self.hosted_inputs: dict[cst.Name, str] = {}  # `labels` of `predicted.cpu() == labels` → `predicted.cpu()`
+        self.hosted_inputs: dict[cst.Name | cst.Subscript, str] = {}  # `labels` of `predicted.cpu() == labels` → `predicted.cpu()`
         self.moved_containers: dict[cst.Arg, str] = {}  # of those, the tuples and dicts moved item by item
         self.moved_bindings: dict[cst.BaseExpression, tuple[str, str]] = {}  # a binding's value → (origin, device)
         self.meeting: cst.CSTNode | None = None
@@ -730,7 +742,10 @@ class _Combinations(cst.CSTVisitor):
             return
         code = cst.Module([]).code_for_node(copies[0][0])
         for operand in operands:
-            if isinstance(operand, cst.Name) and self.facts.is_device_value(operand) and not self._zero_dim(operand):
+            # a name, or a value read by key from one (`batch["labels"]` of a batch moved whole)
+            named = isinstance(operand, cst.Name) or (isinstance(operand, cst.Subscript) and isinstance(operand.value, cst.Name)
+                                                      and _read_by_string(operand))
+            if named and self.facts.is_device_value(operand) and not self._zero_dim(operand):
                 self.hosted_inputs.setdefault(operand, code)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
@@ -2051,6 +2066,11 @@ def _read_by_key(subscript: cst.Subscript) -> bool:
     if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
         return False
     return isinstance(subscript.slice[0].slice.value, (cst.Name, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
+
+def _read_by_string(subscript: cst.Subscript) -> bool:
+    """`batch["labels"]`: one index, a string (a dict's key; a tensor takes none)."""
+    return _read_by_key(subscript) and isinstance(subscript.slice[0].slice.value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _made_from_sizes(value: cst.BaseExpression, qualified) -> bool:

@@ -1705,3 +1705,28 @@ def test_a_factory_made_before_it_meets_a_torch_function_of_a_model_output_is_ma
     """`features = torch.tanh(net(data))` is where `net` was moved, as `net(data).argmax(1)` is:
     `codes`, drawn before `features` exists, is drawn on that device."""
     assert ("codes = torch.randn(8, 4, device=device)" in fixed(SQUASHED.format(output=output))) is placed
+
+
+DICT_BATCH = """import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 3).to(device)
+correct = 0
+for batch in [{{"pixels": torch.randn(5, 4), "labels": torch.randint(0, 3, (5,))}}]:
+{moved}    predicted = model(batch["pixels"].to(device)).argmax(1)
+    correct += {compared}.sum().item()
+"""
+
+
+@pytest.mark.parametrize(("moved", "compared", "fixed_compared"), [
+    ("    batch = {k: v.to(device) for k, v in batch.items()}\n", '(predicted.cpu() == batch["labels"])',
+     '(predicted.cpu() == batch["labels"].cpu())'),
+    ("", '(predicted.cpu() == batch["labels"])', None),  # the labels stayed on the host
+    ("    batch = {k: v for k, v in batch.items()}\n", '(predicted.cpu() == batch["labels"])', None),  # copied, not moved
+])
+def test_a_value_of_a_moved_batch_dict_compared_with_a_host_copy_is_brought_to_the_host(moved, compared, fixed_compared):
+    """`batch = {k: v.to(device) for k, v in batch.items()}` then `predicted.cpu() == batch["labels"]`:
+    the value read by key is on the device, beside a copy the user brought to the host."""
+    source = DICT_BATCH.format(moved=moved, compared=compared)
+    assert f"    correct += {fixed_compared or compared}.sum().item()\n" in fixed(source)
