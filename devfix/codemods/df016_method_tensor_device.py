@@ -22,7 +22,9 @@ a list or a number where the call reads it, though the name later holds the tens
 
 A tensor `forward` fills with what a submodule returns and then returns (a seq2seq decoder's
 `outputs = torch.zeros(...)`, `outputs[:, t] = self.out(h)`) is the module's output: it is made on
-the input's device too.
+the input's device too. So is an attribute the method makes with a factory and puts together with
+an input (a lazy weight: `if self.weight is None: self.weight = nn.Parameter(torch.randn(...))`,
+then `x @ self.weight`); a local that does so is DF004's.
 
 A tensor handed to another method of the class that passes that parameter straight to a submodule
 (`self.ode_step(h, tau=tau)` → `self.ode_f(x, h, tau)`) is fed to it as well; so is one handed to
@@ -422,10 +424,17 @@ class _FedToSubmodules(cst.CSTVisitor):
                     self._feed(value)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        """`out * scale`: a fresh tensor meets what a submodule returned."""
+        """`out * scale`: a fresh tensor meets what a submodule returned; `x @ self.weight`: an
+        attribute the method made with a factory (a lazy weight, a cached table) meets an input.
+        (A local meeting an input is DF004's.)"""
         for side, other in ((node.left, node.right), (node.right, node.left)):
-            if self._is_module_output(side):
+            if self._is_module_output(side) or (self._is_input(side) and is_self_attribute(_subscripted(other))):
                 self._feed(other, pointwise=True)
+
+    def _is_input(self, value: cst.BaseExpression) -> bool:
+        """A tensor input of the method, or a tensor method of one (`x.transpose(1, 2)`)."""
+        value = without_tensor_methods(value)
+        return isinstance(value, cst.Name) and value.value in self.inputs
 
     def _is_module_output(self, value: cst.BaseExpression) -> bool:
         if isinstance(value, cst.Name):
@@ -570,6 +579,13 @@ def _parameters_fed_to_submodules(
         if fed:
             feeding[name] = (parameters, fed)
     return feeding
+
+
+def _subscripted(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`self.pe` of `self.pe[:n]`: what a slice reads."""
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    return value
 
 
 def _branches(value: cst.BaseExpression | None) -> list[cst.BaseExpression | None]:

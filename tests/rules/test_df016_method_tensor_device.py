@@ -610,3 +610,36 @@ def test_a_result_its_caller_moves_stays_reported_in_a_module_storing_its_device
     ).replace("import torch\n", "import numpy as np\nimport torch\n", 1)
     result = run_devfix(source, rules=[MethodTensorDevice])
     assert result.fixed == result.source
+
+
+LAZY = """import torch
+import torch.nn as nn
+
+
+class LazyLinear(nn.Module):
+    def __init__(self, out_features):
+        super().__init__()
+        self.out_features = out_features
+        self.weight = None
+
+    def forward(self, x):
+        if self.weight is None:
+            self.weight = {made}
+        return {used}
+"""
+
+
+@pytest.mark.parametrize(("made", "used", "placed"), [
+    ("nn.Parameter(torch.randn(x.size(1), self.out_features) * 0.1)", "x @ self.weight",
+     "nn.Parameter(torch.randn(x.size(1), self.out_features, device=x.device) * 0.1)"),
+    ("torch.zeros(x.size(1))", "x + self.weight[: x.size(1)]", "torch.zeros(x.size(1), device=x.device)"),
+    ("torch.zeros(x.size(1))", "x.transpose(0, 1) * self.weight", "torch.zeros(x.size(1), device=x.device)"),
+    ("torch.zeros(x.size(1), device=x.device)", "x @ self.weight", None),  # made where the input is
+    ("torch.tensor(0.5)", "x * self.weight", None),  # a 0-dim CPU tensor meets a CUDA one
+])
+def test_an_attribute_a_method_makes_and_puts_with_an_input_is_made_where_the_input_is(made, used, placed):
+    """A lazy weight (`if self.weight is None: self.weight = nn.Parameter(torch.randn(...))`, then
+    `x @ self.weight`) in a Module with no layer of its own: the input says where."""
+    source = LAZY.format(made=made, used=used)
+    result = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
+    assert result == (source.replace(f"self.weight = {made}", f"self.weight = {placed}") if placed else source)
