@@ -17,6 +17,7 @@ from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.module_classes import is_self_attribute, names_fed_to_submodules
 from devfix.analysis.parameter_meetings import METADATA_ATTRIBUTES
 from devfix.analysis.placement import as_move
+from devfix.analysis.tensors import subscript_root
 from devfix.analysis.torch_api import LEAVING_PLACEMENT_METHODS
 from devfix.analysis.torch_names import QualifiedNames
 
@@ -197,8 +198,7 @@ class _JoinedResults(cst.CSTVisitor):
 
 def _subscripted_name(node: cst.BaseExpression) -> str | None:
     """`freqs` of `freqs` or `freqs[None]`."""
-    while isinstance(node, cst.Subscript):
-        node = node.value
+    node = subscript_root(node)
     return node.value if isinstance(node, cst.Name) else None
 
 

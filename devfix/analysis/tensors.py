@@ -45,6 +45,13 @@ def chain_root(expression: cst.BaseExpression) -> cst.BaseExpression:
     return expression
 
 
+def subscript_root(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`self.pe` of `self.pe[:n]`, `out.shape` of `out.shape[1:]`: what a chain of subscripts reads."""
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    return value
+
+
 def without_tensor_methods(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
     """`model(x)` of `model(x).argmax(1).float()`: tensor methods keep their receiver's device."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_TO_TENSOR_METHODS:

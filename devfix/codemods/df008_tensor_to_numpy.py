@@ -111,7 +111,7 @@ from devfix.analysis.module_classes import is_self_attribute
 from devfix.analysis.parameter_meetings import METADATA_ATTRIBUTES
 from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import chain_root, without_tensor_methods
+from devfix.analysis.tensors import chain_root, subscript_root, without_tensor_methods
 from devfix.analysis.torch_api import (
     AXES_DATA_METHODS,
     HOST_LIBRARIES,
@@ -579,8 +579,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         """`self.gradients.numpy()` of an attribute the class keeps only from what its hooks are
         handed (`analysis.hook_attributes`), in a file that places things on devices: a layer's
         output or gradients, where the layer's model is."""
-        while isinstance(receiver, cst.Subscript):  # `self.gradients[0]`
-            receiver = receiver.value
+        receiver = subscript_root(receiver)  # `self.gradients[0]`
         if not (isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self"):
             return False
         owner = self._method_owner(call)
@@ -816,8 +815,7 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
 
 def _reads_metadata(value: cst.BaseExpression) -> bool:
     """`out.shape`, `out.shape[1:]`, `out.dtype`: what describes a tensor, not its values."""
-    while isinstance(value, cst.Subscript):
-        value = value.value
+    value = subscript_root(value)
     return isinstance(value, cst.Attribute) and value.attr.value in METADATA_ATTRIBUTES
 
 

@@ -93,7 +93,7 @@ from devfix.analysis.self_calls import (
     results_joining_inputs,
     self_calls,
 )
-from devfix.analysis.tensors import is_factory_call, is_whole_reduction, without_tensor_methods
+from devfix.analysis.tensors import is_factory_call, is_whole_reduction, subscript_root, without_tensor_methods
 from devfix.analysis.torch_api import (
     CPU_TENSOR_TYPES,
     DATA_CONVERTERS,
@@ -428,7 +428,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         attribute the method made with a factory (a lazy weight, a cached table) meets an input.
         (A local meeting an input is DF004's.)"""
         for side, other in ((node.left, node.right), (node.right, node.left)):
-            if self._is_module_output(side) or (self._is_input(side) and is_self_attribute(_subscripted(other))):
+            if self._is_module_output(side) or (self._is_input(side) and is_self_attribute(subscript_root(other))):
                 self._feed(other, pointwise=True)
 
     def _is_input(self, value: cst.BaseExpression) -> bool:
@@ -579,13 +579,6 @@ def _parameters_fed_to_submodules(
         if fed:
             feeding[name] = (parameters, fed)
     return feeding
-
-
-def _subscripted(value: cst.BaseExpression) -> cst.BaseExpression:
-    """`self.pe` of `self.pe[:n]`: what a slice reads."""
-    while isinstance(value, cst.Subscript):
-        value = value.value
-    return value
 
 
 def _branches(value: cst.BaseExpression | None) -> list[cst.BaseExpression | None]:

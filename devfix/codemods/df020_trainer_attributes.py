@@ -216,7 +216,7 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                 continue
             for loop in loops_of(method):
                 batches = self._batches_to_move(loop, callables, set(models), facts)
-                if batches and not (given_moved and self._places_a_batch(loop)):
+                if batches and not (given_moved and self._batch_placements(loop)):
                     self._loop_moves[loop] = (batches, device)
                 elif batches and (placed := self._batch_placement(loop, facts, method)) is not None:
                     self._loop_moves[loop] = (batches, placed)  # `data = data.to(self.device)` there: the loop says where
@@ -818,13 +818,9 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
             move = as_move(arg.value, self.qualified)
             if move is None or arg.keyword is not None or not isinstance(move.receiver, cst.Name) or move.receiver.value not in batches:
                 continue
-            device = move.device
-            if isinstance(device, cst.Attribute) and is_self_attribute(device):
-                stored = facts.attributes.get(device.attr.value)
-                if stored is not None and [method for method, _ in stored.assignments] == ["__init__"]:
-                    return f"self.{device.attr.value}"
-            if isinstance(device, cst.Name) and device.value in parameters:
-                return device.value
+            code = _kept_device_code(move.device, facts, parameters)
+            if code is not None:
+                return code
         return None
 
     def _attribute_moved_by(self, facts, statement: cst.BaseStatement) -> tuple[str, Move] | None:
@@ -853,37 +849,27 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         parameters = {param.name.value for param in init.params.params} if init is not None else set()
         return (isinstance(value, cst.Call) and self.builds_module(value)) or (isinstance(value, cst.Name) and value.value in parameters)
 
-    def _places_a_batch(self, loop: cst.For) -> bool:
-        """The loop's body places one of the batch names it binds (`self.model(data.to(device))`, `.cpu()`)."""
+    def _batch_placements(self, loop: cst.For) -> list[cst.Call]:
+        """The calls of the loop's body that place one of the batch names it binds
+        (`self.model(data.to(device))`, `.cpu()`)."""
         _, target = unwrap_loader(loop, self.qualified, self_attributes=True)
         names = set(target_names(target))
-        return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda", "cpu")
-                   and isinstance(call.func.value, cst.Name) and call.func.value.value in names for call in calls_in(loop.body))
+        return [call for call in calls_in(loop.body) if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda", "cpu")
+                and isinstance(call.func.value, cst.Name) and call.func.value.value in names]
 
     def _batch_placement(self, loop: cst.For, facts, method: cst.FunctionDef) -> str | None:
         """Where the loop's body moves its batches, when every placement of a batch name there is a
         `.to(...)` of one device an attribute `__init__` alone binds (`self.device`) or a parameter
         the method never rebinds (`inputs = inputs.to(self.device)`): the other batches that meet
         the model go there too. None for anything else (`.cpu()`, two devices, a local)."""
-        _, target = unwrap_loader(loop, self.qualified, self_attributes=True)
-        names = set(target_names(target))
         parameters = {param.name.value for param in method.params.params[1:]} - set(self.scope_facts(method.body).bindings)
         found = set()
-        for call in calls_in(loop.body):
-            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda", "cpu")
-                    and isinstance(call.func.value, cst.Name) and call.func.value.value in names):
-                continue
+        for call in self._batch_placements(loop):
             move = as_move(call, self.qualified)
-            device = move.device if move is not None else None
-            if isinstance(device, cst.Attribute) and is_self_attribute(device):
-                stored = facts.attributes.get(device.attr.value)
-                if stored is None or [name for name, _ in stored.assignments] != ["__init__"]:
-                    return None
-                found.add(f"self.{device.attr.value}")
-            elif isinstance(device, cst.Name) and device.value in parameters:
-                found.add(device.value)
-            else:
+            code = _kept_device_code(move.device, facts, parameters) if move is not None else None
+            if code is None:
                 return None
+            found.add(code)
         return found.pop() if len(found) == 1 else None
 
     def _models_given_moved(self, class_def: cst.ClassDef, facts) -> set[str]:
@@ -1126,6 +1112,15 @@ def _unpacked_parameters(method: cst.FunctionDef, parameters: list[str]) -> dict
                 found[statement] = (value.value, [element.value.value for element in target.elements])
             rebound |= {name for assigned in small.targets for name in target_names(assigned.target)}
     return found
+
+
+def _kept_device_code(device: cst.BaseExpression | None, facts, parameters: set[str]) -> str | None:
+    """A move's device as code that reads the same anywhere in the method: an attribute `__init__`
+    alone binds (`self.device`), or one of `parameters` (those the method never rebinds)."""
+    if isinstance(device, cst.Attribute) and is_self_attribute(device):
+        stored = facts.attributes.get(device.attr.value)
+        return f"self.{device.attr.value}" if stored is not None and [method for method, _ in stored.assignments] == ["__init__"] else None
+    return device.value if isinstance(device, cst.Name) and device.value in parameters else None
 
 
 def _functional_losses(method: cst.FunctionDef, qualified) -> list[cst.Call]:
