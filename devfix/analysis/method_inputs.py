@@ -187,11 +187,14 @@ def parameters_fed_to_models(function: cst.FunctionDef, models: set[str], qualif
     return found
 
 
-def parameters_given_with_models(function: cst.FunctionDef, qualified: QualifiedNames) -> dict[str, set[str]]:
+def parameters_given_with_models(function: cst.FunctionDef, qualified: QualifiedNames,
+                                 losses: frozenset[str] = frozenset()) -> dict[str, set[str]]:
     """For a function of the file (or of another file): each parameter it hands to a model it is
     given as another parameter, or puts into a tensor operation with that model's output, with
     those models: `def evaluate(model, xs, ys)` running `(model(xs).argmax(1) == ys)` → `{xs:
-    {model}, ys: {model}}`. Given a moved model, both must be on its device."""
+    {model}, ys: {model}}`. Given a moved model, both must be on its device. `losses`: parameters
+    every caller gives a torch.nn Module (`criterion(decoder(x), target)` puts `target` with the
+    decoder's output)."""
     names = parameter_names(function)
     found = {name: models - {name} for name, models in parameters_fed_to_models(function, set(names), qualified).items() if models - {name}}
     calls = body_calls(function)
@@ -199,7 +202,7 @@ def parameters_given_with_models(function: cst.FunctionDef, qualified: Qualified
     called = {call.func.value for call in calls if isinstance(call.func, cst.Name) and call.func.value in names}
     placed, assignments, plain = _moved_onto_themselves(function, qualified), assignments_of(function), Roots(qualified)
     for model in sorted(called):
-        reader = OutputRoots(qualified, {model})
+        reader = OutputRoots(qualified, {model}, losses)
         for name in names:
             if name != model and not computed_from(name, assignments, plain) & placed and parameters_meet(function, model, name, qualified, reader):
                 found.setdefault(name, set()).add(model)

@@ -176,6 +176,7 @@ class Roots:
     """The names an expression's value is computed from, as far as the device goes."""
 
     in_place_meets = False  # does `a += b` put `a` and `b` together (`met_parameters`)?
+    meeting_callables: frozenset[str] = frozenset()  # names whose calls put their inputs together (a loss given in)
 
     def __init__(self, qualified: QualifiedNames) -> None:
         self.qualified = qualified
@@ -221,9 +222,10 @@ class OutputRoots(Roots):
     """`Roots`, where the output of a call of one of `models` (parameters holding models) is
     computed from the model: `preds = model(x).argmax(1)` is where `model` is."""
 
-    def __init__(self, qualified: QualifiedNames, models: set[str]) -> None:
+    def __init__(self, qualified: QualifiedNames, models: set[str], meeting_callables: frozenset[str] = frozenset()) -> None:
         super().__init__(qualified)
         self.models = models
+        self.meeting_callables = meeting_callables
 
     def _call_roots(self, call: cst.Call) -> set[str]:
         if isinstance(call.func, cst.Name) and call.func.value in self.models:
@@ -296,7 +298,7 @@ class _Operations(cst.CSTVisitor):
             return  # CPU lengths next to device data are what these functions ask for
         if isinstance(callee, cst.Attribute) and callee.attr.value not in LEAVING_PLACEMENT_METHODS and not self.reader.is_torch_function(callee):
             self._add([callee.value, *operands])  # `pred.eq(target)`
-        elif self.reader.is_torch_function(callee):
+        elif self.reader.is_torch_function(callee) or (isinstance(callee, cst.Name) and callee.value in self.reader.meeting_callables):
             self._add(operands)
 
     def _add(self, operands: list[cst.BaseExpression]) -> None:

@@ -81,7 +81,11 @@ after `inputs = x.to(device)`, the Module one the object's `__init__` builds): `
 model to a function that feeds that parameter to that model (`evaluate(model, xs)` running
 `model(xs)`, or its elements: `for x, y in zip(xs, ys)`, of `xs = [torch.randn(4, 3) for _ in
 range(5)]`) goes where the model was moved, also when a function of the file or of the project
-built and moved it (`model = get_model(args)` giving back `model` after `model.to(args.device)`). A model the top level moves is on
+built and moved it (`model = get_model(args)` giving back `model` after `model.to(args.device)`); what a
+CPU-tensor helper of the file returns, given so (`train(encode(src), encoder)`), moves where it is
+passed, `train(encode(src).to(device), encoder)`. A parameter every caller gives a torch.nn Module that
+holds no state, built in the call or bound to a name (`criterion = nn.NLLLoss()`), puts its inputs
+together: `criterion(decoder(x), target)` gives `target` that model too. A model the top level moves is on
 the device inside a function only when every top-level call that runs the function comes after the
 move (`analysis.entry_lines`): a warm-up probe run before it keeps its CPU inputs.
 
@@ -452,7 +456,8 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
                 imported = self._imported_meetings(function)
                 self._parameter_models[function] = imported.fed if imported is not None else {}
                 return self._parameter_models[function]
-            self._parameter_models[function] = parameters_given_with_models(definition, self.qualified)
+            losses = frozenset(self.module_parameters(definition, self.scope_facts(definition.body)))
+            self._parameter_models[function] = parameters_given_with_models(definition, self.qualified, losses)
         return self._parameter_models[function]
 
     def function_parameters(self, function: str) -> list[str]:
@@ -493,9 +498,19 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
             if name in facts.bindings:
                 continue
             passed = self.call_index().arguments_for(scope, name)
-            if passed and all(isinstance(value, cst.Call) and self.builds_module(value) for _, value in passed):
+            if passed and all(self._builds_module_at(value, call) for call, value in passed):
                 found.add(name)
         return found
+
+    def _builds_module_at(self, value: cst.BaseExpression, call: cst.Call) -> bool:
+        """`nn.NLLLoss()` built in the call, or a name the caller's scope last bound to a torch.nn
+        Module that holds no state before it (`criterion = nn.NLLLoss()`, then `train(...,
+        criterion)`: no move of it in between can matter)."""
+        if isinstance(value, cst.Name):
+            binding = self.scope_facts(call)._binding_before(value.value, self.line_of(call))
+            bound = binding.value if binding is not None and not binding.unpacked else None
+            return isinstance(bound, cst.Call) and self.builds_module(bound) and not holds_state(bound, self.qualified)
+        return isinstance(value, cst.Call) and self.builds_module(value)
 
     def callers_pass_moved_models(self, function: cst.FunctionDef, parameter: str) -> bool:
         """Every use of the top-level `function` in this file is a call, and each passes, for
@@ -1032,6 +1047,22 @@ class _Combinations(cst.CSTVisitor):
                 for source in self._fresh(passed[parameter]):
                     if not self._is_helper_call(source) and self._device_defined_before(device, source):
                         self.aligned.setdefault(source, device)
+                self._move_host_helper_argument(call, passed[parameter], device)
+
+    def _move_host_helper_argument(self, call: cst.Call, value: cst.BaseExpression, device: str) -> None:
+        """`train(encode(src), encoder)` where `train` feeds its first parameter to the moved model
+        it is given, and every `return` of `encode` builds a CPU tensor: the helper's result moves
+        where it is passed (its other callers keep their CPU tensors), as it does fed to the model
+        itself; so does a name bound once to such a call and not moved since."""
+        arg = next((arg for arg in call.args if arg.value is value and not arg.star), None)
+        if arg is None or not self._device_defined_before(device, call):
+            return
+        made = value
+        if isinstance(value, cst.Name) and value.value not in self.facts.moved:
+            binding = self.facts._binding_before(value.value, self.rule.line_of(call))
+            made = binding.value if binding is not None and not binding.unpacked else None
+        if isinstance(made, cst.Call) and isinstance(made.func, cst.Name) and self.rule.returns_cpu_tensors(made.func.value):
+            self.moved_inputs.setdefault(arg, (f"`{made.func.value}(...)`, a CPU tensor", device))
 
     def _meet_in_function(self, call: cst.Call, function: str) -> None:
         """`train_step(model, masks.to(device), weights)` where `train_step` puts its parameters

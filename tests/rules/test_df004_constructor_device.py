@@ -192,6 +192,30 @@ def test_input_handed_with_a_model_that_stays_on_the_host_is_left_alone():
         assert fixed(source) == source, model
 
 
+HELPER_HANDED = (
+    "import torch\nfrom torch import nn\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n\n"
+    "def encode(ids):\n    return torch.tensor(ids, dtype=torch.long)\n\n\n"
+    "def step(ids, tags, model, criterion):\n{body}    return criterion(model(ids), tags)\n\n\n"
+    "model = nn.Embedding(10, 3).to(device)\ncriterion = {loss}\n"
+    "loss = step(encode([1, 2]), encode([0, 2]), model, criterion)\n"
+)
+
+
+def test_helper_tensors_handed_to_a_function_that_feeds_the_given_model_move_where_they_are_passed():
+    result = fixed(HELPER_HANDED.format(body="", loss="nn.CrossEntropyLoss()"))
+    # `ids` meets the model; `tags` meets its output in the parameter-free loss the caller built
+    assert "loss = step(encode([1, 2]).to(device), encode([0, 2]).to(device), model, criterion)\n" in result
+    assert "    return torch.tensor(ids, dtype=torch.long)\n" in result  # the helper's other callers keep CPU tensors
+
+
+def test_helper_tensors_handed_to_a_function_that_places_them_or_to_an_unknown_loss_stay():
+    placed = HELPER_HANDED.format(body="    ids, tags = ids.to(device), tags.to(device)\n", loss="nn.CrossEntropyLoss()")
+    assert fixed(placed) == placed
+    # a callable of the user's may bring the output to the host: `tags` is left where it is made
+    custom = HELPER_HANDED.format(body="", loss="lambda out, y: (out.cpu().argmax(-1) == y).float().mean()")
+    assert "loss = step(encode([1, 2]).to(device), encode([0, 2]), model, criterion)\n" in fixed(custom)
+
+
 FLAGGED = (
     "import torch\nfrom torch import nn\n\nuse_cuda = torch.cuda.is_available()\n"
     "x = torch.randn(8, 5)\ny = torch.randint(0, 3, (8,))\nmodel = nn.Linear(5, 3)\n"
