@@ -101,7 +101,9 @@ def results_joining_inputs(
     `self.<method>` only so, or where its result needs nothing (moved where it is made,
     `self.method(n).to(x.device)`, or read on the host, `self.method(n).numel()`: not in the
     answer), at least once, in its own methods: a result that goes anywhere else has no input to
-    follow."""
+    follow. A lazy cache counts too: `self.pe = self._build(x.size(1))` in the method that then
+    reads `x + self.pe[:, :n]`, where the class binds `self.pe` to nothing else but None and reads
+    it nowhere else but in None tests and its size (`_attribute_input`)."""
     found: dict[cst.Call, str] = {}
     uses = settled = 0
     for caller in class_node.body.body:
@@ -110,7 +112,10 @@ def results_joining_inputs(
         finder = _JoinedResults(method, qualified)
         caller.body.visit(finder)
         uses, settled = uses + finder.uses, settled + finder.settled
-        joined = finder.joined + finder.joined_locals()
+        joined = finder.joined + finder.joined_locals() + [
+            (call, name) for attribute, call in finder.attribute_calls.items()
+            if (name := _attribute_input(class_node, caller, attribute, call)) is not None
+        ]
         inputs = inputs_of(caller) if joined and caller.name.value != method else set()
         found.update((call, name) for call, name in joined if name in inputs)
     return found if uses and len(found) + settled == uses else None
@@ -131,6 +136,7 @@ class _JoinedResults(cst.CSTVisitor):
         self.stores: dict[str, int] = {}  # name → how many of its mentions are assignment or loop targets
         self.mentions: dict[str, int] = {}  # name → how many times the body mentions it
         self.local_joins: dict[str, list[str | None]] = {}  # local → the root of what each operation puts it with
+        self.attribute_calls: dict[str, cst.Call] = {}  # `self.pe = self.<method>(...)`: attribute → the call
 
     def joined_locals(self) -> list[tuple[cst.Call, str]]:
         """`(call, input)` for each local bound once to a call of the method whose every read is an
@@ -150,6 +156,8 @@ class _JoinedResults(cst.CSTVisitor):
         target = node.targets[0].target if len(node.targets) == 1 else None
         if not self.nesting and isinstance(target, cst.Name) and self._is_a_call(node.value):
             self.bound.setdefault(target.value, []).append(node.value)
+        elif not self.nesting and target is not None and is_self_attribute(target) and self._is_a_call(node.value):
+            self.attribute_calls[target.attr.value] = node.value
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         for name in bound_names(node.target):  # `x += ...` reads `x` too: its mention stays a read
@@ -194,6 +202,92 @@ class _JoinedResults(cst.CSTVisitor):
             if not self.nesting and local is not None:
                 root = _value_root(other)
                 self.local_joins.setdefault(local, []).append(root.value if root is not None else None)
+
+
+def _attribute_input(class_node: cst.ClassDef, caller: cst.FunctionDef, attribute: str, call: cst.Call) -> str | None:
+    """The one plain name `self.<attribute>` is put together with in operations, when the class
+    binds the attribute to nothing but None and `call` (in `caller`), and reads it nowhere but
+    in `caller`: as such an operand (through items, `self.pe[:, :n]`), in None tests, or for its
+    size (`self.pe.size(1) < x.size(1)`)."""
+    reads = _AttributeReads(attribute)
+    class_node.body.visit(reads)
+    if reads.bound != [call] or reads.other_bindings or any(reads.outside.values()) or set(reads.counted) != {caller}:
+        return None
+    roots = set(reads.joined)
+    return next(iter(roots)) if len(roots) == 1 and None not in roots and reads.joined else None
+
+
+class _AttributeReads(cst.CSTVisitor):
+    """Bindings and reads of `self.<attribute>` across a class, by method."""
+
+    def __init__(self, attribute: str) -> None:
+        self.attribute = attribute
+        self.bound: list[cst.Call] = []  # calls bound to it
+        self.other_bindings = 0  # values bound to it but None and calls
+        self.counted: dict[cst.FunctionDef, int] = {}  # method → reads of the attribute
+        self.outside: dict[cst.FunctionDef, int] = {}  # method → reads that are neither joins, None tests nor sizes
+        self.joined: list[str | None] = []  # the root of what each operation puts it with
+        self._method: cst.FunctionDef | None = None
+        self._accounted: set[int] = set()  # ids of reads already judged
+        self._targets: set[int] = set()  # ids of the attribute nodes that are assignment targets
+
+    def _is_it(self, node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Attribute) and is_self_attribute(node) and node.attr.value == self.attribute
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._method is None:
+            self._method = node
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        if original_node is self._method:
+            self._method = None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if self._is_it(target.target):
+                self._targets.add(id(target.target))
+                if isinstance(node.value, cst.Call):
+                    self.bound.append(node.value)
+                elif not (isinstance(node.value, cst.Name) and node.value.value == "None"):
+                    self.other_bindings += 1
+            elif any(self._is_it(element) for element in _target_elements(target.target)):
+                self.other_bindings += 1  # `self.pe, n = ...`
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self._is_it(node.target):
+            self.other_bindings += 1
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        for side, other in ((node.left, node.right), (node.right, node.left)):
+            read = subscript_root(side)
+            if self._is_it(read):
+                self._accounted.add(id(read))
+                root = _value_root(other)
+                self.joined.append(root.value if root is not None else None)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)) \
+                and isinstance(node.comparisons[0].comparator, cst.Name) and node.comparisons[0].comparator.value == "None" \
+                and self._is_it(node.left):
+            self._accounted.add(id(node.left))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._is_it(node.value) and node.attr.value in METADATA_ATTRIBUTES | {"size", "dim", "numel"}:
+            self._accounted.add(id(node.value))
+        if not self._is_it(node) or id(node) in self._targets or self._method is None:
+            return
+        self.counted[self._method] = self.counted.get(self._method, 0) + 1
+
+    def leave_Attribute(self, original_node: cst.Attribute) -> None:
+        if self._is_it(original_node) and id(original_node) not in self._targets and id(original_node) not in self._accounted \
+                and self._method is not None:
+            self.outside[self._method] = self.outside.get(self._method, 0) + 1
+
+
+def _target_elements(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [element.value for element in target.elements]
+    return []
 
 
 def _subscripted_name(node: cst.BaseExpression) -> str | None:

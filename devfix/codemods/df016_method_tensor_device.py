@@ -35,7 +35,8 @@ tensor (a GAN loss's `get_target_tensor(prediction, real)`, called by `forward` 
 A module without parameters (a sinusoidal encoding) has no device of its own: a CPU tensor its
 method returns goes, where the class's other methods put it together with a tensor input, to that
 input's device (`x + self.positional_encoding(n)` → `x + self.positional_encoding(n).to(x.device)`;
-also through a local bound once to it, `freqs = self.frequencies().to(t.device)`;
+also through a local bound once to it, `freqs = self.frequencies().to(t.device)`, and through a lazy
+cache, `self.pe = self._build(x.size(1)).to(x.device)` where `forward` then reads `x + self.pe[:, :n]`;
 `analysis.self_calls.results_joining_inputs`); used anywhere else, it is reported without a fix.
 State `__init__` makes with a method nothing else calls (the tutorials' `self.hidden =
 self.init_hidden(batch)`, every `return` of it CPU factories) is made before any move, and `.to()`
@@ -155,17 +156,23 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         for name, method in facts.methods.items():
             if name == "__init__" or name in self._methods_called_only_in_constructors():
                 continue  # a method only called while a module is built runs before any move
-            finder = _FedToSubmodules(self, method, submodules, not _only_indexes_with(node, name), feeding,
-                                      given_tensors.get(name, set()), name in results_fed, tensor_types)
-            method.body.visit(finder)
-            if finder.calls and finder.reference is None and not (stored_device or live_device or has_state or submodules):
+            def finder_of(result_fed: bool) -> _FedToSubmodules:
+                finder = _FedToSubmodules(self, method, submodules, not _only_indexes_with(node, name), feeding,
+                                          given_tensors.get(name, set()), result_fed, tensor_types)
+                method.body.visit(finder)
+                return finder
+
+            finder = finder_of(name in results_fed)
+            if finder.reference is None and not (stored_device or live_device or has_state or submodules):
                 # no parameter, layer or device of the module's own to follow, and a CPU tensor
                 # returned: where the class puts it together with an input, it goes to that input's device
                 def inputs(caller: cst.FunctionDef) -> set[str]:
                     return set(_tensor_parameters(self, caller, submodules, given_tensors.get(caller.name.value, set()), proven=True))
 
-                joined = results_joining_inputs(node, name, inputs, self.qualified)
-                if joined is not None:
+                joined = results_joining_inputs(node, name, inputs, self.qualified) if finder.calls or name not in results_fed else None
+                if joined and not finder.calls:
+                    finder = finder_of(True)  # a result put with an input is no index: follow its methods (`pe.unsqueeze(0)`)
+                if joined is not None and finder.calls:
                     self._joined_results.update(joined)
                     continue
             for call in finder.calls:

@@ -151,6 +151,46 @@ def test_a_result_read_on_the_host_or_already_moved_needs_nothing():
     assert not result.findings
 
 
+LAZY_CACHE = """import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Encoding(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+        self.cache = None
+
+    def table(self, length):
+        rows = torch.arange(length).float().unsqueeze(1)
+        return (rows * torch.ones(1, self.dim)).unsqueeze(0)
+
+    def forward(self, x):
+        if self.cache is None or self.cache.size(1) < x.size(1):
+            self.cache = self.table(x.size(1))
+        return x + self.cache[:, : x.size(1)]
+{more}
+
+encode = Encoding(4).to(device)
+encode(torch.ones(2, 3, 4).to(device))
+"""
+
+
+def test_a_cache_a_module_without_parameters_builds_lazily_is_made_where_the_input_is():
+    result = run_devfix(LAZY_CACHE.format(more=""), rules=[MethodTensorDevice]).fixed.decode()
+    assert "            self.cache = self.table(x.size(1)).to(x.device)\n" in result
+    assert "        return (rows * torch.ones(1, self.dim)).unsqueeze(0)\n" in result  # the method itself is left alone
+
+
+def test_a_lazy_cache_read_anywhere_else_has_no_input_to_follow():
+    for more in ("\n    def rows(self):\n        return self.cache\n",
+                 "\n    def reset(self, table):\n        self.cache = table\n"):
+        source = LAZY_CACHE.format(more=more)
+        assert run_devfix(source, rules=[MethodTensorDevice]).fixed.decode() == source, more
+
+
 RELATIVE = """import torch
 import torch.nn as nn
 
