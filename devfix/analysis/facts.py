@@ -599,7 +599,9 @@ class FileFacts:
         imported = lambda qualified: self._project.imported_kind(self._path, qualified)  # noqa: E731
         constructed = lambda class_name: self._project.constructed_kinds(self._path, class_name)  # noqa: E731
         called = lambda class_name, method: self._project.method_call_kinds(self._path, class_name, method)  # noqa: E731
-        return analyse_values(tree, self.imports, self.classes, self._walk.declared_global, imported, constructed, called_beside=called)
+        forward = lambda class_name: self._project.forward_call_kinds(self._path, class_name)  # noqa: E731
+        return analyse_values(tree, self.imports, self.classes, self._walk.declared_global, imported, constructed,
+                              called_beside=called, forward_beside=forward)
 
     def kind_at(self, line: int, column: int) -> Kind:
         """The kind of the name read at `line` and character `column` (0-based), as libcst counts."""

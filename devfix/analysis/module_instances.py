@@ -46,11 +46,15 @@ class Instances:
         return self.immediate.get(id(call))
 
 
-def called_instances(tree: ast.Module, module_classes: set[str], qualify: Callable[[ast.expr], str | None] | None = None) -> Instances:
+def called_instances(tree: ast.Module, module_classes: set[str], qualify: Callable[[ast.expr], str | None] | None = None,
+                     imported: frozenset[str] = frozenset()) -> Instances:
     """The names and layers that only hold an instance of one of the file's `module_classes` and
     are only called (see the module's docstring). `qualify` resolves `nn.Sequential`; without it no
-    Sequential is read."""
-    modules = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and node.name in module_classes}
+    Sequential is read. `imported`: Module classes of another file as this one names them (`from
+    model import Pooler`), whose own file tells whether their methods call `self(...)`."""
+    modules: dict[str, ast.ClassDef | None] = {
+        node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and node.name in module_classes}
+    modules.update({name: None for name in imported if name not in modules})
     if not modules:
         return Instances()
     nodes = list(every_node(tree))
@@ -85,7 +89,7 @@ def called_instances(tree: ast.Module, module_classes: set[str], qualify: Callab
     held |= {id(_construction(node.func)) for node in nodes if id(node) in immediate}
     usable = {  # built only where held (every read of the class's name is such a call), never calling itself
         class_name for class_name in modules
-        if all(use == "call" for use in reads.get(class_name, ())) and not _calls_itself(modules[class_name])
+        if all(use == "call" for use in reads.get(class_name, ())) and (modules[class_name] is None or not calls_itself(modules[class_name]))
         and all(id(node) in held for node in nodes if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == class_name)
     }
     return Instances(
@@ -95,7 +99,7 @@ def called_instances(tree: ast.Module, module_classes: set[str], qualify: Callab
     )
 
 
-def _built_class(value: ast.expr, modules: dict[str, ast.ClassDef]) -> str | None:
+def _built_class(value: ast.expr, modules: dict[str, ast.ClassDef | None]) -> str | None:
     """`Pool()`, `Pool(...).to(device).eval()`: the class built; None for anything else."""
     value = _construction(value)
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in modules:
@@ -110,7 +114,7 @@ def _construction(value: ast.expr) -> ast.expr:
     return value
 
 
-def _layers(tree: ast.Module, modules: dict[str, ast.ClassDef], nodes: list[ast.AST], qualify) -> dict[tuple[str, str], tuple[str, int]]:
+def _layers(tree: ast.Module, modules: dict[str, ast.ClassDef | None], nodes: list[ast.AST], qualify) -> dict[tuple[str, str], tuple[str, int]]:
     """(holding class, attribute) → (the class held, the id of its construction), for the layers of
     the module's docstring: `self.enc = Pool(...)` or `self.mlp = nn.Sequential(Pool(...), ...)`,
     the attribute's one store of the file, every read of it a call `self.<attribute>(...)` in a
@@ -149,7 +153,7 @@ def _layers(tree: ast.Module, modules: dict[str, ast.ClassDef], nodes: list[ast.
     }
 
 
-def _held_module(value: ast.expr, modules: dict[str, ast.ClassDef], qualify) -> tuple[str, int] | None:
+def _held_module(value: ast.expr, modules: dict[str, ast.ClassDef | None], qualify) -> tuple[str, int] | None:
     """The class a layer's value holds and the id of its construction: `Pool(...)` (moved or
     not), or the first module of `nn.Sequential(Pool(...), ...)`."""
     value = _construction(value)
@@ -183,6 +187,6 @@ def _reads(nodes: list[ast.AST]) -> dict[str, list[str]]:
     return uses
 
 
-def _calls_itself(class_node: ast.ClassDef) -> bool:
+def calls_itself(class_node: ast.ClassDef) -> bool:
     """`self(...)` in a method: `forward` then gets what that call gives too."""
     return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "self" for node in every_node(class_node))

@@ -28,7 +28,7 @@ from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_move
 from devfix.analysis.torch_api import HOST_LIBRARY_MODULES, places_devices
-from devfix.analysis.values import PassedKinds, method_calls_passed, passed_to, returned_kind
+from devfix.analysis.values import PassedKinds, forward_calls_passed, method_calls_passed, passed_to, returned_kind
 from devfix.analysis.worker_placements import gpu_moving_getitem
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ class ProjectIndex:
         self._returned_kinds: dict[tuple[str, str], Kind] = {}  # (module file, function) → what it returns
         self._passed: dict[tuple[str, str, str], list[PassedKinds] | None] = {}  # (caller, module file, class) → its calls there
         self._method_calls: dict[tuple[str, str], list[PassedKinds] | None] = {}  # (caller, method) → its calls there
+        self._forward_calls: dict[tuple[str, str, str], list[PassedKinds] | None] = {}  # (caller, module file, class) → its instances' calls
         self._meetings: dict[tuple[str, str], FunctionMeetings | None] = {}  # → its parameters that meet
         self._method_inputs: dict[tuple[str, str], MethodInputs | None] = {}  # (module file, class) → what reaches its layers
         self._class_methods: dict[tuple[str, str], frozenset[str]] = {}  # (module file, class) → its methods
@@ -88,6 +89,7 @@ class ProjectIndex:
         self._foreign_calls = {}
         self._returned_kinds = {}
         self._passed = {}
+        self._forward_calls = {}
         self._meetings = {found: meetings for found, meetings in self._meetings.items() if found[0] != key}
         self._method_inputs = {found: inputs for found, inputs in self._method_inputs.items() if found[0] != key}
         self._class_methods = {found: methods for found, methods in self._class_methods.items() if found[0] != key}
@@ -365,12 +367,47 @@ class ProjectIndex:
                 names |= {f"{local}.{class_name}" for local, qualified in imported_names  # `import trainer as training`
                           if self._module_file(Path(caller), qualified) == target}
                 imported = lambda qualified, caller=caller: self.imported_kind(caller, qualified)  # noqa: E731
-                self._passed[key] = passed_to(*parsed, names, imported) if names else None
+                self._passed[key] = None  # while it is read: files whose analyses ask each other
+                self._passed[key] = passed_to(*parsed, names, imported, *self._caller_modules(caller)) if names else None
             found = self._passed[key]
             if found is None or len(found) != sum(call.file == caller for call in calls):
                 return None
             passed += found
         return passed
+
+    def forward_call_kinds(self, from_file: str, class_name: str) -> list[PassedKinds] | None:
+        """What the calls of the instances of the top-level Module class `class_name` of `from_file`
+        pass in the files beside it that build it (`model = Pooler(...).to(device)`, then
+        `model(ids.to(device), lengths.to(device))` in `train.py`), as the value analysis of each
+        such file sees it; None when there is no construction, or when a file uses the class, or an
+        instance, otherwise than building and calling it (`values.forward_calls_passed`)."""
+        calls = self.foreign_calls(from_file, class_name)
+        if not calls:
+            return None
+        target = Path(from_file).resolve()
+        passed: list[PassedKinds] = []
+        for caller in sorted({call.file for call in calls}):
+            key = (caller, str(target), class_name)
+            if key not in self._forward_calls:
+                parsed = self._parsed(Path(caller))
+                imported_names = parsed[1].names.items() if parsed is not None else ()
+                names = {local for local, qualified in imported_names if qualified.rpartition(".")[2] == class_name
+                         and self._module_file(Path(caller), qualified.rpartition(".")[0]) == target}
+                imported = lambda qualified, caller=caller: self.imported_kind(caller, qualified)  # noqa: E731
+                self._forward_calls[key] = None  # while it is read: files whose analyses ask each other
+                self._forward_calls[key] = forward_calls_passed(*parsed, names, imported) if names else None
+            found = self._forward_calls[key]
+            if found is None:
+                return None
+            passed += found
+        return passed
+
+    def _caller_modules(self, caller: str) -> tuple[dict[str, Kind], Callable[[str], list[PassedKinds] | None]]:
+        """The Module classes of `caller` and where to ask what their instances are called with in
+        the files beside it: a helper `model.py` calls in `forward` takes the kinds `train.py` gives."""
+        facts = self._facts(Path(caller))
+        modules = {name: Kind.MODULE for name in (facts.classes if facts is not None else ()) if self.is_module_class(caller, name) is True}
+        return modules, lambda class_name: self.forward_call_kinds(caller, class_name)
 
     def method_call_kinds(self, from_file: str, class_name: str, method: str) -> list[PassedKinds] | None:
         """What the calls of a method named `method` pass in the files beside `from_file` that

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from devfix.analysis.ast_nodes import bound_names, children, every_node, may_name_a_device, parameters
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import BATCH_KINDS, ITEM_KINDS, Kind, Resolver, join
-from devfix.analysis.module_instances import called_instances
+from devfix.analysis.module_instances import called_instances, calls_itself
 from devfix.analysis.torch_api import FACTORY_LAST_NAMES, TENSOR_OUTPUT_LAYERS, TENSOR_TO_TENSOR_LAYERS
 
 Env = dict[str, Kind]
@@ -91,13 +91,17 @@ def analyse_values(
     tree: ast.Module, imports: ImportTable, module_classes: dict[str, Kind], declared_global: set[str],
     imported: Callable[[str], Kind] | None = None, constructed: Callable[[str], list[PassedKinds] | None] | None = None,
     watched_calls: frozenset[str] = frozenset(), called_beside: Callable[[str, str], list[PassedKinds] | None] | None = None,
-    watched_methods: frozenset[str] = frozenset(),
+    watched_methods: frozenset[str] = frozenset(), forward_beside: Callable[[str], list[PassedKinds] | None] | None = None,
+    imported_modules: frozenset[str] = frozenset(),
 ) -> ValueFacts:
     """`imported`: the kind a function of another file of the project returns; `constructed`: what
     the constructions of a class of the file in the files beside it pass (`ProjectIndex`);
     `called_beside`: what the calls of a method of such a class pass there (`trainer.train_epoch(loader)`);
+    `forward_beside`: what the calls of the instances of a Module class of the file pass there
+    (`model(ids.to(device), lengths.to(device))` in `train.py` gives `Pooler.forward` its kinds);
     `watched_calls`: calls through an imported module (`training.Trainer`), and `watched_methods`:
-    calls of methods of that name on any object, whose passed kinds to note."""
+    calls of methods of that name on any object, whose passed kinds to note; `imported_modules`:
+    Module classes of other files whose instances' calls to note (`forward_calls_passed`)."""
     facts = ValueFacts()
     methods = _inferable_methods(tree, imports)
     method_names = frozenset(name for _, name in methods) | watched_methods
@@ -105,14 +109,14 @@ def analyse_values(
     resolver.watched_calls = watched_calls
     functions, globals_env = summaries.functions, summaries.globals_env
     modules = {name for name, kind in module_classes.items() if kind is Kind.MODULE}
-    resolver.instances = called_instances(tree, modules, imports.qualify)  # `model(x, lengths)` gives `Pool.forward` its kinds
+    resolver.instances = called_instances(tree, modules, imports.qualify, imported_modules)  # `model(x, lengths)` gives `Pool.forward` its kinds
     resolver.forward_output = _ForwardOutputs(tree, resolver, globals_env).kind
     _Walker(resolver, facts, None).block(tree.body, {}, globals_env)
     for _ in range(INFERENCE_ROUNDS):  # read the file again, knowing what its functions are called with
         inferred = _parameter_kinds_from_calls(functions, facts.call_sites, facts.escaped, constructed)
         inferred.update(_method_parameter_kinds_from_calls(methods, facts.call_sites, facts.escaped, called_beside, tree))
         inferred.update(_constructor_parameter_kinds(tree, facts.call_sites, facts.escaped, constructed))
-        inferred.update(_forward_parameter_kinds(tree, resolver.instances, facts.call_sites, facts.escaped))
+        inferred.update(_forward_parameter_kinds(tree, resolver.instances, facts.call_sites, facts.escaped, modules, forward_beside))
         if inferred == resolver.parameter_kinds:
             break
         resolver.parameter_kinds = inferred
@@ -136,15 +140,31 @@ def returned_kind(tree: ast.Module, imports: ImportTable, name: str) -> Kind:
 
 def passed_to(
     tree: ast.Module, imports: ImportTable, names: set[str], imported: Callable[[str], Kind] | None = None,
+    module_classes: dict[str, Kind] | None = None, forward_beside: Callable[[str], list[PassedKinds] | None] | None = None,
 ) -> list[PassedKinds] | None:
-    """What each call of the names `names` (a class another file defines, as this file imports it:
-    `Trainer`, or `training.Trainer` through its module) passes, by the value analysis of this
-    file; None when one of them is used otherwise than called or a call unpacks (`Trainer(*args)`)."""
+    """What each call of the names `names` (a class or function another file defines, as this file
+    imports it: `Trainer`, or `training.Trainer` through its module) passes, by the value analysis
+    of this file (with its own `module_classes`, whose `forward` takes what `forward_beside` says);
+    None when one of them is used otherwise than called or a call unpacks (`Trainer(*args)`)."""
     declared_global = {global_name for node in ast.walk(tree) if isinstance(node, ast.Global) for global_name in node.names}
-    facts = analyse_values(tree, imports, {}, declared_global, imported, watched_calls=frozenset(name for name in names if "." in name))
+    facts = analyse_values(tree, imports, module_classes or {}, declared_global, imported,
+                           watched_calls=frozenset(name for name in names if "." in name), forward_beside=forward_beside)
     if names & facts.escaped:
         return None
     return [passed for name in sorted(names) for passed in facts.call_sites.get(name, ())]
+
+
+def forward_calls_passed(
+    tree: ast.Module, imports: ImportTable, names: set[str], imported: Callable[[str], Kind] | None = None,
+) -> list[PassedKinds] | None:
+    """What each call of an instance of the Module classes `names` (defined in another file, as this
+    file imports them) passes to their `forward`, by the value analysis of this file; None unless
+    every construction of them here is held by a name or layer that is only called or asked for an
+    attribute (`analysis.module_instances`), and called at least once."""
+    declared_global = {global_name for node in ast.walk(tree) if isinstance(node, ast.Global) for global_name in node.names}
+    facts = analyse_values(tree, imports, {}, declared_global, imported, imported_modules=frozenset(names))
+    passed = [passed for name in sorted(names) for passed in facts.call_sites.get(name + "()", ())]
+    return passed if passed and not {name + "()" for name in names} & facts.escaped else None
 
 
 def method_calls_passed(
@@ -228,6 +248,18 @@ def _parameter_kinds_from_calls(functions, call_sites, escaped, called_beside=No
         if kinds is not None:
             inferred[name] = kinds
     return inferred
+
+
+def _hands_on_parameters(forward: ast.FunctionDef) -> bool:
+    """Does `forward` give one of its parameters to a function called by name (`sequence_mask(lengths,
+    n)`), or make tensors with a factory beside them? Only then may the kinds its callers in other
+    files pass decide anything, and only then are those files read."""
+    parameters = {argument.arg for argument in forward.args.args[1:]}
+    for node in every_node(forward):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and any(
+                isinstance(argument, ast.Name) and argument.id in parameters for argument in node.args):
+            return True
+    return _makes_factories(forward)
 
 
 def _makes_factories(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -378,18 +410,32 @@ def _iterated(iterable: ast.expr) -> ast.expr:
     return iterable
 
 
-def _forward_parameter_kinds(tree: ast.Module, instances, call_sites, escaped) -> dict[str, list[Kind]]:
+def _forward_parameter_kinds(tree: ast.Module, instances, call_sites, escaped, modules: set[str] = frozenset(),
+                             forward_beside: Callable[[str], list[PassedKinds] | None] | None = None) -> dict[str, list[Kind]]:
     """`Class.forward` → the kinds of its parameters after `self`: the join over every call of an
-    instance (`analysis.module_instances`, noted as `Class()`), when every call fits the signature."""
+    instance (`analysis.module_instances`, noted as `Class()`), when every call fits the signature.
+    A Module class the file never names again (a model file: `train.py` builds and calls it) takes
+    what the calls of its instances in the files beside it pass (`forward_beside`)."""
     inferred = {}
     held = instances.classes()
+    named: set[str] | None = None  # names the file reads, and whether it reads some `.forward`
     for node in tree.body:
-        if not isinstance(node, ast.ClassDef) or node.name not in held:
+        if not isinstance(node, ast.ClassDef) or (node.name not in held and (forward_beside is None or node.name not in modules)):
             continue
         forward = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "forward"), None)
         key = f"{node.name}()"
-        calls = call_sites.get(key, [])
-        if forward is None or forward.args.vararg or forward.args.posonlyargs or key in escaped or not calls:
+        if forward is None:
+            continue
+        if node.name in held:
+            calls = call_sites.get(key, [])
+        else:
+            if named is None:
+                named = {item.id for item in every_node(tree) if isinstance(item, ast.Name)} | {
+                    "forward" for item in every_node(tree) if isinstance(item, ast.Attribute) and item.attr == "forward"}
+            if node.name in named or "forward" in named or calls_itself(node) or not _hands_on_parameters(forward):
+                continue
+            calls = forward_beside(node.name) or []
+        if forward.args.vararg or forward.args.posonlyargs or key in escaped or not calls:
             continue
         names = [argument.arg for argument in forward.args.args][1:]
         if not all(_fits(call, forward, names) for call in calls):

@@ -1216,6 +1216,40 @@ def test_a_helper_of_another_file_takes_the_kinds_its_callers_pass(tmp_path, giv
     assert ("torch.arange(max_len, device=lengths.device)" in result.fixed.decode()) is aligned
 
 
+POOLER = (
+    "import torch\nimport torch.nn as nn\n{helper}\n\nclass Pooler(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n        self.embed = nn.Embedding(30, 8)\n\n"
+    "    def forward(self, ids, lengths):\n        mask = sequence_mask(lengths, ids.size(1))\n"
+    "        return (self.embed(ids) * mask.unsqueeze(-1)).sum(1)\n"
+)
+SEQUENCE_MASK = "def sequence_mask(lengths, max_len):\n    return torch.arange(max_len)[None, :] < lengths[:, None]\n"
+POOLER_TRAIN = (
+    "import torch\n\nfrom model import Pooler\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "model = Pooler().to(device)\nids = torch.randint(0, 30, (2, 4))\n{use}\n"
+)
+
+
+@pytest.mark.parametrize(("use", "aligned"), [
+    ("out = model(ids.to(device), torch.tensor([4, 2]).to(device))", True),
+    ("out = model(ids.to(device), [4, 2])", False),  # a list: nothing is a tensor
+    ("run = model\nout = run(ids, torch.tensor([4, 2]))", False),  # an instance handed on: its calls are not all known
+])
+def test_a_helper_a_model_file_calls_in_forward_takes_the_kinds_the_program_gives_the_model(tmp_path, use, aligned):
+    """`Pooler.forward` of `model.py` hands `lengths` to `sequence_mask`; only `train.py` builds and
+    calls the model: its calls give `forward`'s parameters their kinds, and so the helper's."""
+    (tmp_path / "train.py").write_text(POOLER_TRAIN.format(use=use))
+    result = run_devfix(POOLER.format(helper="\n\n" + SEQUENCE_MASK), str(tmp_path / "model.py"), rules=[ConstructorDevice])
+    assert ("torch.arange(max_len, device=lengths.device)" in result.fixed.decode()) is aligned
+
+
+def test_a_helper_of_a_third_file_called_by_a_model_file_takes_the_kinds_the_program_gives(tmp_path):
+    """`utils.sequence_mask` ← `model.Pooler.forward` ← `train.py`: two files away from the call."""
+    (tmp_path / "train.py").write_text(POOLER_TRAIN.format(use="out = model(ids.to(device), torch.tensor([4, 2]).to(device))"))
+    (tmp_path / "model.py").write_text(POOLER.format(helper="\nfrom utils import sequence_mask\n"))
+    result = run_devfix("import torch\n\n\n" + SEQUENCE_MASK, str(tmp_path / "utils.py"), rules=[ConstructorDevice])
+    assert "torch.arange(max_len, device=lengths.device)" in result.fixed.decode()
+
+
 def test_an_item_of_a_row_of_a_batch_list_given_to_a_moved_models_helper_is_made_on_its_device():
     """`predict(model, batches[0][0])` with `batches = [(torch.randn(8, 4), ...) for _ in range(3)]`
     and `model` moved: the first item of each row is what `predict` feeds the model."""
