@@ -62,7 +62,10 @@ string keys (`batch["x"]`) moves value by value, strings and lists left as they 
 Applies to classes that are not `nn.Module`s (those are moved as a whole; Lightning moves batches
 itself) when `__init__` moves a model attribute: `self.model = model.to(device)` (also as an item
 of a tuple assignment: `self.G, self.D = G.to(device), D.to(device)`), or a Module it
-builds or is given, then moved in place (`self.model.to(self.device)`). A model a method moves in
+builds or is given, then moved in place (`self.model.to(self.device)`), or when another method builds
+and moves one to the device `__init__` keeps, that attribute's only binding in the file (a
+sklearn-style `fit`: `self.net_ = nn.Sequential(...).to(self.device)`; `predict` runs after it or
+raises). A model a method moves in
 place itself, in a statement of its own body (`self.model.to(self.device)` at the top of `fit`),
 has the batches of that method's later loops moved (other methods may run before the move). Method arguments fed to
 that model, or to a loss together with its output, are moved at the top of the method, to the
@@ -619,12 +622,16 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
         """Attributes `__init__` assigns from a move (`self.model = model.to(device)`), or builds as
         a Module, loads with a `from_pretrained` constructor (a transformers model) or takes from its
         parameters, then moves in place (`self.model = Net()` or `self.model = model`, then
-        `self.model.to(self.device)`)."""
+        `self.model.to(self.device)`); and a Module another method builds and moves to the device
+        `__init__` keeps (a sklearn-style `fit`: `self.net_ = Net(...).to(self.device)`), its one
+        binding: every other read comes after it ran, or raises."""
         moved = set()
         for name, use in facts.attributes.items():
             for method, value in _init_values(use):
                 if method == "__init__" and as_move(value, self.qualified) is not None:
                     moved.add(name)
+            if self._built_moved_once(facts, name, use):
+                moved.add(name)
         init = facts.methods.get("__init__")
         for statement in init.body.body if init is not None else ():
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
@@ -637,6 +644,23 @@ class TrainerAttributes(ScopeTracker, DevfixRule):
                         self._holds_a_module(facts, built[0].value) or _pretrained(built[0].value)):
                     moved.add(name)
         return moved
+
+    def _built_moved_once(self, facts, name: str, use) -> bool:
+        """`self.net_ = nn.Sequential(...).to(self.device)` in a method, the attribute's only binding
+        in the file but None in `__init__` (nothing outside the class sets it), never moved again,
+        where `self.device` is set in `__init__` alone."""
+        built = [(method, statement) for method, statement in use.assignments
+                 if not (method == "__init__" and isinstance(statement.value, cst.Name) and statement.value.value == "None")]
+        if len(built) != 1 or use.unpacked or built[0][0] == "__init__" or use.other_uses & {"to", "cuda", "cpu"}:
+            return False
+        value = built[0][1].value
+        move = as_move(value, self.qualified)
+        device = facts.attributes.get("device")
+        if move is None or not self._holds_a_module(facts, move.receiver) or not (
+                isinstance(move.device, cst.Attribute) and is_self_attribute(move.device) and move.device.attr.value == "device"):
+            return False
+        return device is not None and [method for method, _ in device.assignments] == ["__init__"] and not device.unpacked \
+            and name not in _attributes_set_outside_methods(self.module)
 
     def _plan_models_moved_in_methods(self, facts) -> None:
         """A Module attribute that a method itself moves in place, in a statement of its body's own
@@ -1338,6 +1362,19 @@ def _reads_by_key(function: cst.FunctionDef, parameter: str) -> bool:
                 found = True
 
     function.body.visit(Finder())
+    return found
+
+
+def _attributes_set_outside_methods(module: cst.Module) -> set[str]:
+    """Attribute names the file binds on something other than `self` (`clf.net_ = other`)."""
+    found: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            targets = [element.value for element in node.target.elements] if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
+            found.update(target.attr.value for target in targets if isinstance(target, cst.Attribute) and not is_self_attribute(target))
+
+    module.visit(Finder())
     return found
 
 

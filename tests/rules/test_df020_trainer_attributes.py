@@ -773,3 +773,27 @@ def test_a_loop_that_places_some_batches_of_a_given_model_places_the_others_ther
     loop = "        for inputs, targets in loader:\n"
     expected = source.replace(loop, loop + moved) if moved else source
     assert run_devfix(source, rules=[TrainerAttributes]).fixed.decode() == expected
+
+
+BUILT_BY_FIT = (
+    "import torch\nfrom torch import nn\n\n\n"
+    "class Classifier:\n    def __init__(self):\n        self.device = 'cuda' if torch.cuda.is_available() else 'cpu'\n        self.net_ = None\n\n"
+    "    def fit(self, X, y):\n        self.net_ = nn.Linear(X.shape[1], 2){move}\n        return self\n\n"
+    "    def predict(self, X):\n        with torch.no_grad():\n"
+    "            return self.net_(torch.tensor(X, dtype=torch.float32)).argmax(1)\n{more}\n\n"
+    "clf = Classifier().fit([[0.0, 1.0]], [1])\nprint(clf.predict([[1.0, 0.0]]))\n"
+)
+
+
+@pytest.mark.parametrize(("move", "more", "placed"), [
+    (".to(self.device)", "", True),
+    (".to(self.device)\n        self.net_ = None" , "", False),  # bound again: `self.net_(...)` could not run
+    ("", "", False),  # built on the host: the input is where it must be
+    (".to(self.device)", "\n    def load(self, path):\n        self.net_ = torch.load(path, weights_only=False)\n", False),  # bound twice
+    (".to(self.device)", "\n    def to_host(self):\n        self.net_.cpu()\n", False),  # brought back
+])
+def test_a_network_a_method_builds_and_moves_once_takes_what_other_methods_feed_it(move, more, placed):
+    """A sklearn-style `fit` builds `self.net_` on `self.device`; `predict`, which can only run after
+    it, feeds it a tensor made on the host: made on `self.device`."""
+    result = run_devfix(BUILT_BY_FIT.format(move=move, more=more), rules=[TrainerAttributes]).fixed.decode()
+    assert ("torch.tensor(X, dtype=torch.float32, device=self.device)" in result) is placed
