@@ -471,6 +471,11 @@ class _Scope:
                 isinstance(bound, ast.Call) for _, bound in self.bindings.get(callee, ())
             )
             return passes_on and any(again(argument) for argument in arguments)
+        if isinstance(value.func, ast.Subscript) and isinstance(value.func.value, ast.Name):
+            layers = value.func.value.id  # `model[0](x)`: a layer of a Sequential is where the Sequential is
+            if layers in self.moved:
+                return True
+            return (with_parameters or layers in self.all_parameters) and any(again(argument) for argument in arguments)
         if qualified.startswith("torch.") and any(again(argument) for argument in arguments):
             return True
         if not isinstance(value.func, ast.Attribute) or value.func.attr in LEAVING_PLACEMENT_METHODS:

@@ -256,6 +256,12 @@ class PlacementFacts:
                 callee = callee.value  # `model.forward(x)` is `model(x)` without its hooks (NetDissect-Lite)
             if isinstance(callee, cst.Name) and (callee.value in self.moved or callee.value in self.modules_on_device):
                 return True  # output of a module that lives on a device
+            if isinstance(callee, cst.Subscript) and isinstance(callee.value, cst.Name):
+                layers = callee.value.value  # `model[0](x)`: a layer of a Sequential is where the Sequential is
+                if layers in self.moved or layers in self.modules_on_device:
+                    return True
+                if loose or layers in self.passthrough:
+                    return any(self._feeds_device(arg.value, before_line, again) for arg in expression.args)
             if isinstance(callee, cst.Name) and callee.value in self.cuda_tensor_types:
                 return True  # `Tensor(n, 1).fill_(1.0)`: a CUDA tensor wherever the flag chose CUDA
             if (isinstance(callee, cst.Attribute) and callee.attr.value == "type" and len(expression.args) == 1

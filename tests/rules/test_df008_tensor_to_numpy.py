@@ -75,6 +75,31 @@ def test_a_list_only_handed_to_numpy_collects_host_copies():
     assert "preds.append(model(torch.randn(4, 3).to(device)).argmax(1).detach().cpu())" in collected("print(summary(preds))")
 
 
+LAYER_FEATURES = """import numpy as np
+import torch
+from torch import nn
+
+
+def features(model, batches, device):
+    feats = []
+    for xb in batches:
+        feats.append(model[0]({given}))
+    return np.vstack(feats)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Sequential(nn.Linear(3, 4), nn.ReLU()).to(device)
+print(features(model, [torch.randn(2, 3)], device).shape)
+"""
+
+
+@pytest.mark.parametrize(("given", "copied"), [("xb.to(device)", True), ("xb", False)])
+def test_what_a_layer_of_a_given_sequential_makes_of_device_inputs_is_collected_on_the_host(given, copied):
+    """`model[0](xb.to(device))`: a layer of the model follows its input as the model does."""
+    result = run_devfix(LAYER_FEATURES.format(given=given), rules=[TensorToNumpy]).fixed.decode()
+    assert (f"feats.append(model[0]({given}).detach().cpu())" in result) is copied
+
+
 def test_a_list_the_scope_also_reads_on_the_device_keeps_its_tensors():
     """`torch.cat(preds) == labels` needs them where they are: bringing them over as they are
     collected would only move the crash there."""
