@@ -1061,7 +1061,8 @@ class _Combinations(cst.CSTVisitor):
         if isinstance(value, cst.Name) and value.value not in self.facts.moved:
             binding = self.facts._binding_before(value.value, self.rule.line_of(call))
             made = binding.value if binding is not None and not binding.unpacked else None
-        if isinstance(made, cst.Call) and isinstance(made.func, cst.Name) and self.rule.returns_cpu_tensors(made.func.value):
+        if isinstance(made, cst.Call) and isinstance(made.func, cst.Name) and made not in self.aligned \
+                and self.rule.returns_cpu_tensors(made.func.value):  # (not one placed where it is made already)
             self.moved_inputs.setdefault(arg, (f"`{made.func.value}(...)`, a CPU tensor", device))
 
     def _meet_in_function(self, call: cst.Call, function: str) -> None:
