@@ -1257,19 +1257,24 @@ class _Combinations(cst.CSTVisitor):
     def _feed_host_container(self, call: cst.Call, arg: cst.Arg, device: str) -> bool:
         """`state = init_state(4, 24)` then `lstm(x, state)`, or `batch = encode(rows)` then
         `model(**batch)`: a tuple or dict of tensors a helper made on the host (`cpu_tensor_container`)
-        moves item by item where it is fed. Only when the name holds nothing else there: its other
-        bindings in the scope are the call itself (`out, state = lstm(x, state)` in a loop)."""
-        if arg.keyword is not None or arg.star == "*" or not isinstance(arg.value, cst.Name) or arg.value.value in self.facts.moved:
+        moves item by item where it is fed, also called there (`lstm(x, init_state(4, 24))`). Only
+        when the name holds nothing else there: its other bindings in the scope are the call itself
+        (`out, state = lstm(x, state)` in a loop)."""
+        if arg.keyword is not None or arg.star == "*":
             return False
-        name = arg.value.value
-        binding = self.facts._binding_before(name, self.rule.line_of(call))
-        value = binding.value if binding is not None and not binding.unpacked else None
+        if isinstance(arg.value, cst.Call) and isinstance(arg.value.func, cst.Name):
+            value, binding = arg.value, None  # `lstm(x, init_state(4, 24))`
+        elif isinstance(arg.value, cst.Name) and arg.value.value not in self.facts.moved:
+            binding = self.facts._binding_before(arg.value.value, self.rule.line_of(call))
+            value = binding.value if binding is not None and not binding.unpacked else None
+        else:
+            return False
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
             return False
         container = self.rule.cpu_tensor_container(value.func.value)
         if container is None or (arg.star == "**" and container != "dict"):
             return False
-        if any(other is not binding and other.value is not call for other in self.facts.bindings.get(name, ())):
+        if binding is not None and any(other is not binding and other.value is not call for other in self.facts.bindings.get(arg.value.value, ())):
             return False
         self.moved_inputs[arg] = (f"`{value.func.value}(...)`, which returns a {container} of CPU tensors", device)
         self.moved_containers[arg] = container

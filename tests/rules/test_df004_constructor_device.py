@@ -1788,3 +1788,24 @@ def test_a_value_of_a_moved_batch_dict_compared_with_a_host_copy_is_brought_to_t
     the value read by key is on the device, beside a copy the user brought to the host."""
     source = DICT_BATCH.format(moved=moved, compared=compared)
     assert f"    correct += {fixed_compared or compared}.sum().item()\n" in fixed(source)
+
+
+INLINE_STATE = (
+    "import torch\nimport torch.nn as nn\n{helper}\n"
+    "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "lstm = nn.LSTM(4, 8, batch_first=True).to(device)\nx = torch.randn(6, 5, 4).to(device)\n"
+    "out, _ = lstm(x, init_state(6, 8))\n"
+)
+STATE_HELPER = "def init_state(batch, hidden):\n    return torch.zeros(1, batch, hidden), torch.zeros(1, batch, hidden)\n"
+
+
+@pytest.mark.parametrize("in_another_file", [False, True])
+def test_a_tuple_of_host_tensors_a_helper_returns_moves_item_by_item_where_it_is_given_inline(tmp_path, in_another_file):
+    """`lstm(x, init_state(6, 8))`: a tuple has no `.to()`; each of its tensors goes to the device."""
+    if in_another_file:
+        (tmp_path / "states.py").write_text("import torch\n\n\n" + STATE_HELPER)
+        source = INLINE_STATE.format(helper="\nfrom states import init_state\n")
+    else:
+        source = INLINE_STATE.format(helper="\n\n" + STATE_HELPER + "\n")
+    result = run_devfix(source, str(tmp_path / "train.py"), rules=[ConstructorDevice]).fixed.decode()
+    assert "out, _ = lstm(x, tuple(value.to(device) for value in init_state(6, 8)))\n" in result
