@@ -20,8 +20,20 @@ from devfix.analysis.torch_api import FACTORY_LAST_NAMES, LEGACY_DTYPES, WHOLE_R
 MOVES = frozenset({"to", "cuda", "cpu"})
 
 
-def class_feeds_fresh_tensors(class_node: ast.ClassDef, imports: ImportTable) -> bool:
-    """Some method but `__init__` sends a factory's tensor made without `device=` where DF016 looks."""
+def factory_helpers(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
+    """Top-level functions of the file that call a torch factory without `device=` (`causal_mask(n)`):
+    what a method gets from them may be a CPU tensor (DF016 asks `analysis.host_helpers`)."""
+    return frozenset(
+        node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            isinstance(call, ast.Call) and not any(keyword.arg == "device" for keyword in call.keywords)
+            and (imports.qualify(call.func) or "").rsplit(".", 1)[-1] in FACTORY_LAST_NAMES
+            and (imports.qualify(call.func) or "").startswith("torch.") for call in scope_nodes(node.body, FUNCTIONS))
+    )
+
+
+def class_feeds_fresh_tensors(class_node: ast.ClassDef, imports: ImportTable, helpers: frozenset[str] = frozenset()) -> bool:
+    """Some method but `__init__` sends a factory's tensor made without `device=` where DF016 looks;
+    a call of one of the file's `helpers` (`factory_helpers`) counts as a factory."""
     methods = [node for node in class_node.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     init = next((method for method in methods if method.name == "__init__"), None)
     submodules = set()
@@ -30,7 +42,7 @@ def class_feeds_fresh_tensors(class_node: ast.ClassDef, imports: ImportTable) ->
     held_values = attributes_given_values(init) if init is not None else set()
     feeding = {method.name for method in methods if method.name != "__init__" and _passes_a_name_to(method, submodules)}
     called = {node.func.attr for node in ast.walk(class_node) if isinstance(node, ast.Call) and is_self_attribute(node.func)}
-    return any(_Method(method, submodules, imports, feeding, held_values, method.name in called).feeds()
+    return any(_Method(method, submodules, imports, feeding, held_values, method.name in called, helpers).feeds()
                for method in methods if method.name != "__init__")
 
 
@@ -93,9 +105,10 @@ def _called_attributes(init: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]
 class _Method:
     def __init__(
         self, method: ast.FunctionDef | ast.AsyncFunctionDef, submodules: set[str], imports: ImportTable, feeding: set[str],
-        held_values: set[str] = frozenset(), called_by_the_class: bool = False,
+        held_values: set[str] = frozenset(), called_by_the_class: bool = False, helpers: frozenset[str] = frozenset(),
     ) -> None:
         self.submodules, self.imports, self.feeding, self.held_values = submodules, imports, feeding, held_values
+        self.helpers = helpers - _local_names(method)
         # a result the class's own calls may hand to a submodule: the rule follows methods of its named values
         self.returns_named = called_by_the_class
         self.nodes = list(scope_nodes(method.body, FUNCTIONS))
@@ -202,8 +215,16 @@ class _Method:
     def _is_factory(self, call: ast.Call) -> bool:
         if is_self_attribute(call.func) and call.func.attr in self.held_values:
             return True  # `self.Tensor(input.size())`
+        if isinstance(call.func, ast.Name) and call.func.id in self.helpers:
+            return True  # `causal_mask(t)` of the file
         qualified = self.imports.qualify(call.func) or ""
         return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORY_LAST_NAMES
+
+
+def _local_names(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The method's parameters and the names it binds: they shadow the file's functions."""
+    names = {argument.arg for argument in ast.walk(method.args) if isinstance(argument, ast.arg)}
+    return names | {node.id for node in scope_nodes(method.body, FUNCTIONS) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
 
 
 def _key(value: ast.expr) -> str:

@@ -31,7 +31,7 @@ from devfix.analysis.gpu_options import gpu_in_device_string
 from devfix.analysis.host_sinks import may_be_axes_call
 from devfix.analysis.imports import ImportTable, cast_argument, may_be_project_name
 from devfix.analysis.kinds import Kind
-from devfix.analysis.method_factories import attributes_given_values, class_feeds_fresh_tensors
+from devfix.analysis.method_factories import attributes_given_values, class_feeds_fresh_tensors, factory_helpers
 from devfix.analysis.moves import is_move
 from devfix.analysis.parameter_copies import classes_copying_parameters
 from devfix.analysis.signals import (
@@ -236,8 +236,11 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
     for container in screen.empty_lists & screen.appended:
         if screen.stores.get(container, 0) <= 1:  # DF015 wraps a container `__init__` stores once, and nothing else stores
             screen.raised(MODULE_CONTAINER, screen.class_nodes[container[0]])
+    helpers = factory_helpers(found.tree, found.imports) if screen.named_calls_in_methods else frozenset()
+    for name in helpers & screen.named_calls_in_methods.keys():  # a method calling the file's `causal_mask(t)`
+        screen.factory_classes.update(screen.named_calls_in_methods[name])
     found.class_sites[UNPLACED_FACTORY_IN_METHOD] = list(screen.factory_classes.values())  # DF016 seeds: those that feed
-    if any(class_feeds_fresh_tensors(node, found.imports) for node in screen.factory_classes.values()):
+    if any(class_feeds_fresh_tensors(node, found.imports, helpers) for node in screen.factory_classes.values()):
         screen.found.add(UNPLACED_FACTORY_IN_METHOD)
     if any(names & screen.moved for class_name, names in screen.constructions if class_name in screen.storing_classes):
         screen.found.add(PLAIN_CLASS_MOVE)  # `Evaluator(model)` of a moved `model`, kept as `self.model = model`
@@ -278,6 +281,7 @@ class _Screen:
         self.unpacking_loops: list[ast.expr] = []  # what a `for a, b in ...` iterates over, as written
         self.encoded = False  # a `return_tensors="pt"` call in the file
         self.factory_classes: dict[int, ast.ClassDef] = {}  # classes with a factory in a method but __init__
+        self.named_calls_in_methods: dict[str, dict[int, ast.ClassDef]] = {}  # name called in a method but __init__ → classes
         self.held_values: dict[int, set[str]] = {}  # per class: `self.<attr>` that may hold a CPU tensor type
         self.init_names: dict[int, tuple[dict[str, Kind], set[str]]] = {}  # DF014: `_settled_parameter_kind`
         self.attribute_uses: dict[int, tuple[dict[str, int], set[str]]] = {}  # DF014: `_kept_for_other_methods`
@@ -579,6 +583,8 @@ class _Screen:
         in_method = place.method is not None and place.method.name != "__init__" and owner is not Kind.OBJECT
         if in_method and (self._is_unplaced_factory(node) or self._calls_a_held_type(node, place.class_node)):
             self.factory_classes[id(place.class_node)] = place.class_node  # DF016: where does it go?
+        elif in_method and isinstance(node.func, ast.Name):
+            self.named_calls_in_methods.setdefault(node.func.id, {})[id(place.class_node)] = place.class_node  # `causal_mask(t)`?
         if isinstance(node.func, ast.Call) and in_method and _may_hold_state(node.func, self.imports):
             self.walked.constructions.append(node.func)  # DF018 if it builds a Module (FileFacts asks the project)
         if name == "append" and is_self_attribute(node.func.value) and owner is not Kind.OBJECT and self._may_build(node.args):

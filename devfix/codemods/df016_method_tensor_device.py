@@ -16,7 +16,9 @@ class of the project gets `next(self.parameters()).device` instead: its base mig
 `self.device`, which a read-only property would break; so does every class of a file that sets a
 `device` attribute anywhere (`enc.device = device` after the encoder is built, a subclass's
 `self.device = device`). `torch.from_numpy(a)` and the legacy CPU
-constructors (`torch.BoolTensor(rows)`) get `.to(x.device)` (they accept no CUDA `device=`). A tensor made of a parameter's data (`state =
+constructors (`torch.BoolTensor(rows)`) get `.to(x.device)` (they accept no CUDA `device=`); so does a
+call of a function of the file or of the project whose every `return` makes a tensor on the host, never
+a 0-dim one (`self.block(x, src_mask=causal_mask(t))` → `causal_mask(t).to(x.device)`; `analysis.host_helpers`). A tensor made of a parameter's data (`state =
 torch.from_numpy(state)`, `torch.tensor(x)`) takes the module's device: that parameter is an array,
 a list or a number where the call reads it, though the name later holds the tensor fed to a submodule.
 
@@ -75,7 +77,7 @@ import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_values_for
 from devfix.analysis.constructor_state import StateRead, constructor_state_reads
-from devfix.analysis.cst_bindings import is_static_method, parameters
+from devfix.analysis.cst_bindings import assigned_names, is_static_method, parameter_names, parameters
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import (
@@ -233,6 +235,15 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         items = [element.value for element in data.elements] if isinstance(data, (cst.List, cst.Tuple)) else [data]
         return any(isinstance(item, cst.Name) and item.value == name for item in items)
 
+    def returns_host_tensors(self, function: str) -> bool:
+        """A function of the file (or imported from the project) whose every `return` makes a tensor
+        on the host, never a 0-dim one (`causal_mask(n)`; `analysis.host_helpers`)."""
+        summary = self.facts.helper(function) if self.facts is not None else None
+        return summary is not None and summary.returns_host_tensors and summary.returns_tensors and not summary.may_return_a_scalar
+
+    def _is_helper_call(self, call: cst.Call) -> bool:
+        return isinstance(call.func, cst.Name) and not is_factory_call(call, self.qualified) and self.returns_host_tensors(call.func.value)
+
     def _methods_called_only_in_constructors(self) -> frozenset[str]:
         return self.facts.methods_called_only_in_constructors if self.facts is not None else frozenset()
 
@@ -254,7 +265,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         owner = self._class_of(original_node)
         if reference == "self" and owner in self._without_property:
             self._property_users.add(owner)
-        if self.qualified(original_node.func) & MOVED_AFTER or is_self_attribute(original_node.func):
+        if self.qualified(original_node.func) & MOVED_AFTER or is_self_attribute(original_node.func) or self._is_helper_call(original_node):
             return moved_to(updated_node, f"{reference}.device")  # none takes `device=` (`self.Tensor` is a CPU type)
         return add_keyword(updated_node, "device", f"{reference}.device")
 
@@ -354,6 +365,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         self.inputs = list(_tensor_parameters(rule, method, submodules, given_tensors))
         self.reference = next(iter(self.inputs), None)
         self.forward = method.name.value == "forward"
+        self.local_names = assigned_names(method) | set(parameter_names(method))  # they shadow the file's helpers
         self.filled: set[str] = set()  # names of fresh tensors given what a submodule returned (`outputs[:, t] = logits`)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -496,6 +508,8 @@ class _FedToSubmodules(cst.CSTVisitor):
         if isinstance(value, cst.Call):
             if is_self_attribute(value.func) and value.func.attr.value in self.tensor_types:
                 return [value]  # `self.Tensor(input.size())`
+            if isinstance(value.func, cst.Name) and value.func.value not in self.local_names and self.rule.returns_host_tensors(value.func.value):
+                return [value]  # `causal_mask(t)`, a helper whose every `return` makes a tensor on the host
             if is_factory_call(value, qualified) or qualified(value.func) & MOVED_AFTER:
                 placed = keyword(value, "device") is not None or keyword(value, "generator") is not None
                 return [] if placed else [value]

@@ -683,3 +683,38 @@ def test_an_attribute_a_method_makes_and_puts_with_an_input_is_made_where_the_in
     source = LAZY.format(made=made, used=used)
     result = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
     assert result == (source.replace(f"self.weight = {made}", f"self.weight = {placed}") if placed else source)
+
+
+HELPER_MASK = """import torch
+import torch.nn as nn
+
+
+{helper}
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
+
+    def forward(self, x):
+        return self.block(x, src_mask={call})
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+Decoder().to(device)(torch.randn(2, 3, 8).to(device))
+"""
+CAUSAL_MASK = "def causal_mask(n):\n    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)"
+
+
+@pytest.mark.parametrize(("helper", "call", "moved"), [
+    (CAUSAL_MASK, "causal_mask(x.size(1))", True),
+    # the helper places its tensor itself: nothing to do
+    (CAUSAL_MASK.replace("(n)", "(n, device)").replace("diagonal=1", "diagonal=1).to(device"), "causal_mask(x.size(1), x.device)", False),
+    # a 0-dim result may meet CUDA tensors where it is
+    ("def causal_mask(n):\n    return torch.tensor(0.0)", "causal_mask(x.size(1))", False),
+])
+def test_a_host_tensor_a_helper_of_the_file_returns_goes_where_the_input_is(helper, call, moved):
+    source = HELPER_MASK.format(helper=helper, call=call)
+    result = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
+    assert result == (source.replace(call, f"{call}.to(x.device)") if moved else source)
