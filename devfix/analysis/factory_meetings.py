@@ -515,7 +515,10 @@ class _Scope:
                 moved.update(target.id for target in node.targets if isinstance(target, ast.Name))
         if self.function is not None:  # a model the top level moved, read here (DF004's `global_models`)
             moved.update(name for name in self.top_level_moves if not _binds(self.nodes, name))
-        moved |= _elements_of_moved_lists(self.nodes, self.helpers)  # `for m in members` of `members = [Net().to(device) ...]`
+        builders = set(self.helpers) | {  # `from models import build_ensemble`, a function of the project giving back moves
+            node.value.func.id for node in self.nodes if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name) and node.value.func.id not in self.helpers and self.gives_back_moves(node.value.func.id)}
+        moved |= _elements_of_moved_lists(self.nodes, builders)  # `for m in members` of `members = [Net().to(device) ...]`
         fed = [call for call in calls if isinstance(call.func, ast.Name) and (
             call.func.id in moved or (self._given_host_values(call) and (
                 call.func.id in self.models or self._compiled_from(call.func.id, call.lineno) in self.models)))]

@@ -466,7 +466,7 @@ class FileFacts:
         scopes = meeting_scopes(
             self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
             self.non_tensor_names, self._imported_host_helper, self.classes, self._imported_meets,
-            lambda name: self.returned_move(name) is not None, self.models_moved_beside,
+            lambda name: self.returned_move(name) is not None or self.returned_listed_moves(name) is not None, self.models_moved_beside,
             lambda name: self._project.imported_class_methods(self._path, self.imports.names[name]),
         )
         return frozenset(0 if function is None else function.lineno for function in scopes)
@@ -539,13 +539,17 @@ class FileFacts:
         return self._returned_moves[name]
 
     def returned_listed_moves(self, name: str) -> ReturnedMove | None:
-        """What the top-level function `name` of the file (defined once) gives back when every
-        `return` is a list of moves to one device (`analysis.returned_moves.returned_listed_moves`:
-        an ensemble's builder)."""
+        """What the top-level function `name` of the file (defined once), or of a file of the project
+        it imports, gives back when every `return` is a list of moves to one device
+        (`analysis.returned_moves.returned_listed_moves`: an ensemble's builder)."""
         if name not in self._returned_listed_moves:  # asked by every rule's scope that loops over the call's result
             function = defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
-            self._returned_listed_moves[name] = \
-                returned_listed_moves(function, self.imports, self._module_scope.once) if function is not None else None
+            if function is not None:
+                self._returned_listed_moves[name] = returned_listed_moves(function, self.imports, self._module_scope.once)
+            elif name in self.imports.names:  # `from models import build_ensemble`
+                self._returned_listed_moves[name] = self._project.imported_returned_listed_moves(self._path, self.imports.names[name])
+            else:
+                self._returned_listed_moves[name] = None
         return self._returned_listed_moves[name]
 
     def returns_built_module(self, name: str) -> bool:

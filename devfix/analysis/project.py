@@ -26,7 +26,7 @@ from devfix.analysis.imports import BUILTIN_NAMES, ImportTable, may_be_project_n
 from devfix.analysis.keeping_callees import KeepingUses
 from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.returned_modules import returns_built_module
-from devfix.analysis.returned_moves import ReturnedMove, returned_move
+from devfix.analysis.returned_moves import ReturnedMove, returned_listed_moves, returned_move
 from devfix.analysis.torch_api import HOST_LIBRARY_MODULES, places_devices
 from devfix.analysis.values import PassedKinds, forward_calls_passed, method_calls_passed, passed_to, returned_kind
 from devfix.analysis.worker_placements import gpu_moving_getitem
@@ -67,6 +67,7 @@ class ProjectIndex:
         self._method_inputs: dict[tuple[str, str], MethodInputs | None] = {}  # (module file, class) → what reaches its layers
         self._class_methods: dict[tuple[str, str], frozenset[str]] = {}  # (module file, class) → its methods
         self._returned_moves: dict[tuple[str, str], ReturnedMove | None] = {}  # → what it moves and gives back
+        self._returned_listed_moves: dict[tuple[str, str], ReturnedMove | None] = {}  # → the list of moves it gives back
         self._returned_modules: dict[tuple[str, str], bool] = {}  # → it gives back a Module it built, unplaced
         self._host_parameters: dict[str, dict[str, HostReads]] = {}  # module file → its functions' parameters only handed to numpy
         self._device_takers: dict[tuple[str, str, str], bool] = {}  # (module file, function, parameter) → it takes any device
@@ -94,6 +95,7 @@ class ProjectIndex:
         self._method_inputs = {found: inputs for found, inputs in self._method_inputs.items() if found[0] != key}
         self._class_methods = {found: methods for found, methods in self._class_methods.items() if found[0] != key}
         self._returned_moves = {found: move for found, move in self._returned_moves.items() if found[0] != key}
+        self._returned_listed_moves = {found: move for found, move in self._returned_listed_moves.items() if found[0] != key}
         self._returned_modules = {}  # its answers rest on the Module classes of other files too
         self._host_parameters.pop(key, None)
         self._device_takers = {found: takes for found, takes in self._device_takers.items() if found[0] != key}
@@ -175,6 +177,19 @@ class ProjectIndex:
             self._returned_moves[key] = returned_move(*found) if found is not None else None
         self.consulted[key[0]] = True
         return self._returned_moves[key]
+
+    def imported_returned_listed_moves(self, from_file: str, qualified_name: str) -> ReturnedMove | None:
+        """What the top-level function `qualified_name` (`models.build_ensemble`) of a local module
+        gives back when every `return` is a list of moves to one device (`analysis.returned_moves`);
+        None otherwise, or when it is no function of a file of the project."""
+        key = self._local_function(from_file, qualified_name)
+        if key is None:
+            return None
+        if key not in self._returned_listed_moves:
+            found = function_in_text(self._text(Path(key[0])), key[1])
+            self._returned_listed_moves[key] = returned_listed_moves(*found) if found is not None else None
+        self.consulted[key[0]] = True
+        return self._returned_listed_moves[key]
 
     def imported_returns_built_module(self, from_file: str, qualified_name: str) -> bool:
         """The top-level function `qualified_name` (`models.build_model`) of a local module hands back

@@ -1809,3 +1809,14 @@ def test_a_tuple_of_host_tensors_a_helper_returns_moves_item_by_item_where_it_is
         source = INLINE_STATE.format(helper="\n\n" + STATE_HELPER + "\n")
     result = run_devfix(source, str(tmp_path / "train.py"), rules=[ConstructorDevice]).fixed.decode()
     assert "out, _ = lstm(x, tuple(value.to(device) for value in init_state(6, 8)))\n" in result
+
+
+@pytest.mark.parametrize(("member", "placed"), [("nn.Linear(4, 2).to(device)", True), ("nn.Linear(4, 2)", False)])
+def test_members_of_an_ensemble_a_builder_of_another_file_moved_take_the_batch_there(tmp_path, member, placed):
+    (tmp_path / "ensembles.py").write_text(f"import torch.nn as nn\n\n\ndef build(n, device):\n    return [{member} for _ in range(n)]\n")
+    source = (
+        "import torch\n\nfrom ensembles import build\n\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "members = build(3, device)\nx = torch.randn(5, 4)\nouts = [m(x) for m in members]\n"
+    )
+    result = run_devfix(source, str(tmp_path / "run.py"), rules=[ConstructorDevice]).fixed.decode()
+    assert ("x = torch.randn(5, 4, device=device)\n" in result) is placed
