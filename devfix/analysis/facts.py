@@ -48,6 +48,7 @@ from devfix.analysis.importers import (
 )
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, ITEM_ASSIGNABLE, Kind
+from devfix.analysis.method_factories import class_feeds_fresh_tensors, factory_helpers
 from devfix.analysis.parameter_copies import classes_copying_parameters
 from devfix.analysis.project import ProjectIndex
 from devfix.analysis.returned_modules import returns_built_module
@@ -142,7 +143,26 @@ class FileFacts:
             found |= {signals.PLAIN_CLASS_MOVE}  # `Trainer(model, loader)` in `main.py` after `model.to(device)`
         if signals.HARDCODED_CUDA in found and self.several_gpus:
             found -= {signals.HARDCODED_CUDA}  # several GPUs on purpose: DF001 leaves the file alone
+        if signals.UNPLACED_FACTORY_IN_METHOD not in found and self.imported_factory_helpers:
+            helpers = factory_helpers(self._tree, self.imports) | self.imported_factory_helpers
+            classes = {id(node): node for name in self.imported_factory_helpers for node in self._walk.imported_calls_in_methods[name]}
+            seeded = [node for node in classes.values() if class_feeds_fresh_tensors(node, self.imports, helpers)]
+            if seeded:  # `self.block(x, src_mask=causal_mask(t))`, `from utils import causal_mask`
+                self._walk.class_sites[signals.UNPLACED_FACTORY_IN_METHOD] = [
+                    *self._walk.class_sites.get(signals.UNPLACED_FACTORY_IN_METHOD, []), *seeded]
+                found |= {signals.UNPLACED_FACTORY_IN_METHOD}
         return found
+
+    @cached_property
+    def imported_factory_helpers(self) -> frozenset[str]:
+        """Functions of the project the file's methods call, whose every `return` makes a tensor on
+        the host, never a 0-dim one (DF016 follows what they give a layer)."""
+        found = set()
+        for name in self._walk.imported_calls_in_methods:
+            summary = self._project.imported_helper(self._path, self.imports.names[name])
+            if summary is not None and summary.returns_host_tensors and summary.returns_tensors and not summary.may_return_a_scalar:
+                found.add(name)
+        return frozenset(found)
 
     def signal_sites(self, signal: str) -> list[ast.AST] | None:
         """Where the screen raised one of the signals of a class's code (`Walk.class_sites`): a

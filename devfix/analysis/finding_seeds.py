@@ -212,7 +212,7 @@ def method_tensor_device(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     classes = facts.signal_sites(signals.UNPLACED_FACTORY_IN_METHOD)
     if classes is None:
         return None
-    helpers = factory_helpers(facts.tree, facts.imports)
+    helpers = factory_helpers(facts.tree, facts.imports) | facts.imported_factory_helpers
     return _sites(chunks, [node for node in classes if class_feeds_fresh_tensors(node, facts.imports, helpers)])
 
 

@@ -137,6 +137,9 @@ class Walk:
     # it, and the classes DF016 may find a factory in and DF012 a table used: where those rules'
     # findings can be (None: anywhere, as for DF012's table of the top level)
     class_sites: dict[str, list[ast.AST] | None] = field(default_factory=dict)
+    # set by `signals`: names the methods (but `__init__`) of classes call, that the file imports and
+    # whose calls DF016 may follow (a helper of the project making CPU tensors: `FileFacts.signals` asks)
+    imported_calls_in_methods: dict[str, list[ast.ClassDef]] = field(default_factory=dict)
 
 
 WATCHED = (ast.Call, ast.Constant, ast.For, ast.AsyncFor, ast.Expr, ast.Assign, ast.AnnAssign)
@@ -236,6 +239,8 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
     for container in screen.empty_lists & screen.appended:
         if screen.stores.get(container, 0) <= 1:  # DF015 wraps a container `__init__` stores once, and nothing else stores
             screen.raised(MODULE_CONTAINER, screen.class_nodes[container[0]])
+    found.imported_calls_in_methods = {name: list(classes.values()) for name, classes in screen.named_calls_in_methods.items()
+                                       if name in found.imports.names}
     helpers = factory_helpers(found.tree, found.imports) if screen.named_calls_in_methods else frozenset()
     for name in helpers & screen.named_calls_in_methods.keys():  # a method calling the file's `causal_mask(t)`
         screen.factory_classes.update(screen.named_calls_in_methods[name])
