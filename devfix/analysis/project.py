@@ -367,28 +367,10 @@ class ProjectIndex:
         beside it passes, as the value analysis of the file that holds it sees it (`Trainer(model,
         DataLoader(TensorDataset(x, y)))` in `main.py`, or `training.Trainer(...)` through its
         module); None when there is none, or when some file uses the class otherwise than calling it."""
-        calls = self.foreign_calls(from_file, class_name)
-        if not calls:
-            return None
-        target = Path(from_file).resolve()
-        passed: list[PassedKinds] = []
-        for caller in sorted({call.file for call in calls}):
-            key = (caller, str(target), class_name)
-            if key not in self._passed:
-                parsed = self._parsed(Path(caller))
-                imported_names = parsed[1].names.items() if parsed is not None else ()
-                names = {local for local, qualified in imported_names if qualified.rpartition(".")[2] == class_name
-                         and self._module_file(Path(caller), qualified.rpartition(".")[0]) == target}
-                names |= {f"{local}.{class_name}" for local, qualified in imported_names  # `import trainer as training`
-                          if self._module_file(Path(caller), qualified) == target}
-                imported = lambda qualified, caller=caller: self.imported_kind(caller, qualified)  # noqa: E731
-                self._passed[key] = None  # while it is read: files whose analyses ask each other
-                self._passed[key] = passed_to(*parsed, names, imported, *self._caller_modules(caller)) if names else None
-            found = self._passed[key]
-            if found is None or len(found) != sum(call.file == caller for call in calls):
-                return None
-            passed += found
-        return passed
+        def read(caller: str, parsed, names: set[str], imported) -> list[PassedKinds] | None:
+            return passed_to(*parsed, names, imported, *self._caller_modules(caller))
+
+        return self._kinds_beside(from_file, class_name, self._passed, read, every_call=True)
 
     def forward_call_kinds(self, from_file: str, class_name: str) -> list[PassedKinds] | None:
         """What the calls of the instances of the top-level Module class `class_name` of `from_file`
@@ -396,6 +378,16 @@ class ProjectIndex:
         `model(ids.to(device), lengths.to(device))` in `train.py`), as the value analysis of each
         such file sees it; None when there is no construction, or when a file uses the class, or an
         instance, otherwise than building and calling it (`values.forward_calls_passed`)."""
+        def read(caller: str, parsed, names: set[str], imported) -> list[PassedKinds] | None:
+            return forward_calls_passed(*parsed, {name for name in names if "." not in name}, imported)
+
+        return self._kinds_beside(from_file, class_name, self._forward_calls, read, every_call=False)
+
+    def _kinds_beside(self, from_file: str, class_name: str, cache: dict, read, every_call: bool) -> list[PassedKinds] | None:
+        """`read(caller, parsed, names, imported)` of each file beside `from_file` that calls its class
+        `class_name`, under the names that file gives it (`Trainer`, `training.Trainer` of `import
+        trainer as training`), joined; None when one answer is None (or, with `every_call`, does not
+        count every call of the class there)."""
         calls = self.foreign_calls(from_file, class_name)
         if not calls:
             return None
@@ -403,16 +395,18 @@ class ProjectIndex:
         passed: list[PassedKinds] = []
         for caller in sorted({call.file for call in calls}):
             key = (caller, str(target), class_name)
-            if key not in self._forward_calls:
+            if key not in cache:
                 parsed = self._parsed(Path(caller))
                 imported_names = parsed[1].names.items() if parsed is not None else ()
                 names = {local for local, qualified in imported_names if qualified.rpartition(".")[2] == class_name
                          and self._module_file(Path(caller), qualified.rpartition(".")[0]) == target}
+                names |= {f"{local}.{class_name}" for local, qualified in imported_names  # `import trainer as training`
+                          if self._module_file(Path(caller), qualified) == target}
                 imported = lambda qualified, caller=caller: self.imported_kind(caller, qualified)  # noqa: E731
-                self._forward_calls[key] = None  # while it is read: files whose analyses ask each other
-                self._forward_calls[key] = forward_calls_passed(*parsed, names, imported) if names else None
-            found = self._forward_calls[key]
-            if found is None:
+                cache[key] = None  # while it is read: files whose analyses ask each other
+                cache[key] = read(caller, parsed, names, imported) if names else None
+            found = cache[key]
+            if found is None or (every_call and len(found) != sum(call.file == caller for call in calls)):
                 return None
             passed += found
         return passed
