@@ -169,27 +169,25 @@ class ProjectIndex:
         """What the top-level function `qualified_name` (`models.build_model`) of a local module
         moves and gives back (`analysis.returned_moves`); None when it gives back no move, or is
         no function of a file of the project."""
-        key = self._local_function(from_file, qualified_name)
-        if key is None:
-            return None
-        if key not in self._returned_moves:
-            found = function_in_text(self._text(Path(key[0])), key[1])
-            self._returned_moves[key] = returned_move(*found) if found is not None else None
-        self.consulted[key[0]] = True
-        return self._returned_moves[key]
+        return self._imported_function_summary(from_file, qualified_name, self._returned_moves, returned_move)
 
     def imported_returned_listed_moves(self, from_file: str, qualified_name: str) -> ReturnedMove | None:
         """What the top-level function `qualified_name` (`models.build_ensemble`) of a local module
         gives back when every `return` is a list of moves to one device (`analysis.returned_moves`);
         None otherwise, or when it is no function of a file of the project."""
+        return self._imported_function_summary(from_file, qualified_name, self._returned_listed_moves, returned_listed_moves)
+
+    def _imported_function_summary(self, from_file: str, qualified_name: str, cache: dict, summarise):
+        """`summarise(function, imports)` of the top-level function `qualified_name` of a local
+        module, read once per run; None when it is no function of a file of the project."""
         key = self._local_function(from_file, qualified_name)
         if key is None:
             return None
-        if key not in self._returned_listed_moves:
+        if key not in cache:
             found = function_in_text(self._text(Path(key[0])), key[1])
-            self._returned_listed_moves[key] = returned_listed_moves(*found) if found is not None else None
+            cache[key] = summarise(*found) if found is not None else None
         self.consulted[key[0]] = True
-        return self._returned_listed_moves[key]
+        return cache[key]
 
     def imported_returns_built_module(self, from_file: str, qualified_name: str) -> bool:
         """The top-level function `qualified_name` (`models.build_model`) of a local module hands back
