@@ -48,7 +48,7 @@ from devfix.analysis.importers import (
 )
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, ITEM_ASSIGNABLE, Kind
-from devfix.analysis.method_factories import class_feeds_fresh_tensors, factory_helpers
+from devfix.analysis.method_factories import class_feeds_fresh_tensors
 from devfix.analysis.parameter_copies import classes_copying_parameters
 from devfix.analysis.project import ProjectIndex
 from devfix.analysis.returned_modules import returns_built_module
@@ -144,8 +144,8 @@ class FileFacts:
         if signals.HARDCODED_CUDA in found and self.several_gpus:
             found -= {signals.HARDCODED_CUDA}  # several GPUs on purpose: DF001 leaves the file alone
         if signals.UNPLACED_FACTORY_IN_METHOD not in found and self.imported_factory_helpers:
-            helpers = factory_helpers(self._tree, self.imports) | self.imported_factory_helpers
             classes = {id(node): node for name in self.imported_factory_helpers for node in self._walk.imported_calls_in_methods[name]}
+            helpers = self._walk.factory_helpers | self.imported_factory_helpers  # (`factory_helpers` asks for these signals)
             seeded = [node for node in classes.values() if class_feeds_fresh_tensors(node, self.imports, helpers)]
             if seeded:  # `self.block(x, src_mask=causal_mask(t))`, `from utils import causal_mask`
                 self._walk.class_sites[signals.UNPLACED_FACTORY_IN_METHOD] = [
@@ -154,13 +154,20 @@ class FileFacts:
         return found
 
     @cached_property
+    def factory_helpers(self) -> frozenset[str]:
+        """The functions, of the file (`Walk.factory_helpers`) or imported from the project, whose
+        calls in a method DF016 may follow as it follows a factory."""
+        self.signals  # noqa: B018 -- the screen finds the file's own as it computes the signals
+        return self._walk.factory_helpers | self.imported_factory_helpers
+
+    @cached_property
     def imported_factory_helpers(self) -> frozenset[str]:
         """Functions of the project the file's methods call, whose every `return` makes a tensor on
         the host, never a 0-dim one (DF016 follows what they give a layer)."""
         found = set()
         for name in self._walk.imported_calls_in_methods:
             summary = self._project.imported_helper(self._path, self.imports.names[name])
-            if summary is not None and summary.returns_host_tensors and summary.returns_tensors and not summary.may_return_a_scalar:
+            if summary is not None and summary.makes_host_tensors:
                 found.add(name)
         return frozenset(found)
 

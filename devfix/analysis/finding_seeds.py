@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from devfix.analysis import signals
 from devfix.analysis.ast_nodes import FUNCTIONS, bound_names, every_node, is_self_attribute
 from devfix.analysis.host_sinks import fed_values, may_be_axes_call
-from devfix.analysis.method_factories import class_feeds_fresh_tensors, factory_helpers
+from devfix.analysis.method_factories import class_feeds_fresh_tensors
 from devfix.analysis.torch_api import AXES_DATA_METHODS, DEVICE_NAMES, HOST_LIBRARY_MODULES, LIST_FILLERS, LIST_JOINS
 
 if TYPE_CHECKING:
@@ -212,8 +212,7 @@ def method_tensor_device(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:
     classes = facts.signal_sites(signals.UNPLACED_FACTORY_IN_METHOD)
     if classes is None:
         return None
-    helpers = factory_helpers(facts.tree, facts.imports) | facts.imported_factory_helpers
-    return _sites(chunks, [node for node in classes if class_feeds_fresh_tensors(node, facts.imports, helpers)])
+    return _sites(chunks, [node for node in classes if class_feeds_fresh_tensors(node, facts.imports, facts.factory_helpers)])
 
 
 def lookup_table(chunks: list[Chunk], facts: FileFacts) -> Seeds | None:

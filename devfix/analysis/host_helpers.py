@@ -41,6 +41,12 @@ class HelperSummary:
     # the tuple's size and the parameters that must be given host tensors for it to be made on the host
     given_host_tuple: tuple[int, Followed] = (0, ())
 
+    @property
+    def makes_host_tensors(self) -> bool:
+        """Every `return` makes a tensor (by torch) on the host, never a 0-dim one: what it gives a
+        layer beside a device tensor must move (DF016's `causal_mask(t)`)."""
+        return self.returns_host_tensors and self.returns_tensors and not self.may_return_a_scalar
+
 
 def summarise(
     function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable, module: ModuleScope | None = None,

@@ -24,11 +24,19 @@ def factory_helpers(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
     """Top-level functions of the file that call a torch factory without `device=` (`causal_mask(n)`):
     what a method gets from them may be a CPU tensor (DF016 asks `analysis.host_helpers`)."""
     return frozenset(
-        node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-            isinstance(call, ast.Call) and not any(keyword.arg == "device" for keyword in call.keywords)
-            and (imports.qualify(call.func) or "").rsplit(".", 1)[-1] in FACTORY_LAST_NAMES
-            and (imports.qualify(call.func) or "").startswith("torch.") for call in scope_nodes(node.body, FUNCTIONS))
+        node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(is_unplaced_factory(call, imports) for call in scope_nodes(node.body, FUNCTIONS))
     )
+
+
+def is_unplaced_factory(node: ast.AST, imports: ImportTable) -> bool:
+    """`torch.zeros(n)`, `torch.arange(t)`: a torch factory call given no `device=`."""
+    return isinstance(node, ast.Call) and not any(keyword.arg == "device" for keyword in node.keywords) and _is_torch_factory(node, imports)
+
+
+def _is_torch_factory(call: ast.Call, imports: ImportTable) -> bool:
+    qualified = imports.qualify(call.func) or ""
+    return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORY_LAST_NAMES
 
 
 def class_feeds_fresh_tensors(class_node: ast.ClassDef, imports: ImportTable, helpers: frozenset[str] = frozenset()) -> bool:
@@ -217,8 +225,7 @@ class _Method:
             return True  # `self.Tensor(input.size())`
         if isinstance(call.func, ast.Name) and call.func.id in self.helpers:
             return True  # `causal_mask(t)` of the file
-        qualified = self.imports.qualify(call.func) or ""
-        return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORY_LAST_NAMES
+        return _is_torch_factory(call, self.imports)
 
 
 def _local_names(method: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:

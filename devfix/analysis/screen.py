@@ -31,7 +31,12 @@ from devfix.analysis.gpu_options import gpu_in_device_string
 from devfix.analysis.host_sinks import may_be_axes_call
 from devfix.analysis.imports import ImportTable, cast_argument, may_be_project_name
 from devfix.analysis.kinds import Kind
-from devfix.analysis.method_factories import attributes_given_values, class_feeds_fresh_tensors, factory_helpers
+from devfix.analysis.method_factories import (
+    attributes_given_values,
+    class_feeds_fresh_tensors,
+    factory_helpers,
+    is_unplaced_factory,
+)
 from devfix.analysis.moves import is_move
 from devfix.analysis.parameter_copies import classes_copying_parameters
 from devfix.analysis.signals import (
@@ -67,7 +72,6 @@ from devfix.analysis.torch_api import (
     DEVICE_NAMES,
     EAGER_STATE_OPTIMIZERS,
     FACTORY_FUNCTIONS,
-    FACTORY_LAST_NAMES,
     FUNCTIONAL_LOSSES,
     GUARD_WORDS,
     HOST_LIBRARY_MODULES,
@@ -140,6 +144,8 @@ class Walk:
     # set by `signals`: names the methods (but `__init__`) of classes call, that the file imports and
     # whose calls DF016 may follow (a helper of the project making CPU tensors: `FileFacts.signals` asks)
     imported_calls_in_methods: dict[str, list[ast.ClassDef]] = field(default_factory=dict)
+    # set by `signals`: the file's functions that make factories, when some method calls a name (`method_factories.factory_helpers`)
+    factory_helpers: frozenset[str] = frozenset()
 
 
 WATCHED = (ast.Call, ast.Constant, ast.For, ast.AsyncFor, ast.Expr, ast.Assign, ast.AnnAssign)
@@ -241,7 +247,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
             screen.raised(MODULE_CONTAINER, screen.class_nodes[container[0]])
     found.imported_calls_in_methods = {name: list(classes.values()) for name, classes in screen.named_calls_in_methods.items()
                                        if name in found.imports.names}
-    helpers = factory_helpers(found.tree, found.imports) if screen.named_calls_in_methods else frozenset()
+    helpers = found.factory_helpers = factory_helpers(found.tree, found.imports) if screen.named_calls_in_methods else frozenset()
     for name in helpers & screen.named_calls_in_methods.keys():  # a method calling the file's `causal_mask(t)`
         screen.factory_classes.update(screen.named_calls_in_methods[name])
     found.class_sites[UNPLACED_FACTORY_IN_METHOD] = list(screen.factory_classes.values())  # DF016 seeds: those that feed
@@ -923,10 +929,7 @@ class _Screen:
         return node.func.attr in self.held_values[id(class_node)]
 
     def _is_unplaced_factory(self, node: ast.AST) -> bool:
-        if not isinstance(node, ast.Call) or any(keyword.arg == "device" for keyword in node.keywords):
-            return False
-        qualified = self.imports.qualify(node.func) or ""
-        return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in FACTORY_LAST_NAMES
+        return is_unplaced_factory(node, self.imports)
 
 
 def _any_unguarded(sites: list[ast.AST], tree: ast.Module) -> bool:

@@ -239,7 +239,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         """A function of the file (or imported from the project) whose every `return` makes a tensor
         on the host, never a 0-dim one (`causal_mask(n)`; `analysis.host_helpers`)."""
         summary = self.facts.helper(function) if self.facts is not None else None
-        return summary is not None and summary.returns_host_tensors and summary.returns_tensors and not summary.may_return_a_scalar
+        return summary is not None and summary.makes_host_tensors
 
     def _is_helper_call(self, call: cst.Call) -> bool:
         return isinstance(call.func, cst.Name) and not is_factory_call(call, self.qualified) and self.returns_host_tensors(call.func.value)
