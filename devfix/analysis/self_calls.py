@@ -211,7 +211,7 @@ def _attribute_input(class_node: cst.ClassDef, caller: cst.FunctionDef, attribut
     size (`self.pe.size(1) < x.size(1)`)."""
     reads = _AttributeReads(attribute)
     class_node.body.visit(reads)
-    if reads.bound != [call] or reads.other_bindings or any(reads.outside.values()) or set(reads.counted) != {caller}:
+    if reads.bound != [call] or reads.other_bindings or reads.unaccounted or reads.read_in != {caller}:
         return None
     roots = set(reads.joined)
     return next(iter(roots)) if len(roots) == 1 and None not in roots and reads.joined else None
@@ -224,8 +224,8 @@ class _AttributeReads(cst.CSTVisitor):
         self.attribute = attribute
         self.bound: list[cst.Call] = []  # calls bound to it
         self.other_bindings = 0  # values bound to it but None and calls
-        self.counted: dict[cst.FunctionDef, int] = {}  # method → reads of the attribute
-        self.outside: dict[cst.FunctionDef, int] = {}  # method → reads that are neither joins, None tests nor sizes
+        self.read_in: set[cst.FunctionDef] = set()  # the methods that read the attribute
+        self.unaccounted = 0  # reads in methods that are neither joins, None tests nor sizes
         self.joined: list[str | None] = []  # the root of what each operation puts it with
         self._method: cst.FunctionDef | None = None
         self._accounted: set[int] = set()  # ids of reads already judged
@@ -274,14 +274,13 @@ class _AttributeReads(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if self._is_it(node.value) and node.attr.value in METADATA_ATTRIBUTES | {"size", "dim", "numel"}:
             self._accounted.add(id(node.value))
-        if not self._is_it(node) or id(node) in self._targets or self._method is None:
-            return
-        self.counted[self._method] = self.counted.get(self._method, 0) + 1
+        if self._is_it(node) and id(node) not in self._targets and self._method is not None:
+            self.read_in.add(self._method)
 
     def leave_Attribute(self, original_node: cst.Attribute) -> None:
         if self._is_it(original_node) and id(original_node) not in self._targets and id(original_node) not in self._accounted \
                 and self._method is not None:
-            self.outside[self._method] = self.outside.get(self._method, 0) + 1
+            self.unaccounted += 1
 
 
 def _target_elements(target: cst.BaseExpression) -> list[cst.BaseExpression]:
