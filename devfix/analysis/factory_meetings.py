@@ -69,6 +69,7 @@ KindAt = Callable[[ast.Name], Kind]
 MovedBeside = Callable[[str, int, str], bool]  # (function, position, parameter): every call beside the file passes a moved name
 NonTensors = Callable[[int, int], set[str]]  # names read somewhere in these lines as a proven non-tensor
 NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
+HOST_MADE_DEPTH = 10  # as deep as DF004's `analysis.host_made` follows a value (an over-approximation never stops sooner)
 
 
 def meeting_scopes(
@@ -668,9 +669,10 @@ class _Scope:
     def _may_be_host_made(self, value: ast.expr, line: int, depth: int, host_names: frozenset[str] = frozenset()) -> bool:
         """DF004's `_host_made`, over-approximated: each of its branches is taken when it may apply
         (any earlier binding of a name, not only the latest; any top-level function as a helper)."""
-        if depth > 6:
+        if depth > HOST_MADE_DEPTH:
             return False
         again = lambda inner: self._may_be_host_made(inner, line, depth + 1, host_names)
+        chained = lambda inner: self._may_be_host_made(inner, line, depth, host_names)  # a receiver, as `host_made` reads it
         if isinstance(value, ast.Constant):
             return True
         if isinstance(value, (ast.List, ast.Tuple)):
@@ -684,9 +686,10 @@ class _Scope:
                 host_names |= {node.id for node in every_node(generator.target) if isinstance(node, ast.Name)}
             return self._may_be_host_made(value.elt, line, depth + 1, host_names)
         if isinstance(value, ast.Name):
-            return value.id in host_names or self._may_be_bound_on_the_host(value.id, line, depth + 1)
+            return value.id in host_names or self._may_be_bound_on_the_host(value.id, line, depth + 1) \
+                or self.kind_at(value) is Kind.SCALAR  # a parameter proven a number (`k` of `torch.ones(c, 1, k, k) / k ** 2`)
         if isinstance(value, (ast.Subscript, ast.Attribute)):
-            return again(value.value)
+            return chained(value.value)
         if isinstance(value, ast.BinOp):
             return again(value.left) and again(value.right)
         if isinstance(value, ast.UnaryOp):
@@ -708,8 +711,8 @@ class _Scope:
         positional = [arg for arg in value.args if not isinstance(arg, ast.Starred)]
         if isinstance(value.func, ast.Attribute) and not qualified.startswith("torch."):  # a method of a value
             if is_cast(value, self.imports):
-                return again(value.func.value)
-            return value.func.attr not in DEVICE_CHANGING_METHODS and again(value.func.value) and all(again(arg) for arg in positional)
+                return chained(value.func.value)
+            return value.func.attr not in DEVICE_CHANGING_METHODS and chained(value.func.value) and all(again(arg) for arg in positional)
         return bool(positional) and all(again(arg) for arg in positional)
 
     @cached_property

@@ -95,6 +95,7 @@ class FileFacts:
         self._returned_moves: dict[str, ReturnedMove | None] = {}
         self._returned_listed_moves: dict[str, ReturnedMove | None] = {}
         self._returned_modules: dict[str, bool] = {}
+        self._local_helpers: dict[str, HelperSummary | None] = {}
         self._packing: dict[str, Packing | None] = {}  # `forward_packing`'s answers
         self._followed: dict[str, Followed] = {}  # `followed`'s answers
 
@@ -539,9 +540,13 @@ class FileFacts:
 
     def local_helper(self, name: str) -> HelperSummary | None:
         """The summary of the file's own top-level function `name` (`analysis.host_helpers`),
-        when the file defines it once."""
-        function = defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
-        return summarise(function, self.imports, self._module_scope) if function is not None else None
+        when the file defines it once; it reads the summaries of the file's functions it calls."""
+        if name not in self._local_helpers:
+            self._local_helpers[name] = None  # a function that calls itself, directly or not, ends here
+            function = defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
+            if function is not None:
+                self._local_helpers[name] = summarise(function, self.imports, self._module_scope, self.local_helper)
+        return self._local_helpers[name]
 
     def helper(self, name: str) -> HelperSummary | None:
         """The summary of the file's own top-level function `name` (defined once), else of the

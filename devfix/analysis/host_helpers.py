@@ -14,6 +14,7 @@ top-level `data = torch.tensor(ids)`), and a sampler that returns `x, y` is prov
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from devfix import python_parser
@@ -22,9 +23,11 @@ from devfix.analysis.following_returns import Followed, as_followed, followed_pa
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import makes_no_tensor
 from devfix.analysis.moves import is_cast
+from devfix.analysis.size_parameters import size_parameters
 from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, FACTORY_FUNCTIONS, MOVED_AFTER, WHOLE_REDUCTIONS
 
-MAX_DEPTH = 12  # names resolve to earlier lines, so chains end; this bounds the cost
+MAX_DEPTH = 12  # names resolve to earlier lines, so chains end; this bounds the cost (a receiver's chain
+# counts as one: the tree bounds it)
 HOST_METHODS = frozenset({"numpy", "tolist", "item"})  # what leaves torch
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor"})
 
@@ -50,14 +53,19 @@ class HelperSummary:
 
 def summarise(
     function: ast.FunctionDef | ast.AsyncFunctionDef, imports: ImportTable, module: ModuleScope | None = None,
+    helpers: Callable[[str], HelperSummary | None] | None = None,
 ) -> HelperSummary:
     """With the `module` the function is in, what it reads of the module's names bound once is
-    judged too (`data[i:i + block]` of `data = torch.tensor(ids)`)."""
+    judged too (`data[i:i + block]` of `data = torch.tensor(ids)`); with the summaries of the file's
+    other functions (`helpers`), what it builds from their results too (SSIM's `create_window`
+    returning a shape of `gaussian(k, 1.5)`)."""
     returns = _returns(function)
     nodes = list(scope_nodes(function.body))
     bindings = scope_bindings(nodes)
     judge = _Judge(bindings, imports, module, {argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)})
     judge.appended = _appended(nodes)
+    judge.sizes = size_parameters(nodes, imports, judge.parameters)
+    judge.helpers = helpers
     tensors = bool(returns) and all(value is not None and judge.makes_a_tensor(value, value.lineno, 0) for value in returns)
     host = tensors and all(judge.host_made(value, value.lineno, 0) for value in returns)
     scalar = any(_may_be_zero_dim(node, imports) for value in returns if value is not None for node in ast.walk(value))
@@ -148,6 +156,17 @@ class _Judge:
         self.appended: dict[str, list[ast.expr]] = {}  # a summarised function's `name.append(value)`s
         self.assumed_host = assumed_host  # parameters taken to hold host tensors (`_given_host_tuple`)
         self.assumed_read: set[str] = set()  # … of those, the ones a proof read
+        self.sizes: frozenset[str] = frozenset()  # parameters given to a factory as sizes: integers
+        self.helpers: Callable[[str], HelperSummary | None] | None = None  # the file's other functions' summaries
+
+    def _helper(self, call: ast.Call, line: int) -> HelperSummary | None:
+        """The summary of the function of the file a call names (`gaussian(k, 1.5)`), when no local
+        name hides it."""
+        if self.helpers is None or not isinstance(call.func, ast.Name) or call.func.id in self.parameters:
+            return None
+        if latest_binding(self.bindings, call.func.id, line) is not None:
+            return None
+        return self.helpers(call.func.id)
 
     def _assumed(self, name: str, line: int) -> bool:
         """`name` is a parameter taken to hold a host tensor, not rebound before `line`."""
@@ -160,6 +179,7 @@ class _Judge:
         if depth > MAX_DEPTH:
             return False
         again = lambda inner: self.host_made(inner, line, depth + 1)
+        chained = lambda inner: self.host_made(inner, line, depth)  # a receiver: the tree bounds its chain
         if isinstance(value, ast.Constant):
             return True
         if isinstance(value, (ast.List, ast.Tuple)):
@@ -172,11 +192,13 @@ class _Judge:
                 return _Judge(self.module.bindings, self.imports).host_made(found[1], found[0], depth + 1)  # `data` of the module
             if binding is not None and self._filled_on_the_host(value.id, binding[1], depth):
                 return True  # `texts = []`, then only `texts.append(<made on the host>)`
+            if binding is None and value.id in self.sizes:
+                return True  # a parameter the function gives a factory as a size: an integer
             if binding is None or binding[1] is None or isinstance(binding[1], (ast.List, ast.Tuple, ast.Dict)):
                 return False  # a parameter; a container bound to a name may be filled later
             return self.host_made(binding[1], binding[0], depth + 1)
         if isinstance(value, (ast.Subscript, ast.Attribute)):
-            return again(value.value)
+            return chained(value.value)
         if isinstance(value, (ast.ListComp, ast.GeneratorExp)):  # `[data[i:i + n] for i in ix]`
             return again(value.elt)
         if isinstance(value, ast.IfExp):  # `train_data if split == "train" else val_data`
@@ -189,6 +211,8 @@ class _Judge:
             return all(again(operand) for operand in [value.left, *value.comparators])
         if not isinstance(value, ast.Call):
             return False
+        if (summary := self._helper(value, line)) is not None:
+            return summary.returns_host_tensors
         qualified = self.imports.qualify(value.func) or ""
         if qualified in DATA_FACTORIES and value.args and self.makes_a_tensor(value.args[0], line, depth + 1) \
                 and not again(value.args[0]):
@@ -199,10 +223,10 @@ class _Judge:
             return True
         if isinstance(value.func, ast.Attribute) and not qualified.startswith("torch."):
             if is_cast(value, self.imports):
-                return again(value.func.value)
+                return chained(value.func.value)
             if value.func.attr in DEVICE_CHANGING_METHODS:
                 return False
-            return again(value.func.value) and all(again(argument) for argument in value.args)
+            return chained(value.func.value) and all(again(argument) for argument in value.args)
         if not qualified.startswith("torch.") or makes_no_tensor(qualified):
             return False  # a call of something else (`torch.device("cpu")` is no tensor): not followed
         arguments = [argument for argument in value.args if not isinstance(argument, ast.Starred)]
@@ -228,6 +252,7 @@ class _Judge:
         if depth > MAX_DEPTH:
             return False
         again = lambda inner: self.makes_a_tensor(inner, line, depth + 1)
+        chained = lambda inner: self.makes_a_tensor(inner, line, depth)
         if isinstance(value, ast.Name):
             if self._assumed(value.id, line):
                 return True
@@ -236,7 +261,7 @@ class _Judge:
                 return _Judge(self.module.bindings, self.imports).makes_a_tensor(found[1], found[0], depth + 1)
             return binding is not None and binding[1] is not None and self.makes_a_tensor(binding[1], binding[0], depth + 1)
         if isinstance(value, ast.Subscript):
-            return again(value.value)
+            return chained(value.value)
         if isinstance(value, ast.IfExp):
             return again(value.body) and again(value.orelse)
         if isinstance(value, ast.BinOp):
@@ -247,11 +272,13 @@ class _Judge:
             return any(again(operand) for operand in [value.left, *value.comparators])
         if not isinstance(value, ast.Call):
             return False
+        if (summary := self._helper(value, line)) is not None:
+            return summary.returns_tensors
         qualified = self.imports.qualify(value.func) or ""
         if qualified.startswith("torch."):
             return not makes_no_tensor(qualified)
         if isinstance(value.func, ast.Attribute) and not qualified.startswith("numpy."):
-            return value.func.attr not in HOST_METHODS and again(value.func.value)  # `mask.bool()`, not `.numpy()`
+            return value.func.attr not in HOST_METHODS and chained(value.func.value)  # `mask.bool()`, not `.numpy()`
         return False
 
 

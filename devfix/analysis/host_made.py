@@ -24,7 +24,9 @@ from devfix.analysis.torch_api import (
 from devfix.analysis.torch_names import keyword, spreads_keywords
 
 MAX_DEPTH = 10  # names resolve to earlier lines, so chains end; this bounds the cost (a causal mask's
-# `(torch.triu(torch.ones(n, n)) == 1).transpose(0, 1)` then `mask.float().masked_fill(...)` is 8 deep)
+# `(torch.triu(torch.ones(n, n)) == 1).transpose(0, 1)` then `mask.float().masked_fill(...)` is 8 deep).
+# A method's receiver and an item's container are the same depth as the call: a chain
+# (`w.mm(w.t()).float().unsqueeze(0)`) is as long as the source, and only names and arguments branch.
 
 
 class HostContext(NamedTuple):
@@ -45,6 +47,7 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
     if depth > MAX_DEPTH:
         return False
     again = lambda inner: host_made(inner, line, depth + 1, where, host_names)  # noqa: E731
+    chained = lambda inner: host_made(inner, line, depth, where, host_names)  # noqa: E731  (a receiver: the tree bounds its chain)
     if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple)):
         return all(again(element.value) for element in getattr(value, "elements", ()))
     if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
@@ -73,7 +76,7 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
             return False
         return _reaching_before_host_made(value, binding, line, depth, where)
     if isinstance(value, (cst.Subscript, cst.Attribute)):
-        return again(value.value)
+        return chained(value.value)
     if isinstance(value, cst.BinaryOperation):
         return again(value.left) and again(value.right)
     if isinstance(value, cst.UnaryOperation):
@@ -106,7 +109,7 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
             return True  # `x.type(torch.FloatTensor)`: a CPU tensor type, wherever `x` lives
         if value.func.attr.value in DEVICE_CHANGING_METHODS and not is_cast(value, where.qualified):
             return False
-        return again(value.func.value) and all(again(arg.value) for arg in value.args if arg.keyword is None)
+        return chained(value.func.value) and all(again(arg.value) for arg in value.args if arg.keyword is None)
     if isinstance(value.func, cst.Name) and where.cpu_helper(value.func.value):
         return True  # a helper of the file that returns CPU tensors: `preprocess(photo)`
     arguments = [arg.value for arg in value.args if arg.keyword is None and not arg.star]

@@ -13,10 +13,11 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from devfix.analysis.ast_nodes import bound_names, children, every_node, may_name_a_device, parameters
+from devfix.analysis.ast_nodes import bound_names, children, every_node, may_name_a_device, parameters, scope_nodes
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import BATCH_KINDS, ITEM_KINDS, Kind, Resolver, join
 from devfix.analysis.module_instances import called_instances, calls_itself
+from devfix.analysis.size_parameters import size_parameters
 from devfix.analysis.torch_api import FACTORY_LAST_NAMES, TENSOR_OUTPUT_LAYERS, TENSOR_TO_TENSOR_LAYERS
 
 Env = dict[str, Kind]
@@ -782,6 +783,10 @@ class _Walker:
         for argument, kind in zip(inferred, self.resolver.parameter_kinds.get(key, ())):
             if env[argument.arg] is Kind.UNKNOWN:
                 env[argument.arg] = kind
+        unknown = [name for name, kind in env.items() if kind is Kind.UNKNOWN]
+        if unknown:  # `create_window(window_size, channel)` building `torch.ones(channel, 1, window_size, window_size)`
+            for name in size_parameters(scope_nodes(node.body), self.resolver.imports, unknown):
+                env[name] = Kind.SCALAR
         for special in (node.args.vararg, node.args.kwarg):
             if special is not None:
                 env[special.arg] = Kind.TUPLE if special is node.args.vararg else Kind.DICT

@@ -108,7 +108,10 @@ LSTM's `(h, c)`) holds what it was built from: `state = (torch.zeros(1, b, n), .
 model gets `device=` where it is made.
 
 A helper of the file whose every `return` builds a CPU tensor (`mask = subsequent_mask(n)`, a name
-the value analysis proves a tensor) is moved where it is bound when it meets a tensor:
+the value analysis proves a tensor; also from what another such helper returns, and with a
+parameter it gives a factory or a shape method as one of several sizes, a number: SSIM's
+`create_window(window_size, channel)` returning `gaussian(window_size, 1.5)`'s outer product
+expanded to `(channel, 1, window_size, window_size)`) is moved where it is bound when it meets a tensor:
 `subsequent_mask(n).to(scores.device)`; called inside the operation, it is moved there:
 `x + positional_encoding(n, d)` → `x + positional_encoding(n, d).to(x.device)`; given to a loss
 that holds no parameters (no device of its own), it goes where the loss's other input is:

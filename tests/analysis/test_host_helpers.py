@@ -245,3 +245,30 @@ def test_a_function_that_returns_a_torch_device_returns_no_tensor():
     tree = ast.parse(source)
     summary = summarise(tree.body[1], ImportTable.of(tree))
     assert not summary.returns_tensors and not summary.returns_host_tensors
+
+
+def _summary_of(source: str, name: str):
+    tree = ast.parse(source)
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    imports = ImportTable.of(tree)
+
+    def helpers(called):
+        return summarise(functions[called], imports) if called in functions else None
+
+    return summarise(functions[name], imports, helpers=helpers)
+
+
+@pytest.mark.parametrize(("body", "host"), [
+    ("return torch.ones(c, 1, k, k) / k ** 2", True),  # `k` is one of several sizes: an integer
+    ("return torch.ones(shape) / shape", False),  # a lone size may be a tuple, and so may be anything
+    ("k = scale(k)\n    return torch.ones(c, 1, k, k) / k", False),  # rebound: the size read is not the parameter
+    ("return base(c).expand(c, 1, k, k) * k", True),  # sizes of a shape method; what a helper of the file returns
+    ("return base(c).to(k.device) * 2", False),  # placed where a parameter is
+])
+def test_a_parameter_used_as_a_size_is_a_host_number_and_helpers_of_the_file_are_read(body, host):
+    source = (
+        "import torch\n\n\ndef scale(k):\n    return k * 2\n\n\n"
+        "def base(c):\n    return torch.ones(c, 1, 1, 1)\n\n\n"
+        f"def window(k, c, shape=None):\n    {body}\n"
+    )
+    assert _summary_of(source, "window").returns_host_tensors is host

@@ -1820,3 +1820,43 @@ def test_members_of_an_ensemble_a_builder_of_another_file_moved_take_the_batch_t
     )
     result = run_devfix(source, str(tmp_path / "run.py"), rules=[ConstructorDevice]).fixed.decode()
     assert ("x = torch.randn(5, 4, device=device)\n" in result) is placed
+
+
+WINDOW = """import torch
+import torch.nn.functional as F
+
+
+def gaussian(k, sigma):
+    g = torch.tensor([float(x - k // 2) ** 2 / sigma for x in range(k)])
+    return g / g.sum()
+
+
+def create_window(k, channel):
+    w = gaussian(k, 1.5).unsqueeze(1)
+    return {window}
+
+
+def blur(img, k=5):
+    channel = img.size(1)
+    window = create_window(k, channel)
+    return F.conv2d(img, window, padding=k // 2, groups=channel)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+out = blur(torch.rand(1, 3, 8, 8).to(device))
+"""
+
+
+@pytest.mark.parametrize(("window", "moved"), [
+    ("w.mm(w.t()).float().unsqueeze(0).unsqueeze(0).expand(channel, 1, k, k).contiguous()", True),  # sizes of a shape method
+    ("torch.ones(channel, 1, k, k) / k ** 2", True),  # sizes of a factory: a number it is divided by
+    ("torch.ones(channel, 1, 5, 5) / k ** 2", False),  # `k` may be a tensor on any device
+    ("torch.ones(channel, 1, 5, 5).to(k.device) / 25", False),  # placed where its parameter is
+])
+def test_a_helpers_window_built_with_its_size_parameters_moves_where_it_meets_the_image(window, moved):
+    """SSIM's `create_window(window_size, channel)`: a parameter given as one of several sizes to a
+    torch factory or a shape method is an integer, so what the helper builds with it (`/ k ** 2`),
+    and with what another helper of the file returns (`gaussian(k, 1.5)`), is made on the host and
+    moves where it meets the image; a parameter never used as a size is not proven a number."""
+    result = fixed(WINDOW.format(window=window))
+    assert ("    window = create_window(k, channel).to(img.device)\n" in result) is moved
