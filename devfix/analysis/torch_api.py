@@ -54,7 +54,7 @@ PARAMETER_FREE_NN = frozenset(
     }
 )
 LOSS_TENSOR_KEYWORDS = frozenset({"weight", "pos_weight"})
-CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"})
+CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.jit.load", "torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"})
 # legacy typed constructors (`torch.FloatTensor`, `torch.cuda.LongTensor`) and the dtype each makes
 LEGACY_DTYPES = {
     "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16", "BFloat16Tensor": "bfloat16",

@@ -15,6 +15,8 @@ where the program never put it: a 7B model's weights twice in GPU memory, `.nump
 a load whose next use moves it
 (`torch.load(p).to(device)`, `if opt.cuda: model = model.cuda()`) gets `"cpu"`: the program places
 it itself, and on the device in scope it would sit on the GPU where the program chose the CPU.
+`torch.jit.load` of a TorchScript module traced on a GPU fails the same way on a CPU-only machine
+and is placed by the same reasoning (`"cpu"` where the script moves it next, or places nothing).
 Data handed to a Dataset (`TensorDataset(data["x"], ...)`, a `Dataset` class of the file) is loaded
 with `"cpu"`: DataLoader workers and numpy need it on the host. So is anything in a program that never places values on a
 device (no `.cuda()`, `.to(...)`, `device=`): it runs on the CPU, and a device preamble would be noise.

@@ -68,3 +68,20 @@ print(twin, loaded)
 '''
     result = run_devfix(source, rules=[LoadMapLocation], fix=False)
     assert [finding.start.line for finding in result.findings] == [19]  # only the file on disk
+
+
+@pytest.mark.parametrize(("program", "after"), [
+    # the script moves the loaded module next: it is loaded on the CPU and placed by the code
+    (PROGRAM + 'net = torch.jit.load("traced.pt")\nnet.to(device)\nprint(net(x))\n', 'torch.jit.load("traced.pt", map_location="cpu")'),
+    # a script that places nothing runs on the CPU: a module traced on a GPU must come there too
+    ('net = torch.jit.load("traced.pt")\nnet.eval()\nprint(net(torch.rand(1, 3)))\n', 'torch.jit.load("traced.pt", map_location="cpu")'),
+    # already told where to go, by keyword or by position
+    (PROGRAM + 'net = torch.jit.load("traced.pt", map_location=device)\nprint(net(x))\n', None),
+    (PROGRAM + 'net = torch.jit.load("traced.pt", device)\nprint(net(x))\n', None),
+])
+def test_a_torchscript_module_traced_on_a_gpu_is_loaded_where_the_program_runs_it(program, after):
+    """`torch.jit.load` restores a module traced on a GPU to that GPU, and a CPU-only machine fails
+    to load it, as with `torch.load`: the same placement decisions apply."""
+    source = "import torch\n" + program
+    result = fixed(source)
+    assert result == source if after is None else f"net = {after}\n" in result
