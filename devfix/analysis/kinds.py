@@ -151,6 +151,7 @@ class Resolver:
         self.imported: Callable[[str], Kind] = lambda qualified: Kind.UNKNOWN  # a function of another file of the project
         self.instances = Instances()  # names and layers that only hold an instance of a Module class of the file
         self.forward_output: Callable[[str], Kind] = lambda class_name: Kind.UNKNOWN  # what a Module class's `forward` returns
+        self.sizes: dict[int, frozenset[str]] = {}  # id of a function → its parameters given as sizes (`analysis.size_parameters`)
 
     def for_class(self, class_name: str) -> Resolver:
         """The same resolver, reading `self.x` as an attribute of `class_name`."""
@@ -163,6 +164,7 @@ class Resolver:
         resolver.imported = self.imported
         resolver.instances = self.instances
         resolver.forward_output = self.forward_output
+        resolver.sizes = self.sizes
         return resolver
 
     def kind(self, node: ast.expr | None, env: dict[str, Kind]) -> Kind:

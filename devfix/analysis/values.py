@@ -783,9 +783,10 @@ class _Walker:
         for argument, kind in zip(inferred, self.resolver.parameter_kinds.get(key, ())):
             if env[argument.arg] is Kind.UNKNOWN:
                 env[argument.arg] = kind
-        unknown = [name for name, kind in env.items() if kind is Kind.UNKNOWN]
-        if unknown:  # `create_window(window_size, channel)` building `torch.ones(channel, 1, window_size, window_size)`
-            for name in size_parameters(scope_nodes(node.body), self.resolver.imports, unknown):
+        if id(node) not in self.resolver.sizes:  # read once a function: every round and summary asks again
+            self.resolver.sizes[id(node)] = size_parameters(scope_nodes(node.body), self.resolver.imports, env)
+        for name in self.resolver.sizes[id(node)]:  # `create_window(k, c)` building `torch.ones(c, 1, k, k)`: numbers
+            if env[name] is Kind.UNKNOWN:
                 env[name] = Kind.SCALAR
         for special in (node.args.vararg, node.args.kwarg):
             if special is not None:
