@@ -345,9 +345,12 @@ MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
 def is_literal(value: cst.BaseExpression) -> bool:
-    """A number (signed or not), a string, True, False or None."""
+    """A number (signed or not), a string, True, False or None, or a tuple or list display of those
+    (a loss's `weights=(1.0, 0.5)`: `.to()` moves no Python container)."""
     if isinstance(value, cst.UnaryOperation):
         value = value.expression
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return all(isinstance(element, cst.Element) and is_literal(element.value) for element in value.elements)
     return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or (
         isinstance(value, cst.Name) and value.value in ("True", "False", "None")
     )

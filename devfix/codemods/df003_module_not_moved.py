@@ -28,8 +28,8 @@ torch.FloatTensor` (with `cuda` CUDA's availability itself, not a user's flag) i
 wherever there is one: a generator fed `Variable(Tensor(...))` and left out of the `if cuda:` block
 is moved to a device chosen the same way. Loss modules count when
 they hold tensors (`weight=`, `pos_weight=`); parameter-free modules (`nn.ReLU()`, a plain
-`nn.CrossEntropyLoss()`, a class of the file that stores only numbers, strings, arithmetic of them
-and such modules, such as a custom loss with a temperature and an `nn.MSELoss()`, or a label-smoothing
+`nn.CrossEntropyLoss()`, a class of the file that stores only numbers, strings, tuples and lists of
+them (a multi-task loss's `weights=(1.0, 0.5)`), arithmetic of them and such modules, such as a custom loss with a temperature and an `nn.MSELoss()`, or a label-smoothing
 loss storing `1.0 - smoothing`) do not need moving and are left alone.
 
 Refuses: instances built with a `device=` argument (they place their own state, as torch layers

@@ -131,6 +131,24 @@ def test_arithmetic_of_a_tensor_or_of_a_call_is_state():
         assert f"model = {build}.to(device)\n" in fixed, (default, share)
 
 
+WEIGHTED = (
+    "class Weighted(nn.Module):\n    def __init__(self, weights={default}):\n        super().__init__()\n"
+    "        self.weights = weights\n\n"
+    "    def forward(self, a, b):\n        return self.weights[0] * a + self.weights[1] * b\n\n\n"
+)
+
+
+@pytest.mark.parametrize(("default", "build", "moved"), [
+    ("(1.0, 0.5)", "Weighted()", False),  # a tuple of numbers: `.to()` moves no Python container
+    ("(1.0, 0.5)", "Weighted([0.7, 0.3])", False),  # given a list of numbers
+    ("(1.0, torch.ones(2))", "Weighted()", True),  # a tuple holding a tensor
+    ("(1.0, 0.5)", "Weighted([torch.ones(2), 0.3])", True),  # given a list holding a tensor
+])
+def test_a_class_that_stores_displays_of_numbers_needs_no_move(default, build, moved):
+    source = WEIGHTED.format(default=default) + f"model = {build}\nmodel(x, x)\n"
+    assert (f"model = {build}.to(device)\n" in run(source).fixed.decode()) is moved
+
+
 def test_a_loss_given_only_weights_already_on_the_device_needs_no_move():
     for weights in ("torch.ones(2).to(device)", "torch.ones(2, device=x.device).cuda()"):
         result = run(f"w = {weights}\ncriterion = nn.CrossEntropyLoss(weight=w)\ncriterion(x, torch.zeros(1, dtype=torch.long))\n")
