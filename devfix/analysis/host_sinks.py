@@ -54,6 +54,7 @@ from devfix.analysis.moves import is_move
 from devfix.analysis.torch_api import (
     AXES_DATA_METHODS,
     CPU_LITERALS,
+    DATA_FRAME_MAKERS,
     HOOK_REGISTRARS,
     HOST_LIBRARIES,
     LEAVING_PLACEMENT_METHODS,
@@ -186,11 +187,13 @@ def _calls_with_device_values(scope: _Scope, functions: set[str]) -> bool:
 
 
 def array_names(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
-    """Names bound anywhere in the file to a numpy array made by shape (`g_loss = np.zeros((n, 1))`):
-    a tensor stored into one of its items is converted by numpy."""
+    """Names bound anywhere in the file to a numpy array made by shape (`g_loss = np.zeros((n, 1))`)
+    or to a pandas DataFrame (`submission = pd.DataFrame(...)`, `df = pd.read_csv(path)`): a tensor
+    stored into one of its items or columns is converted by numpy."""
     return frozenset(
         target.id for node in every_node(tree) if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-        and imports.qualify(node.value.func) in NUMPY_ARRAYS_BY_SHAPE for target in node.targets if isinstance(target, ast.Name)
+        and imports.qualify(node.value.func) in NUMPY_ARRAYS_BY_SHAPE | DATA_FRAME_MAKERS
+        for target in node.targets if isinstance(target, ast.Name)
     )
 
 

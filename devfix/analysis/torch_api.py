@@ -288,6 +288,9 @@ OTHER_FRAMEWORK_LITERALS = frozenset({"tf", "tensorflow", "jax", "flax"})
 # numpy arrays made by shape: an item stored into one is converted (`g_loss[i] = loss` calls
 # `loss.__array__`), unless the array holds objects (`dtype=object` keeps the tensor itself)
 NUMPY_ARRAYS_BY_SHAPE = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full"})
+# what makes a pandas DataFrame a column store (`df["pred"] = t`) converts a tensor into, as numpy does
+DATA_FRAME_MAKERS = frozenset({"pandas.DataFrame", "pandas.read_csv", "pandas.read_parquet", "pandas.read_json",
+                               "pandas.read_excel", "pandas.read_pickle", "pandas.read_feather"})
 OBJECT_DTYPES = frozenset({"object", "O", "builtins.object"})
 # optimizers that create their state tensors when built (the others: at the first step())
 EAGER_STATE_OPTIMIZERS = frozenset({"torch.optim.Adagrad", "torch.optim.adagrad.Adagrad"})

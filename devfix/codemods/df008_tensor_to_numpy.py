@@ -62,7 +62,8 @@ grad_output[0].detach()` in a method registered with `layer.register_full_backwa
 What a plain function returns counts only for `.numpy()` (only tensors have it): `train_step(...)`
 may return a float. A store into an item of a numpy array (`g_loss[i] = loss.data`, the array
 proven one, not made with `dtype=object`) converts the tensor too: it gets `.cpu()`. So do the
-columns of a pandas DataFrame or Series given as a dict display (`pd.DataFrame({"pred": preds})`).
+columns of a pandas DataFrame or Series given as a dict display (`pd.DataFrame({"pred": preds})`),
+and a column stored into a DataFrame the scope made or read (`submission["label"] = (preds > 0.5).int()`).
 
 A helper's parameter that every call of the helper in the file gives a device value (for a method,
 every `self.show(...)` and call on the class's instances) is one where the helper hands it over
@@ -114,6 +115,7 @@ from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root, subscript_root, without_tensor_methods
 from devfix.analysis.torch_api import (
     AXES_DATA_METHODS,
+    DATA_FRAME_MAKERS,
     HOST_LIBRARIES,
     HOST_LIBRARY_MODULES,
     LIST_FILLERS,
@@ -529,12 +531,20 @@ class TensorToNumpy(ScopeTracker, DevfixRule):
         if len(original_node.targets) != 1 or not isinstance(target := original_node.targets[0].target, cst.Subscript):
             return updated_node
         array = target.value
-        if not isinstance(array, cst.Name) or self.kind_of(array) is not Kind.NDARRAY or not self._numeric_array(array):
+        if not isinstance(array, cst.Name) or not (
+                self._data_frame(array) or self.kind_of(array) is Kind.NDARRAY and self._numeric_array(array)):
             return updated_node
         store = f"{cst.Module([]).code_for_node(target)} = ..."
         if not self._needs_host_copy(original_node, original_node.value, store):
             return updated_node
         return updated_node.with_changes(value=_host_copy(updated_node.value, self._detached(original_node.value)))
+
+    def _data_frame(self, array: cst.Name) -> bool:
+        """The name's binding reaching the store, in the scope, makes a pandas DataFrame
+        (`submission = pd.DataFrame(...)`): a column stored into it goes through numpy."""
+        binding = self._host_facts(array)._binding_before(array.value, self.line_of(array))
+        value = None if binding is None else binding.value
+        return isinstance(value, cst.Call) and bool(self.qualified(value.func) & DATA_FRAME_MAKERS)
 
     def _numeric_array(self, array: cst.Name) -> bool:
         """The array's binding reaching the store, in the scope, makes it by shape (`np.zeros((n, 1))`),

@@ -224,6 +224,18 @@ def test_an_item_stored_into_a_numpy_array_made_by_shape_is_brought_to_the_host(
     assert "history[i] = out.data.cpu()\n" in stored("history = np.zeros((3, 1), dtype=np.float32)", "out.data")
 
 
+@pytest.mark.parametrize(("frame", "fixed_store"), [
+    ("history = pd.DataFrame({'step': range(3)})", "history[i] = out.detach().cpu()"),  # a column store converts through numpy
+    ("history = pd.read_csv('runs.csv')", "history[i] = out.detach().cpu()"),
+    ("history = pd.DataFrame({'step': range(3)})\nhistory = {}", None),  # a dict by the time it is stored into
+    ("history = make_table()", None),  # nothing proves a DataFrame
+])
+def test_a_column_stored_into_a_dataframe_the_scope_made_is_brought_to_the_host(frame, fixed_store):
+    source = STORED.replace("import numpy as np\n", "import numpy as np\nimport pandas as pd\n").format(array=frame, value="out")
+    result = run_devfix(source, rules=[TensorToNumpy]).fixed.decode()
+    assert result == source if fixed_store is None else f"    {fixed_store}\n" in result
+
+
 @pytest.mark.parametrize("array, value", [
     ("history = np.full((3,), None, object)", "out"),  # an object array keeps the tensor itself
     ("history = np.empty(3, dtype='object')", "out"),
