@@ -58,6 +58,8 @@ without a tensor input (`self` is no name there), a method's result only ever us
 (`table[index.view(-1)]`: CPU indices may index a table on any device), tensors used only on the host
 (lengths handed to `torch.nn.utils.rnn`, `pack_padded_sequence(emb, lengths)`, stay on the CPU),
 methods the file calls only inside `__init__` (they run while a module is built, before any move),
+a result that every call of the method in the class moves at once (phi4's `mask = self._streaming_mask(n)`,
+then `mask = mask.to(x.device)`: the callers place it where they need it),
 `torch.tensor(<a Python number>)` in arithmetic (a 0-dim CPU tensor may meet a CUDA one),
 tensors the method computes with a value it brought to the host (`zeros.scatter_(1,
 targets.data.cpu(), 1)`, then `targets.cuda()` where the class asks: the CPU is chosen there),
@@ -177,7 +179,10 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                 if joined is not None and finder.calls:
                     self._joined_results.update(joined)
                     continue
+            moved_by_callers = name not in results_fed and _results_moved_by_every_caller(self.module, node, name)
             for call in finder.calls:
+                if call in finder.returned and moved_by_callers:
+                    continue  # phi4's `_streaming_mask(...)`: each caller moves the result where it needs it
                 reference = finder.reference
                 if reference is not None and proven_none_at(call, reference, lambda node: self.get_metadata(ParentProvider, node, None)):
                     reference = None  # `if indices is None: indices = torch.arange(n)`: no input's device there
@@ -687,6 +692,67 @@ class _IndexUses(cst.CSTVisitor):
 
     def _is_call(self, node: cst.CSTNode | None) -> bool:
         return isinstance(node, cst.Call) and is_self_attribute(node.func) and node.func.attr.value == self.method
+
+
+def _results_moved_by_every_caller(module: cst.Module, class_node: cst.ClassDef, method: str) -> bool:
+    """Every call of `self.<method>(...)` in the class moves its result at once (`self.m(...).to(d)`,
+    or `mask = self.m(...)` followed by `mask = mask.to(d)`), and the file names `.<method>`
+    nowhere else: the callers place what it returns, as they need it."""
+    moves = _ResultMoves(method)
+    class_node.body.visit(moves)
+    mentions = _AttributeMentions(method)
+    module.visit(mentions)
+    return moves.calls > 0 and moves.moved == moves.calls and mentions.count == moves.calls
+
+
+class _ResultMoves(cst.CSTVisitor):
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.calls = 0  # `self.<method>(...)` calls
+        self.moved = 0  # of them, those whose result is moved at once
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if is_self_attribute(node.func) and node.func.attr.value == self.method:
+            self.calls += 1
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda") and isinstance(inner := node.func.value, cst.Call) \
+                and is_self_attribute(inner.func) and inner.func.attr.value == self.method:
+            self.moved += 1  # `self.m(...).to(device)`
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        statements = list(node.body)
+        for statement, after in zip(statements, statements[1:]):
+            name = _bound_to_a_call_of(statement, self.method)
+            if name is not None and _rebinds_moved(after, name):
+                self.moved += 1  # `mask = self.m(...)`, then `mask = mask.to(device)`
+
+
+def _bound_to_a_call_of(statement: cst.BaseStatement, method: str) -> str | None:
+    """`name` of a statement `name = self.<method>(...)`."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+            and isinstance(small.value, cst.Call) and is_self_attribute(small.value.func) and small.value.func.attr.value == method:
+        return small.targets[0].target.value
+    return None
+
+
+def _rebinds_moved(statement: cst.BaseStatement, name: str) -> bool:
+    """A statement `name = name.to(...)` (or `.cuda(...)`)."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+        return False
+    value = small.value
+    return small.targets[0].target.value == name and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+        and value.func.attr.value in ("to", "cuda") and isinstance(value.func.value, cst.Name) and value.func.value.value == name
+
+
+class _AttributeMentions(cst.CSTVisitor):
+    def __init__(self, attribute: str) -> None:
+        self.attribute = attribute
+        self.count = 0
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == self.attribute:
+            self.count += 1
 
 
 def _method_run(call: cst.Call) -> str | None:

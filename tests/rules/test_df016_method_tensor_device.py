@@ -718,3 +718,42 @@ def test_a_host_tensor_a_helper_of_the_file_returns_goes_where_the_input_is(help
     source = HELPER_MASK.format(helper=helper, call=call)
     result = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
     assert result == (source.replace(call, f"{call}.to(x.device)") if moved else source)
+
+
+STREAMING = """import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def _chunk_mask(self, n):
+        return torch.ones(n, n).tril().bool()
+
+    def forward(self, x):
+        mask = self._chunk_mask(x.size(1))
+        {first}
+        return self.proj(x).masked_fill(~mask.unsqueeze(-1), 0.0)
+
+    def pad_mask(self, x, lengths):
+        {second}
+        return mask & (torch.arange(x.size(1), device=x.device) < lengths.unsqueeze(1)).unsqueeze(1)
+"""
+
+
+@pytest.mark.parametrize(("first", "second", "moved"), [
+    # every call moves the result where it needs it: the method's return is left as it is
+    ("mask = mask.to(x.device)", "mask = self._chunk_mask(x.size(1)).to(x.device)", False),
+    ("mask = mask.to(x.device)", "mask = self._chunk_mask(x.size(1))\n        mask = mask.cuda()", False),
+    # one call uses the CPU result as it is: the method makes it on the module's device
+    ("mask = mask.to(x.device)", "mask = self._chunk_mask(x.size(1))", True),
+    ("pass", "mask = self._chunk_mask(x.size(1)).to(x.device)", True),
+])
+def test_a_result_every_caller_moves_at_once_needs_no_device_where_it_is_made(first, second, moved):
+    """phi4's `_streaming_mask`: a method without a tensor input returns a CPU mask, and each caller
+    moves it at once (`mask = mask.to(x.device)`)."""
+    source = STREAMING.format(first=first, second=second)
+    result = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
+    assert (result != source) is moved
