@@ -41,7 +41,7 @@ from devfix.analysis.ast_nodes import (
     scope_nodes,
 )
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.kinds import TENSOR_TO_TENSOR_METHODS, Kind
+from devfix.analysis.kinds import NUMBER_BUILTINS, TENSOR_TO_TENSOR_METHODS, Kind
 from devfix.analysis.moves import is_cast, is_move
 from devfix.analysis.torch_api import (
     CHAIN_STOPS,
@@ -69,7 +69,7 @@ KindAt = Callable[[ast.Name], Kind]
 MovedBeside = Callable[[str, int, str], bool]  # (function, position, parameter): every call beside the file passes a moved name
 NonTensors = Callable[[int, int], set[str]]  # names read somewhere in these lines as a proven non-tensor
 NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
-HOST_MADE_DEPTH = 10  # as deep as DF004's `analysis.host_made` follows a value (an over-approximation never stops sooner)
+HOST_MADE_DEPTH = 12  # deeper than DF004's `analysis.host_made` (10), which counts fewer steps (a loop's row, a filled list): an over-approximation never stops sooner
 
 
 def meeting_scopes(
@@ -654,9 +654,16 @@ class _Scope:
             self._host_bound[key] = any(
                 (value is not None and not isinstance(value, (ast.List, ast.Tuple, ast.Dict)) and self._may_be_host_made(value, bound, depth))
                 or (value is None and any(self._may_be_host_made(loop.iter, bound, depth) for loop in self._loops_binding(name, bound)))
+                or (isinstance(value, ast.List) and not value.elts and self._may_be_filled_on_the_host(name, depth))
                 for bound, value in self.bindings.get(name, ()) if bound < line
             )
         return self._host_bound[key]
+
+    def _may_be_filled_on_the_host(self, name: str, depth: int) -> bool:
+        """`anchors = []` filled by `anchors.append(...)` of values that may be made on the host (the
+        rule's `host_made` proves an empty list filled only so a host list)."""
+        filled = self.appended.get(name, ())
+        return bool(filled) and all(self._may_be_host_made(value, at, depth + 1) for at, value in filled)
 
     def _in_a_loop(self, line: int) -> bool:
         """A `for` or `while` of the scope runs `line` again."""
@@ -672,11 +679,11 @@ class _Scope:
         if depth > HOST_MADE_DEPTH:
             return False
         again = lambda inner: self._may_be_host_made(inner, line, depth + 1, host_names)
-        chained = lambda inner: self._may_be_host_made(inner, line, depth, host_names)  # a receiver, as `host_made` reads it
+        chained = lambda inner: self._may_be_host_made(inner, line, depth, host_names)  # a part of the same expression, as `host_made` reads it
         if isinstance(value, ast.Constant):
             return True
         if isinstance(value, (ast.List, ast.Tuple)):
-            return all(again(element.value if isinstance(element, ast.Starred) else element) for element in value.elts)
+            return all(chained(element.value if isinstance(element, ast.Starred) else element) for element in value.elts)
         if isinstance(value, (ast.Name, ast.Attribute)) and is_library_constant(self.imports.qualify(value) or ""):
             return True  # `np.float32`, `torch.long`
         if isinstance(value, (ast.ListComp, ast.GeneratorExp)):
@@ -691,16 +698,18 @@ class _Scope:
         if isinstance(value, (ast.Subscript, ast.Attribute)):
             return chained(value.value)
         if isinstance(value, ast.BinOp):
-            return again(value.left) and again(value.right)
+            return chained(value.left) and chained(value.right)
         if isinstance(value, ast.UnaryOp):
-            return again(value.operand)
+            return chained(value.operand)
         if isinstance(value, ast.Compare):
-            return all(again(operand) for operand in [value.left, *value.comparators])
+            return all(chained(operand) for operand in [value.left, *value.comparators])
         if not isinstance(value, ast.Call):
             return False
         qualified = self.imports.qualify(value.func) or ""
         if qualified in FACTORY_FUNCTIONS or qualified in MOVED_AFTER or qualified.startswith(("numpy.", "torchvision.datasets.", "PIL.")):
             return True
+        if isinstance(value.func, ast.Name) and value.func.id in NUMBER_BUILTINS:
+            return True  # `float(s)`: a Python number (a name rebinding it may shadow it: an over-approximation)
         if isinstance(value.func, ast.Name) and self._is_helper(value.func.id):
             return True  # a function of the file, or one of the project that returns CPU tensors (or a tuple of them)
         if isinstance(value.func, ast.Name) and (self._transforms_imported or value.func.id in self.parameter_names) \

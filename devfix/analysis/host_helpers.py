@@ -21,13 +21,13 @@ from devfix import python_parser
 from devfix.analysis.ast_nodes import FUNCTIONS, Binding, latest_binding, may_name_a_device, scope_bindings, scope_nodes
 from devfix.analysis.following_returns import Followed, as_followed, followed_parameters, named_parameters
 from devfix.analysis.imports import ImportTable
-from devfix.analysis.kinds import makes_no_tensor
+from devfix.analysis.kinds import NUMBER_BUILTINS, makes_no_tensor
 from devfix.analysis.moves import is_cast
 from devfix.analysis.size_parameters import size_parameters
 from devfix.analysis.torch_api import DEVICE_CHANGING_METHODS, FACTORY_FUNCTIONS, MOVED_AFTER, WHOLE_REDUCTIONS
 
-MAX_DEPTH = 12  # names resolve to earlier lines, so chains end; this bounds the cost (a receiver's chain
-# counts as one: the tree bounds it)
+MAX_DEPTH = 12  # names resolve to earlier lines, so chains end; this bounds the cost (the parts of one
+# expression, receivers, operands and display items, are at its depth: the source bounds them)
 HOST_METHODS = frozenset({"numpy", "tolist", "item"})  # what leaves torch
 DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor"})
 
@@ -179,11 +179,11 @@ class _Judge:
         if depth > MAX_DEPTH:
             return False
         again = lambda inner: self.host_made(inner, line, depth + 1)
-        chained = lambda inner: self.host_made(inner, line, depth)  # a receiver: the tree bounds its chain
+        chained = lambda inner: self.host_made(inner, line, depth)  # a part of the same expression: the source bounds it
         if isinstance(value, ast.Constant):
             return True
         if isinstance(value, (ast.List, ast.Tuple)):
-            return all(again(element) for element in value.elts)
+            return all(chained(element) for element in value.elts)
         if isinstance(value, ast.Name):
             if self._assumed(value.id, line):
                 return True
@@ -204,15 +204,18 @@ class _Judge:
         if isinstance(value, ast.IfExp):  # `train_data if split == "train" else val_data`
             return again(value.body) and again(value.orelse)
         if isinstance(value, ast.BinOp):
-            return again(value.left) and again(value.right)
+            return chained(value.left) and chained(value.right)
         if isinstance(value, ast.UnaryOp):
-            return again(value.operand)
+            return chained(value.operand)
         if isinstance(value, ast.Compare):
-            return all(again(operand) for operand in [value.left, *value.comparators])
+            return all(chained(operand) for operand in [value.left, *value.comparators])
         if not isinstance(value, ast.Call):
             return False
         if (summary := self._helper(value, line)) is not None:
             return summary.returns_host_tensors
+        if isinstance(value.func, ast.Name) and value.func.id in NUMBER_BUILTINS and value.func.id not in self.imports.names \
+                and latest_binding(self.bindings, value.func.id, line) is None:
+            return True  # `float(s)`: a Python number
         qualified = self.imports.qualify(value.func) or ""
         if qualified in DATA_FACTORIES and value.args and self.makes_a_tensor(value.args[0], line, depth + 1) \
                 and not again(value.args[0]):

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from devfix.analysis.cst_bindings import bound_names
-from devfix.analysis.kinds import Kind, makes_no_tensor
+from devfix.analysis.kinds import NUMBER_BUILTINS, Kind, makes_no_tensor
 from devfix.analysis.placement import PlacementFacts, is_cast
 from devfix.analysis.tensors import is_factory_call
 from devfix.analysis.torch_api import (
@@ -25,8 +25,9 @@ from devfix.analysis.torch_names import keyword, spreads_keywords
 
 MAX_DEPTH = 10  # names resolve to earlier lines, so chains end; this bounds the cost (a causal mask's
 # `(torch.triu(torch.ones(n, n)) == 1).transpose(0, 1)` then `mask.float().masked_fill(...)` is 8 deep).
-# A method's receiver and an item's container are the same depth as the call: a chain
-# (`w.mm(w.t()).float().unsqueeze(0)`) is as long as the source, and only names and arguments branch.
+# The parts of one expression (a method's receiver, an item's container, operands, a display's
+# items) are at its depth: the source bounds them (`w.mm(w.t()).float().unsqueeze(0)`); names
+# followed and calls' arguments count.
 
 
 class HostContext(NamedTuple):
@@ -47,9 +48,9 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
     if depth > MAX_DEPTH:
         return False
     again = lambda inner: host_made(inner, line, depth + 1, where, host_names)  # noqa: E731
-    chained = lambda inner: host_made(inner, line, depth, where, host_names)  # noqa: E731  (a receiver: the tree bounds its chain)
+    chained = lambda inner: host_made(inner, line, depth, where, host_names)  # noqa: E731  (a part of the same expression)
     if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple)):
-        return all(again(element.value) for element in getattr(value, "elements", ()))
+        return all(chained(element.value) for element in getattr(value, "elements", ()))
     if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
         return _comprehension_host_made(value, line, depth, where, host_names)
     names = where.qualified(value) if isinstance(value, (cst.Name, cst.Attribute)) else set()
@@ -78,12 +79,12 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
     if isinstance(value, (cst.Subscript, cst.Attribute)):
         return chained(value.value)
     if isinstance(value, cst.BinaryOperation):
-        return again(value.left) and again(value.right)
+        return chained(value.left) and chained(value.right)
     if isinstance(value, cst.UnaryOperation):
-        return again(value.expression)
+        return chained(value.expression)
     if isinstance(value, cst.Comparison):  # `torch.triu(torch.ones(n, n)) == 0`
         operands = [value.left, *(target.comparator for target in value.comparisons)]
-        return all(again(operand) for operand in operands)
+        return all(chained(operand) for operand in operands)
     if not isinstance(value, cst.Call):
         return False
     callee = value.func.value if isinstance(value.func, cst.Name) else None
@@ -112,6 +113,8 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
         return chained(value.func.value) and all(again(arg.value) for arg in value.args if arg.keyword is None)
     if isinstance(value.func, cst.Name) and where.cpu_helper(value.func.value):
         return True  # a helper of the file that returns CPU tensors: `preprocess(photo)`
+    if isinstance(value.func, cst.Name) and value.func.value in NUMBER_BUILTINS and names <= {value.func.value, f"builtins.{value.func.value}"}:
+        return True  # `float(s)`: a Python number, whatever it is given
     arguments = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
     return bool(arguments) and all(again(argument) for argument in arguments)
 

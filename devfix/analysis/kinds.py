@@ -94,6 +94,8 @@ BUILTIN_KINDS = {
     "repr": Kind.STR, "format": Kind.STR, "isinstance": Kind.SCALAR, "range": Kind.OBJECT, "zip": Kind.OBJECT,
     "open": Kind.OBJECT, "print": Kind.NONE, "abs": Kind.UNKNOWN,
 }
+# builtins that give a Python number whatever they are given (`float(t)` copies a CUDA tensor's value to the host)
+NUMBER_BUILTINS = frozenset({"len", "int", "float", "bool"})
 METHOD_KINDS = {
     "tolist": Kind.LIST, "item": Kind.SCALAR, "numpy": Kind.NDARRAY, "keys": Kind.OBJECT, "values": Kind.OBJECT,
     "items": Kind.OBJECT, "size": Kind.UNKNOWN, "dim": Kind.SCALAR, "numel": Kind.SCALAR, "append": Kind.NONE,

@@ -212,14 +212,46 @@ def _watched(func: ast.expr, watched: frozenset[str], env: Env) -> str | None:
     return dotted if dotted in watched else None
 
 
-def _joined_kinds(calls: list[PassedKinds], names: list[str]) -> list[Kind] | None:
+def _joined_kinds(calls: list[PassedKinds], names: list[str], function: ast.FunctionDef | ast.AsyncFunctionDef | None = None) -> list[Kind] | None:
     """The join, parameter by parameter, of what `calls` pass to the parameters `names` (a call
-    that gives nothing to one leaves it unknown); None when nothing is known or a call does not fit."""
+    that gives nothing to one leaves it unknown, or, with the `function`, the kind of its literal
+    default: `stride=8` is a number where a call leaves it out); None when nothing is known or a
+    call does not fit."""
     given = [call.given(names) for call in calls]
     if any(kinds is None for kinds in given):
         return None
+    defaults = _default_kinds(function) if function is not None else {}
+    if defaults:
+        given = [[defaults.get(name, kind) if _left_out(call, index, name) else kind for index, (name, kind) in enumerate(zip(names, kinds))]
+                 for call, kinds in zip(calls, given)]
     kinds = [join(passed[index] for passed in given) for index in range(len(names))]
     return kinds if any(kind is not Kind.UNKNOWN for kind in kinds) else None
+
+
+def _left_out(call: PassedKinds, index: int, name: str) -> bool:
+    return index >= len(call.positional) and name not in call.keywords
+
+
+def _default_kinds(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Kind]:
+    """The kinds of the function's literal defaults (`stride=8`, `sizes=(16, 32)`, `mode="nearest"`)."""
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    pairs = [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
+             *((argument, default) for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is not None)]
+    kinds = {argument.arg: _literal_kind(default) for argument, default in pairs}
+    return {name: kind for name, kind in kinds.items() if kind is not Kind.UNKNOWN}
+
+
+def _literal_kind(value: ast.expr) -> Kind:
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    if isinstance(value, ast.Tuple):
+        return Kind.TUPLE if all(_literal_kind(item) in (Kind.SCALAR, Kind.STR, Kind.NONE) for item in value.elts) else Kind.UNKNOWN
+    if not isinstance(value, ast.Constant):
+        return Kind.UNKNOWN
+    if value.value is None:
+        return Kind.NONE
+    return Kind.STR if isinstance(value.value, str) else Kind.SCALAR if isinstance(value.value, (bool, int, float, complex)) else Kind.UNKNOWN
 
 
 def _fits(call: PassedKinds, function: ast.FunctionDef | ast.AsyncFunctionDef, names: list[str]) -> bool:
@@ -245,7 +277,7 @@ def _parameter_kinds_from_calls(functions, call_sites, escaped, called_beside=No
         function = functions.get(name)
         if function is None or name in escaped or function.args.vararg or function.args.posonlyargs:
             continue
-        kinds = _joined_kinds(calls, [argument.arg for argument in function.args.args])
+        kinds = _joined_kinds(calls, [argument.arg for argument in function.args.args], function)
         if kinds is not None:
             inferred[name] = kinds
     return inferred
@@ -327,7 +359,7 @@ def _method_parameter_kinds_from_calls(methods, call_sites, escaped, called_besi
         calls = [call for call in sites or () if _fits(call, function, names)]
         if not calls or "." + name in escaped:
             continue
-        kinds = _joined_kinds(calls, names)
+        kinds = _joined_kinds(calls, names, function)
         if kinds is not None:
             inferred[f"{class_name}.{name}"] = kinds
     return inferred
@@ -355,7 +387,7 @@ def _constructor_parameter_kinds(tree: ast.Module, call_sites, escaped, construc
         calls = [call for call in sites or () if _fits(call, init, names)]
         if not calls or len(calls) != len(sites):
             continue
-        kinds = _joined_kinds(calls, names)
+        kinds = _joined_kinds(calls, names, init)
         if kinds is not None:
             inferred[f"{node.name}.__init__"] = kinds
     return inferred
@@ -441,7 +473,7 @@ def _forward_parameter_kinds(tree: ast.Module, instances, call_sites, escaped, m
         names = [argument.arg for argument in forward.args.args][1:]
         if not all(_fits(call, forward, names) for call in calls):
             continue
-        kinds = _joined_kinds(calls, names)
+        kinds = _joined_kinds(calls, names, forward)
         if kinds is not None:
             inferred[f"{node.name}.forward"] = kinds
     return inferred

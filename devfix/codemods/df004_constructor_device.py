@@ -111,7 +111,9 @@ A helper of the file whose every `return` builds a CPU tensor (`mask = subsequen
 the value analysis proves a tensor; also from what another such helper returns, and with a
 parameter it gives a factory or a shape method as one of several sizes, a number: SSIM's
 `create_window(window_size, channel)` returning `gaussian(window_size, 1.5)`'s outer product
-expanded to `(channel, 1, window_size, window_size)`) is moved where it is bound when it meets a tensor:
+expanded to `(channel, 1, window_size, window_size)`; with a parameter every call leaves at its
+literal default or gives a number, `float(...)` of anything, and a list it fills with such tensors:
+a detector's `generate_anchors(h, w, stride=8)`) is moved where it is bound when it meets a tensor:
 `subsequent_mask(n).to(scores.device)`; called inside the operation, it is moved there:
 `x + positional_encoding(n, d)` → `x + positional_encoding(n, d).to(x.device)`; given to a loss
 that holds no parameters (no device of its own), it goes where the loss's other input is:

@@ -201,3 +201,31 @@ def test_a_parameter_every_call_gives_a_list_of_tensors_iterates_tensors():
     tree = ast.parse(source)
     facts = analyse_values(tree, ImportTable.of(tree), {}, set())
     assert [passed.positional[0] for passed in facts.call_sites["helper"]] == [Kind.TENSOR, Kind.TENSOR]
+
+
+def _kinds_read(source: str, name: str) -> set[Kind]:
+    tree = ast.parse(source)
+    facts = analyse_values(tree, ImportTable.of(tree), {}, set())
+    return {kind for key, kind in facts.reads.items() if facts.read_names[key] == name}
+
+
+@pytest.mark.parametrize(("calls", "stride"), [
+    ("make(3)\nmake(4)", Kind.SCALAR),  # every call leaves it to its default, a number
+    ("make(3)\nmake(4, 16)", Kind.SCALAR),  # or gives a number
+    ("make(3)\nmake(4, torch.ones(2))", Kind.UNKNOWN),  # one call gives a tensor
+    ("make(3)\nmake(4, stride=None)", Kind.UNKNOWN),  # a number or None
+])
+def test_a_parameter_left_at_its_literal_default_takes_the_defaults_kind(calls, stride):
+    source = f"import torch\n\n\ndef make(n, stride=8):\n    return torch.arange(n) * stride\n\n\n{calls}\n"
+    assert _kinds_read(source, "stride") == {stride}
+
+
+@pytest.mark.parametrize(("body", "kind"), [
+    ("return torch.ones(c, 1, k, k) / k", Kind.SCALAR),  # one of several sizes of a factory: an integer
+    ("return w.expand(c, 1, k, k) * k", Kind.SCALAR),  # ... of a shape method
+    ("return torch.ones(k) * k", Kind.UNKNOWN),  # a lone size may be a tuple
+    ("k = k * 2\n    return torch.ones(c, k) / k", Kind.UNKNOWN),  # rebound: the size read is not only the parameter
+])
+def test_a_parameter_given_as_one_of_several_sizes_is_a_number(body, kind):
+    source = f"import torch\n\n\ndef window(w, k, c):\n    {body}\n"
+    assert kind in _kinds_read(source, "k")

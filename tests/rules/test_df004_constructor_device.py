@@ -1836,14 +1836,14 @@ def create_window(k, channel):
     return {window}
 
 
-def blur(img, k=5):
+def blur(img, k):
     channel = img.size(1)
     window = create_window(k, channel)
     return F.conv2d(img, window, padding=k // 2, groups=channel)
 
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-out = blur(torch.rand(1, 3, 8, 8).to(device))
+out = blur(torch.rand(1, 3, 8, 8).to(device), config["kernel"])
 """
 
 
@@ -1857,6 +1857,46 @@ def test_a_helpers_window_built_with_its_size_parameters_moves_where_it_meets_th
     """SSIM's `create_window(window_size, channel)`: a parameter given as one of several sizes to a
     torch factory or a shape method is an integer, so what the helper builds with it (`/ k ** 2`),
     and with what another helper of the file returns (`gaussian(k, 1.5)`), is made on the host and
-    moves where it meets the image; a parameter never used as a size is not proven a number."""
+    moves where it meets the image; a parameter never used as a size, which the calls give a value
+    of unknown kind, is not proven a number."""
     result = fixed(WINDOW.format(window=window))
     assert ("    window = create_window(k, channel).to(img.device)\n" in result) is moved
+
+
+ANCHORS = """import torch
+import torch.nn as nn
+
+
+def generate_anchors(h, w, stride=8, sizes=(16, 32)):
+    ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+    centers = torch.stack([(xs + 0.5) * stride, (ys + 0.5) * stride], dim=-1).reshape(-1, 2)
+    anchors = []
+    for s in sizes:
+        wh = torch.full_like(centers, float(s))
+        anchors.append(torch.cat([centers - wh / 2, centers + wh / 2], dim=-1))
+    return torch.cat(anchors, dim=0)
+
+
+def decode(deltas, anchors):
+    return anchors[:, :2] + deltas * (anchors[:, 2:] - anchors[:, :2])
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+head = nn.Linear(4, 2).to(device)
+out = head(torch.randn(18, 4).to(device))
+anchors = {anchors}
+boxes = decode(out, anchors)
+"""
+
+
+@pytest.mark.parametrize(("anchors", "moved"), [
+    ("generate_anchors(3, 3)", True),  # stride and sizes left at their number defaults
+    ("generate_anchors(3, 3, 4)", True),  # a number given
+    ("generate_anchors(3, 3, stride=out.new_tensor(8.0))", False),  # a tensor of the output's device
+])
+def test_anchors_a_helper_builds_from_numbers_move_where_they_meet_the_head_output(anchors, moved):
+    """A parameter a call leaves at its literal default is that number (`stride=8`), `float(s)` is a
+    number whatever `s` is, and a list the helper fills with host tensors is a host list: the
+    anchors are made on the host and move where `decode` puts them with the head's output."""
+    result = fixed(ANCHORS.format(anchors=anchors))
+    assert (f"anchors = {anchors}.to(device)\n" in result) is moved
