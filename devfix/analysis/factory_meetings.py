@@ -43,6 +43,7 @@ from devfix.analysis.ast_nodes import (
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import NUMBER_BUILTINS, TENSOR_TO_TENSOR_METHODS, Kind
 from devfix.analysis.moves import is_cast, is_move
+from devfix.analysis.size_parameters import size_parameters
 from devfix.analysis.torch_api import (
     CHAIN_STOPS,
     DEVICE_CHANGING_METHODS,
@@ -70,6 +71,13 @@ MovedBeside = Callable[[str, int, str], bool]  # (function, position, parameter)
 NonTensors = Callable[[int, int], set[str]]  # names read somewhere in these lines as a proven non-tensor
 NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
 HOST_MADE_DEPTH = 12  # deeper than DF004's `analysis.host_made` (10), which counts fewer steps (a loop's row, a filled list): an over-approximation never stops sooner
+
+
+def _is_number(value: ast.expr) -> bool:
+    """A number literal, signed or not."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
 
 
 def meeting_scopes(
@@ -659,6 +667,21 @@ class _Scope:
             )
         return self._host_bound[key]
 
+    @cached_property
+    def _number_parameters(self) -> frozenset[str]:
+        """Parameters that may be Python numbers where the rule's value analysis proves them so,
+        read without it (it costs the whole file): one given as one of several sizes (`k` of
+        `torch.ones(c, 1, k, k) / k ** 2`), or one with a number default (`stride=8`, which the
+        calls may leave as it is)."""
+        if self.function is None:
+            return frozenset()
+        arguments = self.function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        pairs = [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
+                 *((argument, default) for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is not None)]
+        defaults = {argument.arg for argument, default in pairs if _is_number(default)}
+        return frozenset(defaults | size_parameters(self.nodes, self.imports, self.parameter_names))
+
     def _may_be_filled_on_the_host(self, name: str, depth: int) -> bool:
         """`anchors = []` filled by `anchors.append(...)` of values that may be made on the host (the
         rule's `host_made` proves an empty list filled only so a host list)."""
@@ -694,7 +717,7 @@ class _Scope:
             return self._may_be_host_made(value.elt, line, depth + 1, host_names)
         if isinstance(value, ast.Name):
             return value.id in host_names or self._may_be_bound_on_the_host(value.id, line, depth + 1) \
-                or self.kind_at(value) is Kind.SCALAR  # a parameter proven a number (`k` of `torch.ones(c, 1, k, k) / k ** 2`)
+                or (value.id in self._number_parameters and latest_binding(self.bindings, value.id, line) is None)
         if isinstance(value, (ast.Subscript, ast.Attribute)):
             return chained(value.value)
         if isinstance(value, ast.BinOp):
