@@ -18,7 +18,9 @@ class of the project gets `next(self.parameters()).device` instead: its base mig
 `self.device = device`). `torch.from_numpy(a)` and the legacy CPU
 constructors (`torch.BoolTensor(rows)`) get `.to(x.device)` (they accept no CUDA `device=`); so does a
 call of a function of the file or of the project whose every `return` makes a tensor on the host, never
-a 0-dim one (`self.block(x, src_mask=causal_mask(t))` → `causal_mask(t).to(x.device)`; `analysis.host_helpers`). A tensor made of a parameter's data (`state =
+a 0-dim one (`self.block(x, src_mask=causal_mask(t))` → `causal_mask(t).to(x.device)`; `analysis.host_helpers`),
+or of a static or class method of the class that does so (CLAM's `self.create_positive_targets(k)`
+→ `.to(A.device)`: it has no module of its own to take a device from). A tensor made of a parameter's data (`state =
 torch.from_numpy(state)`, `torch.tensor(x)`) takes the module's device: that parameter is an array,
 a list or a number where the call reads it, though the name later holds the tensor fed to a submodule.
 
@@ -157,12 +159,13 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                                                  | indexings_fed_to_submodules(caller, submodules) | self.scope_tensors(caller.body), calls,
                                                  lambda name: self.kind_of(name) is Kind.TENSOR)
         results_fed = results_fed_to_submodules(facts.methods, submodules, calls, self.qualified)
+        static_helpers = self._static_host_helpers(node, facts.methods)
         for name, method in facts.methods.items():
             if name == "__init__" or name in self._methods_called_only_in_constructors():
                 continue  # a method only called while a module is built runs before any move
             def finder_of(result_fed: bool) -> _FedToSubmodules:
                 finder = _FedToSubmodules(self, method, submodules, not _only_indexes_with(node, name), feeding,
-                                          given_tensors.get(name, set()), result_fed, tensor_types)
+                                          given_tensors.get(name, set()), result_fed, tensor_types, static_helpers)
                 method.body.visit(finder)
                 return finder
 
@@ -245,6 +248,15 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         on the host, never a 0-dim one (`causal_mask(n)`; `analysis.host_helpers`)."""
         summary = self.facts.helper(function) if self.facts is not None else None
         return summary is not None and summary.makes_host_tensors
+
+    def _static_host_helpers(self, node: cst.ClassDef, methods: dict[str, cst.FunctionDef]) -> frozenset[str]:
+        """The class's static and class methods whose every `return` makes a tensor on the host
+        (CLAM's `create_positive_targets(length)`: `torch.full((length,), 1).long()`). They have no
+        module to take a device from, so their callers place the result, as for a helper of the file."""
+        if self.facts is None:
+            return frozenset()
+        summaries = {name: self.facts.method_summary(node.name.value, name) for name, method in methods.items() if is_static_method(method)}
+        return frozenset(name for name, summary in summaries.items() if summary is not None and summary.makes_host_tensors)
 
     def _is_helper_call(self, call: cst.Call) -> bool:
         return isinstance(call.func, cst.Name) and not is_factory_call(call, self.qualified) and self.returns_host_tensors(call.func.value)
@@ -358,6 +370,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         given_tensors: set[str] = frozenset(),
         result_fed: bool = False,
         tensor_types: frozenset[str] = frozenset(),
+        static_helpers: frozenset[str] = frozenset(),
     ) -> None:
         self.rule, self.submodules, self.returns_count, self.result_fed = rule, submodules, returns_count, result_fed
         self.feeding = feeding or {}  # the class's other methods: their parameters, and those fed to a submodule
@@ -367,6 +380,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         self.calls: list[cst.Call] = []
         self.returned: set[cst.Call] = set()  # those found only where the method returns them
         self.tensor_types = tensor_types  # `self.<attr>` holding a CPU tensor type
+        self.static_helpers = static_helpers  # static methods of the class returning host tensors
         self.inputs = list(_tensor_parameters(rule, method, submodules, given_tensors))
         self.reference = next(iter(self.inputs), None)
         self.forward = method.name.value == "forward"
@@ -511,8 +525,8 @@ class _FedToSubmodules(cst.CSTVisitor):
         if isinstance(value, (cst.Name, cst.Attribute)) and _binding_key(value) is not None:
             return list((self.fresh if named else self.fresh_for_returns).get(_binding_key(value), []))
         if isinstance(value, cst.Call):
-            if is_self_attribute(value.func) and value.func.attr.value in self.tensor_types:
-                return [value]  # `self.Tensor(input.size())`
+            if is_self_attribute(value.func) and value.func.attr.value in self.tensor_types | self.static_helpers:
+                return [value]  # `self.Tensor(input.size())`, `self.create_positive_targets(k)`
             if isinstance(value.func, cst.Name) and value.func.value not in self.local_names and self.rule.returns_host_tensors(value.func.value):
                 return [value]  # `causal_mask(t)`, a helper whose every `return` makes a tensor on the host
             if is_factory_call(value, qualified) or qualified(value.func) & MOVED_AFTER:

@@ -757,3 +757,38 @@ def test_a_result_every_caller_moves_at_once_needs_no_device_where_it_is_made(fi
     source = STREAMING.format(first=first, second=second)
     result = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
     assert (result != source) is moved
+
+
+STATIC_TARGETS = """import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.classifier = nn.Linear(4, 2)
+        self.loss_fn = nn.CrossEntropyLoss()
+
+    @staticmethod
+    def targets(n{parameter}):
+        return {made}
+
+    def forward(self, h):
+        logits = self.classifier(h)
+        return self.loss_fn(logits, {call})
+"""
+
+
+@pytest.mark.parametrize(("parameter", "made", "call", "moved"), [
+    ("", "torch.full((n,), 1).long()", "self.targets(h.size(0))", True),
+    # the static method is given the device: its result is already there
+    (", device", "torch.full((n,), 1, device=device).long()", "self.targets(h.size(0), h.device)", False),
+    # a plain function of the file named like the method is no call of it
+    ("", "torch.full((n,), 1).long()", "targets(h.size(0))", False),
+])
+def test_a_host_tensor_a_static_method_returns_goes_where_the_input_is(parameter, made, call, moved):
+    """CLAM's `create_positive_targets(length)`: a static method has no module of its own to take a
+    device from, so the caller moves what it returns."""
+    source = STATIC_TARGETS.format(parameter=parameter, made=made, call=call)
+    result = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
+    assert result == (source.replace(call, f"{call}.to(h.device)") if moved else source)
