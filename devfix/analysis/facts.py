@@ -49,10 +49,12 @@ from devfix.analysis.importers import (
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.kinds import DATALOADER_KINDS, ITEM_ASSIGNABLE, Kind
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
+from devfix.analysis.module_instances import Instances, called_instances
 from devfix.analysis.parameter_copies import classes_copying_parameters
 from devfix.analysis.project import ProjectIndex
 from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_listed_moves, returned_move
+from devfix.analysis.returned_pairs import ReturnedPair, returned_pairs
 from devfix.analysis.test_devices import AcceleratedTests
 from devfix.analysis.torch_api import places_devices, places_on_several_gpus
 from devfix.analysis.values import ValueFacts, analyse_values
@@ -490,6 +492,32 @@ class FileFacts:
         return self._factory_meeting_scope_lines
 
     @cached_property
+    def returned_pairs(self) -> dict[int, list[ReturnedPair]]:
+        """By `def` line: factories a function returns beside a tensor computed from its
+        parameters, that every caller puts together with it (`analysis.returned_pairs`)."""
+        found: dict[int, list[ReturnedPair]] = {}
+        is_tensor = lambda name: self.values.reads.get((name.lineno, name.col_offset)) is Kind.TENSOR  # noqa: E731
+        for pair in returned_pairs(self._tree, self.imports, is_tensor, self._instance_calls):
+            found.setdefault(pair.function_line, []).append(pair)
+        return found
+
+    def _instance_calls(self, class_name: str) -> list[ast.Call] | None:
+        """Every call of the file's instances of its Module class `class_name`, when the names
+        holding them are only called or asked for attributes (`analysis.module_instances`)."""
+        if self.classes.get(class_name) is not Kind.MODULE:
+            return None
+        instances = self._called_instances
+        if class_name in instances.layers.values() or class_name in instances.immediate.values():
+            return None
+        names = {name for name, held in instances.names.items() if held == class_name}
+        return [node for node in ast.walk(self._tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names]
+
+    @cached_property
+    def _called_instances(self) -> Instances:
+        modules = {name for name, kind in self.classes.items() if kind is Kind.MODULE}
+        return called_instances(self._tree, modules, self.imports.qualify)
+
+    @cached_property
     def _factory_meeting_scope_lines(self) -> frozenset[int]:
         scopes = meeting_scopes(
             self._tree, self.imports, lambda name: self.values.reads.get((name.lineno, name.col_offset), Kind.UNKNOWN),
@@ -497,7 +525,7 @@ class FileFacts:
             lambda name: self.returned_move(name) is not None or self.returned_listed_moves(name) is not None, self.models_moved_beside,
             lambda name: self._project.imported_class_methods(self._path, self.imports.names[name]),
         )
-        return frozenset(0 if function is None else function.lineno for function in scopes)
+        return frozenset(0 if function is None else function.lineno for function in scopes) | set(self.returned_pairs)
 
     def _imported_meets(self, name: str) -> bool:
         """`from metrics import accuracy`: a function of the project that puts two of its parameters

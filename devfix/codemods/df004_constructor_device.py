@@ -132,6 +132,12 @@ is where it was before. A helper whose
 returned factories this pass already places where its parameters are (`smooth_one_hot(labels, k)`'s
 `torch.zeros(..., device=labels.device)`) needs no move where it is used.
 
+A factory a function returns beside a tensor it computed from its parameters, where every caller
+of the file unpacks the two and gives them to one call or operator (SimCLR's `info_nce_loss`:
+`labels = torch.zeros(logits.shape[0], dtype=torch.long)`, `return logits / temperature, labels`,
+then `criterion(logits, labels)`), is made where its partner is: `device=logits.device`
+(`analysis.returned_pairs`).
+
 A value made from factories before anything names the device (`x = torch.randn(8, 5)` above
 `model = Net()` and `if use_cuda: model = model.cuda()`) moves where it is fed instead:
 `model(x.to(next(model.parameters()).device))`, `criterion(out, y.to(out.device))`.
@@ -306,6 +312,21 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
         self._hosted_inputs.update(finder.hosted_inputs)
         self._moved_containers.update(finder.moved_containers)
         self._moved_bindings.update(finder.moved_bindings)
+        if isinstance(scope, cst.FunctionDef):
+            self._align_returned_pairs(scope)
+
+    def _align_returned_pairs(self, function: cst.FunctionDef) -> None:
+        """SimCLR's `labels = torch.zeros(n, dtype=torch.long)` returned beside `logits`, which every
+        caller gives to the loss with it: made on `logits.device` (`analysis.returned_pairs`)."""
+        pairs = self.facts.returned_pairs.get(self.line_of(function), []) if self.facts is not None else []
+        for pair in pairs:
+            for statement in function.body.body:
+                if not (isinstance(statement, cst.SimpleStatementLine) and self.line_of(statement) == pair.binding_line):
+                    continue
+                for small in statement.body:
+                    if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name) \
+                            and small.targets[0].target.value == pair.name:
+                        self._aligned.setdefault(_innermost_call(small.value), f"{pair.partner}.device")
 
     def returns_cpu_tensors(self, function: str) -> bool:
         """Is `function` a top-level function of this file whose every `return` builds a CPU
@@ -2272,3 +2293,10 @@ class _CudaReferences(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if any(name.startswith("torch.cuda.") for name in self.qualified(node)):
             self.found = True
+
+
+def _innermost_call(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The factory of `torch.full(...).long()`: the call under a chain of tensor methods."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call):
+        value = value.func.value
+    return value
