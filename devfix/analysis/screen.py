@@ -87,6 +87,7 @@ from devfix.analysis.torch_api import (
     PLACEMENT_KEEPING_METHODS,
     TENSOR_ANNOTATIONS,
     TENSOR_ONLY_MEMBERS,
+    VARIABLE_WRAPPERS,
     is_torch_tensor_function,
 )
 from devfix.analysis.values import ANNOTATION_KINDS
@@ -796,6 +797,8 @@ class _Screen:
             for branch, other in ((value.body, value.orelse), (value.orelse, value.body)):
                 if isinstance(other, ast.Constant) and other.value is None:
                     return self._may_be_tensor(branch, init)
+        if isinstance(value, ast.Call) and self.imports.qualify(value.func) in VARIABLE_WRAPPERS and value.args:
+            return self._may_be_tensor(value.args[0], init)  # `Variable(t)` is `t` today (AGNN's `self.beta`)
         if isinstance(value, ast.Name):
             settled = self._settled_parameter_kind(value.id, init)
             return None if settled is None else settled is Kind.TENSOR

@@ -21,9 +21,14 @@ per item (`anchors_0`, `anchors_1`) and `anchors` a property that lists them, so
 and loops see the same list on the Module's device; only when nothing in the file changes the
 list (item stores, `append`, another `.anchors = ...`) and the buffers' names are free.
 
-Refuses: trained tensors (made with `requires_grad=True`, given `requires_grad` later, or handed to
-a `torch.optim` optimizer: a buffer's `.to()` copy would never be updated; an `nn.Parameter` is what
-they need), attributes that every other method moves where it reads them (`self.pos.to(x.device,
+`Variable(t)` (the pre-0.4 autograd wrapper, AGNN's `self.beta`) is `t`.
+
+Reports without a fix: tensors made to require grad (`requires_grad=True`, or given `requires_grad`
+later) that no optimizer of the class trains: a buffer's `.to()` copy would never be updated; an
+`nn.Parameter` is what they need, and it changes what the optimizer trains.
+
+Refuses: tensors an optimizer the class builds trains (SAC's `log_alpha`: where that optimizer
+wants them), attributes that every other method moves where it reads them (`self.pos.to(x.device,
 dtype=x.dtype)`, `.to(x)`, `.cuda()`, CLIP's `self.attn_mask[..., -n:, -n:].to(device=x.device)` after
 `if self.attn_mask is not None`: the code is right as it is), `__init__` parameters annotated
 `nn.Parameter` (assigned to `self`, registered as parameters already), and any `__init__` parameter
@@ -66,7 +71,7 @@ from devfix.analysis.module_classes import (
 )
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_tensor_expression
-from devfix.analysis.torch_api import COMPLEX_MAKERS, PARAMETER_CLASSES
+from devfix.analysis.torch_api import COMPLEX_MAKERS, PARAMETER_CLASSES, VARIABLE_WRAPPERS
 from devfix.analysis.torch_names import is_cuda_device_expression
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_method_after_init, register_buffer
@@ -92,6 +97,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         self._buffers: dict[cst.Assign, tuple[str, bool]] = {}  # statement → (attribute, drop a `.cuda()`)
         self._lists: dict[cst.Assign, tuple[str, int]] = {}  # `self.x = [t0, t1]` → (attribute, items)
         self._properties: dict[int, list[str]] = {}  # id of a class → the list properties its fixes add
+        self._trained_tensors: dict[cst.Assign, str] = {}  # `self.beta = Variable(t, requires_grad=True)`: reported only
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self.is_module_classdef(node):
@@ -114,11 +120,17 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         for name, statement in stored_once_in_init(facts, self.line_of):
             if self.fix_asked_elsewhere(statement):
                 continue
-            if self._moved_where_read(name, facts.methods) or self._trained(name, statement.value, node):
+            if self._moved_where_read(name, facts.methods):
+                continue
+            trained = self._trained(name, statement.value, node)
+            if trained is not None:
+                if not trained.optimized and is_tensor_expression(_without_variable(statement.value, self.qualified), tensors, self.qualified):
+                    self._trained_tensors[statement] = name  # reported: an `nn.Parameter` changes what is trained
                 continue
             if name in _self_reads(statement.value) or self._state_of_a_torch_layer_base(node, name):
                 continue  # gluonts' `self.weight = self._init_weight(self.weight)` of an `nn.Embedding`: its Parameter
-            value = _unless_none(statement.value)  # `torch.tensor(alpha) if alpha is not None else None`: a buffer may be None
+            # `torch.tensor(alpha) if alpha is not None else None`: a buffer may be None; `Variable(t)` is `t`
+            value = _without_variable(_unless_none(statement.value), self.qualified)
             if isinstance(value, cst.List):
                 if self._tensor_list(value, tensors, name, node, facts.methods) and not registered_by_bases(name):
                     self._lists[statement] = (name, len(value.elements))
@@ -227,18 +239,18 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         self.module.visit(changes)
         return changes.stores == 1 and not changes.changed
 
-    def _trained(self, name: str, value: cst.BaseExpression, class_node: cst.ClassDef) -> bool:
+    def _trained(self, name: str, value: cst.BaseExpression, class_node: cst.ClassDef) -> _Training | None:
         """The tensor is trained: made with `requires_grad=True`, or the class sets `requires_grad` on
         `self.<name>` or hands it to a `torch.optim` optimizer (minimalRL's SAC: `self.log_alpha =
         torch.tensor(np.log(init_alpha))`, `self.log_alpha.requires_grad = True`, `optim.Adam([self.log_alpha])`).
-        A buffer is no place for it (`.to()` would give the module a copy the optimizer never updates)."""
-        if isinstance(value, cst.Call) and any(
-                arg.keyword is not None and arg.keyword.value == "requires_grad" and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
-                for arg in value.args):
-            return True
+        A buffer is no place for it (`.to()` would give the module a copy the optimizer never updates).
+        The walk tells whether the class's own optimizer trains it (then it is where that one wants it)."""
         finder = _Training(name, self.qualified)
         class_node.visit(finder)
-        return finder.found
+        made_trainable = isinstance(value, cst.Call) and any(
+            arg.keyword is not None and arg.keyword.value == "requires_grad" and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+            for arg in value.args)
+        return finder if made_trainable or finder.found else None
 
     def _may_be_complex(self, value: cst.BaseExpression, methods: dict[str, cst.FunctionDef]) -> bool:
         """The value, or the method or function of the file it calls, makes a complex tensor
@@ -344,6 +356,12 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
     ) -> cst.BaseStatement | cst.FlattenSentinel:
         if len(original_node.body) == 1 and original_node.body[0] in self._lists:
             return self._list_as_buffers(original_node, updated_node)
+        if len(original_node.body) == 1 and original_node.body[0] in self._trained_tensors:
+            name = self._trained_tensors[original_node.body[0]]
+            self.report(original_node.body[0], f"`self.{name}` requires grad but is a plain tensor attribute: `.to(device)` leaves it on "
+                        "the CPU and `parameters()` leaves it out; make it an `nn.Parameter` if the optimizer is to train it",
+                        fixable=False)
+            return updated_node
         if len(original_node.body) != 1 or original_node.body[0] not in self._buffers:
             return updated_node
         name, drop_cuda = self._buffers[original_node.body[0]]
@@ -400,6 +418,13 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         return self.qualified(value.func) if isinstance(value, cst.Call) else set()
 
 
+def _without_variable(value: cst.BaseExpression, qualified) -> cst.BaseExpression:
+    """`Variable(torch.zeros(1))` is `torch.zeros(1)` since PyTorch 0.4 (AGNN's `self.beta`)."""
+    if isinstance(value, cst.Call) and qualified(value.func) & VARIABLE_WRAPPERS and value.args and value.args[0].keyword is None:
+        return value.args[0].value
+    return value
+
+
 def _unless_none(value: cst.BaseExpression) -> cst.BaseExpression:
     """The other branch of a conditional expression one branch of which is `None` (focal losses'
     `self.alpha = torch.tensor(alpha) if alpha is not None else None`): `register_buffer` takes
@@ -443,6 +468,7 @@ class _Training(cst.CSTVisitor):
 
     def __init__(self, name: str, qualified) -> None:
         self.name, self.qualified, self.found = name, qualified, False
+        self.optimized = False  # handed to an optimizer of the class
 
     def _is_attribute(self, node: cst.CSTNode) -> bool:
         return (isinstance(node, cst.Attribute) and node.attr.value == self.name and isinstance(node.value, cst.Name)
@@ -458,6 +484,7 @@ class _Training(cst.CSTVisitor):
             for arg in node.args:
                 arg.value.visit(finder)
             self.found = self.found or finder.found
+            self.optimized = self.optimized or finder.found
 
 
 class _AttributeFound(cst.CSTVisitor):

@@ -54,14 +54,42 @@ def test_a_complex_table_is_left_alone(value):
 
 @pytest.mark.parametrize("value", [
     "torch.zeros(4, requires_grad=True)",
-    # minimalRL's SAC: the entropy temperature is trained by an optimizer of its own
     "torch.zeros(4)\n        self.table.requires_grad = True",
-    "torch.zeros(4)\n        self.table_optimizer = torch.optim.Adam([self.table], lr=0.01)",
     "torch.zeros(4)\n        self.table.requires_grad_()",
 ])
 def test_a_trained_tensor_is_no_buffer(value):
-    """A buffer's `.to()` copy is not what the optimizer updates: such a tensor needs `nn.Parameter`."""
+    """A buffer's `.to()` copy is not what the optimizer updates: such a tensor needs `nn.Parameter`,
+    which changes what is trained: reported without a fix."""
+    source = MODULE.replace("VALUE", value).replace("READ", "self.table")
+    result = run_devfix(source, rules=[TensorAttributeBuffer])
+    assert [(finding.code, finding.fixable) for finding in result.findings] == [("DF014", False)]
+    assert "nn.Parameter" in result.findings[0].message
+    assert result.fixed.decode() == source
+
+
+@pytest.mark.parametrize("value", [
+    "torch.zeros(4)\n        self.table_optimizer = torch.optim.Adam([self.table], lr=0.01)",
+    "torch.zeros(4, requires_grad=True)\n        self.table_optimizer = torch.optim.Adam([self.table], lr=0.01)",
+])
+def test_a_tensor_an_optimizer_of_the_class_trains_is_left_alone(value):
+    """minimalRL's SAC: the entropy temperature is trained where its own optimizer wants it."""
     assert findings(value, "self.table") == []
+
+
+@pytest.mark.parametrize(("value", "fixed"), [
+    # AGNN's `self.beta`: `Variable(t)` is `t` since PyTorch 0.4
+    ("Variable(torch.rand(1))", 'self.register_buffer("table", Variable(torch.rand(1)), persistent=False)'),
+    ("Variable(torch.rand(1), requires_grad=False)", 'self.register_buffer("table", Variable(torch.rand(1), requires_grad=False), persistent=False)'),
+    ("Variable(torch.rand(1), requires_grad=True)", None),  # trained: reported only
+    ("Variable(torch.rand(1), requires_grad=requires_grad)", None),
+])
+def test_a_variable_is_the_tensor_it_wraps(value, fixed):
+    source = MODULE.replace("import torch\n", "import torch\nfrom torch.autograd import Variable\n").replace(
+        "def __init__(self):", "def __init__(self, requires_grad=True):").replace("VALUE", value).replace("READ", "self.table")
+    result = run_devfix(source, rules=[TensorAttributeBuffer])
+    assert result.fixed.decode() == (source.replace(f"self.table = {value}", fixed) if fixed else source)
+    if fixed is None:
+        assert [(finding.code, finding.fixable) for finding in result.findings] == [("DF014", False)]
 
 
 @pytest.mark.parametrize(("value", "found"), [
