@@ -6,6 +6,8 @@ tuple; `step` hands that tuple to `learn(self, experiences, gamma)`, which unpac
 actions, rewards, next_states, dones = experiences`) and feeds the names to its moved networks.
 Inside `learn` nothing says what `experiences` holds: the class's own calls of `learn` and the
 buffer's method do (its summary, `analysis.host_helpers`, proves the tuple's tensors host-made).
+A method that unpacks the buffer's batch itself (`states, actions, ... = self.buffer.sample(n)`)
+holds host-made names from that line.
 """
 
 from __future__ import annotations
@@ -35,14 +37,18 @@ def host_unpacked_names(
     if not attribute_classes:
         return set()
     found: set[tuple[str, int]] = set()
+    for method in facts.methods.values():  # `states, actions, ... = self.buffer.sample(batch_size)` in the method itself
+        for assign, value, names in _unpacks(method, cst.Call):
+            if _sampled_size({}, line_of(assign), value, attribute_classes, tuple_size) == len(names):
+                found |= {(unpacked, line_of(assign)) for unpacked in names}
     for name, sites in self_calls(facts.methods).items():
         method = facts.methods[name]
         positional = [param.name.value for param in [*method.params.posonly_params, *method.params.params][1:]]
-        for assign, parameter, names in _unpacks(method):
-            if parameter not in positional:
+        for assign, parameter, names in _unpacks(method, cst.Name):
+            if parameter.value not in positional:
                 continue
             sizes = {
-                _sampled_size(bindings_in(caller), line_of(call), argument_for(call, parameter, positional), attribute_classes, tuple_size)
+                _sampled_size(bindings_in(caller), line_of(call), argument_for(call, parameter.value, positional), attribute_classes, tuple_size)
                 for caller, call in sites
             }
             if sizes == {len(names)}:
@@ -62,9 +68,10 @@ def _attribute_classes(facts: ClassFacts, classes: set[str]) -> dict[str, str]:
     return found
 
 
-def _unpacks(method: cst.FunctionDef) -> list[tuple[cst.Assign, str, list[str]]]:
-    """`a, b, c = parameter` statements of the method's own body: (statement, parameter, names)."""
-    finder = _Unpacks()
+def _unpacks(method: cst.FunctionDef, kind: type) -> list[tuple[cst.Assign, cst.BaseExpression, list[str]]]:
+    """`a, b, c = <value>` statements of the method's own body whose value is of `kind` (a name, a
+    call): (statement, value, names)."""
+    finder = _Unpacks(kind)
     method.body.visit(finder)
     return finder.found
 
@@ -79,15 +86,16 @@ def _sampled_size(
         if len(found) != 1 or found[0].line >= line or found[0].unpacked:
             return 0
         value = found[0].value
-    if not (isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) and is_self_attribute(value.func.value)):
-        return 0
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and is_self_attribute(value.func.value)):
+        return 0  # (its arguments change nothing: every `return` of the method makes its tuple on the host)
     owner = attribute_classes.get(value.func.value.attr.value)
     return tuple_size(owner, value.func.attr.value) if owner is not None else 0
 
 
 class _Unpacks(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: list[tuple[cst.Assign, str, list[str]]] = []
+    def __init__(self, kind: type) -> None:
+        self.kind = kind
+        self.found: list[tuple[cst.Assign, cst.BaseExpression, list[str]]] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -96,10 +104,10 @@ class _Unpacks(cst.CSTVisitor):
         return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) != 1 or not isinstance(node.value, cst.Name):
+        if len(node.targets) != 1 or not isinstance(node.value, self.kind):
             return
         target = node.targets[0].target
         if isinstance(target, (cst.Tuple, cst.List)) and all(
             isinstance(element, cst.Element) and isinstance(element.value, cst.Name) for element in target.elements
         ):
-            self.found.append((node, node.value.value, [element.value.value for element in target.elements]))
+            self.found.append((node, node.value, [element.value.value for element in target.elements]))

@@ -46,7 +46,8 @@ model's device, unless it may be a 0-dim tensor, which arithmetic accepts on the
 method unpacks from a batch another class of the file samples on the host (a DQN agent's `states,
 actions, rewards, next_states, dones = experiences`, where every call of `learn` passes what
 `self.memory.sample()` returns, and the replay buffer's `sample` returns a tuple of tensors built
-there from numpy; `analysis.sampled_batches`).
+there from numpy; or where the method samples them itself, `states, ... = self.buffer.sample(n)`;
+`analysis.sampled_batches`).
 
 A model `__init__` keeps as given (`self.model = model`) is on a device when every construction of
 the class in the file gives it a name its scope moved before the call (`Evaluator(model)` after

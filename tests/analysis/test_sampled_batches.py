@@ -71,3 +71,17 @@ def test_a_batch_not_proven_host_tensors_from_every_call_is_left_alone(change, w
     assert source != AGENT
     learn = source[source.index("    def learn"):]
     assert learn in fixed(source), why
+
+
+@pytest.mark.parametrize(("sample", "moved"), [
+    ("self.memory.sample()", True),
+    ("self.memory.sample(32)", True),  # what it is given changes nothing: every return is made on the host
+    ("self.memory.rows", False),  # no method of the buffer
+])
+def test_names_a_method_unpacks_from_the_sample_itself_are_moved(sample, moved):
+    """A DQN agent's `update`: `states, rewards = self.buffer.sample(batch_size)`, then the networks."""
+    source = AGENT.replace("    def sample(self):", "    def sample(self, n=None):").replace(
+        "        batch = self.memory.sample()\n        return self.learn(batch)\n",
+        f"        states, rewards = {sample}\n        return (rewards + self.q(states)).sum()\n")
+    after = fixed(source)
+    assert ("self.q(states.to(next(self.q.parameters()).device))" in after) is moved
