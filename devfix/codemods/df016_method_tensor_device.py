@@ -186,6 +186,8 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
             for call in finder.calls:
                 if call in finder.returned and moved_by_callers:
                     continue  # phi4's `_streaming_mask(...)`: each caller moves the result where it needs it
+                if call in finder.returned and is_self_attribute(call.func) and call.func.attr.value in static_helpers:
+                    continue  # OWLv2's `compute_box_bias`: a static method's result only returned is its callers' to place
                 reference = finder.reference
                 if reference is not None and proven_none_at(call, reference, lambda node: self.get_metadata(ParentProvider, node, None)):
                     reference = None  # `if indices is None: indices = torch.arange(n)`: no input's device there

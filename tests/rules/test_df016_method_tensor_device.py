@@ -792,3 +792,42 @@ def test_a_host_tensor_a_static_method_returns_goes_where_the_input_is(parameter
     source = STATIC_TARGETS.format(parameter=parameter, made=made, call=call)
     result = run_devfix(source, rules=[MethodTensorDevice]).fixed.decode()
     assert result == (source.replace(call, f"{call}.to(h.device)") if moved else source)
+
+
+BOX_BIAS = """import torch
+import torch.nn as nn
+from transformers import PreTrainedModel
+
+
+class Detector(PreTrainedModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.box_head = nn.Linear(4, 4)
+        self.box_bias = self.compute_box_bias(2, 2)
+
+    @staticmethod
+    def normalize_grid(h, w):
+        xx, yy = torch.meshgrid(torch.arange(1, w + 1.0), torch.arange(1, h + 1.0), indexing="xy")
+        grid = torch.stack((xx, yy), dim=-1)
+        grid[..., 0] /= w
+        return grid.view(-1, 2)
+
+    def compute_box_bias(self, h, w):
+        coords = self.normalize_grid(h, w)
+        return torch.cat([coords, coords], dim=-1)
+
+    def forward(self, feats, interpolate=False):
+        if interpolate:
+            box_bias = self.compute_box_bias(2, 2)
+        else:
+            box_bias = self.box_bias
+        box_bias = box_bias.to(feats.device)
+        return self.box_head(feats) + box_bias
+"""
+
+
+def test_a_static_methods_host_tensor_a_method_only_returns_is_left_to_its_callers():
+    """OWLv2's `compute_box_bias`: run in `__init__` (maybe on the meta device) and moved by
+    `box_predictor` where it is used; `.to(self.device)` inside it would be a rewrite of correct code."""
+    assert run_devfix(BOX_BIAS, rules=[MethodTensorDevice]).fixed.decode() == BOX_BIAS
+
