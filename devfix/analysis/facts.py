@@ -497,7 +497,10 @@ class FileFacts:
         parameters, that every caller puts together with it (`analysis.returned_pairs`)."""
         found: dict[int, list[ReturnedPair]] = {}
         is_tensor = lambda name: self.values.reads.get((name.lineno, name.col_offset)) is Kind.TENSOR  # noqa: E731
+        top_level = {node.lineno: node.name for node in self._tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for pair in returned_pairs(self._tree, self.imports, is_tensor, self._instance_calls):
+            if pair.function_line in top_level and self._project.foreign_calls(self._path, top_level[pair.function_line]) != []:
+                continue  # another file of the project uses the function: its callers are not all in view
             found.setdefault(pair.function_line, []).append(pair)
         return found
 

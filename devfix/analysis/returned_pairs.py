@@ -23,7 +23,8 @@ where their partner is on every device, and the callers need no change. Proven, 
 - every use of the function's name in the file is such a call unpacked into one name per item,
   and in the caller's scope the two names are then given to one call or one operator; for a
   Module's `forward`, every call of the names that only hold its instances (MoCo's `output,
-  target = model(im_q, im_k)`, then `criterion(output, target)`).
+  target = model(im_q, im_k)`, then `criterion(output, target)`); a top-level function no other
+  file of the project uses (`FileFacts.returned_pairs` asks `analysis.importers`).
 """
 
 from __future__ import annotations

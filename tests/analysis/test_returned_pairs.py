@@ -8,6 +8,7 @@ import ast
 import pytest
 
 from devfix.analysis.facts import FileFacts
+from devfix.analysis.project import ProjectIndex
 from devfix.analysis.returned_pairs import ReturnedPair
 
 HEADER = "import torch\nimport torch.nn.functional as F\n\n\n"
@@ -112,3 +113,16 @@ def test_a_modules_forward_pairs_when_every_call_of_its_instances_joins_them(log
     source = MOCO.format(logits=logits, use=use)
     facts = FileFacts(ast.parse(source), source, "moco.py", None)
     assert bool(facts.returned_pairs) is paired
+
+
+def test_a_function_another_file_uses_is_no_pair(tmp_path):
+    """`from losses import info_nce` in a script beside it: that caller may keep the labels on the host."""
+    helper = HEADER + HELPER.format(factory="torch.zeros(logits.shape[0], dtype=torch.long)", after="pass", returned="logits, labels")
+    source = helper + CALLER.format(use="return criterion(logits, labels)")
+    losses = tmp_path / "losses.py"
+    losses.write_text(source)
+    facts = FileFacts(ast.parse(source), source, str(losses), ProjectIndex())
+    assert facts.returned_pairs
+    (tmp_path / "evaluate.py").write_text("from losses import info_nce\n\nlogits, labels = info_nce(features)\nprint(labels.numpy())\n")
+    facts = FileFacts(ast.parse(source), source, str(losses), ProjectIndex())
+    assert facts.returned_pairs == {}
