@@ -57,10 +57,10 @@ def returned_pairs(tree: ast.Module, imports: ImportTable, is_tensor: Callable[[
     them all (`analysis.module_instances`), the uses of its `forward`; None otherwise."""
     found: list[ReturnedPair] = []
     for function, class_name in _candidates(tree):
-        pair = _pair_in(function, imports, is_tensor, class_name is not None)
+        pair = _pair_in(function, imports, class_name is not None)
         if pair is None:
             continue
-        partner_item, factory_item, found_pair = pair
+        partner_item, factory_item, found_pair, partner = pair
         if class_name is None:  # `info_nce_loss(features)`
             uses = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == function.name and isinstance(node.ctx, ast.Load)]
         elif function.name == "forward":  # `output, target = model(im_q, im_k)`
@@ -68,7 +68,8 @@ def returned_pairs(tree: ast.Module, imports: ImportTable, is_tensor: Callable[[
             uses = [call.func for call in calls] if calls is not None else None
         else:  # `self.info_nce_loss(features)`, or the method read from anything else
             uses = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr == function.name]
-        if uses and _every_caller_joins(tree, uses, partner_item, factory_item):
+        # the value analysis last: most files never need it
+        if uses and _every_caller_joins(tree, uses, partner_item, factory_item) and is_tensor(partner):
             found.append(found_pair)
     return found
 
@@ -89,8 +90,9 @@ def _candidates(tree: ast.Module):
                 yield function, node.name
 
 
-def _pair_in(function, imports: ImportTable, is_tensor: Callable[[ast.Name], bool], is_method: bool) -> tuple[int, int, ReturnedPair] | None:
-    """(the partner's item, the factory's item, the pair) of `function`'s last statement."""
+def _pair_in(function, imports: ImportTable, is_method: bool) -> tuple[int, int, ReturnedPair, ast.Name] | None:
+    """(the partner's item, the factory's item, the pair, the partner's name where it is returned)
+    of `function`'s last statement; that name is still to be proven a tensor."""
     last = function.body[-1]
     if not (isinstance(last, ast.Return) and isinstance(last.value, ast.Tuple)
             and any(isinstance(item, ast.Name) for item in last.value.elts)):
@@ -111,7 +113,7 @@ def _pair_in(function, imports: ImportTable, is_tensor: Callable[[ast.Name], boo
         if _read_after(nodes, item.id, binding.lineno, last):
             continue
         for partner_item, other in enumerate(items):
-            partner = _partner(other, is_tensor) if partner_item != factory_item else None
+            partner = _device_root(other) if partner_item != factory_item else None
             if partner is None or partner.id == item.id:
                 continue
             partner_bindings = bindings.get(partner.id, [])
@@ -119,7 +121,7 @@ def _pair_in(function, imports: ImportTable, is_tensor: Callable[[ast.Name], boo
                     _kept_from(value, partner.id) for line, value in partner_bindings if line >= binding.lineno):
                 continue  # no value above the factory, or one below it elsewhere (`logits = logits / t` keeps it)
             if _from_parameters(partner.id, bindings, _tensor_parameters(function, is_method), imports, DEPTH, set()):
-                return partner_item, factory_item, ReturnedPair(function.lineno, binding.lineno, item.id, partner.id)
+                return partner_item, factory_item, ReturnedPair(function.lineno, binding.lineno, item.id, partner.id), partner
     return None
 
 
@@ -157,12 +159,6 @@ def _read_after(nodes: list[ast.AST], name: str, line: int, last: ast.Return) ->
     returned = {id(node) for node in ast.walk(last)}
     return any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and node.lineno > line
                and id(node) not in returned for node in nodes)
-
-
-def _partner(item: ast.expr, is_tensor: Callable[[ast.Name], bool]) -> ast.Name | None:
-    """The tensor name an item is computed from through operations that keep its device."""
-    root = _device_root(item)
-    return root if root is not None and is_tensor(root) else None
 
 
 def _kept_from(value: ast.expr | None, name: str) -> bool:
