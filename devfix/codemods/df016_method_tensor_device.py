@@ -77,6 +77,8 @@ nor do the modules it imports (as DF004): its Modules run on the CPU there, and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from devfix.analysis.call_sites import argument_for, constructor_values_for
@@ -186,7 +188,7 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
             for call in finder.calls:
                 if call in finder.returned and moved_by_callers:
                     continue  # phi4's `_streaming_mask(...)`: each caller moves the result where it needs it
-                if call in finder.returned and is_self_attribute(call.func) and call.func.attr.value in static_helpers:
+                if call in finder.returned and is_self_attribute(call.func) and static_helpers(call.func.attr.value):
                     continue  # OWLv2's `compute_box_bias`: a static method's result only returned is its callers' to place
                 reference = finder.reference
                 if reference is not None and proven_none_at(call, reference, lambda node: self.get_metadata(ParentProvider, node, None)):
@@ -251,14 +253,23 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         summary = self.facts.helper(function) if self.facts is not None else None
         return summary is not None and summary.makes_host_tensors
 
-    def _static_host_helpers(self, node: cst.ClassDef, methods: dict[str, cst.FunctionDef]) -> frozenset[str]:
-        """The class's static and class methods whose every `return` makes a tensor on the host
-        (CLAM's `create_positive_targets(length)`: `torch.full((length,), 1).long()`). They have no
-        module to take a device from, so their callers place the result, as for a helper of the file."""
-        if self.facts is None:
-            return frozenset()
-        summaries = {name: self.facts.method_summary(node.name.value, name) for name, method in methods.items() if is_static_method(method)}
-        return frozenset(name for name, summary in summaries.items() if summary is not None and summary.makes_host_tensors)
+    def _static_host_helpers(self, node: cst.ClassDef, methods: dict[str, cst.FunctionDef]) -> Callable[[str], bool]:
+        """Is that a static or class method of the class whose every `return` makes a tensor on the
+        host (CLAM's `create_positive_targets(length)`: `torch.full((length,), 1).long()`)? They have no
+        module to take a device from, so their callers place the result, as for a helper of the file.
+        Each is summarised when a call of it is first met."""
+        statics = {name for name, method in methods.items() if is_static_method(method)}
+        verdicts: dict[str, bool] = {}
+
+        def makes_host_tensors(name: str) -> bool:
+            if name not in statics or self.facts is None:
+                return False
+            if name not in verdicts:
+                summary = self.facts.method_summary(node.name.value, name)
+                verdicts[name] = summary is not None and summary.makes_host_tensors
+            return verdicts[name]
+
+        return makes_host_tensors
 
     def _is_helper_call(self, call: cst.Call) -> bool:
         return isinstance(call.func, cst.Name) and not is_factory_call(call, self.qualified) and self.returns_host_tensors(call.func.value)
@@ -372,7 +383,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         given_tensors: set[str] = frozenset(),
         result_fed: bool = False,
         tensor_types: frozenset[str] = frozenset(),
-        static_helpers: frozenset[str] = frozenset(),
+        static_helpers: Callable[[str], bool] = lambda name: False,
     ) -> None:
         self.rule, self.submodules, self.returns_count, self.result_fed = rule, submodules, returns_count, result_fed
         self.feeding = feeding or {}  # the class's other methods: their parameters, and those fed to a submodule
@@ -382,7 +393,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         self.calls: list[cst.Call] = []
         self.returned: set[cst.Call] = set()  # those found only where the method returns them
         self.tensor_types = tensor_types  # `self.<attr>` holding a CPU tensor type
-        self.static_helpers = static_helpers  # static methods of the class returning host tensors
+        self.static_helpers = static_helpers  # is it a static method of the class returning host tensors?
         self.inputs = list(_tensor_parameters(rule, method, submodules, given_tensors))
         self.reference = next(iter(self.inputs), None)
         self.forward = method.name.value == "forward"
@@ -527,7 +538,7 @@ class _FedToSubmodules(cst.CSTVisitor):
         if isinstance(value, (cst.Name, cst.Attribute)) and _binding_key(value) is not None:
             return list((self.fresh if named else self.fresh_for_returns).get(_binding_key(value), []))
         if isinstance(value, cst.Call):
-            if is_self_attribute(value.func) and value.func.attr.value in self.tensor_types | self.static_helpers:
+            if is_self_attribute(value.func) and (value.func.attr.value in self.tensor_types or self.static_helpers(value.func.attr.value)):
                 return [value]  # `self.Tensor(input.size())`, `self.create_positive_targets(k)`
             if isinstance(value.func, cst.Name) and value.func.value not in self.local_names and self.rule.returns_host_tensors(value.func.value):
                 return [value]  # `causal_mask(t)`, a helper whose every `return` makes a tensor on the host
