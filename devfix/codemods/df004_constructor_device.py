@@ -212,6 +212,7 @@ from devfix.analysis.placement import Move, PlacementFacts, as_move, copies_to_t
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensor_methods import TENSOR_METHODS
 from devfix.analysis.tensors import (
+    chain_root,
     is_factory_call,
     is_number_expression,
     is_tensor_expression,
@@ -326,7 +327,7 @@ class ConstructorDevice(ScopeTracker, DevfixRule):
                 for small in statement.body:
                     if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name) \
                             and small.targets[0].target.value == pair.name:
-                        self._aligned.setdefault(_innermost_call(small.value), f"{pair.partner}.device")
+                        self._aligned.setdefault(chain_root(small.value), f"{pair.partner}.device")  # `torch.full(...).long()`
 
     def returns_cpu_tensors(self, function: str) -> bool:
         """Is `function` a top-level function of this file whose every `return` builds a CPU
@@ -2293,10 +2294,3 @@ class _CudaReferences(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if any(name.startswith("torch.cuda.") for name in self.qualified(node)):
             self.found = True
-
-
-def _innermost_call(value: cst.BaseExpression) -> cst.BaseExpression:
-    """The factory of `torch.full(...).long()`: the call under a chain of tensor methods."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call):
-        value = value.func.value
-    return value
