@@ -77,6 +77,7 @@ nor do the modules it imports (as DF004): its Modules run on the CPU there, and 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 import libcst as cst
@@ -136,6 +137,15 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
         # `enc.device = device` (or a subclass's `self.device = ...`) in the file: a read-only
         # `device` property would make it raise
         self._devices_set_from_outside = _sets_a_device_attribute(node)
+        self._mentions: Counter[str] | None = None
+
+    def _attribute_mentions(self) -> Counter[str]:
+        """How often the file names each attribute: counted once, when a method's result is first in question."""
+        if self._mentions is None:
+            mentions = _AttributeMentions()
+            self.module.visit(mentions)
+            self._mentions = mentions.counts
+        return self._mentions
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self.is_module_classdef(node):
@@ -184,7 +194,8 @@ class MethodTensorDevice(ScopeTracker, DevfixRule):
                 if joined is not None and finder.calls:
                     self._joined_results.update(joined)
                     continue
-            moved_by_callers = name not in results_fed and _results_moved_by_every_caller(self.module, node, name)
+            moved_by_callers = name not in results_fed and any(call in finder.returned for call in finder.calls) \
+                and _results_moved_by_every_caller(node, name, self._attribute_mentions())
             for call in finder.calls:
                 if call in finder.returned and moved_by_callers:
                     continue  # phi4's `_streaming_mask(...)`: each caller moves the result where it needs it
@@ -721,15 +732,14 @@ class _IndexUses(cst.CSTVisitor):
         return isinstance(node, cst.Call) and is_self_attribute(node.func) and node.func.attr.value == self.method
 
 
-def _results_moved_by_every_caller(module: cst.Module, class_node: cst.ClassDef, method: str) -> bool:
+def _results_moved_by_every_caller(class_node: cst.ClassDef, method: str, mentions: Counter[str]) -> bool:
     """Every call of `self.<method>(...)` in the class moves its result at once (`self.m(...).to(d)`,
     or `mask = self.m(...)` followed by `mask = mask.to(d)`), and the file names `.<method>`
-    nowhere else: the callers place what it returns, as they need it."""
+    nowhere else (`mentions`: how often the file names each attribute): the callers place what it
+    returns, as they need it."""
     moves = _ResultMoves(method)
     class_node.body.visit(moves)
-    mentions = _AttributeMentions(method)
-    module.visit(mentions)
-    return moves.calls > 0 and moves.moved == moves.calls and mentions.count == moves.calls
+    return moves.calls > 0 and moves.moved == moves.calls and mentions[method] == moves.calls
 
 
 class _ResultMoves(cst.CSTVisitor):
@@ -773,13 +783,13 @@ def _rebinds_moved(statement: cst.BaseStatement, name: str) -> bool:
 
 
 class _AttributeMentions(cst.CSTVisitor):
-    def __init__(self, attribute: str) -> None:
-        self.attribute = attribute
-        self.count = 0
+    """How often the file names each attribute (`.<name>`), counted in one walk."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == self.attribute:
-            self.count += 1
+        self.counts[node.attr.value] += 1
 
 
 def _method_run(call: cst.Call) -> str | None:
