@@ -32,11 +32,21 @@ def size_parameters(nodes: Iterable[ast.AST], imports: ImportTable, parameters: 
         if isinstance(node.func, ast.Name) and node.func.id == "range":
             found.update(name for name in _names(node.args) if name in names)
         elif (imports.qualify(node.func) or "") in SIZED_FACTORIES or (
-                isinstance(node.func, ast.Attribute) and node.func.attr in SIZED_METHODS and not node.keywords):
+                isinstance(node.func, ast.Attribute) and node.func.attr in SIZED_METHODS and not node.keywords
+                and not _of_an_imported_name(node.func, imports)):
             sizes = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.Tuple, ast.List)) else node.args
             if len(sizes) > 1:
                 found.update(name for name in _names(sizes) if name in names)
     return frozenset(found)
+
+
+def _of_an_imported_name(function: ast.Attribute, imports: ImportTable) -> bool:
+    """`torch.reshape(x, (b * f, d, c))`: a function of a module, whose first argument is the tensor,
+    not a method of a value (`w.expand(c, 1, k, k)`) whose arguments are all sizes."""
+    head = function.value
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    return isinstance(head, ast.Name) and head.id in imports.names
 
 
 def _names(arguments: list[ast.expr]) -> list[str]:

@@ -155,6 +155,8 @@ def test_df004_needs_a_tensor_whose_device_the_rule_can_name(body, expected):
     ("return torch.triu(torch.ones(n, n), diagonal=1) == 0", True),  # a CPU tensor meets `scores`
     ("return torch.triu(torch.ones(n, n, device=device), diagonal=1) == 0", False),  # placed by the helper
     ("return n ** -0.5", False),  # a number: the value analysis does not prove `mask` a tensor
+    # `torch.reshape(t, sizes)` gives back its argument `t`: a tensor the caller gave, not a size
+    ("b, f, d = n.size()\n    return torch.reshape(n, (b * f, d))", False),
 ])
 def test_df004_follows_a_helper_of_the_file_that_returns_a_cpu_tensor(helper, expected):
     source = (
