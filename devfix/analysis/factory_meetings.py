@@ -86,6 +86,7 @@ def meeting_scopes(
     imported_meets: Callable[[str], bool] = lambda name: False, gives_back_moves: Callable[[str], bool] = lambda name: False,
     moved_beside: MovedBeside = lambda function, position, parameter: False,
     imported_methods: Callable[[str], frozenset[str]] = lambda name: frozenset(),
+    returns_tensors: Callable[[str], bool] = lambda name: True,
 ) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef | None]:
     """The scopes (a function, None for the top level) where a factory call may meet a tensor the
     way DF004 looks for; where there is none, the rule cannot find anything (`tests/analysis/
@@ -98,7 +99,9 @@ def meeting_scopes(
     file or imported from the project, give back what it moved (`analysis.returned_moves`)?
     `moved_beside`: does every call of the file's function in the files beside it pass a moved
     name for that parameter (`FileFacts.models_moved_beside`)? `imported_methods`: the methods of
-    the class of that name the file imports from the project (`ProjectIndex.imported_class_methods`)."""
+    the class of that name the file imports from the project (`ProjectIndex.imported_class_methods`).
+    `returns_tensors`: may the file's function of that name give tensors (`HelperSummary.gives_tensors`:
+    DF004 takes no list or number for a CPU tensor)?"""
     callables = _maybe_modules(tree, imports)
     callers = _Callers(tree, gives_back_moves, moved_beside)
     top_level_moves = _top_level_moves(tree)
@@ -108,7 +111,7 @@ def meeting_scopes(
     for body, function in _scopes(tree):
         if _Scope(body, function, imports, (kind_at, non_tensors), callables, callers.moved_models_for(function), callers.helpers,
                   feeders, layers, imported_helper, receivers.get(id(function)), imported_meets, gives_back_moves,
-                  imported_methods).has_meeting():
+                  imported_methods, returns_tensors).has_meeting():
             yield function
 
 
@@ -449,6 +452,7 @@ class _Scope:
         imported_meets: Callable[[str], bool] = lambda name: False,
         gives_back_moves: Callable[[str], bool] = lambda name: False,
         imported_methods: Callable[[str], frozenset[str]] = lambda name: frozenset(),
+        returns_tensors: Callable[[str], bool] = lambda name: True,
     ) -> None:
         """`values`: what the value analysis says of a name where read, and of the names of some
         lines; `models`: the parameters that may hold a model every caller moved (`_Callers`);
@@ -468,6 +472,7 @@ class _Scope:
         self.imported_helper = imported_helper  # an imported function of the project that returns CPU tensors
         self.imported_meets = imported_meets  # an imported function of the project whose parameters meet
         self.imported_methods = imported_methods  # the methods of a class imported from the project
+        self.returns_tensors = returns_tensors  # a function of the file whose every return is a tensor
         self.gives_back_moves = gives_back_moves  # `model = build_model(device)` holds a moved model
         self.nodes = list(scope_nodes(body, (*FUNCTIONS, ast.ClassDef)))  # lambdas are in
         # `self` of a Module's method is no tensor: known without the value analysis, unless rebound here
@@ -838,8 +843,8 @@ class _Scope:
 
     def _judge_helper(self, helper: str) -> bool:
         function = self.helpers.get(helper)
-        if function is None:
-            return False
+        if function is None or not self.returns_tensors(helper):
+            return False  # `_compute_padding(...)` giving back a list of ints is no CPU tensor
         returns = [node for node in scope_nodes(function.body, (*FUNCTIONS, ast.ClassDef)) if isinstance(node, ast.Return)]
         values = (self.kind_at, self._non_tensors)
         scope = _Scope(function.body, function, self.imports, values, self.callables, set(), self.helpers)

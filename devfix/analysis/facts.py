@@ -527,6 +527,7 @@ class FileFacts:
             self.non_tensor_names, self._imported_host_helper, self.classes, self._imported_meets,
             lambda name: self.returned_move(name) is not None or self.returned_listed_moves(name) is not None, self.models_moved_beside,
             lambda name: self._project.imported_class_methods(self._path, self.imports.names[name]),
+            lambda name: (summary := self.local_helper(name)) is None or summary.gives_tensors,
         )
         return frozenset(0 if function is None else function.lineno for function in scopes) | set(self.returned_pairs)
 

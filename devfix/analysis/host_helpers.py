@@ -45,6 +45,12 @@ class HelperSummary:
     given_host_tuple: tuple[int, Followed] = (0, ())
 
     @property
+    def gives_tensors(self) -> bool:
+        """Every `return` gives a tensor, or a tuple or dict of them: not a list or a number alone
+        (diffusers' `_compute_padding`), which DF004 never takes for a CPU tensor."""
+        return self.returns_tensors or bool(self.host_tuple_size or self.returns_host_dicts or self.given_host_tuple[0])
+
+    @property
     def makes_host_tensors(self) -> bool:
         """Every `return` makes a tensor (by torch) on the host, never a 0-dim one: what it gives a
         layer beside a device tensor must move (DF016's `causal_mask(t)`)."""

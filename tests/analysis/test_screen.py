@@ -167,6 +167,17 @@ def test_df004_follows_a_helper_of_the_file_that_returns_a_cpu_tensor(helper, ex
     assert "DF004" in rules_that_may_apply(source) or not expected
 
 
+def test_df004_takes_no_helper_giving_back_numbers_for_a_cpu_tensor():
+    """diffusers' `_compute_padding` gives back a list of ints: it meets the input in `F.pad`, and
+    DF004 (which asks the helper's summary for tensors) finds nothing: nor may the screen."""
+    source = (
+        "import torch\nimport torch.nn.functional as F\n\n\ndef padding(kernel_size):\n    out = 2 * len(kernel_size) * [0]\n"
+        "    return out\n\n\ndef blur(x: torch.Tensor, k):\n    pad = padding([k, k])\n    return F.pad(x, pad)\n"
+    )
+    assert "DF004" not in rules_that_may_apply(source)
+    assert rule_findings("DF004", source) == []
+
+
 @pytest.mark.parametrize("made, expected", [
     ("img = torch.from_numpy(np.load(path)).float()", True),  # made on the host: DF004 moves it where it is fed
     ("img = load(path)", False),  # what an unknown call returns: DF004 does not guess
