@@ -78,6 +78,50 @@ def stored_once_in_init(facts: ClassFacts, line_of) -> list[tuple[str, cst.Assig
     return found
 
 
+def stored_in_either_branch(facts: ClassFacts, line_of, parent_of) -> list[tuple[str, cst.Assign, frozenset[str]]]:
+    """(attribute, statement, falsy names) for what a Module's `__init__` assigns by two
+    single-target statements after `super().__init__()`, the only statement of each branch of one
+    `if`/`else` to assign it (AGNN's `if requires_grad: self.beta = Parameter(...)` / `else:
+    self.beta = Variable(torch.zeros(1), requires_grad=requires_grad)`), nowhere else, and another
+    method reads: each store is what the attribute holds when its branch runs. `falsy`: the name the
+    `if` tests, where the statement is in the branch that runs when it is false (`requires_grad`
+    in the `else` of `if requires_grad:`, or in the body of `if not requires_grad:`)."""
+    if facts.super_init_line is None:
+        return []
+    found = []
+    for name, use in facts.attributes.items():
+        if len(use.assignments) != 2 or any(method != "__init__" for method, _ in use.assignments) \
+                or use.other_uses & {"augmented assignment", "registered"} or not use.read_in - {"__init__"}:
+            continue
+        statements = [statement for _, statement in use.assignments]
+        if any(len(statement.targets) != 1 or line_of(statement) <= facts.super_init_line for statement in statements):
+            continue
+        branches = [_branch_of(statement, parent_of) for statement in statements]
+        if None in branches or branches[0][0] is not branches[1][0] or branches[0][1] == branches[1][1]:
+            continue
+        for statement, (if_node, in_else) in zip(statements, branches):
+            test = if_node.test
+            negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+            tested = test.expression if negated else test
+            falsy = frozenset({tested.value}) if isinstance(tested, cst.Name) and in_else != negated else frozenset()
+            found.append((name, statement, falsy))
+    return found
+
+
+def _branch_of(statement: cst.Assign, parent_of) -> tuple[cst.If, bool] | None:
+    """The `if` (with a plain `else`) whose body or `else` holds the statement directly, and
+    whether it is the `else`."""
+    line = parent_of(statement)
+    block = parent_of(line) if isinstance(line, cst.SimpleStatementLine) else None
+    owner = parent_of(block) if isinstance(block, cst.IndentedBlock) else None
+    if isinstance(owner, cst.Else):
+        if_node = parent_of(owner)
+        return (if_node, True) if isinstance(if_node, cst.If) else None
+    if isinstance(owner, cst.If) and isinstance(owner.orelse, cst.Else) and owner.body is block:
+        return owner, False
+    return None
+
+
 PARAMETERIZED_LAYERS = frozenset({
     "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm",

@@ -762,9 +762,10 @@ class _Screen:
 
     def _kept_for_other_methods(self, class_node: ast.ClassDef, attribute: str) -> bool:
         """DF014's attributes: assigned by one statement of the class's methods (not counting
-        nested functions), and mentioned by a method other than `__init__`."""
+        nested functions), or two of `__init__` (one in each branch of an `if`), and mentioned by a
+        method other than `__init__`."""
         if id(class_node) not in self.attribute_uses:
-            assigned: dict[str, int] = {}
+            assigned: dict[str, int] = {}  # stores outside `__init__` count 2, which two stores in one `if` of it make
             mentioned: set[str] = set()
             for method in class_node.body:
                 if not isinstance(method, FUNCTIONS):
@@ -773,12 +774,12 @@ class _Screen:
                     if isinstance(node, ast.Assign):
                         for target in node.targets:
                             if is_self_attribute(target):
-                                assigned[target.attr] = assigned.get(target.attr, 0) + 1
+                                assigned[target.attr] = assigned.get(target.attr, 0) + (1 if method.name == "__init__" else 2)
                 if method.name != "__init__":
                     mentioned.update(node.attr for node in every_node(method) if is_self_attribute(node))
             self.attribute_uses[id(class_node)] = (assigned, mentioned)
         assigned, mentioned = self.attribute_uses[id(class_node)]
-        return assigned.get(attribute) == 1 and attribute in mentioned
+        return assigned.get(attribute, 0) in (1, 2) and attribute in mentioned
 
     def _may_build(self, items: list[ast.expr | None]) -> bool:
         """Some item is a call that may construct a Module or a Parameter (not `dict(...)`)."""

@@ -23,6 +23,11 @@ list (item stores, `append`, another `.anchors = ...`) and the buffers' names ar
 
 `Variable(t)` (the pre-0.4 autograd wrapper, AGNN's `self.beta`) is `t`.
 
+An attribute stored once in each branch of one `if`/`else` (AGNN's `if requires_grad: self.beta =
+Parameter(...)` / `else: self.beta = Variable(torch.zeros(1), requires_grad=requires_grad)`) is
+judged store by store: the tensor branch becomes a buffer, the other keeps its Parameter. There
+`requires_grad=requires_grad` is false (the `else` of `if requires_grad:`): no trained tensor.
+
 Reports without a fix: tensors made to require grad (`requires_grad=True`, or given `requires_grad`
 later) that no optimizer of the class trains: a buffer's `.to()` copy would never be updated; an
 `nn.Parameter` is what they need, and it changes what the optimizer trains.
@@ -67,6 +72,7 @@ from devfix.analysis.module_classes import (
     holds_parameters,
     is_self_attribute,
     self_attribute_nodes,
+    stored_in_either_branch,
     stored_once_in_init,
 )
 from devfix.analysis.scopes import ScopeTracker
@@ -117,12 +123,14 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
                 registered.append(self.facts.registered_by_bases(node.name.value) if self.facts is not None else frozenset())
             return name in registered[0]
 
-        for name, statement in stored_once_in_init(facts, self.line_of):
+        parent_of = lambda child: self.get_metadata(ParentProvider, child, None)  # noqa: E731
+        stores = [(name, statement, frozenset()) for name, statement in stored_once_in_init(facts, self.line_of)]
+        for name, statement, falsy in [*stores, *stored_in_either_branch(facts, self.line_of, parent_of)]:
             if self.fix_asked_elsewhere(statement):
                 continue
             if self._moved_where_read(name, facts.methods):
                 continue
-            trained = self._trained(name, statement.value, node)
+            trained = self._trained(name, statement.value, node, falsy)
             if trained is not None:
                 if not trained.optimized and is_tensor_expression(_without_variable(statement.value, self.qualified), tensors, self.qualified):
                     self._trained_tensors[statement] = name  # reported: an `nn.Parameter` changes what is trained
@@ -239,16 +247,19 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         self.module.visit(changes)
         return changes.stores == 1 and not changes.changed
 
-    def _trained(self, name: str, value: cst.BaseExpression, class_node: cst.ClassDef) -> _Training | None:
+    def _trained(self, name: str, value: cst.BaseExpression, class_node: cst.ClassDef, falsy: frozenset[str]) -> _Training | None:
         """The tensor is trained: made with `requires_grad=True`, or the class sets `requires_grad` on
         `self.<name>` or hands it to a `torch.optim` optimizer (minimalRL's SAC: `self.log_alpha =
         torch.tensor(np.log(init_alpha))`, `self.log_alpha.requires_grad = True`, `optim.Adam([self.log_alpha])`).
         A buffer is no place for it (`.to()` would give the module a copy the optimizer never updates).
-        The walk tells whether the class's own optimizer trains it (then it is where that one wants it)."""
+        The walk tells whether the class's own optimizer trains it (then it is where that one wants it).
+        `falsy`: names false where the value is made (`requires_grad=requires_grad` in the `else` of
+        `if requires_grad:` makes no trained tensor)."""
         finder = _Training(name, self.qualified)
         class_node.visit(finder)
         made_trainable = isinstance(value, cst.Call) and any(
-            arg.keyword is not None and arg.keyword.value == "requires_grad" and not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+            arg.keyword is not None and arg.keyword.value == "requires_grad"
+            and not (isinstance(arg.value, cst.Name) and (arg.value.value == "False" or arg.value.value in falsy))
             for arg in value.args)
         return finder if made_trainable or finder.found else None
 

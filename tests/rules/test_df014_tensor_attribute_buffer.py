@@ -92,6 +92,49 @@ def test_a_variable_is_the_tensor_it_wraps(value, fixed):
         assert [(finding.code, finding.fixable) for finding in result.findings] == [("DF014", False)]
 
 
+BRANCHES = MODULE.replace("import torch\n", "import torch\nfrom torch.autograd import Variable\n").replace(
+    "def __init__(self):", "def __init__(self, requires_grad=True):").replace(
+    "        self.table = VALUE\n", "        if TEST:\n            self.table = FIRST\n        else:\n            self.table = SECOND\n").replace(
+    "READ", "self.table")
+
+
+@pytest.mark.parametrize(("test", "first", "second", "fixed"), [
+    # AGNN: a Parameter when trained, else a plain tensor made without gradients (`requires_grad` is false there)
+    ("requires_grad", "nn.Parameter(torch.rand(4))", "Variable(torch.zeros(4), requires_grad=requires_grad)", "SECOND"),
+    ("not requires_grad", "Variable(torch.zeros(4), requires_grad=requires_grad)", "nn.Parameter(torch.rand(4))", "FIRST"),
+    ("requires_grad", "torch.zeros(4)", "None", "FIRST"),
+    ("requires_grad", "torch.zeros(4)", "torch.ones(4)", "FIRST SECOND"),  # each branch's own store
+    ("requires_grad", "nn.Parameter(torch.rand(4))", "torch.zeros(4, device=torch.device('cpu'))", ""),  # placed where made
+])
+def test_an_attribute_stored_in_either_branch_of_an_if_is_a_buffer_where_a_tensor_is_stored(test, first, second, fixed):
+    source = BRANCHES.replace("TEST", test).replace("FIRST", first).replace("SECOND", second)
+    expected = source
+    for branch, value in (("FIRST", first), ("SECOND", second)):
+        if branch in fixed:
+            expected = expected.replace(f"self.table = {value}\n", f'self.register_buffer("table", {value}, persistent=False)\n')
+    assert run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode() == expected
+
+
+def test_a_tensor_made_to_require_grad_where_the_flag_is_true_is_reported_only():
+    source = BRANCHES.replace("TEST", "requires_grad").replace("FIRST", "Variable(torch.zeros(4), requires_grad=requires_grad)").replace(
+        "SECOND", "None")
+    result = run_devfix(source, rules=[TensorAttributeBuffer])
+    assert result.fixed.decode() == source
+    assert [(finding.code, finding.fixable) for finding in result.findings] == [("DF014", False)]
+
+
+@pytest.mark.parametrize("stores", [
+    # two stores in one branch, or in branches of two different `if`s: not one value per run
+    "        if requires_grad:\n            self.table = torch.zeros(4)\n            self.table = torch.ones(4)\n",
+    "        if requires_grad:\n            self.table = torch.zeros(4)\n        if not requires_grad:\n            self.table = torch.ones(4)\n",
+    "        self.table = torch.zeros(4)\n        if requires_grad:\n            self.table = torch.ones(4)\n",
+])
+def test_stores_that_are_not_one_per_branch_of_an_if_are_left_alone(stores):
+    source = MODULE.replace("def __init__(self):", "def __init__(self, requires_grad=True):").replace(
+        "        self.table = VALUE\n", stores).replace("READ", "self.table")
+    assert run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode() == source
+
+
 @pytest.mark.parametrize(("value", "found"), [
     ("torch.randn(4) if torch.is_grad_enabled() else None", ["DF014"]),
     ("None if torch.is_grad_enabled() else torch.randn(4)", ["DF014"]),
