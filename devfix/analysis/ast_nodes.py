@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 NESTED_SCOPES = (*FUNCTIONS, ast.ClassDef, ast.Lambda)  # what `analysis.placement.collect` skips
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 LEAF_FIELDS = frozenset({"ctx", "op", "ops"})  # `Load()`, `Add()`, ...: nothing is ever looked for in them
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from devfix.analysis.ast_nodes import (
+    COMPREHENSIONS,
     FUNCTIONS,
     NESTED_SCOPES,
     Binding,
@@ -55,6 +56,7 @@ from devfix.analysis.torch_api import (
     AXES_DATA_METHODS,
     CPU_LITERALS,
     DATA_FRAME_MAKERS,
+    FACTORY_FUNCTIONS,
     HOOK_REGISTRARS,
     HOST_LIBRARIES,
     LEAVING_PLACEMENT_METHODS,
@@ -339,7 +341,8 @@ class _Scope:
         self.parameters = self.all_parameters if file_places_devices else set()
         self.bindings: dict[str, list[Binding]] = {}  # name → (line, value) of its assignments
         self.appended: dict[str, list[ast.expr]] = {}  # name → what `name.append(...)` adds, anywhere under the scope
-        self.comprehended: dict[str, list[ast.expr]] = {}  # `[... for p in preds]`: p → [preds], anywhere under the scope
+        # `[... for p in preds]`: p → [(the comprehension, preds)], anywhere under the scope
+        self.comprehended: dict[str, list[tuple[ast.expr, ast.expr]]] = {}
         self.moved: set[str] = set()
         self.dict_values: dict[tuple[str, int], ast.expr] = {}  # `for k, v in d.items()`: (v, line) → d
         self.elements: dict[str, list[tuple[int, ast.expr]]] = {}  # `for s in scores`: s → [(line, scores)]
@@ -397,8 +400,10 @@ class _Scope:
                 receiver = node.func.value.value if isinstance(node.func.value, ast.Subscript) else node.func.value  # `history["loss"]`
                 if isinstance(receiver, ast.Name):
                     self.appended.setdefault(receiver.id, []).append(node.args[0])
-            elif isinstance(node, ast.comprehension) and isinstance(node.target, ast.Name):
-                self.comprehended.setdefault(node.target.id, []).append(node.iter)
+            elif isinstance(node, COMPREHENSIONS):
+                for generator in node.generators:
+                    if isinstance(generator.target, ast.Name):
+                        self.comprehended.setdefault(generator.target.id, []).append((node, generator.iter))
 
     def _may_be_on_device(self, value: ast.expr, with_parameters: bool, before_line: int | None = None) -> bool:
         """`with_parameters`: the rule's loose mode for `.numpy()` (parameters may be on a device,
@@ -409,6 +414,12 @@ class _Scope:
             self._verdicts[key] = False  # a cycle through names ends here
             self._verdicts[key] = self._decide(value, with_parameters, before_line)
         return self._verdicts[key]
+
+    def _iterated_by(self, name: ast.Name) -> list[ast.expr]:
+        """What the comprehensions around `name` that bind it iterate: only those (a scheduler's
+        `[self._sigma_to_t(sigma, ...) for sigma in sigmas]` over numpy sigmas is not the later
+        `[sigma.log() for sigma in sigmas[:-1]]` over device ones)."""
+        return [iterated for comprehension, iterated in self.comprehended.get(name.id, ()) if _encloses(comprehension, name)]
 
     def _decide(self, value: ast.expr, with_parameters: bool, before_line: int | None) -> bool:
         again = lambda inner: self._may_be_on_device(inner, with_parameters, before_line)
@@ -422,7 +433,7 @@ class _Scope:
             binding = latest_binding(self.bindings, value.id, before_line if before_line is not None else value.lineno, self.exclusive)
             if binding is None and value.id in self.all_parameters:
                 self.parameter_sinks.add(value.id)  # on a device where every call gives it one (`_calls_with_device_values`)
-            if binding is None and any(again(iterated) for iterated in self.comprehended.get(value.id, ())):
+            if binding is None and any(again(iterated) for iterated in self._iterated_by(value)):
                 return True  # `[p.numpy() for p in preds]`, `np.mean([l.detach() for l in losses])`
             if binding is not None and binding[1] is None and (value.id, binding[0]) in self.dict_values:
                 return self._may_be_on_device(self.dict_values[(value.id, binding[0])], with_parameters, binding[0])
@@ -479,8 +490,8 @@ class _Scope:
             if layers in self.moved:
                 return True
             return (with_parameters or layers in self.all_parameters) and any(again(argument) for argument in arguments)
-        if qualified.startswith("torch.") and any(again(argument) for argument in arguments):
-            return True
+        if qualified.startswith("torch.") and qualified not in FACTORY_FUNCTIONS and any(again(argument) for argument in arguments):
+            return True  # (a factory is made where `device=` says, whatever sizes or bounds it is given)
         if not isinstance(value.func, ast.Attribute) or value.func.attr in LEAVING_PLACEMENT_METHODS:
             return False
         if with_parameters and not qualified and any(again(argument) for argument in arguments):
@@ -490,6 +501,12 @@ class _Scope:
         if isinstance(value.func.value, ast.Name) and value.func.attr in self.moved_attributes:
             return True  # `trainer.step(batch)`, whose return calls a moved model (`PlacementFacts.instance_device_methods`)
         return again(value.func.value)
+
+
+def _encloses(outer: ast.expr, inner: ast.expr) -> bool:
+    """`inner` lies within the source span of `outer`."""
+    return (outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset) \
+        and (inner.end_lineno, inner.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
 
 
 def _host_call_values(call: ast.Call, imports: ImportTable) -> list[ast.expr] | None:

@@ -323,6 +323,13 @@ def test_df012_needs_a_plain_class_table_that_meets_something(use, expected):
     ("import numpy as np\nimport torch\nh = np.zeros(3)\nx = torch.zeros(3).to(device)\nh[0] = x.sum()\n", True),
     ("import numpy as np\nimport torch\nh = np.zeros(3)\nx = torch.zeros(3).to(device)\nh[0] = x.sum().cpu()\n", False),
     ("import numpy as np\nimport torch\nh = torch.zeros(3)\nx = torch.zeros(3).to(device)\nh[0] = x.sum()\nnp.save('h', 1)\n", False),
+    # a factory is made where `device=` says, whatever bounds it is given (a parameter, in `.numpy()`'s loose reading)
+    ("import torch\nmodel = Net().to(device)\n\n\ndef sigmas(n):\n    return torch.linspace(0, 1, n + 1).exp().numpy()\n", False),
+    ("import torch\nmodel = Net().to(device)\n\n\ndef sigmas(n):\n    return torch.exp(n).numpy()\n", True),
+    # a comprehension's variable is what that comprehension iterates, not another's of the same name
+    ("import numpy as np\nimport torch\ns = np.ones(3)\nt = np.array([np.log(v) for v in s])\nd = torch.from_numpy(s).to(device)\n"
+     "u = [v * 2 for v in d]\n", False),
+    ("import numpy as np\nimport torch\ns = np.ones(3)\nd = torch.from_numpy(s).to(device)\nt = np.array([np.log(v) for v in d])\n", True),
 ])
 def test_df008_needs_a_value_that_may_be_on_a_device_to_reach_the_host(source, expected):
     assert ("DF008" in rules_that_may_apply(source)) is expected
