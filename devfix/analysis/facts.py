@@ -206,8 +206,8 @@ class FileFacts:
             return any(self._builds_a_module(call) for call in self._walk.constructions)
         if signal == signals.BUILT_AND_CALLED:  # `model = Net()` and `model(x)`: is `Net` a Module class?
             return self._built_and_called
-        if signal == signals.CUDA_ONLY_CALL:
-            return bool(self.cuda_only_calls)
+        if signal == signals.CUDA_ONLY_CALL:  # outside a program DF024 only guards whole statements
+            return any(call.guardable or self.role is FileRole.PROGRAM for call in self.cuda_only_calls.values())
         if signal == signals.CPU_GENERATOR_DRAW:
             return bool(self.cpu_generator_draws)
         if signal == signals.PROGRAM_DEVICE_IN_HOST_MODULE:

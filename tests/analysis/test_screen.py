@@ -807,6 +807,16 @@ def test_df024_needs_a_cuda_only_call_nothing_checks(body, expected):
     assert ("DF024" in rules_that_may_apply(source)) is expected
 
 
+@pytest.mark.parametrize("main, expected", [
+    ("", False),  # a library module: a call whose value is used may be meant for CUDA only (diffusers' offloading streams)
+    ("\n\nif __name__ == '__main__':\n    run()\n", True),  # a program: reported without a fix
+])
+def test_df024_outside_a_program_needs_a_call_it_can_guard(main, expected):
+    source = f"import torch\n\n\ndef run():\n    stream = torch.cuda.current_stream()\n    return stream\n{main}"
+    assert ("DF024" in rules_that_may_apply(source)) is expected
+    assert bool(rule_findings("DF024", source)) is expected
+
+
 @pytest.mark.parametrize("source", [
     # a helper's CPU table added to a layer's output: the layer's input names the device
     "import torch\nfrom torch import nn\n\n\ndef table(n):\n    return torch.zeros(n, 4)\n\n\nclass Net(nn.Module):\n"
