@@ -924,3 +924,15 @@ def test_df029_needs_a_getitem_that_places_and_a_loader_with_workers(getitem, lo
         f"class Points(Dataset):\n    def __getitem__(self, i):\n        {getitem}\n\n\nloader = {loader}\n"
     )
     assert ("DF029" in rules_that_may_apply(source)) is expected
+
+
+@pytest.mark.parametrize("move, expected", [
+    ("model.to(device)", True),
+    ("model = model.cuda()", True),
+    ("model.to(unet.dtype)", False),  # diffusers' ControlNet-XS: a cast, the model stays where it was
+    ("model.to(torch.float16)", False),
+])
+def test_df026_needs_a_layer_given_after_a_move_to_a_device(move, expected):
+    source = f"import torch\nfrom torch import nn\n\n\ndef build(model, unet, device):\n    {move}\n    model.fc = nn.Linear(4, 2)\n    return model\n"
+    assert ("DF026" in rules_that_may_apply(source)) is expected
+    assert bool(rule_findings("DF026", source)) is expected
