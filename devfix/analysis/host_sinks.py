@@ -61,6 +61,7 @@ from devfix.analysis.torch_api import (
     HOST_LIBRARIES,
     LEAVING_PLACEMENT_METHODS,
     LIST_FILLERS,
+    METADATA_ATTRIBUTES,
     NUMPY_ARRAYS_BY_SHAPE,
     TORCH_DTYPES,
 )
@@ -446,6 +447,8 @@ class _Scope:
             return binding is not None and binding[1] is not None and self._may_be_on_device(binding[1], with_parameters, binding[0])
         if is_self_attribute(value) and value.attr in self.instance_collectors:
             return True  # `np.mean(self.losses)`: what the methods append is the rule's to follow; `self.gradients` of a hook
+        if isinstance(value, ast.Attribute) and value.attr in METADATA_ATTRIBUTES:
+            return False  # `np.zeros(image[idx].shape)`: a tuple of ints (the rule's `_metadata`)
         if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
             return again(value.value)
         if isinstance(value, ast.BinOp):

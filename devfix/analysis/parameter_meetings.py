@@ -23,10 +23,8 @@ from devfix.analysis.cst_bindings import body_calls, bound_names, parameter_name
 from devfix.analysis.host_helpers import class_source_in_text, function_source_in_text
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.placement import as_move, loop_elements
-from devfix.analysis.torch_api import HOST_SIDE_PREFIXES, LEAVING_PLACEMENT_METHODS
+from devfix.analysis.torch_api import HOST_SIDE_PREFIXES, LEAVING_PLACEMENT_METHODS, METADATA_ATTRIBUTES
 from devfix.analysis.torch_names import QualifiedNames
-
-METADATA_ATTRIBUTES = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
 
 
 @dataclass(frozen=True)

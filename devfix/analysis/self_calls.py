@@ -15,10 +15,9 @@ import libcst as cst
 from devfix.analysis.call_sites import argument_for
 from devfix.analysis.cst_bindings import bound_names
 from devfix.analysis.module_classes import is_self_attribute, names_fed_to_submodules
-from devfix.analysis.parameter_meetings import METADATA_ATTRIBUTES
 from devfix.analysis.placement import as_move
 from devfix.analysis.tensors import subscript_root
-from devfix.analysis.torch_api import LEAVING_PLACEMENT_METHODS
+from devfix.analysis.torch_api import LEAVING_PLACEMENT_METHODS, METADATA_ATTRIBUTES
 from devfix.analysis.torch_names import QualifiedNames
 
 SelfCalls = dict[str, list[tuple[cst.FunctionDef, cst.Call]]]

@@ -163,6 +163,8 @@ TENSOR_ONLY_MEMBERS = frozenset(
     }
 )
 HOST_SIDE_PREFIXES = ("torch.nn.utils.rnn.",)
+# what a tensor tells of itself, never a tensor: `x.shape` handed to numpy is a tuple of ints
+METADATA_ATTRIBUTES = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
 FROM_NUMPY = frozenset({"torch.from_numpy"})
 LEGACY_CPU_CONSTRUCTORS = frozenset(
     f"torch.{name}" for name in ("Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor")

@@ -109,7 +109,6 @@ from devfix.analysis.hook_attributes import hook_kept_attributes
 from devfix.analysis.host_sinks import HostParameters
 from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import is_self_attribute
-from devfix.analysis.parameter_meetings import METADATA_ATTRIBUTES
 from devfix.analysis.placement import PlacementFacts
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import chain_root, subscript_root, without_tensor_methods
@@ -120,6 +119,7 @@ from devfix.analysis.torch_api import (
     HOST_LIBRARY_MODULES,
     LIST_FILLERS,
     LIST_JOINS,
+    METADATA_ATTRIBUTES,
     NUMPY_ARRAYS_BY_SHAPE,
     OBJECT_DTYPES,
     OTHER_ARRAY_LIBRARIES,

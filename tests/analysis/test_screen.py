@@ -326,6 +326,8 @@ def test_df012_needs_a_plain_class_table_that_meets_something(use, expected):
     # a factory is made where `device=` says, whatever bounds it is given (a parameter, in `.numpy()`'s loose reading)
     ("import torch\nmodel = Net().to(device)\n\n\ndef sigmas(n):\n    return torch.linspace(0, 1, n + 1).exp().numpy()\n", False),
     ("import torch\nmodel = Net().to(device)\n\n\ndef sigmas(n):\n    return torch.exp(n).numpy()\n", True),
+    # what a tensor tells of itself is no tensor: `np.zeros(image[idx].shape)`
+    ("import numpy as np\nimport torch\nx = torch.zeros(3).to(device)\nprint(np.zeros(x[0].shape), np.dtype(x.dtype))\n", False),
     # a comprehension's variable is what that comprehension iterates, not another's of the same name
     ("import numpy as np\nimport torch\ns = np.ones(3)\nt = np.array([np.log(v) for v in s])\nd = torch.from_numpy(s).to(device)\n"
      "u = [v * 2 for v in d]\n", False),
