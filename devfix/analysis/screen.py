@@ -263,7 +263,7 @@ def signals(found: Walk, classes: dict[str, Kind]) -> frozenset[str]:
     ]
     if screen.copied & screen.moved:
         screen.found.add(COPY_OF_MOVED)
-    if screen.given_layers & screen.placed:
+    if screen.given_layers & (screen.placed | {moved for moved, _ in screen.moves}):  # `model.to(device)`, not `model.to(unet.dtype)`
         screen.found.add(LAYER_REPLACED_AFTER_MOVE)
     if screen.loads:
         screen.found.add(LOAD_CALL)
@@ -299,7 +299,7 @@ class _Screen:
         self.attribute_uses: dict[int, tuple[dict[str, int], set[str]]] = {}  # DF014: `_kept_for_other_methods`
         self.copied: set[str] = set()  # names given to `copy.deepcopy` whose copy is assigned to a name
         self.given_layers: set[str] = set()  # `name` of `name.attr = <call>` (DF026: a layer given after a move)
-        self.placed: set[str] = set()  # names moved to a device (not cast: `model.to(unet.dtype)`)
+        self.placed: set[str] = set()  # names bound to a move to a device (`model = Net().to(device)`; not a cast)
         self.moved: set[str] = set()  # names moved (`x.to(...)`) or assigned a move (`x = Net().to(...)`)
         self.storing_classes: set[str] = set()  # plain classes whose `__init__` keeps a parameter as it is (`self.model = model`)
         self.stored_parameters: dict[str, list[tuple[str, str, int]]] = {}  # … of those at the top level: (attribute, parameter, position)
@@ -563,8 +563,6 @@ class _Screen:
             found.add(MOVE_CALL)
             if isinstance(node.func.value, ast.Name):
                 self.moved.add(node.func.value.id)
-                if is_move(node, self.imports):
-                    self.placed.add(node.func.value.id)
             if owner is not None and owner is not Kind.MODULE and _moves_into_attribute_in_init(node, place) and is_move(node, self.imports) \
                     and not self._moves_a_tensor_attribute(node, place):
                 found.add(PLAIN_CLASS_MOVE)
