@@ -540,7 +540,7 @@ def _class_constant_kinds(tree: ast.Module, resolver: Resolver) -> dict[tuple[st
         for name in _top_level_names(node):
             defined[name] = defined.get(name, 0) + 1
     stored = {
-        (target.value.id, target.attr) for target in ast.walk(tree)
+        (target.value.id, target.attr) for target in every_node(tree)
         if isinstance(target, ast.Attribute) and not isinstance(target.ctx, ast.Load) and isinstance(target.value, ast.Name)
     }
     kinds: dict[tuple[str, str], Kind] = {}
@@ -610,7 +610,7 @@ def _tensor_layer_names(tree: ast.Module, resolver: Resolver) -> frozenset[str]:
     if not candidates:
         return frozenset()  # most files: no walk
     stores: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in every_node(tree):
         name = node.id if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) else node.arg if isinstance(node, ast.arg) else None
         if name in candidates:
             stores[name] = stores.get(name, 0) + 1
@@ -1048,60 +1048,71 @@ class _Walker:
 
     # --- recording -------------------------------------------------------------------------------
     def _record(self, node: ast.AST, env: Env) -> None:
-        """Note the kind of every name read in `node` (not inside nested functions or classes)."""
+        """Note the kind of every name read in `node` (not inside nested functions or classes).
+        Dispatched on the node's exact class: this walk visits every node of every statement, once
+        per pass of a loop's fixed point (most of the analysis's time)."""
         if self.facts is None:
             return
-        reads = self.facts.reads
+        reads, read_names, escaped = self.facts.reads, self.facts.read_names, self.facts.escaped
+        defined, method_names = self.resolver.imports.defined, self.resolver.method_names
         local: set[str] = set()  # comprehension and lambda variables: unknown ...
         items: dict[int, Kind] = {}  # ... but in a comprehension `for w in W` over tensors, each `w` read (by id) is a tensor
         callees: set[int] = set()  # `f` of `f(...)`: a call, not a use of `f` as a value
         stack = [node]
         while stack:
             current = stack.pop()
-            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            kind_of_node = current.__class__
+            if kind_of_node is ast.Name:  # no children: its context is a leaf
+                if id(current) not in callees and current.id in defined and current.id not in env:
+                    escaped.add(current.id)  # read as a value, not called: a callback
+                if current.ctx.__class__ is ast.Load:
+                    kind = items.get(id(current), Kind.UNKNOWN) if current.id in local else env.get(current.id, Kind.UNKNOWN)
+                    reads[(current.lineno, current.col_offset)] = kind
+                    read_names[(current.lineno, current.col_offset)] = current.id
                 continue
-            if isinstance(current, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            if kind_of_node is ast.Attribute:
+                if id(current) not in callees and current.attr in method_names:
+                    escaped.add("." + current.attr)  # `callback=self.step`
+                if current.ctx.__class__ is ast.Load and (
+                    (_is_self(current.value) and self.class_name) or self.resolver.is_class_constant(current, env)
+                ):
+                    self.facts.attribute_reads[(current.lineno, current.col_offset)] = self.resolver.kind(current, env)
+            elif kind_of_node is ast.Call:
+                self._record_call(current, env, local, items, callees)
+            elif kind_of_node in _NESTED_DEFINITIONS:
+                continue
+            elif kind_of_node in _COMPREHENSIONS:
                 local |= {name.id for generator in current.generators for name in every_node(generator.target) if isinstance(name, ast.Name)}
                 self._comprehension_items(current, env, items)
-            elif isinstance(current, ast.Lambda):
+            elif kind_of_node is ast.Lambda:
                 local |= {argument.arg for argument in every_node(current.args) if isinstance(argument, ast.arg)}
-            elif isinstance(current, ast.NamedExpr):
+            elif kind_of_node is ast.NamedExpr:
                 local.add(current.target.id)
-            if isinstance(current, ast.Call) and self._makes_a_scalar_tensor(current, env, local):
-                self.facts.scalar_tensors.add((current.lineno, current.col_offset))
-            if isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id in self.resolver.instances.names:
-                self._note_call(current, env, local, items, self.resolver.instances.names[current.func.id] + "()")  # its `forward`
-                callees.add(id(current.func))
-            elif isinstance(current, ast.Call) and (built := self.resolver.instances.called_at(current)) is not None:
-                self._note_call(current, env, local, items, built + "()")  # `Loss()(x, y)`: its `forward`
-            elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) and _is_self(current.func.value) \
-                    and (self.class_name, current.func.attr) in self.resolver.instances.layers:
-                held = self.resolver.instances.layers[(self.class_name, current.func.attr)]
-                self._note_call(current, env, local, items, held + "()")  # `self.time_mlp(t)`: its first module's `forward`
-                callees.add(id(current.func))
-            elif isinstance(current, ast.Call) and isinstance(current.func, ast.Name) and current.func.id not in env:
-                self._note_call(current, env, local, items, current.func.id)
-                callees.add(id(current.func))
-            elif isinstance(current, ast.Call) and (dotted := _watched(current.func, self.resolver.watched_calls, env)) is not None:
-                self._note_call(current, env, local, items, dotted)  # `training.Trainer(model, loader)`
-                callees.add(id(current.func))
-            elif isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) and current.func.attr in self.resolver.method_names:
-                self._note_call(current, env, local, items, "." + current.func.attr)
-                callees.add(id(current.func))
-            elif isinstance(current, ast.Name) and id(current) not in callees and current.id in self.resolver.imports.defined:
-                if current.id not in env:
-                    self.facts.escaped.add(current.id)  # read as a value, not called: a callback
-            elif isinstance(current, ast.Attribute) and id(current) not in callees and current.attr in self.resolver.method_names:
-                self.facts.escaped.add("." + current.attr)  # `callback=self.step`
-            if isinstance(current, ast.Attribute) and isinstance(current.ctx, ast.Load) and (
-                (_is_self(current.value) and self.class_name) or self.resolver.is_class_constant(current, env)
-            ):
-                self.facts.attribute_reads[(current.lineno, current.col_offset)] = self.resolver.kind(current, env)
-            if isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
-                kind = items.get(id(current), Kind.UNKNOWN) if current.id in local else env.get(current.id, Kind.UNKNOWN)
-                reads[(current.lineno, current.col_offset)] = kind
-                self.facts.read_names[(current.lineno, current.col_offset)] = current.id
             stack.extend(children(current))
+
+    def _record_call(self, current: ast.Call, env: Env, local: set[str], items: dict[int, Kind], callees: set[int]) -> None:
+        """`_record` of a call: a scalar tensor it makes, and the kinds it passes to the file's functions."""
+        if self._makes_a_scalar_tensor(current, env, local):
+            self.facts.scalar_tensors.add((current.lineno, current.col_offset))
+        func = current.func
+        if isinstance(func, ast.Name) and func.id in self.resolver.instances.names:
+            self._note_call(current, env, local, items, self.resolver.instances.names[func.id] + "()")  # its `forward`
+            callees.add(id(func))
+        elif (built := self.resolver.instances.called_at(current)) is not None:
+            self._note_call(current, env, local, items, built + "()")  # `Loss()(x, y)`: its `forward`
+        elif isinstance(func, ast.Attribute) and _is_self(func.value) and (self.class_name, func.attr) in self.resolver.instances.layers:
+            held = self.resolver.instances.layers[(self.class_name, func.attr)]
+            self._note_call(current, env, local, items, held + "()")  # `self.time_mlp(t)`: its first module's `forward`
+            callees.add(id(func))
+        elif isinstance(func, ast.Name) and func.id not in env:
+            self._note_call(current, env, local, items, func.id)
+            callees.add(id(func))
+        elif (dotted := _watched(func, self.resolver.watched_calls, env)) is not None:
+            self._note_call(current, env, local, items, dotted)  # `training.Trainer(model, loader)`
+            callees.add(id(func))
+        elif isinstance(func, ast.Attribute) and func.attr in self.resolver.method_names:
+            self._note_call(current, env, local, items, "." + func.attr)
+            callees.add(id(func))
 
     def _note_call(self, call: ast.Call, env: Env, local: set[str], items: dict[int, Kind], name: str) -> None:
         """The kinds a call of one of the file's functions (or of a method, `.name`) passes, by
@@ -1182,8 +1193,18 @@ def _unpacked_kinds(kind: Kind, count: int) -> list[Kind]:
     return [Kind.UNKNOWN] * count
 
 
+_NESTED_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
+
+
 def _join_envs(first: Env, second: Env) -> Env:
-    return {name: join((first[name], second[name])) if name in first and name in second else Kind.UNKNOWN for name in {*first, *second}}
+    """Each name's kinds on both paths joined; a name bound on one path only is unknown. (Most
+    names keep their kind on both paths: comparing them first spares `join` its set.)"""
+    joined = {name: kind if (other := second.get(name)) is kind else Kind.UNKNOWN if other is None else join((kind, other))
+              for name, kind in first.items()}
+    for name in second.keys() - first.keys():
+        joined[name] = Kind.UNKNOWN
+    return joined
 
 
 def _is_self(node: ast.expr) -> bool:
