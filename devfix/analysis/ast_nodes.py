@@ -58,7 +58,7 @@ def scope_nodes(body: list[ast.stmt], nested: tuple[type, ...] = NESTED_SCOPES) 
         node = stack.pop()
         yield node
         if not isinstance(node, nested):
-            stack.extend(child for child in children(node) if not isinstance(child, nested))
+            stack += [child for child in children(node) if not isinstance(child, nested)]
 
 
 def bound_names(target: ast.expr) -> Iterator[str]:

@@ -19,7 +19,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from devfix.analysis.ast_nodes import FUNCTIONS, children, parameters, scope_bindings, scope_nodes
+from devfix.analysis.ast_nodes import FUNCTIONS, children, every_node, parameters, scope_bindings, scope_nodes
 from devfix.analysis.imports import ImportTable
 
 DRAWS = frozenset({"torch.randn", "torch.rand", "torch.randint", "torch.randperm", "torch.normal"})
@@ -36,7 +36,7 @@ class CpuGeneratorDraw:
 def cpu_generator_draws(tree: ast.Module, imports: ImportTable) -> dict[tuple[int, int], CpuGeneratorDraw]:
     """(line, byte column) of each draw → the draw, for draws from a CPU generator onto a device
     that may be a GPU."""
-    declared_global = {name for node in ast.walk(tree) if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
+    declared_global = {name for node in every_node(tree) if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
     found = {}
     for call, functions in _calls_with_scopes(tree):
         if imports.qualify(call.func) not in DRAWS:

@@ -558,14 +558,14 @@ def _hook_attribute_names(tree: ast.Module) -> frozenset[str]:
     `self.<attribute>` a method of a class binds, where the class hands that method as
     `self.<method>` to a hook registrar."""
     found: set[str] = set()
-    for class_def in (node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)):
+    for class_def in (node for node in every_node(tree) if isinstance(node, ast.ClassDef)):
         hooks = {
-            node.args[0].attr for node in ast.walk(class_def)
+            node.args[0].attr for node in every_node(class_def)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in HOOK_REGISTRARS and node.args
             and isinstance(node.args[0], ast.Attribute) and isinstance(node.args[0].value, ast.Name) and node.args[0].value.id == "self"
         }
         for method in class_def.body:
             if isinstance(method, ast.FunctionDef) and method.name in hooks:
-                found |= {target.attr for node in ast.walk(method) if isinstance(node, ast.Assign) for target in node.targets
+                found |= {target.attr for node in every_node(method) if isinstance(node, ast.Assign) for target in node.targets
                           if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"}
     return frozenset(found)
