@@ -316,6 +316,40 @@ def test_a_rule_that_may_find_anything_anywhere_gets_the_whole_file():
     assert slicing.check_slice(facts, []) is None
 
 
+DOCUMENTED_PIPELINE = '''import torch
+
+
+class Pipeline:
+    def fuse(self, scale):
+        """Fuse the adapters.
+
+        Example:
+            pipe = Pipeline.from_pretrained("tiny").to("cuda")
+            pipe.fuse(0.7)
+        """
+        return scale * 2
+
+
+def dequantize(weight):
+    """Dequantize on the GPU
+    (cuda only)."""
+    return weight.cuda()
+'''
+
+
+def test_a_word_spelled_only_inside_a_docstring_seeds_nothing():
+    """diffusers' classes show `.to("cuda")` in the usage examples of their docstrings: a rule reads
+    only code, so such a class is no seed of DF001's; a function with a real `.cuda()` is (its
+    docstring's first and last lines may hold code, and count)."""
+    facts = engine.screen(DOCUMENTED_PIPELINE.encode(), "pipeline.py", ProjectIndex())
+    part = slicing.check_slice(facts, ["hardcoded_cuda"])
+    assert part is not None
+    assert "class Pipeline:" not in part.text and "    return weight.cuda()" in part.text
+    result = process(DOCUMENTED_PIPELINE.encode(), "pipeline.py", ALL_RULES, ProjectIndex())
+    assert [(finding.code, finding.start.line) for finding in result.findings] == [
+        ("DF001", DOCUMENTED_PIPELINE.splitlines().index("    return weight.cuda()") + 1)]
+
+
 PROGRAM_WITH_A_SETUP_FUNCTION = '''import numpy as np
 import torch
 from torch import nn

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from devfix.analysis import signals
 from devfix.analysis.ast_nodes import FUNCTIONS, bound_names, every_node, is_self_attribute
+from devfix.analysis.chunks import LINE
 from devfix.analysis.host_sinks import fed_values, may_be_axes_call
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
 from devfix.analysis.torch_api import AXES_DATA_METHODS, DEVICE_NAMES, HOST_LIBRARY_MODULES, LIST_FILLERS, LIST_JOINS
@@ -255,11 +256,43 @@ def _spelling(chunks: list[Chunk], facts: FileFacts, words: tuple[str, ...], imp
             else:
                 module = node.module or ""
                 aliases |= {alias.asname or alias.name for alias in node.names if _holds(f"{module}.{alias.name}", imported_words)}
-    return {index for index, chunk in enumerate(chunks) if _holds(chunk.text, words) or chunk.loads & aliases}
+    inside_strings: set[int] | None = None  # computed for the first chunk that spells a word
+    found = set()
+    for index, chunk in enumerate(chunks):
+        if chunk.loads & aliases:
+            found.add(index)
+        elif _holds(chunk.text, words):
+            if inside_strings is None:
+                inside_strings = _string_statement_lines(facts.tree)
+            if _spelled_in_code(chunk, words, inside_strings):
+                found.add(index)
+    return found
 
 
 def _holds(text: str, words: tuple[str, ...]) -> bool:
     return any(word in text for word in words)
+
+
+def _spelled_in_code(chunk: Chunk, words: tuple[str, ...], inside_strings: set[int]) -> bool:
+    """A line of the chunk holding one of `words` lies outside every docstring: diffusers' classes
+    spell `.to("cuda")` in the usage examples of hundreds of docstrings, and a rule reads only code."""
+    return any(_holds(line, words) and number not in inside_strings for number, line in enumerate(LINE.findall(chunk.text), chunk.start))
+
+
+def _string_statement_lines(tree: ast.Module) -> set[int]:
+    """The lines strictly inside a string that is a statement of its own (a docstring): every
+    character there belongs to the string. Its first and last lines may hold code too."""
+    lines: set[int] = set()
+    pending: list[list[ast.stmt]] = [tree.body]
+    while pending:
+        for statement in pending.pop():
+            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str):
+                lines.update(range(statement.lineno + 1, statement.end_lineno))
+            for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                inner = getattr(statement, field_name, None)
+                if isinstance(inner, list):
+                    pending.append(inner)
+    return lines
 
 
 def _device_variables(chunks: list[Chunk], facts: FileFacts) -> set[int]:
