@@ -248,3 +248,10 @@ def operand_names(value: ast.expr) -> set[str]:
     if isinstance(value, ast.UnaryOp):
         return operand_names(value.operand)
     return set()
+
+
+def is_number_literal(value: ast.expr) -> bool:
+    """A number literal, signed or not (`3`, `-0.5`; not `True`)."""
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool)

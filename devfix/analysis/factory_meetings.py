@@ -31,6 +31,7 @@ from devfix.analysis.ast_nodes import (
     Binding,
     bound_names,
     every_node,
+    is_number_literal,
     is_self_attribute,
     latest_binding,
     loop_elements,
@@ -71,13 +72,6 @@ MovedBeside = Callable[[str, int, str], bool]  # (function, position, parameter)
 NonTensors = Callable[[int, int], set[str]]  # names read somewhere in these lines as a proven non-tensor
 NOT_SOURCE_METHODS = frozenset({"to", "cuda", "cpu", "tolist", "item", "numpy"})
 HOST_MADE_DEPTH = 12  # deeper than DF004's `analysis.host_made` (10), which counts fewer steps (a loop's row, a filled list): an over-approximation never stops sooner
-
-
-def _is_number(value: ast.expr) -> bool:
-    """A number literal, signed or not."""
-    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
-        value = value.operand
-    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
 
 
 def meeting_scopes(
@@ -684,7 +678,7 @@ class _Scope:
         positional = [*arguments.posonlyargs, *arguments.args]
         pairs = [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
                  *((argument, default) for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is not None)]
-        defaults = {argument.arg for argument, default in pairs if _is_number(default)}
+        defaults = {argument.arg for argument, default in pairs if is_number_literal(default)}
         return frozenset(defaults | size_parameters(self.nodes, self.imports, self.parameter_names))
 
     def _may_be_filled_on_the_host(self, name: str, depth: int) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 
-from devfix.analysis.ast_nodes import FUNCTIONS, scope_bindings, scope_nodes
+from devfix.analysis.ast_nodes import FUNCTIONS, is_number_literal, scope_bindings, scope_nodes
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.torch_api import FACTORY_FUNCTIONS, is_torch_tensor_function
 
@@ -113,7 +113,7 @@ class _Judge:
 
     def _either(self, left: ast.expr, right: ast.expr, depth: int) -> set[str] | None:
         """An operator's operands: tensors from the parameters, or plain numbers."""
-        sides = [set() if _is_number(side) else self.leaves(side, depth) for side in (left, right)]
+        sides = [set() if is_number_literal(side) else self.leaves(side, depth) for side in (left, right)]
         if any(side is None for side in sides):
             return None
         return sides[0] | sides[1] or None
@@ -128,7 +128,3 @@ class _Judge:
         return None
 
 
-def _is_number(value: ast.expr) -> bool:
-    if isinstance(value, ast.UnaryOp):
-        value = value.operand
-    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool)

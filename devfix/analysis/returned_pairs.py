@@ -33,7 +33,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from devfix.analysis.ast_nodes import FUNCTIONS, scope_bindings, scope_nodes
+from devfix.analysis.ast_nodes import FUNCTIONS, is_number_literal, scope_bindings, scope_nodes
 from devfix.analysis.following_returns import DEVICE_KEEPING_ATTRIBUTES, DEVICE_KEEPING_METHODS, named_parameters
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.torch_api import FACTORY_FUNCTIONS, is_torch_tensor_function
@@ -173,7 +173,7 @@ def _device_root(item: ast.expr) -> ast.Name | None:
         if isinstance(item, ast.Name):
             return item
         if isinstance(item, ast.BinOp):
-            item = item.left if not _is_number(item.left) else item.right
+            item = item.left if not is_number_literal(item.left) else item.right
         elif isinstance(item, ast.UnaryOp) and not isinstance(item.op, ast.Not):
             item = item.operand
         elif isinstance(item, ast.Subscript):
@@ -184,10 +184,6 @@ def _device_root(item: ast.expr) -> ast.Name | None:
             item = item.func.value
         else:
             return None
-
-
-def _is_number(value: ast.expr) -> bool:
-    return isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
 
 
 def _from_parameters(name: str, bindings, parameters: set[str], imports: ImportTable, depth: int, visiting: set[str]) -> bool:

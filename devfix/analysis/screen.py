@@ -296,7 +296,7 @@ class _Screen:
         self.named_calls_in_methods: dict[str, dict[int, ast.ClassDef]] = {}  # name called in a method but __init__ → classes
         self.held_values: dict[int, set[str]] = {}  # per class: `self.<attr>` that may hold a CPU tensor type
         self.init_names: dict[int, tuple[dict[str, Kind], set[str]]] = {}  # DF014: `_settled_parameter_kind`
-        self.attribute_uses: dict[int, tuple[dict[str, int], set[str]]] = {}  # DF014: `_kept_for_other_methods`
+        self.attribute_uses: dict[int, tuple[dict[str, tuple[int, int]], set[str]]] = {}  # DF014: `_kept_for_other_methods`
         self.copied: set[str] = set()  # names given to `copy.deepcopy` whose copy is assigned to a name
         self.given_layers: set[str] = set()  # `name` of `name.attr = <call>` (DF026: a layer given after a move)
         self.placed: set[str] = set()  # names bound to a move to a device (`model = Net().to(device)`; not a cast)
@@ -768,21 +768,24 @@ class _Screen:
         nested functions), or two of `__init__` (one in each branch of an `if`), and mentioned by a
         method other than `__init__`."""
         if id(class_node) not in self.attribute_uses:
-            assigned: dict[str, int] = {}  # stores outside `__init__` count 2, which two stores in one `if` of it make
+            stores: dict[str, tuple[int, int]] = {}  # attribute → (stores in `__init__`, stores in other methods)
             mentioned: set[str] = set()
             for method in class_node.body:
                 if not isinstance(method, FUNCTIONS):
                     continue
+                in_init = method.name == "__init__"
                 for node in scope_nodes(method.body, FUNCTIONS):
                     if isinstance(node, ast.Assign):
                         for target in node.targets:
                             if is_self_attribute(target):
-                                assigned[target.attr] = assigned.get(target.attr, 0) + (1 if method.name == "__init__" else 2)
-                if method.name != "__init__":
+                                init, other = stores.get(target.attr, (0, 0))
+                                stores[target.attr] = (init + 1, other) if in_init else (init, other + 1)
+                if not in_init:
                     mentioned.update(node.attr for node in every_node(method) if is_self_attribute(node))
-            self.attribute_uses[id(class_node)] = (assigned, mentioned)
-        assigned, mentioned = self.attribute_uses[id(class_node)]
-        return assigned.get(attribute, 0) in (1, 2) and attribute in mentioned
+            self.attribute_uses[id(class_node)] = (stores, mentioned)
+        stores, mentioned = self.attribute_uses[id(class_node)]
+        init, other = stores.get(attribute, (0, 0))
+        return (init in (1, 2) and other == 0 or init == 0 and other == 1) and attribute in mentioned
 
     def _may_build(self, items: list[ast.expr | None]) -> bool:
         """Some item is a call that may construct a Module or a Parameter (not `dict(...)`)."""
