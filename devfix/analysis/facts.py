@@ -51,6 +51,7 @@ from devfix.analysis.kinds import DATALOADER_KINDS, ITEM_ASSIGNABLE, Kind
 from devfix.analysis.method_factories import class_feeds_fresh_tensors
 from devfix.analysis.module_instances import Instances, called_instances
 from devfix.analysis.parameter_copies import classes_copying_parameters
+from devfix.analysis.plain_tensor_attributes import plain_tensor_attributes
 from devfix.analysis.project import ProjectIndex
 from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_listed_moves, returned_move
@@ -303,6 +304,12 @@ class FileFacts:
         key = given_key(call, position, parameter)
         qualified = dict(call.bound_by).get(key) if key is not None else None
         return qualified is not None and self._project.imported_kind(call.file, qualified) in DATALOADER_KINDS
+
+    @cached_property
+    def plain_tensor_attributes(self) -> dict[str, frozenset[str]]:
+        """Class → the attributes its instances keep as CPU tensors that `.to()` does not move
+        (`analysis.plain_tensor_attributes`); none in a file that sets a default device."""
+        return {} if self.sets_a_default_device else plain_tensor_attributes(self._tree, self.imports)
 
     @cached_property
     def host_copy_methods(self) -> frozenset[str]:

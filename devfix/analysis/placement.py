@@ -17,6 +17,7 @@ from devfix.analysis.call_sites import argument_at, argument_for
 from devfix.analysis.following_returns import Followed
 from devfix.analysis.kinds import TENSOR_ATTRIBUTES, Kind
 from devfix.analysis.module_classes import is_self_attribute
+from devfix.analysis.module_instances import KEEPING_THE_INSTANCE
 from devfix.analysis.returned_moves import ReturnedMove
 from devfix.analysis.tensor_methods import TENSOR_METHODS
 from devfix.analysis.tensors import is_factory_call
@@ -95,6 +96,8 @@ class PlacementFacts:
     object_device_methods: Set[str] = frozenset()  # in a method: its class's methods that return device values (`ScopeTracker.methods_returning_device_values`)
     instance_device_methods: Mapping[str, Set[str]] = field(default_factory=dict)  # `trainer` of `trainer = Trainer()` → those methods of its class
     host_copy_methods: frozenset[str] = frozenset()  # methods of the file's classes that return host copies
+    # class of the file → the attributes its instances keep as CPU tensors `.to()` does not move
+    plain_tensor_attributes: Mapping[str, frozenset[str]] = field(default_factory=dict)
     file_places_devices: bool = False  # the file moves things to devices somewhere
     returns_device: Callable[[str], bool] | None = None  # is a top-level function of the file one whose every return is on a device
     returns_host: Callable[[str], bool] | None = None  # … one whose every return is a tensor made on the host
@@ -239,6 +242,8 @@ class PlacementFacts:
             if binding is not None and not binding.unpacked and isinstance(binding.value, cst.DictComp):
                 # `batch["labels"]` of `batch = {k: v.to(device) for k, v in batch.items()}`
                 return again(binding.value.value, binding.line)
+        if isinstance(expression, cst.Attribute) and self._plain_tensor_of_an_instance(expression, before_line):
+            return False  # `model.class_weights` of `model = Net().to(device)`: no parameter, no buffer
         if isinstance(expression, (cst.Attribute, cst.Subscript)):
             return again(expression.value)
         if isinstance(expression, cst.BinaryOperation):
@@ -436,6 +441,18 @@ class PlacementFacts:
             reaching.append(earlier)
             binding = earlier
         return reaching, False
+
+    def _plain_tensor_of_an_instance(self, attribute: cst.Attribute, before_line: int | None) -> bool:
+        """`name.attr` where `name` holds, where read, an instance of a class of the file (built
+        here, maybe moved: `Net().to(device)`) that keeps `attr` as a plain CPU tensor."""
+        if not self.plain_tensor_attributes or not isinstance(attribute.value, cst.Name):
+            return False
+        binding = self._binding_before(attribute.value.value, before_line if before_line is not None else self.line_of(attribute))
+        built = binding.value if binding is not None and not binding.unpacked else None
+        while isinstance(built, cst.Call) and isinstance(built.func, cst.Attribute) and built.func.attr.value in KEEPING_THE_INSTANCE:
+            built = built.func.value  # `Net().to(device)`, `.eval()`: the same instance
+        return isinstance(built, cst.Call) and isinstance(built.func, cst.Name) \
+            and attribute.attr.value in self.plain_tensor_attributes.get(built.func.value, ())
 
     def _binding_before(self, name: str, line: int, branches: bool = True) -> Binding | None:
         """The binding `name` holds on `line`: the latest before it, not in an `if` body whose

@@ -100,6 +100,7 @@ class ScopeTracker:
             facts.parameters = self.scope_parameters(node) - {"self", "cls"}
             facts.file_places_devices = self.file_places_devices()
             facts.host_copy_methods = self.facts.host_copy_methods if self.facts is not None else frozenset()
+            facts.plain_tensor_attributes = self.facts.plain_tensor_attributes if self.facts is not None else {}
             if self.facts is not None:
                 facts.add_returned_moves(self.facts.returned_move, top_level=isinstance(scope, cst.Module))
                 facts.add_returned_element_moves(self.facts.returned_listed_moves, top_level=isinstance(scope, cst.Module))

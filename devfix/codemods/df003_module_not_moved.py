@@ -35,7 +35,9 @@ loss storing `1.0 - smoothing`) do not need moving and are left alone.
 Refuses: instances built with a `device=` argument (they place their own state, as torch layers
 do), instances moved anywhere in the scope, reassigned, or handed to other code
 (`nn.DataParallel(model)`, `setup(model)`), losses given only tensors already on the device
-(`nn.CrossEntropyLoss(weight=class_weights)` with `class_weights` moved), models loaded with `from_pretrained(...,
+(`nn.CrossEntropyLoss(weight=class_weights)` with `class_weights` moved; not a moved model's plain tensor
+attribute, `weight=model.class_weights` after `model = Net().to(device)`, which `.to()` left on the CPU:
+`analysis.plain_tensor_attributes`), models loaded with `from_pretrained(...,
 device_map=...)` and classes devfix cannot prove to be `nn.Module`s. Files where a framework
 places models (accelerate, Lightning, XLA, RPC, DeepSpeed) are left alone.
 """
