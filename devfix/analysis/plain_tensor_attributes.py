@@ -10,7 +10,8 @@ Only what the file proves counts: a top-level class defined once whose every bas
 `torch.nn.Module` itself (a base of the file or of a library might register the name as a buffer,
 and then assigning it updates that buffer), that stores the attribute in one `self.<name> = ...`
 statement of its methods, nowhere else in the class (no `register_buffer`, `setattr` or augmented
-store), from a torch factory called without a device (`torch.tensor(...)`, `torch.ones(3)`).
+store) nor through an instance anywhere in the file (`model.class_weights = w.to(device)`), from a
+torch factory called without a device (`torch.tensor(...)`, `torch.ones(3)`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,34 @@ def plain_tensor_attributes(tree: ast.Module, imports: ImportTable) -> dict[str,
             attributes = _plain_tensors(node, imports)
             if attributes:
                 found[node.name] = attributes
-    return found
+    if not found:
+        return found  # most files: no walk of the whole tree
+    stored_from_outside = _stored_from_outside(tree)
+    return {name: left for name, attributes in found.items() if (left := attributes - stored_from_outside)}
+
+
+def _stored_from_outside(tree: ast.Module) -> frozenset[str]:
+    """Attribute names stored through anything but `self`, anywhere in the file: `model.class_weights
+    = model.class_weights.to(device)`, `model.w.data = ...` may put the attribute on a device."""
+    found = set()
+    for node in every_node(tree):
+        for target in _targets(node):
+            found.update(inner.attr for inner in every_node(target) if isinstance(inner, ast.Attribute) and not is_self_attribute(inner))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) > 1 \
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            found.add(node.args[1].value)
+    return frozenset(found)
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    """What a statement (or a comprehension) stores into."""
+    if isinstance(node, (ast.Assign, ast.Delete)):
+        return node.targets
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension)):
+        return [node.target]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in node.items if item.optional_vars is not None]
+    return []
 
 
 def _plain_tensors(class_node: ast.ClassDef, imports: ImportTable) -> frozenset[str]:

@@ -52,3 +52,14 @@ def test_a_module_imported_by_name_counts_and_a_class_defined_twice_does_not():
     body = "class Net(Module):\n    def __init__(self):\n        super().__init__()\n        self.w = torch.zeros(3)\n"
     assert attributes(body) == {"Net": frozenset({"w"})}
     assert attributes(body + "\n\n" + body) == {}
+
+
+@pytest.mark.parametrize("outside", [
+    "model.w = model.w.to(device)",
+    "model.w.data = model.w.data.cuda()",
+    'setattr(model, "w", None)',
+])
+def test_an_attribute_stored_through_an_instance_may_be_anywhere(outside):
+    body = "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.w = torch.zeros(3)\n\n\n"
+    assert attributes(body + "model = Net()\n") == {"Net": frozenset({"w"})}
+    assert attributes(body + f"model = Net()\n{outside}\n") == {}
