@@ -813,6 +813,8 @@ class _Screen:
             return bool(value.elts) and all(
                 not isinstance(item, (ast.Starred, ast.Name)) and self._may_be_tensor(item, init) is True for item in value.elts
             )
+        if isinstance(value, ast.ListComp):  # `self.anchors = [torch.tensor(a) for a in anchors]`: its item a tensor
+            return len(value.generators) == 1 and not isinstance(value.elt, ast.Name) and self._may_be_tensor(value.elt, init) is True
         if isinstance(value, ast.Call) and is_self_attribute(value.func):
             return self._method_returns_tensors(value.func.attr, init)
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):

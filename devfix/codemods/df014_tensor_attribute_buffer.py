@@ -19,7 +19,12 @@ of a class known to be an `nn.Module`, when another method reads `self.x`. A lis
 tensors (`self.anchors = [torch.tensor([10., 13.]), torch.tensor([16., 30.])]`) becomes one buffer
 per item (`anchors_0`, `anchors_1`) and `anchors` a property that lists them, so reads, `len()`
 and loops see the same list on the Module's device; only when nothing in the file changes the
-list (item stores, `append`, another `.anchors = ...`) and the buffers' names are free.
+list (item stores, `append`, another `.anchors = ...`) and the buffers' names are free. A list
+comprehension of one loop (YOLO's `self.anchors = [torch.tensor(a) for a in anchors]`) has no fixed
+number of items: a loop registers them (`for index, tensor in enumerate([...]):
+self.register_buffer(f"anchors_{index}", tensor, persistent=False)`) and the property lists the
+Module's own buffers of that prefix in their order; only when `__init__` names neither `index`
+nor `tensor` and the file spells no other `anchors_`.
 
 `Variable(t)` (the pre-0.4 autograd wrapper, AGNN's `self.beta`) is `t`.
 
@@ -76,7 +81,7 @@ from devfix.analysis.module_classes import (
     stored_once_in_init,
 )
 from devfix.analysis.scopes import ScopeTracker
-from devfix.analysis.tensors import is_tensor_expression
+from devfix.analysis.tensors import is_factory_call, is_tensor_expression
 from devfix.analysis.torch_api import COMPLEX_MAKERS, PARAMETER_CLASSES, VARIABLE_WRAPPERS
 from devfix.analysis.torch_names import is_cuda_device_expression
 from devfix.codemods.base import DevfixRule
@@ -102,6 +107,7 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         super().visit_Module(node)
         self._buffers: dict[cst.Assign, tuple[str, bool]] = {}  # statement → (attribute, drop a `.cuda()`)
         self._lists: dict[cst.Assign, tuple[str, int]] = {}  # `self.x = [t0, t1]` → (attribute, items)
+        self._comprehensions: dict[cst.Assign, str] = {}  # `self.x = [torch.tensor(a) for a in xs]` → attribute
         self._properties: dict[int, list[str]] = {}  # id of a class → the list properties its fixes add
         self._trained_tensors: dict[cst.Assign, str] = {}  # `self.beta = Variable(t, requires_grad=True)`: reported only
 
@@ -142,6 +148,10 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             if isinstance(value, cst.List):
                 if self._tensor_list(value, tensors, name, node, facts.methods) and not registered_by_bases(name):
                     self._lists[statement] = (name, len(value.elements))
+                continue
+            if isinstance(value, cst.ListComp):
+                if self._tensor_comprehension(value, init, name, node, facts.methods) and not registered_by_bases(name):
+                    self._comprehensions[statement] = name
                 continue
             if any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(value)):
                 continue
@@ -243,6 +253,31 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         text = self.facts.text if self.facts is not None else self.module.code  # the file's text, without a codegen pass
         if any(re.search(rf"\b{name}_{index}\b", text) for index in range(len(items))):
             return False  # the name of a buffer it would register is taken
+        changes = _ListChanges(name)
+        self.module.visit(changes)
+        return changes.stores == 1 and not changes.changed
+
+    def _tensor_comprehension(self, value: cst.ListComp, init: cst.FunctionDef, name: str, class_node: cst.ClassDef,
+                              methods: dict[str, cst.FunctionDef]) -> bool:
+        """`self.anchors = [torch.tensor(a) for a in anchors]` (YOLO's layers): one `for` whose item
+        is a tensor made here without a device or a trained flag, on the terms of `_tensor_list`,
+        in an `__init__` that names neither `index` nor `tensor` (the loop that registers the items
+        binds them there), in a file that spells no `<name>_` (the buffers' prefix)."""
+        if value.for_in.inner_for_in is not None or value.for_in.asynchronous is not None:
+            return False
+        item = value.elt
+        code = cst.Module([]).code_for_node(item)
+        if not is_factory_call(item, self.qualified) and not is_tensor_expression(item, set(), self.qualified):
+            return False
+        if any(placing in code for placing in LIST_ITEM_PLACING) or any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(item)):
+            return False
+        if self._may_be_complex(item, methods) or {"index", "tensor"} & _names_in(init):
+            return False
+        if any(isinstance(member, (cst.FunctionDef, cst.ClassDef)) and member.name.value == name for member in class_node.body.body):
+            return False
+        text = self.facts.text if self.facts is not None else self.module.code
+        if f"{name}_" in text:
+            return False  # a buffer of that prefix may be the class's or another's
         changes = _ListChanges(name)
         self.module.visit(changes)
         return changes.stores == 1 and not changes.changed
@@ -367,6 +402,8 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
     ) -> cst.BaseStatement | cst.FlattenSentinel:
         if len(original_node.body) == 1 and original_node.body[0] in self._lists:
             return self._list_as_buffers(original_node, updated_node)
+        if len(original_node.body) == 1 and original_node.body[0] in self._comprehensions:
+            return self._comprehension_as_buffers(original_node, updated_node)
         if len(original_node.body) == 1 and original_node.body[0] in self._trained_tensors:
             name = self._trained_tensors[original_node.body[0]]
             self.report(original_node.body[0], f"`self.{name}` requires grad but is a plain tensor attribute: `.to(device)` leaves it on "
@@ -401,6 +438,25 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             f"@property\ndef {name}(self):\n    return [{', '.join(f'self.{name}_{index}' for index in range(count))}]\n"
         )
         return cst.FlattenSentinel(lines)
+
+    def _comprehension_as_buffers(self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine) -> cst.BaseStatement:
+        """A loop registers each item as a non-persistent buffer `<name>_<i>`; the class gets a
+        property `<name>` that lists them in their order (the file spells no other `<name>_`)."""
+        name = self._comprehensions[original_node.body[0]]
+        if not self.report(original_node.body[0], f"`self.{name}` is a list of plain tensors: `.to(device)` leaves them on the CPU",
+                           fix_title=f"register the tensors as non-persistent buffers and make `{name}` a property that lists them"):
+            return updated_node
+        loop = cst.parse_statement(
+            f'for index, tensor in enumerate(ITEMS):\n    self.register_buffer(f"{name}_{{index}}", tensor, persistent=False)\n',
+            config=self.module.config_for_parsing,
+        )
+        loop = loop.with_changes(iter=cst.Call(cst.Name("enumerate"), [cst.Arg(updated_node.body[0].value)]),
+                                 leading_lines=updated_node.leading_lines)
+        self._properties.setdefault(id(self._class_of_statement(original_node)), []).append(
+            f"@property\ndef {name}(self):\n"
+            f'    return [buffer for key, buffer in self.named_buffers(recurse=False) if key.startswith("{name}_")]\n'
+        )
+        return loop
 
     def _class_of_statement(self, node: cst.CSTNode) -> cst.ClassDef | None:
         while node is not None and not isinstance(node, cst.ClassDef):
@@ -458,6 +514,23 @@ def _placed_by_argument(value: cst.BaseExpression, init: cst.FunctionDef) -> boo
         return True
     return any(arg.keyword is not None and arg.keyword.value == "device" and isinstance(arg.value, cst.Call)
                for call in calls_in(value) for arg in call.args)
+
+
+def _names_in(function: cst.FunctionDef) -> set[str]:
+    """Every name a function's code spells (its parameters, locals, globals it reads), but the
+    attributes it asks for (`tensor` of `torch.tensor`)."""
+    found: set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+    function.visit(Names())
+    return found
 
 
 def _self_reads(value: cst.BaseExpression) -> set[str]:

@@ -210,6 +210,29 @@ def test_a_list_that_changes_or_holds_other_things_is_left_alone(anchors, more):
     assert result.fixed.decode() == source and not result.findings
 
 
+def test_a_comprehension_of_tensors_becomes_buffers_registered_in_a_loop():
+    source = LIST_HEAD.format(anchors="[torch.tensor(size) for size in [(1.0, 2.0), (3.0, 4.0)]]", more="")
+    fixed = run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
+    assert "        for index, tensor in enumerate([torch.tensor(size) for size in [(1.0, 2.0), (3.0, 4.0)]]):\n" \
+           '            self.register_buffer(f"anchors_{index}", tensor, persistent=False)\n' in fixed
+    assert '        return [buffer for key, buffer in self.named_buffers(recurse=False) if key.startswith("anchors_")]\n' in fixed
+
+
+@pytest.mark.parametrize("anchors, more", [
+    ("[torch.tensor(a) for a in [(1.0, 2.0)]]", "\n    def grow(self):\n        self.anchors.append(torch.ones(2))\n"),
+    ("[torch.tensor(a) for a in [(1.0, 2.0)]]", "\n    def anchors_of(self):\n        return 0\n"),  # the prefix is spelled
+    ("[torch.tensor(a) for a in [(1.0, 2.0)]]\n        index = 0", ""),  # the loop would rebind `index`
+    ("[torch.tensor(a) for a in [(1.0, 2.0)]]\n        tensor = None", ""),
+    ("[torch.tensor(a, device=a.device) for a in sizes]", ""),  # placed
+    ("[torch.tensor(a) for row in [[(1.0, 2.0)]] for a in row]", ""),  # two loops
+    ("[a for a in [torch.ones(2)]]", ""),  # the items are the names it iterates: made elsewhere
+])
+def test_a_comprehension_that_changes_or_clashes_is_left_alone(anchors, more):
+    source = LIST_HEAD.format(anchors=anchors, more=more)
+    result = run_devfix(source, rules=[TensorAttributeBuffer])
+    assert result.fixed.decode() == source and not result.findings
+
+
 POSITIONS = """import math
 
 import torch
