@@ -82,7 +82,7 @@ from devfix.analysis.module_classes import (
 )
 from devfix.analysis.scopes import ScopeTracker
 from devfix.analysis.tensors import is_factory_call, is_tensor_expression
-from devfix.analysis.torch_api import COMPLEX_MAKERS, PARAMETER_CLASSES, VARIABLE_WRAPPERS
+from devfix.analysis.torch_api import COMPLEX_MAKERS, HOST_LIBRARIES, PARAMETER_CLASSES, VARIABLE_WRAPPERS
 from devfix.analysis.torch_names import is_cuda_device_expression
 from devfix.codemods.base import DevfixRule
 from devfix.codemods.edits import add_method_after_init, register_buffer
@@ -145,6 +145,8 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
                 continue  # gluonts' `self.weight = self._init_weight(self.weight)` of an `nn.Embedding`: its Parameter
             # `torch.tensor(alpha) if alpha is not None else None`: a buffer may be None; `Variable(t)` is `t`
             value = _without_variable(_unless_none(statement.value), self.qualified)
+            if isinstance(value, (cst.List, cst.ListComp)) and self._handed_to_the_host(name, facts.methods):
+                continue  # `[s.numpy() for s in self.sizes]`: on a device, numpy would refuse them
             if isinstance(value, cst.List):
                 if self._tensor_list(value, tensors, name, node, facts.methods) and not registered_by_bases(name):
                     self._lists[statement] = (name, len(value.elements))
@@ -169,7 +171,8 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
             if made and self._zero_dim(value) and self._only_in_arithmetic(name, facts.methods):
                 continue  # `self.scale = torch.sqrt(torch.tensor(float(d)))` dividing the scores: a 0-dim CPU tensor joins any device
             if made and not _placed_by_argument(value, init) and not self._reads_placed_attributes(value, facts, init) \
-                    and not self._computed_with_on_the_host(name, facts.methods) and not registered_by_bases(name):
+                    and not self._computed_with_on_the_host(name, facts.methods) and not self._handed_to_the_host(name, facts.methods) \
+                    and not registered_by_bases(name):
                 self._buffers[statement] = (name, moves_as_a_whole)
 
     def _zero_dim(self, value: cst.BaseExpression) -> bool:
@@ -325,6 +328,20 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         if any(self_attribute_nodes(methods[method], name) for method in methods_run_by_loaders(methods)):
             return True
         return any(combines_with_host_values(method, name, self.qualified) for method_name, method in methods.items() if method_name != "__init__")
+
+    def _handed_to_the_host(self, name: str, methods: dict[str, cst.FunctionDef]) -> bool:
+        """A statement of another method reads `self.<name>` and calls `.numpy()` or a host library
+        (`np.round(self.prior.numpy(), 2)`, `[s.numpy() for s in self.sizes]`): the code relies on the
+        tensor being on the CPU, and a buffer would follow the Module to the GPU."""
+        for method_name, method in methods.items():
+            if method_name == "__init__":
+                continue
+            for statement in _statements_reading(method, name):
+                finder = _HostCalls(self.qualified)
+                statement.visit(finder)
+                if finder.found:
+                    return True
+        return False
 
     def _moved_where_read(self, name: str, methods: dict[str, cst.FunctionDef]) -> bool:
         """Every read of `self.<name>` outside `__init__` moves it first (`self.pos.to(x.device,
@@ -514,6 +531,38 @@ def _placed_by_argument(value: cst.BaseExpression, init: cst.FunctionDef) -> boo
         return True
     return any(arg.keyword is not None and arg.keyword.value == "device" and isinstance(arg.value, cst.Call)
                for call in calls_in(value) for arg in call.args)
+
+
+def _statements_reading(method: cst.FunctionDef, name: str) -> list[cst.CSTNode]:
+    """The simple statements, and the headers of compound ones (`for s in self.sizes:`), of a
+    method that mention `self.<name>`."""
+    found: list[cst.CSTNode] = []
+
+    class Statements(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+            if self_attribute_nodes(node, name):
+                found.append(node)
+            return False
+
+        def visit_For(self, node: cst.For) -> None:
+            if self_attribute_nodes(node.iter, name):
+                found.append(node)  # the loop's body reads its rows
+
+    method.body.visit(Statements())
+    return found
+
+
+class _HostCalls(cst.CSTVisitor):
+    """`.numpy()`, or a call of a host library (numpy, matplotlib, ...)."""
+
+    def __init__(self, qualified) -> None:
+        self.qualified = qualified
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "numpy" \
+                or any(name.startswith(HOST_LIBRARIES) for name in self.qualified(node.func)):
+            self.found = True
 
 
 def _names_in(function: cst.FunctionDef) -> set[str]:

@@ -233,6 +233,47 @@ def test_a_comprehension_that_changes_or_clashes_is_left_alone(anchors, more):
     assert result.fixed.decode() == source and not result.findings
 
 
+HOST_READ = """import numpy as np
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.prior = {value}
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def describe(self):
+        {read}
+
+
+head = Head().to("cuda")
+"""
+
+
+@pytest.mark.parametrize("value, read", [
+    ("torch.tensor([0.2, 0.8])", "return np.round(self.prior.numpy(), 2)"),
+    ("torch.tensor([0.2, 0.8])", "return np.asarray(self.prior)"),
+    ("[torch.tensor(p) for p in [(0.2, 0.8)]]", "return [p.numpy() for p in self.prior]"),
+    ("[torch.tensor([0.2]), torch.tensor([0.8])]", "for p in self.prior:\n            print(p.numpy())"),
+])
+def test_a_tensor_a_method_hands_to_numpy_stays_on_the_cpu(value, read):
+    """The method relies on the tensor being on the CPU: a buffer would follow the Module to the
+    GPU, and `.numpy()` would then raise."""
+    source = HOST_READ.format(value=value, read=read)
+    result = run_devfix(source, rules=[TensorAttributeBuffer])
+    assert result.fixed.decode() == source and not result.findings
+
+
+def test_a_tensor_read_on_the_host_by_a_method_that_only_lists_it_is_still_a_buffer():
+    source = HOST_READ.format(value="torch.tensor([0.2, 0.8])", read="return self.prior.tolist()")
+    assert 'self.register_buffer("prior", torch.tensor([0.2, 0.8]), persistent=False)' in run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
+
+
 POSITIONS = """import math
 
 import torch
