@@ -245,20 +245,12 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         items = [element.value for element in value.elements]
         if not items or not all(isinstance(element, cst.Element) for element in value.elements):
             return False
-        for item in items:
-            code = cst.Module([]).code_for_node(item)
-            if not is_tensor_expression(item, tensors, self.qualified) or any(placing in code for placing in LIST_ITEM_PLACING):
-                return False
-            if any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(item)) or self._may_be_complex(item, methods):
-                return False
-        if any(isinstance(member, (cst.FunctionDef, cst.ClassDef)) and member.name.value == name for member in class_node.body.body):
+        if not all(is_tensor_expression(item, tensors, self.qualified) and self._buffer_item(item, methods) for item in items):
             return False
         text = self.facts.text if self.facts is not None else self.module.code  # the file's text, without a codegen pass
         if any(re.search(rf"\b{name}_{index}\b", text) for index in range(len(items))):
             return False  # the name of a buffer it would register is taken
-        changes = _ListChanges(name)
-        self.module.visit(changes)
-        return changes.stores == 1 and not changes.changed
+        return self._list_kept_as_stored(name, class_node)
 
     def _tensor_comprehension(self, value: cst.ListComp, init: cst.FunctionDef, name: str, class_node: cst.ClassDef,
                               methods: dict[str, cst.FunctionDef]) -> bool:
@@ -269,18 +261,27 @@ class TensorAttributeBuffer(ScopeTracker, DevfixRule):
         if value.for_in.inner_for_in is not None or value.for_in.asynchronous is not None:
             return False
         item = value.elt
-        code = cst.Module([]).code_for_node(item)
-        if not is_factory_call(item, self.qualified) and not is_tensor_expression(item, set(), self.qualified):
-            return False
-        if any(placing in code for placing in LIST_ITEM_PLACING) or any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(item)):
-            return False
-        if self._may_be_complex(item, methods) or {"index", "tensor"} & _names_in(init):
-            return False
-        if any(isinstance(member, (cst.FunctionDef, cst.ClassDef)) and member.name.value == name for member in class_node.body.body):
+        if not (is_factory_call(item, self.qualified) or is_tensor_expression(item, set(), self.qualified)) \
+                or not self._buffer_item(item, methods) or {"index", "tensor"} & _names_in(init):
             return False
         text = self.facts.text if self.facts is not None else self.module.code
         if f"{name}_" in text:
             return False  # a buffer of that prefix may be the class's or another's
+        return self._list_kept_as_stored(name, class_node)
+
+    def _buffer_item(self, item: cst.BaseExpression, methods: dict[str, cst.FunctionDef]) -> bool:
+        """An item of a list of tensors (a display's or a comprehension's) that may be a buffer:
+        not placed or trained where it is made, no `torch.nn` object, no complex table."""
+        code = cst.Module([]).code_for_node(item)
+        return not any(placing in code for placing in LIST_ITEM_PLACING) \
+            and not any(qualified.startswith(NOT_BUFFERS) for qualified in self._callee_names(item)) \
+            and not self._may_be_complex(item, methods)
+
+    def _list_kept_as_stored(self, name: str, class_node: cst.ClassDef) -> bool:
+        """No other member of the class is called `name` (the property takes it), and nothing in the
+        file changes the list (item stores, `append`, another `.name = ...`)."""
+        if any(isinstance(member, (cst.FunctionDef, cst.ClassDef)) and member.name.value == name for member in class_node.body.body):
+            return False
         changes = _ListChanges(name)
         self.module.visit(changes)
         return changes.stores == 1 and not changes.changed
