@@ -536,21 +536,43 @@ def _placed_by_argument(value: cst.BaseExpression, init: cst.FunctionDef) -> boo
 
 def _statements_reading(method: cst.FunctionDef, name: str) -> list[cst.CSTNode]:
     """The simple statements, and the headers of compound ones (`for s in self.sizes:`), of a
-    method that mention `self.<name>`."""
-    found: list[cst.CSTNode] = []
+    method that mention `self.<name>` or a local bound from it (`p = self.prior` ... `p.numpy()`)."""
+    statements: list[cst.CSTNode] = []
 
     class Statements(cst.CSTVisitor):
         def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
-            if self_attribute_nodes(node, name):
-                found.append(node)
+            statements.append(node)
             return False
 
         def visit_For(self, node: cst.For) -> None:
-            if self_attribute_nodes(node.iter, name):
-                found.append(node)  # the loop's body reads its rows
+            statements.append(node)  # the loop's body reads its rows
 
     method.body.visit(Statements())
-    return found
+    found: list[cst.CSTNode] = []
+    bound: set[str] = set()
+    while True:
+        more = [statement for statement in statements if statement not in found and _reads(statement, name, bound)]
+        if not more:
+            return found
+        found += more
+        bound |= {target for statement in more for target in _bound_by(statement)}
+
+
+def _reads(statement: cst.CSTNode, name: str, bound: set[str]) -> bool:
+    """The statement (a loop's header only) mentions `self.<name>` or one of the `bound` locals."""
+    part = statement.iter if isinstance(statement, cst.For) else statement
+    return bool(self_attribute_nodes(part, name)) or bool(bound & _names_in(part))
+
+
+def _bound_by(statement: cst.CSTNode) -> set[str]:
+    """The names a statement binds: a loop's target, or the plain targets of its assignments."""
+    if isinstance(statement, cst.For):
+        return _names_in(statement.target)
+    targets = [target.target for small in getattr(statement, "body", ()) if isinstance(small, cst.Assign)
+               for target in small.targets]
+    targets += [small.target for small in getattr(statement, "body", ()) if isinstance(small, (cst.AnnAssign, cst.AugAssign))]
+    return {name for target in targets if not isinstance(target, (cst.Attribute, cst.Subscript))
+            for name in _names_in(target)}
 
 
 class _HostCalls(cst.CSTVisitor):
@@ -566,9 +588,9 @@ class _HostCalls(cst.CSTVisitor):
             self.found = True
 
 
-def _names_in(function: cst.FunctionDef) -> set[str]:
-    """Every name a function's code spells (its parameters, locals, globals it reads), but the
-    attributes it asks for (`tensor` of `torch.tensor`)."""
+def _names_in(code: cst.CSTNode) -> set[str]:
+    """Every name a piece of code spells (a function's parameters, locals, globals it reads), but
+    the attributes it asks for (`tensor` of `torch.tensor`)."""
     found: set[str] = set()
 
     class Names(cst.CSTVisitor):
@@ -579,7 +601,7 @@ def _names_in(function: cst.FunctionDef) -> set[str]:
         def visit_Name(self, node: cst.Name) -> None:
             found.add(node.value)
 
-    function.visit(Names())
+    code.visit(Names())
     return found
 
 

@@ -260,6 +260,9 @@ head = Head().to("cuda")
     ("torch.tensor([0.2, 0.8])", "return np.asarray(self.prior)"),
     ("[torch.tensor(p) for p in [(0.2, 0.8)]]", "return [p.numpy() for p in self.prior]"),
     ("[torch.tensor([0.2]), torch.tensor([0.8])]", "for p in self.prior:\n            print(p.numpy())"),
+    ("torch.tensor([0.2, 0.8])", "p = self.prior\n        return p.numpy()"),
+    ("torch.tensor([0.2, 0.8])", "p = self.prior\n        q = p * 2\n        return q.numpy()"),
+    ("[torch.tensor([0.2]), torch.tensor([0.8])]", "for p in self.prior:\n            q = p + 1\n            print(q.numpy())"),
 ])
 def test_a_tensor_a_method_hands_to_numpy_stays_on_the_cpu(value, read):
     """The method relies on the tensor being on the CPU: a buffer would follow the Module to the
@@ -269,8 +272,13 @@ def test_a_tensor_a_method_hands_to_numpy_stays_on_the_cpu(value, read):
     assert result.fixed.decode() == source and not result.findings
 
 
-def test_a_tensor_read_on_the_host_by_a_method_that_only_lists_it_is_still_a_buffer():
-    source = HOST_READ.format(value="torch.tensor([0.2, 0.8])", read="return self.prior.tolist()")
+@pytest.mark.parametrize("read", [
+    "return self.prior.tolist()",
+    "p = self.prior\n        other = np.zeros(2)\n        return p.tolist(), other",
+])
+def test_a_tensor_read_on_the_host_by_a_method_that_only_lists_it_is_still_a_buffer(read):
+    """`.tolist()` works on any device; numpy used on another value of the method is no host read."""
+    source = HOST_READ.format(value="torch.tensor([0.2, 0.8])", read=read)
     assert 'self.register_buffer("prior", torch.tensor([0.2, 0.8]), persistent=False)' in run_devfix(source, rules=[TensorAttributeBuffer]).fixed.decode()
 
 
