@@ -92,7 +92,7 @@ class PlacementFacts:
     own_methods: set[str] = field(default_factory=set)  # in a method: the names of its class's methods
     cuda_tensor_types: frozenset[str] = frozenset()  # `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor` at the top level
     object_modules: frozenset[str] = frozenset()  # in a method: `self.<attr>` Modules `__init__` built (`ScopeTracker.object_modules`)
-    object_modules_on_device: frozenset[str] = frozenset()  # … and those it moved, or bound to a move
+    object_modules_on_device: frozenset[str] = frozenset()  # … and those it moved, or bound to a move (a tensor too)
     object_device_methods: Set[str] = frozenset()  # in a method: its class's methods that return device values (`ScopeTracker.methods_returning_device_values`)
     instance_device_methods: Mapping[str, Set[str]] = field(default_factory=dict)  # `trainer` of `trainer = Trainer()` → those methods of its class
     host_copy_methods: frozenset[str] = frozenset()  # methods of the file's classes that return host copies
@@ -242,8 +242,10 @@ class PlacementFacts:
             if binding is not None and not binding.unpacked and isinstance(binding.value, cst.DictComp):
                 # `batch["labels"]` of `batch = {k: v.to(device) for k, v in batch.items()}`
                 return again(binding.value.value, binding.line)
-        if isinstance(expression, cst.Attribute) and self._plain_tensor_of_an_instance(expression, before_line):
+        if isinstance(expression, cst.Attribute) and self.plain_tensor_of_an_instance(expression, before_line):
             return False  # `model.class_weights` of `model = Net().to(device)`: no parameter, no buffer
+        if is_self_attribute(expression) and expression.attr.value in self.object_modules_on_device:
+            return True  # `self.weights` of `self.weights = counts.to(device)`, the class's one store
         if isinstance(expression, (cst.Attribute, cst.Subscript)):
             return again(expression.value)
         if isinstance(expression, cst.BinaryOperation):
@@ -442,7 +444,7 @@ class PlacementFacts:
             binding = earlier
         return reaching, False
 
-    def _plain_tensor_of_an_instance(self, attribute: cst.Attribute, before_line: int | None) -> bool:
+    def plain_tensor_of_an_instance(self, attribute: cst.Attribute, before_line: int | None = None) -> bool:
         """`name.attr` where `name` holds, where read, an instance of a class of the file (built
         here, maybe moved: `Net().to(device)`) that keeps `attr` as a plain CPU tensor."""
         if not self.plain_tensor_attributes or not isinstance(attribute.value, cst.Name):

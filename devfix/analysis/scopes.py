@@ -230,8 +230,8 @@ class ScopeTracker:
 
     def object_modules(self, class_def: cst.ClassDef) -> tuple[frozenset[str], frozenset[str]]:
         """The attributes `__init__` binds to a Module it builds (`self.criterion = nn.MSELoss()`:
-        what it returns follows its input) or to a move (`self.model = model.to(device)`), with no
-        other store in the class; and those of them on a device: bound to a move, moved in place
+        what it returns follows its input) or to a move (`self.model = model.to(device)`, also of a
+        tensor: `self.weights = counts.to(device)`), with no other store in the class; and those of them on a device: bound to a move, moved in place
         by a statement of `__init__` after the store (`self.model.to(self.device)`), or bound to a
         parameter every construction of the class gives a moved model (`_given_moved_models`)."""
         if id(class_def) not in self._object_modules:

@@ -4,7 +4,9 @@
     After:   loss = F.cross_entropy(logits, y, weight=class_weights.to(logits.device))
 
 The device is read from the name behind the input: `F.nll_loss(scores.log_softmax(-1), y,
-weight=w)` gets `w.to(scores.device)` (tensor methods and indexing keep the device).
+weight=w)` gets `w.to(scores.device)` (tensor methods and indexing keep the device). Where the input
+is a call (`F.cross_entropy(model(x), yb, weight=w)`) or cannot be placed, a target the analysis
+places on a device gives it (`w.to(yb.device)`): a loss takes both on one device.
 
 `weight=`, `pos_weight=` and similar tensors must live with the input; PyTorch raises "Expected all
 tensors to be on the same device" (or "... but got weight is on cpu"). The weight follows the
@@ -62,10 +64,10 @@ class LossWeightDevice(ScopeTracker, DevfixRule):
         facts = self._object_facts(original_node)
         if original_node.args[0].keyword is not None:
             return updated_node
-        tensor = _tensor_behind(loss_input)
+        tensor = _tensor_behind(loss_input)  # `weight.to(model(x).device)` would run the model twice
+        if tensor is None or not facts.is_device_value(loss_input) and not self._callers_pass_device_values(original_node, tensor, facts):
+            tensor = _placed_target(original_node, facts)
         if tensor is None:
-            return updated_node  # `weight.to(model(x).device)` would run the model twice
-        if not facts.is_device_value(loss_input) and not self._callers_pass_device_values(original_node, tensor, facts):
             return updated_node
         reference = tensor.value
         args = list(updated_node.args)
@@ -114,10 +116,13 @@ class LossWeightDevice(ScopeTracker, DevfixRule):
 
     def _proven_tensor(self, weight: cst.BaseExpression, call: cst.Call, facts: PlacementFacts) -> bool:
         """The value analysis proves the weight a tensor (`weights = torch.tensor(...)`; a `None`
-        weight, or one that may be, takes no `.to()`), or it is a helper's parameter the helper never
+        weight, or one that may be, takes no `.to()`), or a plain tensor attribute of an instance of
+        a class of the file (`analysis.plain_tensor_attributes`), or it is a helper's parameter the helper never
         rebinds and every call of the helper gives a proven tensor (`weight=None` by default)."""
         if self.kind_of(weight) is Kind.TENSOR:
             return True
+        if isinstance(weight, cst.Attribute) and facts.plain_tensor_of_an_instance(weight):
+            return True  # `model.class_weights`, which `Net.__init__` makes once with `torch.tensor(...)`
         function = self.enclosing_scope(call)
         if not isinstance(weight, cst.Name) or not isinstance(function, cst.FunctionDef) or weight.value in facts.bindings:
             return False
@@ -136,6 +141,16 @@ class LossWeightDevice(ScopeTracker, DevfixRule):
             return False
         passed = arguments_for(self.module, function, loss_input.value)
         return passed is not None and all(self._object_facts(caller).is_device_value(value) for caller, value in passed)
+
+
+def _placed_target(call: cst.Call, facts: PlacementFacts) -> cst.Name | None:
+    """The name behind the target when the analysis places it on a device (`F.cross_entropy(model(x),
+    yb, weight=w)` after `yb = y.to(device)`): a loss takes its input and target on one device."""
+    target = keyword(call, "target")
+    if target is None and len(call.args) > 1 and call.args[1].keyword is None and not call.args[1].star:
+        target = call.args[1]
+    behind = _tensor_behind(target.value) if target is not None else None
+    return behind if behind is not None and facts.is_device_value(target.value) else None
 
 
 def _tensor_behind(expression: cst.BaseExpression) -> cst.Name | None:

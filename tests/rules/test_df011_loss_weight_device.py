@@ -56,3 +56,47 @@ def test_a_class_constant_tensor_is_moved_and_one_stored_again_is_not():
     assert "weight=Config.weights.to(" in run_devfix(HEAD + body, rules=[LossWeightDevice]).fixed.decode()
     stored = HEAD + body.replace("\n\n\nprint", "\n\n\nif '--plain' in sys.argv:\n    Config.weights = None\nprint")
     assert run_devfix(stored, rules=[LossWeightDevice]).fixed.decode() == stored
+
+
+WEIGHTED_NET = (
+    "class Net(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.fc = nn.Linear(5, 3)\n"
+    "        self.class_weights = torch.tensor([1.0, 2.0, 0.5])\n\n"
+    "    def forward(self, x):\n"
+    "        return self.fc(x)\n\n\n"
+    "net = Net().to(device)\n"
+)
+
+
+def test_a_weight_for_a_called_input_follows_a_target_placed_on_the_device():
+    """`weight.to(net(x).device)` would run the model twice: the target, on the input's device
+    for the loss to run at all, gives it."""
+    source = HEAD + WEIGHTED_NET + "print(F.cross_entropy(net(x), y, weight=net.class_weights))\n"
+    fixed = run_devfix(source, rules=[LossWeightDevice]).fixed.decode()
+    assert "F.cross_entropy(net(x), y, weight=net.class_weights.to(y.device))" in fixed
+
+
+def test_a_weight_for_a_called_input_and_a_host_target_is_left_alone():
+    source = HEAD + WEIGHTED_NET + "labels = torch.randint(0, 3, (8,))\nprint(F.cross_entropy(net(x), labels, weight=net.class_weights))\n"
+    result = run_devfix(source, rules=[LossWeightDevice])
+    assert result.fixed.decode() == source and not result.findings
+
+
+def test_a_weight_the_objects_init_moved_is_left_alone():
+    """`self.weights = (...).to(device)`, the class's one store: already on the device."""
+    source = HEAD + (
+        "class Trainer:\n"
+        "    def __init__(self, model, counts):\n"
+        "        self.model = model.to(device)\n"
+        "        self.weights = (counts.sum() / counts).to(device)\n\n"
+        "    def loss(self, x, y):\n"
+        "        logits = self.model(x)\n"
+        "        return F.cross_entropy(logits, y, weight=self.weights)\n\n\n"
+        "print(Trainer(model, torch.tensor([1.0, 2.0, 3.0])).loss(x, y))\n"
+    )
+    result = run_devfix(source, rules=[LossWeightDevice])
+    assert result.fixed.decode() == source and not result.findings
+    again = source.replace("        return F.cross_entropy", "        self.weights = self.weights.cpu()\n        return F.cross_entropy")
+    assert [finding.code for finding in run_devfix(again, rules=[LossWeightDevice]).findings] == ["DF011"]
