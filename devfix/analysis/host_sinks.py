@@ -19,7 +19,8 @@ it says no the rule cannot find anything (`tests/analysis/test_screen.py` holds 
   devices, a call of a parameter of the function (a model every caller moved) and, for `.numpy()`,
   a parameter itself; a loop variable is where the value it iterates is;
 - a method of a class of the file that returns a value and calls a model `self` holds moved (or
-  such a method) may give a device value, on `self` or on an object (`trainer.step(batch)`);
+  such a method) may give a device value, on `self` or on an object (`trainer.step(batch)`), and
+  so may `self.<attr>` where a statement binds it to a move (`self.weights = counts.to(device)`);
 - a call of a top-level function of the file may be on a device when one of its returns may be,
   or it reads a name the top level places (the rule counts one whose every return is, in a file
   that places devices);
@@ -447,6 +448,8 @@ class _Scope:
             return binding is not None and binding[1] is not None and self._may_be_on_device(binding[1], with_parameters, binding[0])
         if is_self_attribute(value) and value.attr in self.instance_collectors:
             return True  # `np.mean(self.losses)`: what the methods append is the rule's to follow; `self.gradients` of a hook
+        if is_self_attribute(value) and value.attr in self.moved_attributes:
+            return True  # `self.weights.numpy()` of `self.weights = counts.to(device)` (`PlacementFacts.object_modules_on_device`)
         if isinstance(value, ast.Attribute) and value.attr in METADATA_ATTRIBUTES:
             return False  # `np.zeros(image[idx].shape)`: a tuple of ints (the rule's `_metadata`)
         if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):

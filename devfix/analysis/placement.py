@@ -232,6 +232,8 @@ class PlacementFacts:
             if through_functions and binding is not None and binding.position >= 0 and self._returned_item_on_device(binding):
                 return True  # `preds, labels = predict(model, loader)`, `predict` returning `torch.cat(preds), torch.cat(labels)`
             return binding is not None and binding.value is not None and again(binding.value, binding.line)
+        if is_self_attribute(expression) and expression.attr.value in self.object_modules_on_device:
+            return True  # `self.weights` of `self.weights = counts.to(device)`, the class's one store
         if isinstance(expression, cst.Attribute) and tensor_parameters and expression.attr.value not in TENSOR_ATTRIBUTES:
             # `dataloader._dataset[:]` handed to `.numpy()`: the tensor is not the parameter but
             # something it holds (recbole's `Interaction` has a `.numpy()` and no `.detach()`)
@@ -244,8 +246,6 @@ class PlacementFacts:
                 return again(binding.value.value, binding.line)
         if isinstance(expression, cst.Attribute) and self.plain_tensor_of_an_instance(expression, before_line):
             return False  # `model.class_weights` of `model = Net().to(device)`: no parameter, no buffer
-        if is_self_attribute(expression) and expression.attr.value in self.object_modules_on_device:
-            return True  # `self.weights` of `self.weights = counts.to(device)`, the class's one store
         if isinstance(expression, (cst.Attribute, cst.Subscript)):
             return again(expression.value)
         if isinstance(expression, cst.BinaryOperation):
