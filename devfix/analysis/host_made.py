@@ -113,6 +113,9 @@ def host_made(value: cst.BaseExpression, line: int, depth: int, where: HostConte
         return chained(value.func.value) and all(again(arg.value) for arg in value.args if arg.keyword is None)
     if isinstance(value.func, cst.Name) and where.cpu_helper(value.func.value):
         return True  # a helper of the file that returns CPU tensors: `preprocess(photo)`
+    if callee is not None and callee not in where.facts.bindings and where.facts.returns_device is not None \
+            and where.facts.returns_device(callee):
+        return False  # `batchify(corpus, 4)`, a function of the file whose every return is moved (`.to(device)`)
     if isinstance(value.func, cst.Name) and value.func.value in NUMBER_BUILTINS and names <= {value.func.value, f"builtins.{value.func.value}"}:
         return True  # `float(s)`: a Python number, whatever it is given
     arguments = [arg.value for arg in value.args if arg.keyword is None and not arg.star]
