@@ -58,6 +58,7 @@ from devfix.analysis.returned_moves import ReturnedMove, returned_listed_moves, 
 from devfix.analysis.returned_pairs import ReturnedPair, returned_pairs
 from devfix.analysis.test_devices import AcceleratedTests
 from devfix.analysis.torch_api import places_devices, places_on_several_gpus
+from devfix.analysis.unmoved_object_models import unmoved_object_models
 from devfix.analysis.values import ValueFacts, analyse_values
 from devfix.analysis.worker_placements import places_items_in_workers
 
@@ -205,8 +206,8 @@ class FileFacts:
             return bool(self.imported_host_functions)
         if signal == signals.CALLED_CONSTRUCTION:  # `Layer(...)(x)` in a method: is `Layer` a Module class?
             return any(self._builds_a_module(call) for call in self._walk.constructions)
-        if signal == signals.BUILT_AND_CALLED:  # `model = Net()` and `model(x)`: is `Net` a Module class?
-            return self._built_and_called
+        if signal == signals.BUILT_AND_CALLED:  # `model = Net()` and `model(x)`: is `Net` a Module class? Or a trainer's
+            return self._built_and_called or bool(self.unmoved_object_models)
         if signal == signals.CUDA_ONLY_CALL:  # outside a program DF024 only guards whole statements
             return any(call.guardable or self.role is FileRole.PROGRAM for call in self.cuda_only_calls.values())
         if signal == signals.CPU_GENERATOR_DRAW:
@@ -310,6 +311,12 @@ class FileFacts:
         """Class → the attributes its instances keep as CPU tensors that `.to()` does not move
         (`analysis.plain_tensor_attributes`); none in a file that sets a default device."""
         return {} if self.sets_a_default_device else plain_tensor_attributes(self._tree, self.imports)
+
+    @cached_property
+    def unmoved_object_models(self) -> dict[str, dict[str, str]]:
+        """Plain class → the model attribute it keeps unmoved → the device attribute its methods move
+        that model's inputs to (`analysis.unmoved_object_models`)."""
+        return unmoved_object_models(self._tree, self.imports, self._builds_a_module)
 
     @cached_property
     def host_copy_methods(self) -> frozenset[str]:

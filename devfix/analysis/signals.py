@@ -27,7 +27,7 @@ MODULE_TENSOR_ATTRIBUTE = "module-tensor-attribute"
 MODULE_CONTAINER = "module-container"
 CALLED_CONSTRUCTION = "called-construction"  # lazy: `Layer(...)(x)` of a Module class with state
 DEVICE_ARGUMENT_LAYER = "device-argument-layer"
-BUILT_AND_CALLED = "built-and-called"  # lazy: `model = Net()`, `model(x)`, `Net` a Module class with state
+BUILT_AND_CALLED = "built-and-called"  # lazy: `model = Net()`, `model(x)`, `Net` a Module class with state; or a trainer's unmoved model
 ENCODED_INPUTS = "encoded-inputs"
 CUDA_ONLY_CALL = "cuda-only-call"  # lazy: `torch.cuda.synchronize()` and kin that nothing checks (analysis.cuda_only_calls)
 CPU_GENERATOR_DRAW = "cpu-generator-draw"  # lazy: `torch.randn(..., generator=<CPU generator>, device=d)` (analysis.generator_draws)

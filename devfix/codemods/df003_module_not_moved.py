@@ -32,6 +32,12 @@ they hold tensors (`weight=`, `pos_weight=`); parameter-free modules (`nn.ReLU()
 them (a multi-task loss's `weights=(1.0, 0.5)`), arithmetic of them and such modules, such as a custom loss with a temperature and an `nn.MSELoss()`, or a label-smoothing
 loss storing `1.0 - smoothing`) do not need moving and are left alone.
 
+A plain class (a trainer) that keeps a Module (`self.model = model`, or one `__init__` builds) and
+moves what its methods feed it to a device attribute `__init__` stores before (`x, y =
+x.to(self.device), y.to(self.device)`, then `self.model(x)`) gets the model moved where it keeps
+it: `self.model = model.to(self.device)`, when nothing moves, wraps or hands over the model, and
+the file's constructions give it a Module built there, never moved (`analysis.unmoved_object_models`).
+
 Refuses: instances built with a `device=` argument (they place their own state, as torch layers
 do), instances moved anywhere in the scope, reassigned, or handed to other code
 (`nn.DataParallel(model)`, `setup(model)`), losses given only tensors already on the device
@@ -53,6 +59,7 @@ from devfix.analysis.kinds import Kind
 from devfix.analysis.module_classes import (
     builds_stateless_instance,
     is_literal,
+    is_self_attribute,
     parameters_device_owner,
     top_level_class,
 )
@@ -79,6 +86,8 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         self._device_aliases: dict[int, dict[str, str]] = {}  # a helper's facts → its device parameters, as the caller passes them
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        if len(original_node.targets) == 1 and is_self_attribute(original_node.targets[0].target):
+            return self._kept_by_a_plain_object(original_node, updated_node)
         if len(original_node.targets) != 1 or not isinstance(original_node.targets[0].target, cst.Name):
             return updated_node
         name = original_node.targets[0].target.value
@@ -98,6 +107,22 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         device = self.use_device(choice)
         moved = moved_to(updated_node.value, device)
         return updated_node.with_changes(value=moved)
+
+    def _kept_by_a_plain_object(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        """`self.model = model` in the `__init__` of a plain class whose methods move the model's
+        inputs to `self.device` (`analysis.unmoved_object_models`): moved there as it is kept."""
+        function = self.enclosing_scope(original_node)
+        owner = self.class_of_method(function) if isinstance(function, cst.FunctionDef) and function.name.value == "__init__" else None
+        if owner is None or self.facts is None:
+            return updated_node
+        attribute = original_node.targets[0].target.attr.value
+        device = self.facts.unmoved_object_models.get(owner.name.value, {}).get(attribute)
+        if device is None or self.is_module_classdef(owner):
+            return updated_node
+        if not self.report(original_node.value, f"`self.{attribute}` is called with tensors moved to `self.{device}` but its parameters stay on the CPU",
+                           fix_title=f"move it to `self.{device}` where `__init__` keeps it"):
+            return updated_node
+        return updated_node.with_changes(value=moved_to(updated_node.value, f"self.{device}"))
 
     def _holds_no_state(self, constructor: cst.Call) -> bool:
         """A class of the file that stores only literals and `__init__` parameters in `self` (or

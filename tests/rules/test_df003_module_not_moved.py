@@ -271,3 +271,80 @@ def test_a_container_of_the_objects_own_layers_owns_nothing_to_move(wrapped, mov
         f"            model = nn.Sequential({wrapped})\n            outputs.append(model(x))\n        return outputs\n"
     )
     assert (".to(device)\n" in run_devfix(source, rules=[ModuleNotMoved]).fixed.decode().split("nn.Sequential(")[1]) is moved
+
+
+TRAINER = """import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Trainer:
+    def __init__(self, model, data):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.model = {kept}
+        self.data = data
+        self.criterion = nn.MSELoss()
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def step(self):
+        for x, y in self.data:
+{moves}
+            loss = self.criterion(self.model(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+
+{built}
+trainer = Trainer({given}, [(torch.randn(4, 3), torch.randn(4, 1))])
+{after}trainer.step()
+"""
+MOVES = "            x, y = x.to(self.device), y.to(self.device)"
+
+
+def trainer(kept="model", moves=MOVES, built="", given="Net()", after=""):
+    return TRAINER.format(kept=kept, moves=moves, built=built, given=given, after=after)
+
+
+@pytest.mark.parametrize("source", [
+    trainer(),
+    trainer(given="nn.Linear(3, 1)"),
+    trainer(built="net = Net()", given="net"),
+    trainer(kept="Net()", given="None"),
+    trainer(moves="            x = x.to(self.device).float()\n            y = y.to(self.device)"),
+])
+def test_a_model_a_trainer_keeps_unmoved_goes_where_its_inputs_are_moved(source):
+    """The batches go to `self.device` and the model stays on the CPU: moved where `__init__` keeps it."""
+    result = run_devfix(source, rules=[ModuleNotMoved])
+    kept = "model" if "self.model = model\n" in source else "Net()"
+    assert f"        self.model = {kept}.to(self.device)\n" in result.fixed.decode()
+    assert "nn.MSELoss().to(" not in result.fixed.decode()  # no state: works wherever it lives
+    assert [finding.code for finding in result.applied] == ["DF003"]
+
+
+@pytest.mark.parametrize("source", [
+    trainer(built="net = Net().to('cuda')", given="net"),  # placed by its caller, maybe on another device
+    trainer(given="Net().to('cuda')"),
+    trainer(after="trainer.model.to('cuda')\n"),  # moved through the instance
+    trainer(moves="            if torch.cuda.is_available():\n                x, y = x.to(self.device), y.to(self.device)"),
+    trainer(moves="            x, y = x.cuda(), y.cuda()"),  # no device the object keeps: DF001's
+    trainer(built="def make(net):\n    return Trainer(net, [])\n\n\nnet = Net()", given="net"),  # a parameter of that name: maybe anything
+    trainer(kept="wrap(model)"),  # what `wrap` returns may place itself
+    trainer(given="lambda x: x"),
+    trainer().replace("        self.device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n        self.model = model\n",
+                      "        self.model = model\n        self.device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"),
+    trainer().replace("            self.optimizer.step()\n", "            self.optimizer.step()\n\n    def reset(self, model):\n        self.model = model\n"),
+    trainer().replace("self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)", "self.optimizer = make_optimizer(self.model)"),
+    trainer().replace("class Trainer:", "class Trainer(Base):"),
+])
+def test_a_model_a_trainer_keeps_is_left_alone_unless_proven_unmoved_and_fed_moved_inputs(source):
+    result = run_devfix(source, rules=[ModuleNotMoved])
+    assert result.fixed.decode() == source and not result.findings

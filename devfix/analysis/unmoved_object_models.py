@@ -1,0 +1,276 @@
+"""Which models does a plain class keep unmoved while its methods move their inputs? DF003's
+facts for trainer objects.
+
+    class Trainer:
+        def __init__(self, model, loader):
+            self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            self.model = model
+        def train(self):
+            for x, y in self.loader:
+                x, y = x.to(self.device), y.to(self.device)
+                loss = self.criterion(self.model(x), y)
+
+The batches go to `self.device` and the model stays on the CPU: the first GPU step fails.
+`self.model = model.to(self.device)` fixes it where the object keeps the model. Proven when:
+
+- the class is no Module (DF003 moves Module instances where they are built) and `__init__`
+  stores `self.<model>` once, in a statement of its own body, from one of its parameters or from
+  a Module it builds there; the class stores it nowhere else;
+- `__init__` stores `self.<device>` once, in a statement of its body before that one, and the
+  class stores it nowhere else;
+- a method calls `self.<model>(...)` with an argument it moved to `self.<device>` before the call
+  (`x = x.to(self.device)`, `x, y = x.to(self.device), y.to(self.device)`, or `x.to(self.device)`
+  in the call);
+- the class reads `self.<model>` only to call it or one of Module's own methods
+  (`self.model.parameters()`, `.train()`, `.state_dict()`): nothing moves it, wraps it or hands
+  it to other code; nothing in the file moves any `<something>.<model>` either;
+- for a model given to `__init__`: the file constructs the class, every construction gives a
+  Module built at the call (`Trainer(Net(), loader)`) or a name every binding of which in the file
+  builds one and that nothing moves (a moved model's own device may be another one);
+- the Module may hold state: not one of torch.nn's parameter-free classes, nor a loss given no
+  tensor (`self.criterion = nn.MSELoss()` works with device inputs wherever it lives) or only
+  tensors placed where it is built (`weight=torch.tensor(w).to(device)`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from devfix.analysis.ast_nodes import every_node, is_self_attribute
+from devfix.analysis.imports import ImportTable
+from devfix.analysis.moves import is_move, places_anything
+from devfix.analysis.torch_api import LOSS_TENSOR_KEYWORDS, PARAMETER_FREE_NN
+
+MODULE_METHODS = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
+    "named_children", "train", "eval", "zero_grad", "state_dict", "load_state_dict", "requires_grad_",
+})
+MOVING_METHODS = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "xpu", "mps"})
+
+
+def unmoved_object_models(tree: ast.Module, imports: ImportTable, builds_a_module: Callable[[ast.Call], bool]) -> dict[str, dict[str, str]]:
+    """Class name → model attribute → the device attribute its inputs are moved to."""
+    moved_anywhere = {
+        node.func.value.attr for node in every_node(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MOVING_METHODS
+        and isinstance(node.func.value, ast.Attribute)
+    }
+    found: dict[str, dict[str, str]] = {}
+    for class_def in tree.body:
+        if not isinstance(class_def, ast.ClassDef) or _may_be_a_module(class_def):
+            continue
+        models = _kept_models(tree, class_def, imports, builds_a_module, moved_anywhere)
+        if models:
+            found[class_def.name] = models
+    return found
+
+
+def _may_be_a_module(class_def: ast.ClassDef) -> bool:
+    """A class with a base (it may be a Module, or a framework's class that places models)."""
+    return bool(class_def.bases) and not all(isinstance(base, ast.Name) and base.id == "object" for base in class_def.bases)
+
+
+def _kept_models(
+    tree: ast.Module, class_def: ast.ClassDef, imports: ImportTable, builds_a_module: Callable[[ast.Call], bool], moved_anywhere: set[str],
+) -> dict[str, str]:
+    init = next((item for item in class_def.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+    if init is None:
+        return {}
+    stores = _self_stores(class_def)
+    given = [argument.arg for argument in init.args.args[1:]]
+    kept: dict[str, tuple[int, ast.expr]] = {}
+    for statement in init.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and is_self_attribute(statement.targets[0]):
+            attribute = statement.targets[0].attr
+            if stores.get(attribute) == 1:
+                kept[attribute] = (statement.lineno, statement.value)
+    found: dict[str, str] = {}
+    for attribute, (line, value) in kept.items():
+        if attribute in moved_anywhere or not _only_called(class_def, attribute):
+            continue
+        if isinstance(value, ast.Call):
+            if not _builds_state(value, imports, builds_a_module):
+                continue
+        elif not (isinstance(value, ast.Name) and value.id in given
+                  and _constructions_give_unmoved_modules(tree, class_def.name, given.index(value.id), value.id, imports, builds_a_module)):
+            continue
+        devices = {device for device, (device_line, _) in kept.items() if device_line < line}
+        device = _device_of_moved_inputs(class_def, attribute, devices)
+        if device is not None:
+            found[attribute] = device
+    return found
+
+
+def _self_stores(class_def: ast.ClassDef) -> dict[str, int]:
+    """How many statements of the class store each `self.<attr>` (also in tuples, augmented, deleted)."""
+    counts: dict[str, int] = {}
+    for node in every_node(class_def):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.For, ast.With)):
+            targets = [node.target] if isinstance(node, ast.For) else [item.optional_vars for item in node.items if item.optional_vars]
+        for target in targets:
+            for inner in ast.walk(target):
+                if is_self_attribute(inner) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+                    counts[inner.attr] = counts.get(inner.attr, 0) + 1
+    return counts
+
+
+def _only_called(class_def: ast.ClassDef, attribute: str) -> bool:
+    """Every read of `self.<attribute>` calls it, or calls one of Module's own methods on it."""
+    parents: dict[int, ast.AST] = {}
+    for node in every_node(class_def):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    for node in every_node(class_def):
+        if not (is_self_attribute(node) and node.attr == attribute and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Call) and parent.func is node:
+            continue
+        if isinstance(parent, ast.Attribute) and parent.attr in MODULE_METHODS:
+            call = parents.get(id(parent))
+            if isinstance(call, ast.Call) and call.func is parent:
+                continue
+        return False
+    return True
+
+
+def _device_of_moved_inputs(class_def: ast.ClassDef, attribute: str, devices: set[str]) -> str | None:
+    """The device attribute (one of `devices`) that a method moves an argument of `self.<attribute>(...)` to."""
+    for method in class_def.body:
+        if not isinstance(method, ast.FunctionDef) or method.name == "__init__":
+            continue
+        moves = _moves_to_self_attributes(method)
+        for node in every_node(method):
+            if not (isinstance(node, ast.Call) and is_self_attribute(node.func) and node.func.attr == attribute):
+                continue
+            for argument in node.args:
+                device = _moved_to(argument)
+                if device is None and isinstance(argument, ast.Name):
+                    earlier = [(line, device) for name, line, device in moves if name == argument.id and line < node.lineno]
+                    device = max(earlier)[1] if earlier else None
+                if device in devices:
+                    return device
+    return None
+
+
+def _moves_to_self_attributes(method: ast.FunctionDef) -> list[tuple[str, int, str | None]]:
+    """(name, line, device attribute) of each binding in the method; the device is None where the
+    value is no move to `self.<attr>`, or where the binding is under an `if` or `try` (the call may
+    then get the value unmoved): such a later binding ends the move."""
+    found: list[tuple[str, int, str | None]] = []
+
+    def visit(statements: list[ast.stmt], conditional: bool) -> None:
+        for statement in statements:
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                target, value = statement.targets[0], statement.value
+                if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+                    pairs = list(zip(target.elts, value.elts))
+                else:
+                    pairs = [(target, value if isinstance(target, ast.Name) else None)]
+                for item, part in pairs:
+                    if not isinstance(item, (ast.Name, ast.Tuple, ast.List, ast.Starred)):
+                        continue  # `self.x = ...`, `table[i] = ...` bind no name
+                    for name in (inner for inner in ast.walk(item) if isinstance(inner, ast.Name)):
+                        moved = _moved_to(part) if part is not None and name is item and not conditional else None
+                        found.append((name.id, statement.lineno, moved))
+            elif isinstance(statement, (ast.For, ast.AsyncFor)):
+                found.extend((name.id, statement.lineno, None) for name in ast.walk(statement.target) if isinstance(name, ast.Name))
+            elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)) and isinstance(statement.target, ast.Name):
+                found.append((statement.target.id, statement.lineno, None))
+            inner_conditional = conditional or isinstance(statement, (ast.If, ast.Try, ast.Match))
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                block = getattr(statement, field, None)
+                if isinstance(block, list):
+                    visit([item for item in block if isinstance(item, ast.stmt)], inner_conditional)
+            for handler in getattr(statement, "handlers", ()):
+                visit(handler.body, True)
+
+    visit(method.body, False)
+    return found
+
+
+def _moved_to(value: ast.expr) -> str | None:
+    """`device` of `x.to(self.device)` (also followed by a cast or `.float()`)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        if value.func.attr == "to":
+            device = next((keyword.value for keyword in value.keywords if keyword.arg == "device"), value.args[0] if value.args else None)
+            return device.attr if device is not None and is_self_attribute(device) else None
+        if value.func.attr not in ("float", "long", "int", "half", "double", "bool", "contiguous"):
+            return None
+        value = value.func.value
+    return None
+
+
+def _constructions_give_unmoved_modules(
+    tree: ast.Module, class_name: str, position: int, keyword: str, imports: ImportTable, builds_a_module: Callable[[ast.Call], bool],
+) -> bool:
+    """The file constructs the class, and every construction gives the parameter a Module built at
+    the call, or a name the file binds only to such builds and never moves."""
+    constructions = [node for node in every_node(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == class_name]
+    if not constructions:
+        return False
+    for call in constructions:
+        if any(isinstance(argument, ast.Starred) for argument in call.args) or any(item.arg is None for item in call.keywords):
+            return False
+        given = next((item.value for item in call.keywords if item.arg == keyword), call.args[position] if position < len(call.args) else None)
+        if isinstance(given, ast.Call):
+            if not _builds_state(given, imports, builds_a_module):
+                return False
+        elif not (isinstance(given, ast.Name) and _bound_only_to_built_modules(tree, given.id, imports, builds_a_module)):
+            return False
+    return True
+
+
+def _bound_only_to_built_modules(tree: ast.Module, name: str, imports: ImportTable, builds_a_module: Callable[[ast.Call], bool]) -> bool:
+    """Every binding of `name` in the file, in any scope, builds a Module (no move), no function
+    takes a parameter of that name, and nothing moves it."""
+    values = []
+    for node in every_node(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id == name:
+                    values.append(node.value)
+                elif _stores(target, name):
+                    return False
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)) and _stores(node.target, name):
+            return False
+        elif isinstance(node, ast.NamedExpr) and node.target.id == name:
+            return False
+        elif isinstance(node, (ast.With, ast.AsyncWith)) and any(item.optional_vars is not None and _stores(item.optional_vars, name) for item in node.items):
+            return False
+        elif isinstance(node, ast.arg) and node.arg == name:
+            return False
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MOVING_METHODS \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name:
+            return False
+    return bool(values) and all(isinstance(value, ast.Call) and _builds_state(value, imports, builds_a_module) for value in values)
+
+
+def _builds_state(call: ast.Call, imports: ImportTable, builds_a_module: Callable[[ast.Call], bool]) -> bool:
+    """A Module built here, not moved, that may hold parameters or buffers: not one of torch.nn's
+    parameter-free classes (`nn.ReLU()`, a loss given no tensor) nor an `nn.MSELoss()`, which
+    works with device inputs wherever it lives (`torch_names.holds_state` on the libcst side)."""
+    if not builds_a_module(call) or is_move(call, imports):
+        return False
+    qualified = imports.qualify(call.func) or ""
+    if not qualified.startswith("torch.nn."):
+        return True
+    class_name = qualified.rsplit(".", 1)[1]
+    if class_name in PARAMETER_FREE_NN:
+        return False
+    if not class_name.endswith("Loss"):
+        return True
+    given = [*call.args, *(keyword.value for keyword in call.keywords if keyword.arg in LOSS_TENSOR_KEYWORDS)]
+    return bool(given) and not any(places_anything(value, imports) for value in given)  # `weight=w.to(device)`: placed
+
+
+def _stores(target: ast.expr, name: str) -> bool:
+    return any(isinstance(inner, ast.Name) and inner.id == name for inner in ast.walk(target))
