@@ -523,7 +523,7 @@ class _Screen:
                     key = (id(place.class_node), target.attr)
                     self.stores[key] = self.stores.get(key, 0) + 1
         if is_self_attribute(single) and isinstance(value, ast.Call) and place.method is not None and place.method.name != "__init__" \
-                and _tests_unset(place.parent, single.attr) and _may_hold_state(value, self.imports):
+                and _tests_unset(place.parent, single.attr) and may_hold_state(value, self.imports):
             self.walked.constructions.append(value)  # DF018: `if self.head is None: self.head = nn.Linear(h.size(1), 1)`
         if place.class_node is not None and place.parent is place.class_node and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # `MEAN = torch.tensor(...)` in the class body
@@ -600,7 +600,7 @@ class _Screen:
             self.factory_classes[id(place.class_node)] = place.class_node  # DF016: where does it go?
         elif in_method and isinstance(node.func, ast.Name):
             self.named_calls_in_methods.setdefault(node.func.id, {})[id(place.class_node)] = place.class_node  # `causal_mask(t)`?
-        if isinstance(node.func, ast.Call) and in_method and _may_hold_state(node.func, self.imports):
+        if isinstance(node.func, ast.Call) and in_method and may_hold_state(node.func, self.imports):
             self.walked.constructions.append(node.func)  # DF018 if it builds a Module (FileFacts asks the project)
         if name == "append" and is_self_attribute(node.func.value) and owner is not Kind.OBJECT and self._may_build(node.args):
             self.appended.add((id(place.class_node), node.func.value.attr))  # a container if `__init__` made it `[]`
@@ -1040,7 +1040,7 @@ def _tests_unset(node: ast.AST | None, attribute: str) -> bool:
             and test.left.attr == attribute and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
 
 
-def _may_hold_state(construction: ast.Call, imports: ImportTable) -> bool:
+def may_hold_state(construction: ast.Call, imports: ImportTable) -> bool:
     """`torch_names.holds_state`: torch.nn classes known to hold no parameters or buffers do not."""
     qualified = imports.qualify(construction.func) or ""
     if not qualified.startswith("torch.nn."):
@@ -1125,7 +1125,7 @@ def built_once_and_called(found: Walk, classes: dict[str, Kind]) -> list[ast.Cal
                 value = node.value
                 if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(value, ast.Call) \
                         and classes.get(found.imports.qualify(value.func) or "", Kind.UNKNOWN) is not Kind.OBJECT \
-                        and found.imports.qualify(value.func) is not None and _may_hold_state(value, found.imports):
+                        and found.imports.qualify(value.func) is not None and may_hold_state(value, found.imports):
                     constructed[node.targets[0].id] = value
                 targets = node.targets
             elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from devfix.analysis.ast_nodes import every_node, is_self_attribute
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_move, places_anything
-from devfix.analysis.torch_api import LOSS_TENSOR_KEYWORDS, PARAMETER_FREE_NN
+from devfix.analysis.screen import may_hold_state
 
 MODULE_METHODS = frozenset({
     "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
@@ -255,21 +255,14 @@ def _bound_only_to_built_modules(tree: ast.Module, name: str, imports: ImportTab
 
 
 def _builds_state(call: ast.Call, imports: ImportTable, builds_a_module: Callable[[ast.Call], bool]) -> bool:
-    """A Module built here, not moved, that may hold parameters or buffers: not one of torch.nn's
-    parameter-free classes (`nn.ReLU()`, a loss given no tensor) nor an `nn.MSELoss()`, which
-    works with device inputs wherever it lives (`torch_names.holds_state` on the libcst side)."""
-    if not builds_a_module(call) or is_move(call, imports):
+    """A Module built here, not moved, that may hold parameters or buffers (`screen.may_hold_state`:
+    not `nn.ReLU()`, nor `nn.MSELoss()`, which works with device inputs wherever it lives), and not a
+    loss given only tensors placed where it is built (`weight=torch.tensor(w).to(device)`)."""
+    if not builds_a_module(call) or is_move(call, imports) or not may_hold_state(call, imports):
         return False
-    qualified = imports.qualify(call.func) or ""
-    if not qualified.startswith("torch.nn."):
-        return True
-    class_name = qualified.rsplit(".", 1)[1]
-    if class_name in PARAMETER_FREE_NN:
-        return False
-    if not class_name.endswith("Loss"):
-        return True
-    given = [*call.args, *(keyword.value for keyword in call.keywords if keyword.arg in LOSS_TENSOR_KEYWORDS)]
-    return bool(given) and not any(places_anything(value, imports) for value in given)  # `weight=w.to(device)`: placed
+    class_name = (imports.qualify(call.func) or "").rsplit(".", 1)[-1]
+    given = [*call.args, *(keyword.value for keyword in call.keywords)]
+    return not class_name.endswith("Loss") or not all(places_anything(value, imports) for value in given)
 
 
 def _stores(target: ast.expr, name: str) -> bool:
