@@ -17,9 +17,10 @@ The batches go to `self.device` and the model stays on the CPU: the first GPU st
   stores `self.<model>` once, in a statement of its own body, from one of its parameters or from
   a Module it builds there; the class stores it nowhere else;
 - `__init__` stores `self.<device>` once, in a statement of its body before that one, and the
-  class stores it nowhere else;
-- a method calls `self.<model>(...)` with an argument it moved to `self.<device>` before the call
-  (`x = x.to(self.device)`, `x, y = x.to(self.device), y.to(self.device)`, or `x.to(self.device)`
+  class stores it nowhere else; or the module binds a name once, in one assignment before the
+  class (`device = torch.device(...)`), which no `global` statement and no code of the class binds;
+- a method calls `self.<model>(...)` with an argument it moved to that device before the call
+  (`x = x.to(self.device)`, `x, y = x.to(self.device), y.to(self.device)`, or `x.to(device)`
   in the call);
 - the class reads `self.<model>` only to call it or one of Module's own methods
   (`self.model.parameters()`, `.train()`, `.state_dict()`): nothing moves it, wraps it or hands
@@ -37,7 +38,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from devfix.analysis.ast_nodes import every_node, is_self_attribute
+from devfix.analysis.ast_nodes import every_node, is_self_attribute, scope_nodes
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_move, places_anything
 from devfix.analysis.screen import may_hold_state
@@ -50,7 +51,8 @@ MOVING_METHODS = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfl
 
 
 def unmoved_object_models(tree: ast.Module, imports: ImportTable, builds_a_module: Callable[[ast.Call], bool]) -> dict[str, dict[str, str]]:
-    """Class name → model attribute → the device attribute its inputs are moved to."""
+    """Class name → model attribute → the device its inputs are moved to (`self.device`, or a
+    name the module binds once before the class: `device`)."""
     moved_anywhere = {
         node.func.value.attr for node in every_node(tree)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MOVING_METHODS
@@ -60,7 +62,7 @@ def unmoved_object_models(tree: ast.Module, imports: ImportTable, builds_a_modul
     for class_def in tree.body:
         if not isinstance(class_def, ast.ClassDef) or _may_be_a_module(class_def):
             continue
-        models = _kept_models(tree, class_def, imports, builds_a_module, moved_anywhere)
+        models = _kept_models(tree, class_def, imports, builds_a_module, moved_anywhere, _module_devices(tree, class_def))
         if models:
             found[class_def.name] = models
     return found
@@ -73,6 +75,7 @@ def _may_be_a_module(class_def: ast.ClassDef) -> bool:
 
 def _kept_models(
     tree: ast.Module, class_def: ast.ClassDef, imports: ImportTable, builds_a_module: Callable[[ast.Call], bool], moved_anywhere: set[str],
+    module_devices: set[str],
 ) -> dict[str, str]:
     init = next((item for item in class_def.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
     if init is None:
@@ -95,11 +98,34 @@ def _kept_models(
         elif not (isinstance(value, ast.Name) and value.id in given
                   and _constructions_give_unmoved_modules(tree, class_def.name, given.index(value.id), value.id, imports, builds_a_module)):
             continue
-        devices = {device for device, (device_line, _) in kept.items() if device_line < line}
+        devices = {f"self.{device}" for device, (device_line, _) in kept.items() if device_line < line} | module_devices
         device = _device_of_moved_inputs(class_def, attribute, devices)
         if device is not None:
             found[attribute] = device
     return found
+
+
+def _module_devices(tree: ast.Module, class_def: ast.ClassDef) -> set[str]:
+    """Names the module binds once, in an assignment of the name alone before the class, that no
+    `global` statement rebinds and no code of the class binds (a parameter, a local)."""
+    top: dict[str, list[ast.AST]] = {}
+    for node in scope_nodes(tree.body):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            top.setdefault(node.id, []).append(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                top.setdefault((alias.asname or alias.name).split(".")[0], []).append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            top.setdefault(node.name, []).append(node)
+    rebound = {name for node in every_node(tree) if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
+    rebound |= {node.id for node in every_node(class_def) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    rebound |= {node.arg for node in every_node(class_def) if isinstance(node, ast.arg)}
+    once = {
+        statement.targets[0].id for statement in tree.body
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+        and statement.lineno < class_def.lineno
+    }
+    return {name for name in once if len(top.get(name, ())) == 1 and name not in rebound}
 
 
 def _self_stores(class_def: ast.ClassDef) -> dict[str, int]:
@@ -143,7 +169,7 @@ def _only_called(class_def: ast.ClassDef, attribute: str) -> bool:
 
 
 def _device_of_moved_inputs(class_def: ast.ClassDef, attribute: str, devices: set[str]) -> str | None:
-    """The device attribute (one of `devices`) that a method moves an argument of `self.<attribute>(...)` to."""
+    """The device (one of `devices`) that a method moves an argument of `self.<attribute>(...)` to."""
     for method in class_def.body:
         if not isinstance(method, ast.FunctionDef) or method.name == "__init__":
             continue
@@ -198,11 +224,13 @@ def _moves_to_self_attributes(method: ast.FunctionDef) -> list[tuple[str, int, s
 
 
 def _moved_to(value: ast.expr) -> str | None:
-    """`device` of `x.to(self.device)` (also followed by a cast or `.float()`)."""
+    """`self.device` of `x.to(self.device)`, `device` of `x.to(device)` (also followed by a cast or `.float()`)."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
         if value.func.attr == "to":
             device = next((keyword.value for keyword in value.keywords if keyword.arg == "device"), value.args[0] if value.args else None)
-            return device.attr if device is not None and is_self_attribute(device) else None
+            if device is not None and is_self_attribute(device):
+                return f"self.{device.attr}"
+            return device.id if isinstance(device, ast.Name) else None
         if value.func.attr not in ("float", "long", "int", "half", "double", "bool", "contiguous"):
             return None
         value = value.func.value

@@ -34,8 +34,9 @@ loss storing `1.0 - smoothing`) do not need moving and are left alone.
 
 A plain class (a trainer) that keeps a Module (`self.model = model`, or one `__init__` builds) and
 moves what its methods feed it to a device attribute `__init__` stores before (`x, y =
-x.to(self.device), y.to(self.device)`, then `self.model(x)`) gets the model moved where it keeps
-it: `self.model = model.to(self.device)`, when nothing moves, wraps or hands over the model, and
+x.to(self.device), y.to(self.device)`, then `self.model(x)`), or to a device the module binds once
+before the class (`x.to(device)`), gets the model moved where it keeps it: `self.model =
+model.to(self.device)`, when nothing moves, wraps or hands over the model, and
 the file's constructions give it a Module built there, never moved (`analysis.unmoved_object_models`).
 
 Refuses: instances built with a `device=` argument (they place their own state, as torch layers
@@ -110,7 +111,8 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
 
     def _kept_by_a_plain_object(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
         """`self.model = model` in the `__init__` of a plain class whose methods move the model's
-        inputs to `self.device` (`analysis.unmoved_object_models`): moved there as it is kept."""
+        inputs to `self.device`, or to the module's `device` (`analysis.unmoved_object_models`):
+        moved there as it is kept."""
         function = self.enclosing_scope(original_node)
         owner = self.class_of_method(function) if isinstance(function, cst.FunctionDef) and function.name.value == "__init__" else None
         if owner is None or self.facts is None:
@@ -119,10 +121,10 @@ class ModuleNotMoved(ScopeTracker, DevfixRule):
         device = self.facts.unmoved_object_models.get(owner.name.value, {}).get(attribute)
         if device is None or self.is_module_classdef(owner):
             return updated_node
-        if not self.report(original_node.value, f"`self.{attribute}` is called with tensors moved to `self.{device}` but its parameters stay on the CPU",
-                           fix_title=f"move it to `self.{device}` where `__init__` keeps it"):
+        if not self.report(original_node.value, f"`self.{attribute}` is called with tensors moved to `{device}` but its parameters stay on the CPU",
+                           fix_title=f"move it to `{device}` where `__init__` keeps it"):
             return updated_node
-        return updated_node.with_changes(value=moved_to(updated_node.value, f"self.{device}"))
+        return updated_node.with_changes(value=moved_to(updated_node.value, device))
 
     def _holds_no_state(self, constructor: cst.Call) -> bool:
         """A class of the file that stores only literals and `__init__` parameters in `self` (or

@@ -348,3 +348,23 @@ def test_a_model_a_trainer_keeps_unmoved_goes_where_its_inputs_are_moved(source)
 def test_a_model_a_trainer_keeps_is_left_alone_unless_proven_unmoved_and_fed_moved_inputs(source):
     result = run_devfix(source, rules=[ModuleNotMoved])
     assert result.fixed.decode() == source and not result.findings
+
+
+GLOBAL_DEVICE = trainer(moves="            x, y = x.to(device), y.to(device)").replace(
+    "\n\nclass Trainer:", '\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n\n\nclass Trainer:')
+
+
+def test_a_model_a_trainer_keeps_unmoved_goes_to_the_modules_device_its_inputs_are_moved_to():
+    result = run_devfix(GLOBAL_DEVICE, rules=[ModuleNotMoved])
+    assert "        self.model = model.to(device)\n" in result.fixed.decode()
+
+
+@pytest.mark.parametrize("source", [
+    GLOBAL_DEVICE.replace("    def __init__(self, model, data):", "    def __init__(self, model, data, device=None):"),  # another `device` there
+    GLOBAL_DEVICE.replace("trainer.step()\n", "def use_gpu():\n    global device\n    device = 'cuda'\n\n\ntrainer.step()\n"),
+    GLOBAL_DEVICE.replace('device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n',
+                          'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\nif "--cpu" in sys.argv:\n    device = "cpu"\n'),
+])
+def test_a_module_device_rebound_or_shadowed_is_no_device_for_the_model(source):
+    result = run_devfix(source, rules=[ModuleNotMoved])
+    assert result.fixed.decode() == source and not result.findings
