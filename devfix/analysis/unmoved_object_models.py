@@ -22,9 +22,10 @@ The batches go to `self.device` and the model stays on the CPU: the first GPU st
 - a method calls `self.<model>(...)` with an argument it moved to that device before the call
   (`x = x.to(self.device)`, `x, y = x.to(self.device), y.to(self.device)`, or `x.to(device)`
   in the call);
-- the class reads `self.<model>` only to call it or one of Module's own methods
-  (`self.model.parameters()`, `.train()`, `.state_dict()`): nothing moves it, wraps it or hands
-  it to other code; nothing in the file moves any `<something>.<model>` either;
+- the class reads `self.<model>` only to call it or a method of it that places nothing
+  (`self.model.parameters()`, `.train()`, `self.model.decode(z)`; not `.to()`, `.cuda()`, `.cpu()`,
+  `.half()`): nothing moves it, wraps it or hands it to other code; nothing in the file moves any
+  `<something>.<model>` either;
 - for a model given to `__init__`: the file constructs the class, every construction gives a
   Module built at the call (`Trainer(Net(), loader)`) or a name every binding of which in the file
   builds one and that nothing moves (a moved model's own device may be another one);
@@ -43,10 +44,6 @@ from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_move, places_anything
 from devfix.analysis.screen import may_hold_state
 
-MODULE_METHODS = frozenset({
-    "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
-    "named_children", "train", "eval", "zero_grad", "state_dict", "load_state_dict", "requires_grad_",
-})
 MOVING_METHODS = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "xpu", "mps"})
 
 
@@ -149,7 +146,8 @@ def _self_stores(class_def: ast.ClassDef) -> dict[str, int]:
 
 
 def _only_called(class_def: ast.ClassDef, attribute: str) -> bool:
-    """Every read of `self.<attribute>` calls it, or calls one of Module's own methods on it."""
+    """Every read of `self.<attribute>` calls it, or calls a method of it that places nothing
+    (`self.model.parameters()`, `.eval()`, a method of its own class: `self.model.decode(z)`)."""
     parents: dict[int, ast.AST] = {}
     for node in every_node(class_def):
         for child in ast.iter_child_nodes(node):
@@ -160,7 +158,7 @@ def _only_called(class_def: ast.ClassDef, attribute: str) -> bool:
         parent = parents.get(id(node))
         if isinstance(parent, ast.Call) and parent.func is node:
             continue
-        if isinstance(parent, ast.Attribute) and parent.attr in MODULE_METHODS:
+        if isinstance(parent, ast.Attribute) and parent.attr not in MOVING_METHODS:
             call = parents.get(id(parent))
             if isinstance(call, ast.Call) and call.func is parent:
                 continue

@@ -320,6 +320,8 @@ def trainer(kept="model", moves=MOVES, built="", given="Net()", after=""):
     trainer(built="net = Net()", given="net"),
     trainer(kept="Net()", given="None"),
     trainer(moves="            x = x.to(self.device).float()\n            y = y.to(self.device)"),
+    trainer().replace("            self.optimizer.step()\n",
+                      "            self.optimizer.step()\n\n    def predict(self, x):\n        self.model.eval()\n        return self.model.forward(x)\n"),
 ])
 def test_a_model_a_trainer_keeps_unmoved_goes_where_its_inputs_are_moved(source):
     """The batches go to `self.device` and the model stays on the CPU: moved where `__init__` keeps it."""
@@ -344,6 +346,7 @@ def test_a_model_a_trainer_keeps_unmoved_goes_where_its_inputs_are_moved(source)
     trainer().replace("            self.optimizer.step()\n", "            self.optimizer.step()\n\n    def reset(self, model):\n        self.model = model\n"),
     trainer().replace("self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)", "self.optimizer = make_optimizer(self.model)"),
     trainer().replace("class Trainer:", "class Trainer(Base):"),
+    trainer().replace("            self.optimizer.step()\n", "            self.optimizer.step()\n\n    def halve(self):\n        self.model.half()\n"),
 ])
 def test_a_model_a_trainer_keeps_is_left_alone_unless_proven_unmoved_and_fed_moved_inputs(source):
     result = run_devfix(source, rules=[ModuleNotMoved])
