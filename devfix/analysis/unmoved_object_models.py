@@ -171,7 +171,7 @@ def _device_of_moved_inputs(class_def: ast.ClassDef, attribute: str, devices: se
     for method in class_def.body:
         if not isinstance(method, ast.FunctionDef) or method.name == "__init__":
             continue
-        moves = _moves_to_self_attributes(method)
+        moves = _bindings_moved(method)
         for node in every_node(method):
             if not (isinstance(node, ast.Call) and is_self_attribute(node.func) and node.func.attr == attribute):
                 continue
@@ -179,15 +179,15 @@ def _device_of_moved_inputs(class_def: ast.ClassDef, attribute: str, devices: se
                 device = _moved_to(argument)
                 if device is None and isinstance(argument, ast.Name):
                     earlier = [(line, device) for name, line, device in moves if name == argument.id and line < node.lineno]
-                    device = max(earlier)[1] if earlier else None
+                    device = sorted(earlier, key=lambda binding: binding[0])[-1][1] if earlier else None  # (the last one on a line wins)
                 if device in devices:
                     return device
     return None
 
 
-def _moves_to_self_attributes(method: ast.FunctionDef) -> list[tuple[str, int, str | None]]:
-    """(name, line, device attribute) of each binding in the method; the device is None where the
-    value is no move to `self.<attr>`, or where the binding is under an `if` or `try` (the call may
+def _bindings_moved(method: ast.FunctionDef) -> list[tuple[str, int, str | None]]:
+    """(name, line, device) of each binding in the method, in the order of the source; the device
+    is None where the value is no move (`x.to(self.device)`, `x.to(device)`), or where the binding is under an `if` or `try` (the call may
     then get the value unmoved): such a later binding ends the move."""
     found: list[tuple[str, int, str | None]] = []
 

@@ -371,3 +371,13 @@ def test_a_model_a_trainer_keeps_unmoved_goes_to_the_modules_device_its_inputs_a
 def test_a_module_device_rebound_or_shadowed_is_no_device_for_the_model(source):
     result = run_devfix(source, rules=[ModuleNotMoved])
     assert result.fixed.decode() == source and not result.findings
+
+
+def test_a_move_on_the_line_of_its_loop_is_the_binding_the_call_reads():
+    """`for x in xs: x = x.to(self.device)`: the loop's target and the move share a line."""
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass T:\n    def __init__(self, model):\n        self.device = 'cpu'\n"
+        "        self.model = model\n\n    def run(self, xs):\n        for x in xs: x = x.to(self.device)\n        return self.model(x)\n\n\n"
+        "T(nn.Linear(2, 2)).run([torch.ones(2)])\n"
+    )
+    assert "        self.model = model.to(self.device)\n" in run_devfix(source, rules=[ModuleNotMoved]).fixed.decode()
