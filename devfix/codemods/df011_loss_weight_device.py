@@ -66,7 +66,7 @@ class LossWeightDevice(ScopeTracker, DevfixRule):
             return updated_node
         tensor = _tensor_behind(loss_input)  # `weight.to(model(x).device)` would run the model twice
         if tensor is None or not facts.is_device_value(loss_input) and not self._callers_pass_device_values(original_node, tensor, facts):
-            tensor = _placed_target(original_node, facts)
+            tensor = _placed_target(original_node, facts) if not self._in_a_module_method(original_node) else None
         if tensor is None:
             return updated_node
         reference = tensor.value
@@ -96,6 +96,14 @@ class LossWeightDevice(ScopeTracker, DevfixRule):
             self._narrowed.add(id(scope))
             self.add_object_facts(facts, scope)
         return facts
+
+    def _in_a_module_method(self, call: cst.Call) -> bool:
+        """In a Module's method the loss's weights are its buffers (timm's `self.pos_weight`), and
+        what the method makes follows its input (`device=x.device`): where the input is, the
+        weights are, and a target placed there says nothing more."""
+        function = self.enclosing_scope(call)
+        owner = self.class_of_method(function) if isinstance(function, cst.FunctionDef) else None
+        return owner is not None and self.is_module_classdef(owner)
 
     def _kept_by_a_trainer(self, weight: cst.BaseExpression, call: cst.Call) -> bool:
         """`self.class_weights` that the `__init__` of a plain class (no Module) alone assigns, a

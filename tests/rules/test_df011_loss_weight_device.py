@@ -100,3 +100,20 @@ def test_a_weight_the_objects_init_moved_is_left_alone():
     assert result.fixed.decode() == source and not result.findings
     again = source.replace("        return F.cross_entropy", "        self.weights = self.weights.cpu()\n        return F.cross_entropy")
     assert [finding.code for finding in run_devfix(again, rules=[LossWeightDevice]).findings] == ["DF011"]
+
+
+def test_a_modules_registered_weight_is_not_judged_by_a_target_made_where_the_input_is():
+    """timm's BinaryCrossEntropy: `self.pos_weight` is a buffer, the target is made with
+    `device=x.device`; both follow the Module and its input."""
+    source = HEAD + (
+        "class BCE(nn.Module):\n"
+        "    def __init__(self, pos_weight):\n"
+        "        super().__init__()\n"
+        "        self.register_buffer('pos_weight', pos_weight)\n\n"
+        "    def forward(self, x, target):\n"
+        "        target = torch.full(x.shape, 0.1, device=x.device).scatter_(1, target.view(-1, 1), 0.9)\n"
+        "        return F.binary_cross_entropy_with_logits(x, target, pos_weight=self.pos_weight)\n\n\n"
+        "print(BCE(torch.ones(3)).to(device)(out, y))\n"
+    )
+    result = run_devfix(source, rules=[LossWeightDevice])
+    assert result.fixed.decode() == source and not result.findings
