@@ -6,7 +6,9 @@
 The device is read from the name behind the input: `F.nll_loss(scores.log_softmax(-1), y,
 weight=w)` gets `w.to(scores.device)` (tensor methods and indexing keep the device). Where the input
 is a call (`F.cross_entropy(model(x), yb, weight=w)`) or cannot be placed, a target the analysis
-places on a device gives it (`w.to(yb.device)`): a loss takes both on one device.
+places on a device gives it (`w.to(yb.device)`): a loss takes both on one device. Not in a
+Module's methods: there the weights are the Module's buffers (timm's `BinaryCrossEntropy`), and a
+target made with `device=x.device` follows the input.
 
 `weight=`, `pos_weight=` and similar tensors must live with the input; PyTorch raises "Expected all
 tensors to be on the same device" (or "... but got weight is on cpu"). The weight follows the
