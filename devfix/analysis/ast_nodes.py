@@ -1,6 +1,6 @@
 """Small `ast` helpers the screens share: a fast walk, a scope's own nodes, the names a target
-binds, a scope's bindings by line, a method chain's names, a function's parameters, a dotted name's
-head, `self.<attr>`, and the names a torch op is given whole."""
+binds, what a statement stores into, a scope's bindings by line, a method chain's names, a function's
+parameters, a dotted name's head, `self.<attr>`, and the names a torch op is given whole."""
 
 from __future__ import annotations
 
@@ -233,6 +233,17 @@ def dotted_head(node: ast.expr) -> str | None:
 def may_name_a_device(call: ast.Call) -> bool:
     """`device=` given, or `**tkwargs` spread, which may hold it (botorch's `{"device": x.device, ...}`)."""
     return any(keyword.arg in ("device", None) for keyword in call.keywords)
+
+
+def store_targets(node: ast.AST) -> list[ast.expr]:
+    """What a statement (or a comprehension) stores into or deletes."""
+    if isinstance(node, (ast.Assign, ast.Delete)):
+        return node.targets
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension)):
+        return [node.target]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in node.items if item.optional_vars is not None]
+    return []
 
 
 def is_self_attribute(node: ast.AST) -> bool:

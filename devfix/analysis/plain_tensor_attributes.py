@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 
-from devfix.analysis.ast_nodes import FUNCTIONS, every_node, is_self_attribute
+from devfix.analysis.ast_nodes import FUNCTIONS, every_node, is_self_attribute, store_targets
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.torch_api import FACTORY_FUNCTIONS
 
@@ -49,23 +49,12 @@ def _stored_from_outside(tree: ast.Module) -> frozenset[str]:
     = model.class_weights.to(device)`, `model.w.data = ...` may put the attribute on a device."""
     found = set()
     for node in every_node(tree):
-        for target in _targets(node):
+        for target in store_targets(node):
             found.update(inner.attr for inner in every_node(target) if isinstance(inner, ast.Attribute) and not is_self_attribute(inner))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) > 1 \
                 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
             found.add(node.args[1].value)
     return frozenset(found)
-
-
-def _targets(node: ast.AST) -> list[ast.expr]:
-    """What a statement (or a comprehension) stores into."""
-    if isinstance(node, (ast.Assign, ast.Delete)):
-        return node.targets
-    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension)):
-        return [node.target]
-    if isinstance(node, (ast.With, ast.AsyncWith)):
-        return [item.optional_vars for item in node.items if item.optional_vars is not None]
-    return []
 
 
 def _plain_tensors(class_node: ast.ClassDef, imports: ImportTable) -> frozenset[str]:

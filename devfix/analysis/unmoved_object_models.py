@@ -39,7 +39,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from devfix.analysis.ast_nodes import every_node, is_self_attribute, scope_nodes
+from devfix.analysis.ast_nodes import every_node, is_self_attribute, scope_nodes, store_targets
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.moves import is_move, places_anything
 from devfix.analysis.screen import may_hold_state
@@ -129,16 +129,7 @@ def _self_stores(class_def: ast.ClassDef) -> dict[str, int]:
     """How many statements of the class store each `self.<attr>` (also in tuples, augmented, deleted)."""
     counts: dict[str, int] = {}
     for node in every_node(class_def):
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = list(node.targets)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
-        elif isinstance(node, ast.Delete):
-            targets = list(node.targets)
-        elif isinstance(node, (ast.For, ast.With)):
-            targets = [node.target] if isinstance(node, ast.For) else [item.optional_vars for item in node.items if item.optional_vars]
-        for target in targets:
+        for target in store_targets(node):
             for inner in ast.walk(target):
                 if is_self_attribute(inner) and isinstance(inner.ctx, (ast.Store, ast.Del)):
                     counts[inner.attr] = counts.get(inner.attr, 0) + 1

@@ -549,12 +549,14 @@ def _statements_reading(method: cst.FunctionDef, name: str) -> list[cst.CSTNode]
 
     method.body.visit(Statements())
     found: list[cst.CSTNode] = []
+    found_ids: set[int] = set()
     bound: set[str] = set()
     while True:
-        more = [statement for statement in statements if statement not in found and _reads(statement, name, bound)]
+        more = [statement for statement in statements if id(statement) not in found_ids and _reads(statement, name, bound)]
         if not more:
             return found
         found += more
+        found_ids.update(id(statement) for statement in more)
         bound |= {target for statement in more for target in _bound_by(statement)}
 
 
