@@ -77,6 +77,8 @@ class PlacementFacts:
     # `for bias in biases`: (bias, line) → (biases, None), the whole row
     unpacked_elements: dict[tuple[str, int], tuple[cst.BaseExpression, int | None]] = field(default_factory=dict)
     dict_values: dict[tuple[str, int], cst.BaseExpression] = field(default_factory=dict)  # `for k, v in d.items()`: (v, line) → d
+    # `[row.numpy() for row in samples]`: id of each `row` the comprehension reads → `samples` (its own scope)
+    comprehension_elements: dict[int, cst.BaseExpression] = field(default_factory=dict)
     called: set[str] = field(default_factory=set)
     method_receivers: set[str] = field(default_factory=set)  # `model` of `model.generate(ids)`
     hosted: set[str] = field(default_factory=set)  # `model` of `model.cpu()`, `model.to("cpu")`: a Module goes to the host
@@ -204,6 +206,9 @@ class PlacementFacts:
         again = lambda value, line=before_line: self.is_device_value(value, loose, tensor_parameters, line, through_functions)  # noqa: E731
         if as_move(expression, self.qualified) is not None:
             return True
+        if isinstance(expression, cst.Name) and id(expression) in self.comprehension_elements:
+            iterated = self.comprehension_elements[id(expression)]  # as a loop's element, below
+            return again(iterated) and (loose or self._proven_tensor(iterated) or self._proven_tensor(expression))
         if isinstance(expression, cst.Name):
             line = before_line if before_line is not None else self.line_of(expression)
             binding = self._binding_before(expression.value, line)
@@ -664,11 +669,18 @@ class _Collector(cst.CSTVisitor):
         self._comprehension(node)
 
     def _comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> None:
-        """`[m(x) for m in members]`: `m` is read from the comprehension's start to its `for`."""
+        """`[m(x) for m in members]`: `m` is read from the comprehension's start to its `for`. Each
+        read of a name it binds to elements (`row` of `[row.numpy() for row in samples]`) is such an
+        element, where the value it iterates is."""
         loop = node.for_in
         if isinstance(loop.target, cst.Name) and isinstance(loop.iter, cst.Name) and loop.inner_for_in is None:
             line = self.facts.line_of(node)
             self.facts.iterations.append((loop.target.value, loop.iter.value, line, (line, self.facts.line_of(loop))))
+        if loop.inner_for_in is None:
+            for name, iterated in loop_elements(loop):
+                for part in (node.elt, *(condition.test for condition in loop.ifs)):
+                    for read in _reads_of(part, name):
+                        self.facts.comprehension_elements[id(read)] = iterated
 
     def place_elements(self) -> None:
         """`PlacementFacts.element_moves`, once the whole scope is seen (a list changed in place
@@ -771,7 +783,29 @@ def _element_move(value: cst.BaseExpression | None, qualified: QualifiedNames) -
     return moves[0]
 
 
-def loop_elements(loop: cst.For) -> list[tuple[str, cst.BaseExpression]]:
+def _reads_of(node: cst.CSTNode, name: str) -> list[cst.Name]:
+    """The `name` nodes under `node`, but those inside a comprehension or lambda of its own, which
+    may bind the name again (`analysis.placement` visits an inner comprehension by itself)."""
+    found: list[cst.Name] = []
+
+    class Reads(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name:
+                found.append(node)
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_ListComp(self, node: cst.ListComp) -> bool:
+            return False
+
+        visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
+
+    node.visit(Reads())
+    return found
+
+
+def loop_elements(loop: cst.For | cst.CompFor) -> list[tuple[str, cst.BaseExpression]]:
     """The names a loop binds to elements of a value, each with that value (`ast_nodes.loop_elements`)."""
     iterable, target = loop.iter, loop.target
     if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate"

@@ -11,7 +11,8 @@ other `numpy`, `matplotlib` and `sklearn` calls fed such a tensor get `t.detach(
 data methods of the Axes a scope makes (`fig, ax = plt.subplots()` … `ax.imshow(t)`, `analysis.axes`),
 and so does each such item of a list or tuple they are fed (`np.array([acc * 100, loss])` →
 `np.array([(acc * 100).detach().cpu(), loss.detach().cpu()])`), and each row of a device tensor a
-loop takes (`for ax, img in zip(axes, samples): ax.imshow(img)`, also under `enumerate`, `samples`
+loop or a comprehension takes (`for ax, img in zip(axes, samples): ax.imshow(img)`, also under
+`enumerate`; `[img.numpy() for img in samples]`, the comprehension's own `img`), `samples`
 proven a tensor: the output of a torch.nn layer or of an `nn.Sequential` of them; a dict would give
 its keys).
 

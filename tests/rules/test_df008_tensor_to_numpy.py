@@ -1053,3 +1053,30 @@ def test_device_items_of_a_comprehension_handed_to_numpy_are_brought_to_the_host
     surely on a device gets `.detach().cpu()` where the comprehension makes it."""
     source = INLINE.format(comprehension=comprehension)
     assert run_devfix(source, rules=[TensorToNumpy]).fixed.decode().endswith(f"total = np.sum({fixed or comprehension})\n")
+
+
+ELEMENTS = """import numpy as np
+import torch
+
+device = torch.device("cuda")
+decoder = torch.nn.Linear(4, 9).to(device)
+samples = decoder(torch.randn(6, 4).to(device))
+host_rows = torch.randn(6, 9)
+row = samples[0]
+images = {comprehension}
+"""
+
+
+@pytest.mark.parametrize(("comprehension", "fixed"), [
+    ("[img.numpy() for img in samples]", "[img.detach().cpu().numpy() for img in samples]"),
+    ("[img.numpy() for img in samples if img.sum() > 0]", "[img.detach().cpu().numpy() for img in samples if img.sum() > 0]"),
+    ("(img.numpy() for img in samples)", "(img.detach().cpu().numpy() for img in samples)"),
+    ("[img.numpy() for img in samples.cpu()]", None),  # rows of a host copy
+    ("[row.numpy() for row in host_rows]", None),  # the comprehension's `row`, not the device row above
+    ("[[row.numpy() for row in host_rows] for row in samples]", None),  # the inner one binds `row` again
+])
+def test_a_comprehensions_element_is_where_the_value_it_iterates_is(comprehension, fixed):
+    """`[img.numpy() for img in samples]`: each element read in the comprehension is a row of
+    `samples`, in the comprehension's own scope (an outer `row` is another value)."""
+    source = ELEMENTS.format(comprehension=comprehension)
+    assert run_devfix(source, rules=[TensorToNumpy]).fixed.decode().endswith(f"images = {fixed or comprehension}\n")
