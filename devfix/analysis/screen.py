@@ -284,7 +284,9 @@ class _Screen:
         self.state_loads: list[tuple[str, int]] = []
         self.class_tensors: dict[int, set[str]] = {}
         # plain classes' attributes → whether every assignment makes them with torch, unplaced
-        self.table_candidates: dict[int, tuple[ast.ClassDef, dict[str, bool]]] = {}
+        # per class, each attribute's values: made by torch (True), placed or of no torch (False), or
+        # computed from the attributes and methods of `self` named (`1.0 - self.beta`, `self.schedule()`)
+        self.table_candidates: dict[int, tuple[ast.ClassDef, dict[str, list[bool | frozenset[str]]]]] = {}
         self.empty_lists: set[tuple[int, str]] = set()  # (class, attribute) set to `[]` in __init__
         self.class_nodes: dict[int, ast.ClassDef] = {}  # the classes of `empty_lists`, by id
         self.stores: dict[tuple[int, str], int] = {}  # (class, attribute) → `self.<attribute> = ...` in its methods
@@ -336,10 +338,27 @@ class _Screen:
             self.walked.class_sites[PLAIN_CLASS_TABLE] = None  # read anywhere
             return True
         for class_node, candidates in self.table_candidates.values():
-            tables = {attribute for attribute, made_by_torch in candidates.items() if made_by_torch}
+            tables = self._tables_of(class_node, candidates)
             if tables and self._uses_a_table(class_node, tables, functions):
                 self.walked.class_sites.setdefault(PLAIN_CLASS_TABLE, []).append(class_node)
         return PLAIN_CLASS_TABLE in self.walked.class_sites
+
+    def _tables_of(self, class_node: ast.ClassDef, candidates: dict[str, list[bool | frozenset[str]]]) -> set[str]:
+        """The attributes every value of which is made by torch, or computed from such attributes or
+        from a method of the class that calls torch (`self.beta = self.prepare_noise_schedule()`,
+        `self.alpha = 1.0 - self.beta`), to a fixed point."""
+        if all(all(verdict is True for verdict in verdicts) or False in verdicts for verdicts in candidates.values()):
+            return {attribute for attribute, verdicts in candidates.items() if False not in verdicts}  # most classes
+        making = {method.name for method in class_node.body
+                  if isinstance(method, FUNCTIONS) and any(self._is_torch_call(node) for node in every_node(method))}
+        tables: set[str] = set()
+        while True:
+            known = tables | making
+            found = {attribute for attribute, verdicts in candidates.items()
+                     if all(verdict is True or verdict and verdict & known for verdict in verdicts)}
+            if found == tables:
+                return tables
+            tables = found
 
     def _uses_a_table(self, class_node: ast.ClassDef, tables: set[str], functions: set[str]) -> bool:
         for node, function in _nodes_with_function(class_node):
@@ -756,12 +775,14 @@ class _Screen:
 
     def _table_candidates(self, class_node: ast.ClassDef, names: set[str], value: ast.expr) -> None:
         """Note `names` of the class given `value`: a table while every value they are given is made
-        by torch and placed nowhere (`tables_in_use`)."""
+        by torch (or from other tables, `_tables_of`) and placed nowhere (`tables_in_use`)."""
         nodes = every_node(value)
-        made_by_torch = any(self._is_torch_call(n) for n in nodes) and not _places(nodes)
+        verdict: bool | frozenset[str] = False
+        if not _places(nodes):
+            verdict = any(self._is_torch_call(n) for n in nodes) or frozenset(n.attr for n in nodes if is_self_attribute(n)) or False
         tables = self.table_candidates.setdefault(id(class_node), (class_node, {}))[1]
         for name in names:
-            tables[name] = tables.get(name, True) and made_by_torch
+            tables.setdefault(name, []).append(verdict)
 
     def _kept_for_other_methods(self, class_node: ast.ClassDef, attribute: str) -> bool:
         """DF014's attributes: assigned by one statement of the class's methods (not counting

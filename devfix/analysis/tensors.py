@@ -133,32 +133,39 @@ def _number_leaves(value: cst.BaseExpression, tensors: set[str], qualified: Qual
     return None
 
 
-def is_tensor_expression(value: cst.BaseExpression, tensors: set[str], qualified: QualifiedNames) -> bool:
-    """Certainly a tensor: a torch op, arithmetic or a tensor method on known tensors."""
+def is_tensor_expression(value: cst.BaseExpression, tensors: set[str], qualified: QualifiedNames,
+                         self_tensors: frozenset[str] = frozenset()) -> bool:
+    """Certainly a tensor: a torch op, arithmetic or a tensor method on known tensors (names in
+    `tensors`, `self.<attr>` for attributes in `self_tensors`)."""
+    def tensor(part: cst.BaseExpression) -> bool:
+        return is_tensor_expression(part, tensors, qualified, self_tensors)
+
     if isinstance(value, cst.Name):
         return value.value in tensors
     if isinstance(value, cst.BinaryOperation):
-        return is_tensor_expression(value.left, tensors, qualified) or is_tensor_expression(value.right, tensors, qualified)
+        return tensor(value.left) or tensor(value.right)
     if isinstance(value, cst.Comparison):
         operands = [value.left, *(item.comparator for item in value.comparisons)]
-        return any(is_tensor_expression(operand, tensors, qualified) for operand in operands)
+        return any(tensor(operand) for operand in operands)
     if isinstance(value, cst.UnaryOperation) and not isinstance(value.operator, cst.Not):
-        return is_tensor_expression(value.expression, tensors, qualified)
+        return tensor(value.expression)
     if isinstance(value, cst.Attribute) and value.attr.value in ("T", "mT", "data", "grad"):
-        return is_tensor_expression(value.value, tensors, qualified)
+        return tensor(value.value)
+    if isinstance(value, cst.Attribute) and self_tensors and isinstance(value.value, cst.Name) and value.value.value == "self":
+        return value.attr.value in self_tensors
     if isinstance(value, cst.Subscript):
-        return is_tensor_expression(value.value, tensors, qualified)
+        return tensor(value.value)
     if isinstance(value, cst.Call):
         method = value.func.attr.value if isinstance(value.func, cst.Attribute) else None
         if gives_a_tuple(value, qualified):
             return False
-        if method is not None and method not in NON_TENSOR_METHODS and is_tensor_expression(value.func.value, tensors, qualified):
+        if method is not None and method not in NON_TENSOR_METHODS and tensor(value.func.value):
             return True  # a tensor method of a known tensor (libcst also names `betas.sqrt` "betas.sqrt")
         names = qualified(value.func)
         if names:
             return bool(names & LEGACY_CPU_CONSTRUCTORS) or is_torch_tensor_function(names)  # `torch.Tensor(anchors)`
         if method is not None and method not in NON_TENSOR_METHODS:
-            return is_tensor_expression(value.func.value, tensors, qualified)
+            return tensor(value.func.value)
     return False
 
 

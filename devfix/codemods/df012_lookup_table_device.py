@@ -26,7 +26,9 @@ Reading such a table by indices with a tensor method is indexing too: `a.gather(
 `index_select(0, t)`, `take(t)` (the annotated diffusion's `extract` without its `t.cpu()`) →
 `a.to(t.device).gather(-1, t)`; so is a torch function that does (`F.embedding(ids, TABLE)` →
 `F.embedding(ids, TABLE.to(ids.device))`, `torch.gather(table, 0, t)`). A top-level table may also come from a function of the file that
-returns a tensor made on the host (`betas = linear_beta_schedule(timesteps)`, `analysis.host_helpers`).
+returns a tensor made on the host (`betas = linear_beta_schedule(timesteps)`, `analysis.host_helpers`), and a plain object's table from a
+method of its class that does (`self.beta = self.prepare_noise_schedule()`) or from its other tables
+(`self.alpha = 1.0 - self.beta`).
 
 Arithmetic with a method argument is aligned the same way when the argument is certainly a
 tensor: evidence in the method, or a tensor passed at every call of an instance in the file
@@ -98,7 +100,15 @@ class LookupTableDevice(ScopeTracker, DevfixRule):
         object, and its class-level constants (`MEAN = torch.tensor(...)` in the class body, for a
         Module too: a class attribute is no buffer)."""
         constants = self._class_constants(node)
-        return constants if self._is_module_class(node) else _tensor_attributes(node, self.qualified, lambda: self._host_given(node)) | constants
+        if self._is_module_class(node):
+            return constants
+        return _tensor_attributes(node, self.qualified, lambda: self._host_given(node), lambda method: self._returns_host_tensors(node, method)) | constants
+
+    def _returns_host_tensors(self, class_def: cst.ClassDef, method: str) -> bool:
+        """That method of the class returns, at every `return`, a tensor made on the host that is
+        not 0-dim (`return torch.linspace(...)`, `analysis.host_helpers`)."""
+        summary = self.facts.method_summary(class_def.name.value, method) if self.facts is not None else None
+        return summary is not None and summary.returns_host_tensors and not summary.may_return_a_scalar
 
     def _host_given(self, class_def: cst.ClassDef) -> frozenset[str]:
         """The `__init__` parameters every construction of the class in the file gives a value made
@@ -708,9 +718,12 @@ class _LikeFinder(cst.CSTVisitor):
         self.found = self.found or node.value.endswith("_like")
 
 
-def _tensor_attributes(class_node: cst.ClassDef, qualified, host_given: Callable[[], frozenset[str]] | None = None) -> set[str]:
+def _tensor_attributes(class_node: cst.ClassDef, qualified, host_given: Callable[[], frozenset[str]] | None = None,
+                       host_method: Callable[[str], bool] = lambda method: False) -> set[str]:
     """`self.<name>` attributes the class assigns only from torch computations, none of them placed
-    or computed from an attribute placed just before (`_derived_from_placed`)."""
+    or computed from an attribute placed just before (`_derived_from_placed`). A computation may
+    read such attributes (`self.alpha = 1.0 - self.beta`, to a fixed point) or call a method of the
+    class that returns a tensor made on the host (`self.beta = self.prepare_noise_schedule()`)."""
     finder = _SelfAssignments()
     class_node.body.visit(finder)
     placed = {name for name, values in finder.values.items() if any(_placed(value) for value in values)}
@@ -718,10 +731,20 @@ def _tensor_attributes(class_node: cst.ClassDef, qualified, host_given: Callable
                if isinstance(method, cst.FunctionDef)] if isinstance(class_node.body, cst.IndentedBlock) else []
     for _, in_order in methods:
         placed |= _derived_from_placed(in_order)
-    tables = {
-        name for name, values in finder.values.items()
-        if values and name not in placed and all(is_tensor_expression(value, set(), qualified) for value in values)
-    }
+
+    def made_as_tensor(value: cst.BaseExpression, known: frozenset[str]) -> bool:
+        if isinstance(value, cst.Call) and _is_self_attribute(value.func) and host_method(value.func.attr.value):
+            return True
+        return is_tensor_expression(value, set(), qualified, self_tensors=known)
+
+    tables: frozenset[str] = frozenset()
+    while True:  # grows only: more known tables make more values tensors
+        found = frozenset(name for name, values in finder.values.items()
+                          if values and name not in placed and all(made_as_tensor(value, tables) for value in values))
+        if found == tables:
+            break
+        tables = found
+    tables = set(tables)
     # computed from tensors a method was given, or from state kept from them (lc2st's `self.theta_p_mean =
     # torch.mean(self.theta_p, dim=0)` of the samples it was given, maybe on a GPU): no proven CPU table
     stored = []

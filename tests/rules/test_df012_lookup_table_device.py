@@ -425,3 +425,27 @@ def test_an_accumulator_joined_with_an_argument_of_unknown_kind_gets_a_diagnosti
     result = fix(TRACKER.format(join="torch.cat([self.losses, loss * 2])", argument="compute()"))
     assert result.fixed == result.source
     assert [finding.fixable for finding in result.findings] == [False]
+
+
+@pytest.mark.parametrize(("schedule", "tables"), [
+    ("torch.linspace(1e-4, 0.02, self.steps)", True),
+    ("torch.linspace(1e-4, 0.02, self.steps).to(self.device)", False),  # placed by the method
+    ("torch.linspace(1e-4, 0.02, self.steps, device=self.device)", False),
+    ("torch.tensor(0.02)", False),  # 0-dim: meets device tensors as it is
+])
+def test_tables_of_a_sampler_from_its_own_method_and_from_each_other(schedule, tables):
+    """The diffusion tutorial's sampler without `.to(device)`: `self.beta = self.prepare_noise_schedule()`
+    returning `torch.linspace(...)`, `self.alpha = 1.0 - self.beta` computed from it: both are CPU
+    tables, indexed by the steps' device tensors in `sample`."""
+    source = (
+        "import torch\n\n\nclass Diffusion:\n    def __init__(self, steps=10, device='cuda'):\n"
+        "        self.steps = steps\n        self.device = device\n"
+        "        self.beta = self.prepare_noise_schedule()\n        self.alpha = 1.0 - self.beta\n\n"
+        f"    def prepare_noise_schedule(self):\n        return {schedule}\n\n"
+        "    def sample(self, n):\n        t = (torch.ones(n) * 3).long().to(self.device)\n"
+        "        return self.alpha[t] * self.beta[t]\n\n\n"
+        "print(Diffusion(device=torch.device('cuda')).sample(2))\n"
+    )
+    fixed = run_devfix(source, rules=[LookupTableDevice]).fixed.decode()
+    assert ("return self.alpha.to(t.device)[t] * self.beta.to(t.device)[t]\n" in fixed) is tables
+    assert tables or fixed == source
