@@ -316,7 +316,9 @@ class FileFacts:
     def unmoved_object_models(self) -> dict[str, dict[str, str]]:
         """Plain class → the model attribute it keeps unmoved → the device attribute its methods move
         that model's inputs to (`analysis.unmoved_object_models`)."""
-        return unmoved_object_models(self._tree, self.imports, self._builds_a_module)
+        beside = lambda class_name, position, parameter: self._project.constructions_give_unmoved_modules(  # noqa: E731
+            self._path, class_name, position, parameter)
+        return unmoved_object_models(self._tree, self.imports, self._builds_a_module, beside)
 
     @cached_property
     def host_copy_methods(self) -> frozenset[str]:

@@ -28,6 +28,7 @@ from devfix.analysis.kinds import DATALOADER_KINDS, Kind
 from devfix.analysis.returned_modules import returns_built_module
 from devfix.analysis.returned_moves import ReturnedMove, returned_listed_moves, returned_move
 from devfix.analysis.torch_api import HOST_LIBRARY_MODULES, places_devices
+from devfix.analysis.unmoved_object_models import constructions_give_unmoved_modules
 from devfix.analysis.values import PassedKinds, forward_calls_passed, method_calls_passed, passed_to, returned_kind
 from devfix.analysis.worker_placements import gpu_moving_getitem
 
@@ -408,6 +409,37 @@ class ProjectIndex:
                 return None
             passed += found
         return passed
+
+    def constructions_give_unmoved_modules(self, from_file: str, class_name: str, position: int, parameter: str) -> bool | None:
+        """Every construction of the top-level class `class_name` of `from_file` in the files beside
+        it gives the parameter an unmoved Module built in that file (`Trainer(model, loader)` in
+        `main.py` after `model = Net()`, `analysis.unmoved_object_models`); None when no file beside
+        constructs it, False when one uses it otherwise than calling it."""
+        calls = self.foreign_calls(from_file, class_name)
+        if calls is None:
+            return False
+        target = Path(from_file).resolve()
+        for caller in sorted({call.file for call in calls}):
+            parsed = self._parsed(Path(caller))
+            if parsed is None:
+                return False
+            tree, imports = parsed
+            names = {local for local, qualified in imports.names.items() if qualified.rpartition(".")[2] == class_name
+                     and self._module_file(Path(caller), qualified.rpartition(".")[0]) == target}
+            modules = {local for local, qualified in imports.names.items() if self._module_file(Path(caller), qualified) == target}
+
+            def is_the_class(func: ast.expr, names=names, modules=modules) -> bool:
+                if isinstance(func, ast.Name):
+                    return func.id in names
+                return isinstance(func, ast.Attribute) and func.attr == class_name and isinstance(func.value, ast.Name) and func.value.id in modules
+
+            def builds_a_module(call: ast.Call, caller=caller, imports=imports) -> bool:
+                qualified = imports.qualify(call.func)
+                return qualified is not None and self.is_module_class(caller, qualified) is True
+
+            if not constructions_give_unmoved_modules(tree, is_the_class, position, parameter, imports, builds_a_module):
+                return False
+        return True if calls else None
 
     def _caller_modules(self, caller: str) -> tuple[dict[str, Kind], Callable[[str], list[PassedKinds] | None]]:
         """The Module classes of `caller` and where to ask what their instances are called with in

@@ -26,9 +26,11 @@ The batches go to `self.device` and the model stays on the CPU: the first GPU st
   (`self.model.parameters()`, `.train()`, `self.model.decode(z)`; not `.to()`, `.cuda()`, `.cpu()`,
   `.half()`): nothing moves it, wraps it or hands it to other code; nothing in the file moves any
   `<something>.<model>` either;
-- for a model given to `__init__`: the file constructs the class, every construction gives a
-  Module built at the call (`Trainer(Net(), loader)`) or a name every binding of which in the file
-  builds one and that nothing moves (a moved model's own device may be another one);
+- for a model given to `__init__`: the file or the files beside it construct the class, and every
+  construction gives a Module built at the call (`Trainer(Net(), loader)`) or a name every binding
+  of which in that file builds one and that nothing there moves (a moved model's own device may be
+  another one); a class defined in `trainer.py` and built in `main.py` is read in both
+  (`ProjectIndex.constructions_give_unmoved_modules`);
 - the Module may hold state: not one of torch.nn's parameter-free classes, nor a loss given no
   tensor (`self.criterion = nn.MSELoss()` works with device inputs wherever it lives) or only
   tensors placed where it is built (`weight=torch.tensor(w).to(device)`).
@@ -47,9 +49,15 @@ from devfix.analysis.screen import may_hold_state
 MOVING_METHODS = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "xpu", "mps"})
 
 
-def unmoved_object_models(tree: ast.Module, imports: ImportTable, builds_a_module: Callable[[ast.Call], bool]) -> dict[str, dict[str, str]]:
+ConstructedBeside = Callable[[str, int, str], "bool | None"]  # (class, position, parameter) → None: not built beside
+
+
+def unmoved_object_models(
+    tree: ast.Module, imports: ImportTable, builds_a_module: Callable[[ast.Call], bool], constructed_beside: ConstructedBeside | None = None,
+) -> dict[str, dict[str, str]]:
     """Class name → model attribute → the device its inputs are moved to (`self.device`, or a
-    name the module binds once before the class: `device`)."""
+    name the module binds once before the class: `device`). `constructed_beside` says whether every
+    construction of a class in the files beside this one gives an unmoved Module built there."""
     moved_anywhere = {
         node.func.value.attr for node in every_node(tree)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MOVING_METHODS
@@ -59,7 +67,7 @@ def unmoved_object_models(tree: ast.Module, imports: ImportTable, builds_a_modul
     for class_def in tree.body:
         if not isinstance(class_def, ast.ClassDef) or _may_be_a_module(class_def):
             continue
-        models = _kept_models(tree, class_def, imports, builds_a_module, moved_anywhere, _module_devices(tree, class_def))
+        models = _kept_models(tree, class_def, imports, builds_a_module, moved_anywhere, _module_devices(tree, class_def), constructed_beside)
         if models:
             found[class_def.name] = models
     return found
@@ -72,7 +80,7 @@ def _may_be_a_module(class_def: ast.ClassDef) -> bool:
 
 def _kept_models(
     tree: ast.Module, class_def: ast.ClassDef, imports: ImportTable, builds_a_module: Callable[[ast.Call], bool], moved_anywhere: set[str],
-    module_devices: set[str],
+    module_devices: set[str], constructed_beside: ConstructedBeside | None,
 ) -> dict[str, str]:
     init = next((item for item in class_def.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
     if init is None:
@@ -92,14 +100,29 @@ def _kept_models(
         if isinstance(value, ast.Call):
             if not _builds_state(value, imports, builds_a_module):
                 continue
-        elif not (isinstance(value, ast.Name) and value.id in given
-                  and _constructions_give_unmoved_modules(tree, class_def.name, given.index(value.id), value.id, imports, builds_a_module)):
+        elif not (isinstance(value, ast.Name) and value.id in given):
             continue
         devices = {f"self.{device}" for device, (device_line, _) in kept.items() if device_line < line} | module_devices
         device = _device_of_moved_inputs(class_def, attribute, devices)
-        if device is not None:
-            found[attribute] = device
+        if device is None:
+            continue
+        if isinstance(value, ast.Name) and not _given_unmoved_modules(tree, class_def.name, given.index(value.id), value.id, imports,
+                                                                    builds_a_module, constructed_beside):
+            continue
+        found[attribute] = device
     return found
+
+
+def _given_unmoved_modules(
+    tree: ast.Module, class_name: str, position: int, keyword: str, imports: ImportTable, builds_a_module: Callable[[ast.Call], bool],
+    constructed_beside: ConstructedBeside | None,
+) -> bool:
+    """The class is constructed, here or in the files beside, and every construction gives the
+    parameter an unmoved Module built there."""
+    is_the_class = lambda func: isinstance(func, ast.Name) and func.id == class_name  # noqa: E731
+    here = constructions_give_unmoved_modules(tree, is_the_class, position, keyword, imports, builds_a_module)
+    beside = constructed_beside(class_name, position, keyword) if constructed_beside is not None else None
+    return here is not False and beside is not False and (here is True or beside is True)
 
 
 def _module_devices(tree: ast.Module, class_def: ast.ClassDef) -> set[str]:
@@ -226,14 +249,16 @@ def _moved_to(value: ast.expr) -> str | None:
     return None
 
 
-def _constructions_give_unmoved_modules(
-    tree: ast.Module, class_name: str, position: int, keyword: str, imports: ImportTable, builds_a_module: Callable[[ast.Call], bool],
-) -> bool:
-    """The file constructs the class, and every construction gives the parameter a Module built at
-    the call, or a name the file binds only to such builds and never moves."""
-    constructions = [node for node in every_node(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == class_name]
+def constructions_give_unmoved_modules(
+    tree: ast.Module, is_the_class: Callable[[ast.expr], bool], position: int, keyword: str, imports: ImportTable,
+    builds_a_module: Callable[[ast.Call], bool],
+) -> bool | None:
+    """Every construction of the class in the file (a call whose callee `is_the_class`) gives the
+    parameter a Module built at the call, or a name the file binds only to such builds and never
+    moves; None when the file constructs it nowhere."""
+    constructions = [node for node in every_node(tree) if isinstance(node, ast.Call) and is_the_class(node.func)]
     if not constructions:
-        return False
+        return None
     for call in constructions:
         if any(isinstance(argument, ast.Starred) for argument in call.args) or any(item.arg is None for item in call.keywords):
             return False

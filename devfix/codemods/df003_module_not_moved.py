@@ -37,7 +37,9 @@ moves what its methods feed it to a device attribute `__init__` stores before (`
 x.to(self.device), y.to(self.device)`, then `self.model(x)`), or to a device the module binds once
 before the class (`x.to(device)`), gets the model moved where it keeps it: `self.model =
 model.to(self.device)`, when nothing moves, wraps or hands over the model, and
-the file's constructions give it a Module built there, never moved (`analysis.unmoved_object_models`).
+the constructions of the class, in its file or in the files beside it (`Trainer(model, loader)` in
+`main.py` for a class of `trainer.py`), give it a Module built there, never moved
+(`analysis.unmoved_object_models`).
 
 Refuses: instances built with a `device=` argument (they place their own state, as torch layers
 do), instances moved anywhere in the scope, reassigned, or handed to other code

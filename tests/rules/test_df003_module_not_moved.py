@@ -381,3 +381,40 @@ def test_a_move_on_the_line_of_its_loop_is_the_binding_the_call_reads():
         "T(nn.Linear(2, 2)).run([torch.ones(2)])\n"
     )
     assert "        self.model = model.to(self.device)\n" in run_devfix(source, rules=[ModuleNotMoved]).fixed.decode()
+
+
+TRAINER_FILE = TRAINER[:TRAINER.index("\n\n\n{built}")].format(kept="model", moves=MOVES) + "\n"
+MAIN_FILE = """import torch
+from torch import nn
+
+{imports}
+{built}
+trainer = {construction}
+trainer.step()
+"""
+
+
+@pytest.mark.parametrize(("imports", "built", "construction", "moved"), [
+    ("from trainer import Net, Trainer", "model = Net()", "Trainer(model, [])", True),
+    ("from trainer import Trainer", "", "Trainer(nn.Linear(3, 1), [])", True),
+    ("import trainer as training", "model = training.Net()", "training.Trainer(model, [])", True),
+    ("from trainer import Net, Trainer", "model = Net().to('cuda')", "Trainer(model, [])", False),  # moved before
+    ("from trainer import Net, Trainer", "model = Net()\nmodel.cuda()", "Trainer(model, [])", False),  # moved in place
+    ("from trainer import Net, Trainer", "model = torch.load('net.pt')", "Trainer(model, [])", False),  # not built here
+    ("from trainer import Trainer", "", "Trainer(nn.ReLU(), [])", False),  # holds no state
+    ("from trainer import Net, Trainer", "model = Net()\nother = Trainer(model.to('cuda'), [])", "Trainer(model, [])", False),
+    ("from trainer import Trainer", "make = Trainer", "make(nn.Linear(3, 1), [])", False),  # used otherwise than called
+])
+def test_a_trainer_of_another_file_is_judged_by_the_constructions_of_the_files_beside_it(tmp_path, imports, built, construction, moved):
+    """`class Trainer` in `trainer.py` keeps `self.model = model` and moves its batches; `main.py`
+    builds `Trainer(Net(), loader)`: the model stays on the CPU unless a construction moves it."""
+    from devfix.analysis.project import ProjectIndex
+    from devfix.engine import process
+    from devfix.fix_policy import FixPolicy
+
+    (tmp_path / "main.py").write_text(MAIN_FILE.format(imports=imports, built=built, construction=construction))
+    path = tmp_path / "trainer.py"
+    path.write_text(TRAINER_FILE)
+    result = process(TRAINER_FILE.encode(), str(path), [ModuleNotMoved], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
+    assert ("        self.model = model.to(self.device)\n" in result.fixed.decode()) is moved
+    assert moved or result.fixed.decode() == TRAINER_FILE
