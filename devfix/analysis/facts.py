@@ -32,6 +32,7 @@ from devfix.analysis.gpu_flags import hardcoded_gpu_flags
 from devfix.analysis.gpu_options import GpuOption, gpu_option
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
 from devfix.analysis.host_instances import program_devices_in_host_classes
+from devfix.analysis.host_moving_helpers import parameters_moved_to_host
 from devfix.analysis.host_sinks import (
     HostParameters,
     array_names,
@@ -98,6 +99,7 @@ class FileFacts:
         self._imported_helpers: dict[str, bool] = {}  # `_imported_host_helper`'s answers
         self._returned_moves: dict[str, ReturnedMove | None] = {}
         self._returned_listed_moves: dict[str, ReturnedMove | None] = {}
+        self._host_moved: dict[str, dict[int, str]] = {}
         self._returned_modules: dict[str, bool] = {}
         self._local_helpers: dict[str, HelperSummary | None] = {}
         self._packing: dict[str, Packing | None] = {}  # `forward_packing`'s answers
@@ -214,6 +216,8 @@ class FileFacts:
             return bool(self.cpu_generator_draws)
         if signal == signals.PROGRAM_DEVICE_IN_HOST_MODULE:
             return bool(self.program_devices_in_host_classes)
+        if signal == signals.MODEL_MOVED_TO_HOST_BY_HELPER:
+            return self.calls_moving_models_to_host
         if signal == signals.LOADER_WORKER_DEVICE:
             return places_items_in_workers(self._tree, self.imports, self.imported_dataset_moves_items)
         if signal == signals.LOADER_LOOP:  # a loader of another file: returned by its function, or given by its calls
@@ -617,6 +621,26 @@ class FileFacts:
             else:
                 self._returned_moves[name] = None
         return self._returned_moves[name]
+
+    def parameters_moved_to_host(self, name: str) -> dict[int, str]:
+        """Position → name of the parameters the top-level function `name` of the file (defined
+        once), or of a file of the project it imports, brings to the host in place and leaves there
+        (`analysis.host_moving_helpers`: a plotting helper's `model.to("cpu")`)."""
+        if name not in self._host_moved:
+            function = defined_once(self._tree.body, (ast.FunctionDef, ast.AsyncFunctionDef), name)
+            if function is not None:
+                self._host_moved[name] = parameters_moved_to_host(function, self.imports)
+            elif name in self.imports.names:
+                self._host_moved[name] = self._project.imported_parameters_moved_to_host(self._path, self.imports.names[name]) or {}
+            else:
+                self._host_moved[name] = {}
+        return self._host_moved[name]
+
+    @cached_property
+    def calls_moving_models_to_host(self) -> bool:
+        """A call of a function that brings a parameter to the host in place
+        (`plot_decision_boundary(model_0, X, y)`): DF030's screen."""
+        return any(self.parameters_moved_to_host(name) for name in sorted(self._walk.called))
 
     def returned_listed_moves(self, name: str) -> ReturnedMove | None:
         """What the top-level function `name` of the file (defined once), or of a file of the project

@@ -83,6 +83,7 @@ class PlacementFacts:
     method_receivers: set[str] = field(default_factory=set)  # `model` of `model.generate(ids)`
     hosted: set[str] = field(default_factory=set)  # `model` of `model.cpu()`, `model.to("cpu")`: a Module goes to the host
     hosted_at: dict[str, list[int]] = field(default_factory=dict)  # … and the lines of those calls
+    calls_of: dict[str, list[cst.Call]] = field(default_factory=dict)  # `f(...)`: f → its calls in the scope
     modules_on_device: set[str] = field(default_factory=set)
     device_globals: set[str] = field(default_factory=set)  # top-level names bound once to a device value, read here
     # in a function: top-level names bound once and never moved there, read here (`data` of nanoGPT's
@@ -430,6 +431,20 @@ class PlacementFacts:
                 return move
         return None
 
+    def add_helpers_moving_to_host(self, moved_parameters: Callable[[str], dict[int, str]]) -> None:
+        """`plot_decision_boundary(model, X, y)` of a function that runs `model.to("cpu")`
+        (`analysis.host_moving_helpers`): the model the name holds is on the host after the call."""
+        for function, calls in self.calls_of.items():
+            moved = moved_parameters(function)
+            for call in calls if moved else ():
+                positional = [arg for arg in call.args if arg.keyword is None]
+                for position, parameter in moved.items():
+                    given = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == parameter), None)
+                    if given is None and position < len(positional) and not any(arg.star for arg in positional[:position + 1]):
+                        given = positional[position].value
+                    if isinstance(given, cst.Name):
+                        self.hosted_at.setdefault(given.value, []).append(self.line_of(call))
+
     def brought_back_between(self, name: str, first: int, last: int) -> bool:
         """`model.cpu()` (or `model_cpu = model.cpu()`: a Module moves in place) on a line after
         `first` and before `last`: the model the name holds is on the host again."""
@@ -706,6 +721,7 @@ class _Collector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name):
             self.facts.called.add(node.func.value)
+            self.facts.calls_of.setdefault(node.func.value, []).append(node)
         elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             self.facts.method_receivers.add(node.func.value.value)
             if node.func.attr.value == "cpu" and not node.args or _to_the_host(node, self.facts.qualified):

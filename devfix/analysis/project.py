@@ -20,6 +20,7 @@ from devfix.analysis.forward_items import ClassResolver, host_item_positions
 from devfix.analysis.forward_lengths import SUBMODULE_DEPTH, Packing, forward_packing_parameters
 from devfix.analysis.host_helpers import HelperSummary, function_in_text, summarise_in_text
 from devfix.analysis.host_instances import kept_by_locals, program_device_names
+from devfix.analysis.host_moving_helpers import parameters_moved_to_host
 from devfix.analysis.host_sinks import HostParameters, parameters_only_given_to_host
 from devfix.analysis.importers import ForeignCall, calls_in_tree, neighbour_files, passes_a_device_value
 from devfix.analysis.imports import BUILTIN_NAMES, ImportTable, may_be_project_name
@@ -69,6 +70,7 @@ class ProjectIndex:
         self._class_methods: dict[tuple[str, str], frozenset[str]] = {}  # (module file, class) → its methods
         self._returned_moves: dict[tuple[str, str], ReturnedMove | None] = {}  # → what it moves and gives back
         self._returned_listed_moves: dict[tuple[str, str], ReturnedMove | None] = {}  # → the list of moves it gives back
+        self._host_moved: dict[tuple[str, str], dict[int, str] | None] = {}  # → the parameters it leaves on the host
         self._returned_modules: dict[tuple[str, str], bool] = {}  # → it gives back a Module it built, unplaced
         self._host_parameters: dict[str, dict[str, HostReads]] = {}  # module file → its functions' parameters only handed to numpy
         self._device_takers: dict[tuple[str, str, str], bool] = {}  # (module file, function, parameter) → it takes any device
@@ -97,6 +99,7 @@ class ProjectIndex:
         self._class_methods = {found: methods for found, methods in self._class_methods.items() if found[0] != key}
         self._returned_moves = {found: move for found, move in self._returned_moves.items() if found[0] != key}
         self._returned_listed_moves = {found: move for found, move in self._returned_listed_moves.items() if found[0] != key}
+        self._host_moved = {found: moved for found, moved in self._host_moved.items() if found[0] != key}
         self._returned_modules = {}  # its answers rest on the Module classes of other files too
         self._host_parameters.pop(key, None)
         self._device_takers = {found: takes for found, takes in self._device_takers.items() if found[0] != key}
@@ -177,6 +180,12 @@ class ProjectIndex:
         gives back when every `return` is a list of moves to one device (`analysis.returned_moves`);
         None otherwise, or when it is no function of a file of the project."""
         return self._imported_function_summary(from_file, qualified_name, self._returned_listed_moves, returned_listed_moves)
+
+    def imported_parameters_moved_to_host(self, from_file: str, qualified_name: str) -> dict[int, str] | None:
+        """The parameters the top-level function `qualified_name` (`helper_functions.plot_decision_boundary`)
+        of a local module brings to the host in place (`analysis.host_moving_helpers`); None when it
+        is no function of a file of the project."""
+        return self._imported_function_summary(from_file, qualified_name, self._host_moved, parameters_moved_to_host)
 
     def _imported_function_summary(self, from_file: str, qualified_name: str, cache: dict, summarise):
         """`summarise(function, imports)` of the top-level function `qualified_name` of a local

@@ -104,6 +104,8 @@ class ScopeTracker:
             if self.facts is not None:
                 facts.add_returned_moves(self.facts.returned_move, top_level=isinstance(scope, cst.Module))
                 facts.add_returned_element_moves(self.facts.returned_listed_moves, top_level=isinstance(scope, cst.Module))
+                if self.facts.calls_moving_models_to_host:
+                    facts.add_helpers_moving_to_host(self.facts.parameters_moved_to_host)
             facts.returns_device = self.returns_device_value
             facts.returns_host = self.returns_host_tensors
             facts.returns_following = self.returns_following

@@ -1,0 +1,94 @@
+"""DF030: a helper leaves the caller's model on the host; the caller's next step feeds it device values."""
+
+from __future__ import annotations
+
+import pytest
+
+from devfix.codemods import ModelMovedToHostByHelper
+from tests.conftest import run_devfix
+
+PROGRAM = """import torch
+from torch import nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+X_train = torch.randn(8, 2).to(device)
+
+
+def plot(model, X):
+{helper}
+
+
+model = nn.Linear(2, 1){move}
+{before}plot(model, X_train)
+{after}
+"""
+HELPER = '    model.to("cpu")\n    X = X.to("cpu")\n    return model(X).sum().item()'
+USE = "print(model(X_train).sum())"
+
+
+def program(helper=HELPER, move=".to(device)", before="", after=USE):
+    return PROGRAM.format(helper=helper, move=move, before=before, after=after)
+
+
+def fix(source: str):
+    return run_devfix(source, rules=[ModelMovedToHostByHelper])
+
+
+@pytest.mark.parametrize(("source", "moved_back"), [
+    (program(), "model.to(device)"),
+    (program(helper='    model.cpu()\n    return 0'), "model.to(device)"),
+    (program(helper='    model.to(torch.device("cpu"))'), "model.to(device)"),
+    (program(move=".cuda()"), "model.cuda()"),
+    (program(after="for step in range(2):\n    loss = model(X_train).sum()"), "model.to(device)"),
+    (program(after="def train():\n    return model(X_train).sum()\n\n\ntrain()"), "model.to(device)"),
+    (program(after="def train(net):\n    return net(X_train).sum()\n\n\ntrain(model)"), "model.to(device)"),
+    (program(after="def train(steps, net=None):\n    return net(X_train).sum() * steps\n\n\ntrain(2, net=model)"), "model.to(device)"),
+])
+def test_a_model_a_helper_leaves_on_the_host_goes_back_before_its_device_inputs(source, moved_back):
+    fixed = fix(source).fixed.decode()
+    assert f"plot(model, X_train)\n{moved_back}\n" in fixed
+
+
+@pytest.mark.parametrize("source", [
+    program(helper='    model.to("cpu")\n    return model'),  # handed back: the caller may rebind it
+    program(helper='    if X is not None:\n        model.to("cpu")'),  # only in a branch
+    program(helper='    model.to("cpu")\n    print(model(X))\n    model.to(device)'),  # moved back by the helper
+    program(helper='    model.to(X.device)'),  # not the host
+    program(after="print(model(X_train.cpu()).sum())"),  # used with host values
+    program(after="model.to(device)\n" + USE),  # moved back by the caller
+    program(after=""),  # not used again
+    program(move=""),  # never on a device
+    program(before="model = nn.Linear(2, 1)\n"),  # rebound, unmoved
+    program(after="def train(model):\n    model.to(device)\n    return model(X_train).sum()\n\n\ntrain(model)"),  # moved there
+    program(after="def train(model):\n    return model(X_train.cpu()).sum()\n\n\ntrain(model)"),  # fed host values there
+    program(after="def train(x, net=None):\n    return net(x).sum()\n\n\ntrain(X_train, net=model)"),  # fed its parameter
+    program(after="def train(net):\n    return net(X_train).sum()\n\n\ntrain(model.float())"),  # a method's result
+])
+def test_a_model_not_proven_on_the_host_and_then_fed_device_values_is_left_alone(source):
+    result = fix(source)
+    assert result.fixed == result.source and not result.findings
+
+
+def test_a_model_handed_to_the_helper_twice_goes_back_once_after_the_second_call():
+    fixed = fix(program(after="plot(model, X_train)\n" + USE)).fixed.decode()
+    assert "plot(model, X_train)\nplot(model, X_train)\nmodel.to(device)\nprint(" in fixed
+
+
+def test_a_device_rebound_between_the_move_and_the_call_is_reported_without_a_fix():
+    source = program(before='device = "cpu"\n')
+    result = fix(source)
+    assert result.fixed == result.source
+    assert [finding.fixable for finding in result.findings] == [False]
+
+
+def test_a_helper_of_another_file_is_read_there(tmp_path):
+    from devfix.analysis.project import ProjectIndex
+    from devfix.engine import process
+    from devfix.fix_policy import FixPolicy
+
+    (tmp_path / "helper_functions.py").write_text("def plot(model, X):\n" + HELPER + "\n")
+    source = program().replace("\n\ndef plot(model, X):\n" + HELPER + "\n\n", "\nfrom helper_functions import plot\n")
+    main = tmp_path / "main.py"
+    main.write_text(source)
+    result = process(source.encode(), str(main), [ModelMovedToHostByHelper], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
+    assert "plot(model, X_train)\nmodel.to(device)\n" in result.fixed.decode()
