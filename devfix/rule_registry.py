@@ -133,8 +133,8 @@ RULE_SPECS: tuple[RuleSpec, ...] = (
     RuleSpec("DF027", "df027_distribution_attribute", "DistributionAttribute", triggers=('distributions',), signals=frozenset({screen.DISTRIBUTION_ATTRIBUTE}), findings_in="distribution_attribute"),
     RuleSpec("DF028", "df028_program_device_in_module", "ProgramDeviceInModule", triggers=('"cuda', "'cuda", "device=", ".to("), signals=frozenset({screen.PROGRAM_DEVICE_IN_HOST_MODULE})),
     RuleSpec("DF029", "df029_loader_worker_device", "LoaderWorkerDevice", triggers=('num_workers',), signals=frozenset({screen.LOADER_WORKER_DEVICE})),
-    RuleSpec("DF030", "df030_model_moved_to_host_by_helper", "ModelMovedToHostByHelper", triggers=('.to(', '.cuda('),
-             signals=frozenset({screen.MODEL_MOVED_TO_HOST_BY_HELPER})),
+    RuleSpec("DF030", "df030_model_left_on_host", "ModelLeftOnHost", triggers=('.to(', '.cuda('),
+             signals=frozenset({screen.MODEL_LEFT_ON_HOST})),
 )
 SPECS_BY_CODE = {spec.CODE: spec for spec in RULE_SPECS}
 

@@ -32,7 +32,7 @@ from devfix.analysis.gpu_flags import hardcoded_gpu_flags
 from devfix.analysis.gpu_options import GpuOption, gpu_option
 from devfix.analysis.host_helpers import HelperSummary, ModuleScope, host_copy_methods, module_scope, summarise
 from devfix.analysis.host_instances import program_devices_in_host_classes
-from devfix.analysis.host_moving_helpers import parameters_moved_to_host
+from devfix.analysis.host_moving_helpers import host_moves, parameters_moved_to_host
 from devfix.analysis.host_sinks import (
     HostParameters,
     array_names,
@@ -216,8 +216,8 @@ class FileFacts:
             return bool(self.cpu_generator_draws)
         if signal == signals.PROGRAM_DEVICE_IN_HOST_MODULE:
             return bool(self.program_devices_in_host_classes)
-        if signal == signals.MODEL_MOVED_TO_HOST_BY_HELPER:
-            return self.calls_moving_models_to_host
+        if signal == signals.MODEL_LEFT_ON_HOST:
+            return self.moves_models_to_host
         if signal == signals.LOADER_WORKER_DEVICE:
             return places_items_in_workers(self._tree, self.imports, self.imported_dataset_moves_items)
         if signal == signals.LOADER_LOOP:  # a loader of another file: returned by its function, or given by its calls
@@ -639,8 +639,20 @@ class FileFacts:
     @cached_property
     def calls_moving_models_to_host(self) -> bool:
         """A call of a function that brings a parameter to the host in place
-        (`plot_decision_boundary(model_0, X, y)`): DF030's screen."""
+        (`plot_decision_boundary(model_0, X, y)`)."""
         return any(self.parameters_moved_to_host(name) for name in sorted(self._walk.called))
+
+    @cached_property
+    def moves_models_to_host(self) -> bool:
+        """DF030's screen: `calls_moving_models_to_host`, or a name the file calls (a model, not a
+        tensor) brought to the host inside a larger statement (`torch.save(model.cpu().state_dict(), path)`)."""
+        if self.calls_moving_models_to_host:
+            return True
+        if "cpu" not in self.text:
+            return False
+        return any(name in self._walk.called and not (isinstance(statement, ast.Expr) and call is statement.value)
+                   for statement in every_node(self._tree) if isinstance(statement, ast.stmt)
+                   for name, call in host_moves(statement, self.imports))
 
     def returned_listed_moves(self, name: str) -> ReturnedMove | None:
         """What the top-level function `name` of the file (defined once), or of a file of the project

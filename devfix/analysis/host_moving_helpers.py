@@ -7,11 +7,13 @@
 
 `Module.to()` moves the Module itself: a caller's model that was on a GPU is on the CPU after the
 call, and the caller's next step with device inputs fails (learnpytorch.io's helper functions).
-Proven when the function's own body (not a branch, a loop or another block) holds the statement
-`p.to("cpu")`, `p.to(torch.device("cpu"))`, `p.to(device="cpu")` or `p.cpu()` for a parameter `p`
-that nothing binds before it, and nothing in the function moves `p` again, binds it, or hands it
-back (`return p`, `return p, history`; its output, `return p(x)`, is no hand-back). Whether `p` is a Module is the caller's to prove (on a tensor the statement
-would be a discarded copy).
+Proven when a simple statement of the function's own body (not in a branch, a loop or another
+block) calls `p.to("cpu")`, `p.to(torch.device("cpu"))`, `p.to(device="cpu")` or `p.cpu()` for a
+parameter `p` that nothing binds before it, as the statement or in it (`torch.save(p.cpu().
+state_dict(), path)`: a Module's `.cpu()` moves the Module), and nothing in the function moves `p`
+again, binds it, or hands it back (`return p`, `return p, history`; its output, `return p(x)`, is no
+hand-back). Whether `p` is a Module is the caller's to prove (on a tensor the statement would be a
+copy, nothing in place).
 """
 
 from __future__ import annotations
@@ -28,27 +30,40 @@ def parameters_moved_to_host(function: ast.FunctionDef | ast.AsyncFunctionDef, i
     positional = [argument.arg for argument in [*function.args.posonlyargs, *function.args.args]]
     found: dict[int, str] = {}
     for statement in function.body:
-        name = _moved_to_host(statement, imports)
-        if name is None or name not in positional:
-            continue
-        if _bound_before(function, name, statement.lineno) or _moved_or_handed_back_after(function, name, statement):
-            continue
-        found[positional.index(name)] = name
+        for name, call in host_moves(statement, imports):
+            if name not in positional or _bound_before(function, name, statement.lineno) \
+                    or _moved_or_handed_back_after(function, name, statement, call):
+                continue
+            found[positional.index(name)] = name
     return found
 
 
-def _moved_to_host(statement: ast.stmt, imports: ImportTable) -> str | None:
-    """`p.to("cpu")`, `p.to(torch.device("cpu"))`, `p.to(device="cpu")`, `p.cpu()` as a statement: `p`."""
-    call = statement.value if isinstance(statement, ast.Expr) else None
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)):
-        return None
-    method = call.func.attr
-    if method == "cpu" and not call.args and not call.keywords:
-        return call.func.value.id
-    if method != "to" or len(call.args) + len(call.keywords) != 1:
-        return None
+def host_moves(statement: ast.stmt, imports: ImportTable) -> list[tuple[str, ast.Call]]:
+    """The calls of a simple statement (not in a lambda) that bring a name to the host: `p.cpu()`,
+    `p.to("cpu")`, `p.to(torch.device("cpu"))`, `p.to(device="cpu")`, as the statement or in it
+    (`torch.save(p.cpu().state_dict(), path)`), with the name."""
+    if not isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        return []
+    found = []
+    pending: list[ast.AST] = [statement]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Lambda):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and _to_the_host(node, imports):
+            found.append((node.func.value.id, node))
+    return found
+
+
+def _to_the_host(call: ast.Call, imports: ImportTable) -> bool:
+    if call.func.attr == "cpu":
+        return not call.args and not call.keywords
+    if call.func.attr != "to" or len(call.args) + len(call.keywords) != 1:
+        return False
     given = call.args[0] if call.args else call.keywords[0].value if call.keywords[0].arg == "device" else None
-    return call.func.value.id if given is not None and _names_the_host(given, imports) else None
+    return given is not None and _names_the_host(given, imports)
 
 
 def _names_the_host(value: ast.expr, imports: ImportTable) -> bool:
@@ -63,11 +78,11 @@ def _bound_before(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, l
                for statement in function.body for node in ast.walk(statement))
 
 
-def _moved_or_handed_back_after(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, move: ast.stmt) -> bool:
-    """After the move: another move of the name (`p.to(device)`, `p.cuda()`), a binding of it, a
-    `return` that gives it back, or a nested function that may do any of these later."""
+def _moved_or_handed_back_after(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, statement: ast.stmt, move: ast.Call) -> bool:
+    """From the statement of the move on: another move of the name (`p.to(device)`, `p.cuda()`), a
+    binding of it, a `return` that gives it back, or a nested function that may do any of these later."""
     for node in ast.walk(function):
-        if node is function or getattr(node, "lineno", 0) < move.lineno or node is move or node is move.value:
+        if node is function or getattr(node, "lineno", 0) < statement.lineno or node is move:
             continue
         if isinstance(node, (*FUNCTIONS, ast.Lambda)) and name in {argument.arg for argument in parameters(node)} | _names_in(node):
             return True

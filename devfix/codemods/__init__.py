@@ -32,7 +32,7 @@ from devfix.codemods.df026_layer_replaced_after_move import LayerReplacedAfterMo
 from devfix.codemods.df027_distribution_attribute import DistributionAttribute
 from devfix.codemods.df028_program_device_in_module import ProgramDeviceInModule
 from devfix.codemods.df029_loader_worker_device import LoaderWorkerDevice
-from devfix.codemods.df030_model_moved_to_host_by_helper import ModelMovedToHostByHelper
+from devfix.codemods.df030_model_left_on_host import ModelLeftOnHost
 from devfix.rule_registry import UnknownRuleCode, select_specs, spec_by_code
 
 ALL_RULES: tuple[type[DevfixRule], ...] = (
@@ -65,7 +65,7 @@ ALL_RULES: tuple[type[DevfixRule], ...] = (
     DistributionAttribute,
     ProgramDeviceInModule,
     LoaderWorkerDevice,
-    ModelMovedToHostByHelper,
+    ModelLeftOnHost,
 )
 __all__ = ["ALL_RULES", "UnknownRuleCode", "rule_by_code", "select_rules"]
 

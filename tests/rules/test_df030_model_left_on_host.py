@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from devfix.codemods import ModelMovedToHostByHelper
+from devfix.codemods import ModelLeftOnHost
 from tests.conftest import run_devfix
 
 PROGRAM = """import torch
@@ -31,7 +31,7 @@ def program(helper=HELPER, move=".to(device)", before="", after=USE):
 
 
 def fix(source: str):
-    return run_devfix(source, rules=[ModelMovedToHostByHelper])
+    return run_devfix(source, rules=[ModelLeftOnHost])
 
 
 @pytest.mark.parametrize(("source", "moved_back"), [
@@ -90,5 +90,53 @@ def test_a_helper_of_another_file_is_read_there(tmp_path):
     source = program().replace("\n\ndef plot(model, X):\n" + HELPER + "\n\n", "\nfrom helper_functions import plot\n")
     main = tmp_path / "main.py"
     main.write_text(source)
-    result = process(source.encode(), str(main), [ModelMovedToHostByHelper], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
+    result = process(source.encode(), str(main), [ModelLeftOnHost], ProjectIndex(), FixPolicy(apply=True, unsafe=True))
     assert "plot(model, X_train)\nmodel.to(device)\n" in result.fixed.decode()
+
+
+LOOP = """import torch
+from torch import nn
+
+device = torch.device("cuda")
+x = torch.randn(8, 2).to(device)
+model = nn.Linear(2, 1).to(device)
+for epoch in range(3):
+{start}    loss = model(x).sum()
+    if epoch % 2 == 0:
+        {save}
+{after}"""
+
+
+def loop(start="", save='torch.save(model.cpu().state_dict(), "best.pt")', after=""):
+    return LOOP.format(start=start, save=save, after=after)
+
+
+@pytest.mark.parametrize(("source", "moved_back"), [
+    (loop(), '        torch.save(model.cpu().state_dict(), "best.pt")\n        model.to(device)\n'),
+    (loop(save='weights = model.to("cpu").state_dict()'), '        weights = model.to("cpu").state_dict()\n        model.to(device)\n'),
+    (loop(save="model_cpu = model.cpu()"), "        model_cpu = model.cpu()\n        model.to(device)\n"),
+])
+def test_a_model_brought_to_the_host_inside_a_statement_goes_back_when_the_loop_feeds_it_again(source, moved_back):
+    """`torch.save(model.cpu().state_dict(), path)` in an epoch loop: `.cpu()` moves the model itself,
+    and the next epoch feeds it the batches on the device."""
+    assert moved_back in fix(source).fixed.decode()
+
+
+@pytest.mark.parametrize("source", [
+    loop(start="    model.to(device)\n"),  # each epoch moves it first
+    loop(save="model.cpu()"),  # a statement of its own: meant
+    loop(save='torch.save(model.state_dict(), "best.pt")'),
+    loop(save="y = x.cpu().numpy()"),  # a tensor's copy
+    loop().replace("for epoch in range(3):\n    loss = model(x).sum()\n    if", "for epoch in range(3):\n    if", 1),  # no device use
+    loop(start="    model.to(device)\n", after="torch.save(model.cpu().state_dict(), 'last.pt')\n"),  # after the loop: nothing follows
+])
+def test_a_host_copy_the_scope_meant_or_that_nothing_feeds_after_is_left_alone(source):
+    result = fix(source)
+    assert result.fixed == result.source and not result.findings
+
+
+def test_a_save_helper_that_moves_the_model_inside_its_statement_leaves_it_on_the_host():
+    """`def save_model(model, path): torch.save(model.cpu().state_dict(), path)` called each epoch."""
+    helper = "\n\ndef save_model(model, path):\n    torch.save(model.cpu().state_dict(), path)\n\n"
+    source = loop(save='save_model(model, "best.pt")').replace("\nmodel = nn.Linear", helper + "\nmodel = nn.Linear", 1)
+    assert '        save_model(model, "best.pt")\n        model.to(device)\n' in fix(source).fixed.decode()
