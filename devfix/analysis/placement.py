@@ -437,11 +437,8 @@ class PlacementFacts:
         for function, calls in self.calls_of.items():
             moved = moved_parameters(function)
             for call in calls if moved else ():
-                positional = [arg for arg in call.args if arg.keyword is None]
                 for position, parameter in moved.items():
-                    given = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == parameter), None)
-                    if given is None and position < len(positional) and not any(arg.star for arg in positional[:position + 1]):
-                        given = positional[position].value
+                    given = None if any(arg.star for arg in call.args) else argument_at(call, position, parameter)
                     if isinstance(given, cst.Name):
                         self.hosted_at.setdefault(given.value, []).append(self.line_of(call))
 

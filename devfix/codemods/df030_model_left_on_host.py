@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from devfix.analysis.call_sites import argument_at
 from devfix.analysis.cst_metadata import ParentProvider
 from devfix.analysis.kinds import Kind
 from devfix.analysis.placement import PlacementFacts, copies_to_the_host, device_code
@@ -106,7 +107,7 @@ class ModelLeftOnHost(ScopeTracker, DevfixRule):
         call = _statement_call(statement)
         if call is not None and isinstance(call.func, cst.Name):
             for position, parameter in sorted(self.facts.parameters_moved_to_host(call.func.value).items()):
-                given = _argument(call, position, parameter)
+                given = None if any(arg.star for arg in call.args) else argument_at(call, position, parameter)
                 if isinstance(given, cst.Name):
                     found.append((given, f"`{call.func.value}` brings"))
         whole = small.value if isinstance(small, cst.Expr) else None
@@ -259,16 +260,6 @@ def _statement_call(statement: cst.CSTNode) -> cst.Call | None:
     small = statement.body[0]
     value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
     return value if isinstance(value, cst.Call) else None
-
-
-def _argument(call: cst.Call, position: int, parameter: str) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == parameter:
-            return arg.value
-    positional = [arg for arg in call.args if arg.keyword is None]
-    if any(arg.star for arg in positional[:position + 1]):
-        return None
-    return positional[position].value if position < len(positional) else None
 
 
 def _method(call: cst.Call) -> str | None:
