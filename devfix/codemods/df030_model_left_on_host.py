@@ -20,7 +20,7 @@ on its parameter (learnpytorch.io's `plot_decision_boundary`, "works better with
 Matplotlib") hands the caller back a model on the CPU, and `model.cpu().state_dict()` leaves the
 model there after the save; the next step raises "Expected all tensors to be on the same device, but
 found at least two devices, cpu and cuda:0". The model goes back where the program had moved it,
-right after the statement: the device its move names (`.to(device)`), or `.cuda()`.
+right after the statement.
 
 Proven when: the statement hands the name to a function, of the file or of a project file it
 imports, that brings that parameter to the host in place and never moves it again nor hands it back
@@ -33,10 +33,16 @@ with the module's model and device values (`train(10)` reading the globals `mode
 or with the model it is handed (`evaluate(model, test_loader, device)` running
 `model(x.to(device))`), before anything moves, rebinds or hands the model to other code.
 
-Refuses: a device expression that is no name or attribute, or that was rebound between the move and
-the statement (reported without a fix); a model the program moves back itself before using it (the
-usual `torch.save(model.cpu().state_dict(), path)` then `model.to(device)`); helpers that move the
-parameter in a branch or loop, move it again, or return it (the caller may rebind).
+The model goes back with its move's own device (`model.to(device)`), or with the move itself again
+where it names the GPU (`model.cuda()`, `model.to("cuda")`). What runs next stops at a `return` or
+`raise`, and an unconditional `break` ends the loop around it (an early stop does not run the loop
+again).
+
+Refuses: a device expression that is no name, attribute or string, or whose names were rebound
+between the move and the statement (reported without a fix); a model the program moves back itself
+before using it (the usual `torch.save(model.cpu().state_dict(), path)` then `model.to(device)`);
+helpers that move the parameter in a branch or loop, move it again, or return it (the caller may
+rebind).
 """
 
 from __future__ import annotations
@@ -70,13 +76,13 @@ class ModelLeftOnHost(ScopeTracker, DevfixRule):
         body: list[cst.BaseStatement] = []
         for index, statement in enumerate(original):
             body.append(updated[index])
-            for model, device in self._models_to_move_back(statement):
-                body.append(cst.parse_statement(f"{model}.{'cuda()' if device is None else f'to({device})'}\n"))
+            for restore in self._models_to_move_back(statement):
+                body.append(cst.parse_statement(restore + "\n"))
         return tuple(body)
 
-    def _models_to_move_back(self, statement: cst.CSTNode) -> list[tuple[str, str | None]]:
-        """(model, device code or None for `.cuda()`) for each model the statement leaves on the
-        host, where the fix is proven; findings are reported here."""
+    def _models_to_move_back(self, statement: cst.CSTNode) -> list[str]:
+        """The statements that put back each model the statement leaves on the host, where the fix
+        is proven; findings are reported here."""
         found = []
         for given, how in self._left_on_host(statement):
             if self.kind_of(given) is not Kind.MODULE:
@@ -87,12 +93,12 @@ class ModelLeftOnHost(ScopeTracker, DevfixRule):
             move = facts.moved_at(model, line)
             if move is None or not self._used_on_a_device_later(statement, model, facts):
                 continue
-            device = device_code(move.device)
-            fixable = move.device is None and _method(move.call) == "cuda" or device is not None and self._same_value_at(facts, move, line)
-            shown = f"{model}.cuda()" if device is None else f"{model}.to({device})"
+            restore = self._restoring_move(model, move)
+            fixable = restore is not None and self._same_value_at(facts, move, line)
             message = f"{how} `{model}` to the CPU in place, and `{model}` is then fed values on a device"
-            if self.report(given, message, fix_title=f"move it back after this statement: `{shown}`", fixable=fixable) and fixable:
-                found.append((model, device))
+            fix_title = f"move it back after this statement: `{restore}`" if restore is not None else ""
+            if self.report(given, message, fix_title=fix_title, fixable=fixable) and fixable:
+                found.append(restore)
         return found
 
     def _left_on_host(self, statement: cst.CSTNode) -> list[tuple[cst.Name, str]]:
@@ -116,9 +122,20 @@ class ModelLeftOnHost(ScopeTracker, DevfixRule):
         found += [(call.func.value, f"`{_code(call)}` brings") for call in moves.found if call is not whole]
         return found
 
+    @staticmethod
+    def _restoring_move(model: str, move) -> str | None:
+        """The statement that puts the model back: the move's own device (`model.to(device)`), or
+        the move itself again where it names the GPU (`model.cuda()`, `model.to("cuda")`); None for
+        a device that is no name, attribute or string (`model.to(pick_device())` may differ now)."""
+        if move.device is None:
+            arguments = ", ".join(_code(arg) for arg in move.call.args)
+            return f"{model}.{_method(move.call)}({arguments})"
+        device = device_code(move.device, literals=True)
+        return f"{model}.to({device})" if device is not None else None
+
     def _same_value_at(self, facts: PlacementFacts, move, line: int) -> bool:
         """The move's device names, at the call, what it named at the move (no name of it rebound)."""
-        names = [node.value for node in _names(move.device)]
+        names = [node.value for node in _names(move.device if move.device is not None else move.call.args)]
         move_line = self.line_of(move.call)
         return all(facts._binding_before(name, move_line + 1) is facts._binding_before(name, line) for name in names)
 
@@ -144,21 +161,30 @@ class ModelLeftOnHost(ScopeTracker, DevfixRule):
         """The statements that may run after `statement` in its scope, in order: the rest of its
         block, then of each block around it; a loop around it runs its body again from the start
         (`torch.save(model.cpu().state_dict(), path)` at the end of an epoch, the next epoch's steps)."""
-        node = statement
+        node, broke = statement, False  # `break` after it: the loop around it does not run again
         while True:
             block = self.get_metadata(ParentProvider, node, None)
             if not isinstance(block, (cst.IndentedBlock, cst.Module)):
                 return
             siblings = list(block.body)
             index = next(position for position, sibling in enumerate(siblings) if sibling is node)
-            yield from siblings[index + 1:]
+            for sibling in siblings[index + 1:]:
+                yield sibling
+                leaves = _leaves(sibling)
+                if leaves in (cst.Return, cst.Raise):
+                    return
+                if leaves is cst.Break:
+                    broke = True
+                    break
             owner = self.get_metadata(ParentProvider, block, None) if isinstance(block, cst.IndentedBlock) else None
             while owner is not None and not isinstance(owner, cst.BaseCompoundStatement):
                 owner = self.get_metadata(ParentProvider, owner, None)
             if owner is None or isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
                 return
             if isinstance(owner, (cst.For, cst.While)) and owner.body is block:
-                yield from siblings[:index]
+                if not broke:
+                    yield from siblings[:index]
+                broke = False
             node = owner
 
     def _device_argument(self, call: cst.Call, facts: PlacementFacts) -> bool:
@@ -249,6 +275,13 @@ class _HostMoves(cst.CSTVisitor):
             self.found.append(node)
 
 
+def _leaves(statement: cst.CSTNode) -> type | None:
+    """`cst.Return`, `cst.Raise` or `cst.Break` when the statement is one (it leaves its block)."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return next((type(small) for small in statement.body if isinstance(small, (cst.Return, cst.Raise, cst.Break))), None)
+    return None
+
+
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
@@ -266,14 +299,15 @@ def _method(call: cst.Call) -> str | None:
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
 
 
-def _names(node: cst.CSTNode | None) -> list[cst.Name]:
+def _names(nodes) -> list[cst.Name]:
+    """The names under a node, or under each node of a sequence (a call's arguments)."""
     found: list[cst.Name] = []
 
     class Names(cst.CSTVisitor):
         def visit_Name(self, name: cst.Name) -> None:
             found.append(name)
 
-    if node is not None:
+    for node in nodes if isinstance(nodes, (list, tuple)) else [nodes]:
         node.visit(Names())
     return found
 

@@ -39,6 +39,7 @@ def fix(source: str):
     (program(helper='    model.cpu()\n    return 0'), "model.to(device)"),
     (program(helper='    model.to(torch.device("cpu"))'), "model.to(device)"),
     (program(move=".cuda()"), "model.cuda()"),
+    (program(move='.to("cuda")'), 'model.to("cuda")'),
     (program(after="for step in range(2):\n    loss = model(X_train).sum()"), "model.to(device)"),
     (program(after="def train():\n    return model(X_train).sum()\n\n\ntrain()"), "model.to(device)"),
     (program(after="def train(net):\n    return net(X_train).sum()\n\n\ntrain(model)"), "model.to(device)"),
@@ -129,6 +130,8 @@ def test_a_model_brought_to_the_host_inside_a_statement_goes_back_when_the_loop_
     loop(save="y = x.cpu().numpy()"),  # a tensor's copy
     loop().replace("for epoch in range(3):\n    loss = model(x).sum()\n    if", "for epoch in range(3):\n    if", 1),  # no device use
     loop(start="    model.to(device)\n", after="torch.save(model.cpu().state_dict(), 'last.pt')\n"),  # after the loop: nothing follows
+    loop(save='torch.save(model.cpu().state_dict(), "best.pt")\n        break'),  # early stop: the loop ends there
+    loop(save='torch.save(model.cpu().state_dict(), "best.pt")\n        raise SystemExit'),
 ])
 def test_a_host_copy_the_scope_meant_or_that_nothing_feeds_after_is_left_alone(source):
     result = fix(source)
