@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 
-from devfix.analysis.ast_nodes import FUNCTIONS, parameters, store_targets
+from devfix.analysis.ast_nodes import COMPREHENSIONS, FUNCTIONS, parameters, store_targets
 from devfix.analysis.imports import ImportTable
 from devfix.analysis.torch_api import CPU_LITERALS, DEVICE_CHANGING_METHODS
 
@@ -39,7 +39,8 @@ def parameters_moved_to_host(function: ast.FunctionDef | ast.AsyncFunctionDef, i
 
 
 def host_moves(statement: ast.stmt, imports: ImportTable) -> list[tuple[str, ast.Call]]:
-    """The calls of a simple statement (not in a lambda) that bring a name to the host: `p.cpu()`,
+    """The calls a simple statement surely runs (not in a lambda, a comprehension, a conditional
+    expression's branch or after `and`/`or`) that bring a name to the host: `p.cpu()`,
     `p.to("cpu")`, `p.to(torch.device("cpu"))`, `p.to(device="cpu")`, as the statement or in it
     (`torch.save(p.cpu().state_dict(), path)`), with the name."""
     if not isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -48,7 +49,13 @@ def host_moves(statement: ast.stmt, imports: ImportTable) -> list[tuple[str, ast
     pending: list[ast.AST] = [statement]
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.Lambda):
+        if isinstance(node, (ast.Lambda, *COMPREHENSIONS)):
+            continue
+        if isinstance(node, ast.IfExp):  # only its test surely runs
+            pending.append(node.test)
+            continue
+        if isinstance(node, ast.BoolOp):  # only its first operand surely runs
+            pending.append(node.values[0])
             continue
         pending.extend(ast.iter_child_nodes(node))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \

@@ -260,14 +260,29 @@ class _Reads(cst.CSTVisitor):
 
 
 class _HostMoves(cst.CSTVisitor):
-    """`name.cpu()`, `name.to("cpu")` in a statement (not in a lambda or a nested definition)."""
+    """`name.cpu()`, `name.to("cpu")` that the statement surely runs: not in a conditional
+    expression's branch, after `and`/`or`, in a comprehension or a lambda
+    (`net.cuda() if torch.cuda.is_available() else net.cpu()` runs `.cpu()` only without a GPU)."""
 
     def __init__(self, qualified) -> None:
         self.qualified = qualified
         self.found: list[cst.Call] = []
 
+    def visit_IfExp(self, node: cst.IfExp) -> bool:
+        node.test.visit(self)
+        return False
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> bool:
+        node.left.visit(self)
+        return False
+
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return False
+
+    visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and copies_to_the_host(node, self.qualified) \

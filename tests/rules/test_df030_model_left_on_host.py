@@ -131,6 +131,9 @@ def test_a_model_brought_to_the_host_inside_a_statement_goes_back_when_the_loop_
     loop().replace("for epoch in range(3):\n    loss = model(x).sum()\n    if", "for epoch in range(3):\n    if", 1),  # no device use
     loop(start="    model.to(device)\n", after="torch.save(model.cpu().state_dict(), 'last.pt')\n"),  # after the loop: nothing follows
     loop(save='torch.save(model.cpu().state_dict(), "best.pt")\n        break'),  # early stop: the loop ends there
+    loop(save="model.cuda() if torch.cuda.is_available() else model.cpu()"),  # `.cpu()` only without a GPU
+    loop(save="saved = use_cpu and model.cpu()"),  # only when asked
+    loop(save="weights = [model.cpu() for _ in range(1)]"),
     loop(save='torch.save(model.cpu().state_dict(), "best.pt")\n        raise SystemExit'),
 ])
 def test_a_host_copy_the_scope_meant_or_that_nothing_feeds_after_is_left_alone(source):
