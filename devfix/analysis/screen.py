@@ -283,8 +283,7 @@ class _Screen:
         self.dispatched: set[str] = set()
         self.state_loads: list[tuple[str, int]] = []
         self.class_tensors: dict[int, set[str]] = {}
-        # plain classes' attributes → whether every assignment makes them with torch, unplaced
-        # per class, each attribute's values: made by torch (True), placed or of no torch (False), or
+        # plain classes' attributes, per class, each attribute's values: made by torch (True), placed or of no torch (False), or
         # computed from the attributes and methods of `self` named (`1.0 - self.beta`, `self.schedule()`)
         self.table_candidates: dict[int, tuple[ast.ClassDef, dict[str, list[bool | frozenset[str]]]]] = {}
         self.empty_lists: set[tuple[int, str]] = set()  # (class, attribute) set to `[]` in __init__
